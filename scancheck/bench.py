@@ -1,0 +1,154 @@
+"""Benchmarks: scan bandwidth on the GPU against device memcpy, and exact-oracle throughput.
+
+Every figure is a ratio to a reference measured in the same run: the GPU table to a
+device-to-device copy of the same bytes, the oracle to mpmath's running sum.  GPU
+times come from CUDA events after warm-up, the median of many runs; bandwidth
+counts bytes read plus bytes written (2 * n * itemsize for a scan and for a copy).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+GRID_VARIANTS = ("hierarchical", "recursive", "chained", "decoupled_lookback")
+#: Decoupled look-back configurations tried; the table shows each.
+LOOKBACK_CONFIGS = ((256, {"items": 8}), (256, {"items": 16}), (512, {"items": 8}),
+                    (128, {"items": 16}))
+
+
+@dataclass
+class Row:
+    n: int
+    dtype: str
+    impl: str
+    ms: float
+    gbps: float
+    ratio: float
+
+    def as_dict(self) -> dict[str, object]:
+        return {"n": f"2^{int(np.log2(self.n))}", "dtype": self.dtype, "implementation": self.impl,
+                "median ms": self.ms, "GB/s": self.gbps, "x memcpy": self.ratio}
+
+
+def time_gpu(fn: Callable[[], Any], warmup: int = 3, reps: int = 20) -> float:
+    """Median milliseconds of ``fn`` on the current stream, timed with CUDA events."""
+    import cupy as cp
+
+    for _ in range(warmup):
+        fn()
+    cp.cuda.Device().synchronize()
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    times = []
+    for _ in range(reps):
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(cp.cuda.get_elapsed_time(start, end))
+    return statistics.median(times)
+
+
+def _references(x: Any, out: Any) -> dict[str, Callable[[], Any]]:
+    """Library scans to compare with, each only where its library is installed."""
+    import cupy as cp
+
+    refs: dict[str, Callable[[], Any]] = {}
+    try:
+        from cupy._core import _accelerator
+
+        def with_accel(names: list[str]) -> Callable[[], Any]:
+            def run() -> Any:
+                saved = _accelerator.get_routine_accelerators()
+                _accelerator.set_routine_accelerators(names)
+                try:
+                    return cp.cumsum(x, out=out)
+                finally:
+                    _accelerator.set_routine_accelerators(saved)
+
+            return run
+
+        refs["cupy.cumsum (CUB)"] = with_accel(["cub"])
+        refs["cupy.cumsum (no CUB)"] = with_accel([])
+    except ImportError:
+        refs["cupy.cumsum"] = lambda: cp.cumsum(x, out=out)
+    try:
+        import torch
+
+        tx = torch.from_dlpack(x)
+        tout = torch.from_dlpack(out)
+        refs["torch.cumsum"] = lambda: torch.cumsum(tx, 0, out=tout)
+    except ImportError:
+        pass
+    return refs
+
+
+def gpu_table(sizes: tuple[int, ...] = (2**20, 2**24, 2**28),
+              dtypes: tuple[str, ...] = ("float32", "float64"), reps: int = 20) -> list[Row]:
+    """Median time and bandwidth of every grid variant and library scan, against memcpy."""
+    import cupy as cp
+
+    from .kernels import plan
+
+    rows: list[Row] = []
+    for dtype in dtypes:
+        for n in sizes:
+            x = cp.random.default_rng(0).random(n, dtype=np.float64).astype(dtype)
+            out = cp.empty_like(x)
+            nbytes = 2 * x.nbytes
+            copy_ms = time_gpu(lambda: cp.copyto(out, x), reps=reps)
+
+            def add(impl: str, ms: float) -> None:
+                gbps = nbytes / ms / 1e6
+                rows.append(Row(n, dtype, impl, ms, gbps, copy_ms / ms))
+
+            add("device memcpy", copy_ms)
+            for name in GRID_VARIANTS:
+                configs = LOOKBACK_CONFIGS if name == "decoupled_lookback" else ((256, None),)
+                for block, params in configs:
+                    launch = plan(x, name, "add", block, params, out=out)
+                    label = name if params is None else f"{name} b{block} {params}"
+                    add(label, time_gpu(launch, reps=reps))
+            for label, fn in _references(x, out).items():
+                add(label, time_gpu(fn, reps=reps))
+            del x, out
+            cp.get_default_memory_pool().free_all_blocks()
+    return rows
+
+
+def oracle_throughput(n: int = 1_000_000, mp_n: int = 20_000, reps: int = 5) -> list[dict]:
+    """Exact-oracle elements per second on this CPU next to mpmath's running sum."""
+    import mpmath
+
+    from .exact import exact_scan
+
+    rng = np.random.default_rng(0)
+    cases = {
+        "integers in [0, 1000)": rng.integers(0, 1000, n).astype(np.float32),
+        "normal(0, 1)": rng.standard_normal(n).astype(np.float32),
+        "normal(0, 1), float64": rng.standard_normal(n),
+    }
+    small = cases["integers in [0, 1000)"][:mp_n].tolist()
+    t0 = time.perf_counter()
+    acc = mpmath.mpf(0)
+    for v in small:
+        acc += v
+        float(acc)
+    mp_rate = mp_n / (time.perf_counter() - t0)
+    rows = [{"input": "mpmath running sum (float32 ints)", "elements/s": mp_rate, "x mpmath": 1.0}]
+    for label, x in cases.items():
+        best = min(_seconds(lambda: exact_scan(x)) for _ in range(reps))
+        rows.append({"input": f"exact_scan, {label}", "elements/s": n / best,
+                     "x mpmath": n / best / mp_rate})
+    return rows
+
+
+def _seconds(fn: Callable[[], Any]) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0

@@ -1,0 +1,107 @@
+"""``scancheck``: the command line.
+
+    scancheck verify              every variant: interval proof, hazards, bounds, kernels
+    scancheck bench [--oracle]    GPU bandwidth against memcpy, or exact-oracle throughput
+    scancheck sanitize VARIANT    a kernel under compute-sanitizer racecheck and synccheck
+    scancheck precision           seed 004's float "bug", reproduced and explained
+    scancheck check TARGET        conformance of any scan implementation
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .errors import format_table
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from .verify import gpu_available, verify_all
+
+    gpu, why = gpu_available()
+    print(f"GPU: {why}" if gpu else f"No GPU ({why}): checking the CPU models only.")
+    results = verify_all(block=args.block, gpu=gpu)
+    print(format_table([r.row() for r in results], title=f"scancheck verify (block={args.block})"))
+    bad = [r.name for r in results if not r.ok]
+    print(f"\n{len(results) - len(bad)} of {len(results)} variants verified"
+          + (f"; WRONG: {', '.join(bad)}" if bad else ""))
+    return 1 if bad else 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench
+
+    if args.oracle:
+        rows = bench.oracle_throughput()
+        print(format_table(rows, title="exact oracle throughput on this CPU (best of 5)"))
+        return 0
+    from .verify import gpu_available
+
+    gpu, why = gpu_available()
+    if not gpu:
+        print(f"No GPU ({why}): the GPU benchmark needs one; try --oracle.")
+        return 2
+    sizes = tuple(2**int(k) for k in args.log2_sizes)
+    rows = bench.gpu_table(sizes=sizes, dtypes=tuple(args.dtypes), reps=args.reps)
+    print(format_table([r.as_dict() for r in rows], title=f"scan bandwidth on {why}"))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump([r.as_dict() for r in rows], fh, indent=1)
+    return 0
+
+
+def _cmd_sanitize(args: argparse.Namespace) -> int:
+    from .sanitizer import sanitize_variant
+
+    status = 0
+    for tool in args.tools:
+        rep = sanitize_variant(tool, args.variant, args.n, args.block, args.dtype, args.op)
+        print(f"{tool}: {rep.issues} issue(s), exit {rep.returncode}"
+              + (" (timed out)" if rep.timed_out else ""))
+        if rep.issues:
+            print(rep.first_lines())
+        status |= int(not rep.clean)
+    return status
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="scancheck", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("verify", help="verify every registered scan variant")
+    p.add_argument("--block", type=int, default=64, help="threads per block (default 64)")
+    p.set_defaults(func=_cmd_verify)
+
+    p = sub.add_parser("bench", help="GPU bandwidth table, or --oracle for the exact oracle")
+    p.add_argument("--oracle", action="store_true", help="exact-oracle throughput on the CPU")
+    p.add_argument("--log2-sizes", nargs="+", default=["20", "24", "28"])
+    p.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
+    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--json", help="also write the rows to this file")
+    p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
+    p.add_argument("variant")
+    p.add_argument("--n", type=int, default=256)
+    p.add_argument("--block", type=int, default=256)
+    p.add_argument("--dtype", default="float32")
+    p.add_argument("--op", default="add")
+    p.add_argument("--tools", nargs="+", default=["racecheck", "synccheck"])
+    p.set_defaults(func=_cmd_sanitize)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``scancheck`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ValueError as exc:  # bad arguments: say what was wrong, no traceback
+        print(f"scancheck: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,201 @@
+"""Error metrics against the exact oracle, rigorous rounding bounds, and the verdict per output.
+
+An output computed by a summation tree of depth ``d`` over inputs ``x_i`` satisfies
+``|computed - exact| <= gamma_d * sum|x_i|`` with ``gamma_d = d*u / (1 - d*u)``
+(Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., eq. 4.4).
+:func:`classify` compares each output with the correctly rounded exact value:
+an error larger than the bound plus half an ulp of that value (its own rounding)
+cannot be rounding, whatever its size — it is a logic error.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .exact import exact_scan
+
+UNIT_ROUNDOFF = {"float32": 2.0**-24, "float64": 2.0**-53}
+
+
+class Verdict(enum.IntEnum):
+    """How an output compares with the exact answer (ordered from best to worst)."""
+
+    EXACT = 0
+    WITHIN_BOUND = 1
+    BEYOND_BOUND = 2
+
+
+def gamma(depth: np.ndarray | int, dtype: str) -> np.ndarray:
+    """Higham's gamma_d = d*u / (1 - d*u) for the unit roundoff of ``dtype``."""
+    try:
+        u = UNIT_ROUNDOFF[np.dtype(dtype).name]
+    except KeyError:
+        raise ValueError(f"dtype={dtype!r} has no rounding bound; allowed: float32, float64") from None
+    d = np.asarray(depth, dtype=np.float64)
+    if np.any(d * u >= 1):
+        raise ValueError("depth is too large: gamma_d needs depth * u < 1")
+    return d * u / (1 - d * u)
+
+
+def sequential_depths(n: int, inclusive: bool = True) -> np.ndarray:
+    """Tree depth of each output of a left-to-right scan: k-1 roundings for the k-th prefix."""
+    d = np.arange(n, dtype=np.int64)
+    return d if inclusive else np.concatenate([[0], d[:-1]])
+
+
+def log_depths(n: int) -> np.ndarray:
+    """The smallest depth any scan can have at every output: ceil(log2(k)) for the k-th prefix."""
+    k = np.arange(1, n + 1)
+    return np.ceil(np.log2(k)).astype(np.int64)
+
+
+def ulp(values: np.ndarray, dtype: str) -> np.ndarray:
+    """The spacing of ``dtype`` floats at each of ``values`` (the ulp of the exact answer)."""
+    dt = np.dtype(dtype)
+    v = np.abs(np.asarray(values, dtype=dt))
+    return (np.nextafter(v, np.inf, dtype=dt) - v).astype(np.float64)
+
+
+def abs_sums(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
+    """Upper bounds on sum|x_i| of each prefix: exact, rounded to float64 and nudged upward."""
+    a = np.abs(np.where(np.isfinite(x), x, 0)).astype(np.float64)
+    s = exact_scan(a, inclusive=inclusive)
+    return s * (1 + 2.0**-52)
+
+
+@dataclass
+class ErrorReport:
+    """Per-output errors of one computed scan against the exact answer, with the verdicts."""
+
+    name: str
+    dtype: str
+    abs_err: np.ndarray
+    rel_err: np.ndarray
+    ulp_err: np.ndarray
+    bound: np.ndarray
+    verdicts: np.ndarray
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def rms(self) -> float:
+        return float(np.sqrt(np.mean(self.abs_err**2)))
+
+    @property
+    def l2(self) -> float:
+        return float(np.sqrt(np.sum(self.abs_err**2)))
+
+    @property
+    def max_abs(self) -> float:
+        return float(self.abs_err.max())
+
+    @property
+    def max_ulps(self) -> float:
+        return float(self.ulp_err.max())
+
+    @property
+    def worst_index(self) -> int:
+        """The output whose error is the largest fraction of its bound."""
+        return int(np.argmax(self.bound_fraction))
+
+    @property
+    def bound_fraction(self) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(self.bound > 0, self.abs_err / self.bound, np.where(self.abs_err > 0, np.inf, 0))
+        return frac
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict(int(self.verdicts.max()))
+
+    @property
+    def beyond(self) -> np.ndarray:
+        """Indices of outputs whose error rounding cannot explain."""
+        return np.flatnonzero(self.verdicts == Verdict.BEYOND_BOUND)
+
+    def row(self) -> dict[str, object]:
+        return {
+            "scan": self.name,
+            "dtype": self.dtype,
+            "max ulps": self.max_ulps,
+            "mean ulps": float(self.ulp_err.mean()),
+            "max err/bound": float(self.bound_fraction.max()),
+            "RMS": self.rms,
+            "L2": self.l2,
+            "max abs": self.max_abs,
+            "worst index": self.worst_index,
+            "verdict": self.verdict.name.lower().replace("_", " "),
+        }
+
+
+def _specials_agree(computed: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    both_nan = np.isnan(computed) & np.isnan(exact)
+    same_inf = np.isinf(exact) & (computed == exact)
+    return both_nan | same_inf
+
+
+def classify(
+    x: np.ndarray,
+    computed: np.ndarray,
+    depths: np.ndarray,
+    inclusive: bool = True,
+    name: str = "scan",
+    exact: np.ndarray | None = None,
+) -> ErrorReport:
+    """Compare a computed float add-scan of ``x`` with the exact answer, output by output.
+
+    ``depths[k]`` is the summation-tree depth of output k (0 for an output that is
+    a copy of one input).  An output is BEYOND_BOUND only when rounding provably
+    cannot explain it: ``|computed - exact_rounded| > gamma_d * sum|x| + ulp/2``.
+    """
+    x = np.asarray(x)
+    computed = np.asarray(computed)
+    dtype = x.dtype.name
+    if dtype not in UNIT_ROUNDOFF:
+        raise ValueError(f"x has dtype {dtype!r}; classify takes float32 or float64")
+    if computed.shape != x.shape:
+        raise ValueError(f"computed has shape {computed.shape}, expected {x.shape} like x")
+    depths = np.broadcast_to(np.asarray(depths, dtype=np.int64), x.shape)
+    if exact is None:
+        exact = exact_scan(x, inclusive=inclusive)
+    ex = exact.astype(np.float64)
+    cp = computed.astype(np.float64)
+    finite = np.isfinite(ex) & np.isfinite(cp)
+    with np.errstate(invalid="ignore", over="ignore"):
+        abs_err = np.where(finite, np.abs(cp - ex), 0.0)
+        half_ulp = ulp(exact, dtype) / 2
+        # float64 differences of float64 data may round: inflate by a relative 2**-50.
+        slack = 1 + 2.0**-50
+        bound = gamma(depths, dtype) * abs_sums(x, inclusive) * slack + half_ulp * slack
+        rel_err = np.where(ex != 0, abs_err / np.abs(ex), np.where(abs_err > 0, np.inf, 0))
+        ulp_err = abs_err / np.where(half_ulp > 0, 2 * half_ulp, np.inf)
+    verdicts = np.full(x.shape, Verdict.WITHIN_BOUND, dtype=np.int8)
+    equal = (cp == ex) | _specials_agree(cp, ex)
+    verdicts[equal] = Verdict.EXACT
+    wrong_special = ~finite & ~_specials_agree(cp, ex)
+    verdicts[(abs_err > bound) | wrong_special] = Verdict.BEYOND_BOUND
+    abs_err = np.where(wrong_special, np.inf, abs_err)
+    ulp_err = np.where(wrong_special, np.inf, ulp_err)
+    return ErrorReport(name, dtype, abs_err, rel_err, ulp_err, bound, verdicts)
+
+
+def format_table(rows: list[dict[str, object]], title: str | None = None) -> str:
+    """Render report rows as an aligned plain-text table (floats in 3 significant digits)."""
+    if not rows:
+        return "(no rows)"
+    cols = list(rows[0])
+
+    def cell(v: object) -> str:
+        if isinstance(v, float | np.floating):
+            return f"{v:.3g}"
+        return str(v)
+
+    body = [[cell(r.get(c, "")) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(cols)]
+    lines = [title] if title else []
+    lines.append("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend("  ".join(v.ljust(w) for v, w in zip(b, widths)) for b in body)
+    return "\n".join(lines)

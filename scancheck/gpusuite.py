@@ -1,0 +1,99 @@
+"""The whole GPU suite and the benchmarks in one call, with a short summary printed last.
+
+    python -m scancheck.gpusuite [--workers 8] [--skip-huge] [--skip-bench]
+
+Runs ``pytest -m "gpu and not huge" -n WORKERS`` at the ``gpu`` Hypothesis profile,
+then the tests past 2**31 elements in one process, then the bandwidth benchmark and
+``scancheck verify``.  Logs go to ``$OUT`` (or ./gpusuite-out) for the record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+_COUNTS = re.compile(r"(\d+) (passed|failed|skipped|error|errors|xfailed|xpassed)")
+
+
+def _run(cmd: list[str], log: Path, env: dict[str, str]) -> tuple[int, str, float]:
+    t0 = time.time()
+    print(f"$ {' '.join(cmd)}", flush=True)
+    with log.open("w") as fh:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=env)
+        tail: list[str] = []
+        for line in proc.stdout:  # type: ignore[union-attr]
+            fh.write(line)
+            tail = (tail + [line])[-400:]
+        proc.wait()
+    return proc.returncode, "".join(tail), time.time() - t0
+
+
+def _counts(text: str) -> str:
+    last = [ln for ln in text.splitlines() if " in " in ln and _COUNTS.search(ln)]
+    return last[-1].strip("= \n") if last else "no pytest summary line"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m scancheck.gpusuite")
+    parser.add_argument("--workers", default="8")
+    parser.add_argument("--skip-huge", action="store_true")
+    parser.add_argument("--skip-bench", action="store_true")
+    parser.add_argument("--bench-sizes", nargs="+", default=["20", "24", "28"])
+    parser.add_argument("pytest_args", nargs="*")
+    args = parser.parse_args(argv)
+
+    out = Path(os.environ.get("OUT") or "gpusuite-out")
+    out.mkdir(parents=True, exist_ok=True)
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, SCANCHECK_HYPOTHESIS_PROFILE="gpu", PYTHONUNBUFFERED="1",
+               PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    py = sys.executable
+    summary: list[str] = []
+    status = 0
+
+    smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+    summary.append(f"device: {smi.stdout.strip() or smi.stderr.strip()}")
+
+    rc, text, secs = _run([py, "-m", "pytest", "-m", "gpu and not huge", "-n", args.workers,
+                           "-q", "-p", "no:cacheprovider", *args.pytest_args],
+                          out / "gpu-tests.log", env)
+    status |= rc
+    summary.append(f"gpu suite (-n {args.workers}): {_counts(text)} [{secs:.0f}s wall]")
+    if rc:
+        fails = [ln for ln in text.splitlines() if ln.startswith(("FAILED", "ERROR"))]
+        summary.extend(f"  {ln[:200]}" for ln in fails[:15])
+
+    if not args.skip_huge:
+        rc, text, secs = _run([py, "-m", "pytest", "-m", "huge", "-q", "-p", "no:cacheprovider"],
+                              out / "huge-tests.log", env)
+        status |= rc
+        summary.append(f"n = 2**31 + 17 tests: {_counts(text)} [{secs:.0f}s]")
+
+    rc, text, _ = _run([py, "-m", "scancheck.cli", "verify", "--block", "256"],
+                       out / "verify.log", env)
+    status |= rc
+    summary.append(f"scancheck verify: {text.strip().splitlines()[-1]}")
+
+    if not args.skip_bench:
+        rc, text, _ = _run([py, "-m", "scancheck.cli", "bench", "--json", str(out / "bench.json"),
+                            "--log2-sizes", *args.bench_sizes], out / "bench.log", env)
+        status |= rc
+        print(text)
+        keep = [ln for ln in text.splitlines()
+                if ("2^28" in ln or "2^24" in ln) and "float32" in ln]
+        summary.append("bandwidth (float32; median ms, GB/s, x memcpy):")
+        summary.extend(f"  {ln}" for ln in keep)
+
+    print("\n==== scancheck GPU summary ====")
+    print("\n".join(summary))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

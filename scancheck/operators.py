@@ -1,0 +1,285 @@
+"""The operator vocabulary shared by the models, the oracle and the CUDA kernels.
+
+Every scan in scancheck is a scan over a monoid: an associative ``combine`` with an
+identity.  One :class:`Operator` row names the monoid, how NumPy evaluates it on
+arrays of elements, how it is evaluated exactly on Python numbers, and the CUDA
+functor in ``kernels/scan_ops.cuh`` that evaluates it on the device.  Combines are
+always written ``combine(earlier, later)``: the order matters for the
+non-commutative recurrence pair and interval monoid.
+
+Elements are NumPy arrays: shape ``(n,)`` for scalar monoids and ``(n, 2)`` for the
+pair monoids (the recurrence pair ``(a, b)`` and the interval ``[i, j]``), laid out
+exactly as the CUDA structs ``Pair<T>`` and ``Interval`` are in device memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+DTYPES: tuple[str, ...] = ("float32", "float64", "int32", "int64")
+FLOAT_DTYPES: tuple[str, ...] = ("float32", "float64")
+
+#: C++ spelling of each element dtype; the same table drives the CUDA instantiations.
+CUDA_SCALAR: dict[str, str] = {
+    "float32": "float",
+    "float64": "double",
+    "int32": "int",
+    "int64": "long long",
+}
+
+#: The interval monoid's encoding of its identity and of its absorbing error element.
+INTERVAL_IDENTITY = (-1, -1)
+INTERVAL_ERROR = (-2, -2)
+
+
+def _float_or_int(dtype: str) -> bool:
+    return dtype in FLOAT_DTYPES
+
+
+def _max_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # NaN-propagating, and the earlier operand wins ties (so -0.0/+0.0 and NaN
+    # payloads resolve the same way on every schedule): the CUDA functor is identical.
+    take_b = np.isnan(b) | (b > a) if a.dtype.kind == "f" else b > a
+    if a.dtype.kind == "f":
+        take_b &= ~np.isnan(a)
+    return np.where(take_b, b, a)
+
+
+def _min_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    take_b = np.isnan(b) | (b < a) if a.dtype.kind == "f" else b < a
+    if a.dtype.kind == "f":
+        take_b &= ~np.isnan(a)
+    return np.where(take_b, b, a)
+
+
+def _recurrence_np(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # (a1, b1) then (a2, b2): y = a2*(a1*y0 + b1) + b2.  Two separately rounded
+    # operations, never a fused multiply-add: the kernels are compiled with --fmad=false.
+    a1, b1 = x[..., 0], x[..., 1]
+    a2, b2 = y[..., 0], y[..., 1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.stack([a2 * a1, a2 * b1 + b2], axis=-1)
+
+
+def _interval_np(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    ident = np.array(INTERVAL_IDENTITY, dtype=x.dtype)
+    err = np.array(INTERVAL_ERROR, dtype=x.dtype)
+    x_id = np.all(x == ident, axis=-1)
+    y_id = np.all(y == ident, axis=-1)
+    adjacent = (x[..., 1] + 1 == y[..., 0]) & (x[..., 0] >= 0) & (y[..., 0] >= 0)
+    joined = np.stack([x[..., 0], y[..., 1]], axis=-1)
+    out = np.where(adjacent[..., None], joined, err)
+    out = np.where(y_id[..., None], x, out)
+    return np.where(x_id[..., None], y, out)
+
+
+def _interval_exact(x: tuple, y: tuple) -> tuple:
+    if tuple(x) == INTERVAL_IDENTITY:
+        return tuple(y)
+    if tuple(y) == INTERVAL_IDENTITY:
+        return tuple(x)
+    if x[0] >= 0 and y[0] >= 0 and x[1] + 1 == y[0]:
+        return (x[0], y[1])
+    return INTERVAL_ERROR
+
+
+def _lowest(dtype: str) -> Any:
+    return -np.inf if _float_or_int(dtype) else np.iinfo(dtype).min
+
+
+def _highest(dtype: str) -> Any:
+    return np.inf if _float_or_int(dtype) else np.iinfo(dtype).max
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One monoid: its identity, laws, NumPy and exact evaluation, and CUDA functor."""
+
+    name: str
+    #: CUDA functor template in ``kernels/scan_ops.cuh`` (instantiated on the dtype).
+    cuda_functor: str
+    commutative: bool
+    #: 1 for scalar elements, 2 for pair elements stored as ``(n, 2)`` arrays.
+    width: int
+    dtypes: tuple[str, ...]
+    combine: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    #: The same monoid on Python numbers (ints, Fractions, mpmath values, tuples).
+    combine_exact: Callable[[Any, Any], Any]
+    _identity: Callable[[str], Any]
+    #: True when every combine is exact in the element type (no rounding anywhere).
+    exact_in: Callable[[str], bool]
+    doc: str = ""
+
+    def check_dtype(self, dtype: str) -> np.dtype:
+        """Return ``dtype`` as a NumPy dtype, or raise naming the dtypes this operator takes."""
+        name = np.dtype(dtype).name
+        if name not in self.dtypes:
+            raise ValueError(
+                f"dtype={name!r} is not supported with operator {self.name!r}; "
+                f"allowed: {', '.join(self.dtypes)}"
+            )
+        return np.dtype(name)
+
+    def identity(self, dtype: str) -> np.ndarray:
+        """The identity element as an array of shape ``()`` or ``(2,)``."""
+        dt = self.check_dtype(dtype)
+        return np.asarray(self._identity(dt.name), dtype=dt)
+
+    def element_shape(self, n: int) -> tuple[int, ...]:
+        return (n,) if self.width == 1 else (n, self.width)
+
+    def cuda_element(self, dtype: str) -> str:
+        """C++ element type of this monoid at ``dtype``, as the kernels are instantiated."""
+        dt = self.check_dtype(dtype).name
+        scalar = CUDA_SCALAR[dt]
+        if self.name == "interval":
+            return "scancheck::Interval"
+        if self.width == 2:
+            return f"scancheck::Pair<{scalar}>"
+        return scalar
+
+    def cuda_functor_type(self, dtype: str) -> str:
+        dt = self.check_dtype(dtype).name
+        if self.name == "interval":
+            return self.cuda_functor
+        return f"{self.cuda_functor}<{CUDA_SCALAR[dt]}>"
+
+    def check_elements(self, x: Any, argname: str = "x") -> None:
+        """Raise a ValueError naming ``argname`` unless ``x`` is a non-empty array of elements."""
+        shape = getattr(x, "shape", None)
+        if shape is None:
+            raise TypeError(f"{argname} must be a NumPy or CuPy array, got {type(x).__name__}")
+        want = "1-D" if self.width == 1 else f"2-D of shape (n, {self.width})"
+        if len(shape) != (1 if self.width == 1 else 2) or (
+            self.width > 1 and shape[1] != self.width
+        ):
+            raise ValueError(
+                f"{argname} must be {want} for operator {self.name!r}, got shape {tuple(shape)}"
+            )
+        if shape[0] == 0:
+            raise ValueError(f"{argname} is empty; a scan needs at least one element")
+        self.check_dtype(x.dtype)
+
+
+OPERATORS: dict[str, Operator] = {
+    op.name: op
+    for op in (
+        Operator(
+            name="add",
+            cuda_functor="scancheck::Add",
+            commutative=True,
+            width=1,
+            dtypes=DTYPES,
+            combine=lambda a, b: a + b,
+            combine_exact=lambda a, b: a + b,
+            _identity=lambda dt: 0,
+            exact_in=lambda dt: not _float_or_int(dt),
+            doc="a + b; integers wrap modulo 2**bits, floats round to nearest",
+        ),
+        Operator(
+            name="max",
+            cuda_functor="scancheck::Max",
+            commutative=True,
+            width=1,
+            dtypes=DTYPES,
+            combine=_max_np,
+            combine_exact=max,
+            _identity=_lowest,
+            exact_in=lambda dt: True,
+            doc="NaN-propagating maximum; the earlier operand wins ties",
+        ),
+        Operator(
+            name="min",
+            cuda_functor="scancheck::Min",
+            commutative=True,
+            width=1,
+            dtypes=DTYPES,
+            combine=_min_np,
+            combine_exact=min,
+            _identity=_highest,
+            exact_in=lambda dt: True,
+            doc="NaN-propagating minimum; the earlier operand wins ties",
+        ),
+        Operator(
+            name="recurrence",
+            cuda_functor="scancheck::Recurrence",
+            commutative=False,
+            width=2,
+            dtypes=DTYPES,
+            combine=_recurrence_np,
+            combine_exact=lambda x, y: (y[0] * x[0], y[0] * x[1] + y[1]),
+            _identity=lambda dt: (1, 0),
+            exact_in=lambda dt: not _float_or_int(dt),
+            doc="(a1, b1) then (a2, b2) = (a2*a1, a2*b1 + b2): y_n = a_n*y_{n-1} + b_n",
+        ),
+        Operator(
+            name="interval",
+            cuda_functor="scancheck::IntervalOp",
+            commutative=False,
+            width=2,
+            dtypes=("int32",),
+            combine=_interval_np,
+            combine_exact=_interval_exact,
+            _identity=lambda dt: INTERVAL_IDENTITY,
+            exact_in=lambda dt: True,
+            doc="[i, j] then [j+1, k] = [i, k]; any other pair is the absorbing error",
+        ),
+    )
+}
+
+
+def get_operator(op: str | Operator) -> Operator:
+    """Look an operator up by name, raising a ValueError that lists the known names."""
+    if isinstance(op, Operator):
+        return op
+    try:
+        return OPERATORS[op]
+    except KeyError:
+        raise ValueError(
+            f"operator={op!r} is unknown; allowed: {', '.join(OPERATORS)}"
+        ) from None
+
+
+def sequential_scan(x: np.ndarray, op: str | Operator = "add", inclusive: bool = True) -> np.ndarray:
+    """Left-to-right scan in the element type: the textbook CPU reference (seed 004's gold)."""
+    oper = get_operator(op)
+    oper.check_elements(x)
+    ident = oper.identity(x.dtype.name)
+    if oper.name == "add":
+        # add.accumulate is strictly left to right (no pairwise summation) and wraps ints.
+        with np.errstate(over="ignore", invalid="ignore"):
+            incl = np.add.accumulate(x, dtype=x.dtype)
+    else:
+        incl = np.empty_like(x)
+        acc = ident
+        for k in range(x.shape[0]):
+            acc = oper.combine(acc, x[k])
+            incl[k] = acc
+    if inclusive:
+        return incl
+    out = np.empty_like(x)
+    out[0] = ident
+    out[1:] = incl[:-1]
+    return out
+
+
+def interval_input(n: int) -> np.ndarray:
+    """The interval proof's input [0,0], [1,1], ..., [n-1,n-1] (int32 pairs)."""
+    if n < 1 or n >= 2**31 - 1:
+        raise ValueError(f"n={n} is out of range for the interval proof; allowed: 1 <= n < 2**31-1")
+    idx = np.arange(n, dtype=np.int32)
+    return np.stack([idx, idx], axis=-1)
+
+
+def interval_expected(n: int, inclusive: bool) -> np.ndarray:
+    """What a correct scan returns on :func:`interval_input`: [0, k] or [0, k-1] and the identity."""
+    idx = np.arange(n, dtype=np.int32)
+    if inclusive:
+        return np.stack([np.zeros_like(idx), idx], axis=-1)
+    out = np.stack([np.zeros_like(idx), idx - 1], axis=-1)
+    out[0] = INTERVAL_IDENTITY
+    return out

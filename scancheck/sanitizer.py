@@ -1,0 +1,116 @@
+"""compute-sanitizer runs of scancheck's kernels, each in its own process, and their parsing.
+
+A kernel runs under ``compute-sanitizer --tool racecheck|synccheck|memcheck`` in a
+child Python process (``python -m scancheck.sanitizer VARIANT ...``), so that a
+fault, a hang or a corrupted CUDA context stays in the child.  The report counts
+the hazards or errors the tool printed in its summary line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+
+TOOLS = ("racecheck", "synccheck", "memcheck", "initcheck")
+_SUMMARY = re.compile(r"(?:RACECHECK|ERROR) SUMMARY: (\d+) (?:hazards?|errors?)")
+
+
+@dataclass
+class SanitizerReport:
+    """What one compute-sanitizer tool found in one run."""
+
+    tool: str
+    target: str
+    issues: int
+    returncode: int
+    timed_out: bool
+    output: str
+
+    @property
+    def clean(self) -> bool:
+        return self.issues == 0 and self.returncode == 0 and not self.timed_out
+
+    def first_lines(self, k: int = 6) -> str:
+        lines = [ln for ln in self.output.splitlines() if ln.startswith("=========")]
+        return "\n".join(lines[:k])
+
+
+def find_sanitizer() -> str | None:
+    """Path of compute-sanitizer on PATH or under the CUDA toolkit, or None."""
+    found = shutil.which("compute-sanitizer")
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME", ""), "/usr/local/cuda"):
+        candidate = os.path.join(root, "bin", "compute-sanitizer")
+        if root and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+def parse_summary(tool: str, output: str) -> int:
+    """Issues counted in the tool's summary line; -1 if the output has none."""
+    found = _SUMMARY.findall(output)
+    return sum(int(k) for k in found) if found else -1
+
+
+def run_command(tool: str, command: list[str], target: str, timeout: float = 300) -> SanitizerReport:
+    """Run ``command`` under compute-sanitizer ``tool`` in a child process."""
+    if tool not in TOOLS:
+        raise ValueError(f"tool={tool!r} is unknown; allowed: {', '.join(TOOLS)}")
+    exe = find_sanitizer()
+    if exe is None:
+        raise FileNotFoundError("compute-sanitizer is not on PATH nor under CUDA_HOME/bin")
+    argv = [exe, "--tool", tool, "--print-limit", "20"]
+    if tool == "racecheck":
+        argv += ["--racecheck-report", "hazard"]
+    try:
+        proc = subprocess.run(argv + command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        return SanitizerReport(tool, target, -1, -1, True, out)
+    output = proc.stdout + proc.stderr
+    return SanitizerReport(tool, target, parse_summary(tool, output), proc.returncode, False, output)
+
+
+def sanitize_variant(
+    tool: str, variant: str, n: int, block: int, dtype: str = "float32", op: str = "add",
+    timeout: float = 300,
+) -> SanitizerReport:
+    """Run one scancheck kernel under ``tool`` in a child process and report what it found."""
+    cmd = [sys.executable, "-m", "scancheck.sanitizer", variant, str(n), str(block), dtype, op]
+    return run_command(tool, cmd, f"{variant} n={n} block={block} {dtype} {op}", timeout)
+
+
+def _child(argv: list[str] | None = None) -> int:
+    """Launch one kernel once (the process compute-sanitizer watches)."""
+    parser = argparse.ArgumentParser(prog="python -m scancheck.sanitizer")
+    parser.add_argument("variant")
+    parser.add_argument("n", type=int)
+    parser.add_argument("block", type=int)
+    parser.add_argument("dtype", nargs="?", default="float32")
+    parser.add_argument("op", nargs="?", default="add")
+    args = parser.parse_args(argv)
+    import cupy as cp
+    import numpy as np
+
+    from .kernels import scan
+    from .operators import get_operator, interval_input
+
+    oper = get_operator(args.op)
+    if oper.name == "interval":
+        x = interval_input(args.n)
+    else:
+        rng = np.random.default_rng(0)
+        x = rng.integers(0, 10, oper.element_shape(args.n)).astype(args.dtype)
+    scan(x, args.variant, oper, args.block)
+    cp.cuda.Device().synchronize()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child())

@@ -1,0 +1,226 @@
+"""Public Hypothesis strategies for scan inputs: sizes, block sizes, dtypes and data.
+
+Sizes are biased toward where scans break — one element, a block minus or plus one,
+one past each level of a multi-level hierarchy, primes, and the canonical 23
+elements at block size 4 — and every strategy shrinks toward the smallest case:
+fewer elements, smaller blocks, simpler values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from .operators import DTYPES, get_operator
+
+#: Data distributions :func:`scan_data` can draw from.
+DISTRIBUTIONS: tuple[str, ...] = (
+    "integers",  # integer-valued floats in [0, 1000), as in the seeds' practicals
+    "uniform",  # uniform in [-1, 1)
+    "wide",  # magnitudes spread over most of the exponent range
+    "cancellation",  # large terms of both signs that nearly cancel, and small ones
+    "subnormal",  # values at and below the smallest normal number
+    "specials",  # finite values with NaN, +inf, -inf and -0.0 mixed in
+)
+
+_PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 61, 127, 251, 509, 1021, 2039, 4093, 8191)
+
+
+def _check_positive(name: str, value: int, limit: int | None = None) -> None:
+    if not isinstance(value, int | np.integer) or value < 1:
+        raise ValueError(f"{name}={value!r} must be a positive integer")
+    if limit is not None and value > limit:
+        raise ValueError(f"{name}={value} is over the limit of {limit}")
+
+
+def hard_sizes(block: int, max_size: int, levels: int = 3) -> list[int]:
+    """Sizes at which block-structured scans go wrong, for tiles of ``block`` elements."""
+    _check_positive("block", block)
+    _check_positive("max_size", max_size)
+    sizes = {1, 2, 3, block - 1, block, block + 1, 2 * block - 1, 2 * block + 1}
+    for level in range(2, levels + 1):
+        tile = block**level
+        sizes |= {tile - 1, tile, tile + 1}
+    sizes |= set(_PRIMES)
+    if block == 4:
+        sizes.add(23)  # seed 003's worked example
+    return sorted(s for s in sizes if 1 <= s <= max_size)
+
+
+def block_sizes(
+    min_value: int = 2, max_value: int = 1024, *, powers_of_two: bool = True
+) -> st.SearchStrategy[int]:
+    """Threads per block: powers of two in [min_value, max_value] (any size if not required)."""
+    _check_positive("min_value", min_value, 1024)
+    _check_positive("max_value", max_value, 1024)
+    if min_value > max_value:
+        raise ValueError(f"min_value={min_value} is greater than max_value={max_value}")
+    if not powers_of_two:
+        return st.integers(min_value, max_value)
+    powers = [2**k for k in range(11) if min_value <= 2**k <= max_value]
+    if not powers:
+        raise ValueError(f"no power of two lies in [{min_value}, {max_value}]")
+    return st.sampled_from(powers)
+
+
+def scan_sizes(block: int, max_size: int = 4096, levels: int = 3) -> st.SearchStrategy[int]:
+    """Element counts, half of them drawn from :func:`hard_sizes` for this block."""
+    hard = hard_sizes(block, max_size, levels)
+    return st.one_of(st.sampled_from(hard), st.integers(1, max_size))
+
+
+@st.composite
+def sizes_and_blocks(
+    draw: st.DrawFn,
+    min_block: int = 2,
+    max_block: int = 1024,
+    max_size: int = 4096,
+    levels: int = 3,
+) -> tuple[int, int]:
+    """An ``(n, block)`` pair; failures shrink to the smallest block, then the smallest n."""
+    block = draw(block_sizes(min_block, max_block))
+    n = draw(scan_sizes(block, max_size, levels))
+    return n, block
+
+
+def dtypes(allowed: tuple[str, ...] = DTYPES) -> st.SearchStrategy[str]:
+    """Element dtype names, simplest (float32) first."""
+    unknown = set(allowed) - set(DTYPES)
+    if unknown or not allowed:
+        raise ValueError(f"allowed={allowed!r} must be a non-empty subset of {DTYPES}")
+    return st.sampled_from(list(allowed))
+
+
+def _generate(rng: np.random.Generator, n: int, dtype: str, distribution: str) -> np.ndarray:
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        if distribution == "integers":
+            return rng.integers(0, 1000, n).astype(dt)
+        return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+    finfo = np.finfo(dt)
+    if distribution == "integers":
+        return rng.integers(0, 1000, n).astype(dt)
+    if distribution == "uniform":
+        return rng.uniform(-1, 1, n).astype(dt)
+    if distribution == "wide":
+        lo, hi = int(finfo.minexp) + 2, int(finfo.maxexp) - 2 - max(n, 2).bit_length()
+        return (rng.uniform(1, 2, n) * np.exp2(rng.integers(lo, hi, n).astype(float))
+                * rng.choice([-1.0, 1.0], n)).astype(dt)
+    if distribution == "cancellation":
+        big = rng.uniform(1, 2, n) * 2.0 ** rng.integers(10, 20, n) * rng.choice([-1, 1], n)
+        small = rng.uniform(-1, 1, n)
+        return np.where(rng.random(n) < 0.5, big, small).astype(dt)
+    if distribution == "subnormal":
+        tiny = finfo.smallest_normal
+        return (rng.uniform(-4, 4, n) * tiny).astype(dt)
+    if distribution == "specials":
+        x = rng.uniform(-1, 1, n).astype(dt)
+        specials = np.array([np.nan, np.inf, -np.inf, -0.0], dtype=dt)
+        mask = rng.random(n) < 0.05
+        x[mask] = rng.choice(specials, int(mask.sum()))
+        return x
+    raise ValueError(f"distribution={distribution!r} is unknown; allowed: {', '.join(DISTRIBUTIONS)}")
+
+
+@st.composite
+def scan_data(
+    draw: st.DrawFn,
+    n: int,
+    dtype: str = "float32",
+    distribution: str | st.SearchStrategy[str] = "integers",
+) -> np.ndarray:
+    """A 1-D array of ``n`` elements of ``dtype`` from one of :data:`DISTRIBUTIONS`.
+
+    Up to 16 elements are drawn value by value (they shrink to simple values);
+    longer arrays come from a drawn seed, so that their size still shrinks freely.
+    """
+    _check_positive("n", n)
+    dist = draw(distribution) if isinstance(distribution, st.SearchStrategy) else distribution
+    if dist not in DISTRIBUTIONS:
+        raise ValueError(f"distribution={dist!r} is unknown; allowed: {', '.join(DISTRIBUTIONS)}")
+    dt = np.dtype(dtype)
+    if n <= 16 and dist == "integers":
+        values = st.integers(0, 999)
+        return np.array(draw(st.lists(values, min_size=n, max_size=n)), dtype=dt)
+    seed = draw(st.integers(0, 2**32 - 1))
+    return _generate(np.random.default_rng(seed), n, dt.name, dist)
+
+
+def finite_floats(dtype: str, min_size: int = 1, max_size: int = 64) -> st.SearchStrategy:
+    """Arrays of arbitrary finite floats of ``dtype``: subnormals and the whole exponent range."""
+    dt = np.dtype(dtype)
+    if dt.kind != "f":
+        raise ValueError(f"dtype={dtype!r} must be float32 or float64")
+    return hnp.arrays(
+        dt,
+        st.integers(min_size, max_size),
+        elements=st.floats(width=dt.itemsize * 8, allow_nan=False, allow_infinity=False),
+    )
+
+
+@st.composite
+def recurrence_pairs(
+    draw: st.DrawFn, n: int, dtype: str = "float32", contracting: bool | None = True
+) -> np.ndarray:
+    """``(n, 2)`` pairs (a, b) for y_n = a_n*y_{n-1} + b_n; |a| < 1 if contracting, > 1 if not."""
+    _check_positive("n", n)
+    dt = np.dtype(dtype)
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    if dt.kind in "iu":
+        return rng.integers(-3, 4, (n, 2)).astype(dt)
+    mag = rng.uniform(0.5, 0.999, n) if contracting is not False else rng.uniform(1.001, 1.05, n)
+    if contracting is None:
+        mag = np.where(rng.random(n) < 0.5, mag, 1 / mag)
+    a = mag * rng.choice([-1.0, 1.0], n)
+    b = rng.uniform(-1, 1, n)
+    return np.stack([a, b], axis=-1).astype(dt)
+
+
+@st.composite
+def elements_for(
+    draw: st.DrawFn, op: str, n: int, dtype: str = "float32", distribution: str = "integers"
+) -> np.ndarray:
+    """Input elements of operator ``op``: scalars, recurrence pairs, or the interval proof's input."""
+    oper = get_operator(op)
+    oper.check_dtype(dtype)
+    if oper.name == "recurrence":
+        return draw(recurrence_pairs(n, dtype))
+    if oper.name == "interval":
+        from .operators import interval_input
+
+        return interval_input(n)
+    return draw(scan_data(n, dtype, distribution))
+
+
+@st.composite
+def launches(
+    draw: st.DrawFn,
+    variant: str,
+    ops: tuple[str, ...] | None = None,
+    dtypes_: tuple[str, ...] | None = None,
+    max_size: int = 5000,
+    max_block: int = 1024,
+    smem_limit: int = 48 * 1024,
+) -> tuple[int, int, str, str]:
+    """A valid ``(n, block, dtype, op)`` launch of a registered variant; shrinks to the smallest."""
+    from .kernels import get_variant
+
+    var = get_variant(variant)
+    op = draw(st.sampled_from([o for o in var.operators if ops is None or o in ops]))
+    oper = get_operator(op)
+    allowed = [d for d in var.dtypes if d in oper.dtypes and (dtypes_ is None or d in dtypes_)]
+    dtype = draw(st.sampled_from(allowed))
+    itemsize = np.dtype(dtype).itemsize * oper.width
+    params = var.resolve_params(None)
+    blocks = [
+        b for b in (2**k for k in range(11))
+        if var.min_block <= b <= max_block and b % var.block_multiple == 0
+        and var.smem(b, itemsize, params) <= smem_limit
+    ]
+    block = draw(st.sampled_from(blocks))
+    cap = max_size if var.capacity is None else min(max_size, var.capacity(block, params))
+    n = draw(scan_sizes(block, cap))
+    return n, block, dtype, op

@@ -1,0 +1,42 @@
+"""Assertions for scan results, in the manner of ``numpy.testing`` and ``cupy.testing``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """A host copy of a NumPy, CuPy or torch array."""
+    if hasattr(x, "get"):
+        return x.get()
+    if hasattr(x, "detach"):
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+def same_bits(a: Any, b: Any) -> np.ndarray:
+    """Per element: identical bit patterns, or both NaN (GPUs return a canonical NaN)."""
+    a, b = to_numpy(a), to_numpy(b)
+    if a.shape != b.shape or a.dtype != b.dtype:
+        raise AssertionError(f"shape/dtype differ: {a.shape} {a.dtype} vs {b.shape} {b.dtype}")
+    view = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
+    eq = a.view(view) == b.view(view)
+    if a.dtype.kind == "f":
+        eq |= np.isnan(a) & np.isnan(b)
+    return eq.all(axis=-1) if eq.ndim > 1 else eq
+
+
+def assert_same_bits(actual: Any, expected: Any, what: str = "result") -> None:
+    """Raise with the first differing positions unless ``actual`` equals ``expected`` bit for bit."""
+    eq = same_bits(actual, expected)
+    if eq.all():
+        return
+    a, b = to_numpy(actual), to_numpy(expected)
+    bad = np.flatnonzero(~eq)
+    k = bad[0]
+    raise AssertionError(
+        f"{what}: {bad.size} of {eq.size} elements differ; first at index {k}: "
+        f"got {a[k]!r}, expected {b[k]!r} (indices {bad[:8].tolist()})"
+    )

@@ -1,0 +1,114 @@
+"""scancheck's main job: verify every registered scan variant and say why it is right or wrong.
+
+For each variant: the interval proof over its model (correct for every associative
+operator, if race-free), its hazards (race-free or not), work and depth, and its
+float32 rounding against the bound from its own tree depths.  Where a GPU is
+present, its kernel must also equal its model bit for bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import Verdict, classify
+from .kernels import VARIANTS, Variant
+from .operators import interval_expected, interval_input
+
+
+@dataclass
+class VariantResult:
+    name: str
+    interval_proof: bool
+    hazards: int
+    work: int
+    depth: int
+    float32_verdict: str
+    max_err_over_bound: float
+    kernel: str
+
+    @property
+    def ok(self) -> bool:
+        racy = VARIANTS[self.name].racy
+        return self.interval_proof and (self.hazards > 0) == racy and self.kernel in (
+            "equal to model", "within bound", "not run (no GPU)")
+
+    def row(self) -> dict[str, object]:
+        return {
+            "variant": self.name,
+            "interval proof": "pass" if self.interval_proof else "FAIL",
+            "hazards": self.hazards,
+            "work": self.work,
+            "depth": self.depth,
+            "float32 vs bound": f"{self.float32_verdict} ({self.max_err_over_bound:.2g})",
+            "kernel": self.kernel,
+            "verdict": "ok" if self.ok else "WRONG",
+        }
+
+
+def _sizes(var: Variant, block: int) -> list[int]:
+    cap = var.capacity(block, var.resolve_params(None)) if var.capacity else 40 * block + 3
+    return sorted({1, 2, 23, block - 1, block + 1, cap} & set(range(1, cap + 1)))
+
+
+def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantResult:
+    """Check one variant's model (and kernel, with ``gpu``) at a few hard sizes."""
+    block = max(block, var.min_block)
+    proof, hazards, worst, verdict = True, 0, 0.0, Verdict.EXACT
+    kernel = "not run (no GPU)"
+    rng = np.random.default_rng(0)
+    for n in _sizes(var, block):
+        net = var.build_model(n, block)
+        proof &= bool(np.array_equal(net.run(interval_input(n), "interval"),
+                                     interval_expected(n, var.inclusive)))
+        hazards = max(hazards, len(net.hazards(limit=50)))
+        if "add" in var.operators:
+            x = rng.integers(0, 1000, n).astype(np.float32) * np.float32(1.001)
+            computed = net.run(x, "add")
+            rep = classify(x, computed, net.metrics().output_depths, inclusive=var.inclusive)
+            verdict = max(verdict, rep.verdict)
+            worst = max(worst, float(rep.bound_fraction.max()))
+            if gpu and not var.racy:
+                kernel = _kernel_check(var, x, block, computed, kernel)
+    met = var.build_model(_sizes(var, block)[-1], block).metrics()
+    return VariantResult(var.name, proof, hazards, met.work, met.depth,
+                         verdict.name.lower().replace("_", " "), worst, kernel)
+
+
+def _kernel_check(var: Variant, x: np.ndarray, block: int, model_out: np.ndarray,
+                  previous: str) -> str:
+    from .kernels import scan
+    from .testing import same_bits
+
+    if previous not in ("not run (no GPU)", "equal to model", "within bound"):
+        return previous
+    got = scan(x, var, "add", block).get()
+    if same_bits(got, model_out).all():
+        return "equal to model" if previous != "within bound" else previous
+    if not var.deterministic:
+        depths = var.build_model(x.shape[0], block).metrics().output_depths
+        if classify(x, got, depths, inclusive=var.inclusive).verdict != Verdict.BEYOND_BOUND:
+            return "within bound"
+    return f"DIFFERS at n={x.shape[0]}"
+
+
+def gpu_available() -> tuple[bool, str]:
+    """Whether kernels can run here, and if not, why."""
+    try:
+        import cupy
+    except ImportError:
+        return False, "cupy is not installed"
+    try:
+        if cupy.cuda.runtime.getDeviceCount() < 1:
+            return False, "no CUDA device is visible"
+    except Exception as exc:  # any CUDA error here means there is no usable GPU
+        return False, f"no usable CUDA device ({exc})"
+    return True, cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+
+
+def verify_all(block: int = 64, gpu: bool | None = None) -> list[VariantResult]:
+    """:func:`verify_variant` for every registered variant."""
+    if gpu is None:
+        gpu = gpu_available()[0]
+    return [verify_variant(v, block, gpu) for v in VARIANTS.values()]
