@@ -1,8 +1,9 @@
 // Single-pass scan with decoupled look-back (Merrill & Garland, "Single-pass Parallel
 // Prefix Scan with Decoupled Look-back", NVIDIA TR 2016-002).  Each tile publishes its
-// aggregate at once (flag 1), then its inclusive prefix (flag 2) once known; warp 0
-// looks back over 32 predecessors at a time, folding aggregates until it meets an
-// inclusive prefix.  Tiles are numbered by an atomic counter in the order blocks start.
+// aggregate at once, then its inclusive prefix once known; warp 0 looks back over 32
+// predecessors at a time, folding aggregates until it meets an inclusive prefix.
+// Tiles are numbered by an atomic counter in the order blocks start, so a tile never
+// waits on a block that has not been scheduled.
 #include "block_scan.cuh"
 
 namespace {
@@ -10,13 +11,115 @@ enum : int { kInvalid = 0, kAggregate = 1, kInclusive = 2 };
 
 // One padding word every 32 elements keeps the blocked reads conflict-free.
 __device__ __forceinline__ int pad(int i) { return i + (i >> 5); }
+
+// Per-tile status.  For 4-byte elements the flag and the value share one 64-bit word,
+// so one load sees both and no fence is needed between them; larger elements keep a
+// flag array and value arrays, ordered by fences on both sides.
+template <typename T, bool Packed = sizeof(T) == 4>
+struct TileStatus {
+  int* flags;
+  T* aggregates;
+  T* inclusives;
+  unsigned long long* words;
+
+  __device__ void publish(long long tile, int flag, T value) const {
+    scancheck::store_volatile(flag == kInclusive ? &inclusives[tile] : &aggregates[tile], value);
+    __threadfence();
+    atomicExch(&flags[tile], flag);
+  }
+  __device__ int poll(long long tile, T& value) const {
+    const int f = *reinterpret_cast<volatile int*>(&flags[tile]);
+    if (f != kInvalid) {
+      __threadfence();
+      value = scancheck::load_volatile(f == kInclusive ? &inclusives[tile] : &aggregates[tile]);
+    }
+    return f;
+  }
+};
+
+template <typename T>
+struct TileStatus<T, true> {
+  int* flags;
+  T* aggregates;
+  T* inclusives;
+  unsigned long long* words;
+
+  __device__ void publish(long long tile, int flag, T value) const {
+    const unsigned long long w =
+        (static_cast<unsigned long long>(flag) << 32) | *reinterpret_cast<const unsigned*>(&value);
+    atomicExch(&words[tile], w);
+  }
+  __device__ int poll(long long tile, T& value) const {
+    const unsigned long long w = *reinterpret_cast<volatile unsigned long long*>(&words[tile]);
+    const unsigned bits = static_cast<unsigned>(w);
+    value = *reinterpret_cast<const T*>(&bits);
+    return static_cast<int>(w >> 32);
+  }
+};
+
+// Moves a warp's 32*ITEMS elements between global memory (coalesced) and the warp's
+// staging area; full segments of 4-byte elements go 16 bytes per thread per access.
+template <typename T, int ITEMS>
+__device__ __forceinline__ void load_striped(T* stage, const T* in, long long seg, long long n,
+                                             bool full, T pad_value) {
+  const int lane = threadIdx.x % 32;
+  if constexpr (sizeof(T) == 4 && ITEMS % 4 == 0) {
+    if (full && (reinterpret_cast<unsigned long long>(in) % 16) == 0) {
+      const int4* src = reinterpret_cast<const int4*>(in + seg);
+#pragma unroll
+      for (int i = 0; i < ITEMS / 4; ++i) {
+        const int4 v = __ldcs(&src[i * 32 + lane]);
+        const int base = (i * 32 + lane) * 4;
+        stage[pad(base + 0)] = *reinterpret_cast<const T*>(&v.x);
+        stage[pad(base + 1)] = *reinterpret_cast<const T*>(&v.y);
+        stage[pad(base + 2)] = *reinterpret_cast<const T*>(&v.z);
+        stage[pad(base + 3)] = *reinterpret_cast<const T*>(&v.w);
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    const long long e = seg + i * 32 + lane;
+    stage[pad(i * 32 + lane)] = (full || e < n) ? in[e] : pad_value;
+  }
+}
+
+template <typename T, int ITEMS>
+__device__ __forceinline__ void store_striped(T* out, const T* stage, long long seg, long long n,
+                                              bool full) {
+  const int lane = threadIdx.x % 32;
+  if constexpr (sizeof(T) == 4 && ITEMS % 4 == 0) {
+    if (full && (reinterpret_cast<unsigned long long>(out) % 16) == 0) {
+      int4* dst = reinterpret_cast<int4*>(out + seg);
+#pragma unroll
+      for (int i = 0; i < ITEMS / 4; ++i) {
+        const int base = (i * 32 + lane) * 4;
+        int4 v;
+        v.x = *reinterpret_cast<const int*>(&stage[pad(base + 0)]);
+        v.y = *reinterpret_cast<const int*>(&stage[pad(base + 1)]);
+        v.z = *reinterpret_cast<const int*>(&stage[pad(base + 2)]);
+        v.w = *reinterpret_cast<const int*>(&stage[pad(base + 3)]);
+        __stcs(&dst[i * 32 + lane], v);
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < ITEMS; ++i) {
+    const long long e = seg + i * 32 + lane;
+    if (full || e < n) out[e] = stage[pad(i * 32 + lane)];
+  }
+}
 }  // namespace
 
 template <typename T, typename Op, int ITEMS>
 __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out, long long n,
-                                   unsigned* counter, T* aggregates, T* inclusives, int* flags) {
+                                   unsigned* counter, int* flags, T* aggregates, T* inclusives,
+                                   unsigned long long* words) {
   using namespace scancheck;
   Op op;
+  const TileStatus<T> status{flags, aggregates, inclusives, words};
   __shared__ unsigned tile_shared;
   T* warp_totals = shared_as<T>();
   T* prefix_shared = warp_totals + kWarp;
@@ -26,14 +129,11 @@ __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out
   __syncthreads();
   const long long tile = tile_shared;
   const long long seg = (tile * blockDim.x + (long long)warp * kWarp) * ITEMS;
+  const bool full = (tile + 1) * blockDim.x * ITEMS <= n;
 
-  T items[ITEMS];
-#pragma unroll
-  for (int i = 0; i < ITEMS; ++i) {  // coalesced, warp-striped
-    const long long e = seg + i * kWarp + lane;
-    stage[pad(i * kWarp + lane)] = e < n ? in[e] : Op::identity();
-  }
+  load_striped<T, ITEMS>(stage, in, seg, n, full, Op::identity());
   __syncwarp();
+  T items[ITEMS];
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) items[i] = stage[pad(lane * ITEMS + i)];
 #pragma unroll
@@ -56,54 +156,44 @@ __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out
 
   if (warp == 0) {
     if (tile == 0) {
-      if (lane == 0) {
-        store_volatile(&inclusives[0], tile_total);
-        __threadfence();
-        atomicExch(&flags[0], kInclusive);
-      }
+      if (lane == 0) status.publish(0, kInclusive, tile_total);
     } else {
-      if (lane == 0) {
-        store_volatile(&aggregates[tile], tile_total);
-        __threadfence();
-        atomicExch(&flags[tile], kAggregate);
-      }
+      if (lane == 0) status.publish(tile, kAggregate, tile_total);
       T prefix = Op::identity();
       bool first = true;
       for (long long end = tile - 1;; end -= kWarp) {
         const long long j = end - lane;  // lane 0 is the nearest predecessor
         int f = kInclusive;
-        do {
-          if (j >= 0) f = *reinterpret_cast<volatile int*>(&flags[j]);
-        } while (__any_sync(0xffffffffu, f == kInvalid));
-        __threadfence();
         T val = Op::identity();
-        if (j >= 0) val = f == kInclusive ? load_volatile(&inclusives[j]) : load_volatile(&aggregates[j]);
+        do {
+          if (j >= 0) f = status.poll(j, val);
+        } while (__any_sync(0xffffffffu, f == kInvalid));
         const unsigned inclusive_lanes = __ballot_sync(0xffffffffu, f == kInclusive && j >= 0);
         const int stop = inclusive_lanes ? __ffs(inclusive_lanes) - 1 : kWarp - 1;
-        T window = shfl_idx(val, stop);  // farthest first: earlier tiles on the left
-        for (int k = stop - 1; k >= 0; --k) window = op(window, shfl_idx(val, k));
+        // Fold lanes stop..0 (earliest tile first) as a tree: lane l takes lane l+off's
+        // partial, which covers earlier tiles, on its left.
+#pragma unroll
+        for (int off = 1; off < kWarp; off *= 2) {
+          const T other = shfl_down(val, off);
+          if (lane + off <= stop) val = op(other, val);
+        }
+        const T window = shfl_idx(val, 0);
         prefix = first ? window : op(window, prefix);
         first = false;
         if (inclusive_lanes) break;
       }
       if (lane == 0) {
-        store_volatile(&inclusives[tile], op(prefix, tile_total));
-        __threadfence();
-        atomicExch(&flags[tile], kInclusive);
+        status.publish(tile, kInclusive, op(prefix, tile_total));
         *prefix_shared = prefix;
       }
     }
   }
   __syncthreads();
-  const T full = op(tile > 0 ? *prefix_shared : Op::identity(), thread_prefix);
+  const T full_prefix = op(tile > 0 ? *prefix_shared : Op::identity(), thread_prefix);
 #pragma unroll
-  for (int i = 0; i < ITEMS; ++i) items[i] = op(full, items[i]);
+  for (int i = 0; i < ITEMS; ++i) items[i] = op(full_prefix, items[i]);
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) stage[pad(lane * ITEMS + i)] = items[i];
   __syncwarp();
-#pragma unroll
-  for (int i = 0; i < ITEMS; ++i) {
-    const long long e = seg + i * kWarp + lane;
-    if (e < n) out[e] = stage[pad(i * kWarp + lane)];
-  }
+  store_striped<T, ITEMS>(out, stage, seg, n, full);
 }

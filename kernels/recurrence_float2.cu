@@ -1,10 +1,13 @@
 // Seed 004, task 4, as it was described: the warp-shuffle scan on float2 coefficient
 // pairs (a, b) with recurrence_op, solving y_n = a_n*y_{n-1} + b_n.  Kept beside the
-// generic warp_shuffle<Pair<float>, Recurrence<float>>, which must agree bit for bit.
+// generic warp_shuffle<Pair<float>, Recurrence<float>>, which must agree bit for bit
+// (hence the IEEE arithmetic of scan_ops.cuh rather than plain * and +).
 #include "scan_ops.cuh"
 
 __device__ __forceinline__ float2 recurrence_op(float2 p1, float2 p2) {
-  return make_float2(p2.x * p1.x, p2.x * p1.y + p2.y);
+  using scancheck::add_rn;
+  using scancheck::mul_rn;
+  return make_float2(mul_rn(p2.x, p1.x), add_rn(mul_rn(p2.x, p1.y), p2.y));
 }
 
 __device__ __forceinline__ float2 shfl_up_float2(float2 v, unsigned d) {

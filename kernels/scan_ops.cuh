@@ -1,10 +1,36 @@
 // The operator vocabulary of scancheck on the device; scancheck/operators.py is its
 // Python side (the names, identities and evaluation order match row for row).
-// Every combine is op(earlier, later).  Kernels are compiled with --fmad=false so that
-// a*b + c is two roundings, exactly as NumPy evaluates the CPU models.
+// Every combine is op(earlier, later).
+//
+// Float arithmetic is spelled out as IEEE instructions (add.rn / mul.rn / setp without
+// .ftz): never contracted into an FMA, never flushing subnormals, whatever flags the
+// host library compiles with (CuPy always passes -ftz=true to NVRTC, cupy#9576).  So
+// a kernel computes exactly what NumPy computes in the CPU model, bit for bit.
 #pragma once
 
 namespace scancheck {
+
+template <typename T> __device__ __forceinline__ T add_rn(T a, T b) { return a + b; }
+template <typename T> __device__ __forceinline__ T mul_rn(T a, T b) { return a * b; }
+template <typename T> __device__ __forceinline__ bool greater(T a, T b) { return a > b; }
+
+template <> __device__ __forceinline__ float add_rn(float a, float b) {
+  float r;
+  asm("add.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+template <> __device__ __forceinline__ float mul_rn(float a, float b) {
+  float r;
+  asm("mul.rn.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+template <> __device__ __forceinline__ bool greater(float a, float b) {
+  unsigned r;
+  asm("{ .reg .pred p; setp.gt.f32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "f"(a), "f"(b));
+  return r != 0;
+}
+template <> __device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+template <> __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 
 template <typename S>
 struct __align__(2 * sizeof(S)) Pair {
@@ -37,7 +63,7 @@ template <typename T>
 struct Add {
   using value_type = T;
   __device__ static T identity() { return T(0); }
-  __device__ T operator()(T a, T b) const { return a + b; }
+  __device__ T operator()(T a, T b) const { return add_rn(a, b); }
 };
 
 // NaN-propagating; on ties the earlier operand wins (so -0.0/+0.0 resolve the same
@@ -47,7 +73,7 @@ struct Max {
   using value_type = T;
   __device__ static T identity() { return Bounds<T>::lowest(); }
   __device__ T operator()(T a, T b) const {
-    return (a != a) ? a : ((b != b || b > a) ? b : a);
+    return (a != a) ? a : ((b != b || greater(b, a)) ? b : a);
   }
 };
 
@@ -56,7 +82,7 @@ struct Min {
   using value_type = T;
   __device__ static T identity() { return Bounds<T>::highest(); }
   __device__ T operator()(T a, T b) const {
-    return (a != a) ? a : ((b != b || b < a) ? b : a);
+    return (a != a) ? a : ((b != b || greater(a, b)) ? b : a);
   }
 };
 
@@ -66,7 +92,7 @@ struct Recurrence {
   using value_type = Pair<S>;
   __device__ static Pair<S> identity() { return Pair<S>{S(1), S(0)}; }
   __device__ Pair<S> operator()(Pair<S> x, Pair<S> y) const {
-    return Pair<S>{y.a * x.a, y.a * x.b + y.b};
+    return Pair<S>{mul_rn(y.a, x.a), add_rn(mul_rn(y.a, x.b), y.b)};
   }
 };
 
@@ -123,6 +149,14 @@ __device__ __forceinline__ void store_volatile(T* p, T v) {
   volatile int* d = reinterpret_cast<volatile int*>(p);
 #pragma unroll
   for (int k = 0; k < int(sizeof(T) / 4); ++k) d[k] = w[k];
+}
+
+template <typename T>
+__device__ __forceinline__ T shfl_down(T v, unsigned delta) {
+  int* w = reinterpret_cast<int*>(&v);
+#pragma unroll
+  for (int k = 0; k < int(sizeof(T) / 4); ++k) w[k] = __shfl_down_sync(0xffffffffu, w[k], delta);
+  return v;
 }
 
 template <typename T>

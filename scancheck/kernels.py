@@ -26,8 +26,8 @@ from .network import Network
 from .operators import DTYPES, OPERATORS, Operator, get_operator
 
 KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels"
-#: NVRTC options of every kernel.  --fmad=false keeps a*b + c two roundings, as NumPy
-#: evaluates the models, so that kernel and model agree bit for bit.
+#: NVRTC options of every kernel.  Bit-exact float arithmetic does not depend on them:
+#: the functors in scan_ops.cuh use explicit IEEE instructions (CuPy appends -ftz=true).
 NVRTC_OPTIONS = ("--std=c++17", "--fmad=false")
 MAX_THREADS = 1024
 DEFAULT_SMEM_LIMIT = 48 * 1024
@@ -256,10 +256,15 @@ def _launch_lookback(lc: _Launch) -> None:
 
     nb = _blocks(lc.n, lc.block * lc.params["items"])
     counter = lc.scratch("counter", 1, cp.uint32, zero=True)
-    flags = lc.scratch("flags", nb, cp.int32, zero=True)
-    agg = lc.scratch("aggregates", nb)
-    incl = lc.scratch("inclusives", nb)
-    lc.run("decoupled_lookback", nb, (lc.x, lc.out, np.int64(lc.n), counter, agg, incl, flags))
+    if lc.x.itemsize * lc.x[0].size == 4:  # flag and value packed in one 64-bit word
+        words = lc.scratch("status", nb, cp.uint64, zero=True)
+        flags = agg = incl = lc.scratch("unused", 1, cp.int32)
+    else:
+        flags = lc.scratch("flags", nb, cp.int32, zero=True)
+        agg, incl = lc.scratch("aggregates", nb), lc.scratch("inclusives", nb)
+        words = lc.scratch("unused", 1, cp.uint64)
+    lc.run("decoupled_lookback", nb,
+           (lc.x, lc.out, np.int64(lc.n), counter, flags, agg, incl, words))
 
 
 # -- the registry ---------------------------------------------------------------------
