@@ -93,32 +93,32 @@ def gpu_table(sizes: tuple[int, ...] = (2**20, 2**24, 2**28),
     """Median time and bandwidth of every grid variant and library scan, against memcpy."""
     import cupy as cp
 
-    from .kernels import plan
-
     rows: list[Row] = []
     for dtype in dtypes:
         for n in sizes:
-            x = cp.random.default_rng(0).random(n, dtype=np.float64).astype(dtype)
-            out = cp.empty_like(x)
-            nbytes = 2 * x.nbytes
-            copy_ms = time_gpu(lambda: cp.copyto(out, x), reps=reps)
-
-            def add(impl: str, ms: float) -> None:
-                gbps = nbytes / ms / 1e6
-                rows.append(Row(n, dtype, impl, ms, gbps, copy_ms / ms))
-
-            add("device memcpy", copy_ms)
-            for name in GRID_VARIANTS:
-                configs = LOOKBACK_CONFIGS if name == "decoupled_lookback" else ((256, None),)
-                for block, params in configs:
-                    launch = plan(x, name, "add", block, params, out=out)
-                    label = name if params is None else f"{name} b{block} {params}"
-                    add(label, time_gpu(launch, reps=reps))
-            for label, fn in _references(x, out).items():
-                add(label, time_gpu(fn, reps=reps))
-            del x, out
+            rows.extend(_bench_size(n, dtype, reps))
             cp.get_default_memory_pool().free_all_blocks()
     return rows
+
+
+def _bench_size(n: int, dtype: str, reps: int) -> list[Row]:
+    import cupy as cp
+
+    from .kernels import plan
+
+    x = cp.random.default_rng(0).random(n, dtype=np.float64).astype(dtype)
+    out = cp.empty_like(x)
+    nbytes = 2 * x.nbytes
+    copy_ms = time_gpu(lambda: cp.copyto(out, x), reps=reps)
+    timed: list[tuple[str, float]] = [("device memcpy", copy_ms)]
+    for name in GRID_VARIANTS:
+        configs = LOOKBACK_CONFIGS if name == "decoupled_lookback" else ((256, None),)
+        for block, params in configs:
+            label = name if params is None else f"{name} b{block} {params}"
+            timed.append((label, time_gpu(plan(x, name, "add", block, params, out=out), reps=reps)))
+    for label, fn in _references(x, out).items():
+        timed.append((label, time_gpu(fn, reps=reps)))
+    return [Row(n, dtype, impl, ms, nbytes / ms / 1e6, copy_ms / ms) for impl, ms in timed]
 
 
 def oracle_throughput(n: int = 1_000_000, mp_n: int = 20_000, reps: int = 5) -> list[dict]:
@@ -142,13 +142,13 @@ def oracle_throughput(n: int = 1_000_000, mp_n: int = 20_000, reps: int = 5) -> 
     mp_rate = mp_n / (time.perf_counter() - t0)
     rows = [{"input": "mpmath running sum (float32 ints)", "elements/s": mp_rate, "x mpmath": 1.0}]
     for label, x in cases.items():
-        best = min(_seconds(lambda: exact_scan(x)) for _ in range(reps))
+        best = min(_seconds(exact_scan, x) for _ in range(reps))
         rows.append({"input": f"exact_scan, {label}", "elements/s": n / best,
                      "x mpmath": n / best / mp_rate})
     return rows
 
 
-def _seconds(fn: Callable[[], Any]) -> float:
+def _seconds(fn: Callable[..., Any], *args: Any) -> float:
     t0 = time.perf_counter()
-    fn()
+    fn(*args)
     return time.perf_counter() - t0

@@ -122,11 +122,13 @@ def _round_int64(fixed: np.ndarray, base: int, p: int) -> np.ndarray:
     bits exact (53 >= p + 2), then scaled by a power of two, which is exact.
     """
     approx = fixed.astype(np.float64)
-    if p < 53:
-        residual = fixed - approx.astype(np.int64)
-        even = (approx.view(np.int64) & 1) == 0
-        toward = np.where(residual > 0, np.inf, -np.inf)
-        approx = np.where((residual != 0) & even, np.nextafter(approx, toward), approx)
+    if p < 53 and np.abs(fixed).max() >= 2**53:  # below 2**53 the conversion was exact
+        mag = np.abs(fixed)
+        bits = np.abs(approx).view(np.int64)
+        residual = mag - np.abs(approx).astype(np.int64)
+        # Not exact and even: step one ulp toward the exact value (an odd neighbour).
+        nudge = np.where((residual != 0) & ((bits & 1) == 0), np.sign(residual), 0)
+        approx = np.copysign((bits + nudge).view(np.float64), approx)
     return approx * np.float64(2.0) ** base
 
 

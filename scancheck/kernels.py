@@ -414,7 +414,7 @@ def _param_combos(variant: Variant) -> list[dict[str, int]]:
     return combos
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _module(variant_name: str, params: tuple[tuple[str, int], ...], device: int) -> Any:
     """One NVRTC compile per variant and parameter set, holding every dtype and operator."""
     import cupy as cp

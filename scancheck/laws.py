@@ -181,3 +181,50 @@ def _largest_defect(combine: Callable, elements: st.SearchStrategy, max_examples
 
     probe()
     return worst[0]
+
+
+def find_disagreement(
+    combine: Callable[[Any, Any], Any],
+    elements: st.SearchStrategy,
+    reference: Callable[[list], Any],
+    identity: Any,
+    *,
+    project: Callable[[Any], Any] = lambda v: v,
+    exact: bool = True,
+    max_len: int = 6,
+    max_examples: int = 300,
+) -> list | None:
+    """The smallest sequence whose left fold under ``combine`` (from ``identity``) differs
+    from ``reference(sequence)`` after ``project``, or None.
+
+    The laws cannot tell an operator from its mirror image (``combine(b, a)`` is
+    associative whenever ``combine`` is); this compares with what the scan must mean.
+    """
+    def lift(v: Any) -> Any:
+        if not exact:
+            return v
+        if isinstance(v, tuple | list):
+            return tuple(lift(c) for c in v)
+        return Fraction(v) if isinstance(v, float | np.floating) else v
+
+    def differs(seq: list) -> bool:
+        acc = lift(identity)
+        for v in seq:
+            acc = combine(acc, lift(v))
+        return not _equal(project(acc), reference([lift(v) for v in seq]))
+
+    return _search(st.lists(elements, min_size=1, max_size=max_len), differs, max_examples)
+
+
+def recurrence_disagreement(combine: Callable[[Any, Any], Any], elements: st.SearchStrategy,
+                            **kwargs: Any) -> list | None:
+    """The smallest (a, b) sequence where ``combine`` does not compute y_n = a_n*y_{n-1} + b_n
+    from y_{-1} = 0 (component b of the folded pair), or None."""
+    def sequential(seq: list) -> Any:
+        y = 0
+        for a, b in seq:
+            y = a * y + b
+        return y
+
+    return find_disagreement(combine, elements, sequential, (1, 0), project=lambda p: p[1],
+                             **kwargs)

@@ -46,7 +46,8 @@ def build_hillis_steele_double(n: int, block: int) -> Network:
     net = Network(n, inclusive=False)
     buf = net.alloc("temp", 2 * block, SHARED)
     t = np.arange(block)
-    _hillis_steele_exclusive(net, buf, block, np.zeros(block, dtype=np.int64), t, t, t - 1)
+    _hillis_steele_exclusive(net, buf, block, np.zeros(block, dtype=np.int64), t, t, t - 1,
+                             snapshots="temp")
     net.store("store", buf + _hs_final(block) * block + t, t, t, barrier=False)
     return net
 
@@ -59,15 +60,19 @@ def _hs_final(block: int) -> int:
 def _hillis_steele_exclusive(
     net: Network, buf: int, block: int, bofs: np.ndarray, t: np.ndarray, g: np.ndarray,
     src: np.ndarray, src_base: int | None = None, src_n: int | None = None,
+    snapshots: str | None = None,
 ) -> None:
     """Seed 001's double-buffered exclusive scan of each block (``bofs`` = block offsets in buf).
 
-    Thread t loads element ``src`` (t-1 of its block; t = 0 loads the identity).
+    Thread t loads element ``src`` (t-1 of its block; t = 0 loads the identity).  With
+    ``snapshots`` (the buffer's region name), both rows are recorded after every round.
     """
     src_base = net.IN if src_base is None else src_base
     src_n = net.n if src_n is None else src_n
     ok = (t > 0) & (src < src_n)
     net.op("load", buf + bofs + t, np.where(ok, src_base + np.maximum(src, 0), net.IDENT), g)
+    if snapshots:
+        net.snapshot("load", snapshots)
     pout = 0
     for d in _levels(block):
         pout, pin = 1 - pout, pout
@@ -76,6 +81,8 @@ def _hillis_steele_exclusive(
         m = t >= d
         net.op(f"d={d}", out_at[m], in_at[m], g[m], a=in_at[m] - d)
         net.op(f"d={d} copy", out_at[~m], in_at[~m], g[~m], barrier=False)
+        if snapshots:
+            net.snapshot(f"offset={d}", snapshots)
 
 
 # -- Kogge-Stone and Brent-Kung (seed 002) ------------------------------------------

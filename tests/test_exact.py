@@ -1,0 +1,163 @@
+"""The exact oracle: the fast limb path, mpmath, and rationals agree; IEEE specials and
+integer wrap-around; correct rounding."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scancheck.errors import Verdict, classify, sequential_depths
+from scancheck.exact import (
+    exact_recurrence,
+    exact_scan,
+    exact_scan_mpmath,
+    round_dyadic,
+    round_fraction,
+    working_precision,
+)
+from scancheck.operators import sequential_scan
+from scancheck.strategies import finite_floats, recurrence_pairs
+
+
+def _fraction_prefix(x: np.ndarray) -> list[Fraction]:
+    acc, out = Fraction(0), []
+    for v in x.tolist():
+        acc += Fraction(v)
+        out.append(acc)
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@given(data=st.data())
+def test_fast_path_equals_mpmath_on_arbitrary_finite_floats(dtype, data):
+    x = data.draw(finite_floats(dtype, max_size=40))
+    np.testing.assert_array_equal(exact_scan(x), exact_scan_mpmath(x))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@given(data=st.data())
+def test_mpmath_sums_are_exact_and_rounded_once(dtype, data):
+    x = data.draw(finite_floats(dtype, max_size=25))
+    expected = [round_fraction(q, dtype) for q in _fraction_prefix(x)]
+    np.testing.assert_array_equal(exact_scan_mpmath(x), np.array(expected, dtype=dtype))
+
+
+@given(st.lists(st.integers(-2**20, 2**20), min_size=2, max_size=60),
+       st.integers(-30, 30))
+def test_fast_path_rounds_sums_wider_than_53_bits_correctly(mantissas, shift):
+    # float32 values spread over ~30 binades: the int64 path converts sums of up to 62 bits.
+    x = (np.array(mantissas, dtype=np.float64) * 2.0**shift).astype(np.float32)
+    x[::3] *= np.float32(2.0**25)
+    expected = [round_fraction(q, "float32") for q in _fraction_prefix(x)]
+    np.testing.assert_array_equal(exact_scan(x), np.array(expected, dtype=np.float32))
+
+
+def test_long_wide_range_input_takes_the_limb_path_and_agrees_with_mpmath():
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(70_000) * np.exp2(rng.integers(-120, 120, 70_000))).astype(np.float32)
+    idx = np.r_[0:50, 65_530:65_545, 69_990:70_000]
+    np.testing.assert_array_equal(exact_scan(x)[idx], exact_scan_mpmath(x)[idx])
+
+
+def test_working_precision_covers_exponent_range_and_length():
+    x = np.array([2.0**-1074, 2.0**1000], dtype=np.float64)
+    assert working_precision(x) >= 1000 + 1074 + 1  # bits of 2**1000 + 2**-1074
+
+
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        ([1.0, np.nan, 2.0], [1.0, np.nan, np.nan]),
+        ([np.inf, 1.0, -np.inf, 1.0], [np.inf, np.inf, np.nan, np.nan]),
+        ([-np.inf, 5.0], [-np.inf, -np.inf]),
+        ([-0.0, -0.0, 0.0], [-0.0, -0.0, 0.0]),
+        ([3e38, 3e38, -3e38], [3e38, np.inf, 3e38]),
+    ],
+)
+def test_ieee_specials(values, expected):
+    got = exact_scan(np.array(values, dtype=np.float32))
+    want = np.array(expected, dtype=np.float32)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_exact_overflow_to_infinity_rounds_like_ieee():
+    # 3e38 + 3e38 exceeds float32's largest value by far: round to nearest gives +inf,
+    # and the exact running sum comes back into range after subtracting.
+    got = exact_scan(np.array([3e38, 3e38, -3e38], dtype=np.float32))
+    assert got[1] == np.inf and got[2] == np.float32(3e38)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_integers_wrap_modulo_two_to_the_bits(dtype):
+    info = np.iinfo(dtype)
+    x = np.array([info.max, 1, info.min, -1], dtype=dtype)
+    got = exact_scan(x)
+    bits = np.dtype(dtype).itemsize * 8
+    wrapped = [((s + 2**(bits - 1)) % 2**bits) - 2**(bits - 1) for s in np.cumsum(x.astype(object))]
+    assert got.tolist() == wrapped
+
+
+def test_exclusive_scan_is_the_inclusive_shifted_with_the_identity():
+    x = np.array([1.5, 2.25, -4.0], dtype=np.float32)
+    assert exact_scan(x, inclusive=False).tolist() == [0.0, 1.5, 3.75]
+    assert exact_scan(x, "max", inclusive=False).tolist() == [-np.inf, 1.5, 2.25]
+
+
+@given(st.integers(-2**70, 2**70), st.integers(-1200, 200))
+def test_round_dyadic_agrees_with_fraction_rounding(man, exp):
+    for dtype in ("float32", "float64"):
+        q = Fraction(man) * Fraction(2) ** exp
+        got = round_dyadic(man, exp, dtype)
+        # float(q) rounds a Fraction correctly to float64; float32 via numpy from exact.
+        if dtype == "float64":
+            try:
+                want = float(q)
+            except OverflowError:
+                want = float("inf") if q > 0 else float("-inf")
+            assert got == want
+        else:
+            assert np.float32(got) == np.float32(round_fraction(q, "float32"))
+
+
+@given(recurrence_pairs(12, "float64"))
+def test_exact_recurrence_matches_the_sequential_recurrence_in_rationals(pairs):
+    got = exact_recurrence(pairs)
+    y = Fraction(0)
+    for k, (a, b) in enumerate(pairs.tolist()):
+        y = Fraction(a) * y + Fraction(b)
+        assert got[k, 1] == round_fraction(y, "float64")
+
+
+def test_sequential_float32_scan_of_the_practicals_data_is_within_its_bound():
+    x = np.random.default_rng(0).integers(0, 1000, 1_000_000).astype(np.float32)
+    report = classify(x, sequential_scan(x), sequential_depths(x.size), name="sequential")
+    assert report.verdict == Verdict.WITHIN_BOUND
+    assert 1e3 < report.rms < 1e5  # seed 004's "huge" error is honest rounding
+    dropped = x.copy()
+    dropped[1000] = 0  # a scan that skips one element
+    bad = classify(x, sequential_scan(dropped), sequential_depths(x.size))
+    assert bad.verdict == Verdict.BEYOND_BOUND and bad.beyond[0] == 1000
+
+
+def test_bad_inputs_name_the_argument():
+    with pytest.raises(ValueError, match="empty"):
+        exact_scan(np.array([], dtype=np.float32))
+    with pytest.raises(ValueError, match="1-D"):
+        exact_scan(np.zeros((2, 2), dtype=np.float32))
+    with pytest.raises(ValueError, match="dtype='float16'"):
+        exact_scan(np.zeros(3, dtype=np.float16))
+
+
+@given(st.lists(st.tuples(st.integers(2**23, 2**24 - 1), st.integers(0, 34), st.booleans()),
+                min_size=2, max_size=40))
+def test_int64_path_rounds_to_odd_before_float32(terms):
+    # Exponents within 35 binades keep one int64 word; sums past 2**53 units make the
+    # int64 -> float64 conversion inexact, which the round-to-odd step must repair.
+    x = np.array([(-m if neg else m) * 2.0 ** (e - 23) for m, e, neg in terms], dtype=np.float32)
+    expected = [round_fraction(q, "float32") for q in _fraction_prefix(x)]
+    np.testing.assert_array_equal(exact_scan(x), np.array(expected, dtype=np.float32))

@@ -1,0 +1,69 @@
+"""Monoid law checks find real counterexamples and pass real monoids."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+from scancheck.laws import check_laws, recurrence_disagreement
+from scancheck.operators import get_operator
+
+small_floats = st.floats(-1e3, 1e3, allow_nan=False, width=32)
+pairs = st.tuples(small_floats, small_floats)
+
+
+def test_recurrence_pair_is_associative_exactly_with_identity_and_not_commutative():
+    op = get_operator("recurrence")
+    report = check_laws(op, pairs, identity=(1, 0), exact=True)
+    assert report.associative, report.summary()
+    assert report.identity
+    assert not report.commutative
+    a, b = report.commutativity_counterexample
+    assert op.combine_exact(a, b) != op.combine_exact(b, a)
+
+
+def test_float32_addition_is_not_associative_and_the_defect_is_measured_in_ulps():
+    f32 = st.floats(-1e6, 1e6, allow_nan=False, width=32).map(np.float32)
+    report = check_laws(lambda a, b: np.float32(a + b), f32, identity=np.float32(0))
+    assert not report.associative
+    a, b, c = report.associativity_counterexample
+    assert (a + b) + c != a + (b + c)
+    assert report.max_associativity_defect_ulps is not None
+    assert report.max_associativity_defect_ulps >= 1
+    assert report.commutative
+
+
+def test_float_addition_over_the_reals_is_associative():
+    assert check_laws(lambda a, b: a + b, small_floats, identity=0, exact=True).associative
+
+
+def test_a_wrong_pair_operator_is_caught():
+    """(c*a, a*d + b) instead of (c*a, c*b + d) is the mirror image of the recurrence: it
+    passes every law, so it must be caught by disagreeing with y_n = a_n*y_{n-1} + b_n."""
+
+    def wrong(x, y):
+        return (y[0] * x[0], x[0] * y[1] + x[1])
+
+    report = check_laws(wrong, pairs, identity=(1, 0), exact=True)
+    assert report.associative and report.identity  # the laws cannot see it
+    seq = recurrence_disagreement(wrong, pairs)
+    assert seq is not None and len(seq) <= 2
+    assert recurrence_disagreement(get_operator("recurrence").combine_exact, pairs) is None
+
+
+def test_max_with_nan_propagation_is_a_monoid_over_floats():
+    op = get_operator("max")
+    vals = st.floats(allow_nan=True, width=32).map(np.float32)
+    combine = lambda a, b: op.combine(np.array(a), np.array(b))[()]  # noqa: E731
+    report = check_laws(combine, vals, identity=np.float32(-np.inf))
+    assert report.associative and report.identity, report.summary()
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(TypeError, match="combine"):
+        check_laws(3, small_floats)
+    with pytest.raises(TypeError, match="elements"):
+        check_laws(lambda a, b: a, [1, 2])
+    with pytest.raises(ValueError, match="max_examples"):
+        check_laws(lambda a, b: a, small_floats, max_examples=0)

@@ -1,0 +1,98 @@
+"""Public strategies: the hard sizes are there, values are valid, failures shrink small."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
+
+from scancheck.strategies import (
+    DISTRIBUTIONS,
+    block_sizes,
+    dtypes,
+    elements_for,
+    finite_floats,
+    hard_sizes,
+    launches,
+    recurrence_pairs,
+    scan_data,
+    scan_sizes,
+    sizes_and_blocks,
+)
+
+
+def test_hard_sizes_hold_the_classic_failure_points():
+    sizes = hard_sizes(4, 5000)
+    for s in (1, 3, 4, 5, 23, 15, 16, 17, 63, 64, 65):
+        assert s in sizes
+    assert 23 not in hard_sizes(8, 5000) or 23 in (2, 3, 5, 7, 11, 13, 17, 19, 23)
+
+
+@given(sizes_and_blocks(max_size=3000))
+def test_sizes_and_blocks_are_in_range(nb):
+    n, block = nb
+    assert 1 <= n <= 3000 and block & (block - 1) == 0 and 2 <= block <= 1024
+
+
+def test_failures_shrink_to_the_smallest_size_and_block():
+    # A "bug" that strikes whenever n is not a multiple of the block: the minimal
+    # example is the smallest block with the smallest such n.
+    n, block = find(sizes_and_blocks(), lambda nb: nb[0] % nb[1] != 0,
+                    settings=settings(database=None, max_examples=500))
+    assert (n, block) == (1, 2)
+    n, block = find(sizes_and_blocks(), lambda nb: nb[0] > nb[1] and nb[0] % nb[1] == 3,
+                    settings=settings(database=None, max_examples=2000))
+    assert (n, block) == (7, 4)
+
+
+@pytest.mark.parametrize("dist", DISTRIBUTIONS)
+@given(data=st.data())
+def test_scan_data_draws_the_asked_distribution(dist, data):
+    n = data.draw(st.integers(1, 200))
+    dtype = data.draw(dtypes())
+    x = data.draw(scan_data(n, dtype, dist))
+    assert x.shape == (n,) and x.dtype == np.dtype(dtype)
+    if dist == "integers":
+        assert ((x >= 0) & (x < 1000)).all() and (x == np.round(x)).all()
+    if dist == "subnormal" and x.dtype.kind == "f":
+        assert (np.abs(x) < 4 * np.finfo(x.dtype).smallest_normal).all()
+    if dist != "specials" and x.dtype.kind == "f":
+        assert np.isfinite(x).all()
+
+
+@given(finite_floats("float32"))
+def test_finite_floats_are_finite(x):
+    assert np.isfinite(x).all() and x.dtype == np.float32
+
+
+@given(recurrence_pairs(50, "float64", contracting=True), recurrence_pairs(50, "float64", False))
+def test_recurrence_pairs_contract_or_expand_as_asked(c, e):
+    assert (np.abs(c[:, 0]) < 1).all() and (np.abs(e[:, 0]) > 1).all()
+
+
+@given(launches("coarsened", max_size=5000))
+def test_launches_respect_the_variant_capacity(launch):
+    n, block, dtype, op = launch
+    assert n <= block * 4 and op in ("add", "max", "min", "recurrence", "interval")
+
+
+@given(elements_for("interval", 7, "int32"))
+def test_interval_elements_are_the_proof_input(x):
+    assert x.tolist() == [[i, i] for i in range(7)]
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: block_sizes(0), "min_value=0"),
+        (lambda: block_sizes(2, 2048), "max_value=2048 is over the limit of 1024"),
+        (lambda: block_sizes(64, 32), "greater than"),
+        (lambda: scan_sizes(0), "block=0"),
+        (lambda: dtypes(("float16",)), "subset"),
+        (lambda: scan_data(5, "float32", "gaussian").example(), "distribution='gaussian'"),
+    ],
+)
+def test_bad_arguments_name_the_argument(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
