@@ -158,6 +158,7 @@ def test_bad_inputs_name_the_argument():
 def test_int64_path_rounds_to_odd_before_float32(terms):
     # Exponents within 29 binades keep one int64 word; sums past 2**53 units make the
     # int64 -> float64 conversion inexact, which the round-to-odd step must repair.
+    terms = [(2**24 - 1, 28, False)] * 3 + terms  # the running sum passes 2**53 units at once
     x = np.array([(-m if neg else m) * 2.0 ** (e - 23) for m, e, neg in terms], dtype=np.float32)
     expected = [round_fraction(q, "float32") for q in _fraction_prefix(x)]
     np.testing.assert_array_equal(exact_scan(x), np.array(expected, dtype=np.float32))
