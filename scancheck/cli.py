@@ -65,6 +65,29 @@ def _cmd_sanitize(args: argparse.Namespace) -> int:
     return status
 
 
+def _cmd_precision(args: argparse.Namespace) -> int:
+    from . import precision
+    from .verify import gpu_available
+
+    gpu, why = gpu_available()
+    print(f"GPU: {why}" if gpu else
+          f"No GPU ({why}): the multi-block scans run as their CPU models instead.")
+    x = precision.practical_data(args.n, args.distribution, args.seed)
+    rows, text = precision.precision_table(x, gpu)
+    print(format_table([r.as_dict() for r in rows],
+                       title=f"n = {args.n:,} float32 '{args.distribution}' values (seed {args.seed})"))
+    print("\n" + text)
+    if args.sweep:
+        top = args.max_log2 or (26 if gpu else 22)
+        points = precision.sweep(range(10, top + 1, 2), gpu, args.distribution)
+        print(format_table([p.as_dict() for p in points], title="\nsweep: float32 error vs exact"))
+        if args.plot:
+            where = why if gpu else "CPU models"
+            precision.plot(points, args.plot, f"scan error vs n, float32 ({where})")
+            print(f"plot written to {args.plot}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="scancheck", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -81,6 +104,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--json", help="also write the rows to this file")
     p.set_defaults(func=_cmd_bench)
+
+    p = sub.add_parser("precision", help="seed 004's float32 'bug', reproduced and explained")
+    p.add_argument("--n", type=int, default=1_000_000)
+    p.add_argument("--distribution", default="integers")
+    p.add_argument("--seed", type=int, default=8)
+    p.add_argument("--sweep", action="store_true", help="also sweep n from 2^10 up")
+    p.add_argument("--max-log2", type=int, help="largest log2 n of the sweep (22 CPU, 26 GPU)")
+    p.add_argument("--plot", help="write the sweep's log-log plot to this PNG")
+    p.set_defaults(func=_cmd_precision)
 
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
     p.add_argument("variant")

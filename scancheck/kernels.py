@@ -68,6 +68,9 @@ class Variant:
     deterministic: bool = True
     #: The plain extern "C" kernel this row runs, for rows that are not templates.
     fixed_entry: str | None = None
+    #: A proven upper bound on any output's summation-tree depth at (n, block, params),
+    #: for sizes whose model is too large to build (checked against the models in tests).
+    max_depth: Callable[[int, int, dict], int] | None = None
     doc: str = ""
 
     def resolve_params(self, params: dict[str, int] | None) -> dict[str, int]:
@@ -131,6 +134,13 @@ class Variant:
                 f"device limit of {limit} bytes per block"
             )
         return resolved
+
+    def depth_bound(self, n: int, block: int, params: dict[str, int] | None = None) -> int:
+        """Largest summation-tree depth of any output: closed form, else from the model."""
+        resolved = self.resolve_params(params)
+        if self.max_depth is not None:
+            return self.max_depth(n, block, resolved)
+        return int(self.build_model(n, block, resolved).metrics().output_depths.max())
 
     def build_model(self, n: int, block: int, params: dict[str, int] | None = None) -> Network:
         """The CPU model of this variant for ``n`` elements at ``block`` threads."""
@@ -212,6 +222,14 @@ def _launch_single(lc: _Launch) -> None:
 
 def _blocks(n: int, per_block: int) -> int:
     return -(-n // per_block)
+
+
+def _levels(n: int, block: int) -> int:
+    """Levels of the recursive scan: block scans until one block remains."""
+    levels = 1
+    while n > block:
+        n, levels = _blocks(n, block), levels + 1
+    return levels
 
 
 def _launch_hierarchical(lc: _Launch) -> None:
@@ -332,18 +350,23 @@ VARIANTS: dict[str, Variant] = {
             inclusive=True, scope="grid", model=models.build_hierarchical,
             launch=_launch_hierarchical, capacity=None, smem=_smem_elems(lambda b, p: 33),
             min_block=32, block_multiple=32,
+            # two warp-shuffle block scans (11 each), the serial carry over chunks of sums
+            max_depth=lambda n, b, p: _blocks(_blocks(n, b), b) + 24,
             doc="seed 004 task 2: block scans, scan of block sums, add back",
         ),
         Variant(
             "recursive", "recursive.cu", ("recursive_level", "recursive_add"), inclusive=False,
             scope="grid", model=models.build_recursive, launch=_launch_recursive, capacity=None,
             smem=_smem_elems(lambda b, p: 2 * b), min_block=2,
+            # per level: a Hillis-Steele block scan, the block sum, the added offset
+            max_depth=lambda n, b, p: _levels(n, b) * (b.bit_length() + 2),
             doc="seed 003: block scans and block sums level by level, offsets back down",
         ),
         Variant(
             "chained", "chained.cu", ("chained",), inclusive=True, scope="grid",
             model=models.build_chained, launch=_launch_chained, capacity=None,
             smem=_smem_elems(lambda b, p: 33), min_block=32, block_multiple=32,
+            max_depth=lambda n, b, p: _blocks(n, b) + 12,  # one combine per tile in the chain
             doc="seed 002 11.6: single pass, each tile waits for its predecessor (safe order)",
         ),
         Variant(
@@ -351,6 +374,7 @@ VARIANTS: dict[str, Variant] = {
             inclusive=True, scope="grid", model=models.build_decoupled_lookback,
             launch=_launch_lookback, capacity=None, smem=_lookback_smem, min_block=32,
             block_multiple=32, params={"items": (8, 1, 2, 4, 16)}, deterministic=False,
+            max_depth=lambda n, b, p: _blocks(n, b * p["items"]) + p["items"] + 16,
             doc="Merrill & Garland 2016: single pass, decoupled look-back",
         ),
     )

@@ -92,7 +92,8 @@ def dtypes(allowed: tuple[str, ...] = DTYPES) -> st.SearchStrategy[str]:
     return st.sampled_from(list(allowed))
 
 
-def _generate(rng: np.random.Generator, n: int, dtype: str, distribution: str) -> np.ndarray:
+def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: str) -> np.ndarray:
+    """``n`` values of ``dtype`` from one of :data:`DISTRIBUTIONS`, drawn with ``rng``."""
     dt = np.dtype(dtype)
     if dt.kind in "iu":
         info = np.iinfo(dt)
@@ -145,7 +146,7 @@ def scan_data(
         values = st.integers(0, 999)
         return np.array(draw(st.lists(values, min_size=n, max_size=n)), dtype=dt)
     seed = draw(st.integers(0, 2**32 - 1))
-    return _generate(np.random.default_rng(seed), n, dt.name, dist)
+    return generate_data(np.random.default_rng(seed), n, dt.name, dist)
 
 
 def finite_floats(dtype: str, min_size: int = 1, max_size: int = 64) -> st.SearchStrategy:

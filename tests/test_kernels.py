@@ -254,3 +254,14 @@ def test_past_2_to_the_31_no_index_overflows(name):
     probes = np.unique(np.concatenate([[0, n - 1], steps - 1, steps]))
     expected = np.searchsorted(marks, probes, side="right" if inclusive else "left")
     np.testing.assert_array_equal(out[cp.asarray(probes)].get(), expected.astype(np.float32))
+
+
+@pytest.mark.parametrize("name", [n for n, v in VARIANTS.items() if v.max_depth is not None])
+@given(data=st.data())
+def test_closed_form_depth_bounds_hold_for_the_models(name, data):
+    var = VARIANTS[name]
+    block = data.draw(st.sampled_from([b for b in (2, 4, 32, 64, 256) if b >= var.min_block
+                                       and b % var.block_multiple == 0]))
+    n = data.draw(st.integers(1, 60_000))
+    measured = int(var.build_model(n, block).metrics().output_depths.max())
+    assert var.depth_bound(n, block) >= measured
