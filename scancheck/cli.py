@@ -88,6 +88,78 @@ def _cmd_precision(args: argparse.Namespace) -> int:
     return 0
 
 
+def _target_spec(args: argparse.Namespace):
+    from .targets import TargetSpec
+
+    if not (args.op or args.exclusive or args.dtypes or args.device):
+        return None
+    kw = {"op": args.op or "add", "inclusive": not args.exclusive, "device": args.device or "cpu"}
+    if args.dtypes:
+        kw["dtypes"] = tuple(args.dtypes)
+    return TargetSpec(**kw)
+
+
+def _print_report(rep, args: argparse.Namespace) -> None:
+    print(format_table(rep.rows(), title=f"\n{rep.target}  ({rep.seconds:.1f} s)"))
+    print(f"verdict: {'conforms' if rep.passed else 'DOES NOT CONFORM'}"
+          + (f" - {rep.diagnosis}" if rep.diagnosis else ""))
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from .conformance import PROPERTIES, check_isolated
+
+    if args.controls:
+        return _run_controls(args)
+    if not args.targets:
+        print("scancheck: error: name at least one TARGET, or --controls", file=sys.stderr)
+        return 2
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(name: str):
+        return check_isolated(name, PROPERTIES, large=args.large, max_examples=args.examples,
+                              max_n=args.max_n, timeout=args.timeout,
+                              sanitize=tuple(args.sanitize), spec=_target_spec(args))
+
+    # Each target runs in child processes of its own, so threads here only wait on them.
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        reports = list(pool.map(one, args.targets))
+    status = 0
+    for rep in reports:
+        _print_report(rep, args)
+        status |= int(not rep.passed)
+    print(format_table([{"target": r.target, "verdict": "conforms" if r.passed else "FAILS",
+                         "diagnosis": r.diagnosis[:100]} for r in reports], title="\nsummary"))
+    if args.json:
+        with open(args.json, "w") as fh:
+            fh.write("[" + ",\n".join(r.to_json() for r in reports) + "]\n")
+        print(f"report written to {args.json}")
+    return status
+
+
+def _run_controls(args: argparse.Namespace) -> int:
+    from .conformance import PROPERTIES, check_isolated
+    from .controls import CONTROLS
+    from .verify import gpu_available
+
+    gpu = gpu_available()[0]
+    rows, caught, run = [], 0, 0
+    for c in CONTROLS:
+        if c.gpu and not gpu:
+            rows.append({"control": c.name, "expected": c.expect, "diagnosis": "skipped: no GPU",
+                         "caught": "-"})
+            continue
+        rep = check_isolated(c.locator, PROPERTIES, large=c.large, max_examples=args.examples,
+                             max_n=args.controls_max_n if c.gpu else args.max_n,
+                             timeout=args.timeout, sanitize=c.sanitize, spec=c.spec)
+        ok = c.expect in rep.diagnosis
+        run, caught = run + 1, caught + ok
+        rows.append({"control": c.name, "expected": c.expect, "diagnosis": rep.diagnosis[:110],
+                     "caught": "yes" if ok else "NO"})
+    print(format_table(rows, title="negative controls"))
+    print(f"\nscore: {caught} of {run} negative controls caught with the right diagnosis")
+    return 0 if caught == run else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="scancheck", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -113,6 +185,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-log2", type=int, help="largest log2 n of the sweep (22 CPU, 26 GPU)")
     p.add_argument("--plot", help="write the sweep's log-log plot to this PNG")
     p.set_defaults(func=_cmd_precision)
+
+    p = sub.add_parser("check", help="conformance of scan implementations, or --controls")
+    p.add_argument("targets", nargs="*", help="built-in name, kernel:VARIANT, model:VARIANT, "
+                   "FILE.cu, or package.module:function")
+    p.add_argument("--controls", action="store_true", help="run the negative controls, print the score")
+    p.add_argument("--op", choices=["add", "max", "min", "recurrence"])
+    p.add_argument("--exclusive", action="store_true")
+    p.add_argument("--dtypes", nargs="+")
+    p.add_argument("--device", choices=["cpu", "gpu"])
+    p.add_argument("--examples", type=int, default=40, help="Hypothesis examples per property")
+    p.add_argument("--max-n", type=int, default=5000)
+    p.add_argument("--controls-max-n", type=int, default=2**22,
+                   help="largest n for the GPU controls (a deadlock needs more blocks than fit)")
+    p.add_argument("--large", action="store_true", help="also check n = 2**31 + 17")
+    p.add_argument("--timeout", type=float, default=120, help="seconds before a property is a hang")
+    p.add_argument("--sanitize", nargs="*", default=[], choices=["racecheck", "synccheck", "memcheck"])
+    p.add_argument("--json", help="write the reports to this file")
+    p.add_argument("--jobs", type=int, default=1, help="targets checked at once")
+    p.set_defaults(func=_cmd_check)
 
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
     p.add_argument("variant")

@@ -80,6 +80,31 @@ def main(argv: list[str] | None = None) -> int:
     status |= rc
     summary.append(f"scancheck verify: {text.strip().splitlines()[-1]}")
 
+    targets = ["cupy.cumsum (CUB)", "cupy.cumsum (no CUB)", "torch.cumsum (CUDA)",
+               "jax.numpy.cumsum", "jax.lax.associative_scan"]
+    from .kernels import VARIANTS
+
+    targets += [f"kernel:{n}" for n, v in VARIANTS.items() if not v.racy and "add" in v.operators]
+    rc, text, secs = _run([py, "-m", "scancheck.cli", "check", *targets, "--max-n", "100000",
+                           "--examples", "20", "--jobs", "6", "--timeout", "120",
+                           "--json", str(out / "conformance.json")], out / "conformance.log", env)
+    status |= rc
+    table = text[text.rfind("summary"):] if "summary" in text else text[-2000:]
+    summary.append(f"scancheck check ({secs:.0f}s):")
+    summary.extend(f"  {ln}" for ln in table.splitlines()[3:])
+
+    rc, text, secs = _run([py, "-m", "scancheck.cli", "check", "--controls", "--examples", "15",
+                           "--timeout", "30"], out / "controls.log", env)
+    status |= rc
+    summary.append(f"negative controls ({secs:.0f}s): {text.strip().splitlines()[-1]}")
+
+    rc, text, secs = _run([py, "-m", "scancheck.cli", "precision", "--sweep", "--max-log2", "26",
+                           "--plot", str(out / "precision.png")], out / "precision.log", env)
+    status |= rc
+    table = text[: text.find("\nsweep")] if "\nsweep" in text else text
+    summary.append(f"scancheck precision ({secs:.0f}s):")
+    summary.extend(f"  {ln}" for ln in table.strip().splitlines()[1:])
+
     if not args.skip_bench:
         rc, text, _ = _run([py, "-m", "scancheck.cli", "bench", "--json", str(out / "bench.json"),
                             "--log2-sizes", *args.bench_sizes], out / "bench.log", env)

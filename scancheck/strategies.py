@@ -65,9 +65,13 @@ def block_sizes(
 
 
 def scan_sizes(block: int, max_size: int = 4096, levels: int = 3) -> st.SearchStrategy[int]:
-    """Element counts, half of them drawn from :func:`hard_sizes` for this block."""
+    """Element counts, half of them drawn from :func:`hard_sizes` for this block.
+
+    The plain integers come first: Hypothesis shrinks toward the first branch, so a
+    failure shrinks to the smallest failing n, not to the smallest listed hard size.
+    """
     hard = hard_sizes(block, max_size, levels)
-    return st.one_of(st.sampled_from(hard), st.integers(1, max_size))
+    return st.one_of(st.integers(1, max_size), st.sampled_from(hard))
 
 
 @st.composite

@@ -40,3 +40,21 @@ def assert_same_bits(actual: Any, expected: Any, what: str = "result") -> None:
         f"{what}: {bad.size} of {eq.size} elements differ; first at index {k}: "
         f"got {a[k]!r}, expected {b[k]!r} (indices {bad[:8].tolist()})"
     )
+
+
+def crashing_scan(x: np.ndarray) -> np.ndarray:
+    """A target that kills its process (as an illegal address kills a CUDA context)."""
+    import os
+
+    if x.shape[0] > 3:
+        os.abort()
+    return np.cumsum(x, dtype=x.dtype)
+
+
+def hanging_scan(x: np.ndarray) -> np.ndarray:
+    """A target that never returns for n > 3 (as a chained scan waiting on an unscheduled block)."""
+    import time
+
+    while x.shape[0] > 3:
+        time.sleep(1)
+    return np.cumsum(x, dtype=x.dtype)

@@ -265,3 +265,23 @@ def test_closed_form_depth_bounds_hold_for_the_models(name, data):
     n = data.draw(st.integers(1, 60_000))
     measured = int(var.build_model(n, block).metrics().output_depths.max())
     assert var.depth_bound(n, block) >= measured
+
+
+@pytest.mark.skipif(nvcc is None, reason="nvcc is not on PATH")
+def test_every_cuda_file_under_kernels_compiles(tmp_path):
+    """Registry sources are compiled above; here every other .cu (the negative controls,
+    conformance-target signature) at float and int."""
+    from scancheck.kernels import KERNEL_DIR
+    from scancheck.targets import cu_prelude
+
+    registered = {v.source for v in VARIANTS.values()}
+    others = [p for p in sorted(KERNEL_DIR.rglob("*.cu")) if p.name not in registered]
+    assert others, "expected the negative controls under kernels/controls"
+    for path in others:
+        for dtype in ("float32", "int32"):
+            cu = tmp_path / f"{path.stem}_{dtype}.cu"
+            cu.write_text(cu_prelude(dtype) + path.read_text())
+            proc = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", "-Werror", "all-warnings",
+                                   "-c", str(cu), "-o", str(tmp_path / "k.o")],
+                                  capture_output=True, text=True)
+            assert proc.returncode == 0, f"{path.name} {dtype}:\n{proc.stderr[-3000:]}"

@@ -1,0 +1,261 @@
+"""Scan implementations scancheck can check: any callable, an import path, a ``.cu`` file.
+
+A :class:`Target` is a callable taking a 1-D array (NumPy, or CuPy for ``device="gpu"``)
+and returning its scan, with a :class:`TargetSpec` that declares what it computes.
+Built-in targets (:func:`builtin_targets`) cover NumPy, CuPy (with and without CUB),
+PyTorch (CPU and CUDA), JAX, scancheck's own kernels and their CPU models — each only
+where its library is installed.
+
+A ``.cu`` target defines, for the element type ``T`` (scancheck prepends ``typedef float T;``
+or the like for each dtype it checks)::
+
+    extern "C" __global__ void scan(const T* in, T* out, long long n, void* scratch);
+
+and is launched once with ``ceil(n / block)`` blocks of ``block`` threads,
+``2 * block * sizeof(T)`` bytes of dynamic shared memory, and ``scratch`` pointing to
+``16 * (blocks + 1)`` zeroed bytes (for tile flags and counters of single-pass scans).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .operators import CUDA_SCALAR, DTYPES, get_operator
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """What a scan implementation claims to compute."""
+
+    op: str = "add"
+    inclusive: bool = True
+    dtypes: tuple[str, ...] = DTYPES
+    deterministic: bool = True
+    #: "cpu": takes and returns NumPy arrays; "gpu": CuPy arrays.
+    device: str = "cpu"
+    #: Largest n it accepts (None: no limit of its own).
+    max_n: int | None = None
+
+    def __post_init__(self) -> None:
+        oper = get_operator(self.op)
+        if oper.name == "interval":
+            raise ValueError("op='interval' is scancheck's proof device, not a target operator")
+        bad = [d for d in self.dtypes if d not in DTYPES]
+        if bad or not self.dtypes:
+            raise ValueError(f"dtypes={self.dtypes!r}: allowed dtypes are {', '.join(DTYPES)}")
+        if self.device not in ("cpu", "gpu"):
+            raise ValueError(f"device={self.device!r} must be 'cpu' or 'gpu'")
+
+
+@dataclass
+class Target:
+    """A named scan implementation and its spec."""
+
+    name: str
+    fn: Callable[[Any], Any]
+    spec: TargetSpec = field(default_factory=TargetSpec)
+    #: Why the target cannot run here (a missing library), or None.
+    unavailable: str | None = None
+    #: How a child process re-creates this target (for isolation); None: in-process only.
+    locator: str | None = None
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """Run the target on host data and return a host array."""
+        from .testing import to_numpy
+
+        if self.spec.device == "gpu":
+            import cupy as cp
+
+            out = self.fn(cp.asarray(x))
+            cp.cuda.Device().synchronize()
+        else:
+            out = self.fn(x)
+        return to_numpy(out)
+
+
+def _missing(module: str) -> str | None:
+    return None if importlib.util.find_spec(module) else f"{module} is not installed"
+
+
+def _gpu_missing() -> str | None:
+    from .verify import gpu_available
+
+    ok, why = gpu_available()
+    return None if ok else why
+
+
+def _cupy_cumsum(accelerators: list[str]) -> Callable[[Any], Any]:
+    def run(x: Any) -> Any:
+        import cupy as cp
+        from cupy._core import _accelerator
+
+        saved = _accelerator.get_routine_accelerators()
+        _accelerator.set_routine_accelerators(accelerators)
+        try:
+            return cp.cumsum(x, dtype=x.dtype)
+        finally:
+            _accelerator.set_routine_accelerators(saved)
+
+    return run
+
+
+def _torch_cumsum(device: str) -> Callable[[Any], Any]:
+    def run(x: np.ndarray) -> np.ndarray:
+        import torch
+
+        t = torch.from_numpy(np.ascontiguousarray(x)).to(device)
+        return torch.cumsum(t, 0, dtype=t.dtype).cpu().numpy()
+
+    return run
+
+
+def _jax_cumsum(x: np.ndarray) -> np.ndarray:
+    import jax.numpy as jnp
+
+    return np.asarray(jnp.cumsum(jnp.asarray(x), dtype=x.dtype))
+
+
+def _jax_associative_scan(x: np.ndarray) -> np.ndarray:
+    import jax
+    import jax.numpy as jnp
+
+    return np.asarray(jax.lax.associative_scan(jnp.add, jnp.asarray(x)))
+
+
+def kernel_target(variant: str, block: int = 256, op: str = "add") -> Target:
+    """One of scancheck's kernels as a target (grid-scope variants take any n)."""
+    from .kernels import get_variant, scan
+
+    var = get_variant(variant)
+    cap = var.capacity(block, var.resolve_params(None)) if var.capacity else None
+    spec = TargetSpec(op=op, inclusive=var.inclusive, dtypes=var.dtypes,
+                      deterministic=var.deterministic, device="gpu", max_n=cap)
+    return Target(f"scancheck:{variant}", lambda x: scan(x, variant, op, block), spec,
+                  _gpu_missing(), locator=f"kernel:{variant}:{block}:{op}")
+
+
+def model_target(variant: str, block: int = 64, op: str = "add") -> Target:
+    """A kernel's CPU model as a target: what the kernel must compute, checked without a GPU."""
+    from .kernels import get_variant
+
+    var = get_variant(variant)
+    cap = var.capacity(block, var.resolve_params(None)) if var.capacity else 20_000
+    spec = TargetSpec(op=op, inclusive=var.inclusive, dtypes=var.dtypes, max_n=cap)
+    return Target(f"model:{variant}", lambda x: var.build_model(x.shape[0], block).run(x, op),
+                  spec, locator=f"model:{variant}:{block}:{op}")
+
+
+def builtin_targets() -> dict[str, Target]:
+    """Every built-in target by name, available or not (see ``Target.unavailable``)."""
+    from .kernels import VARIANTS
+
+    # Library scans are called with dtype= the input's: by default NumPy, CuPy and torch
+    # promote int32 to int64, which the conformance check would (rightly) report.
+    targets = [
+        Target("numpy.cumsum", lambda x: np.cumsum(x, dtype=x.dtype), TargetSpec(),
+               locator="builtin:numpy.cumsum"),
+        Target("cupy.cumsum (CUB)", _cupy_cumsum(["cub"]), TargetSpec(device="gpu"), _gpu_missing(),
+               locator="builtin:cupy.cumsum (CUB)"),
+        Target("cupy.cumsum (no CUB)", _cupy_cumsum([]), TargetSpec(device="gpu"), _gpu_missing(),
+               locator="builtin:cupy.cumsum (no CUB)"),
+        Target("torch.cumsum (CPU)", _torch_cumsum("cpu"), TargetSpec(), _missing("torch"),
+               locator="builtin:torch.cumsum (CPU)"),
+        Target("torch.cumsum (CUDA)", _torch_cumsum("cuda"), TargetSpec(),
+               _missing("torch") or _gpu_missing(), locator="builtin:torch.cumsum (CUDA)"),
+        # JAX computes in 32 bits unless jax_enable_x64 is set: it declares only those.
+        Target("jax.numpy.cumsum", _jax_cumsum, TargetSpec(dtypes=("float32", "int32")),
+               _missing("jax"), locator="builtin:jax.numpy.cumsum"),
+        Target("jax.lax.associative_scan", _jax_associative_scan,
+               TargetSpec(dtypes=("float32", "int32"), deterministic=True), _missing("jax"),
+               locator="builtin:jax.lax.associative_scan"),
+    ]
+    for name, var in VARIANTS.items():
+        if var.racy or "add" not in var.operators:
+            continue
+        targets.append(kernel_target(name))
+        targets.append(model_target(name))
+    return {t.name: t for t in targets}
+
+
+def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
+    """A target from ``package.module:function``; the module may define ``SCAN_SPEC``."""
+    if ":" not in path:
+        raise ValueError(f"target {path!r} must look like package.module:function")
+    module_name, attr = path.split(":", 1)
+    module = importlib.import_module(module_name)
+    fn = module
+    for part in attr.split("."):
+        fn = getattr(fn, part)
+    if not callable(fn):
+        raise ValueError(f"{path} is not callable")
+    declared = getattr(fn, "scan_spec", None) or getattr(module, "SCAN_SPEC", None)
+    return Target(path, fn, spec or declared or TargetSpec(), locator=f"import:{path}")
+
+
+def cu_prelude(dtype: str) -> str:
+    """What scancheck puts before a ``.cu`` target's source for element type ``dtype``."""
+    return f"typedef {CUDA_SCALAR[np.dtype(dtype).name]} T;\n"
+
+
+def cuda_file_target(path: str | Path, block: int = 256, spec: TargetSpec | None = None) -> Target:
+    """A target from a ``.cu`` file with the documented ``scan`` signature (see module doc)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path} is not a file")
+    if block < 1 or block > 1024 or block & (block - 1):
+        raise ValueError(f"block={block} must be a power of two of at most 1024")
+    source = path.read_text()
+    spec = spec or TargetSpec(device="gpu")
+    spec = replace(spec, device="gpu")
+    modules: dict[str, Any] = {}
+
+    def run(x: Any) -> Any:
+        import cupy as cp
+
+        dt = x.dtype.name
+        if dt not in modules:
+            modules[dt] = cp.RawModule(code=f"{cu_prelude(dt)}{source}",
+                                       options=("--std=c++17",))
+        kernel = modules[dt].get_function("scan")
+        n = x.shape[0]
+        blocks = -(-n // block)
+        out = cp.empty_like(x)
+        scratch = cp.zeros(16 * (blocks + 1), dtype=cp.uint8)
+        kernel((blocks,), (block,), (x, out, np.int64(n), scratch),
+               shared_mem=2 * block * x.itemsize)
+        return out
+
+    return Target(str(path), run, spec, _gpu_missing(), locator=f"cu:{path}:{block}")
+
+
+def resolve(name: str, spec: TargetSpec | None = None, block: int = 256) -> Target:
+    """A target by built-in name, ``kernel:VARIANT``, ``model:VARIANT``, ``.cu`` path or import path."""
+    if name.startswith("builtin:"):
+        name = name[len("builtin:"):]
+    builtins = builtin_targets()
+    if name in builtins:
+        return builtins[name]
+    for prefix, make in (("kernel:", kernel_target), ("model:", model_target),
+                         ("scancheck:", kernel_target)):
+        if name.startswith(prefix):
+            parts = name[len(prefix):].split(":")
+            return make(parts[0], *(int(parts[1]),) if len(parts) > 1 else (), *parts[2:3])
+    if name.startswith("cu:"):
+        parts = name[3:].rsplit(":", 1)
+        return cuda_file_target(parts[0], int(parts[1]) if len(parts) > 1 else block, spec)
+    if name.endswith(".cu"):
+        return cuda_file_target(name, block, spec)
+    if name.startswith("import:"):
+        name = name[len("import:"):]
+    if ":" in name:
+        return load_import_path(name, spec)
+    known = ", ".join(sorted(builtins))
+    raise ValueError(f"target {name!r} is not a built-in ({known}), a .cu file, "
+                     f"kernel:VARIANT, model:VARIANT or package.module:function")

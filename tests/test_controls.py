@@ -1,0 +1,39 @@
+"""Every negative control is caught, with the right diagnosis."""
+
+from __future__ import annotations
+
+import pytest
+
+from scancheck.conformance import PROPERTIES, check_isolated
+from scancheck.controls import CONTROLS
+
+CPU = [c for c in CONTROLS if not c.gpu]
+GPU = [c for c in CONTROLS if c.gpu and not c.large]
+LARGE = [c for c in CONTROLS if c.large]
+
+
+def _caught(c, **kw):
+    rep = check_isolated(c.locator, PROPERTIES, large=c.large, sanitize=c.sanitize, spec=c.spec, **kw)
+    assert c.expect in rep.diagnosis, f"{c.name}: {rep.diagnosis!r}\n{rep.rows()}"
+    return rep
+
+
+@pytest.mark.parametrize("control", CPU, ids=[c.name for c in CPU])
+def test_cpu_negative_controls_are_caught(control):
+    rep = _caught(control, max_examples=25, timeout=120)
+    failing = [r for r in rep.results if r.status == "fail"]
+    assert all(r.smallest_case for r in failing)
+    assert min(r.smallest_case["n"] for r in failing) <= 65  # one past a block of 64
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("control", GPU, ids=[c.name for c in GPU])
+def test_gpu_negative_controls_are_caught(control):
+    _caught(control, max_examples=15, max_n=2**22, timeout=20)
+
+
+@pytest.mark.gpu
+@pytest.mark.huge
+@pytest.mark.parametrize("control", LARGE, ids=[c.name for c in LARGE])
+def test_index_overflow_control_is_caught_past_2_to_the_31(control):
+    _caught(control, max_examples=10, max_n=100_000, timeout=300)

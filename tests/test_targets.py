@@ -1,0 +1,43 @@
+"""Target resolution, specs and their errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scancheck.targets import TargetSpec, builtin_targets, load_import_path, resolve
+
+
+def test_builtins_include_the_libraries_and_scanchecks_own_kernels():
+    names = set(builtin_targets())
+    assert {"numpy.cumsum", "cupy.cumsum (CUB)", "torch.cumsum (CUDA)",
+            "jax.lax.associative_scan", "scancheck:decoupled_lookback",
+            "model:decoupled_lookback"} <= names
+
+
+def test_import_path_takes_the_functions_declared_spec():
+    t = load_import_path("scancheck.controls:nan_dropping_max")
+    assert t.spec.op == "max" and t.spec.dtypes == ("float32", "float64")
+    np.testing.assert_array_equal(t(np.array([1.0, 3.0, 2.0])), [1.0, 3.0, 3.0])
+
+
+def test_model_target_runs_the_model():
+    t = resolve("model:blelloch")
+    assert not t.spec.inclusive
+    assert t(np.arange(1, 5, dtype=np.int32)).tolist() == [0, 1, 3, 6]
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: resolve("nothing"), "is not a built-in"),
+        (lambda: resolve("/no/such/file.cu"), "is not a file"),
+        (lambda: load_import_path("numpy"), "package.module:function"),
+        (lambda: TargetSpec(op="interval"), "proof device"),
+        (lambda: TargetSpec(dtypes=("float16",)), "allowed dtypes"),
+        (lambda: TargetSpec(device="tpu"), "device='tpu'"),
+    ],
+)
+def test_bad_targets_are_refused_with_a_reason(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
