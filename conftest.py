@@ -2,16 +2,22 @@
 
 Profiles: ``ci`` (quick, the default), ``gpu`` (no deadline, more examples) and
 ``thorough`` (nightly).  Pick one with ``--hypothesis-profile NAME`` or the
-``SCANCHECK_HYPOTHESIS_PROFILE`` environment variable.  Tests marked ``gpu`` skip,
-saying why, where cupy or a CUDA device is missing.  With several GPUs visible,
-xdist worker ``gwK`` uses device ``K mod count``; all workers share one CuPy kernel
-cache, so each kernel is compiled once per machine, not once per worker.
+``SCANCHECK_HYPOTHESIS_PROFILE`` environment variable; failing examples persist in a
+directory database (``SCANCHECK_HYPOTHESIS_DB``) and print how to reproduce them.
+
+Tests marked ``gpu`` skip, saying why, where cupy or a CUDA device is missing.  With
+several GPUs visible, xdist worker ``gwK`` gets GPU ``K mod count`` through
+``CUDA_VISIBLE_DEVICES``, set before anything initialises CUDA, so CuPy, torch, child
+processes and compute-sanitizer all use the same one.  All workers share one CuPy
+kernel cache, so each kernel is compiled once per machine, not once per worker.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -23,11 +29,43 @@ os.environ.setdefault("CUPY_CACHE_DIR", str(Path(tempfile.gettempdir()) / "scanc
 _DB = DirectoryBasedExampleDatabase(
     os.environ.get("SCANCHECK_HYPOTHESIS_DB", str(Path(__file__).parent / ".hypothesis" / "examples"))
 )
-_COMMON = dict(database=_DB, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-settings.register_profile("ci", max_examples=25, deadline=None, print_blob=True, **_COMMON)
-settings.register_profile("gpu", max_examples=60, deadline=None, print_blob=True, **_COMMON)
-settings.register_profile("thorough", max_examples=500, deadline=None, print_blob=True, **_COMMON)
+_COMMON = dict(database=_DB, print_blob=True, deadline=None,
+               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("ci", max_examples=25, **_COMMON)
+settings.register_profile("gpu", max_examples=60, **_COMMON)
+settings.register_profile("thorough", max_examples=500, **_COMMON)
 settings.load_profile(os.environ.get("SCANCHECK_HYPOTHESIS_PROFILE", "ci"))
+
+
+def _visible_gpus() -> list[str]:
+    """GPU ids this session may use, read without initialising CUDA in this process."""
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        return [d for d in listed.split(",") if d.strip() and d.strip() != "-1"]
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return [str(i) for i, ln in enumerate(out.stdout.splitlines()) if ln.startswith("GPU ")]
+
+
+def _worker_index(config: pytest.Config) -> int | None:
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    return int(worker[2:]) if worker and worker.startswith("gw") else None
+
+
+def _wants_gpu(config: pytest.Config) -> bool:
+    markexpr = config.getoption("markexpr", "") or ""
+    return "not gpu" not in markexpr
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    gpus = _visible_gpus() if _wants_gpu(config) else []
+    config._scancheck_gpus = gpus  # type: ignore[attr-defined]
+    worker = _worker_index(config)
+    if gpus and worker is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpus[worker % len(gpus)]
+    config._scancheck_state = _gpu_state() if gpus else (0, "no NVIDIA GPU is visible")  # type: ignore[attr-defined]
 
 
 def _gpu_state() -> tuple[int, str]:
@@ -43,38 +81,25 @@ def _gpu_state() -> tuple[int, str]:
     return count, "" if count else "no CUDA device is visible"
 
 
-def _worker_index(config: pytest.Config) -> int:
-    worker = getattr(config, "workerinput", {}).get("workerid", "gw0")
-    return int(worker[2:]) if worker.startswith("gw") else 0
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    count, reason = _gpu_state() if _wants_gpu(config) else (0, "gpu tests not selected")
-    config._scancheck_gpus = (count, reason)  # type: ignore[attr-defined]
-    if count:
-        import cupy
-
-        cupy.cuda.Device(_worker_index(config) % count).use()
-
-
-def _wants_gpu(config: pytest.Config) -> bool:
-    markexpr = config.getoption("markexpr", "") or ""
-    return "not gpu" not in markexpr
-
-
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    count, reason = config._scancheck_gpus  # type: ignore[attr-defined]
-    profile = settings._current_profile  # the name Hypothesis loaded
+    count, reason = config._scancheck_state  # type: ignore[attr-defined]
+    profile = settings._current_profile
+    lines = [f"hypothesis profile: {profile}"]
     if not count:
-        return [f"scancheck: no GPU ({reason}); gpu tests will skip", f"hypothesis profile: {profile}"]
+        return [f"scancheck: no GPU ({reason}); gpu tests will skip", *lines]
     import cupy
 
-    names = [cupy.cuda.runtime.getDeviceProperties(i)["name"].decode() for i in range(count)]
-    return [f"scancheck: {count} GPU(s): {', '.join(names)}", f"hypothesis profile: {profile}"]
+    gpus = config._scancheck_gpus  # type: ignore[attr-defined]
+    name = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+    workers = config.getoption("numprocesses", None) if config.pluginmanager.has_plugin("xdist") else None
+    lines.insert(0, f"scancheck: GPUs {', '.join(gpus)} ({name}); "
+                 + (f"xdist worker gwK uses GPU [{', '.join(gpus)}][K mod {len(gpus)}]"
+                    if workers else "one process"))
+    return lines
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    count, reason = config._scancheck_gpus  # type: ignore[attr-defined]
+    count, reason = config._scancheck_state  # type: ignore[attr-defined]
     if count:
         return
     skip = pytest.mark.skip(reason=f"needs a CUDA GPU: {reason}")
@@ -83,10 +108,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
-@pytest.fixture(scope="session")
-def gpu_device() -> str:
-    """Name of the CUDA device this worker uses (the test is marked gpu)."""
-    import cupy
-
-    dev = cupy.cuda.Device()
-    return f"{cupy.cuda.runtime.getDeviceProperties(dev.id)['name'].decode()} (device {dev.id})"
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
+    """Tests run per GPU (from the xdist worker that ran each), to show every GPU busy."""
+    gpus = config._scancheck_gpus  # type: ignore[attr-defined]
+    if len(gpus) < 1 or not config._scancheck_state[0]:  # type: ignore[attr-defined]
+        return
+    per: Counter[str] = Counter()
+    for key in ("passed", "failed"):
+        for rep in terminalreporter.stats.get(key, []):
+            if rep.when != "call" or "gpu" not in rep.keywords:
+                continue
+            node = getattr(rep, "node", None)
+            worker = getattr(node, "workerinput", {}).get("workerid", "gw0") if node else "gw0"
+            per[gpus[int(worker[2:]) % len(gpus)]] += 1
+    if per:
+        terminalreporter.write_line("gpu tests per GPU: " + ", ".join(
+            f"GPU {g}: {per[g]}" for g in gpus))

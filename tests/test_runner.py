@@ -1,0 +1,32 @@
+"""The test runner itself: under ``pytest -n``, a hanging test and a test that crashes its
+worker each fail alone, and the run goes on."""
+
+from __future__ import annotations
+
+pytest_plugins = ["pytester"]
+
+
+def test_a_hang_and_a_crash_are_reported_without_stopping_the_run(pytester):
+    pytester.makepyfile(
+        """
+        import os, time
+
+        def test_hangs():
+            time.sleep(600)
+
+        def test_crashes_its_worker():
+            os.abort()
+
+        def test_passes_before():
+            assert True
+
+        def test_passes_after():
+            assert True
+        """
+    )
+    result = pytester.runpytest_subprocess("-n", "2", "--timeout=5", "-o", "timeout_method=thread",
+                                           "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=2)
+    result.stdout.fnmatch_lines(["*crashed while running*test_hangs*"])
+    result.stdout.fnmatch_lines(["*crashed while running*test_crashes_its_worker*"])
+    assert result.duration < 120  # the 600 s sleep was cut short by the timeout
