@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+PARTS = ("tests", "huge", "verify", "check", "controls", "precision", "bench")
 _COUNTS = re.compile(r"(\d+) (passed|failed|skipped|error|errors|xfailed|xpassed)")
 
 
@@ -39,11 +40,27 @@ def _counts(text: str) -> str:
     return last[-1].strip("= \n") if last else "no pytest summary line"
 
 
+def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str]) -> int:
+    """``scancheck check`` on the library scans and every scancheck kernel; the summary table."""
+    from .kernels import VARIANTS
+
+    targets = ["cupy.cumsum (CUB)", "cupy.cumsum (no CUB)", "torch.cumsum (CUDA)",
+               "jax.numpy.cumsum", "jax.lax.associative_scan"]
+    targets += [f"kernel:{n}" for n, v in VARIANTS.items() if not v.racy and "add" in v.operators]
+    rc, text, secs = _run([py, "-m", "scancheck.cli", "check", *targets, "--max-n", "100000",
+                           "--examples", "20", "--jobs", "6", "--timeout", "120",
+                           "--json", str(out / "conformance.json")], out / "conformance.log", env)
+    table = text[text.rfind("summary"):] if "summary" in text else text[-2000:]
+    summary.append(f"scancheck check ({secs:.0f}s):")
+    summary.extend(f"  {ln}" for ln in table.splitlines()[3:])
+    return rc
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scancheck.gpusuite")
     parser.add_argument("--workers", default="8")
-    parser.add_argument("--skip-huge", action="store_true")
-    parser.add_argument("--skip-bench", action="store_true")
+    parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS,
+                        help="which parts to run (default: all)")
     parser.add_argument("--bench-sizes", nargs="+", default=["20", "24", "28"])
     parser.add_argument("pytest_args", nargs="*")
     args = parser.parse_args(argv)
@@ -54,64 +71,53 @@ def main(argv: list[str] | None = None) -> int:
     env = dict(os.environ, SCANCHECK_HYPOTHESIS_PROFILE="gpu", PYTHONUNBUFFERED="1",
                PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
     py = sys.executable
+    parts = set(args.parts)
     summary: list[str] = []
     status = 0
 
     smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
     summary.append(f"device: {smi.stdout.strip() or smi.stderr.strip()}")
 
-    rc, text, secs = _run([py, "-m", "pytest", "-m", "gpu and not huge", "-n", args.workers,
-                           "-q", "-p", "no:cacheprovider", *args.pytest_args],
-                          out / "gpu-tests.log", env)
-    status |= rc
-    summary.append(f"gpu suite (-n {args.workers}): {_counts(text)} [{secs:.0f}s wall]")
-    if rc:
-        fails = [ln for ln in text.splitlines() if ln.startswith(("FAILED", "ERROR"))]
-        summary.extend(f"  {ln[:200]}" for ln in fails[:15])
-
-    if not args.skip_huge:
+    if "tests" in parts:
+        rc, text, secs = _run([py, "-m", "pytest", "-m", "gpu and not huge", "-n", args.workers,
+                               "-q", "-p", "no:cacheprovider", *args.pytest_args],
+                              out / "gpu-tests.log", env)
+        status |= rc
+        summary.append(f"gpu suite (-n {args.workers}): {_counts(text)} [{secs:.0f}s wall]")
+        summary.extend(f"  {ln}" for ln in text.splitlines() if ln.startswith("gpu tests per GPU"))
+        if rc:
+            fails = [ln for ln in text.splitlines() if ln.startswith(("FAILED", "ERROR"))]
+            summary.extend(f"  {ln[:200]}" for ln in fails[:15])
+    if "huge" in parts:
         rc, text, secs = _run([py, "-m", "pytest", "-m", "huge", "-q", "-p", "no:cacheprovider"],
                               out / "huge-tests.log", env)
         status |= rc
         summary.append(f"n = 2**31 + 17 tests: {_counts(text)} [{secs:.0f}s]")
-
-    rc, text, _ = _run([py, "-m", "scancheck.cli", "verify", "--block", "256"],
-                       out / "verify.log", env)
-    status |= rc
-    summary.append(f"scancheck verify: {text.strip().splitlines()[-1]}")
-
-    targets = ["cupy.cumsum (CUB)", "cupy.cumsum (no CUB)", "torch.cumsum (CUDA)",
-               "jax.numpy.cumsum", "jax.lax.associative_scan"]
-    from .kernels import VARIANTS
-
-    targets += [f"kernel:{n}" for n, v in VARIANTS.items() if not v.racy and "add" in v.operators]
-    rc, text, secs = _run([py, "-m", "scancheck.cli", "check", *targets, "--max-n", "100000",
-                           "--examples", "20", "--jobs", "6", "--timeout", "120",
-                           "--json", str(out / "conformance.json")], out / "conformance.log", env)
-    status |= rc
-    table = text[text.rfind("summary"):] if "summary" in text else text[-2000:]
-    summary.append(f"scancheck check ({secs:.0f}s):")
-    summary.extend(f"  {ln}" for ln in table.splitlines()[3:])
-
-    rc, text, secs = _run([py, "-m", "scancheck.cli", "check", "--controls", "--examples", "15",
-                           "--timeout", "30"], out / "controls.log", env)
-    status |= rc
-    summary.append(f"negative controls ({secs:.0f}s): {text.strip().splitlines()[-1]}")
-
-    rc, text, secs = _run([py, "-m", "scancheck.cli", "precision", "--sweep", "--max-log2", "26",
-                           "--plot", str(out / "precision.png")], out / "precision.log", env)
-    status |= rc
-    table = text[: text.find("\nsweep")] if "\nsweep" in text else text
-    summary.append(f"scancheck precision ({secs:.0f}s):")
-    summary.extend(f"  {ln}" for ln in table.strip().splitlines()[1:])
-
-    if not args.skip_bench:
+    if "verify" in parts:
+        rc, text, _ = _run([py, "-m", "scancheck.cli", "verify", "--block", "256"],
+                           out / "verify.log", env)
+        status |= rc
+        summary.append(f"scancheck verify: {text.strip().splitlines()[-1]}")
+    if "check" in parts:
+        status |= _check_targets(py, out, env, summary)
+    if "controls" in parts:
+        rc, text, secs = _run([py, "-m", "scancheck.cli", "check", "--controls", "--examples", "15",
+                               "--timeout", "15"], out / "controls.log", env)
+        status |= rc
+        print(text[-3000:])
+        summary.append(f"negative controls ({secs:.0f}s): {text.strip().splitlines()[-1]}")
+    if "precision" in parts:
+        rc, text, secs = _run([py, "-m", "scancheck.cli", "precision", "--sweep", "--max-log2", "26",
+                               "--plot", str(out / "precision.png")], out / "precision.log", env)
+        status |= rc
+        table = text[: text.find("\nsweep")] if "\nsweep" in text else text
+        summary.append(f"scancheck precision ({secs:.0f}s):")
+        summary.extend(f"  {ln}" for ln in table.strip().splitlines()[1:])
+    if "bench" in parts:
         rc, text, _ = _run([py, "-m", "scancheck.cli", "bench", "--json", str(out / "bench.json"),
                             "--log2-sizes", *args.bench_sizes], out / "bench.log", env)
         status |= rc
-        print(text)
-        keep = [ln for ln in text.splitlines()
-                if ("2^28" in ln or "2^24" in ln) and "float32" in ln]
+        keep = [ln for ln in text.splitlines() if ("2^28" in ln or "2^24" in ln) and "float32" in ln]
         summary.append("bandwidth (float32; median ms, GB/s, x memcpy):")
         summary.extend(f"  {ln}" for ln in keep)
 
