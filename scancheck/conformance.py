@@ -270,12 +270,23 @@ def check_property(target: Target, prop: str, max_examples: int = 40,
     spec = target.spec
     if (prop == "recurrence") != (spec.op == "recurrence"):
         return PropertyResult(prop, "skip", f"not applicable to operator {spec.op!r}")
-    if prop == "deterministic" and not spec.deterministic:
-        return PropertyResult(prop, "skip", "declared non-deterministic")
     dts = tuple(d for d in dtypes if d in spec.dtypes)
     if not dts:
         return PropertyResult(prop, "skip", f"no dtype of {dtypes} is declared")
-    strategy = _cases(spec, dts, dists, min(max_n, _MAX_N.get(prop, max_n)))
+    top = min(max_n, _MAX_N.get(prop, max_n), spec.max_n or max_n)
+    # The largest case first: failures that need many blocks (a deadlock, say) are rare
+    # among Hypothesis's draws, which favour small sizes.
+    largest = Case(top, dts[0], dists[0], 0)
+    if prop == "deterministic" and not spec.deterministic:
+        seen = check(target, largest)
+        return PropertyResult(prop, "skip", "declared non-deterministic" + (
+            f"; observed: bits differ between runs at n={top}" if seen else ""))
+    if check(target, largest) is not None:
+        case = _smallest_n(check, target, largest)
+        final = check(target, case)
+        return PropertyResult(prop, "fail", final.diagnosis if final else "failed",
+                              case.describe(final))
+    strategy = _cases(spec, dts, dists, top)
     failure: dict[str, Failure] = {}
 
     def fails(case: Case) -> bool:
