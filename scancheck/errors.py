@@ -29,15 +29,17 @@ class Verdict(enum.IntEnum):
 
 
 def gamma(depth: np.ndarray | int, dtype: str) -> np.ndarray:
-    """Higham's gamma_d = d*u / (1 - d*u) for the unit roundoff of ``dtype``."""
+    """Higham's gamma_d = d*u / (1 - d*u) for the unit roundoff of ``dtype``; +inf where
+    d*u >= 1, where no bound of this form exists (a float32 sequential sum of 2**24 terms)."""
     try:
         u = UNIT_ROUNDOFF[np.dtype(dtype).name]
     except KeyError:
         raise ValueError(f"dtype={dtype!r} has no rounding bound; allowed: float32, float64") from None
     d = np.asarray(depth, dtype=np.float64)
-    if np.any(d * u >= 1):
-        raise ValueError("depth is too large: gamma_d needs depth * u < 1")
-    return d * u / (1 - d * u)
+    if np.any(d < 0):
+        raise ValueError("depth must be non-negative")
+    with np.errstate(divide="ignore"):
+        return np.where(d * u < 1, d * u / np.maximum(1 - d * u, 0), np.inf)
 
 
 def sequential_depths(n: int, inclusive: bool = True) -> np.ndarray:

@@ -20,8 +20,9 @@ from scancheck.errors import (
 def test_gamma_is_higham_and_refuses_depths_past_one_over_u():
     assert gamma(1, "float32") == pytest.approx(2.0**-24 / (1 - 2.0**-24))
     assert gamma(0, "float64") == 0
+    assert gamma(2**24, "float32") == np.inf  # no finite bound: nothing can be ruled out
     with pytest.raises(ValueError, match="depth"):
-        gamma(2**25, "float32")
+        gamma(-1, "float32")
     with pytest.raises(ValueError, match="dtype='int32'"):
         gamma(3, "int32")
 
