@@ -137,7 +137,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 
 def _run_controls(args: argparse.Namespace) -> int:
-    from .conformance import PROPERTIES, check_isolated
+    from .conformance import check_isolated
     from .controls import CONTROLS
     from .verify import gpu_available
 
@@ -148,7 +148,7 @@ def _run_controls(args: argparse.Namespace) -> int:
             rows.append({"control": c.name, "expected": c.expect, "diagnosis": "skipped: no GPU",
                          "caught": "-"})
             continue
-        rep = check_isolated(c.locator, PROPERTIES, large=c.large, max_examples=args.examples,
+        rep = check_isolated(c.locator, c.properties, large=c.large, max_examples=args.examples,
                              max_n=args.controls_max_n if c.gpu else args.max_n,
                              timeout=args.timeout, sanitize=c.sanitize, spec=c.spec)
         ok = c.expect in rep.diagnosis

@@ -80,11 +80,13 @@ def main(argv: list[str] | None = None) -> int:
 
     if "tests" in parts:
         rc, text, secs = _run([py, "-m", "pytest", "-m", "gpu and not huge", "-n", args.workers,
-                               "-q", "-p", "no:cacheprovider", *args.pytest_args],
+                               "-q", "-p", "no:cacheprovider", "--durations=8", *args.pytest_args],
                               out / "gpu-tests.log", env)
         status |= rc
         summary.append(f"gpu suite (-n {args.workers}): {_counts(text)} [{secs:.0f}s wall]")
         summary.extend(f"  {ln}" for ln in text.splitlines() if ln.startswith("gpu tests per GPU"))
+        slow = text[text.find("slowest"):].splitlines()[1:4] if "slowest" in text else []
+        summary.extend(f"  slowest: {ln.strip()}" for ln in slow)
         if rc:
             fails = [ln for ln in text.splitlines() if ln.startswith(("FAILED", "ERROR"))]
             summary.extend(f"  {ln[:200]}" for ln in fails[:15])
