@@ -19,20 +19,27 @@ __device__ __forceinline__ T warp_inclusive(T v, Op op) {
   return v;
 }
 
+// After a barrier, warp 0 scans the block's warp totals in place; lanes past the last
+// warp hold the identity (models._scan_warp_totals).
+template <typename T, typename Op>
+__device__ __forceinline__ void scan_warp_totals(T* sums, Op op) {
+  const unsigned lane = threadIdx.x % kWarp, nwarps = blockDim.x / kWarp;
+  if (threadIdx.x / kWarp == 0) {
+    T s = lane < nwarps ? sums[lane] : Op::identity();
+    s = warp_inclusive(s, op);
+    if (lane < nwarps) sums[lane] = s;
+  }
+}
+
 // Inclusive scan of one value per thread across the block (models._block_scan_warps).
 // sums: 32 elements of shared memory.  The caller syncs before reusing sums.
 template <typename T, typename Op>
 __device__ __forceinline__ T block_scan_warps(T v, T* sums, Op op) {
   const unsigned lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
-  const unsigned nwarps = blockDim.x / kWarp;
   v = warp_inclusive(v, op);
   if (lane == kWarp - 1) sums[warp] = v;
   __syncthreads();
-  if (warp == 0) {
-    T s = lane < nwarps ? sums[lane] : Op::identity();
-    s = warp_inclusive(s, op);
-    if (lane < nwarps) sums[lane] = s;
-  }
+  scan_warp_totals(sums, op);
   __syncthreads();
   if (warp > 0) v = op(sums[warp - 1], v);
   return v;

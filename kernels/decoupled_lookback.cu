@@ -142,11 +142,7 @@ __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out
   const T wi = warp_inclusive(items[ITEMS - 1], op);
   if (lane == kWarp - 1) warp_totals[warp] = wi;
   __syncthreads();
-  if (warp == 0) {
-    T s = lane < nwarps ? warp_totals[lane] : Op::identity();
-    s = warp_inclusive(s, op);
-    if (lane < nwarps) warp_totals[lane] = s;
-  }
+  scan_warp_totals(warp_totals, op);
   __syncthreads();
   T lane_prefix = shfl_up(wi, 1);
   if (lane == 0) lane_prefix = Op::identity();

@@ -165,16 +165,19 @@ def _first_bad(ok: np.ndarray, got: np.ndarray, want: np.ndarray, diagnosis: str
 # -- the properties -------------------------------------------------------------------
 
 
-def _shape_failure(got: np.ndarray, x: np.ndarray) -> Failure | None:
+def _run(target: Target, case: Case, op: str) -> tuple[np.ndarray, np.ndarray, Failure | None]:
+    """The case's input, the target's output, and a failure if the output's shape or dtype
+    is not the input's."""
+    x = case.data(op)
+    got = target(x)
     if got.shape != x.shape or got.dtype != x.dtype:
-        return Failure(f"returned shape {got.shape} dtype {got.dtype}, expected {x.shape} {x.dtype}")
-    return None
+        return x, got, Failure(f"returned shape {got.shape} dtype {got.dtype}, "
+                               f"expected {x.shape} {x.dtype}")
+    return x, got, None
 
 
 def _exact_check(target: Target, case: Case) -> Failure | None:
-    x = case.data(target.spec.op)
-    got = target(x)
-    bad = _shape_failure(got, x)
+    x, got, bad = _run(target, case, target.spec.op)
     if bad:
         return bad
     want = exact_scan(x, target.spec.op, target.spec.inclusive)
@@ -185,9 +188,7 @@ def _float_check(target: Target, case: Case) -> Failure | None:
     op = get_operator(target.spec.op)
     if op.name != "add":
         return _exact_check(target, case)
-    x = case.data("add")
-    got = target(x)
-    bad = _shape_failure(got, x)
+    x, got, bad = _run(target, case, "add")
     if bad:
         return bad
     rep = classify(x, got, sequential_depths(x.size, target.spec.inclusive),
@@ -201,9 +202,7 @@ def _float_check(target: Target, case: Case) -> Failure | None:
 
 
 def _specials_check(target: Target, case: Case) -> Failure | None:
-    x = case.data(target.spec.op)
-    got = target(x)
-    bad = _shape_failure(got, x)
+    x, got, bad = _run(target, case, target.spec.op)
     if bad:
         return bad
     want = exact_scan(x, target.spec.op, target.spec.inclusive)
@@ -227,9 +226,7 @@ def _determinism_check(target: Target, case: Case) -> Failure | None:
 
 
 def _recurrence_check(target: Target, case: Case) -> Failure | None:
-    x = case.data("recurrence")
-    got = target(x)
-    bad = _shape_failure(got, x)
+    x, got, bad = _run(target, case, "recurrence")
     if bad:
         return bad
     want = exact_recurrence(x)

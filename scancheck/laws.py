@@ -72,6 +72,15 @@ def _ulps_apart(a: Any, b: Any) -> float:
     return float(abs(a.astype(np.float64) - b.astype(np.float64)) / spacing) if spacing else 0.0
 
 
+def _lift(v: Any, exact: bool) -> Any:
+    """``v`` with its floats turned into exact rationals (componentwise), if ``exact``."""
+    if not exact:
+        return v
+    if isinstance(v, tuple | list):
+        return tuple(_lift(c, exact) for c in v)
+    return Fraction(v) if isinstance(v, float | np.floating) else v
+
+
 def _search(strategy: st.SearchStrategy, fails: Callable[[Any], bool], max_examples: int) -> Any:
     """The smallest example for which ``fails`` holds, or None if none was found."""
     try:
@@ -119,11 +128,7 @@ def check_laws(
     name = name or getattr(combine, "__name__", "operator")
 
     def lift(v: Any) -> Any:
-        if not exact:
-            return v
-        if isinstance(v, tuple | list):
-            return tuple(lift(c) for c in v)
-        return Fraction(v) if isinstance(v, float | np.floating) else v
+        return _lift(v, exact)
 
     def reassociation_differs(t: tuple) -> bool:
         a, b, c = (lift(v) for v in t)
@@ -201,11 +206,7 @@ def find_disagreement(
     associative whenever ``combine`` is); this compares with what the scan must mean.
     """
     def lift(v: Any) -> Any:
-        if not exact:
-            return v
-        if isinstance(v, tuple | list):
-            return tuple(lift(c) for c in v)
-        return Fraction(v) if isinstance(v, float | np.floating) else v
+        return _lift(v, exact)
 
     def differs(seq: list) -> bool:
         acc = lift(identity)

@@ -205,13 +205,16 @@ def build_coarsened(n: int, block: int, coarse: int = 4) -> Network:
 # -- warp shuffle (seed 004) --------------------------------------------------------
 
 
-def _warp_inclusive(net: Network, tag: str, v: int, y: int, lanes: np.ndarray, g: np.ndarray) -> None:
-    """``__shfl_up_sync`` inclusive scan of registers ``v + g`` within each warp."""
+def _warp_inclusive(net: Network, tag: str, v: int, y: int, lanes: np.ndarray, g: np.ndarray,
+                    thread: np.ndarray | None = None) -> None:
+    """``__shfl_up_sync`` inclusive scan of registers ``v + g`` within each warp
+    (``thread``: the threads holding them, when register slots are not thread ids)."""
+    thread = g if thread is None else thread
     for d in (1, 2, 4, 8, 16):
         m = lanes >= d
         # A shuffle syncs one warp, not the block: no barrier for the hazard analysis.
-        net.op(f"{tag} shfl {d}", y + g[m], v + g[m] - d, g[m], barrier=False)
-        net.op(f"{tag} add {d}", v + g[m], v + g[m], g[m], a=y + g[m], barrier=False)
+        net.op(f"{tag} shfl {d}", y + g[m], v + g[m] - d, thread[m], barrier=False)
+        net.op(f"{tag} add {d}", v + g[m], v + g[m], thread[m], a=y + g[m], barrier=False)
 
 
 def _block_scan_warps(net: Network, tag: str, nb: int, block: int, v: int) -> None:
@@ -222,27 +225,28 @@ def _block_scan_warps(net: Network, tag: str, nb: int, block: int, v: int) -> No
     """
     y = net.alloc(f"{tag}.y", nb * block, REGISTER)
     sums = net.alloc(f"{tag}.warp_sums", nb * WARP, SHARED)
-    s = net.alloc(f"{tag}.s", nb * WARP, REGISTER)
-    sy = net.alloc(f"{tag}.sy", nb * WARP, REGISTER)
     b, t, g = _grid(nb, block)
     lane, warp = t % WARP, t // WARP
-    nwarps = block // WARP
     _warp_inclusive(net, f"{tag} warp", v, y, lane.ravel(), g.ravel())
     m = lane == WARP - 1
     net.op(f"{tag} warp total", sums + b[m] * WARP + warp[m], v + g[m], g[m], barrier=False)
-    bw, lw = np.meshgrid(np.arange(nb), np.arange(WARP), indexing="ij")
-    gw = bw * block + lw
-    sl = bw * WARP + lw
-    net.op(f"{tag} totals load", s + sl, np.where(lw < nwarps, sums + sl, net.IDENT), gw)
-    # Warp 0's registers are indexed by block*32 + lane, so shift ids to stay per-block.
-    for d in (1, 2, 4, 8, 16):
-        mm = lw >= d
-        net.op(f"{tag} totals shfl {d}", sy + sl[mm], s + sl[mm] - d, gw[mm], barrier=False)
-        net.op(f"{tag} totals add {d}", s + sl[mm], s + sl[mm], gw[mm], a=sy + sl[mm], barrier=False)
-    mm = lw < nwarps
-    net.op(f"{tag} totals store", sums + sl[mm], s + sl[mm], gw[mm], barrier=False)
+    _scan_warp_totals(net, tag, sums, nb, block)
     m = warp > 0
     net.op(f"{tag} add prefix", v + g[m], v + g[m], g[m], a=sums + b[m] * WARP + warp[m] - 1)
+
+
+def _scan_warp_totals(net: Network, tag: str, sums: int, nb: int, block: int) -> None:
+    """After a barrier, warp 0 of each block scans the 32 warp totals in ``sums`` in place
+    (lanes past the last warp hold the identity)."""
+    s = net.alloc(f"{tag}.s", nb * WARP, REGISTER)
+    sy = net.alloc(f"{tag}.sy", nb * WARP, REGISTER)
+    bw, lw = np.meshgrid(np.arange(nb), np.arange(WARP), indexing="ij")
+    gw, sl = bw * block + lw, bw * WARP + lw  # warp 0's threads; slot = block*32 + lane
+    nwarps = block // WARP
+    net.op(f"{tag} totals load", s + sl, np.where(lw < nwarps, sums + sl, net.IDENT), gw)
+    _warp_inclusive(net, f"{tag} totals", s, sy, lw.ravel(), sl.ravel(), thread=gw.ravel())
+    mm = lw < nwarps
+    net.op(f"{tag} totals store", sums + sl[mm], s + sl[mm], gw[mm], barrier=False)
 
 
 def _check_warp_block(block: int) -> None:
@@ -252,14 +256,22 @@ def _check_warp_block(block: int) -> None:
 
 def build_warp_shuffle(n: int, block: int) -> Network:
     """Warp-shuffle scan, inclusive: ``__shfl_up_sync`` in warps, warp sums through shared memory."""
-    _check_warp_block(block)
     net = Network(n, inclusive=True)
-    v = net.alloc("v", block, REGISTER)
-    t = np.arange(block)
-    net.load("load", v + t, t, t)
-    _block_scan_warps(net, "block", 1, block, v)
+    v, _, t, _ = _tiles_scanned(net, "block", 1, block)
     net.store("store", v + t, t, t)
     return net
+
+
+def _tiles_scanned(net: Network, tag: str, nb: int, block: int
+                   ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """One element per thread loaded into register ``v`` and block-scanned with warps;
+    returns ``v`` and the block, thread and global ids of :func:`_grid`."""
+    _check_warp_block(block)
+    v = net.alloc("v", nb * block, REGISTER)
+    b, t, g = _grid(nb, block)
+    net.load(f"{tag} load", v + g, g, g)
+    _block_scan_warps(net, tag, nb, block, v)
+    return v, b, t, g
 
 
 # -- hierarchical three-kernel scan (seed 004, seed 002 11.5) -----------------------
@@ -267,14 +279,10 @@ def build_warp_shuffle(n: int, block: int) -> Network:
 
 def build_hierarchical(n: int, block: int) -> Network:
     """Block scans writing block sums; one block scans the sums in chunks; sums added back."""
-    _check_warp_block(block)
     net = Network(n, inclusive=True)
     nb = -(-n // block)
-    v = net.alloc("v", nb * block, REGISTER)
+    v, b, t, g = _tiles_scanned(net, "k1", nb, block)
     bsum = net.alloc("block_sums", nb, GLOBAL)
-    b, t, g = _grid(nb, block)
-    net.load("k1 load", v + g, g, g)
-    _block_scan_warps(net, "k1", nb, block, v)
     net.store("k1 store", v + g, g, g)
     m = t == block - 1
     net.op("k1 block sum", bsum + b[m], v + g[m], g[m], barrier=False)
@@ -364,14 +372,10 @@ def build_chained(n: int, block: int) -> Network:
     Tiles are numbered in the order blocks start (an atomic counter), so each waits
     only on one already running; the chain itself is a serial step.
     """
-    _check_warp_block(block)
     net = Network(n, inclusive=True)
     nb = -(-n // block)
-    v = net.alloc("v", nb * block, REGISTER)
+    v, b, t, g = _tiles_scanned(net, "tile", nb, block)
     incl = net.alloc("inclusive", nb, GLOBAL)
-    b, t, g = _grid(nb, block)
-    net.load("load", v + g, g, g)
-    _block_scan_warps(net, "tile", nb, block, v)
     lastg = g[:, -1]
     net.op("tile 0 publish", incl, v + lastg[0], lastg[0], barrier=False)
     if nb > 1:
@@ -403,8 +407,6 @@ def build_decoupled_lookback(n: int, block: int, items: int = 8) -> Network:
     y = net.alloc("y", nb * block, REGISTER)
     pre = net.alloc("thread_prefix", nb * block, REGISTER)
     wt = net.alloc("warp_totals", nb * WARP, SHARED)
-    s = net.alloc("s", nb * WARP, REGISTER)
-    sy = net.alloc("sy", nb * WARP, REGISTER)
     incl = net.alloc("inclusive", nb, GLOBAL)
     b, t, g = _grid(nb, block)
     lane, warp = t % WARP, t // WARP
@@ -419,15 +421,7 @@ def build_decoupled_lookback(n: int, block: int, items: int = 8) -> Network:
     _warp_inclusive(net, "warp", agg, y, lane.ravel(), g.ravel())
     m = lane == WARP - 1
     net.op("warp total", wt + b[m] * WARP + warp[m], agg + g[m], g[m], barrier=False)
-    bw, lw = np.meshgrid(np.arange(nb), np.arange(WARP), indexing="ij")
-    gw, sl = bw * block + lw, bw * WARP + lw
-    net.op("totals load", s + sl, np.where(lw < nwarps, wt + sl, net.IDENT), gw)
-    for d in (1, 2, 4, 8, 16):
-        mm = lw >= d
-        net.op(f"totals shfl {d}", sy + sl[mm], s + sl[mm] - d, gw[mm], barrier=False)
-        net.op(f"totals add {d}", s + sl[mm], s + sl[mm], gw[mm], a=sy + sl[mm], barrier=False)
-    mm = lw < nwarps
-    net.op("totals store", wt + sl[mm], s + sl[mm], gw[mm], barrier=False)
+    _scan_warp_totals(net, "tile", wt, nb, block)
     # Thread prefix = (warp prefix or identity) (+) (lane-1's inclusive or identity).
     first = lane == 0
     net.op("lane prefix", y + g, np.where(first, net.IDENT, agg + g - 1), g)
