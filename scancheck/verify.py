@@ -41,7 +41,8 @@ class VariantResult:
             "hazards": self.hazards,
             "work": self.work,
             "depth": self.depth,
-            "float32 vs bound": f"{self.float32_verdict} ({self.max_err_over_bound:.2g})",
+            "float32 vs bound": (f"{self.float32_verdict} ({self.max_err_over_bound:.2g})"
+                                 if "add" in VARIANTS[self.name].operators else "n/a (no add)"),
             "kernel": self.kernel,
             "verdict": "ok" if self.ok else "WRONG",
         }
