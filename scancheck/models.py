@@ -305,17 +305,12 @@ def _scan_block_sums(net: Network, sums: int, count: int, block: int) -> None:
         idx = c * block + t
         ok = idx < count
         net.op(f"k2 load {c}", v + idx, np.where(ok, sums + np.minimum(idx, count - 1), net.IDENT), t)
-        _block_scan_chunk(net, f"k2.{c}", v + c * block, block)
+        # One block: the scan addresses its registers as v + thread id.
+        _block_scan_warps(net, f"k2.{c}", 1, block, v + c * block)
         net.op(f"k2 carry add {c}", v + idx, v + idx, t, a=carry + t, barrier=False)
         net.op(f"k2 store {c}", sums + idx[ok], v + idx[ok], t[ok], barrier=False)
         net.op(f"k2 carry out {c}", cshared, v + idx[-1], block - 1, barrier=False)
         net.op(f"k2 carry in {c}", carry + t, cshared, t)
-
-
-def _block_scan_chunk(net: Network, tag: str, v_base: int, block: int) -> None:
-    """:func:`_block_scan_warps` for one block whose registers start at ``v_base``."""
-    # The helper addresses registers as v + global id; one block has ids 0..block-1.
-    _block_scan_warps(net, tag, 1, block, v_base)
 
 
 # -- recursive multi-level scan (seed 003) ------------------------------------------
