@@ -169,7 +169,50 @@ def _finite_prefix_sums(x: np.ndarray, kind: str) -> np.ndarray:
         # Every prefix fits one int64 fixed-point word: one exact cumsum, one rounding.
         fixed = np.cumsum(mant << offset)
         return _round_int64(fixed, base, p)
+    if p + _LOW <= 64 and span <= _LOW + 62:
+        return _two_word_prefix_sums(mant, offset, base, p)
     return _limb_prefix_sums(mant, offset, base, p, span)
+
+
+_LOW = 40  # bits of the low word of the two-word path
+
+
+def _two_word_prefix_sums(mant: np.ndarray, offset: np.ndarray, base: int, p: int) -> np.ndarray:
+    """Prefix sums of ``mant * 2**offset`` as (high, low) int64 words: dense, no scatter.
+
+    Each value splits into its bits below ``_LOW`` and above; both words are summed
+    exactly (the caller's span check keeps the high word's sums below 2**62), carries
+    move from low to high once, and the result is rounded once.
+    """
+    sign = np.sign(mant)
+    mag = np.abs(mant)
+    below = offset < _LOW
+    low_shift = np.where(below, offset, 0)
+    # |mant| < 2**24 and offset < 40: the shifted value fits in 63 bits (float32 only).
+    lo = np.where(below, ((mag << low_shift) & ((1 << _LOW) - 1)), 0)
+    hi = np.where(below, mag >> np.maximum(_LOW - offset, 0), mag << np.maximum(offset - _LOW, 0))
+    lo = np.cumsum(sign * lo)
+    hi = np.cumsum(sign * hi)
+    carry = lo >> _LOW
+    lo -= carry << _LOW
+    hi += carry
+    # value = hi * 2**40 + lo, 0 <= lo < 2**40.  Negative values: take the magnitude.
+    neg = hi < 0
+    borrow = neg & (lo > 0)
+    hi = np.where(neg, -hi - borrow, hi)
+    lo = np.where(borrow, (1 << _LOW) - lo, lo)
+    # float64(hi) * 2**40 is exact (hi < 2**53); adding lo rounds once, to nearest.
+    approx = hi.astype(np.float64) * float(1 << _LOW) + lo.astype(np.float64)
+    if p < 53:
+        # Round to odd at 53 bits (exact residual from the words), then to p bits.
+        a_hi = np.floor(approx / float(1 << _LOW))
+        a_lo = approx - a_hi * float(1 << _LOW)  # exact: both are multiples of approx's ulp
+        residual = (hi - a_hi.astype(np.int64)) * (1 << _LOW) + (lo - a_lo.astype(np.int64))
+        bits = approx.view(np.int64)
+        nudge = np.where((residual != 0) & ((bits & 1) == 0), np.sign(residual), 0)
+        approx = (bits + nudge).view(np.float64)
+    out = approx * np.float64(2.0) ** base
+    return np.where(neg, -out, out)
 
 
 def _limb_prefix_sums(
