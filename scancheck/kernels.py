@@ -396,23 +396,22 @@ def get_variant(name: str | Variant) -> Variant:
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"\s*$', re.M)
 
 
-def expand_source(filename: str) -> str:
-    """The kernel source with scancheck's own headers inlined (each once).
+def expand_source(filename: str | Path, directory: Path = KERNEL_DIR) -> str:
+    """The CUDA source with its local ``#include "..."`` headers inlined (each once).
 
     Inlining makes the source text the whole input, so CuPy's on-disk kernel cache,
     keyed by that text, can never serve a binary built from an older header.
     """
-    seen: set[str] = set()
+    seen: set[Path] = set()
 
-    def expand(name: str) -> str:
-        if name in seen:
+    def expand(path: Path) -> str:
+        if path in seen:
             return ""
-        seen.add(name)
-        text = (KERNEL_DIR / name).read_text()
-        text = text.replace("#pragma once", "")
-        return _INCLUDE.sub(lambda m: expand(m.group(1)), text)
+        seen.add(path)
+        text = path.read_text().replace("#pragma once", "")
+        return _INCLUDE.sub(lambda m: expand(path.parent / m.group(1)), text)
 
-    return expand(filename)
+    return expand(Path(directory) / filename)
 
 
 def instantiations(variant: Variant, params: dict[str, int] | None = None) -> list[str]:

@@ -6,7 +6,8 @@ Built-in targets (:func:`builtin_targets`) cover NumPy, CuPy (with and without C
 PyTorch (CPU and CUDA), JAX, scancheck's own kernels and their CPU models — each only
 where its library is installed.
 
-A ``.cu`` target defines, for the element type ``T`` (scancheck prepends ``typedef float T;``
+A ``.cu`` target (its local ``#include "..."`` headers are inlined) defines, for the
+element type ``T`` (scancheck prepends ``typedef float T;``
 or the like for each dtype it checks)::
 
     extern "C" __global__ void scan(const T* in, T* out, long long n, void* scratch);
@@ -214,7 +215,9 @@ def cuda_file_target(path: str | Path, block: int = 256, spec: TargetSpec | None
         raise ValueError(f"{path} is not a file")
     if block < 1 or block > 1024 or block & (block - 1):
         raise ValueError(f"block={block} must be a power of two of at most 1024")
-    source = path.read_text()
+    from .kernels import expand_source
+
+    source = expand_source(path.name, path.parent)
     spec = spec or TargetSpec(device="gpu")
     spec = replace(spec, device="gpu")
     modules: dict[str, Any] = {}

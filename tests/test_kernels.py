@@ -280,7 +280,7 @@ def test_every_cuda_file_under_kernels_compiles(tmp_path):
     for path in others:
         for dtype in ("float32", "int32"):
             cu = tmp_path / f"{path.stem}_{dtype}.cu"
-            cu.write_text(cu_prelude(dtype) + path.read_text())
+            cu.write_text(cu_prelude(dtype) + expand_source(path.name, path.parent))
             proc = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", "-Werror", "all-warnings",
                                    "-c", str(cu), "-o", str(tmp_path / "k.o")],
                                   capture_output=True, text=True)
