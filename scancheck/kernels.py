@@ -25,7 +25,15 @@ from . import models
 from .network import Network
 from .operators import DTYPES, OPERATORS, Operator, get_operator
 
-KERNEL_DIR = Path(__file__).resolve().parent.parent / "kernels"
+def _kernel_dir() -> Path:
+    """kernels/ of a source checkout, else the copy a wheel carries as scancheck/_kernels."""
+    checkout = Path(__file__).resolve().parent.parent / "kernels"
+    if (checkout / "scan_ops.cuh").is_file():
+        return checkout
+    return Path(__file__).resolve().parent / "_kernels"
+
+
+KERNEL_DIR = _kernel_dir()
 #: NVRTC options of every kernel.  Bit-exact float arithmetic does not depend on them:
 #: the functors in scan_ops.cuh use explicit IEEE instructions (CuPy appends -ftz=true).
 NVRTC_OPTIONS = ("--std=c++17", "--fmad=false")
