@@ -36,7 +36,7 @@ from hypothesis.errors import NoSuchExample
 from .errors import Verdict, classify, gamma, log_depths, sequential_depths
 from .exact import exact_recurrence, exact_scan
 from .operators import get_operator
-from .strategies import generate_data, hard_sizes
+from .strategies import generate_data, scan_sizes
 from .targets import Target, TargetSpec, resolve
 from .testing import same_bits
 
@@ -148,10 +148,7 @@ def _pairs(rng: np.random.Generator, n: int, dtype: str) -> np.ndarray:
 def _cases(spec: TargetSpec, dtypes: tuple[str, ...], dists: tuple[str, ...],
            max_n: int) -> st.SearchStrategy[Case]:
     top = min(max_n, spec.max_n or max_n)
-    # Integers first: shrinking prefers the first branch, so a failure shrinks to the
-    # smallest failing n rather than to the smallest listed hard size.
-    sizes = st.one_of(st.integers(1, top), st.sampled_from(hard_sizes(256, top)))
-    return st.builds(Case, sizes, st.sampled_from(dtypes), st.sampled_from(dists),
+    return st.builds(Case, scan_sizes(256, top), st.sampled_from(dtypes), st.sampled_from(dists),
                      st.integers(0, 2**32 - 1))
 
 

@@ -25,6 +25,7 @@ from . import models
 from .network import Network
 from .operators import DTYPES, OPERATORS, Operator, get_operator
 
+
 def _kernel_dir() -> Path:
     """kernels/ of a source checkout, else the copy a wheel carries as scancheck/_kernels."""
     checkout = Path(__file__).resolve().parent.parent / "kernels"

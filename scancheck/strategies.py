@@ -65,13 +65,23 @@ def block_sizes(
 
 
 def scan_sizes(block: int, max_size: int = 4096, levels: int = 3) -> st.SearchStrategy[int]:
-    """Element counts, half of them drawn from :func:`hard_sizes` for this block.
+    """Element counts, half of them snapped down to the nearest of :func:`hard_sizes`.
 
-    The plain integers come first: Hypothesis shrinks toward the first branch, so a
-    failure shrinks to the smallest failing n, not to the smallest listed hard size.
+    One integer is drawn and, if a drawn flag says so, lowered to the hard size at or
+    below it.  For a bug that strikes at every size past some point, turning the flag
+    off never turns a failure into a pass, so the shrinker can always go on in plain
+    integers and reaches the smallest failing size.  (A ``one_of`` of the two cannot:
+    its shrinker stays in the branch where it found the failure, at 131 when 7 fails.)
     """
-    hard = hard_sizes(block, max_size, levels)
-    return st.one_of(st.integers(1, max_size), st.sampled_from(hard))
+    return _snapped_sizes(tuple(hard_sizes(block, max_size, levels)), max_size)
+
+
+@st.composite
+def _snapped_sizes(draw: st.DrawFn, hard: tuple[int, ...], max_size: int) -> int:
+    n = draw(st.integers(1, max_size))
+    if draw(st.booleans()):
+        n = hard[int(np.searchsorted(hard, n, side="right")) - 1]
+    return n
 
 
 @st.composite

@@ -35,15 +35,21 @@ def test_sizes_and_blocks_are_in_range(nb):
     assert 1 <= n <= 3000 and block & (block - 1) == 0 and 2 <= block <= 1024
 
 
-def test_failures_shrink_to_the_smallest_size_and_block():
-    # A "bug" that strikes whenever n is not a multiple of the block: the minimal
-    # example is the smallest block with the smallest such n.
-    n, block = find(sizes_and_blocks(), lambda nb: nb[0] % nb[1] != 0,
-                    settings=settings(database=None, max_examples=500))
-    assert (n, block) == (1, 2)
-    n, block = find(sizes_and_blocks(), lambda nb: nb[0] > nb[1] and nb[0] % nb[1] == 3,
-                    settings=settings(database=None, max_examples=2000))
-    assert (n, block) == (7, 4)
+@pytest.mark.parametrize(
+    "fails, smallest",
+    [
+        (lambda n, b: n % b != 0, (1, 2)),  # any partial block
+        (lambda n, b: n > 2 * b, (5, 2)),  # past two blocks
+        (lambda n, b: b >= 8 and n > b, (9, 8)),  # one past a block, blocks of 8 or more
+        (lambda n, b: n >= 1000, (1000, 2)),  # past a size threshold
+    ],
+)
+def test_failures_shrink_to_the_smallest_size_and_block(fails, smallest):
+    """Bugs that strike at every size past some point shrink to their smallest case."""
+    for _ in range(5):
+        found = find(sizes_and_blocks(), lambda nb: fails(*nb),
+                     settings=settings(database=None, max_examples=1000))
+        assert found == smallest
 
 
 @pytest.mark.parametrize("dist", DISTRIBUTIONS)
