@@ -557,10 +557,9 @@ def _child(argv: list[str]) -> int:
                          for k, v in json.loads(args.spec).items()}) if args.spec else None
     target = resolve(args.locator, spec)
     if args.smoke:
-        for n in (1, 255, 257, 4099):
-            if target.spec.max_n is None or n <= target.spec.max_n:
-                dt = target.spec.dtypes[0]
-                target(Case(n, dt, "uniform", n).data(target.spec.op))
+        # One launch past a block edge: the sanitizer's cost is its start, not the cases.
+        n = min(257, target.spec.max_n or 257)
+        target(Case(n, target.spec.dtypes[0], "uniform", n).data(target.spec.op))
         return 0
     with open(args.out, "w", buffering=1) as fh:
         fh.write(json.dumps({"event": "target", "target": target.name}) + "\n")
