@@ -334,11 +334,6 @@ def exact_scan_mpmath(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
     return np.concatenate([np.zeros(1, dtype=x.dtype), out[:-1]])
 
 
-def fraction_of(value: float | int) -> Fraction:
-    """The exact rational value of a finite float or integer."""
-    return Fraction(float(value)) if isinstance(value, float | np.floating) else Fraction(int(value))
-
-
 def round_fraction(q: Fraction, dtype: str) -> float:
     """Round a rational once to ``dtype`` (nearest, ties to even)."""
     kind = _float_kind(dtype)
