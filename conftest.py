@@ -32,8 +32,8 @@ _DB = DirectoryBasedExampleDatabase(
 _COMMON = dict(database=_DB, print_blob=True, deadline=None,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("ci", max_examples=25, **_COMMON)
-settings.register_profile("gpu", max_examples=60, **_COMMON)
-settings.register_profile("thorough", max_examples=500, **_COMMON)
+settings.register_profile("gpu", max_examples=200, **_COMMON)
+settings.register_profile("thorough", max_examples=1000, **_COMMON)
 settings.load_profile(os.environ.get("SCANCHECK_HYPOTHESIS_PROFILE", "ci"))
 
 
@@ -99,6 +99,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Longest first: xdist hands out tests in collection order, so a slow test collected
+    # last would run alone at the end while the other workers sit idle.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
     count, reason = config._scancheck_state  # type: ignore[attr-defined]
     if count:
         return
@@ -109,18 +112,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
-    """Tests run per GPU (from the xdist worker that ran each), to show every GPU busy."""
+    """Tests and test-seconds per GPU (from the xdist worker that ran each): every GPU busy."""
     gpus = config._scancheck_gpus  # type: ignore[attr-defined]
-    if len(gpus) < 1 or not config._scancheck_state[0]:  # type: ignore[attr-defined]
+    if not gpus or not config._scancheck_state[0]:  # type: ignore[attr-defined]
         return
-    per: Counter[str] = Counter()
-    for key in ("passed", "failed"):
-        for rep in terminalreporter.stats.get(key, []):
-            if rep.when != "call" or "gpu" not in rep.keywords:
+    tests: Counter[str] = Counter()
+    seconds: Counter[str] = Counter()
+    for reports in terminalreporter.stats.values():
+        for rep in reports:
+            if not isinstance(rep, pytest.TestReport) or "gpu" not in rep.keywords:
                 continue
             node = getattr(rep, "node", None)
             worker = getattr(node, "workerinput", {}).get("workerid", "gw0") if node else "gw0"
-            per[gpus[int(worker[2:]) % len(gpus)]] += 1
-    if per:
+            gpu = gpus[int(worker[2:]) % len(gpus)]
+            seconds[gpu] += rep.duration
+            tests[gpu] += rep.when == "call" and rep.outcome in ("passed", "failed")
+    if tests:
         terminalreporter.write_line("gpu tests per GPU: " + ", ".join(
-            f"GPU {g}: {per[g]}" for g in gpus))
+            f"GPU {g}: {tests[g]} ({seconds[g]:.0f} s)" for g in gpus))

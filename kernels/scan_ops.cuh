@@ -109,16 +109,6 @@ struct IntervalOp {
   }
 };
 
-// __shfl_up_sync for any element type, one 32-bit word at a time.
-template <typename T>
-__device__ __forceinline__ T shfl_up(T v, unsigned delta) {
-  static_assert(sizeof(T) % 4 == 0, "shuffled types must be a whole number of 32-bit words");
-  int* w = reinterpret_cast<int*>(&v);
-#pragma unroll
-  for (int k = 0; k < int(sizeof(T) / 4); ++k) w[k] = __shfl_up_sync(0xffffffffu, w[k], delta);
-  return v;
-}
-
 }  // namespace scancheck
 
 // All kernels take their shared memory from this one dynamic allocation.
@@ -151,20 +141,30 @@ __device__ __forceinline__ void store_volatile(T* p, T v) {
   for (int k = 0; k < int(sizeof(T) / 4); ++k) d[k] = w[k];
 }
 
-template <typename T>
-__device__ __forceinline__ T shfl_down(T v, unsigned delta) {
+// Warp shuffles for any element type, one 32-bit word at a time: the hardware shuffles
+// only built-in scalars, and the element types include pairs and intervals.
+template <typename T, typename Shuffle>
+__device__ __forceinline__ T shuffle_words(T v, Shuffle shuffle) {
+  static_assert(sizeof(T) % 4 == 0, "shuffled types must be a whole number of 32-bit words");
   int* w = reinterpret_cast<int*>(&v);
 #pragma unroll
-  for (int k = 0; k < int(sizeof(T) / 4); ++k) w[k] = __shfl_down_sync(0xffffffffu, w[k], delta);
+  for (int k = 0; k < int(sizeof(T) / 4); ++k) w[k] = shuffle(w[k]);
   return v;
 }
 
 template <typename T>
+__device__ __forceinline__ T shfl_up(T v, unsigned delta) {
+  return shuffle_words(v, [delta](int w) { return __shfl_up_sync(0xffffffffu, w, delta); });
+}
+
+template <typename T>
+__device__ __forceinline__ T shfl_down(T v, unsigned delta) {
+  return shuffle_words(v, [delta](int w) { return __shfl_down_sync(0xffffffffu, w, delta); });
+}
+
+template <typename T>
 __device__ __forceinline__ T shfl_idx(T v, int src) {
-  int* w = reinterpret_cast<int*>(&v);
-#pragma unroll
-  for (int k = 0; k < int(sizeof(T) / 4); ++k) w[k] = __shfl_sync(0xffffffffu, w[k], src);
-  return v;
+  return shuffle_words(v, [src](int w) { return __shfl_sync(0xffffffffu, w, src); });
 }
 
 }  // namespace scancheck

@@ -1,6 +1,6 @@
 """The whole GPU suite and the benchmarks in one call, with a short summary printed last.
 
-    python -m scancheck.gpusuite [--workers 8] [--skip-huge] [--skip-bench]
+    python -m scancheck.gpusuite [--workers auto] [--profile gpu] [--parts tests huge ...]
 
 Runs ``pytest -m "gpu and not huge" -n WORKERS`` at the ``gpu`` Hypothesis profile,
 then the tests past 2**31 elements in one process, then the bandwidth benchmark and
@@ -58,7 +58,9 @@ def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str]) 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m scancheck.gpusuite")
-    parser.add_argument("--workers", default="8")
+    parser.add_argument("--workers", default="auto")
+    parser.add_argument("--profile", default="gpu", choices=("ci", "gpu", "thorough"),
+                        help="Hypothesis profile of the test parts (default: gpu)")
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS,
                         help="which parts to run (default: all)")
     parser.add_argument("--bench-sizes", nargs="+", default=["20", "24", "28"])
@@ -68,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(os.environ.get("OUT") or "gpusuite-out")
     out.mkdir(parents=True, exist_ok=True)
     root = Path(__file__).resolve().parent.parent
-    env = dict(os.environ, SCANCHECK_HYPOTHESIS_PROFILE="gpu", PYTHONUNBUFFERED="1",
+    env = dict(os.environ, SCANCHECK_HYPOTHESIS_PROFILE=args.profile, PYTHONUNBUFFERED="1",
                PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
     py = sys.executable
     parts = set(args.parts)
@@ -83,7 +85,8 @@ def main(argv: list[str] | None = None) -> int:
                                "-q", "-p", "no:cacheprovider", "--durations=8", *args.pytest_args],
                               out / "gpu-tests.log", env)
         status |= rc
-        summary.append(f"gpu suite (-n {args.workers}): {_counts(text)} [{secs:.0f}s wall]")
+        summary.append(f"gpu suite (-n {args.workers}, {args.profile} profile): {_counts(text)} "
+                       f"[{secs:.0f}s wall]")
         summary.extend(f"  {ln}" for ln in text.splitlines() if ln.startswith("gpu tests per GPU"))
         slow = text[text.find("slowest"):].splitlines()[1:4] if "slowest" in text else []
         summary.extend(f"  slowest: {ln.strip()}" for ln in slow)

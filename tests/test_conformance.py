@@ -59,6 +59,7 @@ GPU_TARGETS = ["cupy.cumsum (CUB)", "cupy.cumsum (no CUB)", "torch.cumsum (CUDA)
 
 
 @pytest.mark.gpu
+@pytest.mark.slow
 @pytest.mark.parametrize("name", GPU_TARGETS)
 def test_gpu_targets_conform(name):
     target = resolve(name)

@@ -18,6 +18,7 @@ def _caught(c, **kw):
     return rep
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("control", CPU, ids=[c.name for c in CPU])
 def test_cpu_negative_controls_are_caught(control):
     rep = _caught(control, max_examples=25, timeout=120)
@@ -27,6 +28,7 @@ def test_cpu_negative_controls_are_caught(control):
 
 
 @pytest.mark.gpu
+@pytest.mark.slow
 @pytest.mark.parametrize("control", GPU, ids=[c.name for c in GPU])
 def test_gpu_negative_controls_are_caught(control):
     # A hang is reported after 10 s: the deadlock control blocks from its first case on.

@@ -89,6 +89,7 @@ nvcc = shutil.which("nvcc")
 
 
 @pytest.mark.skipif(nvcc is None, reason="nvcc is not on PATH")
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_every_instantiation_compiles_with_nvcc(name, tmp_path):
     var = VARIANTS[name]
@@ -201,6 +202,7 @@ def test_recursive_kernel_reproduces_seed_003():
 
 
 @pytest.mark.gpu
+@pytest.mark.slow
 @pytest.mark.parametrize("name", GRID)
 def test_grid_scans_of_a_million_equal_the_model(name):
     from scancheck.kernels import scan
@@ -211,6 +213,7 @@ def test_grid_scans_of_a_million_equal_the_model(name):
 
 
 @pytest.mark.gpu
+@pytest.mark.slow
 @pytest.mark.parametrize("tool", ["racecheck", "synccheck"])
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_sanitizer_reports_only_the_racy_kernel(name, tool):

@@ -30,6 +30,7 @@ def test_the_effect_on_the_models_at_a_size_ci_affords():
 
 
 @pytest.mark.gpu
+@pytest.mark.slow
 def test_the_effect_on_the_kernels_at_one_million():
     rows, text = precision_table(practical_data(1_000_000), gpu=True)
     _check_effect(rows)

@@ -30,3 +30,20 @@ def test_a_hang_and_a_crash_are_reported_without_stopping_the_run(pytester):
     result.stdout.fnmatch_lines(["*crashed while running*test_hangs*"])
     result.stdout.fnmatch_lines(["*crashed while running*test_crashes_its_worker*"])
     assert result.duration < 120  # the 600 s sleep was cut short by the timeout
+
+
+def _collected(*args: str) -> list[str]:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+                           *args, str(root / "tests")], capture_output=True, text=True, cwd=root)
+    return [ln for ln in proc.stdout.splitlines() if "::" in ln]
+
+
+def test_slow_tests_are_collected_first():
+    everything, slow = _collected(), _collected("-m", "slow")
+    assert slow and len(slow) < len(everything)
+    assert everything[: len(slow)] == slow
