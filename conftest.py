@@ -18,6 +18,7 @@ import os
 import subprocess
 import tempfile
 from collections import Counter
+from itertools import zip_longest
 from pathlib import Path
 
 import pytest
@@ -99,9 +100,12 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Longest first: xdist hands out tests in collection order, so a slow test collected
-    # last would run alone at the end while the other workers sit idle.
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    # xdist hands out tests in collection order, two to a worker at first, and a worker runs
+    # both: slow tests first, each paired with a quick one, so that the longest start at
+    # once and none waits behind another.
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    quick = [item for item in items if not item.get_closest_marker("slow")]
+    items[:] = [item for pair in zip_longest(slow, quick) for item in pair if item is not None]
     count, reason = config._scancheck_state  # type: ignore[attr-defined]
     if count:
         return

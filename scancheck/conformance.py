@@ -482,7 +482,9 @@ def _run_child(locator: str, props: list[str], max_examples: int, max_n: int, ti
     head: dict = {}
     got: dict[str, PropertyResult] = {}
     started: str | None = None
-    since = time.time()
+    # Until the first property starts, the child is importing and loading: give it a
+    # minute, so that a short hang timeout measures the target, not the start-up.
+    since, limit = time.time(), max(timeout, 60.0)
     with tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True,
                                 start_new_session=True)
@@ -494,7 +496,7 @@ def _run_child(locator: str, props: list[str], max_examples: int, max_n: int, ti
                     if ev["event"] == "target":
                         head = ev
                     elif ev["event"] == "start":
-                        started, since = ev["property"], time.time()
+                        started, since, limit = ev["property"], time.time(), timeout
                     elif ev["event"] == "result":
                         r = PropertyResult(**ev["result"])
                         got[r.name] = r
@@ -503,7 +505,7 @@ def _run_child(locator: str, props: list[str], max_examples: int, max_n: int, ti
                     if proc.returncode != 0:
                         status = f"died ({_exit_text(proc.returncode)})"
                     break
-                if time.time() - since > timeout:
+                if time.time() - since > limit:
                     os.killpg(proc.pid, 9)  # the whole group: a hung kernel's process included
                     proc.wait()
                     status = "timeout"
@@ -528,7 +530,9 @@ def _sanitize(locator: str, tool: str, timeout: float) -> PropertyResult:
     if find_sanitizer() is None:
         return PropertyResult(name, "skip", "compute-sanitizer is not installed")
     cmd = [sys.executable, "-m", "scancheck.conformance", locator, os.devnull, "--smoke"]
-    rep = run_command(tool, cmd, locator, timeout=timeout * 4)
+    # Instrumented runs are 10-100x slower; a hang timeout sized for plain runs would cut
+    # a sound target off under the sanitizer.
+    rep = run_command(tool, cmd, locator, timeout=max(timeout * 4, 120.0))
     if rep.timed_out:
         return PropertyResult(name, "hang", f"no answer under {tool}")
     if rep.issues > 0:

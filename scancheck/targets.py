@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -117,17 +118,24 @@ def _torch_cumsum(device: str) -> Callable[[Any], Any]:
     return run
 
 
-def _jax_cumsum(x: np.ndarray) -> np.ndarray:
-    import jax.numpy as jnp
+def _jax():
+    # JAX takes 75% of GPU memory on first use unless told otherwise; conformance checks
+    # run side by side on one GPU (check --jobs, pytest -n), and the others then fault
+    # with out-of-memory.  A setting the user made wins.
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    import jax.numpy
 
+    return jax
+
+
+def _jax_cumsum(x: np.ndarray) -> np.ndarray:
+    jnp = _jax().numpy
     return np.asarray(jnp.cumsum(jnp.asarray(x), dtype=x.dtype))
 
 
 def _jax_associative_scan(x: np.ndarray) -> np.ndarray:
-    import jax
-    import jax.numpy as jnp
-
-    return np.asarray(jax.lax.associative_scan(jnp.add, jnp.asarray(x)))
+    jax = _jax()
+    return np.asarray(jax.lax.associative_scan(jax.numpy.add, jax.numpy.asarray(x)))
 
 
 def kernel_target(variant: str, block: int = 256, op: str = "add") -> Target:

@@ -43,7 +43,10 @@ def _collected(*args: str) -> list[str]:
     return [ln for ln in proc.stdout.splitlines() if "::" in ln]
 
 
-def test_slow_tests_are_collected_first():
+def test_slow_tests_are_collected_first_each_beside_a_quick_one():
     everything, slow = _collected(), _collected("-m", "slow")
     assert slow and len(slow) < len(everything)
-    assert everything[: len(slow)] == slow
+    positions = [everything.index(test) for test in slow]
+    pairs = min(len(slow), len(everything) - len(slow))
+    assert positions[:pairs] == list(range(0, 2 * pairs, 2))
+    assert positions == sorted(positions)
