@@ -61,12 +61,22 @@ def _wants_gpu(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    gpus = _visible_gpus() if _wants_gpu(config) else []
+    listed = getattr(config, "workerinput", {}).get("scancheck_gpus")
+    if listed is not None:  # an xdist worker: the controller already asked nvidia-smi
+        gpus = listed.split(",") if listed else []
+    else:
+        gpus = _visible_gpus() if _wants_gpu(config) else []
     config._scancheck_gpus = gpus  # type: ignore[attr-defined]
     worker = _worker_index(config)
     if gpus and worker is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpus[worker % len(gpus)]
     config._scancheck_state = _gpu_state() if gpus else (0, "no NVIDIA GPU is visible")  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node) -> None:  # noqa: ANN001
+    """Hand the controller's GPU list to each xdist worker (one nvidia-smi call per run)."""
+    node.workerinput["scancheck_gpus"] = ",".join(node.config._scancheck_gpus)
 
 
 def _gpu_state() -> tuple[int, str]:
