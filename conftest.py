@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+import time
 from collections import Counter
 from itertools import zip_longest
 from pathlib import Path
@@ -125,13 +126,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config._scancheck_t0 = time.time()  # type: ignore[attr-defined]
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
-    """Tests and test-seconds per GPU (from the xdist worker that ran each): every GPU busy."""
+    """Tests and test-seconds per GPU (from the xdist worker that ran each), and when the
+    workers started and stopped testing: every GPU busy, and where the wall time went."""
     gpus = config._scancheck_gpus  # type: ignore[attr-defined]
     if not gpus or not config._scancheck_state[0]:  # type: ignore[attr-defined]
         return
     tests: Counter[str] = Counter()
     seconds: Counter[str] = Counter()
+    first: dict[str, float] = {}  # worker -> when its first test started
+    last = 0.0
     for reports in terminalreporter.stats.values():
         for rep in reports:
             if not isinstance(rep, pytest.TestReport) or "gpu" not in rep.keywords:
@@ -141,6 +149,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
             gpu = gpus[int(worker[2:]) % len(gpus)]
             seconds[gpu] += rep.duration
             tests[gpu] += rep.when == "call" and rep.outcome in ("passed", "failed")
-    if tests:
-        terminalreporter.write_line("gpu tests per GPU: " + ", ".join(
-            f"GPU {g}: {tests[g]} ({seconds[g]:.0f} s)" for g in gpus))
+            if getattr(rep, "start", None):  # pytest >= 8.2 stamps each phase
+                first[worker] = min(first.get(worker, rep.start), rep.start)
+                last = max(last, rep.stop)
+    if not tests:
+        return
+    terminalreporter.write_line("gpu tests per GPU: " + ", ".join(
+        f"GPU {g}: {tests[g]} ({seconds[g]:.0f} s)" for g in gpus))
+    if first:
+        t0 = config._scancheck_t0  # type: ignore[attr-defined]
+        terminalreporter.write_line(
+            f"gpu timeline: first test at +{min(first.values()) - t0:.1f} s, "
+            f"all {len(first)} workers testing by +{max(first.values()) - t0:.1f} s, "
+            f"last test ended at +{last - t0:.1f} s")
