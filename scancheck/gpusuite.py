@@ -87,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         status |= rc
         summary.append(f"gpu suite (-n {args.workers}, {args.profile} profile): {_counts(text)} "
                        f"[{secs:.0f}s wall]")
-        summary.extend(f"  {ln}" for ln in text.splitlines() if ln.startswith(("gpu tests per GPU", "gpu timeline")))
+        summary.extend(f"  {ln}" for ln in text.splitlines()
+                       if ln.startswith(("gpu tests per GPU", "gpu timeline")))
         slow = text[text.find("slowest"):].splitlines()[1:4] if "slowest" in text else []
         summary.extend(f"  slowest: {ln.strip()}" for ln in slow)
         if rc:
