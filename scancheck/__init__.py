@@ -7,19 +7,51 @@ The public API, importable without a GPU (kernels load CuPy only when launched):
 * :func:`check_laws` — monoid laws of any operator, with the smallest counterexamples;
 * :data:`VARIANTS` and :func:`scan` — the reference kernels and their launcher;
 * :func:`check` — conformance of any scan implementation (a :class:`Target`).
+
+Names load on first use, so that the child processes scancheck starts (one kernel under
+compute-sanitizer, one conformance target) import only the modules they need.
 """
 
-from .conformance import ConformanceReport, check, check_isolated
-from .errors import ErrorReport, Verdict, classify
-from .exact import exact_scan
-from .kernels import VARIANTS, LaunchError, Variant, scan
-from .laws import check_laws
-from .operators import OPERATORS, Operator, get_operator
-from .targets import Target, TargetSpec
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .conformance import ConformanceReport, check, check_isolated
+    from .errors import ErrorReport, Verdict, classify
+    from .exact import exact_scan
+    from .kernels import VARIANTS, LaunchError, Variant, scan
+    from .laws import check_laws
+    from .operators import OPERATORS, Operator, get_operator
+    from .targets import Target, TargetSpec
 
 __version__ = "0.1.0"
+
+_HOME = {
+    "conformance": ("ConformanceReport", "check", "check_isolated"),
+    "errors": ("ErrorReport", "Verdict", "classify"),
+    "exact": ("exact_scan",),
+    "kernels": ("VARIANTS", "LaunchError", "Variant", "scan"),
+    "laws": ("check_laws",),
+    "operators": ("OPERATORS", "Operator", "get_operator"),
+    "targets": ("Target", "TargetSpec"),
+}
+_MODULE_OF = {name: module for module, names in _HOME.items() for name in names}
 __all__ = [
     "OPERATORS", "VARIANTS", "ConformanceReport", "ErrorReport", "LaunchError", "Operator",
     "Target", "TargetSpec", "Variant", "Verdict", "check", "check_isolated", "check_laws",
     "classify", "exact_scan", "get_operator", "scan",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module 'scancheck' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_MODULE_OF[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
