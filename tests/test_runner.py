@@ -50,3 +50,26 @@ def test_slow_tests_are_collected_first_each_beside_a_quick_one():
     pairs = min(len(slow), len(everything) - len(slow))
     assert positions[:pairs] == list(range(0, 2 * pairs, 2))
     assert positions == sorted(positions)
+
+
+def _workers_started(env: dict[str, str]) -> int:
+    import os
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    base = {k: v for k, v in os.environ.items() if k != "PYTEST_XDIST_AUTO_NUM_WORKERS"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "auto", "-p", "no:cacheprovider",
+                           "tests/test_laws.py", "-k", "bad_arguments"],
+                          capture_output=True, text=True, cwd=root, env={**base, **env})
+    return int(re.search(r"created: (\d+)/\1 worker", proc.stdout).group(1))
+
+
+def test_n_auto_leaves_cores_for_child_processes_where_a_gpu_is_listed():
+    import os
+
+    cores = len(os.sched_getaffinity(0))
+    assert _workers_started({"CUDA_VISIBLE_DEVICES": "0"}) == max(1, cores * 3 // 4)
+    assert _workers_started({"CUDA_VISIBLE_DEVICES": "0", "PYTEST_XDIST_AUTO_NUM_WORKERS": "3"}) == 3
