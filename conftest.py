@@ -177,7 +177,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
         f"GPU {g}: {tests[g]} ({seconds[g]:.0f} s)" for g in gpus))
     if first:
         t0 = config._scancheck_t0  # type: ignore[attr-defined]
-        terminalreporter.write_line(
-            f"gpu timeline: first test at +{min(first.values()) - t0:.1f} s, "
-            f"all {len(first)} workers testing by +{max(first.values()) - t0:.1f} s, "
-            f"last test ended at +{last - t0:.1f} s")
+        started = f"first test at +{min(first.values()) - t0:.1f} s, "
+        if len(first) > 1:
+            started += f"all {len(first)} workers testing by +{max(first.values()) - t0:.1f} s, "
+        terminalreporter.write_line(f"gpu timeline: {started}last test ended at +{last - t0:.1f} s")
