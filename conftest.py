@@ -9,7 +9,9 @@ Tests marked ``gpu`` skip, saying why, where cupy or a CUDA device is missing.  
 several GPUs visible, xdist worker ``gwK`` gets GPU ``K mod count`` through
 ``CUDA_VISIBLE_DEVICES``, set before anything initialises CUDA, so CuPy, torch, child
 processes and compute-sanitizer all use the same one.  All workers share one CuPy
-kernel cache, so each kernel is compiled once per machine, not once per worker.
+kernel cache, so each kernel is compiled once per machine, not once per worker.  On a
+GPU machine ``-n auto`` starts three workers per four cores, and tests marked ``slow``
+are handed out first; the summary says how the tests and their seconds fell per GPU.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 
     python -m scancheck.gpusuite [--workers auto] [--profile gpu] [--parts tests huge ...]
 
-Runs ``pytest -m "gpu and not huge" -n WORKERS`` at the ``gpu`` Hypothesis profile,
-then the tests past 2**31 elements in one process, then the bandwidth benchmark and
-``scancheck verify``.  Logs go to ``$OUT`` (or ./gpusuite-out) for the record.
+Runs ``pytest -m "gpu and not huge" -n WORKERS`` at the ``gpu`` Hypothesis profile (or
+``--profile``), then the tests past 2**31 elements in one process, ``scancheck verify``,
+``check`` on the library scans and the kernels, the negative controls, the precision
+table and the bandwidth benchmark.  Logs go to ``$OUT`` (or ./gpusuite-out).
 """
 
 from __future__ import annotations

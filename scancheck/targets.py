@@ -118,7 +118,7 @@ def _torch_cumsum(device: str) -> Callable[[Any], Any]:
     return run
 
 
-def _jax():
+def _jax() -> Any:
     # JAX takes 75% of GPU memory on first use unless told otherwise; conformance checks
     # run side by side on one GPU (check --jobs, pytest -n), and the others then fault
     # with out-of-memory.  A setting the user made wins.
