@@ -27,6 +27,11 @@ class Verdict(enum.IntEnum):
     WITHIN_BOUND = 1
     BEYOND_BOUND = 2
 
+    @property
+    def label(self) -> str:
+        """The verdict as reports print it: ``within bound``."""
+        return self.name.lower().replace("_", " ")
+
 
 def gamma(depth: np.ndarray | int, dtype: str) -> np.ndarray:
     """Higham's gamma_d = d*u / (1 - d*u) for the unit roundoff of ``dtype``; +inf where
@@ -128,8 +133,16 @@ class ErrorReport:
             "L2": self.l2,
             "max abs": self.max_abs,
             "worst index": self.worst_index,
-            "verdict": self.verdict.name.lower().replace("_", " "),
+            "verdict": self.verdict.label,
         }
+
+
+def rounding_bound(x: np.ndarray, exact: np.ndarray, depths: np.ndarray, inclusive: bool = True,
+                   slack: float = 1.0) -> np.ndarray:
+    """Per output, ``gamma_d * sum|x| + ulp/2`` (each term times ``slack``): the largest
+    error rounding alone can cause at summation-tree depth d."""
+    dtype = x.dtype.name
+    return gamma(depths, dtype) * abs_sums(x, inclusive) * slack + ulp(exact, dtype) / 2 * slack
 
 
 def _specials_agree(computed: np.ndarray, exact: np.ndarray) -> np.ndarray:
@@ -170,7 +183,7 @@ def classify(
         half_ulp = ulp(exact, dtype) / 2
         # float64 differences of float64 data may round: inflate by a relative 2**-50.
         slack = 1 + 2.0**-50
-        bound = gamma(depths, dtype) * abs_sums(x, inclusive) * slack + half_ulp * slack
+        bound = rounding_bound(x, exact, depths, inclusive, slack)
         rel_err = np.where(ex != 0, abs_err / np.abs(ex), np.where(abs_err > 0, np.inf, 0))
         ulp_err = abs_err / np.where(half_ulp > 0, 2 * half_ulp, np.inf)
     verdicts = np.full(x.shape, Verdict.WITHIN_BOUND, dtype=np.int8)

@@ -117,7 +117,7 @@ def precision_table(x32: np.ndarray, gpu: bool) -> tuple[list[PrecisionRow], str
         rows.append(PrecisionRow(
             name, where, dt, rep.rms, rep.l2, rep.max_abs,
             float(np.sqrt(np.mean(diff**2))), float(np.abs(diff).max()),
-            rep.verdict.name.lower().replace("_", " ")))
+            rep.verdict.label))
     return rows, conclusion(rows)
 
 
@@ -129,7 +129,7 @@ def conclusion(rows: list[PrecisionRow]) -> str:
     worst_tree = max(trees, key=lambda r: r.rms)
     f64 = [r for r in rows if r.dtype == "float64"]
     lines = []
-    beyond = [r for r in rows if r.verdict == Verdict.BEYOND_BOUND.name.lower().replace("_", " ")]
+    beyond = [r for r in rows if r.verdict == Verdict.BEYOND_BOUND.label]
     if beyond:
         lines.append("Beyond their rounding bounds (logic errors, not precision): "
                      + ", ".join(f"{r.scan} {r.where} {r.dtype}" for r in beyond) + ".")
@@ -215,7 +215,7 @@ def _sweep_runs(gpu: bool, max_tree_log2: int, max_model_log2: int
 def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",
           max_tree_log2: int = 18, max_model_log2: int = 22) -> list[SweepPoint]:
     """Max error against exact and the algorithm's bound, per algorithm and size (float32)."""
-    from .errors import abs_sums, gamma, ulp
+    from .errors import rounding_bound
 
     sizes = [2**k for k in log2_sizes]
     runs = _sweep_runs(gpu, max_tree_log2, max_model_log2)
@@ -227,7 +227,7 @@ def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",
         inclusive = VARIANTS[name].inclusive if name in VARIANTS else True
         exact = exact_scan(x, inclusive=inclusive)
         err = np.abs(run(x).astype(np.float64) - exact.astype(np.float64))
-        bound = gamma(depths(n), "float32") * abs_sums(x, inclusive) + ulp(exact, "float32") / 2
+        bound = rounding_bound(x, exact, depths(n), inclusive)
         points.append(SweepPoint(name, n, float(err.max()), float(bound.max())))
     _progress(len(todo), len(todo), "done")
     return points

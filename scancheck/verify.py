@@ -75,7 +75,7 @@ def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantR
                 kernel = _kernel_check(var, x, block, computed, kernel)
     met = var.build_model(_sizes(var, block)[-1], block).metrics()
     return VariantResult(var.name, proof, hazards, met.work, met.depth,
-                         verdict.name.lower().replace("_", " "), worst, kernel)
+                         verdict.label, worst, kernel)
 
 
 def _kernel_check(var: Variant, x: np.ndarray, block: int, model_out: np.ndarray,
