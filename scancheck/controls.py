@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from .conformance import PROPERTIES
+from .conformance import PROPERTIES, ConformanceReport, check_isolated
 from .kernels import KERNEL_DIR
 from .targets import TargetSpec
 
@@ -101,6 +102,13 @@ class Control:
     #: The conformance properties to run; all by default.  A control that hangs is checked
     #: on one property (each hang costs a whole timeout); a race, by the sanitizer alone.
     properties: tuple[str, ...] = PROPERTIES
+
+    def check(self, **kwargs: Any) -> tuple[ConformanceReport, bool]:
+        """Check this control in child processes (``kwargs`` as :func:`check_isolated`
+        takes them); the report, and whether its diagnosis is the expected one."""
+        rep = check_isolated(self.locator, self.properties, large=self.large,
+                             sanitize=self.sanitize, spec=self.spec, **kwargs)
+        return rep, self.expect in rep.diagnosis
 
 
 _CU = Path(KERNEL_DIR) / "controls"

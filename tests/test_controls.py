@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from scancheck.conformance import check_isolated
 from scancheck.controls import CONTROLS
 
 CPU = [c for c in CONTROLS if not c.gpu]
@@ -13,8 +12,8 @@ LARGE = [c for c in CONTROLS if c.large]
 
 
 def _caught(c, **kw):
-    rep = check_isolated(c.locator, c.properties, large=c.large, sanitize=c.sanitize, spec=c.spec, **kw)
-    assert c.expect in rep.diagnosis, f"{c.name}: {rep.diagnosis!r}\n{rep.rows()}"
+    rep, caught = c.check(**kw)
+    assert caught, f"{c.name}: {rep.diagnosis!r}\n{rep.rows()}"
     return rep
 
 
