@@ -214,11 +214,10 @@ def _determinism_check(target: Target, case: Case) -> Failure | None:
     first = target(x)
     for _ in range(3):
         again = target(x)
-        ok = same_bits(again, first)
-        if not ok.all():
-            k = int(np.flatnonzero(~ok)[0])
-            return Failure("non-deterministic: bits differ between runs (a race, or a "
-                           "reduction order that varies)", k, again[k], first[k])
+        bad = _first_bad(same_bits(again, first), again, first, "non-deterministic: bits differ "
+                         "between runs (a race, or a reduction order that varies)")
+        if bad:
+            return bad
     return None
 
 
@@ -276,10 +275,7 @@ def check_property(target: Target, prop: str, max_examples: int = 40,
         return PropertyResult(prop, "skip", "declared non-deterministic" + (
             f"; observed: bits differ between runs at n={top}" if seen else ""))
     if check(target, largest) is not None:
-        case = _smallest_n(check, target, largest)
-        final = check(target, case)
-        return PropertyResult(prop, "fail", final.diagnosis if final else "failed",
-                              case.describe(final))
+        return _failed(prop, check, target, largest)
     strategy = _cases(spec, dts, dists, top)
     failure: dict[str, Failure] = {}
 
@@ -295,10 +291,16 @@ def check_property(target: Target, prop: str, max_examples: int = 40,
             suppress_health_check=list(HealthCheck)))
     except NoSuchExample:
         return PropertyResult(prop, "pass", detail=_summary(target, prop, dts))
+    return _failed(prop, check, target, case, failure.get("last"))
+
+
+def _failed(prop: str, check: Callable[[Target, Case], Failure | None], target: Target,
+            case: Case, last: Failure | None = None) -> PropertyResult:
+    """The fail verdict on the smallest n that still fails, with its diagnosis (or ``last``
+    seen, should a flaky target pass on the rerun)."""
     case = _smallest_n(check, target, case)
-    final = check(target, case) or failure.get("last")
-    return PropertyResult(prop, "fail", final.diagnosis if final else "failed",
-                          case.describe(final))
+    final = check(target, case) or last
+    return PropertyResult(prop, "fail", final.diagnosis if final else "failed", case.describe(final))
 
 
 def _smallest_n(check: Callable[[Target, Case], Failure | None], target: Target,
@@ -489,8 +491,9 @@ def _run_child(locator: str, props: list[str], max_examples: int, max_n: int, ti
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True,
                                 start_new_session=True)
         with open(path) as progress:
-            status = "ok"
-            while True:
+
+            def read_events() -> None:
+                nonlocal head, started, since, limit
                 for line in progress.readlines():
                     ev = json.loads(line)
                     if ev["event"] == "target":
@@ -500,7 +503,11 @@ def _run_child(locator: str, props: list[str], max_examples: int, max_n: int, ti
                     elif ev["event"] == "result":
                         r = PropertyResult(**ev["result"])
                         got[r.name] = r
-                        started = None
+                        started = None if started == r.name else started
+
+            status = "ok"
+            while True:
+                read_events()
                 if proc.poll() is not None:
                     if proc.returncode != 0:
                         status = f"died ({_exit_text(proc.returncode)})"
@@ -511,12 +518,7 @@ def _run_child(locator: str, props: list[str], max_examples: int, max_n: int, ti
                     status = "timeout"
                     break
                 time.sleep(0.1)
-            for line in progress.readlines():  # whatever the child wrote last
-                ev = json.loads(line)
-                if ev["event"] == "result":
-                    r = PropertyResult(**ev["result"])
-                    got[r.name] = r
-                    started = None if started == r.name else started
+            read_events()  # whatever the child wrote last
         err.seek(0)
         stderr = err.read()
     os.unlink(path)
