@@ -46,6 +46,14 @@ class LaunchError(ValueError):
     """A launch that would be wrong or impossible, refused before anything runs."""
 
 
+def check_block(block: object) -> None:
+    """Refuse a block size that is not a power of two of at most ``MAX_THREADS`` threads."""
+    if not isinstance(block, int | np.integer) or block < 1 or block & (block - 1):
+        raise LaunchError(f"block={block!r} must be a power of two")
+    if block > MAX_THREADS:
+        raise LaunchError(f"block={block} is over the limit of {MAX_THREADS} threads per block")
+
+
 Launcher = Callable[["_Launch"], None]
 
 
@@ -115,10 +123,7 @@ class Variant:
                 f"dtype={dt!r} with operator {oper.name!r} is not supported by {self.name}; "
                 f"allowed: {', '.join(allowed)}"
             )
-        if not isinstance(block, int | np.integer) or block < 1 or block & (block - 1):
-            raise LaunchError(f"block={block!r} must be a power of two")
-        if block > MAX_THREADS:
-            raise LaunchError(f"block={block} is over the limit of {MAX_THREADS} threads per block")
+        check_block(block)
         if block < self.min_block or block % self.block_multiple:
             raise LaunchError(
                 f"block={block} is not allowed for {self.name}: it needs at least "

@@ -221,9 +221,9 @@ def cuda_file_target(path: str | Path, block: int = 256, spec: TargetSpec | None
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path} is not a file")
-    if block < 1 or block > 1024 or block & (block - 1):
-        raise ValueError(f"block={block} must be a power of two of at most 1024")
-    from .kernels import expand_source
+    from .kernels import check_block, expand_source
+
+    check_block(block)
 
     source = expand_source(path.name, path.parent)
     spec = spec or TargetSpec(device="gpu")

@@ -8,6 +8,7 @@ present, its kernel must also equal its model bit for bit.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,8 +96,10 @@ def _kernel_check(var: Variant, x: np.ndarray, block: int, model_out: np.ndarray
     return f"DIFFERS at n={x.shape[0]}"
 
 
+@functools.cache
 def gpu_available() -> tuple[bool, str]:
-    """Whether kernels can run here, and if not, why."""
+    """Whether kernels can run here, and if not, why (asked once per process: every target
+    of ``builtin_targets`` wants to know)."""
     try:
         import cupy
     except ImportError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from scancheck.kernels import KERNEL_DIR
 from scancheck.targets import TargetSpec, builtin_targets, load_import_path, resolve
 
 
@@ -27,6 +28,9 @@ def test_model_target_runs_the_model():
     assert t(np.arange(1, 5, dtype=np.int32)).tolist() == [0, 1, 3, 6]
 
 
+_CONTROL = KERNEL_DIR / "controls" / "missing_barrier.cu"
+
+
 @pytest.mark.parametrize(
     "call, message",
     [
@@ -36,6 +40,8 @@ def test_model_target_runs_the_model():
         (lambda: TargetSpec(op="interval"), "proof device"),
         (lambda: TargetSpec(dtypes=("float16",)), "allowed dtypes"),
         (lambda: TargetSpec(device="tpu"), "device='tpu'"),
+        (lambda: resolve(f"cu:{_CONTROL}:48"), "block=48 must be a power of two"),
+        (lambda: resolve(f"cu:{_CONTROL}:2048"), "limit of 1024 threads"),
     ],
 )
 def test_bad_targets_are_refused_with_a_reason(call, message):
