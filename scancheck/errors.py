@@ -137,12 +137,12 @@ class ErrorReport:
         }
 
 
-def rounding_bound(x: np.ndarray, exact: np.ndarray, depths: np.ndarray, inclusive: bool = True,
+def rounding_bound(x: np.ndarray, half_ulp: np.ndarray, depths: np.ndarray, inclusive: bool = True,
                    slack: float = 1.0) -> np.ndarray:
-    """Per output, ``gamma_d * sum|x| + ulp/2`` (each term times ``slack``): the largest
-    error rounding alone can cause at summation-tree depth d."""
-    dtype = x.dtype.name
-    return gamma(depths, dtype) * abs_sums(x, inclusive) * slack + ulp(exact, dtype) / 2 * slack
+    """Per output, ``gamma_d * sum|x| + ulp/2`` (each term times ``slack``; ``half_ulp`` is
+    half an ulp of each exact output): the largest error rounding alone can cause at
+    summation-tree depth d."""
+    return gamma(depths, x.dtype.name) * abs_sums(x, inclusive) * slack + half_ulp * slack
 
 
 def _specials_agree(computed: np.ndarray, exact: np.ndarray) -> np.ndarray:
@@ -183,7 +183,7 @@ def classify(
         half_ulp = ulp(exact, dtype) / 2
         # float64 differences of float64 data may round: inflate by a relative 2**-50.
         slack = 1 + 2.0**-50
-        bound = rounding_bound(x, exact, depths, inclusive, slack)
+        bound = rounding_bound(x, half_ulp, depths, inclusive, slack)
         rel_err = np.where(ex != 0, abs_err / np.abs(ex), np.where(abs_err > 0, np.inf, 0))
         ulp_err = abs_err / np.where(half_ulp > 0, 2 * half_ulp, np.inf)
     verdicts = np.full(x.shape, Verdict.WITHIN_BOUND, dtype=np.int8)

@@ -215,7 +215,7 @@ def _sweep_runs(gpu: bool, max_tree_log2: int, max_model_log2: int
 def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",
           max_tree_log2: int = 18, max_model_log2: int = 22) -> list[SweepPoint]:
     """Max error against exact and the algorithm's bound, per algorithm and size (float32)."""
-    from .errors import rounding_bound
+    from .errors import rounding_bound, ulp
 
     sizes = [2**k for k in log2_sizes]
     runs = _sweep_runs(gpu, max_tree_log2, max_model_log2)
@@ -227,7 +227,7 @@ def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",
         inclusive = VARIANTS[name].inclusive if name in VARIANTS else True
         exact = exact_scan(x, inclusive=inclusive)
         err = np.abs(run(x).astype(np.float64) - exact.astype(np.float64))
-        bound = rounding_bound(x, exact, depths(n), inclusive)
+        bound = rounding_bound(x, ulp(exact, "float32") / 2, depths(n), inclusive)
         points.append(SweepPoint(name, n, float(err.max()), float(bound.max())))
     _progress(len(todo), len(todo), "done")
     return points
