@@ -9,8 +9,9 @@ Tests marked ``gpu`` skip, saying why, where cupy or a CUDA device is missing.  
 several GPUs visible, xdist worker ``gwK`` gets GPU ``K mod count`` through
 ``CUDA_VISIBLE_DEVICES``, set before anything initialises CUDA, so CuPy, torch, child
 processes and compute-sanitizer all use the same one.  All workers share one CuPy
-kernel cache, so each kernel is compiled once per machine, not once per worker.  On a
-GPU machine ``-n auto`` starts three workers per four cores, and tests marked ``slow``
+kernel cache, so each kernel is compiled once per machine, not once per worker.  Workers
+learn from the controller whether there is a GPU, and leave CUDA to their first GPU test.
+On a GPU machine ``-n auto`` starts three workers per four cores, and tests marked ``slow``
 are handed out first; the summary says how the tests and their seconds fell per GPU.
 """
 
@@ -30,6 +31,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 os.environ.setdefault("CUPY_CACHE_DIR", str(Path(tempfile.gettempdir()) / "scancheck-cupy-cache"))
+# Each xdist worker and each child it starts (sanitizer runs, isolated targets) would start a
+# BLAS/OpenMP thread per core at import.  scancheck does no BLAS work, and a dozen workers'
+# spinning pools compete for the cores the tests need: a one-kernel child took 4.6 s of CPU
+# in 1 s on a 32-core machine, 2.5 s on a 16-core one.
+for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_threads, "1")
 
 _DB = DirectoryBasedExampleDatabase(
     os.environ.get("SCANCHECK_HYPOTHESIS_DB", str(Path(__file__).parent / ".hypothesis" / "examples"))
@@ -66,22 +73,28 @@ def _wants_gpu(config: pytest.Config) -> bool:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    listed = getattr(config, "workerinput", {}).get("scancheck_gpus")
-    if listed is not None:  # an xdist worker: the controller already asked nvidia-smi
-        gpus = listed.split(",") if listed else []
+    given = getattr(config, "workerinput", {})
+    if "scancheck_gpus" in given:
+        # An xdist worker: the controller asked nvidia-smi and CUDA already, so the worker
+        # starts without importing CuPy; its first GPU test initialises CUDA.
+        gpus = given["scancheck_gpus"].split(",") if given["scancheck_gpus"] else []
+        state = (given["scancheck_cuda_devices"], given["scancheck_no_gpu_reason"])
     else:
         gpus = _visible_gpus() if _wants_gpu(config) else []
+        state = _gpu_state() if gpus else (0, "no NVIDIA GPU is visible")
     config._scancheck_gpus = gpus  # type: ignore[attr-defined]
+    config._scancheck_state = state  # type: ignore[attr-defined]
     worker = _worker_index(config)
     if gpus and worker is not None:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpus[worker % len(gpus)]
-    config._scancheck_state = _gpu_state() if gpus else (0, "no NVIDIA GPU is visible")  # type: ignore[attr-defined]
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node) -> None:  # noqa: ANN001
-    """Hand the controller's GPU list to each xdist worker (one nvidia-smi call per run)."""
-    node.workerinput["scancheck_gpus"] = ",".join(node.config._scancheck_gpus)
+    """Hand the controller's GPU list and CUDA state to each xdist worker."""
+    count, reason = node.config._scancheck_state
+    node.workerinput.update(scancheck_gpus=",".join(node.config._scancheck_gpus),
+                            scancheck_cuda_devices=count, scancheck_no_gpu_reason=reason)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -115,6 +128,8 @@ def _gpu_state() -> tuple[int, str]:
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
+    if hasattr(config, "workerinput"):  # workers print no header: asking CUDA would initialise it
+        return []
     count, reason = config._scancheck_state  # type: ignore[attr-defined]
     profile = settings._current_profile
     lines = [f"hypothesis profile: {profile}"]

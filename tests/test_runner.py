@@ -3,7 +3,12 @@ worker each fail alone, and the run goes on."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 pytest_plugins = ["pytester"]
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_a_hang_and_a_crash_are_reported_without_stopping_the_run(pytester):
@@ -35,11 +40,9 @@ def test_a_hang_and_a_crash_are_reported_without_stopping_the_run(pytester):
 def _collected(*args: str) -> list[str]:
     import subprocess
     import sys
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                           *args, str(root / "tests")], capture_output=True, text=True, cwd=root)
+                           *args, str(ROOT / "tests")], capture_output=True, text=True, cwd=ROOT)
     return [ln for ln in proc.stdout.splitlines() if "::" in ln]
 
 
@@ -57,13 +60,11 @@ def _workers_started(env: dict[str, str]) -> int:
     import re
     import subprocess
     import sys
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
     base = {k: v for k, v in os.environ.items() if k != "PYTEST_XDIST_AUTO_NUM_WORKERS"}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "auto", "-p", "no:cacheprovider",
                            "tests/test_laws.py", "-k", "bad_arguments"],
-                          capture_output=True, text=True, cwd=root, env={**base, **env})
+                          capture_output=True, text=True, cwd=ROOT, env={**base, **env})
     return int(re.search(r"created: (\d+)/\1 worker", proc.stdout).group(1))
 
 
@@ -73,3 +74,27 @@ def test_n_auto_leaves_cores_for_child_processes_where_a_gpu_is_listed():
     cores = len(os.sched_getaffinity(0))
     assert _workers_started({"CUDA_VISIBLE_DEVICES": "0"}) == max(1, cores * 3 // 4)
     assert _workers_started({"CUDA_VISIBLE_DEVICES": "0", "PYTEST_XDIST_AUTO_NUM_WORKERS": "3"}) == 3
+
+
+@pytest.mark.gpu
+def test_workers_start_without_initialising_cuda(pytester):
+    """xdist hands out no test before every worker has started, so a worker leaves CUDA to
+    its first GPU test; the controller tells it whether GPU tests run."""
+    pytester.makeconftest((ROOT / "conftest.py").read_text())
+    pytester.makepyfile(
+        """
+        import ctypes
+        import pytest
+
+        CUDA_ERROR_NOT_INITIALIZED = 3
+
+        @pytest.mark.gpu
+        @pytest.mark.parametrize("k", [0, 1])
+        def test_cuda_is_not_initialised_before_the_first_test(k):
+            context = ctypes.c_void_p()
+            status = ctypes.CDLL("libcuda.so.1").cuCtxGetCurrent(ctypes.byref(context))
+            assert status == CUDA_ERROR_NOT_INITIALIZED, f"cuCtxGetCurrent returned {status}"
+        """
+    )
+    result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)  # run, not skipped: the workers know there is a GPU
