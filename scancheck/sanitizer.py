@@ -12,6 +12,7 @@ import argparse
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -68,12 +69,14 @@ def run_command(tool: str, command: list[str], target: str, timeout: float = 300
     argv = [exe, "--tool", tool, "--print-limit", "20"]
     if tool == "racecheck":
         argv += ["--racecheck-report", "hazard"]
+    proc = subprocess.Popen(argv + command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
     try:
-        proc = subprocess.run(argv + command, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired as exc:
-        out = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        return SanitizerReport(tool, target, -1, -1, True, out)
-    output = proc.stdout + proc.stderr
+        output, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the tool and the process it watches
+        output, _ = proc.communicate()
+        return SanitizerReport(tool, target, -1, -1, True, output or "")
     return SanitizerReport(tool, target, parse_summary(tool, output), proc.returncode, False, output)
 
 
