@@ -138,11 +138,13 @@ class ErrorReport:
 
 
 def rounding_bound(x: np.ndarray, half_ulp: np.ndarray, depths: np.ndarray, inclusive: bool = True,
-                   slack: float = 1.0) -> np.ndarray:
+                   slack: float = 1.0, sums: np.ndarray | None = None) -> np.ndarray:
     """Per output, ``gamma_d * sum|x| + ulp/2`` (each term times ``slack``; ``half_ulp`` is
-    half an ulp of each exact output): the largest error rounding alone can cause at
-    summation-tree depth d."""
-    return gamma(depths, x.dtype.name) * abs_sums(x, inclusive) * slack + half_ulp * slack
+    half an ulp of each exact output; ``sums`` is ``abs_sums(x, inclusive)`` where the
+    caller has it): the largest error rounding alone can cause at summation-tree depth d."""
+    if sums is None:
+        sums = abs_sums(x, inclusive)
+    return gamma(depths, x.dtype.name) * sums * slack + half_ulp * slack
 
 
 def _specials_agree(computed: np.ndarray, exact: np.ndarray) -> np.ndarray:
@@ -158,12 +160,15 @@ def classify(
     inclusive: bool = True,
     name: str = "scan",
     exact: np.ndarray | None = None,
+    sums: np.ndarray | None = None,
 ) -> ErrorReport:
     """Compare a computed float add-scan of ``x`` with the exact answer, output by output.
 
     ``depths[k]`` is the summation-tree depth of output k (0 for an output that is
     a copy of one input).  An output is BEYOND_BOUND only when rounding provably
     cannot explain it: ``|computed - exact_rounded| > gamma_d * sum|x| + ulp/2``.
+    ``exact`` and ``sums`` (``abs_sums(x, inclusive)``) may be passed in where one input
+    is classified against several scans.
     """
     x = np.asarray(x)
     computed = np.asarray(computed)
@@ -183,7 +188,7 @@ def classify(
         half_ulp = ulp(exact, dtype) / 2
         # float64 differences of float64 data may round: inflate by a relative 2**-50.
         slack = 1 + 2.0**-50
-        bound = rounding_bound(x, half_ulp, depths, inclusive, slack)
+        bound = rounding_bound(x, half_ulp, depths, inclusive, slack, sums)
         rel_err = np.where(ex != 0, abs_err / np.abs(ex), np.where(abs_err > 0, np.inf, 0))
         ulp_err = abs_err / np.where(half_ulp > 0, 2 * half_ulp, np.inf)
     verdicts = np.full(x.shape, Verdict.WITHIN_BOUND, dtype=np.int8)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import Verdict, classify, sequential_depths
+from .errors import Verdict, abs_sums, classify, sequential_depths
 from .exact import exact_scan
 from .kernels import VARIANTS
 from .operators import sequential_scan
@@ -106,13 +106,14 @@ def precision_table(x32: np.ndarray, gpu: bool) -> tuple[list[PrecisionRow], str
     """Errors of every scan of ``x32`` and the conclusion the numbers support."""
     ref32 = sequential_scan(x32).astype(np.float64)
     exact = {"float32": exact_scan(x32), "float64": exact_scan(x32.astype(np.float64))}
+    sums = {dt: abs_sums(x32.astype(dt)) for dt in exact}
     depth_cache: dict[str, np.ndarray] = {}
     rows = []
     for name, where, x, out in _candidates(x32, gpu):
         dt = x.dtype.name
         if name not in depth_cache:
             depth_cache[name] = _depths(name, x.size)
-        rep = classify(x, out, depth_cache[name], name=name, exact=exact[dt])
+        rep = classify(x, out, depth_cache[name], name=name, exact=exact[dt], sums=sums[dt])
         diff = out.astype(np.float64) - ref32
         rows.append(PrecisionRow(
             name, where, dt, rep.rms, rep.l2, rep.max_abs,
