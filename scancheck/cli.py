@@ -99,7 +99,7 @@ def _target_spec(args: argparse.Namespace):
     return TargetSpec(**kw)
 
 
-def _print_report(rep, args: argparse.Namespace) -> None:
+def _print_report(rep) -> None:
     print(format_table(rep.rows(), title=f"\n{rep.target}  ({rep.seconds:.1f} s)"))
     print(f"verdict: {'conforms' if rep.passed else 'DOES NOT CONFORM'}"
           + (f" - {rep.diagnosis}" if rep.diagnosis else ""))
@@ -125,7 +125,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         reports = list(pool.map(one, args.targets))
     status = 0
     for rep in reports:
-        _print_report(rep, args)
+        _print_report(rep)
         status |= int(not rep.passed)
     print(format_table([{"target": r.target, "verdict": "conforms" if r.passed else "FAILS",
                          "diagnosis": r.diagnosis[:100]} for r in reports], title="\nsummary"))

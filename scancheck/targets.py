@@ -165,28 +165,28 @@ def builtin_targets() -> dict[str, Target]:
     """Every built-in target by name, available or not (see ``Target.unavailable``)."""
     from .kernels import VARIANTS
 
+    def library(name: str, fn: Callable[[Any], Any], spec: TargetSpec,
+                unavailable: str | None = None) -> Target:
+        return Target(name, fn, spec, unavailable, locator=f"builtin:{name}")
+
     # Library scans are called with dtype= the input's: by default NumPy, CuPy and torch
     # promote int32 to int64, which the conformance check would (rightly) report.
     targets = [
-        Target("numpy.cumsum", lambda x: np.cumsum(x, dtype=x.dtype), TargetSpec(),
-               locator="builtin:numpy.cumsum"),
+        library("numpy.cumsum", lambda x: np.cumsum(x, dtype=x.dtype), TargetSpec()),
         # Measured on an H100 (2026-11-22): CUB's single-pass scan and torch.cumsum on CUDA
         # return float bits that vary from run to run; declared so, the report still
         # shows what was observed.
-        Target("cupy.cumsum (CUB)", _cupy_cumsum(["cub"]), TargetSpec(device="gpu", deterministic=False),
-               _gpu_missing(), locator="builtin:cupy.cumsum (CUB)"),
-        Target("cupy.cumsum (no CUB)", _cupy_cumsum([]), TargetSpec(device="gpu"), _gpu_missing(),
-               locator="builtin:cupy.cumsum (no CUB)"),
-        Target("torch.cumsum (CPU)", _torch_cumsum("cpu"), TargetSpec(), _missing("torch"),
-               locator="builtin:torch.cumsum (CPU)"),
-        Target("torch.cumsum (CUDA)", _torch_cumsum("cuda"), TargetSpec(deterministic=False),
-               _missing("torch") or _gpu_missing(), locator="builtin:torch.cumsum (CUDA)"),
+        library("cupy.cumsum (CUB)", _cupy_cumsum(["cub"]),
+                TargetSpec(device="gpu", deterministic=False), _gpu_missing()),
+        library("cupy.cumsum (no CUB)", _cupy_cumsum([]), TargetSpec(device="gpu"), _gpu_missing()),
+        library("torch.cumsum (CPU)", _torch_cumsum("cpu"), TargetSpec(), _missing("torch")),
+        library("torch.cumsum (CUDA)", _torch_cumsum("cuda"), TargetSpec(deterministic=False),
+                _missing("torch") or _gpu_missing()),
         # JAX computes in 32 bits unless jax_enable_x64 is set: it declares only those.
-        Target("jax.numpy.cumsum", _jax_cumsum, TargetSpec(dtypes=("float32", "int32")),
-               _missing("jax"), locator="builtin:jax.numpy.cumsum"),
-        Target("jax.lax.associative_scan", _jax_associative_scan,
-               TargetSpec(dtypes=("float32", "int32"), deterministic=True), _missing("jax"),
-               locator="builtin:jax.lax.associative_scan"),
+        library("jax.numpy.cumsum", _jax_cumsum, TargetSpec(dtypes=("float32", "int32")),
+                _missing("jax")),
+        library("jax.lax.associative_scan", _jax_associative_scan,
+                TargetSpec(dtypes=("float32", "int32"), deterministic=True), _missing("jax")),
     ]
     for name, var in VARIANTS.items():
         if var.racy or "add" not in var.operators:
