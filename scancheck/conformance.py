@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -445,8 +446,6 @@ def check_isolated(
 
 
 def _exit_text(returncode: int) -> str:
-    import signal
-
     if returncode < 0:
         try:
             return f"killed by {signal.Signals(-returncode).name}"
@@ -505,7 +504,7 @@ def _run_child(locator: str, props: list[str], max_examples: int, max_n: int, ti
                         status = f"died ({_exit_text(proc.returncode)})"
                     break
                 if time.time() - since > limit:
-                    os.killpg(proc.pid, 9)  # the whole group: a hung kernel's process included
+                    os.killpg(proc.pid, signal.SIGKILL)  # the whole group: a hung kernel's process included
                     proc.wait()
                     status = "timeout"
                     break
