@@ -47,6 +47,17 @@ settings.register_profile("ci", max_examples=25, **_COMMON)
 settings.register_profile("gpu", max_examples=200, **_COMMON)
 settings.register_profile("thorough", max_examples=1000, **_COMMON)
 settings.load_profile(os.environ.get("SCANCHECK_HYPOTHESIS_PROFILE", "ci"))
+#: Seconds each conformance property may search in the tests, per profile: CI has two cores
+#: and a quarter of an hour; users' checks default to 30 s (``scancheck check --budget``).
+PROPERTY_SECONDS = {"ci": 1.5, "gpu": 6.0, "thorough": 30.0}
+
+
+@pytest.fixture
+def budget():
+    """The conformance budget of this session's Hypothesis profile."""
+    from scancheck.cases import Budget
+
+    return Budget(PROPERTY_SECONDS.get(settings._current_profile, 1.5))
 
 
 @functools.cache

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from .errors import format_table
 
@@ -100,40 +102,72 @@ def _target_spec(args: argparse.Namespace):
 
 
 def _print_report(rep) -> None:
-    print(format_table(rep.rows(), title=f"\n{rep.target}  ({rep.seconds:.1f} s)"))
+    print(format_table(rep.rows(), title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
+                       f"checked {rep.largest_n:,})"))
+    verdict = rep.verdict
     print(f"verdict: {'conforms' if rep.passed else 'DOES NOT CONFORM'}"
-          + (f" - {rep.diagnosis}" if rep.diagnosis else ""))
+          + (f" - {verdict.line}" if verdict.line else ""))
+    if verdict.explained:
+        print(f"  explained by it: {', '.join(verdict.explained)}")
+
+
+def _check_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of check_isolated that the command line sets."""
+    from .cases import Budget
+
+    quick = args.quick
+    return dict(budget=Budget(args.budget, args.examples, args.max_n), timeout=args.timeout,
+                large=False if quick else (True if args.large else None),
+                sanitize=() if quick else (tuple(args.sanitize) if args.sanitize is not None
+                                           else None),
+                workers=args.workers)
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .conformance import PROPERTIES, check_isolated
+    from .isolation import check_isolated
 
     if args.controls:
         return _run_controls(args)
     if not args.targets:
         print("scancheck: error: name at least one TARGET, or --controls", file=sys.stderr)
         return 2
-    from concurrent.futures import ThreadPoolExecutor
-
-    def one(name: str):
-        return check_isolated(name, PROPERTIES, large=args.large, max_examples=args.examples,
-                              max_n=args.max_n, timeout=args.timeout,
-                              sanitize=tuple(args.sanitize), spec=_target_spec(args))
-
-    # Each target runs in child processes of its own, so threads here only wait on them.
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        reports = list(pool.map(one, args.targets))
+    options = _check_options(args)
+    reports = _each(args.targets, lambda name: check_isolated(name, spec=_target_spec(args),
+                                                               **options), args.jobs)
     status = 0
     for rep in reports:
         _print_report(rep)
         status |= int(not rep.passed)
     print(format_table([{"target": r.target, "verdict": "conforms" if r.passed else "FAILS",
-                         "diagnosis": r.diagnosis[:100]} for r in reports], title="\nsummary"))
-    if args.json:
-        with open(args.json, "w") as fh:
-            fh.write("[" + ",\n".join(r.to_json() for r in reports) + "]\n")
-        print(f"report written to {args.json}")
+                         "largest n": f"{r.largest_n:,}", "seconds": round(r.seconds),
+                         "diagnosis": r.diagnosis[:110]} for r in reports], title="\nsummary"))
+    _write_json(args.json, reports)
     return status
+
+
+def _each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
+    """``check`` on every item, ``jobs`` at a time, a line as each report comes in; the
+    reports in the items' order.  Each check runs in child processes of its own, so the
+    threads here only wait on them."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(check, item): k for k, item in enumerate(items)}
+        reports: list = [None] * len(items)
+        for done, future in enumerate(as_completed(futures), 1):
+            result = future.result()
+            reports[futures[future]] = result
+            rep = result[0] if isinstance(result, tuple) else result
+            verdict = "conforms" if rep.passed else rep.diagnosis[:100]
+            print(f"[{done}/{len(items)}] {rep.target} ({rep.seconds:.0f} s): {verdict}", flush=True)
+    return reports
+
+
+def _write_json(path: str | None, reports: list) -> None:
+    if path:
+        with open(path, "w") as fh:
+            fh.write("[" + ",\n".join(r.to_json() for r in reports) + "]\n")
+        print(f"report written to {path}")
 
 
 def _run_controls(args: argparse.Namespace) -> int:
@@ -141,25 +175,58 @@ def _run_controls(args: argparse.Namespace) -> int:
     from .verify import gpu_available
 
     gpu = gpu_available()[0]
-    rows, caught, run = [], 0, 0
+    options = _check_options(args)
+    todo = [c for c in CONTROLS if gpu or not c.gpu]
+    checked = dict(zip([c.name for c in todo], _each(todo, lambda c: c.check(**options), args.jobs)))
+    rows, caught = [], 0
     for c in CONTROLS:
-        if c.gpu and not gpu:
-            rows.append({"control": c.name, "expected": c.expect, "diagnosis": "skipped: no GPU",
-                         "caught": "-"})
+        if c.name not in checked:
+            rows.append({"control": c.name, "expected": f"{c.cause.label}: {c.expect}",
+                         "diagnosis": "skipped: no GPU", "caught": "-"})
             continue
-        rep, ok = c.check(max_examples=args.examples, timeout=args.timeout,
-                          max_n=args.controls_max_n if c.gpu else args.max_n)
-        run, caught = run + 1, caught + ok
-        rows.append({"control": c.name, "expected": c.expect, "diagnosis": rep.diagnosis[:110],
+        rep, ok = checked[c.name]
+        caught += ok
+        rows.append({"control": c.name, "expected": f"{c.cause.label}: {c.expect}",
+                     "diagnosis": rep.diagnosis[:120], "seconds": round(rep.seconds),
                      "caught": "yes" if ok else "NO"})
-    print(format_table(rows, title="negative controls"))
+    run = len(checked)
+    for name, (rep, ok) in checked.items():
+        if not ok:
+            print(f"\n{name} was not caught as expected:")
+            _print_report(rep)
+    _write_json(args.json, [rep for rep, _ in checked.values()])
+    print(format_table(rows, title="\nnegative controls"))
     print(f"\nscore: {caught} of {run} negative controls caught with the right diagnosis")
     return 0 if caught == run else 1
 
 
+def _positive(kind: type) -> Callable[[str], Any]:
+    """An argparse type: a positive ``kind`` (int or float), else a one-line usage error."""
+    def parse(text: str) -> Any:
+        what = "a positive integer" if kind is int else "a positive, finite number"
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not 0 < value < float("inf"):  # NaN fails too
+            raise argparse.ArgumentTypeError(f"{text} is not {what}")
+        return value
+
+    parse.__name__ = f"positive {kind.__name__}"
+    return parse
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (what was wrong, naming the argument)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="scancheck", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="scancheck", description=__doc__,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("verify", help="verify every registered scan variant")
@@ -170,16 +237,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--oracle", action="store_true", help="exact-oracle throughput on the CPU")
     p.add_argument("--log2-sizes", nargs="+", default=["20", "24", "28"])
     p.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
-    p.add_argument("--reps", type=int, default=20)
+    p.add_argument("--reps", type=_positive(int), default=20)
     p.add_argument("--json", help="also write the rows to this file")
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("precision", help="seed 004's float32 'bug', reproduced and explained")
-    p.add_argument("--n", type=int, default=1_000_000)
+    p.add_argument("--n", type=_positive(int), default=1_000_000)
     p.add_argument("--distribution", default="integers")
     p.add_argument("--seed", type=int, default=8)
     p.add_argument("--sweep", action="store_true", help="also sweep n from 2^10 up")
-    p.add_argument("--max-log2", type=int, help="largest log2 n of the sweep (22 CPU, 26 GPU)")
+    p.add_argument("--max-log2", type=_positive(int), help="largest log2 n of the sweep (22 CPU, 26 GPU)")
     p.add_argument("--plot", help="write the sweep's log-log plot to this PNG")
     p.set_defaults(func=_cmd_precision)
 
@@ -191,20 +258,29 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exclusive", action="store_true")
     p.add_argument("--dtypes", nargs="+")
     p.add_argument("--device", choices=["cpu", "gpu"])
-    p.add_argument("--examples", type=int, default=40, help="Hypothesis examples per property")
-    p.add_argument("--max-n", type=int, default=5000)
-    p.add_argument("--controls-max-n", type=int, default=2**22,
-                   help="largest n for the GPU controls (a deadlock needs more blocks than fit)")
-    p.add_argument("--large", action="store_true", help="also check n = 2**31 + 17")
-    p.add_argument("--timeout", type=float, default=120, help="seconds before a property is a hang")
-    p.add_argument("--sanitize", nargs="*", default=[], choices=["racecheck", "synccheck", "memcheck"])
+    p.add_argument("--budget", type=_positive(float), default=30.0, metavar="SECONDS",
+                   help="seconds each property may search (default 30)")
+    p.add_argument("--examples", type=_positive(int), default=1000,
+                   help="Hypothesis examples per property at most (default 1000)")
+    p.add_argument("--max-n", type=_positive(int),
+                   help="largest n searched (default 2**24 for GPU targets, 2**20 for CPU ones)")
+    p.add_argument("--large", action="store_true",
+                   help="check n = 2**31 + 17 and 2**32 + 17 for CPU targets too (GPU ones: always)")
+    p.add_argument("--quick", action="store_true",
+                   help="skip the sanitizers and the checks past 2**31 and 2**32")
+    p.add_argument("--timeout", type=_positive(float), default=60,
+                   help="seconds one case may run before it is a hang (default 60)")
+    p.add_argument("--sanitize", nargs="*", choices=["racecheck", "synccheck", "memcheck", "initcheck"],
+                   help="compute-sanitizer tools (default: all four for GPU targets)")
     p.add_argument("--json", help="write the reports to this file")
-    p.add_argument("--jobs", type=int, default=1, help="targets checked at once")
+    p.add_argument("--jobs", type=_positive(int), default=1, help="targets checked at once")
+    p.add_argument("--workers", type=_positive(int),
+                   help="child processes per target at once (default: half the cores)")
     p.set_defaults(func=_cmd_check)
 
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
     p.add_argument("variant")
-    p.add_argument("--n", type=int, default=256)
+    p.add_argument("--n", type=_positive(int), default=256)
     p.add_argument("--block", type=int, default=256)
     p.add_argument("--dtype", default="float32")
     p.add_argument("--op", default="add")

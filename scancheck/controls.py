@@ -1,31 +1,44 @@
-"""Negative controls: deliberately broken scans that scancheck must catch, each with the
-diagnosis it must give.  The CPU ones are NumPy functions; the GPU ones are ``.cu``
-targets under ``kernels/controls/`` with the documented ``scan`` signature."""
+"""Negative controls: deliberately broken scans that scancheck must refuse, each with the one
+diagnosis it must give at the default flags of ``scancheck check``.
+
+The CPU ones are NumPy functions here; the GPU ones are ``.cu`` targets under
+``kernels/controls/`` with the documented ``scan`` signature, and one CuPy function.  Each
+row says which check catches it, and why no weaker check would.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .conformance import PROPERTIES, ConformanceReport, check_isolated
+from .diagnosis import Cause
 from .kernels import KERNEL_DIR
+from .operators import SIGNIFICAND_BITS
 from .targets import TargetSpec
 
 BLOCK = 64
 
 
-def _blocked(x: np.ndarray, carry_in: Callable) -> np.ndarray:
-    """Scan each block of BLOCK elements, then add what ``carry_in`` says came before it."""
+def _tiles(x: np.ndarray, tile: int) -> np.ndarray:
+    """Inclusive scans of each tile of ``tile`` elements, as a (tiles, tile) array (the last
+    tile padded with zeros)."""
+    pad = np.zeros(-(-x.size // tile) * tile, dtype=x.dtype)
+    pad[:x.size] = x
+    return np.add.accumulate(pad.reshape(-1, tile), axis=1, dtype=x.dtype)
+
+
+def _blocked(x: np.ndarray, carry_in: Callable, block: int = BLOCK) -> np.ndarray:
+    """Scan each block of ``block`` elements, then add what ``carry_in`` says came before it."""
     out = np.empty_like(x)
     offset = x.dtype.type(0)
-    for lo in range(0, x.size, BLOCK):
-        local = np.add.accumulate(x[lo:lo + BLOCK], dtype=x.dtype)
-        out[lo:lo + BLOCK] = local + offset
-        offset = carry_in(offset, local, x[lo:lo + BLOCK], out[lo:lo + BLOCK])
+    for lo in range(0, x.size, block):
+        local = np.add.accumulate(x[lo:lo + block], dtype=x.dtype)
+        out[lo:lo + block] = local + offset
+        offset = carry_in(offset, local, x[lo:lo + block], out[lo:lo + block])
     return out
 
 
@@ -62,14 +75,67 @@ def block_sums_in_the_wrong_order(x: np.ndarray) -> np.ndarray:
 
 
 def lower_precision_intermediate(x: np.ndarray) -> np.ndarray:
-    """Block totals carried in float16: fine for integers, beyond the bound for floats."""
+    """Block totals carried in float16: 11 significand bits, and overflow past 65504."""
     def carry(off, local, xs, outs):
         return (np.float16(off) + np.float16(local[-1])).astype(x.dtype)
 
     with np.errstate(all="ignore"):
-        if x.dtype.kind in "iu":
-            return np.add.accumulate(x, dtype=x.dtype)
         return _blocked(x, carry)
+
+
+def _round_to_bits(v: np.ndarray, bits: int) -> np.ndarray:
+    """``v`` rounded to ``bits`` significand bits (to nearest, ties to even)."""
+    m, e = np.frexp(np.float64(v))
+    return np.ldexp(np.round(m * 2.0**bits), e - bits)
+
+
+def carry_8_bits_short(x: np.ndarray) -> np.ndarray:
+    """The carry between tiles of 512 kept in 8 significand bits fewer than the dtype has (16
+    of float32's 24).  Each rounding errs by at most 2**(8-p) of the carry, half the
+    any-order bound at the first carried output (512 roundings of 2**-p): only the exactness
+    certificate sees it."""
+    bits = SIGNIFICAND_BITS[x.dtype.name] - 8
+
+    def carry(off, local, xs, outs):
+        return x.dtype.type(_round_to_bits(off + local[-1], bits))
+
+    with np.errstate(all="ignore"):
+        return _blocked(x, carry, block=512)
+
+
+def block_sums_scanned_by_one_block(x: np.ndarray) -> np.ndarray:
+    """Tiles of 256, whose sums one block of 1024 threads scans: the sums of tiles past 1024
+    are never scanned and those tiles get no offset.  Right up to n = 262,144."""
+    with np.errstate(all="ignore"):
+        local = _tiles(x, 256)
+        sums = local[:1024, -1]
+        offsets = np.zeros(local.shape[0], dtype=x.dtype)
+        offsets[1:sums.size] = np.add.accumulate(sums, dtype=x.dtype)[:-1]
+        return (local + offsets[:, None]).ravel()[:x.size]
+
+
+def exclusive_scan_with_wrong_first_output(x: np.ndarray) -> np.ndarray:
+    """An exclusive scan as a shifted inclusive one, with x[0] shifted in where the identity
+    belongs: every output after the first is right."""
+    with np.errstate(all="ignore"):
+        inc = np.add.accumulate(x, dtype=x.dtype)
+        return np.concatenate([x[:1], inc[:-1]])
+
+
+def scan_refusing_empty_input(x: np.ndarray) -> np.ndarray:
+    """A correct scan that raises on an empty input instead of returning an empty scan."""
+    if x.size == 0:
+        raise ValueError("empty input")
+    return np.cumsum(x, dtype=x.dtype)
+
+
+def tile_size_varying_between_runs(x: np.ndarray) -> np.ndarray:
+    """A correct blocked scan whose tile size changes from run to run (as one picked from
+    whatever the device has free would), so its float rounding does: declared deterministic,
+    it is not.  Integers stay exact."""
+    tile = int(np.random.default_rng().integers(2, 64))
+    with np.errstate(all="ignore"):
+        return _blocked(x, lambda off, local, xs, outs: outs[-1], block=tile)
 
 
 def nan_dropping_max(x: np.ndarray) -> np.ndarray:
@@ -78,57 +144,106 @@ def nan_dropping_max(x: np.ndarray) -> np.ndarray:
         return np.fmax.accumulate(x)
 
 
+def padded_tail_read_uninitialised(x: Any) -> Any:
+    """CuPy: the input copied into a buffer padded to whole tiles of 256, and the whole
+    buffer scanned.  The tail is never written; it only reaches outputs that are cut off,
+    so every result is right -- only initcheck, with CuPy's pool off, sees the read."""
+    import cupy as cp
+
+    n = x.shape[0]
+    padded = cp.empty(-(-n // 256) * 256, dtype=x.dtype)
+    padded[:n] = x
+    return cp.cumsum(padded, dtype=x.dtype)[:n]
+
+
+_FLOATS = ("float32", "float64")
 for fn, spec in (
     (off_by_one_at_block_boundaries, TargetSpec()),
     (dropped_partial_block, TargetSpec()),
-    (block_sums_in_the_wrong_order, TargetSpec(op="recurrence", dtypes=("float32", "float64"))),
-    (lower_precision_intermediate, TargetSpec()),
-    (nan_dropping_max, TargetSpec(op="max", dtypes=("float32", "float64"))),
+    (block_sums_in_the_wrong_order, TargetSpec(op="recurrence", dtypes=_FLOATS)),
+    # Float dtypes only: the diagnosis "precision lost" must not need an integer run beside it.
+    (lower_precision_intermediate, TargetSpec(dtypes=_FLOATS)),
+    (carry_8_bits_short, TargetSpec(dtypes=_FLOATS)),
+    (block_sums_scanned_by_one_block, TargetSpec()),
+    (exclusive_scan_with_wrong_first_output, TargetSpec(inclusive=False)),
+    (scan_refusing_empty_input, TargetSpec()),
+    (nan_dropping_max, TargetSpec(op="max", dtypes=_FLOATS)),
+    (tile_size_varying_between_runs, TargetSpec()),
+    # cupy.cumsum through CUB: float bits vary from run to run (see targets.builtin_targets).
+    (padded_tail_read_uninitialised, TargetSpec(device="gpu", dtypes=("float32", "int32"),
+                                                deterministic=False)),
 ):
     fn.scan_spec = spec  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
 class Control:
-    """A broken scan, where it runs, and the words its diagnosis must contain."""
+    """A broken scan, its one expected cause, words its diagnosis must contain, and what
+    catches it."""
 
     name: str
     locator: str
+    cause: Cause
     expect: str
+    caught_by: str
     gpu: bool = False
-    large: bool = False
-    sanitize: tuple[str, ...] = ()
-    spec: TargetSpec | None = field(default=None)
-    #: The conformance properties to run; all by default.  A control that hangs is checked
-    #: on one property (each hang costs a whole timeout); a race, by the sanitizer alone.
-    properties: tuple[str, ...] = PROPERTIES
+    spec: TargetSpec | None = None
 
-    def check(self, **kwargs: Any) -> tuple[ConformanceReport, bool]:
-        """Check this control in child processes (``kwargs`` as :func:`check_isolated`
-        takes them); the report, and whether its diagnosis is the expected one."""
-        rep = check_isolated(self.locator, self.properties, large=self.large,
-                             sanitize=self.sanitize, spec=self.spec, **kwargs)
-        return rep, self.expect in rep.diagnosis
+    def check(self, **kwargs: Any) -> tuple[Any, bool]:
+        """Check this control in child processes at ``check_isolated``'s defaults (``kwargs``
+        override them); the report, and whether its diagnosis is the expected one, alone."""
+        from .isolation import check_isolated
+
+        rep = check_isolated(self.locator, spec=self.spec, **kwargs)
+        verdict = rep.verdict
+        return rep, verdict.cause == self.cause and self.expect in verdict.line and not verdict.also
 
 
 _CU = Path(KERNEL_DIR) / "controls"
+_C = "scancheck.controls:"
+_GPU_SPEC = TargetSpec(device="gpu", dtypes=("float32", "int32"))
 
 CONTROLS: tuple[Control, ...] = (
-    Control("off-by-one at block boundaries", "scancheck.controls:off_by_one_at_block_boundaries",
-            "logic error"),
-    Control("last partial block dropped", "scancheck.controls:dropped_partial_block", "logic error"),
-    Control("block sums in the wrong order", "scancheck.controls:block_sums_in_the_wrong_order",
-            "operand order"),
-    Control("intermediate in lower precision", "scancheck.controls:lower_precision_intermediate",
-            "precision lost"),
-    Control("NaN-dropping max", "scancheck.controls:nan_dropping_max", "NaN"),
-    Control("missing barrier", f"cu:{_CU / 'missing_barrier.cu'}:1024", "data race", gpu=True,
-            sanitize=("racecheck",), properties=(),
+    Control("off-by-one at block boundaries", _C + "off_by_one_at_block_boundaries", Cause.LOGIC,
+            "logic error", "integers exact and the bound, from n = 65"),
+    Control("last partial block dropped", _C + "dropped_partial_block", Cause.LOGIC,
+            "logic error", "integers exact and the bound, from n = 65"),
+    Control("block sums in the wrong order", _C + "block_sums_in_the_wrong_order", Cause.LOGIC,
+            "operand order", "recurrence: only a non-commutative operator shows it"),
+    Control("block totals carried in float16", _C + "lower_precision_intermediate",
+            Cause.PRECISION, "precision lost", "the certificate and the bound; 'steps' data "
+            "pass, so it is precision, not logic, with no integer dtype declared"),
+    Control("carry kept 8 significand bits short", _C + "carry_8_bits_short", Cause.PRECISION,
+            "precision lost", "certified exact only: the error stays inside the any-order bound"),
+    Control("block sums scanned by one block", _C + "block_sums_scanned_by_one_block",
+            Cause.LOGIC, "logic error", "sizes past 262,144: the default largest n, not 5000"),
+    Control("wrong first output of an exclusive scan", _C + "exclusive_scan_with_wrong_first_output",
+            Cause.LOGIC, "logic error", "every property at n = 1; one diagnosis, not three"),
+    Control("empty input refused", _C + "scan_refusing_empty_input", Cause.LOGIC, "empty input",
+            "n = 0, which every property tries first where the spec allows it"),
+    Control("NaN-dropping max", _C + "nan_dropping_max", Cause.SPECIALS, "NaN",
+            "nan and inf; the same data without NaNs pass"),
+    Control("tile size varying between runs", _C + "tile_size_varying_between_runs",
+            Cause.NONDETERMINISM, "bits differ", "deterministic; every run is within the bound"),
+    Control("missing barrier", f"cu:{_CU / 'missing_barrier.cu'}:1024", Cause.RACE, "data race",
+            "racecheck", gpu=True,
             spec=TargetSpec(device="gpu", max_n=1024, dtypes=("float32", "int32"))),
-    Control("32-bit index overflow", f"cu:{_CU / 'index_overflow.cu'}:256", "past 2**31",
-            gpu=True, large=True, properties=(),
-            spec=TargetSpec(device="gpu", dtypes=("float32", "int32"))),
-    Control("deadlock-prone chained scan", f"cu:{_CU / 'chained_in_launch_order.cu'}:256", "hang",
-            gpu=True, properties=("integers exact",),
-            spec=TargetSpec(device="gpu", dtypes=("int32", "float32"))),
+    Control("32-bit index overflow", f"cu:{_CU / 'index_overflow.cu'}:256", Cause.FAULT,
+            "past 2**31", "the check past 2**31: an illegal address", gpu=True, spec=_GPU_SPEC),
+    Control("unsigned 32-bit index", f"cu:{_CU / 'unsigned_index.cu'}:256", Cause.INDEX_OVERFLOW,
+            "past 2**32", "the check past 2**32 only: right at 2**31 + 17, no fault", gpu=True,
+            spec=_GPU_SPEC),
+    Control("deadlock-prone chained scan", f"cu:{_CU / 'chained_in_launch_order.cu'}:256",
+            Cause.FAULT, "hang", "any size with more tiles than fit on the GPU", gpu=True,
+            spec=_GPU_SPEC),
+    Control("bounded look-back window", f"cu:{_CU / 'bounded_lookback.cu'}:256", Cause.LOGIC,
+            "logic error", "sizes past 262,144: the default largest n of a GPU target", gpu=True,
+            spec=_GPU_SPEC),
+    Control("out-of-bounds read in the last tile", f"cu:{_CU / 'out_of_bounds_read.cu'}:256",
+            Cause.FAULT, "memory error", "memcheck with CuPy's pool off, at a size with a tail",
+            gpu=True, spec=_GPU_SPEC),
+    Control("output never written", f"cu:{_CU / 'output_never_written.cu'}:256", Cause.LOGIC,
+            "never written", "the harness's 0xff fill of every output", gpu=True, spec=_GPU_SPEC),
+    Control("padded tail read uninitialised", _C + "padded_tail_read_uninitialised", Cause.FAULT,
+            "uninitialised", "initcheck with CuPy's pool off", gpu=True),
 )

@@ -23,11 +23,10 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from .operators import Operator, get_operator
+from .operators import SIGNIFICAND_BITS, Operator, exclusive_of, get_operator
 
 _LIMB = 32
 _MASK = (1 << _LIMB) - 1
-_PRECISION = {"float32": 24, "float64": 53}
 _EMIN = {"float32": -126, "float64": -1022}
 _EMAX = {"float32": 127, "float64": 1023}
 _CHUNK = 1 << 16
@@ -35,7 +34,7 @@ _CHUNK = 1 << 16
 
 def _float_kind(dtype: np.dtype) -> str:
     name = np.dtype(dtype).name
-    if name not in _PRECISION:
+    if name not in SIGNIFICAND_BITS:
         raise ValueError(f"dtype={name!r} is not a float type; allowed: float32, float64")
     return name
 
@@ -45,7 +44,7 @@ def round_dyadic(man: int, exp: int, dtype: str) -> float:
     kind = _float_kind(dtype)
     if man == 0:
         return 0.0
-    p, emin, emax = _PRECISION[kind], _EMIN[kind], _EMAX[kind]
+    p, emin, emax = SIGNIFICAND_BITS[kind], _EMIN[kind], _EMAX[kind]
     mag = abs(man)
     lead = mag.bit_length() - 1 + exp
     quantum = max(lead - p + 1, emin - p + 1)
@@ -83,6 +82,16 @@ def _decompose(x: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
     mant = np.where(normal, frac | (1 << frac_bits), frac)
     expo = np.where(normal, field, 1) - bias - frac_bits
     return np.where(bits < 0, -mant, mant), expo
+
+
+def lowest_set_bit(x: np.ndarray) -> np.ndarray:
+    """Per element of a float array: the largest e with x a multiple of 2**e (+inf for 0)."""
+    kind = _float_kind(x.dtype)
+    mant, expo = _decompose(np.ascontiguousarray(x), kind)
+    mag = np.abs(mant)
+    low = mag & -mag  # the lowest set bit of the integer mantissa, a power of two
+    tz = np.frexp(low.astype(np.float64))[1] - 1  # exact: low is a power of two < 2**53
+    return np.where(mag == 0, np.inf, (expo + tz).astype(np.float64))
 
 
 def _normalize(limbs: np.ndarray) -> None:
@@ -157,7 +166,7 @@ def _round_limbs(mag: np.ndarray, base: int, p: int) -> np.ndarray:
 def _finite_prefix_sums(x: np.ndarray, kind: str) -> np.ndarray:
     """Correctly rounded inclusive prefix sums of a finite float array (float64 result)."""
     n = x.shape[0]
-    p = _PRECISION[kind]
+    p = SIGNIFICAND_BITS[kind]
     mant, expo = _decompose(x, kind)
     nonzero = mant != 0
     if not nonzero.any():
@@ -257,7 +266,7 @@ def _limb_prefix_sums(
 
 def _apply_specials(x: np.ndarray, sums: np.ndarray) -> np.ndarray:
     """Overlay IEEE NaN, infinity and negative-zero semantics on exact finite sums."""
-    if np.issubdtype(x.dtype, np.floating) and not (np.isfinite(x).all() and x[0] != 0):
+    if np.issubdtype(x.dtype, np.floating) and x.size and not (np.isfinite(x).all() and x[0] != 0):
         nan_seen = np.logical_or.accumulate(np.isnan(x))
         pinf = np.logical_or.accumulate(x == np.inf)
         ninf = np.logical_or.accumulate(x == -np.inf)
@@ -269,12 +278,6 @@ def _apply_specials(x: np.ndarray, sums: np.ndarray) -> np.ndarray:
     return sums
 
 
-def _check_input(x: np.ndarray, op: Operator) -> np.ndarray:
-    x = np.asarray(x)
-    op.check_elements(x)
-    return x
-
-
 def exact_scan(
     x: np.ndarray, op: str | Operator = "add", inclusive: bool = True
 ) -> np.ndarray:
@@ -284,24 +287,20 @@ def exact_scan(
     and ``min`` are exact in any type; the recurrence pair goes through rationals.
     """
     oper = get_operator(op)
-    x = _check_input(x, oper)
+    x = oper.host_elements(x, allow_empty=True)
     if oper.name == "recurrence":
         out = exact_recurrence(x)
     elif oper.name == "add" and np.issubdtype(x.dtype, np.floating):
         kind = _float_kind(x.dtype)
         finite = np.where(np.isfinite(x), x, 0).astype(x.dtype)
-        out = _apply_specials(x, _finite_prefix_sums(finite, kind)).astype(x.dtype)
+        with np.errstate(over="ignore"):  # sums rounded past the largest float are infinite
+            out = _apply_specials(x, _finite_prefix_sums(finite, kind)).astype(x.dtype)
     else:
         from .operators import sequential_scan
 
         # Integer addition modulo 2**bits, max, min and intervals are exact in the type.
         out = sequential_scan(x, oper, inclusive=True)
-    if inclusive:
-        return out
-    excl = np.empty_like(out)
-    excl[0] = oper.identity(x.dtype.name)
-    excl[1:] = out[:-1]
-    return excl
+    return out if inclusive else exclusive_of(out, oper.identity(x.dtype.name))
 
 
 def working_precision(x: np.ndarray) -> int:
@@ -312,12 +311,12 @@ def working_precision(x: np.ndarray) -> int:
     if not nonzero.any():
         return 2
     span = int(expo[nonzero].max() - expo[nonzero].min())
-    return span + _PRECISION[kind] + max(x.shape[0], 2).bit_length() + 2
+    return span + SIGNIFICAND_BITS[kind] + max(x.shape[0], 2).bit_length() + 2
 
 
 def exact_scan_mpmath(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
     """Prefix sums of a float array summed exactly in mpmath, each rounded once to its dtype."""
-    x = _check_input(x, get_operator("add"))
+    x = get_operator("add").host_elements(x, allow_empty=True)
     kind = _float_kind(x.dtype)
     finite = np.where(np.isfinite(x), x, 0).astype(x.dtype)
     ctx = mpmath.MPContext()
@@ -329,9 +328,7 @@ def exact_scan_mpmath(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
         man, exp = acc.man_exp if acc != 0 else (0, 0)
         sums[k] = round_dyadic(-int(man) if acc < 0 else int(man), int(exp), kind)
     out = _apply_specials(x, sums).astype(x.dtype)
-    if inclusive:
-        return out
-    return np.concatenate([np.zeros(1, dtype=x.dtype), out[:-1]])
+    return out if inclusive else exclusive_of(out, np.zeros((), dtype=x.dtype))
 
 
 def round_fraction(q: Fraction, dtype: str) -> float:
@@ -342,7 +339,7 @@ def round_fraction(q: Fraction, dtype: str) -> float:
     num, den = q.numerator, q.denominator
     # Scale so that the integer quotient carries p + 2 bits beyond the leading bit;
     # the remainder becomes the sticky bit, which keeps ties-to-even exact.
-    shift = max(0, _PRECISION[kind] + 3 + den.bit_length() - abs(num).bit_length())
+    shift = max(0, SIGNIFICAND_BITS[kind] + 3 + den.bit_length() - abs(num).bit_length())
     quo, rem = divmod(abs(num) << shift, den)
     quo = (quo << 1) | (1 if rem else 0)
     return round_dyadic(quo if num > 0 else -quo, -shift - 1, kind)
@@ -353,8 +350,7 @@ def exact_recurrence(pairs: np.ndarray) -> np.ndarray:
 
     Component b of prefix k is y_k of y_k = a_k*y_{k-1} + b_k with y_{-1} = 0.
     """
-    pairs = np.asarray(pairs)
-    get_operator("recurrence").check_elements(pairs, "pairs")
+    pairs = get_operator("recurrence").host_elements(pairs, "pairs", allow_empty=True)
     if np.issubdtype(pairs.dtype, np.integer):
         from .operators import sequential_scan
 

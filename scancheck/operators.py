@@ -22,6 +22,9 @@ import numpy as np
 
 DTYPES: tuple[str, ...] = ("float32", "float64", "int32", "int64")
 FLOAT_DTYPES: tuple[str, ...] = ("float32", "float64")
+#: Significand bits p of each float dtype, the implicit bit included: its unit roundoff is
+#: 2**-p, and sums of multiples of 2**e stay exact while they stay below 2**(p+e).
+SIGNIFICAND_BITS: dict[str, int] = {"float32": 24, "float64": 53}
 
 #: C++ spelling of each element dtype; the same table drives the CUDA instantiations.
 CUDA_SCALAR: dict[str, str] = {
@@ -148,8 +151,9 @@ class Operator:
             return self.cuda_functor
         return f"{self.cuda_functor}<{CUDA_SCALAR[dt]}>"
 
-    def check_elements(self, x: Any, argname: str = "x") -> None:
-        """Raise a ValueError naming ``argname`` unless ``x`` is a non-empty array of elements."""
+    def check_elements(self, x: Any, argname: str = "x", allow_empty: bool = False) -> None:
+        """Raise a ValueError naming ``argname`` unless ``x`` is an array of elements of this
+        monoid (non-empty unless ``allow_empty``)."""
         shape = getattr(x, "shape", None)
         if shape is None:
             raise TypeError(f"{argname} must be a NumPy or CuPy array, got {type(x).__name__}")
@@ -160,9 +164,29 @@ class Operator:
             raise ValueError(
                 f"{argname} must be {want} for operator {self.name!r}, got shape {tuple(shape)}"
             )
-        if shape[0] == 0:
+        if shape[0] == 0 and not allow_empty:
             raise ValueError(f"{argname} is empty; a scan needs at least one element")
-        self.check_dtype(x.dtype)
+        try:
+            self.check_dtype(x.dtype)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"{argname}: {exc}") from None
+
+    def host_elements(self, x: Any, argname: str = "x", allow_empty: bool = False) -> np.ndarray:
+        """``x`` as a C-contiguous NumPy array in native byte order, checked as
+        :meth:`check_elements` checks it (device arrays are copied to the host, sequences
+        converted): the form every host-side evaluation reads bit for bit."""
+        if hasattr(x, "__cuda_array_interface__") or (
+                hasattr(x, "__dlpack__") and not isinstance(x, np.ndarray)):
+            from .testing import to_numpy
+
+            x = to_numpy(x)
+        elif not hasattr(x, "shape"):
+            x = np.asarray(x)
+        self.check_elements(x, argname, allow_empty)
+        x = np.asarray(x)
+        if not x.dtype.isnative:  # a big-endian array read as native would be silently wrong
+            x = x.astype(x.dtype.newbyteorder("="))
+        return np.ascontiguousarray(x)
 
 
 OPERATORS: dict[str, Operator] = {
@@ -247,23 +271,41 @@ def get_operator(op: str | Operator) -> Operator:
 def sequential_scan(x: np.ndarray, op: str | Operator = "add", inclusive: bool = True) -> np.ndarray:
     """Left-to-right scan in the element type: the textbook CPU reference (seed 004's gold)."""
     oper = get_operator(op)
-    oper.check_elements(x)
+    x = oper.host_elements(x, allow_empty=True)
     ident = oper.identity(x.dtype.name)
     if oper.name == "add":
         # add.accumulate is strictly left to right (no pairwise summation) and wraps ints.
         with np.errstate(over="ignore", invalid="ignore"):
             incl = np.add.accumulate(x, dtype=x.dtype)
+    elif oper.name in ("max", "min"):
+        incl = _running_extreme(x, oper.name)
     else:
         incl = np.empty_like(x)
         acc = ident
         for k in range(x.shape[0]):
             acc = oper.combine(acc, x[k])
             incl[k] = acc
-    if inclusive:
-        return incl
-    out = np.empty_like(x)
-    out[0] = ident
-    out[1:] = incl[:-1]
+    return incl if inclusive else exclusive_of(incl, ident)
+
+
+def _running_extreme(x: np.ndarray, which: str) -> np.ndarray:
+    """The max or min scan of the functors above, vectorized: NumPy's accumulate gives every
+    value (and propagates NaN); where the value is a zero, the earlier operand wins ties, so
+    its sign is that of the first zero of the input."""
+    out = (np.maximum if which == "max" else np.minimum).accumulate(x)
+    if x.dtype.kind == "f" and x.size:
+        zeros = np.flatnonzero(x == 0)
+        if zeros.size:
+            out = np.where(out == 0, x[zeros[0]], out)
+    return out
+
+
+def exclusive_of(inclusive: np.ndarray, identity: np.ndarray) -> np.ndarray:
+    """The exclusive scan that goes with an inclusive one: the identity, then all but the last."""
+    out = np.empty_like(inclusive)
+    if out.shape[0]:
+        out[0] = identity
+        out[1:] = inclusive[:-1]
     return out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from .cases import Budget
 from .conformance import PROPERTIES, check_property
 from .targets import resolve
 
@@ -14,10 +15,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("scancheck")
     group.addoption("--scan-target", action="append", default=[],
                     help="check this scan implementation's conformance (repeatable)")
-    group.addoption("--scan-examples", type=int, default=40,
-                    help="Hypothesis examples per conformance property (default 40)")
-    group.addoption("--scan-max-n", type=int, default=5000,
-                    help="largest n drawn for conformance cases (default 5000)")
+    group.addoption("--scan-budget", type=float, default=30.0,
+                    help="seconds each conformance property may search (default 30)")
+    group.addoption("--scan-examples", type=int, default=1000,
+                    help="Hypothesis examples per conformance property at most (default 1000)")
+    group.addoption("--scan-max-n", type=int, default=None,
+                    help="largest n searched (default 2**24 for GPU targets, 2**20 for CPU ones)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -50,8 +53,9 @@ def scan_target(scan_target_name: str):
 
 def run_property(config: pytest.Config, target, prop: str) -> None:
     """Fail with the diagnosis and the smallest case; skip where the property does not apply."""
-    r = check_property(target, prop, config.getoption("scan_examples"),
-                       config.getoption("scan_max_n"))
+    budget = Budget(config.getoption("scan_budget"), config.getoption("scan_examples"),
+                    config.getoption("scan_max_n"))
+    r = check_property(target, prop, budget)
     if r.status == "skip":
         pytest.skip(r.diagnosis)
     if r.status != "pass":

@@ -59,8 +59,10 @@ def parse_summary(tool: str, output: str) -> int:
     return sum(int(k) for k in found) if found else -1
 
 
-def run_command(tool: str, command: list[str], target: str, timeout: float = 300) -> SanitizerReport:
-    """Run ``command`` under compute-sanitizer ``tool`` in a child process."""
+def run_command(tool: str, command: list[str], target: str, timeout: float = 300,
+                env: dict[str, str] | None = None) -> SanitizerReport:
+    """Run ``command`` (with ``env``, or this environment) under compute-sanitizer ``tool``
+    in a child process."""
     if tool not in TOOLS:
         raise ValueError(f"tool={tool!r} is unknown; allowed: {', '.join(TOOLS)}")
     exe = find_sanitizer()
@@ -70,7 +72,7 @@ def run_command(tool: str, command: list[str], target: str, timeout: float = 300
     if tool == "racecheck":
         argv += ["--racecheck-report", "hazard"]
     proc = subprocess.Popen(argv + command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+                            text=True, start_new_session=True, env=env)
     try:
         output, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:

@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from .operators import DTYPES, get_operator
+from .operators import DTYPES, SIGNIFICAND_BITS, get_operator
 
 #: Data distributions :func:`scan_data` can draw from.
 DISTRIBUTIONS: tuple[str, ...] = (
@@ -22,6 +22,8 @@ DISTRIBUTIONS: tuple[str, ...] = (
     "cancellation",  # large terms of both signs that nearly cancel, and small ones
     "subnormal",  # values at and below the smallest normal number
     "specials",  # finite values with NaN, +inf, -inf and -0.0 mixed in
+    "dyadic",  # integer multiples of one power of two whose prefixes cross 2**p (exactness edge)
+    "steps",  # nonzero steps in [-3, 3] whose running sum stays in [0, 3]: every partial sum tiny
 )
 
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 61, 127, 251, 509, 1021, 2039, 4093, 8191)
@@ -109,11 +111,18 @@ def dtypes(allowed: tuple[str, ...] = DTYPES) -> st.SearchStrategy[str]:
 def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: str) -> np.ndarray:
     """``n`` values of ``dtype`` from one of :data:`DISTRIBUTIONS`, drawn with ``rng``."""
     dt = np.dtype(dtype)
+    if distribution == "steps":
+        # s_k in {0..3} never repeats, x_k = s_k - s_(k-1): every sum of adjacent elements lies
+        # in [-3, 3], so any scan that combines adjacent ranges is exact with 3 bits.
+        s = np.cumsum(rng.integers(1, 4, n)) % 4
+        return np.diff(s, prepend=0).astype(dt)
     if dt.kind in "iu":
         info = np.iinfo(dt)
         if distribution == "integers":
             return rng.integers(0, 1000, n).astype(dt)
         return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+    if distribution == "dyadic":
+        return _dyadic(rng, n, dt)
     finfo = np.finfo(dt)
     if distribution == "integers":
         return rng.integers(0, 1000, n).astype(dt)
@@ -137,6 +146,32 @@ def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: st
         x[mask] = rng.choice(specials, int(mask.sum()))
         return x
     raise ValueError(f"distribution={distribution!r} is unknown; allowed: {', '.join(DISTRIBUTIONS)}")
+
+
+def _dyadic(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
+    """Integers of m bits times 2**e, a quarter of them negative, with m chosen so that the
+    sum of magnitudes crosses 2**(p+e) somewhere between n/8 and 8n elements: the prefixes
+    before the crossing are exact in every summation order, those after it are not."""
+    p = SIGNIFICAND_BITS[dt.name]
+    m = int(np.clip(p + 1 - max(n, 1).bit_length() + rng.integers(-3, 4), 1, p))
+    e = int(rng.integers(-30, 11))
+    k = rng.integers(0, 2**m, n, dtype=np.int64)  # m <= p <= 53: exact in float64
+    k = np.where(rng.random(n) < 0.25, -k, k)
+    return np.ldexp(k.astype(np.float64), e).astype(dt)
+
+
+def generate_pairs(rng: np.random.Generator, n: int, dtype: str, contracting: bool | None = True
+                   ) -> np.ndarray:
+    """``(n, 2)`` recurrence pairs (a, b) of ``dtype``; |a| < 1 if contracting, > 1 if not,
+    either if None (small integers for integer dtypes)."""
+    dt = np.dtype(dtype)
+    if dt.kind in "iu":
+        return rng.integers(-3, 4, (n, 2)).astype(dt)
+    mag = rng.uniform(0.5, 0.999, n) if contracting is not False else rng.uniform(1.001, 1.05, n)
+    if contracting is None:
+        mag = np.where(rng.random(n) < 0.5, mag, 1 / mag)
+    a = mag * rng.choice([-1.0, 1.0], n)
+    return np.stack([a, rng.uniform(-1, 1, n)], axis=-1).astype(dt)
 
 
 @st.composite
@@ -181,17 +216,8 @@ def recurrence_pairs(
 ) -> np.ndarray:
     """``(n, 2)`` pairs (a, b) for y_n = a_n*y_{n-1} + b_n; |a| < 1 if contracting, > 1 if not."""
     _check_positive("n", n)
-    dt = np.dtype(dtype)
     seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
-    if dt.kind in "iu":
-        return rng.integers(-3, 4, (n, 2)).astype(dt)
-    mag = rng.uniform(0.5, 0.999, n) if contracting is not False else rng.uniform(1.001, 1.05, n)
-    if contracting is None:
-        mag = np.where(rng.random(n) < 0.5, mag, 1 / mag)
-    a = mag * rng.choice([-1.0, 1.0], n)
-    b = rng.uniform(-1, 1, n)
-    return np.stack([a, b], axis=-1).astype(dt)
+    return generate_pairs(np.random.default_rng(seed), n, dtype, contracting)
 
 
 @st.composite

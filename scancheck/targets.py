@@ -15,6 +15,8 @@ or the like for each dtype it checks)::
 and is launched once with ``ceil(n / block)`` blocks of ``block`` threads,
 ``2 * block * sizeof(T)`` bytes of dynamic shared memory, and ``scratch`` pointing to
 ``16 * (blocks + 1)`` zeroed bytes (for tile flags and counters of single-pass scans).
+``out`` is filled with 0xff bytes first (NaN, or -1), so that an output the kernel never
+writes is seen as such, not as whatever correct value the memory pool left there.
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ class TargetSpec:
     device: str = "cpu"
     #: Largest n it accepts (None: no limit of its own).
     max_n: int | None = None
+    #: Whether it takes an empty input (and must return an empty scan).
+    allows_empty: bool = True
 
     def __post_init__(self) -> None:
         oper = get_operator(self.op)
@@ -67,6 +71,32 @@ class Target:
     unavailable: str | None = None
     #: How a child process re-creates this target (for isolation); None: in-process only.
     locator: str | None = None
+    #: The byte every output is filled with before the target runs, where scancheck
+    #: allocates the output (``.cu`` targets); None where the target allocates its own.
+    output_fill: int | None = None
+    #: Compiles or loads whatever the target needs, raising ValueError if it cannot (a
+    #: usage error, not a verdict).
+    prepare: Callable[[], None] | None = None
+    #: Told ("call", n) before and ("return", n) after each run of the target's own code:
+    #: a watchdog times the target, not the oracle around it.
+    watch: Callable[[str, int], None] | None = None
+
+    def run(self, x: Any) -> Any:
+        """The target on ``x`` as its spec takes it (host or device array), the device
+        synchronized: the one place where the target's own code runs."""
+        n = int(x.shape[0])
+        if self.watch is not None:
+            self.watch("call", n)
+        # Overflow and NaN warnings of the target's own arithmetic are not ours to print.
+        with np.errstate(all="ignore"):
+            out = self.fn(x)
+            if self.spec.device == "gpu":
+                import cupy as cp
+
+                cp.cuda.Device().synchronize()
+        if self.watch is not None:
+            self.watch("return", n)
+        return out
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """Run the target on host data and return a host array."""
@@ -75,11 +105,8 @@ class Target:
         if self.spec.device == "gpu":
             import cupy as cp
 
-            out = self.fn(cp.asarray(x))
-            cp.cuda.Device().synchronize()
-        else:
-            out = self.fn(x)
-        return to_numpy(out)
+            x = cp.asarray(x)
+        return to_numpy(self.run(x))
 
 
 def _missing(module: str) -> str | None:
@@ -109,11 +136,17 @@ def _cupy_cumsum(accelerators: list[str]) -> Callable[[Any], Any]:
 
 
 def _torch_cumsum(device: str) -> Callable[[Any], Any]:
-    def run(x: np.ndarray) -> np.ndarray:
+    def run(x: Any) -> Any:
         import torch
 
-        t = torch.from_numpy(np.ascontiguousarray(x)).to(device)
-        return torch.cumsum(t, 0, dtype=t.dtype).cpu().numpy()
+        if device == "cpu":
+            t = torch.from_numpy(np.ascontiguousarray(x))
+            return torch.cumsum(t, 0, dtype=t.dtype).numpy()
+        import cupy as cp
+
+        # Device arrays both ways (DLPack, no copy): checks past 2**32 elements stay on the GPU.
+        t = torch.from_dlpack(x)
+        return cp.from_dlpack(torch.cumsum(t, 0, dtype=t.dtype))
 
     return run
 
@@ -144,8 +177,9 @@ def kernel_target(variant: str, block: int = 256, op: str = "add") -> Target:
 
     var = get_variant(variant)
     cap = var.capacity(block, var.resolve_params(None)) if var.capacity else None
+    # The launcher refuses an empty input with a LaunchError (no grid has zero blocks).
     spec = TargetSpec(op=op, inclusive=var.inclusive, dtypes=var.dtypes,
-                      deterministic=var.deterministic, device="gpu", max_n=cap)
+                      deterministic=var.deterministic, device="gpu", max_n=cap, allows_empty=False)
     return Target(f"scancheck:{variant}", lambda x: scan(x, variant, op, block), spec,
                   _gpu_missing(), locator=f"kernel:{variant}:{block}:{op}")
 
@@ -156,7 +190,8 @@ def model_target(variant: str, block: int = 64, op: str = "add") -> Target:
 
     var = get_variant(variant)
     cap = var.capacity(block, var.resolve_params(None)) if var.capacity else 20_000
-    spec = TargetSpec(op=op, inclusive=var.inclusive, dtypes=var.dtypes, max_n=cap)
+    spec = TargetSpec(op=op, inclusive=var.inclusive, dtypes=var.dtypes, max_n=cap,
+                      allows_empty=False)
     return Target(f"model:{variant}", lambda x: var.build_model(x.shape[0], block).run(x, op),
                   spec, locator=f"model:{variant}:{block}:{op}")
 
@@ -180,8 +215,8 @@ def builtin_targets() -> dict[str, Target]:
                 TargetSpec(device="gpu", deterministic=False), _gpu_missing()),
         library("cupy.cumsum (no CUB)", _cupy_cumsum([]), TargetSpec(device="gpu"), _gpu_missing()),
         library("torch.cumsum (CPU)", _torch_cumsum("cpu"), TargetSpec(), _missing("torch")),
-        library("torch.cumsum (CUDA)", _torch_cumsum("cuda"), TargetSpec(deterministic=False),
-                _missing("torch") or _gpu_missing()),
+        library("torch.cumsum (CUDA)", _torch_cumsum("cuda"),
+                TargetSpec(device="gpu", deterministic=False), _missing("torch") or _gpu_missing()),
         # JAX computes in 32 bits unless jax_enable_x64 is set: it declares only those.
         library("jax.numpy.cumsum", _jax_cumsum, TargetSpec(dtypes=("float32", "int32")),
                 _missing("jax")),
@@ -201,12 +236,18 @@ def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
     if ":" not in path:
         raise ValueError(f"target {path!r} must look like package.module:function")
     module_name, attr = path.split(":", 1)
-    module = importlib.import_module(module_name)
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # a target that cannot be imported is a usage error, not a verdict
+        raise ValueError(f"target {path!r}: module {module_name!r} cannot be imported "
+                         f"({type(exc).__name__}: {exc})") from None
     fn = module
     for part in attr.split("."):
+        if not hasattr(fn, part):
+            raise ValueError(f"target {path!r}: {module_name} has no attribute {attr!r}")
         fn = getattr(fn, part)
     if not callable(fn):
-        raise ValueError(f"{path} is not callable")
+        raise ValueError(f"target {path!r} is not callable")
     declared = getattr(fn, "scan_spec", None) or getattr(module, "SCAN_SPEC", None)
     return Target(path, fn, spec or declared or TargetSpec(), locator=f"import:{path}")
 
@@ -227,26 +268,43 @@ def cuda_file_target(path: str | Path, block: int = 256, spec: TargetSpec | None
 
     source = expand_source(path.name, path.parent)
     spec = spec or TargetSpec(device="gpu")
-    spec = replace(spec, device="gpu")
-    modules: dict[str, Any] = {}
+    # Zero blocks cannot be launched: the harness, not the kernel, would answer n = 0.
+    spec = replace(spec, device="gpu", allows_empty=False)
+    kernels: dict[str, Any] = {}
+
+    def kernel(dt: str) -> Any:
+        if dt not in kernels:
+            import cupy as cp
+
+            mod = cp.RawModule(code=f"{cu_prelude(dt)}{source}", options=("--std=c++17",))
+            try:
+                kernels[dt] = mod.get_function("scan")
+            except cp.cuda.compiler.CompileException as exc:
+                first = next((ln for ln in str(exc).splitlines() if "error" in ln), str(exc))
+                raise ValueError(f"{path} does not compile for dtype={dt}: {first.strip()}") from None
+        return kernels[dt]
+
+    def prepare() -> None:
+        for dt in spec.dtypes:
+            kernel(dt)
 
     def run(x: Any) -> Any:
         import cupy as cp
 
-        dt = x.dtype.name
-        if dt not in modules:
-            modules[dt] = cp.RawModule(code=f"{cu_prelude(dt)}{source}",
-                                       options=("--std=c++17",))
-        kernel = modules[dt].get_function("scan")
         n = x.shape[0]
         blocks = -(-n // block)
         out = cp.empty_like(x)
+        out.view(cp.uint8).fill(_FILL)
         scratch = cp.zeros(16 * (blocks + 1), dtype=cp.uint8)
-        kernel((blocks,), (block,), (x, out, np.int64(n), scratch),
-               shared_mem=2 * block * x.itemsize)
+        kernel(x.dtype.name)((blocks,), (block,), (x, out, np.int64(n), scratch),
+                             shared_mem=2 * block * x.itemsize)
         return out
 
-    return Target(str(path), run, spec, _gpu_missing(), locator=f"cu:{path}:{block}")
+    return Target(str(path), run, spec, _gpu_missing(), locator=f"cu:{path}:{block}",
+                  output_fill=_FILL, prepare=prepare)
+
+
+_FILL = 0xFF  # NaN for floats, -1 for integers
 
 
 def resolve(name: str, spec: TargetSpec | None = None, block: int = 256) -> Target:

@@ -27,8 +27,37 @@ def test_bench_oracle_prints_rates(capsys):
     assert all(r["elements/s"] > 0 for r in rows) and rows[0]["x mpmath"] == 1.0
 
 
-def test_bad_arguments_exit_2_with_a_message(capsys):
-    assert main(["precision", "--n", "0"]) == 2
-    assert "n=0" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["no-such-command"])
+@pytest.mark.parametrize("argv, message", [
+    (["precision", "--n", "0"], "scancheck precision: error: argument --n: 0 is not a positive integer"),
+    (["check", "numpy.cumsum", "--max-n", "0"], "argument --max-n: 0 is not a positive integer"),
+    (["check", "numpy.cumsum", "--examples", "-1"], "argument --examples: -1 is not a positive"),
+    (["check", "numpy.cumsum", "--budget", "nan"], "argument --budget: nan is not a positive, finite"),
+    (["check", "numpy.cumsum", "--timeout", "x"], "argument --timeout: 'x' is not a positive, finite"),
+    (["check", "numpy.cumsum", "--sanitize", "leakcheck"], "argument --sanitize: invalid choice"),
+    (["no-such-command"], "invalid choice: 'no-such-command'"),
+])
+def test_bad_options_exit_2_with_one_line_naming_the_argument(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and message in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("target, message", [
+    ("nope_mod:fn", "module 'nope_mod' cannot be imported"),
+    ("scancheck.controls:missing", "has no attribute 'missing'"),
+    ("nothing", "is not a built-in"),
+])
+def test_a_target_that_cannot_be_loaded_exits_2_not_1(target, message, capsys):
+    assert main(["check", target, "--quick", "--budget", "1"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_check_says_how_far_it_looked_and_the_one_diagnosis(capsys):
+    status = main(["check", "scancheck.controls:exclusive_scan_with_wrong_first_output",
+                   "--budget", "1", "--quick"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "verdict: DOES NOT CONFORM - logic error: differs from the exact scan (smallest case n=1" in out
+    assert "largest n checked" in out

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scancheck.errors import (
     Verdict,
     abs_sums,
+    certified,
     classify,
     format_table,
     gamma,
@@ -15,6 +18,8 @@ from scancheck.errors import (
     sequential_depths,
     ulp,
 )
+from scancheck.exact import exact_scan
+from scancheck.kernels import VARIANTS
 
 
 def test_gamma_is_higham_and_refuses_depths_past_one_over_u():
@@ -74,3 +79,61 @@ def test_format_table_aligns_columns():
     text = format_table([{"a": 1.23456, "b": "x"}, {"a": 2.0, "b": "yy"}], title="T")
     lines = text.splitlines()
     assert lines[0] == "T" and lines[2].startswith("-") and "1.23" in lines[3]
+
+
+# -- the exactness certificate ------------------------------------------------------------
+
+
+def test_the_certificate_ends_where_some_order_would_round():
+    f32 = np.float32
+    # 2**23 + 2**23 + 1 = 2**24 + 1 rounds in float32; 2**23 + (2**23 - 2) + 1 does not.
+    assert certified(np.array([2**23, 2**23, 1], dtype=f32)).tolist() == [True, True, False]
+    assert certified(np.array([2**23, 2**23 - 2, 1], dtype=f32)).all()
+    # Multiples of 2**-2 reach only 2**22 before the last bit is lost.
+    assert certified(np.array([0.25, 2**21, 2**21], dtype=f32)).tolist() == [True, True, False]
+    assert certified(np.array([1.0, np.nan, 1.0], dtype=f32)).tolist() == [True, False, False]
+    assert certified(np.array([5.0, 7.0], dtype=f32), inclusive=False).tolist() == [True, True]
+    assert certified(np.zeros(0, dtype=np.float64)).shape == (0,)
+    with pytest.raises(ValueError, match="dtype 'int32'"):
+        certified(np.arange(3, dtype=np.int32))
+
+
+@st.composite
+def _certified_data(draw):
+    """Dyadic data from the 'dyadic' distribution, the one the 'certified exact' property draws."""
+    from scancheck.strategies import generate_data
+
+    n = draw(st.integers(1, 600))
+    dtype = draw(st.sampled_from(["float32", "float64"]))
+    return generate_data(np.random.default_rng(draw(st.integers(0, 2**32 - 1))), n, dtype, "dyadic")
+
+
+_ADD_VARIANTS = [n for n, v in VARIANTS.items() if not v.racy and "add" in v.operators]
+
+
+@given(_certified_data(), st.sampled_from(_ADD_VARIANTS), st.sampled_from([32, 64, 256]))
+def test_every_model_is_exact_wherever_the_certificate_holds(x, name, block):
+    """The certificate is a theorem about every summation order; here it meets scancheck's
+    own summation networks: none of them may differ from the exact sum where it holds."""
+    var = VARIANTS[name]
+    block = max(block, var.min_block)
+    cap = var.capacity(block, var.resolve_params(None)) if var.capacity else x.size
+    x = x[:cap]
+    where = certified(x, var.inclusive)
+    got = var.build_model(x.size, block).run(x)
+    want = exact_scan(x, inclusive=var.inclusive)
+    assert where[: min(x.size, 8)].any() or not where.any()
+    np.testing.assert_array_equal(got[where], want[where])
+
+
+@given(_certified_data(), st.randoms(use_true_random=False))
+def test_any_summation_order_is_exact_wherever_the_certificate_holds(x, rnd):
+    where = np.flatnonzero(certified(x))
+    want = exact_scan(x)
+    for k in rnd.sample(list(where), min(5, where.size)):
+        terms = list(x[: k + 1])
+        while len(terms) > 1:  # a random tree: combine two random partial sums at a time
+            a = terms.pop(rnd.randrange(len(terms)))
+            b = terms.pop(rnd.randrange(len(terms)))
+            terms.append(x.dtype.type(a + b))
+        assert terms[0] == want[k]

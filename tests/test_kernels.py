@@ -244,14 +244,15 @@ def test_sanitizer_reports_only_the_racy_kernel(name, tool):
 
 @pytest.mark.gpu
 @pytest.mark.huge
+@pytest.mark.parametrize("size", ["past 2**31", "past 2**32"])
 @pytest.mark.parametrize("name", ["decoupled_lookback", "hierarchical", "chained", "recursive"])
-def test_past_2_to_the_31_no_index_overflows(name):
-    """n = 2**31 + 17 float32, ones at a few positions around 2**31: a step function whose
-    steps and values the conformance oracle checks."""
-    from scancheck.conformance import LARGE, check_property
+def test_past_2_to_the_31_and_32_no_index_overflows(name, size):
+    """n = 2**31 + 17 and 2**32 + 17 float32, ones around both boundaries: a step function
+    whose every output the step checker verifies on the device."""
+    from scancheck.conformance import check_property
     from scancheck.targets import kernel_target
 
-    result = check_property(kernel_target(name), LARGE)
+    result = check_property(kernel_target(name), size)
     assert result.status == "pass", (result.diagnosis, result.smallest_case)
 
 

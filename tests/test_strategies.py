@@ -102,3 +102,28 @@ def test_interval_elements_are_the_proof_input(x):
 def test_bad_arguments_name_the_argument(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@given(st.integers(64, 5000), st.integers(0, 2**32 - 1))
+def test_dyadic_data_cross_the_exactness_edge(dtype, n, seed):
+    from scancheck.errors import certified
+    from scancheck.exact import lowest_set_bit
+    from scancheck.strategies import generate_data
+
+    x = generate_data(np.random.default_rng(seed), n, dtype, "dyadic")
+    low = lowest_set_bit(x)
+    assert np.ptp(low[np.isfinite(low)]) < np.finfo(dtype).nmant + 1  # one power of two apart
+    where = certified(x)
+    assert where[0] and where.mean() > 0.1  # exact at first; past the edge somewhere, often
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])
+@given(st.integers(1, 3000), st.integers(0, 2**32 - 1))
+def test_steps_data_keep_every_sum_of_adjacent_elements_tiny(dtype, n, seed):
+    from scancheck.strategies import generate_data
+
+    x = generate_data(np.random.default_rng(seed), n, dtype, "steps")
+    assert (x != 0).all() and (np.abs(x) <= 3).all()
+    s = np.concatenate([[0], np.cumsum(x.astype(np.int64))])
+    assert s.min() >= 0 and s.max() <= 3  # so every range sum s[j] - s[i] lies in [-3, 3]

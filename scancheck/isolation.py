@@ -1,0 +1,337 @@
+"""Targets in child processes: a fault or a hang is a verdict, and the session goes on.
+
+:func:`check_isolated` first resolves the target in a child (a target that cannot be
+imported or compiled is a :class:`UsageError`, not a verdict), then runs each property, each
+check past 2**31 and 2**32 elements, and each compute-sanitizer tool in a child of its own,
+several at once.  A child reports every case before it runs it; one that goes ``timeout``
+seconds without a word is killed with its whole process group and reported as a hang.
+
+Sanitizer runs launch the target at several sizes (tails that are not multiples of 32 or of
+any common block) with every pooling allocator off -- CuPy's pool, PyTorch's caching
+allocator, JAX's preallocation -- because an overrun inside a pooled chunk is invisible to
+memcheck and initcheck; the report names the size that showed the first error.
+
+    python -m scancheck.isolation LOCATOR OUT [--props P ...] [--budget S] ...   (the child)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from typing import Any
+
+from .cases import Budget
+from .diagnosis import Cause, PropertyResult
+from .targets import TargetSpec
+
+#: Sizes of a sanitizer run: odd tails past 32, 256 and 1024, and several tiles.
+SANITIZE_SIZES = (1, 31, 33, 255, 257, 1000, 4099, 70001)
+#: Tools run on GPU targets by default, where compute-sanitizer is installed.
+DEFAULT_TOOLS = ("memcheck", "initcheck", "racecheck", "synccheck")
+_TOOL_CAUSE = {"racecheck": (Cause.RACE, "data race"), "synccheck": (Cause.RACE, "barrier misuse"),
+               "memcheck": (Cause.FAULT, "memory error"),
+               "initcheck": (Cause.FAULT, "uninitialised memory read")}
+#: What turns pooling off in the child of a sanitizer run.
+_NO_POOLS = {"SCANCHECK_NO_MEMORY_POOL": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
+             "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}
+_MARK = "scancheck-sanitize: n="
+
+
+class UsageError(ValueError):
+    """The target cannot be checked at all: it cannot be imported, compiled or found."""
+
+
+def _default_workers() -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, (cores or 1) // 2)
+
+
+def check_isolated(
+    locator: str, properties: tuple[str, ...] | None = None, large: bool | None = None,
+    budget: Budget | None = None, timeout: float = 60.0, sanitize: tuple[str, ...] | None = None,
+    spec: TargetSpec | None = None, workers: int | None = None,
+):
+    """Check the target ``locator`` names in child processes; returns its ConformanceReport.
+
+    ``large`` None runs the checks past 2**31 and 2**32 for GPU targets (each says so where
+    memory is short); ``sanitize`` None runs :data:`DEFAULT_TOOLS` on GPU targets where
+    compute-sanitizer is installed.  ``timeout`` is how long one case may run before it is a
+    hang; ``workers`` how many children run at once (half the cores by default).
+    """
+    from .conformance import LARGE, PROPERTIES, ConformanceReport
+    from .sanitizer import TOOLS, find_sanitizer
+
+    t0 = time.time()
+    budget = budget or Budget()
+    if timeout <= 0:
+        raise ValueError(f"timeout={timeout!r} seconds must be positive")
+    for tool in sanitize or ():
+        if tool not in TOOLS:
+            raise ValueError(f"sanitize={tool!r} is unknown; allowed: {', '.join(TOOLS)}")
+    name, declared = _resolve(locator, spec, timeout)
+    tasks = plan(declared, PROPERTIES if properties is None else tuple(properties), large,
+                 sanitize, find_sanitizer() is not None)
+
+    # The checks past 2**31 and 2**32 share one child, smallest first: after a hang or a
+    # fault at 2**31 the larger one would only repeat it, holding the device that long.
+    groups: list[tuple[str, tuple[str, ...]]] = []
+    for kind, what in tasks:
+        if what in LARGE and groups and groups[-1][1][0] in LARGE:
+            groups[-1] = (kind, (*groups[-1][1], what))
+        else:
+            groups.append((kind, (what,)))
+
+    def run(group: tuple[str, tuple[str, ...]]) -> list[PropertyResult]:
+        kind, names = group
+        if kind == "sanitizer":
+            return [_sanitize(locator, names[0], timeout, spec, declared)]
+        return _run_properties(locator, names, budget, timeout, spec)
+
+    with ThreadPoolExecutor(max_workers=workers or _default_workers()) as pool:
+        results = [r for rs in pool.map(run, groups) for r in rs]
+    return ConformanceReport(name, asdict(declared), results, time.time() - t0)
+
+
+def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
+         sanitize: tuple[str, ...] | None, have_sanitizer: bool) -> list[tuple[str, str]]:
+    """The (kind, name) tasks a check runs: the properties; the checks past 2**31 and 2**32
+    where ``large`` says so (None: for GPU targets); the sanitizer tools ``sanitize`` names
+    (None: all of :data:`DEFAULT_TOOLS` for GPU targets, where compute-sanitizer exists)."""
+    from .conformance import LARGE
+
+    gpu = spec.device == "gpu"
+    bigs = LARGE if (gpu if large is None else large) else ()
+    if sanitize is None:
+        sanitize = DEFAULT_TOOLS if gpu and have_sanitizer else ()
+    return [("property", p) for p in (*properties, *bigs)] + [("sanitizer", t) for t in sanitize]
+
+
+def _child_cmd(locator: str, out: str, spec: TargetSpec | None, *extra: str) -> list[str]:
+    cmd = [sys.executable, "-m", "scancheck.isolation", locator, out, *extra]
+    if spec is not None:
+        cmd += ["--spec", json.dumps(asdict(spec))]
+    return cmd
+
+
+def _resolve(locator: str, spec: TargetSpec | None, timeout: float) -> tuple[str, TargetSpec]:
+    """The target's name and spec, as a child resolves and prepares (compiles) it."""
+    events, status, err = _watch(_child_cmd(locator, "{out}", spec, "--resolve"), timeout)
+    for ev in events:
+        if ev["event"] == "usage":
+            raise UsageError(ev["message"])
+        if ev["event"] == "target":
+            return ev["target"], _spec_from(ev["spec"])
+    raise UsageError(f"target {locator!r} could not be loaded: {_fault_message(err, status)}")
+
+
+def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeout: float,
+                    spec: TargetSpec | None) -> list[PropertyResult]:
+    """``props`` in order in one child; the one running when it hangs or dies is reported so,
+    and those after it as not run."""
+    args = ["--props", *props, "--budget", str(budget.seconds), "--examples",
+            str(budget.max_examples)]
+    if budget.max_n is not None:
+        args += ["--max-n", str(budget.max_n)]
+    events, status, err = _watch(_child_cmd(locator, "{out}", spec, *args), timeout)
+    results = [PropertyResult(**ev["result"]) for ev in events if ev["event"] == "result"]
+    if len(results) == len(props):
+        return results
+    stuck = props[len(results)]
+    last = next((ev for ev in reversed(events) if ev["event"] in ("case", "call")), None)
+    at = f" at n = {last['n']:,}" if last else ""
+    case = {"n": last["n"]} if last else None
+    if status == "timeout":
+        results.append(PropertyResult(stuck, "hang", f"the target gave no answer in {timeout:g} s"
+                                      f"{at} (a block waiting on one never scheduled?)", case,
+                                      cause=Cause.FAULT.name))
+    else:
+        results.append(PropertyResult(stuck, "fault", _fault_message(err, status) + at, case,
+                                      cause=Cause.FAULT.name))
+    results += [PropertyResult(p, "skip", f"not run: the target's {results[-1].status} in "
+                               f"'{stuck}' would repeat here") for p in props[len(results):]]
+    return results
+
+
+def _watch(cmd: list[str], timeout: float) -> tuple[list[dict], str, str]:
+    """Run a child that writes JSON events to the file ``{out}`` stands for, and kill its
+    whole process group where it hangs: when one call of the target's own code (between its
+    "call" and "return" events) runs ``timeout`` seconds, or when nothing at all happens for
+    ten times that (start-up gets at least two minutes).  Returns the events,
+    "ok" / "died (...)" / "timeout", and the child's stderr."""
+    with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as fh:
+        path = fh.name
+    cmd = [path if c == "{out}" else c for c in cmd]
+    events: list[dict] = []
+    quiet = max(10 * timeout, 120.0)
+    since, limit = time.time(), quiet
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True,
+                                start_new_session=True)
+        with open(path) as progress:
+
+            partial = ""
+
+            def read() -> None:
+                nonlocal since, limit, partial
+                # The child may be half-way through a line: parse whole lines only.
+                *lines, partial = (partial + progress.read()).split("\n")
+                for line in lines:
+                    events.append(json.loads(line))
+                    since = time.time()
+                    limit = timeout if events[-1]["event"] == "call" else quiet
+
+            status = "ok"
+            while True:
+                read()
+                if proc.poll() is not None:
+                    if proc.returncode != 0:
+                        status = f"died ({_exit_text(proc.returncode)})"
+                    break
+                if time.time() - since > limit:
+                    os.killpg(proc.pid, signal.SIGKILL)  # the whole group: a hung kernel's process included
+                    proc.wait()
+                    status = "timeout"
+                    break
+                time.sleep(0.05)
+            read()
+        err.seek(0)
+        stderr = err.read()
+    os.unlink(path)
+    return events, status, stderr
+
+
+def _exit_text(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+def _fault_message(stderr: str, status: str = "") -> str:
+    """The runtime's own words where it left any (an illegal address, say), else how it died."""
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    keys = ("Error", "error", "illegal", "fault", "Killed", "Segmentation")
+    hits = [ln for ln in lines if any(k in ln for k in keys)]
+    died = status.replace("died", "the process died").strip() or "the process died"
+    return (hits[-1] if hits else died)[:400]
+
+
+def _sanitize(locator: str, tool: str, timeout: float, spec: TargetSpec | None,
+              declared: TargetSpec) -> PropertyResult:
+    from .sanitizer import find_sanitizer, run_command
+
+    name = f"sanitizer: {tool}"
+    if find_sanitizer() is None:
+        return PropertyResult(name, "skip", "compute-sanitizer is not installed")
+    sizes = [n for n in SANITIZE_SIZES if declared.max_n is None or n <= declared.max_n]
+    cmd = _child_cmd(locator, os.devnull, spec, "--smoke", *map(str, sizes))
+    # Instrumented runs are 10-100x slower: a limit sized for plain cases would cut a sound
+    # target off under the sanitizer.
+    rep = run_command(tool, cmd, locator, timeout=max(timeout * 4, 240.0),
+                      env=dict(os.environ, **_NO_POOLS))
+    if rep.timed_out:
+        return PropertyResult(name, "hang", f"no answer under {tool}", cause=Cause.FAULT.name)
+    detail = {"sizes": ", ".join(map(str, sizes))}
+    if rep.issues > 0:
+        cause, kind = _TOOL_CAUSE[tool]
+        at = first_report_size(rep.output)
+        case = {"n": at} if at is not None else None
+        return PropertyResult(name, "fail", f"{kind}: {tool} reported {rep.issues} "
+                              f"(first at n = {at}, allocators unpooled)", case,
+                              {**detail, "first": rep.first_lines(3)}, cause=cause.name)
+    if rep.returncode != 0 or rep.issues < 0:
+        return PropertyResult(name, "fault", _fault_message(rep.output), cause=Cause.FAULT.name)
+    return PropertyResult(name, "pass", detail=detail)
+
+
+def first_report_size(output: str) -> int | None:
+    """The size whose launch the first report of a sanitizer's output follows (a report
+    is a ``=========`` line that is not indented detail, the banner or a summary)."""
+    size = None
+    for line in output.splitlines():
+        if line.startswith(_MARK):
+            size = int(line[len(_MARK):])
+        elif line.startswith("========= ") and not line.startswith("=========  ") and not any(
+                k in line for k in ("COMPUTE-SANITIZER", "SUMMARY", "Target application")):
+            return size
+    return None
+
+
+# -- the child ------------------------------------------------------------------------
+
+
+def _spec_from(d: dict[str, Any]) -> TargetSpec:
+    return TargetSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+
+
+def _smoke(target: Any, sizes: list[int]) -> None:
+    """Launch the target once per size, each after a marker line, so that a sanitizer's
+    report can be traced to the size that showed it."""
+    from .cases import Case
+
+    for n in sizes:
+        print(f"{_MARK}{n}", flush=True)
+        target(Case(n, target.spec.dtypes[0], "uniform", n).data(target.spec.op))
+
+
+def _child(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m scancheck.isolation")
+    ap.add_argument("locator")
+    ap.add_argument("out")
+    ap.add_argument("--props", nargs="*", default=[])
+    ap.add_argument("--budget", type=float, default=Budget.seconds)
+    ap.add_argument("--examples", type=int, default=Budget.max_examples)
+    ap.add_argument("--max-n", type=int)
+    ap.add_argument("--spec")
+    ap.add_argument("--resolve", action="store_true", help="resolve and prepare, report the spec")
+    ap.add_argument("--smoke", nargs="*", type=int, help="launch once at each size (sanitizer)")
+    args = ap.parse_args(argv)
+    if os.environ.get("SCANCHECK_NO_MEMORY_POOL"):
+        try:
+            import cupy as cp
+        except ImportError:  # a CPU target: no pool to turn off
+            pass
+        else:
+            cp.cuda.set_allocator(None)
+            cp.cuda.set_pinned_memory_allocator(None)
+    from .conformance import check_property, jsonable
+    from .targets import resolve
+
+    with open(args.out, "w", buffering=1) as fh:
+
+        def emit(**event: Any) -> None:
+            fh.write(json.dumps(event, default=jsonable) + "\n")
+            fh.flush()
+
+        try:
+            target = resolve(args.locator, _spec_from(json.loads(args.spec)) if args.spec else None)
+            if target.prepare is not None and not target.unavailable:
+                target.prepare()
+        except ValueError as exc:
+            emit(event="usage", message=str(exc))
+            return 0
+        emit(event="target", target=target.name, spec=asdict(target.spec))
+        target.watch = lambda what, n: emit(event=what, n=n)
+        if args.smoke is not None:
+            _smoke(target, args.smoke)
+            return 0
+        budget = Budget(args.budget, args.examples, args.max_n)
+        for p in args.props:
+            emit(event="start", property=p)
+            r = check_property(target, p, budget, on_case=lambda n: emit(event="case", n=n))
+            emit(event="result", result=asdict(r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1:]))

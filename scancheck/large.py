@@ -1,0 +1,214 @@
+"""Past 2**31 and 2**32 elements: memory-cheap step data, checked where the output lies.
+
+The input is zeros with ones at a few marks around the 32-bit boundaries, so the correct
+scan is a step function whose values are small and exact in any dtype.  On a GPU, the
+kernel ``kernels/oracle/step_check.cu`` compares every output with the count of marks
+before it without copying anything: n = 2**32 + 17 float32 needs its input and output
+(32 GiB) and nothing of that size besides.  Where the check fails, the same step test at
+every scale below (2**k + 17 for k = 10, 11, ...) and a bisection find the smallest n
+that fails: past 2**31 that is an index overflow; below it, a logic error that merely
+needs many elements.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import functools
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .diagnosis import Cause, PropertyResult
+from .operators import CUDA_SCALAR
+from .targets import Target
+
+LARGE_SIZES: dict[str, int] = {"past 2**31": 2**31 + 17, "past 2**32": 2**32 + 17}
+#: Bytes a check needs per input byte: input and output.  A library's temporaries beyond
+#: them show as its out-of-memory error, which is reported as a skip, never as a verdict.
+_HEADROOM = 2.0
+_CHUNK = 1 << 24
+
+
+def marks_for(n: int) -> np.ndarray:
+    """Where the ones go: the start, both sides of 2**31 and 2**32, and the last element."""
+    near = {0, 5, 2**31 - 1, 2**31, 2**32 - 1, 2**32, n - 1}
+    return np.array(sorted(m for m in near if 0 <= m < n), dtype=np.int64)
+
+
+def _dtype(target: Target) -> str | None:
+    return next((d for d in ("float32", "int32", "float64", "int64") if d in target.spec.dtypes),
+                None)
+
+
+def room(target: Target, n: int, dtype: str) -> str | None:
+    """Why ``n`` elements of ``dtype`` do not fit where the target runs (None if they do)."""
+    need = _HEADROOM * n * np.dtype(dtype).itemsize
+    if target.spec.device == "gpu":
+        import cupy as cp
+
+        cp.get_default_memory_pool().free_all_blocks()
+        free, where = cp.cuda.runtime.memGetInfo()[0], "device"
+    else:
+        free, where = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "host"
+    if need <= free:
+        return None
+    return (f"n = {n:,} {dtype} needs about {need / 2**30:.0f} GiB of {where} memory; "
+            f"{free / 2**30:.0f} GiB are free")
+
+
+@contextlib.contextmanager
+def _one_at_a_time(target: Target) -> Iterator[None]:
+    """Serialize the checks of this size across processes on one device (or the host), so
+    that targets checked side by side do not each take half the memory they need."""
+    gpu = target.spec.device == "gpu"
+    key = "host"
+    if gpu:
+        import cupy as cp
+
+        key = cp.cuda.Device().pci_bus_id.replace(":", "-")
+    with open(os.path.join(tempfile.gettempdir(), f"scancheck-large-{key}.lock"), "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if gpu:  # hand the device memory back, not to this process's pool
+                cp.get_default_memory_pool().free_all_blocks()
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+@functools.cache
+def _step_kernel(dtype: str) -> Any:
+    import cupy as cp
+
+    from .kernels import KERNEL_DIR, expand_source
+
+    names = [f"step_check<{CUDA_SCALAR[d]}>" for d in CUDA_SCALAR]
+    mod = cp.RawModule(code=expand_source("step_check.cu", KERNEL_DIR / "oracle"),
+                       options=("--std=c++17",), name_expressions=names)
+    return mod.get_function(f"step_check<{CUDA_SCALAR[dtype]}>")
+
+
+def _first_wrong_device(out: Any, marks: np.ndarray, inclusive: bool) -> tuple[int, int]:
+    import cupy as cp
+
+    n = out.shape[0]
+    first = cp.full(1, np.iinfo(np.uint64).max, dtype=cp.uint64)
+    count = cp.zeros(1, dtype=cp.uint64)
+    m = cp.asarray(marks)
+    _step_kernel(out.dtype.name)((min(65535, -(-n // 256)),), (256,),
+                                 (out, np.int64(n), m, np.int32(m.size), np.int32(inclusive),
+                                  first, count))
+    return int(first.get()[0]), int(count.get()[0])
+
+
+def _first_wrong_host(out: np.ndarray, marks: np.ndarray, inclusive: bool) -> tuple[int, int]:
+    side = "right" if inclusive else "left"
+    first, count = -1, 0
+    for lo in range(0, out.shape[0], _CHUNK):
+        hi = min(lo + _CHUNK, out.shape[0])
+        want = np.searchsorted(marks, np.arange(lo, hi), side=side)
+        bad = np.flatnonzero(~(out[lo:hi] == want))
+        if bad.size and first < 0:
+            first = lo + int(bad[0])
+        count += bad.size
+    return first, count
+
+
+def step_test(target: Target, n: int, dtype: str) -> tuple[int, Any] | None:
+    """Run the target on step data of ``n`` elements: None if every output is right, else
+    the first wrong output's index and value."""
+    marks = marks_for(n)
+    if target.spec.device == "gpu":
+        import cupy as cp
+
+        x = cp.zeros(n, dtype=dtype)
+        x[cp.asarray(marks)] = 1
+        out = target.run(x)  # stays on the device: only the verdict comes back
+        del x
+        first, count = _first_wrong_device(out, marks, target.spec.inclusive)
+        value = out[first].item() if count else None
+    else:
+        x = np.zeros(n, dtype=dtype)
+        x[marks] = 1
+        out = np.asarray(target.run(x))
+        del x
+        first, count = _first_wrong_host(out, marks, target.spec.inclusive)
+        value = out[first].item() if count else None
+    del out
+    return (first, value) if count else None
+
+
+def _threshold(fails: Callable[[int], bool], n: int) -> int:
+    """The smallest size whose step test fails, given that ``n`` fails: 2**k + 17 for
+    k = 10, 11, ... below n, then bisection between the last size that passed and the first
+    that failed."""
+    lo, hi = 0, n
+    for k in range(10, n.bit_length()):
+        m = 2**k + 17
+        if m >= n:
+            break
+        if fails(m):
+            hi = m
+            break
+        lo = m
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fails(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def check_large(target: Target, name: str,
+                on_step: Callable[[int], None] | None = None) -> PropertyResult:
+    """The step test at ``LARGE_SIZES[name]``, and where it fails, the diagnosis the scales
+    below support: a logic error past some smaller n, or an index overflow."""
+    n = LARGE_SIZES[name]
+    dtype = _dtype(target)
+    if target.spec.op != "add" or dtype is None:
+        return PropertyResult(name, "skip", "needs an add scan of a 4- or 8-byte dtype")
+    if target.spec.max_n is not None and target.spec.max_n < n:
+        return PropertyResult(name, "skip", f"declared max_n={target.spec.max_n:,}")
+    with _one_at_a_time(target):
+        short = room(target, n, dtype)
+        if short:
+            return PropertyResult(name, "skip", f"not run: {short}")
+
+        def test(m: int) -> tuple[int, Any] | None:
+            if on_step is not None:
+                on_step(m)
+            return step_test(target, m, dtype)
+
+        try:
+            wrong = test(n)
+        except Exception as exc:
+            if "OutOfMemory" in type(exc).__name__:
+                return PropertyResult(name, "skip", f"not run: the target ran out of memory at "
+                                      f"n = {n:,} ({str(exc)[:160]})")
+            raise
+        if wrong is None:
+            return PropertyResult(name, "pass", detail={"n": n, "dtype": dtype})
+        first = _threshold(lambda m: test(m) is not None, n)
+        at, value = test(first) or wrong
+    return verdict(name, first, dtype, at, value)
+
+
+def verdict(name: str, first: int, dtype: str, index: int, value: Any) -> PropertyResult:
+    """The failure of check ``name`` whose step test first fails at ``first`` elements (first
+    wrong output ``index``): an index overflow if every n up to 2**31 passed, else a logic
+    error that needs many elements."""
+    case = {"n": first, "dtype": dtype, "data": "steps at " + ", ".join(map(str, marks_for(first))),
+            "index": index, "got": value}
+    detail = {"n": LARGE_SIZES[name]}
+    if first <= 2**31:
+        return PropertyResult(name, "fail", f"wrong past n = {first - 1:,} on step data, right "
+                              f"at every smaller scale tried (an error that needs many "
+                              f"elements, not a 32-bit index)", case, detail, cause=Cause.LOGIC.name)
+    past = "2**32" if first > 2**32 else "2**31"
+    return PropertyResult(name, "fail", f"wrong from n = {first:,} (past {past}), right at "
+                          f"every scale below", case, detail, cause=Cause.INDEX_OVERFLOW.name)

@@ -1,0 +1,357 @@
+"""The conformance properties, one row each, and how a failing case is attributed to a cause.
+
+* ``integers exact`` -- integer scans equal the exact answer (two's-complement wrap);
+* ``certified exact`` -- where every summation order is exact (:func:`~scancheck.errors.certified`),
+  float outputs equal the exact sum: no bound needed, so a carry kept in 16 bits shows
+  although its error stays inside the any-order bound;
+* ``floats within bound`` -- float errors within the rounding bound of any summation order
+  (depth k-1 for the k-th prefix); max and min must be exact;
+* ``nan and inf`` -- NaN and infinities propagate as IEEE arithmetic says;
+* ``deterministic`` -- the same bits on every run;
+* ``recurrence`` -- the (a, b) pair scan solves y_n = a_n*y_{n-1} + b_n.
+
+A failing float case is a logic error if the target is also wrong on ``steps`` data of the
+same size, where every sum of adjacent elements lies in [-3, 3] so that any scan that adds
+adjacent ranges is exact in 3 bits; otherwise the precision was lost, and the error says
+how many significand bits the target behaves like.  A NaN/inf failure is a logic error if
+the same input with its NaNs and infinities replaced by 1 is wrong too; runs whose bits
+differ are a logic error if one of them is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from .cases import Case
+from .diagnosis import Cause
+from .errors import Verdict, abs_sums, certified, classify, gamma, log_depths, sequential_depths
+from .exact import exact_recurrence, exact_scan
+from .operators import DTYPES, FLOAT_DTYPES, SIGNIFICAND_BITS
+from .targets import Target
+from .testing import same_bits
+
+
+@dataclass
+class Failure:
+    """Why one case failed: its cause, one line of diagnosis, and where."""
+
+    cause: Cause
+    diagnosis: str
+    index: int | None = None
+    got: Any = None
+    expected: Any = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    #: The case's own evidence shows this failure does not follow from a logic error
+    #: (the input without its NaNs is right; every run is within the bound).
+    independent: bool = False
+
+    def where(self) -> dict[str, Any]:
+        if self.index is None:
+            return {}
+        return {"index": self.index, "got": _short(self.got), "expected": _short(self.expected)}
+
+
+Check = Callable[[Target, Case], "Failure | None"]
+
+
+@dataclass(frozen=True)
+class Property:
+    """One conformance property: its check, and the dtypes, data and operators it covers."""
+
+    name: str
+    check: Check
+    dtypes: tuple[str, ...]
+    distributions: tuple[str, ...]
+    ops: tuple[str, ...]
+    #: Its own largest n (the recurrence's rational oracle grows with n).
+    max_n: int | None = None
+
+
+def _short(v: Any) -> Any:
+    v = np.asarray(v)
+    return v.item() if v.ndim == 0 else v.tolist()
+
+
+# -- running a target on a case -------------------------------------------------------
+
+
+def _run(target: Target, x: np.ndarray) -> tuple[np.ndarray | None, Failure | None]:
+    """The target's output on ``x``, or a failure if it refuses an empty input or returns
+    the wrong shape or dtype (other exceptions are the caller's: a fault)."""
+    try:
+        got = target(x)
+    except Exception as exc:
+        if x.shape[0]:
+            raise
+        return None, Failure(Cause.LOGIC, f"raised {type(exc).__name__} on an empty input "
+                             f"({str(exc)[:120]}); the scan of nothing is an empty array")
+    if got.shape != x.shape or got.dtype != x.dtype:
+        return None, Failure(Cause.LOGIC, f"returned shape {got.shape} dtype {got.dtype} for "
+                             f"shape {x.shape} dtype {x.dtype}")
+    return got, None
+
+
+def _first_bad(target: Target, ok: np.ndarray, got: np.ndarray, want: np.ndarray,
+               diagnosis: str, cause: Cause = Cause.LOGIC) -> Failure | None:
+    """A failure at the first output where ``ok`` is False (None if there is none); an
+    output that still holds the harness's fill bytes is named as never written."""
+    if ok.all():
+        return None
+    k = int(np.flatnonzero(~ok)[0])
+    fill = target.output_fill
+    if fill is not None and (np.atleast_1d(got[k]).view(np.uint8) == fill).all():
+        diagnosis = (f"output {k} never written (it still holds the 0x{fill:02x} bytes the "
+                     f"harness fills outputs with)")
+    return Failure(cause, diagnosis, k, got[k], want[k])
+
+
+def _exact(target: Target, x: np.ndarray) -> np.ndarray:
+    return exact_scan(x, target.spec.op, target.spec.inclusive)
+
+
+def _outputs(target: Target, case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray] | Failure:
+    """The case's input, the target's output and the exact answer, or the failure of the call."""
+    x = case.data(target.spec.op)
+    got, bad = _run(target, x)
+    return bad if bad is not None else (x, got, _exact(target, x))
+
+
+def _bits_differ(target: Target, got: np.ndarray, want: np.ndarray) -> Failure | None:
+    return _first_bad(target, same_bits(got, want), got, want, "differs from the exact scan")
+
+
+# -- float add: the certificate, the bound, and what a failure means -------------------
+
+
+def _certificate_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
+                         ) -> Failure | None:
+    where = certified(x, target.spec.inclusive)
+    # The values, not the bits: adding the identity +0.0 to a -0.0 sum is a correct +0.0.
+    return _first_bad(target, ~where | (got == want), got, want,
+                      "differs from the exact sum where every summation order is exact "
+                      "(the exactness certificate)")
+
+
+def _bound_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
+                   ) -> Failure | None:
+    inc = target.spec.inclusive
+    rep = classify(x, got, sequential_depths(x.shape[0], inc), inclusive=inc, exact=want)
+    if rep.verdict != Verdict.BEYOND_BOUND:
+        return None
+    k = int(rep.beyond[0])
+    return Failure(Cause.LOGIC, f"beyond the rounding bound of any summation order "
+                   f"({rep.bound_fraction[k]:.3g}x the bound)", k, got[k], want[k])
+
+
+def _bound_fractions(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive: bool,
+                     k: int | None = None) -> dict[str, float]:
+    """The error at output k (the worst output if None) as fractions of the bounds of the
+    sequential order and of a log2-depth tree, the deepest and the shallowest scans."""
+    n = x.shape[0]
+    tree = log_depths(n) if inclusive else np.r_[0, log_depths(max(n - 1, 0))][:n]
+    out = {}
+    for label, depths in (("err/seq bound", sequential_depths(n, inclusive)),
+                          ("err/log2 bound", tree)):
+        frac = classify(x, got, depths, inclusive=inclusive, exact=want).bound_fraction
+        out[label] = float(frac.max() if k is None else frac[k])
+    return out
+
+
+def _steps_probe(target: Target, case: Case) -> Failure | None:
+    """The target on ``steps`` data of the case's size (three seeds): any difference from
+    the exact answer there is a logic error, since no partial sum of adjacent elements
+    needs more than 3 bits."""
+    for seed in (case.seed, case.seed + 1, case.seed + 2):
+        x = Case(case.n, case.dtype, "steps", seed).data("add")
+        got, bad = _run(target, x)
+        if bad is not None:
+            return bad
+        want = _exact(target, x)
+        found = _first_bad(target, got == want, got, want, "")
+        if found is not None:
+            return found
+    return None
+
+
+def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
+                   want: np.ndarray, failure: Failure) -> Failure:
+    """Attribute a float add failure at ``failure.index``: a logic error if ``steps`` data of
+    the same size show it too, else precision lost, with the bits the target behaves like."""
+    k = failure.index
+    assert k is not None
+    detail = _bound_fractions(x, got, want, target.spec.inclusive, k)
+    probe = _steps_probe(target, case)
+    if probe is not None:
+        where = f"index {probe.index}" if probe.index is not None else "the call itself"
+        text = probe.diagnosis if "never written" in probe.diagnosis else (
+            f"{failure.diagnosis}; wrong also on data whose every sum of adjacent elements is "
+            f"at most 3 ('steps' data, n={case.n}, {where}), so no rounding explains it")
+        return Failure(Cause.LOGIC, text, k, got[k], want[k], detail)
+    p = SIGNIFICAND_BITS[x.dtype.name]
+    if not np.isfinite(got[k]):
+        return Failure(Cause.PRECISION, f"{failure.diagnosis}: an infinity or NaN where the "
+                       f"exact prefix is finite, while data with tiny partial sums are exact: "
+                       f"an intermediate kept in a narrower type overflowed", k, got[k], want[k],
+                       detail)
+    # At the smallest failing n one lossy step shows (one carry, say), its error at most
+    # 2**-bits of what it rounds: the worst of 16 seeds comes within a few percent of that.
+    worst = _relative_error(x, got, want, target.spec.inclusive)
+    for seed in range(case.seed + 1, case.seed + 16):
+        xs = replace(case, seed=seed).data("add")
+        worst = max(worst, _relative_error(xs, target(xs), _exact(target, xs),
+                                           target.spec.inclusive))
+    bits = int(np.floor(-np.log2(worst))) if worst > 0 else p
+    detail["behaves like bits"] = bits
+    if bits < 4:
+        return Failure(Cause.LOGIC, f"{failure.diagnosis}; relative error 2**-{bits} of the "
+                       f"prefix's magnitude, too large for lost precision (data with tiny "
+                       f"partial sums pass: an error that grows with the values)", k, got[k],
+                       want[k], detail)
+    return Failure(Cause.PRECISION, f"{failure.diagnosis}; behaves like about {bits} significand "
+                   f"bits ({x.dtype.name} has {p}), and data with tiny partial sums are exact",
+                   k, got[k], want[k], detail)
+
+
+def _relative_error(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive: bool) -> float:
+    """The largest finite error of ``got`` as a fraction of its prefix's sum of magnitudes
+    (the scale every partial sum of that prefix lives at)."""
+    scale = abs_sums(x, inclusive)
+    err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    ok = np.isfinite(err) & (scale > 0)
+    return float(np.max(err[ok] / scale[ok], initial=0.0))
+
+
+def _judge(target: Target, case: Case, x: np.ndarray, got: np.ndarray) -> Failure | None:
+    """Everything a finite output must satisfy for the target's operator and dtype, with the
+    failure attributed (used on twins and on repeated runs)."""
+    want = _exact(target, x)
+    if target.spec.op != "add" or x.dtype.kind in "iu":
+        return _bits_differ(target, got, want)
+    failure = _certificate_failure(target, x, got, want) or _bound_failure(target, x, got, want)
+    return failure and _float_failure(target, case, x, got, want, failure)
+
+
+# -- the checks -----------------------------------------------------------------------
+
+
+def _integers_check(target: Target, case: Case) -> Failure | None:
+    out = _outputs(target, case)
+    return out if isinstance(out, Failure) else _bits_differ(target, *out[1:])
+
+
+def _float_check(criterion: Callable[[Target, np.ndarray, np.ndarray, np.ndarray], Failure | None]
+                 ) -> Check:
+    def check(target: Target, case: Case) -> Failure | None:
+        out = _outputs(target, case)
+        if isinstance(out, Failure):
+            return out
+        x, got, want = out
+        if target.spec.op != "add":  # max and min round nothing: exact, bit for bit
+            return _bits_differ(target, got, want)
+        failure = criterion(target, x, got, want)
+        return failure and _float_failure(target, case, x, got, want, failure)
+
+    return check
+
+
+def _specials_check(target: Target, case: Case) -> Failure | None:
+    out = _outputs(target, case)
+    if isinstance(out, Failure):
+        return out
+    x, got, want = out
+    # Finite outputs are judged elsewhere; here only where NaN and infinities must be.
+    special = ~np.isfinite(want) | ~np.isfinite(got)
+    ok = ~special | (np.isnan(got) & np.isnan(want)) | (got == want)
+    failure = _first_bad(target, ok, got, want,
+                         "NaN or infinity not propagated as IEEE arithmetic says", Cause.SPECIALS)
+    if failure is None or "never written" in failure.diagnosis:
+        return failure
+    twin = np.where(np.isfinite(x), x, 1).astype(x.dtype)
+    twin_got, twin_bad = _run(target, twin)
+    wrong = twin_bad or _judge(target, case, twin, twin_got)
+    if wrong is not None:
+        wrong.diagnosis = (f"{wrong.diagnosis} (the same input with its NaNs and infinities "
+                           f"replaced by 1; here it shows as a wrong NaN or infinity)")
+        return wrong
+    failure.independent = True
+    return failure
+
+
+def _determinism_check(target: Target, case: Case) -> Failure | None:
+    x = case.data(target.spec.op)
+    first, bad = _run(target, x)
+    if bad is not None:
+        return bad
+    for _ in range(3):
+        again = target(x)
+        differ = _first_bad(target, same_bits(again, first), again, first,
+                            "bits differ between runs on the same input, every run within the "
+                            "rounding bound (an order of combines that varies, or a race)",
+                            Cause.NONDETERMINISM)
+        if differ is None:
+            continue
+        for out in (first, again):
+            wrong = _judge(target, case, x, out) if x.dtype.kind == "f" else None
+            if wrong is not None:
+                wrong.diagnosis += "; and the bits differ between runs (a race?)"
+                return wrong
+        differ.independent = True
+        return differ
+    return None
+
+
+def _recurrence_check(target: Target, case: Case) -> Failure | None:
+    out = _outputs(target, case)
+    if isinstance(out, Failure):
+        return out
+    x, got, want = out
+    text = ("recurrence y_n = a_n*y_{n-1} + b_n not solved: operand order of the "
+            "non-commutative pair, or a logic error")
+    if x.dtype.kind in "iu":
+        return _first_bad(target, same_bits(got, want), got, want, text)
+    # Sequential evaluation bound: two roundings a step, on the magnitudes of the terms.
+    mags = exact_recurrence(np.abs(x).astype(np.float64))[:, 1]
+    bound = gamma(2 * (np.arange(x.shape[0]) + 1), x.dtype.name) * mags * 1.01
+    err = np.abs(got[:, 1].astype(np.float64) - want[:, 1].astype(np.float64))
+    return _first_bad(target, err <= bound + np.spacing(np.abs(want[:, 1])), got, want, text)
+
+
+ORDERED = ("add", "max", "min")
+TABLE: dict[str, Property] = {p.name: p for p in (
+    Property("integers exact", _integers_check, ("int32", "int64"),
+             ("integers", "uniform", "steps"), ORDERED),
+    Property("certified exact", _float_check(_certificate_failure), FLOAT_DTYPES,
+             ("dyadic", "integers"), ("add",)),
+    Property("floats within bound", _float_check(_bound_failure), FLOAT_DTYPES,
+             ("integers", "uniform", "wide", "cancellation", "dyadic"), ORDERED),
+    Property("nan and inf", _specials_check, FLOAT_DTYPES, ("specials",), ORDERED),
+    Property("deterministic", _determinism_check, FLOAT_DTYPES, ("uniform", "cancellation"),
+             ORDERED),
+    Property("recurrence", _recurrence_check, DTYPES, ("uniform",), ("recurrence",), max_n=300),
+)}
+PROPERTIES: tuple[str, ...] = tuple(TABLE)
+
+
+def float_summary(target: Target, dtype: str) -> dict[str, Any]:
+    """Error figures of a passing float add scan on one fixed case (ulps; fractions of the
+    sequential and the log2-depth bounds), for the report."""
+    n = min(4096, target.spec.max_n or 4096)
+    x = Case(n, dtype, "uniform", 1).data("add")
+    got = target(x)
+    inc = target.spec.inclusive
+    want = _exact(target, x)
+    ulps = classify(x, got, sequential_depths(n, inc), inclusive=inc, exact=want).max_ulps
+    return {"dtype": dtype, "max ulps": ulps, **_bound_fractions(x, got, want, inc)}
+
+
+def applies(prop: Property, op: str, dtypes: tuple[str, ...]) -> str | None:
+    """Why ``prop`` does not apply to a target with this operator and dtypes (None if it does)."""
+    if op not in prop.ops:
+        return f"not applicable to operator {op!r}"
+    if not any(d in dtypes for d in prop.dtypes):
+        return f"no dtype of {prop.dtypes} is declared"
+    return None

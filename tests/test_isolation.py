@@ -1,0 +1,115 @@
+"""Targets in child processes: faults and hangs are verdicts, usage errors are not, and
+sanitizer runs see through memory pools and name the size that showed a report.
+
+The real compute-sanitizer runs in the GPU tests; here a stand-in on PATH checks what
+scancheck hands it and how it reads the answer.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from scancheck.conformance import check
+from scancheck.isolation import UsageError, check_isolated, first_report_size, plan
+from scancheck.targets import TargetSpec, resolve
+
+
+def test_a_faulting_target_is_reported_and_the_session_goes_on(budget):
+    report = check_isolated("scancheck.testing:crashing_scan", budget=budget, timeout=30)
+    statuses = {r.name: r.status for r in report.results}
+    assert statuses["integers exact"] == "fault" and statuses["recurrence"] == "skip"
+    assert "SIGABRT" in report.results[0].diagnosis
+    assert report.verdict.cause.name == "FAULT"
+    # ... and this process can go on checking other targets.
+    assert check(resolve("numpy.cumsum"), ("integers exact",), budget=budget).passed
+
+
+def test_a_target_that_never_returns_is_a_hang_at_the_size_it_hung(budget):
+    report = check_isolated("scancheck.testing:hanging_scan", ("integers exact", "deterministic"),
+                            budget=budget, timeout=3)
+    assert [r.status for r in report.results] == ["hang", "hang"]
+    assert report.diagnosis.startswith("fault: hang in 'integers exact': the target gave no "
+                                       "answer in 3 s at n = ")
+
+
+@pytest.mark.parametrize("locator, message", [
+    ("nope_mod:fn", "module 'nope_mod' cannot be imported"),
+    ("scancheck.controls:no_such_scan", "has no attribute 'no_such_scan'"),
+    ("/no/such/file.cu", "is not a file"),
+    ("kernel:no_such_variant", "variant='no_such_variant' is unknown"),
+])
+def test_a_target_that_cannot_be_loaded_is_a_usage_error_not_a_verdict(locator, message):
+    with pytest.raises(UsageError, match=message):
+        check_isolated(locator, ("integers exact",))
+
+
+def test_bad_options_are_refused_before_anything_runs():
+    with pytest.raises(ValueError, match="timeout=0"):
+        check_isolated("numpy.cumsum", timeout=0)
+    with pytest.raises(ValueError, match="sanitize='leakcheck' is unknown"):
+        check_isolated("numpy.cumsum", sanitize=("leakcheck",))
+
+
+_STAND_IN = """#!/bin/sh
+# compute-sanitizer stand-in: record the pool settings, run the command, report a read
+# error right after the launch at n = 257.
+env | grep -E 'SCANCHECK_NO_MEMORY_POOL|PYTORCH_NO_CUDA|XLA_PYTHON' > {envfile}
+while [ "${{1#--}}" != "$1" ]; do shift 2; done
+echo "========= COMPUTE-SANITIZER"
+"$@" | while read -r line; do
+  echo "$line"
+  [ "$line" = "scancheck-sanitize: n=257" ] && echo "========= Invalid __global__ read of size 4 bytes"
+done
+echo "========= ERROR SUMMARY: 1 error"
+"""
+
+
+def test_a_sanitizer_run_has_every_pool_off_and_names_the_size_of_the_first_report(
+        tmp_path, monkeypatch, budget):
+    envfile = tmp_path / "env.txt"
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text(_STAND_IN.format(envfile=envfile))
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    report = check_isolated("numpy.cumsum", (), sanitize=("memcheck",), budget=budget)
+    r = report.results[0]
+    assert (r.name, r.status, r.cause) == ("sanitizer: memcheck", "fail", "FAULT")
+    assert r.diagnosis == "memory error: memcheck reported 1 (first at n = 257, allocators unpooled)"
+    assert r.detail["sizes"] == "1, 31, 33, 255, 257, 1000, 4099, 70001"
+    assert set(envfile.read_text().split()) == {
+        "SCANCHECK_NO_MEMORY_POOL=1", "PYTORCH_NO_CUDA_MEMORY_CACHING=1",
+        "XLA_PYTHON_CLIENT_PREALLOCATE=false", "XLA_PYTHON_CLIENT_ALLOCATOR=platform"}
+
+
+def test_the_first_report_is_traced_to_the_size_launched_before_it():
+    out = "\n".join(["========= COMPUTE-SANITIZER", "scancheck-sanitize: n=1",
+                     "scancheck-sanitize: n=33", "========= Error: Race reported between Write",
+                     "=========     at 0x1c0 in scan", "scancheck-sanitize: n=257",
+                     "========= RACECHECK SUMMARY: 1 hazard displayed"])
+    assert first_report_size(out) == 33
+    assert first_report_size("========= ERROR SUMMARY: 0 errors") is None
+
+
+def test_gpu_targets_get_the_sanitizers_and_the_large_checks_by_default():
+    gpu, cpu = TargetSpec(device="gpu"), TargetSpec()
+    props = ("integers exact",)
+    assert plan(gpu, props, None, None, True) == [
+        ("property", "integers exact"), ("property", "past 2**31"), ("property", "past 2**32"),
+        *[("sanitizer", t) for t in ("memcheck", "initcheck", "racecheck", "synccheck")]]
+    assert plan(gpu, props, None, None, False) == plan(gpu, props, None, (), True)
+    assert plan(gpu, props, False, (), True) == [("property", "integers exact")]  # --quick
+    assert plan(cpu, props, None, None, True) == [("property", "integers exact")]
+    assert plan(cpu, props, True, ("memcheck",), True)[1:] == [
+        ("property", "past 2**31"), ("property", "past 2**32"), ("sanitizer", "memcheck")]
+
+
+def test_after_a_hang_the_properties_sharing_its_child_are_not_run(budget):
+    """As the checks past 2**31 and 2**32 share a child: the larger would only hang again."""
+    from scancheck.isolation import _run_properties
+
+    first, second = _run_properties("scancheck.testing:hanging_scan",
+                                    ("integers exact", "deterministic"), budget, 3, None)
+    assert first.status == "hang" and second.status == "skip"
+    assert second.diagnosis == "not run: the target's hang in 'integers exact' would repeat here"

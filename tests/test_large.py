@@ -1,0 +1,76 @@
+"""Past 2**31 and 2**32: the step data, the threshold search, the verdict it supports, and
+a clear skip where memory is short.  The full-size runs are GPU tests (test_kernels, huge)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scancheck.diagnosis import Cause
+from scancheck.large import _threshold, check_large, marks_for, step_test, verdict
+from scancheck.targets import Target, TargetSpec
+
+
+def test_marks_sit_on_both_sides_of_both_boundaries():
+    assert marks_for(2**32 + 17).tolist() == [0, 5, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**32 + 16]
+    assert marks_for(3).tolist() == [0, 2]
+
+
+@given(st.integers(1, 2**33), st.integers(0, 2**33))
+def test_the_threshold_search_finds_the_first_failing_size(threshold, extra):
+    n = threshold + extra
+    calls = []
+
+    def fails(m):
+        calls.append(m)
+        return m >= threshold
+
+    assert _threshold(fails, n) == threshold
+    assert len(calls) < 80  # a ladder of scales, then bisection
+
+
+def test_an_error_below_2_to_the_31_is_a_logic_error_not_an_index_overflow():
+    logic = verdict("past 2**31", 262_401, "float32", 262_400, 0.0)
+    assert logic.cause == Cause.LOGIC.name and "past n = 262,400" in logic.diagnosis
+    over31 = verdict("past 2**31", 2**31 + 1, "float32", 2**31, 0.0)
+    assert over31.cause == Cause.INDEX_OVERFLOW.name and "past 2**31" in over31.diagnosis
+    over32 = verdict("past 2**32", 2**32 + 1, "int32", 0, 1)
+    assert "past 2**32" in over32.diagnosis and over32.smallest_case["n"] == 2**32 + 1
+
+
+def _numpy(fn=None, **spec):
+    return Target("t", fn or (lambda x: np.cumsum(x, dtype=x.dtype)), TargetSpec(**spec))
+
+
+def test_the_step_test_checks_every_output():
+    assert step_test(_numpy(), 5000, "float32") is None
+
+    def last_unwritten(x):
+        out = np.cumsum(x, dtype=x.dtype)
+        out[-1] = np.nan
+        return out
+
+    assert step_test(_numpy(last_unwritten), 5000, "float32")[0] == 4999
+    exclusive = _numpy(lambda x: np.concatenate([[0], np.cumsum(x, dtype=x.dtype)[:-1]]),
+                       inclusive=False)
+    assert step_test(exclusive, 5000, "int32") is None
+
+
+def test_short_memory_is_said_not_guessed(monkeypatch):
+    import scancheck.large
+
+    # A host with 16 GiB free, whatever machine runs this test.
+    monkeypatch.setattr(scancheck.large.os, "sysconf",
+                        lambda name: 2**22 if name == "SC_AVPHYS_PAGES" else 4096)
+    r = check_large(_numpy(dtypes=("float64",)), "past 2**32")
+    assert r.status == "skip"
+    assert r.diagnosis == ("not run: n = 4,294,967,313 float64 needs about 64 GiB of host "
+                           "memory; 16 GiB are free")
+
+
+@pytest.mark.parametrize("spec, why", [(dict(op="max"), "add scan"),
+                                       (dict(max_n=1000), "declared max_n=1,000")])
+def test_targets_that_cannot_take_the_size_are_skipped(spec, why):
+    assert why in check_large(_numpy(**spec), "past 2**31").diagnosis

@@ -1,0 +1,98 @@
+"""Each property's criterion, the control that only it catches, and how a failing case is
+attributed to one cause (logic or precision, NaN handling or logic, varying order or race)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from scancheck import controls
+from scancheck.conformance import check_property
+from scancheck.targets import Target, TargetSpec, resolve
+
+FLOATS = TargetSpec(dtypes=("float32", "float64"))
+
+
+def _target(fn, spec=None, fill=None):
+    return Target(getattr(fn, "__name__", "fn"), fn, spec or TargetSpec(), output_fill=fill)
+
+
+def test_the_certificate_alone_catches_a_carry_kept_8_bits_short(budget):
+    t = resolve("scancheck.controls:carry_8_bits_short")
+    assert check_property(t, "floats within bound", budget).status == "pass"
+    r = check_property(t, "certified exact", budget)
+    assert r.status == "fail" and r.cause == "PRECISION", r
+    assert r.smallest_case["n"] == 513  # the first carried output of tiles of 512
+    bits = r.detail["behaves like bits"]
+    assert bits in (15, 16, 17) if r.smallest_case["dtype"] == "float32" else bits in (44, 45, 46)
+
+
+def test_precision_lost_is_told_from_a_logic_error_without_integer_dtypes(budget):
+    """Both break the certificate; only the logic error breaks 'steps' data too."""
+    lossy = check_property(resolve("scancheck.controls:lower_precision_intermediate"),
+                           "certified exact", budget)
+    assert lossy.cause == "PRECISION" and "about 11 significand bits" in lossy.diagnosis
+    broken = check_property(_target(controls.off_by_one_at_block_boundaries, FLOATS),
+                            "certified exact", budget)
+    assert broken.cause == "LOGIC" and "'steps' data" in broken.diagnosis
+    assert broken.smallest_case["n"] == 65
+
+
+def test_a_logic_error_in_nan_data_is_not_blamed_on_nan_handling(budget):
+    nan_bug = check_property(resolve("scancheck.controls:nan_dropping_max"), "nan and inf", budget)
+    assert nan_bug.cause == "SPECIALS" and nan_bug.independent
+    logic_bug = check_property(resolve("scancheck.controls:dropped_partial_block"), "nan and inf",
+                               budget)
+    assert logic_bug.cause == "LOGIC" and not logic_bug.independent
+    assert "NaNs and infinities replaced by 1" in logic_bug.diagnosis
+
+
+def _reordered_sum(x):
+    """A correct scan whose rounding order varies: a random tile size each call."""
+    tile = int(np.random.default_rng().integers(1, 64))
+    out = np.empty_like(x)
+    carry = x.dtype.type(0)
+    for lo in range(0, x.size, tile):
+        local = np.add.accumulate(x[lo:lo + tile], dtype=x.dtype)
+        out[lo:lo + tile] = carry + local
+        carry = out[min(lo + tile, x.size) - 1]
+    return out
+
+
+def _sometimes_drops(x):
+    out = np.cumsum(x, dtype=x.dtype)
+    if x.size > 100 and np.random.default_rng().random() < 0.5:
+        out[x.size // 2:] -= x[x.size // 2]
+    return out
+
+
+def test_varying_bits_within_the_bound_are_non_determinism_and_wrong_ones_are_logic(budget):
+    varying = check_property(_target(_reordered_sum, FLOATS), "deterministic", budget)
+    assert varying.cause == "NONDETERMINISM" and varying.independent
+    flaky = check_property(_target(_sometimes_drops, FLOATS), "deterministic", budget)
+    assert flaky.cause == "LOGIC" and "bits differ between runs" in flaky.diagnosis
+
+
+def test_every_property_tries_the_empty_scan_first_where_the_spec_allows_it(budget):
+    refusing = resolve("scancheck.controls:scan_refusing_empty_input")
+    for prop in ("integers exact", "certified exact", "floats within bound", "nan and inf",
+                 "deterministic"):
+        r = check_property(refusing, prop, budget)
+        assert r.status == "fail" and r.smallest_case["n"] == 0, (prop, r)
+    no_empty = _target(controls.scan_refusing_empty_input, TargetSpec(allows_empty=False))
+    assert check_property(no_empty, "integers exact", budget).status == "pass"
+
+
+def test_an_output_left_holding_the_fill_is_named_never_written(budget):
+    def skips_last(x):
+        out = np.cumsum(x, dtype=x.dtype)
+        out.view(np.uint8)[-x.itemsize:] = 0xFF
+        return out
+
+    r = check_property(_target(skips_last, TargetSpec(allows_empty=False), fill=0xFF),
+                       "integers exact", budget)
+    assert r.smallest_case["n"] == 1 and "never written" in r.diagnosis
+
+
+def test_a_wrong_shape_or_dtype_is_a_logic_error(budget):
+    r = check_property(_target(lambda x: np.cumsum(x)), "integers exact", budget)  # int32 -> int64
+    assert r.cause == "LOGIC" and "dtype int64" in r.diagnosis
