@@ -3,7 +3,10 @@
 The public API, importable without a GPU (kernels load CuPy only when launched):
 
 * :func:`exact_scan` — the exact answer, rounded once;
-* :func:`classify` — per-output verdict: exact, within the rounding bound, or beyond it;
+* :func:`classify` — per-output verdict: exact, within the rounding bound, overflowed where
+  some summation order may overflow, or beyond the bound;
+* ``scancheck.explain.explain`` — one computed scan judged: rounding, suspicious, or proven
+  wrong (in its module: the module's name is the function's);
 * :func:`check_laws` — monoid laws of any operator, with the smallest counterexamples;
 * :data:`VARIANTS` and :func:`scan` — the reference kernels and their launcher;
 * :func:`check` — conformance of any scan implementation (a :class:`Target`).

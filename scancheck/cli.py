@@ -4,6 +4,7 @@
     scancheck bench [--oracle]    GPU bandwidth against memcpy, or exact-oracle throughput
     scancheck sanitize VARIANT    a kernel under compute-sanitizer racecheck and synccheck
     scancheck precision           seed 004's float "bug", reproduced and explained
+    scancheck explain IN OUT      is a computed scan's error rounding or a bug?
     scancheck check TARGET        conformance of any scan implementation
 """
 
@@ -71,6 +72,11 @@ def _cmd_precision(args: argparse.Namespace) -> int:
     from . import precision
     from .verify import gpu_available
 
+    if args.practical:
+        from .practical import report
+
+        print(report())
+        return 0
     gpu, why = gpu_available()
     print(f"GPU: {why}" if gpu else
           f"No GPU ({why}): the multi-block scans run as their CPU models instead.")
@@ -88,6 +94,22 @@ def _cmd_precision(args: argparse.Namespace) -> int:
             precision.plot(points, args.plot, f"scan error vs n, float32 ({where})")
             print(f"plot written to {args.plot}")
     return 0
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from .conformance import jsonable
+    from .explain import PROVEN, SUSPICIOUS, explain, load_array
+
+    x = load_array(args.input, args.dtype, "INPUT")
+    dtype = x.dtype.name
+    result = load_array(args.result, dtype, "RESULT")
+    ref = load_array(args.reference, dtype, "--reference") if args.reference else None
+    e = explain(x, result, ref, op=args.op, inclusive=not args.exclusive)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(e.to_json(), fh, indent=1, default=jsonable)
+    print("\n".join(e.lines()))
+    return 1 if e.verdict in (PROVEN, SUSPICIOUS) else 0
 
 
 def _target_spec(args: argparse.Namespace):
@@ -245,10 +267,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--n", type=_positive(int), default=1_000_000)
     p.add_argument("--distribution", default="integers")
     p.add_argument("--seed", type=int, default=8)
+    p.add_argument("--practical", action="store_true",
+                   help="the practical's own data, reference and RMS: its two figures judged")
     p.add_argument("--sweep", action="store_true", help="also sweep n from 2^10 up")
     p.add_argument("--max-log2", type=_positive(int), help="largest log2 n of the sweep (22 CPU, 26 GPU)")
     p.add_argument("--plot", help="write the sweep's log-log plot to this PNG")
     p.set_defaults(func=_cmd_precision)
+
+    p = sub.add_parser("explain", help="is a computed scan's error rounding or a bug?")
+    p.add_argument("input", metavar="INPUT", help=".npy, .npz[:KEY] or a text file of numbers")
+    p.add_argument("result", metavar="RESULT", help="the computed scan of INPUT, same forms")
+    p.add_argument("--reference", metavar="REF", help="a reference scan it was compared with")
+    p.add_argument("--op", choices=["add", "max", "min"], default="add")
+    p.add_argument("--exclusive", action="store_true", help="RESULT is an exclusive scan")
+    p.add_argument("--dtype", help="element dtype of text files (default float32)")
+    p.add_argument("--json", help="also write the explanation to this file")
+    p.set_defaults(func=_cmd_explain)
 
     p = sub.add_parser("check", help="conformance of scan implementations, or --controls")
     p.add_argument("targets", nargs="*", help="built-in name, kernel:VARIANT, model:VARIANT, "

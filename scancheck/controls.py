@@ -144,6 +144,51 @@ def nan_dropping_max(x: np.ndarray) -> np.ndarray:
         return np.fmax.accumulate(x)
 
 
+def overflow_guard_too_low(x: np.ndarray) -> np.ndarray:
+    """A sequential scan that sets its running sum to +inf once it passes half the largest
+    float (a guard against overflow written with the wrong threshold): it returns infinities
+    where no summation order can overflow, which only data near the overflow threshold show."""
+    with np.errstate(all="ignore"):
+        out = np.add.accumulate(x, dtype=x.dtype)
+        over = np.flatnonzero(np.abs(out) > np.finfo(x.dtype).max / 2)
+        if over.size:  # s = copysign(inf, s), and the sequential sum goes on from there
+            t = over[0]
+            out[t] = np.copysign(np.inf, out[t])
+            out[t:] = np.add.accumulate(np.concatenate([out[t:t + 1], x[t + 1:]]))
+        return out
+
+
+def max_keeping_the_earlier_zero(x: np.ndarray) -> np.ndarray:
+    """A max scan declared IEEE 754-2019 (-0 < +0) whose ties keep the earlier operand, as a
+    ``b > a ? b : a`` functor does: the max of -0 and +0 comes back -0."""
+    from .operators import extreme_scan
+
+    return extreme_scan(x, "max", zeros="either")
+
+
+def min_propagating_nan(x: np.ndarray) -> np.ndarray:
+    """A min scan declared NaN-ignoring (C fmin) that propagates NaN instead."""
+    with np.errstate(all="ignore"):
+        return np.minimum.accumulate(x)
+
+
+def subnormal_inputs_read_as_zero(x: np.ndarray) -> np.ndarray:
+    """A sequential scan on a machine that reads subnormal inputs as zero (DAZ, as XLA sets
+    it on CPUs), declaring IEEE gradual underflow: only subnormal data show it."""
+    tiny = np.finfo(x.dtype).smallest_normal
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(np.where(np.abs(x) < tiny, x * 0, x), dtype=x.dtype)
+
+
+def block_totals_from_the_exclusive_scan(x: np.ndarray) -> np.ndarray:
+    """Seed 004's three-kernel exclusive scan (blocks of 128) with each block's total read
+    from its exclusive scan, which lacks the block's last element: on the practical's data
+    its RMS against scan_gold is 2.25e6, the figure the seed blamed on rounding."""
+    from .practical import multi_block_scan
+
+    return multi_block_scan(x, 128, totals_from_exclusive=True)
+
+
 def padded_tail_read_uninitialised(x: Any) -> Any:
     """CuPy: the input copied into a buffer padded to whole tiles of 256, and the whole
     buffer scanned.  The tail is never written; it only reaches outputs that are cut off,
@@ -169,6 +214,11 @@ for fn, spec in (
     (scan_refusing_empty_input, TargetSpec()),
     (nan_dropping_max, TargetSpec(op="max", dtypes=_FLOATS)),
     (tile_size_varying_between_runs, TargetSpec()),
+    (overflow_guard_too_low, TargetSpec(dtypes=_FLOATS)),
+    (max_keeping_the_earlier_zero, TargetSpec(op="max", dtypes=_FLOATS, zeros="ordered")),
+    (min_propagating_nan, TargetSpec(op="min", dtypes=_FLOATS, nans="ignore")),
+    (block_totals_from_the_exclusive_scan, TargetSpec(inclusive=False)),
+    (subnormal_inputs_read_as_zero, TargetSpec(dtypes=_FLOATS)),
     # cupy.cumsum through CUB: float bits vary from run to run (see targets.builtin_targets).
     (padded_tail_read_uninitialised, TargetSpec(device="gpu", dtypes=("float32", "int32"),
                                                 deterministic=False)),
@@ -225,6 +275,20 @@ CONTROLS: tuple[Control, ...] = (
             "nan and inf; the same data without NaNs pass"),
     Control("tile size varying between runs", _C + "tile_size_varying_between_runs",
             Cause.NONDETERMINISM, "bits differ", "deterministic; every run is within the bound"),
+    Control("overflow guard set too low", _C + "overflow_guard_too_low", Cause.PRECISION,
+            "no summation order can overflow", "floats within bound on 'overflow' data: an "
+            "infinity is rounding only where the prefix's magnitudes reach the threshold"),
+    Control("max keeping the earlier zero", _C + "max_keeping_the_earlier_zero", Cause.LOGIC,
+            "differs from the exact scan", "floats within bound on 'zeros' data, under the "
+            "spec's IEEE 754-2019 zero order"),
+    Control("block totals from the exclusive scan (seed 004)",
+            _C + "block_totals_from_the_exclusive_scan", Cause.LOGIC, "logic error",
+            "integers exact and the certificate, from n = 129: the seed's 'precision bug'"),
+    Control("subnormal inputs read as zero", _C + "subnormal_inputs_read_as_zero",
+            Cause.PRECISION, "subnormals read as zero", "floats within bound on 'subnormal' "
+            "data; declared subnormals='flush', the same scan conforms"),
+    Control("min propagating NaN", _C + "min_propagating_nan", Cause.SPECIALS, "NaN",
+            "nan and inf, under the spec's NaN-ignoring rule; the same data without NaNs pass"),
     Control("missing barrier", f"cu:{_CU / 'missing_barrier.cu'}:1024", Cause.RACE, "data race",
             "racecheck", gpu=True,
             spec=TargetSpec(device="gpu", max_n=1024, dtypes=("float32", "int32"))),

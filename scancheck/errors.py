@@ -26,7 +26,11 @@ class Verdict(enum.IntEnum):
 
     EXACT = 0
     WITHIN_BOUND = 1
-    BEYOND_BOUND = 2
+    #: An infinity or NaN (or a finite value where the exact sum rounds to infinity) at a
+    #: prefix whose magnitudes reach the overflow threshold: some summation orders overflow
+    #: there, so it is legitimate rounding, not a proven error.
+    OVERFLOWED = 2
+    BEYOND_BOUND = 3
 
     @property
     def label(self) -> str:
@@ -74,7 +78,7 @@ def _float_elements(x: np.ndarray, argname: str, who: str) -> np.ndarray:
     return x
 
 
-def certified(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
+def certified(x: np.ndarray, inclusive: bool = True, flush: bool = False) -> np.ndarray:
     """Per output of an add-scan of ``x``: True where *every* summation order is exact.
 
     That holds where every input of the prefix is a multiple of 2**e and the prefix's
@@ -83,7 +87,9 @@ def certified(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
     the dtype represents, so no addition rounds.  A scan that differs from the exact answer
     at a certified output has dropped, repeated or misplaced an element, or kept a partial
     sum in fewer bits -- a proven error, with no bound needed.  Prefixes with NaN or
-    infinities are never certified; the comparison ignores the sign of a zero sum.
+    infinities are never certified; the comparison ignores the sign of a zero sum.  With
+    ``flush`` (subnormals may read as zero) the grid 2**e must also be at least the smallest
+    normal number, so that no nonzero partial sum is subnormal.
     """
     x = _float_elements(x, "x", "the certificate")
     kind = x.dtype.name
@@ -100,9 +106,57 @@ def certified(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
         limit = np.ldexp(1.0, np.clip(p + e, -1100, 1100).astype(np.int64))
     s = abs_sums(x)  # upper bounds: "bound < limit" implies "sum < limit"
     ok = finite & (s < limit) & (s < float(np.finfo(x.dtype).max))
+    if flush:
+        ok &= e >= int(np.finfo(x.dtype).minexp)
     if inclusive:
         return ok
     return np.concatenate([[True], ok[:-1]])
+
+
+def overflow_threshold(dtype: str) -> float:
+    """The smallest magnitude that rounds to infinity in ``dtype``: the largest finite value
+    plus half its ulp, (2 - 2**-p) * 2**emax.  For float64 it is past every float64, so the
+    answer is +inf there: a float64 bound reaches it exactly when it overflows itself."""
+    dt = np.dtype(dtype)
+    p = SIGNIFICAND_BITS[dt.name]
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(2.0 - 2.0**-p, int(np.finfo(dt).maxexp) - 1))
+
+
+def may_overflow(x: np.ndarray, depths: np.ndarray, inclusive: bool = True,
+                 sums: np.ndarray | None = None) -> np.ndarray:
+    """Per output of an add-scan of ``x``: True where some summation order of depth at most
+    ``depths`` may overflow, so an infinity or NaN there can be rounding.
+
+    Every partial sum of a prefix is at most ``(1 + u)**d * sum|x|`` in magnitude (each of at
+    most d roundings on its path grows it by at most a factor 1 + u), so where
+    that stays below :func:`overflow_threshold` no order overflows and a non-finite output is
+    a proven error.  Prefixes holding a NaN or an infinity are never True: IEEE arithmetic
+    fixes their outputs exactly.
+    """
+    x = _float_elements(x, "x", "may_overflow")
+    if sums is None:
+        sums = abs_sums(x, inclusive)
+    finite = np.logical_and.accumulate(np.isfinite(x))
+    if not inclusive:
+        finite = np.concatenate([[True], finite[:-1]])[: x.shape[0]]
+    depths = np.broadcast_to(np.asarray(depths, dtype=np.int64), x.shape)
+    u = UNIT_ROUNDOFF[x.dtype.name]
+    with np.errstate(over="ignore", invalid="ignore"):
+        # exp and the products round too: a relative 2**-40 more covers them.
+        reach = sums * np.exp(depths * np.log1p(u)) * (1 + 2.0**-40)
+    return finite & (reach >= overflow_threshold(x.dtype.name))
+
+
+def flush_allowance(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
+    """Per output, how far reading subnormals as zero can move an add-scan: the subnormal
+    inputs of the prefix dropped (DAZ), and each of the prefix's k - 1 combines, and the
+    output, flushed (FTZ), each by less than the smallest normal number."""
+    tiny = float(np.finfo(x.dtype).smallest_normal)
+    a = np.abs(np.where(np.isfinite(x), x, 0)).astype(np.float64)
+    dropped = np.cumsum(np.where(a < tiny, a, 0.0))
+    out = (dropped + tiny * np.arange(1, x.shape[0] + 1)) * (1 + 2.0**-40)
+    return out if inclusive else np.concatenate([[0.0], out[:-1]])
 
 
 def abs_sums(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
@@ -129,20 +183,32 @@ class ErrorReport:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def measured(self) -> np.ndarray:
+        """Outputs whose rounding error is a number: all but the overflowed ones (their
+        error is infinite and legitimate, so the figures below leave them out)."""
+        return self.verdicts != Verdict.OVERFLOWED
+
+    @property
+    def overflowed(self) -> np.ndarray:
+        """Indices of outputs that overflowed where some summation order may overflow."""
+        return np.flatnonzero(self.verdicts == Verdict.OVERFLOWED)
+
+    @property
     def rms(self) -> float:
-        return float(np.sqrt(np.mean(self.abs_err**2)))
+        err = self.abs_err[self.measured]
+        return float(np.sqrt(np.mean(err**2))) if err.size else 0.0
 
     @property
     def l2(self) -> float:
-        return float(np.sqrt(np.sum(self.abs_err**2)))
+        return float(np.sqrt(np.sum(self.abs_err[self.measured] ** 2)))
 
     @property
     def max_abs(self) -> float:
-        return float(self.abs_err.max(initial=0.0))
+        return float(self.abs_err[self.measured].max(initial=0.0))
 
     @property
     def max_ulps(self) -> float:
-        return float(self.ulp_err.max(initial=0.0))
+        return float(self.ulp_err[self.measured].max(initial=0.0))
 
     @property
     def worst_index(self) -> int:
@@ -153,7 +219,7 @@ class ErrorReport:
     def bound_fraction(self) -> np.ndarray:
         with np.errstate(divide="ignore", invalid="ignore"):
             frac = np.where(self.bound > 0, self.abs_err / self.bound, np.where(self.abs_err > 0, np.inf, 0))
-        return frac
+        return np.where(self.measured, frac, 0.0)
 
     @property
     def verdict(self) -> Verdict:
@@ -169,12 +235,13 @@ class ErrorReport:
             "scan": self.name,
             "dtype": self.dtype,
             "max ulps": self.max_ulps,
-            "mean ulps": float(self.ulp_err.mean()),
+            "mean ulps": float(self.ulp_err[self.measured].mean()) if self.measured.any() else 0.0,
             "max err/bound": float(self.bound_fraction.max()),
             "RMS": self.rms,
             "L2": self.l2,
             "max abs": self.max_abs,
             "worst index": self.worst_index,
+            "overflowed": int(self.overflowed.size),
             "verdict": self.verdict.label,
         }
 
@@ -203,14 +270,18 @@ def classify(
     name: str = "scan",
     exact: np.ndarray | None = None,
     sums: np.ndarray | None = None,
+    flush: bool = False,
 ) -> ErrorReport:
     """Compare a computed float add-scan of ``x`` with the exact answer, output by output.
 
     ``depths[k]`` is the summation-tree depth of output k (0 for an output that is
     a copy of one input).  An output is BEYOND_BOUND only when rounding provably
-    cannot explain it: ``|computed - exact_rounded| > gamma_d * sum|x| + ulp/2``.
+    cannot explain it: ``|computed - exact_rounded| > gamma_d * sum|x| + ulp/2``, or it is
+    non-finite where the exact sum is not (or the other way round) and no summation order
+    can overflow (:func:`may_overflow`); where one can, it is OVERFLOWED.
     ``exact`` and ``sums`` (``abs_sums(x, inclusive)``) may be passed in where one input
-    is classified against several scans.
+    is classified against several scans.  With ``flush`` the bound grows by
+    :func:`flush_allowance`: the target may read subnormals as zero.
     """
     x = _float_elements(x, "x", "classify")
     computed = get_operator("add").host_elements(computed, "computed", allow_empty=True)
@@ -229,6 +300,8 @@ def classify(
         # float64 differences of float64 data may round: inflate by a relative 2**-50.
         slack = 1 + 2.0**-50
         bound = rounding_bound(x, half_ulp, depths, inclusive, slack, sums)
+        if flush:
+            bound = bound + flush_allowance(x, inclusive)
         rel_err = np.where(ex != 0, abs_err / np.abs(ex), np.where(abs_err > 0, np.inf, 0))
         ulp_err = abs_err / np.where(half_ulp > 0, 2 * half_ulp, np.inf)
     verdicts = np.full(x.shape, Verdict.WITHIN_BOUND, dtype=np.int8)
@@ -236,6 +309,9 @@ def classify(
     verdicts[equal] = Verdict.EXACT
     wrong_special = ~finite & ~_specials_agree(cp, ex)
     verdicts[(abs_err > bound) | wrong_special] = Verdict.BEYOND_BOUND
+    # A partial sum that overflows stays infinite (or meets the other sign's infinity: NaN)
+    # in every later combine; where no order can overflow that is a proven error.
+    verdicts[wrong_special & may_overflow(x, depths, inclusive, sums)] = Verdict.OVERFLOWED
     abs_err = np.where(wrong_special, np.inf, abs_err)
     ulp_err = np.where(wrong_special, np.inf, ulp_err)
     return ErrorReport(name, dtype, abs_err, rel_err, ulp_err, bound, verdicts)

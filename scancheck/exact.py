@@ -23,7 +23,7 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 
-from .operators import SIGNIFICAND_BITS, Operator, exclusive_of, get_operator
+from .operators import SIGNIFICAND_BITS, Operator, exclusive_of, extreme_scan, get_operator
 
 _LIMB = 32
 _MASK = (1 << _LIMB) - 1
@@ -279,16 +279,23 @@ def _apply_specials(x: np.ndarray, sums: np.ndarray) -> np.ndarray:
 
 
 def exact_scan(
-    x: np.ndarray, op: str | Operator = "add", inclusive: bool = True
+    x: np.ndarray, op: str | Operator = "add", inclusive: bool = True, *,
+    zeros: str = "either", nans: str = "propagate",
 ) -> np.ndarray:
     """The exact scan of ``x`` rounded once to its dtype: the answer a scan must approximate.
 
     Floats under ``add`` take the fast exact limb path; integer ``add`` wraps; ``max``
-    and ``min`` are exact in any type; the recurrence pair goes through rationals.
+    and ``min`` are exact in any type, with the zero order and NaN rule given
+    (:data:`~scancheck.operators.ZERO_ORDERS`, :data:`~scancheck.operators.NAN_RULES`);
+    the recurrence pair goes through rationals.
     """
     oper = get_operator(op)
     x = oper.host_elements(x, allow_empty=True)
-    if oper.name == "recurrence":
+    if (zeros, nans) != ("either", "propagate") and oper.name not in ("max", "min"):
+        raise ValueError(f"zeros= and nans= apply to max and min, not to operator {oper.name!r}")
+    if oper.name in ("max", "min"):
+        out = extreme_scan(x, oper.name, zeros, nans)
+    elif oper.name == "recurrence":
         out = exact_recurrence(x)
     elif oper.name == "add" and np.issubdtype(x.dtype, np.floating):
         kind = _float_kind(x.dtype)

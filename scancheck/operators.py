@@ -34,6 +34,24 @@ CUDA_SCALAR: dict[str, str] = {
     "int64": "long long",
 }
 
+#: How a max or min scan may order equal zeros, as a target's spec declares it.
+ZERO_ORDERS: dict[str, str] = {
+    "either": "-0 and +0 are equal: either may come back (IEEE 754-2008 maxNum and minNum)",
+    "ordered": "-0 < +0 (IEEE 754-2019 maximum and minimum)",
+}
+#: How a max or min scan treats NaN, as a target's spec declares it.
+NAN_RULES: dict[str, str] = {
+    "propagate": "a NaN anywhere in the prefix gives NaN (IEEE 754-2019 maximum and minimum)",
+    "ignore": "NaNs are skipped, NaN only while the whole prefix is NaN (C fmax and fmin, "
+              "IEEE 754-2019 maximumNumber and minimumNumber)",
+}
+
+#: What a float scan does with subnormal numbers, as a target's spec declares it.
+SUBNORMAL_RULES: dict[str, str] = {
+    "keep": "IEEE gradual underflow: subnormal inputs and results are numbers like any other",
+    "flush": "subnormal inputs and results may read as zero (DAZ and FTZ, as XLA does on CPUs)",
+}
+
 #: The interval monoid's encoding of its identity and of its absorbing error element.
 INTERVAL_IDENTITY = (-1, -1)
 INTERVAL_ERROR = (-2, -2)
@@ -278,7 +296,7 @@ def sequential_scan(x: np.ndarray, op: str | Operator = "add", inclusive: bool =
         with np.errstate(over="ignore", invalid="ignore"):
             incl = np.add.accumulate(x, dtype=x.dtype)
     elif oper.name in ("max", "min"):
-        incl = _running_extreme(x, oper.name)
+        incl = extreme_scan(x, oper.name)
     else:
         incl = np.empty_like(x)
         acc = ident
@@ -288,16 +306,37 @@ def sequential_scan(x: np.ndarray, op: str | Operator = "add", inclusive: bool =
     return incl if inclusive else exclusive_of(incl, ident)
 
 
-def _running_extreme(x: np.ndarray, which: str) -> np.ndarray:
-    """The max or min scan of the functors above, vectorized: NumPy's accumulate gives every
-    value (and propagates NaN); where the value is a zero, the earlier operand wins ties, so
-    its sign is that of the first zero of the input."""
-    out = (np.maximum if which == "max" else np.minimum).accumulate(x)
-    if x.dtype.kind == "f" and x.size:
-        zeros = np.flatnonzero(x == 0)
-        if zeros.size:
-            out = np.where(out == 0, x[zeros[0]], out)
-    return out
+def check_rules(zeros: str = "either", nans: str = "propagate", subnormals: str = "keep") -> None:
+    """Raise a ValueError naming the argument unless each is a known rule."""
+    for name, value, allowed in (("zeros", zeros, ZERO_ORDERS), ("nans", nans, NAN_RULES),
+                                 ("subnormals", subnormals, SUBNORMAL_RULES)):
+        if value not in allowed:
+            raise ValueError(f"{name}={value!r} is unknown; allowed: {', '.join(allowed)}")
+
+
+def extreme_scan(x: np.ndarray, which: str, zeros: str = "either", nans: str = "propagate"
+                 ) -> np.ndarray:
+    """The inclusive max or min scan of ``x`` under a zero order of :data:`ZERO_ORDERS` and a
+    NaN rule of :data:`NAN_RULES`, exact.  Under "either" the earlier operand wins ties, as
+    the CUDA functors do, so a zero answer has the sign of the prefix's first zero."""
+    if which not in ("max", "min"):
+        raise ValueError(f"which={which!r}; allowed: 'max', 'min'")
+    check_rules(zeros, nans)
+    if nans == "ignore":
+        out = (np.fmax if which == "max" else np.fmin).accumulate(x)
+    else:
+        out = (np.maximum if which == "max" else np.minimum).accumulate(x)
+    if x.dtype.kind != "f" or not x.size:
+        return out
+    zero = x == 0
+    if not zero.any():
+        return out
+    if zeros == "either":
+        return np.where(out == 0, x[np.flatnonzero(zero)[0]], out)
+    # Ordered: max is +0 once any +0 is in the prefix, min is -0 once any -0 is.
+    seen = np.logical_or.accumulate(zero & (np.signbit(x) == (which == "min")))
+    wanted = x.dtype.type(-0.0 if which == "min" else 0.0)
+    return np.where(out == 0, np.where(seen, wanted, -wanted), out)
 
 
 def exclusive_of(inclusive: np.ndarray, identity: np.ndarray) -> np.ndarray:

@@ -20,10 +20,12 @@ DISTRIBUTIONS: tuple[str, ...] = (
     "uniform",  # uniform in [-1, 1)
     "wide",  # magnitudes spread over most of the exponent range
     "cancellation",  # large terms of both signs that nearly cancel, and small ones
-    "subnormal",  # values at and below the smallest normal number
+    "subnormal",  # values around the smallest normal number: the largest and smallest subnormals
     "specials",  # finite values with NaN, +inf, -inf and -0.0 mixed in
     "dyadic",  # integer multiples of one power of two whose prefixes cross 2**p (exactness edge)
     "steps",  # nonzero steps in [-3, 3] whose running sum stays in [0, 3]: every partial sum tiny
+    "overflow",  # magnitudes whose running sum crosses the overflow threshold, some of them max
+    "zeros",  # -0.0 and +0.0 in every position among small values of one sign
 )
 
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 61, 127, 251, 509, 1021, 2039, 4093, 8191)
@@ -138,7 +140,21 @@ def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: st
         return np.where(rng.random(n) < 0.5, big, small).astype(dt)
     if distribution == "subnormal":
         tiny = finfo.smallest_normal
-        return (rng.uniform(-4, 4, n) * tiny).astype(dt)
+        x = (rng.uniform(-4, 4, n) * tiny).astype(dt)
+        # The largest subnormal (one bit short of normal) and the smallest, of either sign.
+        edges = np.array([tiny - finfo.smallest_subnormal, finfo.smallest_subnormal], dtype=dt)
+        edge = rng.random(n) < 0.3
+        x[edge] = rng.choice(edges, int(edge.sum())) * rng.choice([-1, 1], int(edge.sum()))
+        return x
+    if distribution == "overflow":
+        return _overflowing(rng, n, dt)
+    if distribution == "zeros":
+        # Max scans of non-positive data and min scans of non-negative data end on zeros, where
+        # the sign of the answer is the spec's to declare.
+        x = -rng.uniform(0, 1, n)
+        zero = rng.random(n) < 0.6
+        x[zero] = rng.choice([-0.0, 0.0], int(zero.sum()))
+        return (x if rng.random() < 0.5 else -x).astype(dt)
     if distribution == "specials":
         x = rng.uniform(-1, 1, n).astype(dt)
         specials = np.array([np.nan, np.inf, -np.inf, -0.0], dtype=dt)
@@ -158,6 +174,26 @@ def _dyadic(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     k = rng.integers(0, 2**m, n, dtype=np.int64)  # m <= p <= 53: exact in float64
     k = np.where(rng.random(n) < 0.25, -k, k)
     return np.ldexp(k.astype(np.float64), e).astype(dt)
+
+
+def _overflowing(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
+    """Magnitudes near the largest float over a k drawn between n/8 and n, clipped to it.
+
+    Half the arrays have random signs and magnitudes near ``max / sqrt(k)``: the sum of
+    magnitudes crosses the overflow threshold near sqrt(k) elements and the running sum, a
+    random walk, near k, then wanders back below it, so some prefixes overflow in every
+    order, some in a few, and some in none.  The other half are nine tenths positive, near
+    ``max / k``: the running sum itself climbs through max/2 to the threshold.
+    """
+    big = float(np.finfo(dt).max)
+    crossing = max(n, 1) * 2.0 ** rng.uniform(-3, 0)
+    if rng.random() < 0.5:
+        frac = rng.uniform(0.5, 1.5, n) / np.sqrt(crossing)
+        sign = rng.choice([-1.0, 1.0], n)
+    else:
+        frac = rng.uniform(0.5, 1.5, n) / crossing
+        sign = np.where(rng.random(n) < 0.1, -1.0, 1.0)
+    return (sign * np.minimum(frac, 1.0) * big).astype(dt)
 
 
 def generate_pairs(rng: np.random.Generator, n: int, dtype: str, contracting: bool | None = True

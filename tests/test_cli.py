@@ -61,3 +61,15 @@ def test_check_says_how_far_it_looked_and_the_one_diagnosis(capsys):
     assert status == 1
     assert "verdict: DOES NOT CONFORM - logic error: differs from the exact scan (smallest case n=1" in out
     assert "largest n checked" in out
+
+
+def test_python_dash_m_scancheck_is_the_console_script():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "scancheck", "check", "--max-n", "0"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "--max-n" in out.stderr
+    out = subprocess.run([sys.executable, "-m", "scancheck", "--help"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and "explain" in out.stdout

@@ -15,6 +15,8 @@ from scancheck.errors import (
     format_table,
     gamma,
     log_depths,
+    may_overflow,
+    overflow_threshold,
     sequential_depths,
     ulp,
 )
@@ -137,3 +139,100 @@ def test_any_summation_order_is_exact_wherever_the_certificate_holds(x, rnd):
             b = terms.pop(rnd.randrange(len(terms)))
             terms.append(x.dtype.type(a + b))
         assert terms[0] == want[k]
+
+
+MAX32 = float(np.finfo(np.float32).max)
+
+
+def test_an_overflow_some_order_makes_is_rounding_not_a_logic_error():
+    """numpy.cumsum overflows max + max, IEEE-correctly; the exact prefixes after it are finite."""
+    x = np.array([MAX32, MAX32, -MAX32, 1], dtype=np.float32)
+    with np.errstate(over="ignore"):
+        seq = classify(x, np.cumsum(x), sequential_depths(4))
+    assert seq.verdicts.tolist() == [Verdict.EXACT, Verdict.EXACT, Verdict.OVERFLOWED,
+                                     Verdict.OVERFLOWED]
+    assert seq.verdict.label == "overflowed" and seq.row()["overflowed"] == 2
+    assert seq.rms == 0 and np.isfinite(seq.row()["mean ulps"])
+    # A tree order gets NaN from (max + max) + (-max + -max), where the exact sum is 0.
+    y = np.array([MAX32, MAX32, -MAX32, -MAX32], dtype=np.float32)
+    tree = np.array([MAX32, np.inf, np.inf, np.nan], dtype=np.float32)
+    assert classify(y, tree, log_depths(4)).verdicts.tolist()[3] == Verdict.OVERFLOWED
+
+
+def test_an_infinity_where_no_order_can_overflow_is_beyond_the_bound():
+    x = np.array([1e30, 1e30, 1], dtype=np.float32)
+    got = np.array([1e30, np.inf, np.inf], dtype=np.float32)
+    rep = classify(x, got, sequential_depths(3))
+    assert rep.beyond.tolist() == [1, 2]
+    assert not may_overflow(x, sequential_depths(3)).any()
+
+
+def test_may_overflow_where_the_magnitudes_reach_the_threshold_and_only_there():
+    x = np.array([MAX32 / 4, -MAX32 / 4, MAX32 / 4, MAX32 / 2, np.inf], dtype=np.float32)
+    reach = may_overflow(x, sequential_depths(5))
+    # Magnitudes, not sums: the fourth prefix sums to max / 2, its magnitudes to 1.25 max,
+    # past the threshold; a prefix with an infinite input is IEEE's to fix, not rounding's.
+    assert reach.tolist() == [False, False, False, True, False]
+    assert overflow_threshold("float32") > MAX32 and overflow_threshold("float64") == np.inf
+    assert may_overflow(np.array([1.7e308, 1.7e308]), [0, 1]).tolist() == [False, True]
+
+
+_ORDERED_DATA = ("overflow", "wide", "subnormal", "zeros", "cancellation", "uniform", "dyadic")
+
+
+@st.composite
+def _edge_data(draw, max_n=40):
+    """Data near the overflow threshold, subnormals, signed zeros, or arbitrary finite floats."""
+    from scancheck.strategies import finite_floats, generate_data
+
+    dtype = draw(st.sampled_from(["float32", "float64"]))
+    dist = draw(st.sampled_from(_ORDERED_DATA + ("any finite",)))
+    if dist == "any finite":
+        return draw(finite_floats(dtype, 1, max_n))
+    n = draw(st.integers(1, max_n))
+    return generate_data(np.random.default_rng(draw(st.integers(0, 2**32 - 1))), n, dtype, dist)
+
+
+@given(_edge_data(), st.randoms(use_true_random=False))
+def test_every_summation_order_is_judged_rounding(x, rnd):
+    """Scans whose every output is summed by its own random tree (any pairing of partial sums,
+    so depth at most k-1), three of them per input: none may be called beyond the bound."""
+    n = x.size
+    want = exact_scan(x)
+    for _ in range(3):
+        got = np.empty_like(x)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for k in range(n):
+                terms = list(x[: k + 1])
+                while len(terms) > 1:
+                    a = terms.pop(rnd.randrange(len(terms)))
+                    b = terms.pop(rnd.randrange(len(terms)))
+                    terms.append(x.dtype.type(a + b))
+                got[k] = terms[0]
+        rep = classify(x, got, sequential_depths(n), exact=want)
+        assert rep.verdict != Verdict.BEYOND_BOUND, (x, got, rep.beyond)
+
+
+@given(_edge_data(max_n=600), st.sampled_from(_ADD_VARIANTS), st.sampled_from([32, 64, 256]))
+def test_every_model_is_judged_rounding_at_the_edges_of_the_float_range(x, name, block):
+    var = VARIANTS[name]
+    block = max(block, var.min_block)
+    cap = var.capacity(block, var.resolve_params(None)) if var.capacity else x.size
+    x = x[:cap]
+    with np.errstate(over="ignore", invalid="ignore"):
+        got = var.build_model(x.size, block).run(x)
+    rep = classify(x, got, sequential_depths(x.size, var.inclusive), inclusive=var.inclusive)
+    assert rep.verdict != Verdict.BEYOND_BOUND, (name, rep.beyond[:5])
+
+
+def test_flushing_subnormals_is_within_the_bound_only_where_declared():
+    tiny = np.finfo(np.float32).smallest_normal
+    sub = np.float32(tiny / 4)
+    x = np.array([tiny, sub, sub, -tiny], dtype=np.float32)
+    daz = np.cumsum(np.where(np.abs(x) < tiny, 0, x)).astype(np.float32)
+    depths = sequential_depths(4)
+    assert classify(x, daz, depths).verdict == Verdict.BEYOND_BOUND
+    assert classify(x, daz, depths, flush=True).verdict == Verdict.WITHIN_BOUND
+    # A grid finer than the smallest normal certifies nothing for a flushing scan.
+    assert certified(x).all() and certified(x, flush=True).tolist() == [True, False, False, False]
+    assert certified(np.array([1.0, 2.0], np.float32), flush=True).all()

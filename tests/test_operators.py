@@ -5,14 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from scancheck.exact import exact_scan
 from scancheck.operators import (
     INTERVAL_ERROR,
     OPERATORS,
+    extreme_scan,
     get_operator,
     interval_expected,
     interval_input,
     sequential_scan,
 )
+from scancheck.targets import TargetSpec
 
 
 @pytest.mark.parametrize("name", list(OPERATORS))
@@ -82,3 +85,21 @@ def test_sequential_scan_and_interval_expectation_agree():
 def test_bad_arguments_name_what_is_allowed(call, message):
     with pytest.raises((ValueError, TypeError), match=message):
         call()
+
+
+def test_extreme_scans_order_zeros_and_treat_nan_as_declared():
+    x = np.array([-0.0, 0.0, np.nan, -0.0], dtype=np.float32)
+    bits = lambda a: np.signbit(a).tolist()  # noqa: E731
+    assert bits(extreme_scan(x[:2], "max")) == [True, True]  # the earlier zero wins ties
+    assert bits(extreme_scan(x[:2], "max", zeros="ordered")) == [True, False]
+    assert bits(extreme_scan(-x[:2], "min", zeros="ordered")) == [False, True]
+    assert np.isnan(extreme_scan(x, "max")[2:]).all()
+    ignored = extreme_scan(x, "max", zeros="ordered", nans="ignore")
+    assert ignored.tolist() == [0, 0, 0, 0] and bits(ignored) == [True, False, False, False]
+    assert np.isnan(extreme_scan(np.array([np.nan, 1.0]), "min", nans="ignore")[0])
+    with pytest.raises(ValueError, match="zeros='signed'.*allowed: either, ordered"):
+        extreme_scan(x, "max", zeros="signed")
+    with pytest.raises(ValueError, match="nans='drop'.*allowed: propagate, ignore"):
+        TargetSpec(op="max", nans="drop")
+    with pytest.raises(ValueError, match="apply to max and min, not to operator 'add'"):
+        exact_scan(x, "add", zeros="ordered")

@@ -3,10 +3,13 @@ attributed to one cause (logic or precision, NaN handling or logic, varying orde
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from scancheck import controls
 from scancheck.conformance import check_property
+from scancheck.operators import extreme_scan
 from scancheck.targets import Target, TargetSpec, resolve
 
 FLOATS = TargetSpec(dtypes=("float32", "float64"))
@@ -96,3 +99,52 @@ def test_an_output_left_holding_the_fill_is_named_never_written(budget):
 def test_a_wrong_shape_or_dtype_is_a_logic_error(budget):
     r = check_property(_target(lambda x: np.cumsum(x)), "integers exact", budget)  # int32 -> int64
     assert r.cause == "LOGIC" and "dtype int64" in r.diagnosis
+
+
+def test_equal_zeros_may_come_back_either_way_unless_the_spec_orders_them(budget):
+    """A max that follows IEEE 754-2019 (max(-0, +0) = +0) and one that keeps the earlier
+    zero both conform by default; declared ordered, only the first does, and the second is
+    refused on signed-zero data."""
+    def ieee_2019_max(x):
+        return extreme_scan(x, "max", zeros="ordered")
+
+    either = TargetSpec(op="max", dtypes=("float32", "float64"))
+    ordered = replace(either, zeros="ordered")
+    for fn in (ieee_2019_max, controls.max_keeping_the_earlier_zero):
+        assert check_property(_target(fn, either), "floats within bound", budget).status == "pass"
+    assert check_property(_target(ieee_2019_max, ordered), "floats within bound",
+                          budget).status == "pass"
+    r = check_property(_target(controls.max_keeping_the_earlier_zero, ordered),
+                       "floats within bound", budget)
+    assert r.status == "fail" and r.cause == "LOGIC" and r.smallest_case["data"] == "zeros"
+    assert r.smallest_case["got"] == 0 and r.smallest_case["n"] <= 4
+
+
+def test_nan_handling_is_checked_as_the_spec_declares(budget):
+    ignoring = TargetSpec(op="min", dtypes=("float32", "float64"), nans="ignore")
+    fmin = _target(lambda x: np.fmin.accumulate(x), ignoring)
+    assert check_property(fmin, "nan and inf", budget).status == "pass"
+    r = check_property(_target(controls.min_propagating_nan, ignoring), "nan and inf", budget)
+    assert r.status == "fail" and r.cause == "SPECIALS" and "nans='ignore'" in r.diagnosis
+
+
+def test_overflow_is_rounding_only_where_some_order_can_overflow(budget):
+    """numpy.cumsum overflows on 'overflow' data and conforms; a guard that returns infinity
+    at half the largest float is refused, with the reach of the prefix in its diagnosis."""
+    assert check_property(resolve("numpy.cumsum"), "floats within bound", budget).status == "pass"
+    r = check_property(resolve("scancheck.controls:overflow_guard_too_low"),
+                       "floats within bound", budget)
+    assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "overflow"
+    assert "no summation order can overflow" in r.diagnosis
+
+
+def test_subnormals_read_as_zero_are_named_and_conform_where_declared(budget):
+    t = resolve("scancheck.controls:subnormal_inputs_read_as_zero")
+    r = check_property(t, "floats within bound", budget)
+    assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "subnormal"
+    assert "subnormals read as zero" in r.diagnosis
+    flushing = replace(t.spec, subnormals="flush")
+    assert check_property(_target(t.fn, flushing), "floats within bound", budget).status == "pass"
+    # Declaring it takes nothing from other errors: a dropped block is still refused.
+    broken = _target(controls.dropped_partial_block, replace(FLOATS, subnormals="flush"))
+    assert check_property(broken, "floats within bound", budget).cause == "LOGIC"

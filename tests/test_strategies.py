@@ -63,6 +63,8 @@ def test_scan_data_draws_the_asked_distribution(dist, data):
         assert ((x >= 0) & (x < 1000)).all() and (x == np.round(x)).all()
     if dist == "subnormal" and x.dtype.kind == "f":
         assert (np.abs(x) < 4 * np.finfo(x.dtype).smallest_normal).all()
+    if dist == "zeros" and x.dtype.kind == "f":
+        assert (x <= 0).all() or (x >= 0).all()
     if dist != "specials" and x.dtype.kind == "f":
         assert np.isfinite(x).all()
 

@@ -1,0 +1,127 @@
+"""explain: proven logic errors only where no correct scan can reach, rounding where real
+orders round alike, and each negative control's verdict."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scancheck import controls
+from scancheck.cli import main
+from scancheck.errors import certified
+from scancheck.explain import EXACT, PROVEN, ROUNDING, SUSPICIOUS, explain, load_array
+from scancheck.kernels import VARIANTS
+from scancheck.strategies import generate_data
+
+_ADD_VARIANTS = [n for n, v in VARIANTS.items() if not v.racy and "add" in v.operators]
+
+
+def _data(n, dtype, dist, seed=1):
+    return generate_data(np.random.default_rng(seed), n, dtype, dist)
+
+
+@given(st.integers(1, 3000), st.sampled_from(["float32", "float64"]),
+       st.sampled_from(["dyadic", "integers", "steps"]), st.integers(0, 2**32 - 1),
+       st.sampled_from(_ADD_VARIANTS), st.sampled_from([32, 64, 256]))
+def test_no_correct_model_is_ever_called_proven_wrong(n, dtype, dist, seed, name, block):
+    """Data that meet the certificate in long stretches; every model of a correct kernel is
+    'exact' or 'rounding' there, never proven wrong nor suspicious."""
+    var = VARIANTS[name]
+    block = max(block, var.min_block)
+    if var.capacity:
+        n = min(n, var.capacity(block, var.resolve_params(None)))
+    x = _data(n, dtype, dist, seed)
+    got = var.build_model(n, block).run(x)
+    e = explain(x, got, inclusive=var.inclusive)
+    assert e.verdict in (EXACT, ROUNDING), (name, e.lines())
+
+
+def test_the_certificate_proves_an_error_and_names_the_first_output():
+    x = _data(1000, "float32", "integers")
+    got = controls.off_by_one_at_block_boundaries(x)
+    e = explain(x, got)
+    assert e.verdict == PROVEN and e.first_wrong == 64 and certified(x)[64]
+    assert "every summation order gives the exact sum there" in e.headline
+
+
+# control -> (data, inclusive, op, verdict)
+_CONTROL_VERDICTS = {
+    "off_by_one_at_block_boundaries": ("integers", True, "add", PROVEN),
+    "dropped_partial_block": ("integers", True, "add", PROVEN),
+    "lower_precision_intermediate": ("integers", True, "add", PROVEN),
+    "carry_8_bits_short": ("integers", True, "add", PROVEN),
+    "exclusive_scan_with_wrong_first_output": ("uniform", False, "add", PROVEN),
+    "block_totals_from_the_exclusive_scan": ("integers", False, "add", PROVEN),
+    # Far from the threshold: magnitudes summing to 0.6 of max, where no order overflows.
+    "overflow_guard_too_low": ("0.3 max", True, "add", PROVEN),
+    "nan_dropping_max": ("specials", True, "max", PROVEN),
+}
+
+
+@pytest.mark.parametrize("name", list(_CONTROL_VERDICTS))
+def test_each_negative_control_gets_its_verdict(name):
+    dist, inclusive, op, verdict = _CONTROL_VERDICTS[name]
+    x = (np.full(2, 0.3 * np.finfo(np.float32).max, dtype=np.float32) if dist == "0.3 max"
+         else _data(5000, "float32", dist, seed=3))
+    e = explain(x, getattr(controls, name)(x), op=op, inclusive=inclusive)
+    assert e.verdict == verdict, e.lines()
+
+
+def test_lost_precision_inside_the_bound_is_suspicious_and_says_how_far():
+    """The 8-bits-short carry on data no certificate covers: inside the any-order bound, but
+    its error is many times what real orders round."""
+    x = _data(100_000, "float32", "uniform", seed=2)
+    e = explain(x, controls.carry_8_bits_short(x))
+    assert e.verdict == SUSPICIOUS and e.error["bound fraction"] < 1, e.lines()
+    assert "x the rounding of the roughest real order" in e.headline
+
+
+def test_a_reference_s_own_rounding_is_measured():
+    x = _data(200_000, "float32", "integers", seed=4)
+    ref = np.add.accumulate(x, dtype=np.float32)
+    tree = VARIANTS["decoupled_lookback"].build_model(x.size, 256).run(x)
+    e = explain(x, tree, reference=ref)
+    assert e.verdict in (EXACT, ROUNDING)
+    r = e.reference
+    assert r["verdict"] == ROUNDING and r["share"] > 0.9  # the disagreement is the reference's
+
+
+def test_max_and_min_round_nothing():
+    x = _data(300, "float64", "uniform")
+    good = np.maximum.accumulate(x)
+    assert explain(x, good, op="max").verdict == EXACT
+    bad = good.copy()
+    bad[200] = np.nextafter(bad[200], -np.inf)
+    e = explain(x, bad, op="max")
+    assert e.verdict == PROVEN and e.first_wrong == 200
+
+
+def test_bad_arguments_name_what_is_wrong(tmp_path):
+    x = np.arange(5, dtype=np.float32)
+    with pytest.raises(ValueError, match="result has shape"):
+        explain(x, x[:4])
+    with pytest.raises(ValueError, match="op='recurrence'"):
+        explain(x, x, op="recurrence")
+    (tmp_path / "t.txt").write_text("1 2 0.1")
+    with pytest.raises(ValueError, match="float32 cannot hold exactly"):
+        load_array(str(tmp_path / "t.txt"))
+    assert load_array(str(tmp_path / "t.txt"), "float64").dtype == np.float64
+    np.savez(tmp_path / "two.npz", a=x, b=x)
+    with pytest.raises(ValueError, match="name one as"):
+        load_array(str(tmp_path / "two.npz"))
+    assert load_array(str(tmp_path / "two.npz") + ":b").size == 5
+
+
+def test_the_command_line_exit_status_follows_the_verdict(tmp_path, capsys):
+    x = _data(3000, "float32", "integers")
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "good.npy", np.cumsum(x, dtype=np.float32))
+    np.save(tmp_path / "bad.npy", controls.dropped_partial_block(x))
+    assert main(["explain", str(tmp_path / "x.npy"), str(tmp_path / "good.npy")]) == 0
+    assert capsys.readouterr().out.startswith("exact: ")
+    assert main(["explain", str(tmp_path / "x.npy"), str(tmp_path / "bad.npy"),
+                 "--json", str(tmp_path / "e.json")]) == 1
+    assert capsys.readouterr().out.startswith("not rounding (proven): output 2944")
+    assert main(["explain", str(tmp_path / "x.npy"), str(tmp_path / "none.npy")]) == 2
