@@ -102,9 +102,13 @@ def cases(dtypes: tuple[str, ...], distributions: tuple[str, ...], max_n: int
 
 def ladder(dtypes: tuple[str, ...], distributions: tuple[str, ...], max_n: int,
            empty: bool) -> list[Case]:
-    """One tile edge per scale up to ``max_n`` and ``max_n`` itself (after n = 0 where
-    ``empty``), cycling through every dtype-distribution pair as the scale grows."""
+    """Every dtype-distribution pair once at a small size (after n = 0 where ``empty``), so
+    that a bug only some data show is met at once; then one tile edge per scale up to
+    ``max_n`` and ``max_n`` itself, cycling through the pairs as the scale grows."""
     out = [Case(0, dtypes[0], distributions[0], 0)] if empty else []
+    pairs = [(dt, dist) for dist in distributions for dt in dtypes]
+    out += [Case(min(max((1 << (i % 5)) + i % 3 - 1, 1), max_n), dt, dist, i)
+            for i, (dt, dist) in enumerate(pairs)]
     nd = len(dtypes)
     for k in range(max_n.bit_length()):
         n = min(max((1 << k) + k % 3 - 1, 1), max_n)

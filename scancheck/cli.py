@@ -115,9 +115,11 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 def _target_spec(args: argparse.Namespace):
     from .targets import TargetSpec
 
-    if not (args.op or args.exclusive or args.dtypes or args.device):
+    if not (args.op or args.exclusive or args.dtypes or args.device or args.axis is not None):
         return None
     kw = {"op": args.op or "add", "inclusive": not args.exclusive, "device": args.device or "cpu"}
+    if args.axis is not None:
+        kw["axis"] = args.axis if args.axis == "arg" else int(args.axis)
     if args.dtypes:
         kw["dtypes"] = tuple(args.dtypes)
     return TargetSpec(**kw)
@@ -246,6 +248,13 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(2)
 
 
+def _axis(text: str) -> str:
+    """An --axis value: an integer, or 'arg'."""
+    if text == "arg" or text.lstrip("-").isdigit():
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r} is neither an integer nor 'arg'")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="scancheck", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -292,6 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exclusive", action="store_true")
     p.add_argument("--dtypes", nargs="+")
     p.add_argument("--device", choices=["cpu", "gpu"])
+    p.add_argument("--axis", type=_axis, help="the target takes N-D arrays and scans this axis, "
+                   "or 'arg': it is called as fn(x, axis)")
     p.add_argument("--budget", type=_positive(float), default=30.0, metavar="SECONDS",
                    help="seconds each property may search (default 30)")
     p.add_argument("--examples", type=_positive(int), default=1000,

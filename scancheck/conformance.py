@@ -22,7 +22,7 @@ import numpy as np
 from .cases import Budget, Case, search, smallest_failing
 from .diagnosis import Diagnosis, PropertyResult, diagnose
 from .large import LARGE_SIZES, check_large
-from .properties import PROPERTIES, TABLE, applies, float_summary
+from .properties import PROPERTIES, TABLE, accumulation_precision, applies, float_summary
 from .targets import Target
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
@@ -109,7 +109,7 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
         return check_large(target, prop, on_case)
     row = TABLE[prop]
     spec = target.spec
-    why = applies(row, spec.op, spec.dtypes)
+    why = applies(row, spec)
     if why:
         return PropertyResult(prop, "skip", why)
     dtypes = tuple(d for d in row.dtypes if d in spec.dtypes)
@@ -132,6 +132,9 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
     if found.failing is None:
         if prop == "floats within bound" and spec.op == "add":
             stats.update(float_summary(target, dtypes[0]))
+            for dt in ("float16", "bfloat16"):
+                if dt in dtypes and spec.output_dtype(dt) == dt:
+                    stats.update(accumulation_precision(target, dt))
         return PropertyResult(prop, "pass", detail=stats)
     case, failure = found.failing, found.failure
     if case.n > 1:

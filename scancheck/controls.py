@@ -17,7 +17,7 @@ import numpy as np
 
 from .diagnosis import Cause
 from .kernels import KERNEL_DIR
-from .operators import SIGNIFICAND_BITS
+from .operators import SIGNIFICAND_BITS, finfo
 from .targets import TargetSpec
 
 BLOCK = 64
@@ -150,7 +150,7 @@ def overflow_guard_too_low(x: np.ndarray) -> np.ndarray:
     where no summation order can overflow, which only data near the overflow threshold show."""
     with np.errstate(all="ignore"):
         out = np.add.accumulate(x, dtype=x.dtype)
-        over = np.flatnonzero(np.abs(out) > np.finfo(x.dtype).max / 2)
+        over = np.flatnonzero(np.abs(out) > finfo(x.dtype).max / 2)
         if over.size:  # s = copysign(inf, s), and the sequential sum goes on from there
             t = over[0]
             out[t] = np.copysign(np.inf, out[t])
@@ -175,9 +175,26 @@ def min_propagating_nan(x: np.ndarray) -> np.ndarray:
 def subnormal_inputs_read_as_zero(x: np.ndarray) -> np.ndarray:
     """A sequential scan on a machine that reads subnormal inputs as zero (DAZ, as XLA sets
     it on CPUs), declaring IEEE gradual underflow: only subnormal data show it."""
-    tiny = np.finfo(x.dtype).smallest_normal
+    tiny = finfo(x.dtype).smallest_normal
     with np.errstate(all="ignore"):
         return np.add.accumulate(np.where(np.abs(x) < tiny, x * 0, x), dtype=x.dtype)
+
+
+def strides_ignored(x: np.ndarray, axis: int) -> np.ndarray:
+    """An N-D scan along ``axis`` that reads its input as if it were C-contiguous from its
+    data pointer (a kernel indexing ``row * n + i``): right on C-contiguous arrays, wrong on
+    transposed, strided, reversed and Fortran-order views."""
+    if x.size == 0 or x.flags.c_contiguous:
+        return np.cumsum(x, axis=axis, dtype=x.dtype)
+    root = x
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    memory = root.ravel(order="K")  # a contiguous root: its memory, in memory order
+    start = (x.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // x.itemsize
+    # Past the end of the buffer a kernel would read whatever lies there: here, its start.
+    misread = memory[(start + np.arange(x.size)) % memory.size].reshape(x.shape)
+    with np.errstate(all="ignore"):
+        return np.cumsum(misread, axis=axis, dtype=x.dtype)
 
 
 def block_totals_from_the_exclusive_scan(x: np.ndarray) -> np.ndarray:
@@ -218,6 +235,7 @@ for fn, spec in (
     (max_keeping_the_earlier_zero, TargetSpec(op="max", dtypes=_FLOATS, zeros="ordered")),
     (min_propagating_nan, TargetSpec(op="min", dtypes=_FLOATS, nans="ignore")),
     (block_totals_from_the_exclusive_scan, TargetSpec(inclusive=False)),
+    (strides_ignored, TargetSpec(axis="arg")),
     (subnormal_inputs_read_as_zero, TargetSpec(dtypes=_FLOATS)),
     # cupy.cumsum through CUB: float bits vary from run to run (see targets.builtin_targets).
     (padded_tail_read_uninitialised, TargetSpec(device="gpu", dtypes=("float32", "int32"),
@@ -287,6 +305,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("subnormal inputs read as zero", _C + "subnormal_inputs_read_as_zero",
             Cause.PRECISION, "subnormals read as zero", "floats within bound on 'subnormal' "
             "data; declared subnormals='flush', the same scan conforms"),
+    Control("strides ignored (N-D)", _C + "strides_ignored", Cause.LOGIC, "layout",
+            "rows only: every 1-D input is contiguous; a transposed, strided, reversed or "
+            "Fortran-order view is not"),
     Control("min propagating NaN", _C + "min_propagating_nan", Cause.SPECIALS, "NaN",
             "nan and inf, under the spec's NaN-ignoring rule; the same data without NaNs pass"),
     Control("missing barrier", f"cu:{_CU / 'missing_barrier.cu'}:1024", Cause.RACE, "data race",

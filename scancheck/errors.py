@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from .exact import exact_scan
-from .operators import SIGNIFICAND_BITS, get_operator
+from .operators import FLOAT_DTYPES, SIGNIFICAND_BITS, as_dtype, finfo, get_operator
 
 UNIT_ROUNDOFF = {dt: 2.0**-p for dt, p in SIGNIFICAND_BITS.items()}
 
@@ -42,9 +43,10 @@ def gamma(depth: np.ndarray | int, dtype: str) -> np.ndarray:
     """Higham's gamma_d = d*u / (1 - d*u) for the unit roundoff of ``dtype``; +inf where
     d*u >= 1, where no bound of this form exists (a float32 sequential sum of 2**24 terms)."""
     try:
-        u = UNIT_ROUNDOFF[np.dtype(dtype).name]
+        u = UNIT_ROUNDOFF[as_dtype(dtype).name]
     except KeyError:
-        raise ValueError(f"dtype={dtype!r} has no rounding bound; allowed: float32, float64") from None
+        raise ValueError(f"dtype={dtype!r} has no rounding bound; allowed: "
+                         f"{', '.join(FLOAT_DTYPES)}") from None
     d = np.asarray(depth, dtype=np.float64)
     if np.any(d < 0):
         raise ValueError("depth must be non-negative")
@@ -65,20 +67,41 @@ def log_depths(n: int) -> np.ndarray:
 
 
 def ulp(values: np.ndarray, dtype: str) -> np.ndarray:
-    """The spacing of ``dtype`` floats at each of ``values`` (the ulp of the exact answer)."""
-    dt = np.dtype(dtype)
-    v = np.abs(np.asarray(values, dtype=dt))
-    return (np.nextafter(v, np.inf, dtype=dt) - v).astype(np.float64)
+    """The spacing of ``dtype`` floats at each of ``values`` (the ulp of the exact answer),
+    as float64: 2**(e - p + 1) for a value in [2**e, 2**(e+1)), the subnormal spacing below
+    the smallest normal, NaN at infinities."""
+    dt = as_dtype(dtype)
+    info = finfo(dt)
+    v = np.abs(np.asarray(values, dtype=dt).astype(np.float64))
+    e = np.frexp(v)[1] - 1  # v in [2**e, 2**(e+1))
+    e = np.where(v > 0, np.maximum(e, int(info.minexp)), int(info.minexp))
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(v), np.ldexp(1.0, e - SIGNIFICAND_BITS[dt.name] + 1), np.nan)
 
 
-def _float_elements(x: np.ndarray, argname: str, who: str) -> np.ndarray:
-    x = get_operator("add").host_elements(x, argname, allow_empty=True)
+def _float_elements(x: np.ndarray, argname: str, who: str, rows: bool = False) -> np.ndarray:
+    """``x`` checked and made native and contiguous: 1-D, or 2-D rows with ``rows``."""
+    if rows:
+        x = np.asarray(x)
+        if x.ndim != 2:
+            raise ValueError(f"{argname} must be 2-D (one scan per row), got shape {x.shape}")
+        x = np.ascontiguousarray(x.astype(x.dtype.newbyteorder("=")) if not x.dtype.isnative else x)
+    else:
+        x = get_operator("add").host_elements(x, argname, allow_empty=True)
     if x.dtype.name not in UNIT_ROUNDOFF:
-        raise ValueError(f"{argname} has dtype {x.dtype.name!r}; {who} takes float32 or float64")
+        raise ValueError(f"{argname} has dtype {x.dtype.name!r}; {who} takes "
+                         f"{', '.join(FLOAT_DTYPES)}")
     return x
 
 
-def certified(x: np.ndarray, inclusive: bool = True, flush: bool = False) -> np.ndarray:
+def _shifted(a: np.ndarray, fill: Any) -> np.ndarray:
+    """``a`` moved one place right along its last axis, ``fill`` first: inclusive to exclusive."""
+    head = np.full(a.shape[:-1] + (min(1, a.shape[-1]),), fill, dtype=a.dtype)
+    return np.concatenate([head, a[..., :-1]], axis=-1)
+
+
+def certified(x: np.ndarray, inclusive: bool = True, flush: bool = False, rows: bool = False
+              ) -> np.ndarray:
     """Per output of an add-scan of ``x``: True where *every* summation order is exact.
 
     That holds where every input of the prefix is a multiple of 2**e and the prefix's
@@ -89,38 +112,36 @@ def certified(x: np.ndarray, inclusive: bool = True, flush: bool = False) -> np.
     sum in fewer bits -- a proven error, with no bound needed.  Prefixes with NaN or
     infinities are never certified; the comparison ignores the sign of a zero sum.  With
     ``flush`` (subnormals may read as zero) the grid 2**e must also be at least the smallest
-    normal number, so that no nonzero partial sum is subnormal.
+    normal number, so that no nonzero partial sum is subnormal.  With ``rows``, ``x`` is 2-D
+    and each row is a scan of its own.
     """
-    x = _float_elements(x, "x", "the certificate")
+    x = _float_elements(x, "x", "the certificate", rows)
     kind = x.dtype.name
     from .exact import lowest_set_bit
 
-    n = x.shape[0]
-    if n == 0:
-        return np.zeros(0, dtype=bool)
-    finite = np.logical_and.accumulate(np.isfinite(x))
+    if x.size == 0:
+        return np.zeros(x.shape, dtype=bool)
+    finite = np.logical_and.accumulate(np.isfinite(x), axis=-1)
     low = lowest_set_bit(np.where(np.isfinite(x), x, 0).astype(x.dtype))
-    e = np.minimum.accumulate(low)  # zeros impose nothing (their lowest bit is +inf)
+    e = np.minimum.accumulate(low, axis=-1)  # zeros impose nothing (their lowest bit is +inf)
     p = SIGNIFICAND_BITS[kind]
     with np.errstate(over="ignore"):
         limit = np.ldexp(1.0, np.clip(p + e, -1100, 1100).astype(np.int64))
     s = abs_sums(x)  # upper bounds: "bound < limit" implies "sum < limit"
-    ok = finite & (s < limit) & (s < float(np.finfo(x.dtype).max))
+    ok = finite & (s < limit) & (s < float(finfo(x.dtype).max))
     if flush:
-        ok &= e >= int(np.finfo(x.dtype).minexp)
-    if inclusive:
-        return ok
-    return np.concatenate([[True], ok[:-1]])
+        ok &= e >= int(finfo(x.dtype).minexp)
+    return ok if inclusive else _shifted(ok, True)
 
 
 def overflow_threshold(dtype: str) -> float:
     """The smallest magnitude that rounds to infinity in ``dtype``: the largest finite value
     plus half its ulp, (2 - 2**-p) * 2**emax.  For float64 it is past every float64, so the
     answer is +inf there: a float64 bound reaches it exactly when it overflows itself."""
-    dt = np.dtype(dtype)
+    dt = as_dtype(dtype)
     p = SIGNIFICAND_BITS[dt.name]
     with np.errstate(over="ignore"):
-        return float(np.ldexp(2.0 - 2.0**-p, int(np.finfo(dt).maxexp) - 1))
+        return float(np.ldexp(2.0 - 2.0**-p, int(finfo(dt).maxexp) - 1))
 
 
 def may_overflow(x: np.ndarray, depths: np.ndarray, inclusive: bool = True,
@@ -134,12 +155,12 @@ def may_overflow(x: np.ndarray, depths: np.ndarray, inclusive: bool = True,
     a proven error.  Prefixes holding a NaN or an infinity are never True: IEEE arithmetic
     fixes their outputs exactly.
     """
-    x = _float_elements(x, "x", "may_overflow")
+    x = _float_elements(x, "x", "may_overflow", rows=np.ndim(x) == 2)
     if sums is None:
         sums = abs_sums(x, inclusive)
-    finite = np.logical_and.accumulate(np.isfinite(x))
+    finite = np.logical_and.accumulate(np.isfinite(x), axis=-1)
     if not inclusive:
-        finite = np.concatenate([[True], finite[:-1]])[: x.shape[0]]
+        finite = _shifted(finite, True)
     depths = np.broadcast_to(np.asarray(depths, dtype=np.int64), x.shape)
     u = UNIT_ROUNDOFF[x.dtype.name]
     with np.errstate(over="ignore", invalid="ignore"):
@@ -152,11 +173,11 @@ def flush_allowance(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
     """Per output, how far reading subnormals as zero can move an add-scan: the subnormal
     inputs of the prefix dropped (DAZ), and each of the prefix's k - 1 combines, and the
     output, flushed (FTZ), each by less than the smallest normal number."""
-    tiny = float(np.finfo(x.dtype).smallest_normal)
+    tiny = float(finfo(x.dtype).smallest_normal)
     a = np.abs(np.where(np.isfinite(x), x, 0)).astype(np.float64)
-    dropped = np.cumsum(np.where(a < tiny, a, 0.0))
-    out = (dropped + tiny * np.arange(1, x.shape[0] + 1)) * (1 + 2.0**-40)
-    return out if inclusive else np.concatenate([[0.0], out[:-1]])
+    dropped = np.cumsum(np.where(a < tiny, a, 0.0), axis=-1)
+    out = (dropped + tiny * np.arange(1, x.shape[-1] + 1)) * (1 + 2.0**-40)
+    return out if inclusive else _shifted(out, 0.0)
 
 
 def abs_sums(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
@@ -165,8 +186,8 @@ def abs_sums(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
     that error and the inflation's own roundings (valid for k < 2**50)."""
     a = np.abs(np.where(np.isfinite(x), x, 0)).astype(np.float64)
     with np.errstate(over="ignore"):
-        s = np.cumsum(a) * (1 + 4.0 * np.arange(1, a.shape[0] + 1) * 2.0**-53)
-    return s if inclusive else np.concatenate([[0.0], s[:-1]])
+        s = np.cumsum(a, axis=-1) * (1 + 4.0 * np.arange(1, a.shape[-1] + 1) * 2.0**-53)
+    return s if inclusive else _shifted(s, 0.0)
 
 
 @dataclass
@@ -271,6 +292,7 @@ def classify(
     exact: np.ndarray | None = None,
     sums: np.ndarray | None = None,
     flush: bool = False,
+    rows: bool = False,
 ) -> ErrorReport:
     """Compare a computed float add-scan of ``x`` with the exact answer, output by output.
 
@@ -281,10 +303,16 @@ def classify(
     can overflow (:func:`may_overflow`); where one can, it is OVERFLOWED.
     ``exact`` and ``sums`` (``abs_sums(x, inclusive)``) may be passed in where one input
     is classified against several scans.  With ``flush`` the bound grows by
-    :func:`flush_allowance`: the target may read subnormals as zero.
+    :func:`flush_allowance`: the target may read subnormals as zero.  With ``rows``, ``x``
+    and ``computed`` are 2-D and each row is a scan of its own (``exact`` is then required).
     """
-    x = _float_elements(x, "x", "classify")
-    computed = get_operator("add").host_elements(computed, "computed", allow_empty=True)
+    x = _float_elements(x, "x", "classify", rows)
+    if rows:
+        computed = _float_elements(computed, "computed", "classify", rows)
+        if exact is None:
+            raise ValueError("classify(rows=True) needs exact= (exact_scan_axis of x)")
+    else:
+        computed = get_operator("add").host_elements(computed, "computed", allow_empty=True)
     dtype = x.dtype.name
     if computed.shape != x.shape:
         raise ValueError(f"computed has shape {computed.shape}, expected {x.shape} like x")

@@ -19,23 +19,33 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any
 
 import mpmath
 import numpy as np
 
-from .operators import SIGNIFICAND_BITS, Operator, exclusive_of, extreme_scan, get_operator
+from .operators import (
+    FLOAT_DTYPES,
+    SIGNIFICAND_BITS,
+    Operator,
+    as_dtype,
+    exclusive_of,
+    extreme_scan,
+    get_operator,
+    is_float,
+)
 
 _LIMB = 32
 _MASK = (1 << _LIMB) - 1
-_EMIN = {"float32": -126, "float64": -1022}
-_EMAX = {"float32": 127, "float64": 1023}
+_EMIN = {"float32": -126, "float64": -1022, "float16": -14, "bfloat16": -126}
+_EMAX = {"float32": 127, "float64": 1023, "float16": 15, "bfloat16": 127}
 _CHUNK = 1 << 16
 
 
 def _float_kind(dtype: np.dtype) -> str:
-    name = np.dtype(dtype).name
+    name = as_dtype(dtype).name
     if name not in SIGNIFICAND_BITS:
-        raise ValueError(f"dtype={name!r} is not a float type; allowed: float32, float64")
+        raise ValueError(f"dtype={name!r} is not a float type; allowed: {', '.join(FLOAT_DTYPES)}")
     return name
 
 
@@ -66,7 +76,22 @@ def round_dyadic(man: int, exp: int, dtype: str) -> float:
 _LAYOUT = {  # (signed integer view, fraction bits, exponent bits, exponent bias)
     "float32": (np.int32, 23, 8, 127),
     "float64": (np.int64, 52, 11, 1023),
+    "float16": (np.int16, 10, 5, 15),
+    "bfloat16": (np.int16, 7, 8, 127),
 }
+
+
+def round_to_bits(v: np.ndarray, p: int) -> np.ndarray:
+    """float64 values rounded to ``p`` significand bits, to nearest, ties to even, on their
+    bit patterns (exact where ``v`` was rounded to odd at 53 bits first, as the exact paths
+    do: 53 >= p + 2).  Values of a type's subnormal range need no rounding here: every sum
+    of its values is a multiple of its smallest subnormal."""
+    bits = np.ascontiguousarray(v, dtype=np.float64).view(np.int64)
+    drop = 53 - p
+    keep_odd = (bits >> drop) & 1
+    rounded = (bits + ((1 << (drop - 1)) - 1) + keep_odd) & ~((1 << drop) - 1)
+    finite = np.isfinite(v)
+    return np.where(finite, rounded.view(np.float64), v)
 
 
 def _decompose(x: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -164,22 +189,25 @@ def _round_limbs(mag: np.ndarray, base: int, p: int) -> np.ndarray:
 
 
 def _finite_prefix_sums(x: np.ndarray, kind: str) -> np.ndarray:
-    """Correctly rounded inclusive prefix sums of a finite float array (float64 result)."""
-    n = x.shape[0]
+    """Correctly rounded inclusive prefix sums along the last axis of a finite float array
+    (1-D, or 2-D rows scanned each on its own), as float64."""
+    n = x.shape[-1]
     p = SIGNIFICAND_BITS[kind]
-    mant, expo = _decompose(x, kind)
+    mant, expo = _decompose(np.ascontiguousarray(x), kind)
     nonzero = mant != 0
     if not nonzero.any():
-        return np.zeros(n, dtype=np.float64)
+        return np.zeros(x.shape, dtype=np.float64)
     base = int(expo[nonzero].min())
     offset = np.where(nonzero, expo - base, 0)
     span = int(offset.max()) + p + max(n, 2).bit_length() + 1
     if span <= 62:
         # Every prefix fits one int64 fixed-point word: one exact cumsum, one rounding.
-        fixed = np.cumsum(mant << offset)
+        fixed = np.cumsum(mant << offset, axis=-1)
         return _round_int64(fixed, base, p)
     if p + _LOW <= 64 and span <= _LOW + 62:
         return _two_word_prefix_sums(mant, offset, base, p)
+    if x.ndim == 2:
+        return np.stack([_limb_prefix_sums(m, o, base, p, span) for m, o in zip(mant, offset)])
     return _limb_prefix_sums(mant, offset, base, p, span)
 
 
@@ -200,8 +228,8 @@ def _two_word_prefix_sums(mant: np.ndarray, offset: np.ndarray, base: int, p: in
     # |mant| < 2**24 and offset < 40: the shifted value fits in 63 bits (float32 only).
     lo = np.where(below, ((mag << low_shift) & ((1 << _LOW) - 1)), 0)
     hi = np.where(below, mag >> np.maximum(_LOW - offset, 0), mag << np.maximum(offset - _LOW, 0))
-    lo = np.cumsum(sign * lo)
-    hi = np.cumsum(sign * hi)
+    lo = np.cumsum(sign * lo, axis=-1)
+    hi = np.cumsum(sign * hi, axis=-1)
     carry = lo >> _LOW
     lo -= carry << _LOW
     hi += carry
@@ -266,11 +294,11 @@ def _limb_prefix_sums(
 
 def _apply_specials(x: np.ndarray, sums: np.ndarray) -> np.ndarray:
     """Overlay IEEE NaN, infinity and negative-zero semantics on exact finite sums."""
-    if np.issubdtype(x.dtype, np.floating) and x.size and not (np.isfinite(x).all() and x[0] != 0):
-        nan_seen = np.logical_or.accumulate(np.isnan(x))
-        pinf = np.logical_or.accumulate(x == np.inf)
-        ninf = np.logical_or.accumulate(x == -np.inf)
-        negzero = np.logical_and.accumulate((x == 0) & np.signbit(x))
+    if is_float(x.dtype) and x.size and not (np.isfinite(x).all() and (x[..., 0] != 0).all()):
+        nan_seen = np.logical_or.accumulate(np.isnan(x), axis=-1)
+        pinf = np.logical_or.accumulate(x == np.inf, axis=-1)
+        ninf = np.logical_or.accumulate(x == -np.inf, axis=-1)
+        negzero = np.logical_and.accumulate((x == 0) & np.signbit(x), axis=-1)
         sums = np.where(pinf, np.inf, sums)
         sums = np.where(ninf, -np.inf, sums)
         sums = np.where(nan_seen | (pinf & ninf), np.nan, sums)
@@ -291,23 +319,60 @@ def exact_scan(
     """
     oper = get_operator(op)
     x = oper.host_elements(x, allow_empty=True)
+    if oper.name == "recurrence":
+        out = exact_recurrence(x)
+    elif oper.name == "interval":
+        from .operators import sequential_scan
+
+        out = sequential_scan(x, oper, inclusive=True)
+    else:
+        out = _exact_rows(x[None, :], oper, zeros, nans)[0]
+    return out if inclusive else exclusive_of(out, oper.identity(x.dtype.name))
+
+
+def exact_scan_axis(x: Any, op: str | Operator = "add", axis: int = -1, inclusive: bool = True,
+                    *, zeros: str = "either", nans: str = "propagate") -> np.ndarray:
+    """:func:`exact_scan` of every row of an N-D array along ``axis`` (add, max or min): each
+    row rounded once, as if scanned alone; the rows are computed together."""
+    oper = get_operator(op)
+    if oper.width != 1:
+        raise ValueError(f"operator {oper.name!r} has pair elements; exact_scan_axis takes "
+                         f"add, max or min")
+    a = np.asarray(x)
+    if a.ndim == 0:
+        raise ValueError("x must have at least one dimension, got a 0-D array")
+    if not -a.ndim <= axis < a.ndim:
+        raise ValueError(f"axis={axis} is out of range for x of {a.ndim} dimensions")
+    oper.check_dtype(a.dtype)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    moved = np.moveaxis(a, axis, -1)
+    rows = np.ascontiguousarray(moved).reshape(int(np.prod(moved.shape[:-1])), moved.shape[-1])
+    out = _exact_rows(rows, oper, zeros, nans) if rows.size else rows.copy()
+    if not inclusive and out.shape[-1]:
+        out = np.concatenate([np.broadcast_to(oper.identity(a.dtype.name), (out.shape[0], 1)),
+                              out[:, :-1]], axis=1)
+    return np.moveaxis(out.reshape(moved.shape), -1, axis)
+
+
+def _exact_rows(x: np.ndarray, oper: Operator, zeros: str, nans: str) -> np.ndarray:
+    """Inclusive exact scans of the rows of a 2-D array of a scalar monoid's elements."""
     if (zeros, nans) != ("either", "propagate") and oper.name not in ("max", "min"):
         raise ValueError(f"zeros= and nans= apply to max and min, not to operator {oper.name!r}")
     if oper.name in ("max", "min"):
-        out = extreme_scan(x, oper.name, zeros, nans)
-    elif oper.name == "recurrence":
-        out = exact_recurrence(x)
-    elif oper.name == "add" and np.issubdtype(x.dtype, np.floating):
-        kind = _float_kind(x.dtype)
-        finite = np.where(np.isfinite(x), x, 0).astype(x.dtype)
-        with np.errstate(over="ignore"):  # sums rounded past the largest float are infinite
-            out = _apply_specials(x, _finite_prefix_sums(finite, kind)).astype(x.dtype)
-    else:
-        from .operators import sequential_scan
-
-        # Integer addition modulo 2**bits, max, min and intervals are exact in the type.
-        out = sequential_scan(x, oper, inclusive=True)
-    return out if inclusive else exclusive_of(out, oper.identity(x.dtype.name))
+        return extreme_scan(x, oper.name, zeros, nans)
+    if not is_float(x.dtype):  # integer addition wraps modulo 2**bits, exactly
+        with np.errstate(over="ignore"):
+            return np.add.accumulate(x, axis=-1, dtype=x.dtype)
+    kind = _float_kind(x.dtype)
+    finite = np.where(np.isfinite(x), x, 0).astype(x.dtype)
+    with np.errstate(over="ignore"):  # sums rounded past the largest float are infinite
+        sums = _finite_prefix_sums(finite, kind)
+        if SIGNIFICAND_BITS[kind] < 24:
+            # NumPy's and ml_dtypes' casts from float64 may round twice (through float32):
+            # round here, so that the cast below is exact (or overflows to infinity).
+            sums = round_to_bits(sums, SIGNIFICAND_BITS[kind])
+        return _apply_specials(x, sums).astype(x.dtype)
 
 
 def working_precision(x: np.ndarray) -> int:
@@ -330,7 +395,7 @@ def exact_scan_mpmath(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
     ctx.prec = working_precision(x)
     acc = ctx.mpf(0)
     sums = np.empty(x.shape[0], dtype=np.float64)
-    for k, v in enumerate(finite.tolist()):
+    for k, v in enumerate(finite.astype(np.float64).tolist()):  # exact: every float type fits
         acc = acc + ctx.mpf(v)
         man, exp = acc.man_exp if acc != 0 else (0, 0)
         sums[k] = round_dyadic(-int(man) if acc < 0 else int(man), int(exp), kind)

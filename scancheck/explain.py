@@ -19,7 +19,7 @@ import numpy as np
 
 from .errors import Verdict, certified, classify, sequential_depths, ulp
 from .exact import exact_scan
-from .operators import exclusive_of, get_operator
+from .operators import as_dtype, exclusive_of, get_operator, is_float
 
 EXACT, ROUNDING, SUSPICIOUS, PROVEN = "exact", "rounding", "suspicious", "not rounding (proven)"
 #: A result whose RMS error exceeds this many times the largest of the real orders' is
@@ -130,7 +130,7 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
                          f"{x.shape} and {x.dtype} like x")
     base = dict(n=int(x.shape[0]), dtype=x.dtype.name, op=oper.name, inclusive=inclusive)
     want = exact_scan(x, oper, inclusive)
-    if oper.name != "add" or x.dtype.kind in "iu":
+    if oper.name != "add" or not is_float(x.dtype):
         return _explain_exact_type(x, result, want, base)
     where = certified(x, inclusive)
     e = Explanation(ROUNDING, "", certified=int(where.sum()), **base)
@@ -191,7 +191,7 @@ def _explain_exact_type(x: np.ndarray, result: np.ndarray, want: np.ndarray,
     from .testing import same_bits
 
     ok = same_bits(result, want)
-    if x.dtype.kind == "f":
+    if is_float(x.dtype):
         ok |= (result == 0) & (want == 0)
     bad = np.flatnonzero(~ok)
     e = Explanation(EXACT, "equal to the exact scan at every output", certified=int(x.shape[0]),
@@ -266,11 +266,11 @@ def load_array(path: str, dtype: str | None = None, argname: str = "INPUT") -> n
             wide = np.array([float(t) for t in text], dtype=np.float64)
         except ValueError as exc:
             raise ValueError(f"{argname}: {file} is not a list of numbers ({exc})") from None
-        a = wide.astype(dtype or "float32")
+        a = wide.astype(as_dtype(dtype or "float32"))
         if not np.array_equal(a.astype(np.float64), wide, equal_nan=True):
             raise ValueError(f"{argname}: {file} has values that {a.dtype.name} cannot hold "
                              f"exactly; pass --dtype float64")
-    if dtype is not None and a.dtype != np.dtype(dtype):
+    if dtype is not None and a.dtype != as_dtype(dtype):
         raise ValueError(f"{argname}: {file} holds {a.dtype.name}, not {dtype}")
     if a.ndim != 1:
         raise ValueError(f"{argname}: {file} holds an array of shape {a.shape}; explain takes 1-D")

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import models
 from .network import Network
-from .operators import DTYPES, OPERATORS, Operator, get_operator
+from .operators import KERNEL_DTYPES, OPERATORS, Operator, as_dtype, get_operator
 
 
 def _kernel_dir() -> Path:
@@ -76,7 +76,7 @@ class Variant:
     min_block: int = 1
     block_multiple: int = 1
     operators: tuple[str, ...] = tuple(OPERATORS)
-    dtypes: tuple[str, ...] = DTYPES
+    dtypes: tuple[str, ...] = KERNEL_DTYPES
     #: Template parameters after <T, Op>, with their allowed values; the first is the default.
     params: dict[str, tuple[int, ...]] = field(default_factory=dict)
     racy: bool = False
@@ -116,7 +116,7 @@ class Variant:
                 f"operator={oper.name!r} is not supported by {self.name}; "
                 f"allowed: {', '.join(self.operators)}"
             )
-        dt = np.dtype(dtype).name
+        dt = as_dtype(dtype).name
         allowed = [d for d in self.dtypes if d in oper.dtypes]
         if dt not in allowed:
             raise LaunchError(
@@ -139,7 +139,7 @@ class Variant:
                     f"n={n} is over the single-block limit of {self.name}: {cap} elements at "
                     f"block={block}; use a grid-scope variant for longer inputs"
                 )
-        itemsize = np.dtype(dt).itemsize * oper.width
+        itemsize = as_dtype(dt).itemsize * oper.width
         need = self.smem(block, itemsize, resolved)
         limit = DEFAULT_SMEM_LIMIT if smem_limit is None else smem_limit
         if need > limit:

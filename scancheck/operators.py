@@ -20,11 +20,17 @@ from typing import Any
 
 import numpy as np
 
-DTYPES: tuple[str, ...] = ("float32", "float64", "int32", "int64")
-FLOAT_DTYPES: tuple[str, ...] = ("float32", "float64")
+#: The dtypes the reference kernels are instantiated for, and what a target declares unless
+#: it says otherwise.
+KERNEL_DTYPES: tuple[str, ...] = ("float32", "float64", "int32", "int64")
+FLOAT_DTYPES: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16")
+INT_DTYPES: tuple[str, ...] = ("int32", "int64", "int8", "int16", "uint8", "uint16", "uint32",
+                               "uint64")
+#: Every element dtype the oracle, the bounds and the properties take.
+DTYPES: tuple[str, ...] = (*KERNEL_DTYPES, "float16", "bfloat16", *INT_DTYPES[2:])
 #: Significand bits p of each float dtype, the implicit bit included: its unit roundoff is
 #: 2**-p, and sums of multiples of 2**e stay exact while they stay below 2**(p+e).
-SIGNIFICAND_BITS: dict[str, int] = {"float32": 24, "float64": 53}
+SIGNIFICAND_BITS: dict[str, int] = {"float32": 24, "float64": 53, "float16": 11, "bfloat16": 8}
 
 #: C++ spelling of each element dtype; the same table drives the CUDA instantiations.
 CUDA_SCALAR: dict[str, str] = {
@@ -32,7 +38,39 @@ CUDA_SCALAR: dict[str, str] = {
     "float64": "double",
     "int32": "int",
     "int64": "long long",
+    "float16": "__half",
+    "bfloat16": "__nv_bfloat16",
+    "int8": "signed char",
+    "int16": "short",
+    "uint8": "unsigned char",
+    "uint16": "unsigned short",
+    "uint32": "unsigned int",
+    "uint64": "unsigned long long",
 }
+
+
+def as_dtype(dtype: Any) -> np.dtype:
+    """``dtype`` as a NumPy dtype; "bfloat16" is ml_dtypes' (imported on first use)."""
+    if (dtype if isinstance(dtype, str) else getattr(dtype, "__name__", None)) == "bfloat16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(dtype)
+
+
+def is_float(dtype: Any) -> bool:
+    """Whether ``dtype`` is one of :data:`FLOAT_DTYPES` (bfloat16's NumPy kind is 'V')."""
+    return as_dtype(dtype).name in SIGNIFICAND_BITS
+
+
+def finfo(dtype: Any) -> Any:
+    """``numpy.finfo`` for every float dtype, bfloat16 included."""
+    dt = as_dtype(dtype)
+    if dt.name == "bfloat16":
+        import ml_dtypes
+
+        return ml_dtypes.finfo(dt)
+    return np.finfo(dt)
 
 #: How a max or min scan may order equal zeros, as a target's spec declares it.
 ZERO_ORDERS: dict[str, str] = {
@@ -64,15 +102,15 @@ def _float_or_int(dtype: str) -> bool:
 def _max_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # NaN-propagating, and the earlier operand wins ties (so -0.0/+0.0 and NaN
     # payloads resolve the same way on every schedule): the CUDA functor is identical.
-    take_b = np.isnan(b) | (b > a) if a.dtype.kind == "f" else b > a
-    if a.dtype.kind == "f":
+    take_b = np.isnan(b) | (b > a) if is_float(a.dtype) else b > a
+    if is_float(a.dtype):
         take_b &= ~np.isnan(a)
     return np.where(take_b, b, a)
 
 
 def _min_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    take_b = np.isnan(b) | (b < a) if a.dtype.kind == "f" else b < a
-    if a.dtype.kind == "f":
+    take_b = np.isnan(b) | (b < a) if is_float(a.dtype) else b < a
+    if is_float(a.dtype):
         take_b &= ~np.isnan(a)
     return np.where(take_b, b, a)
 
@@ -137,13 +175,13 @@ class Operator:
 
     def check_dtype(self, dtype: str) -> np.dtype:
         """Return ``dtype`` as a NumPy dtype, or raise naming the dtypes this operator takes."""
-        name = np.dtype(dtype).name
+        name = as_dtype(dtype).name
         if name not in self.dtypes:
             raise ValueError(
                 f"dtype={name!r} is not supported with operator {self.name!r}; "
                 f"allowed: {', '.join(self.dtypes)}"
             )
-        return np.dtype(name)
+        return as_dtype(name)
 
     def identity(self, dtype: str) -> np.ndarray:
         """The identity element as an array of shape ``()`` or ``(2,)``."""
@@ -316,25 +354,28 @@ def check_rules(zeros: str = "either", nans: str = "propagate", subnormals: str 
 
 def extreme_scan(x: np.ndarray, which: str, zeros: str = "either", nans: str = "propagate"
                  ) -> np.ndarray:
-    """The inclusive max or min scan of ``x`` under a zero order of :data:`ZERO_ORDERS` and a
-    NaN rule of :data:`NAN_RULES`, exact.  Under "either" the earlier operand wins ties, as
-    the CUDA functors do, so a zero answer has the sign of the prefix's first zero."""
+    """The inclusive max or min scan along the last axis of ``x`` under a zero order of
+    :data:`ZERO_ORDERS` and a NaN rule of :data:`NAN_RULES`, exact.  Under "either" the
+    earlier operand wins ties, as the CUDA functors do, so a zero answer has the sign of the
+    row's first zero."""
     if which not in ("max", "min"):
         raise ValueError(f"which={which!r}; allowed: 'max', 'min'")
     check_rules(zeros, nans)
-    if nans == "ignore":
-        out = (np.fmax if which == "max" else np.fmin).accumulate(x)
-    else:
-        out = (np.maximum if which == "max" else np.minimum).accumulate(x)
-    if x.dtype.kind != "f" or not x.size:
+    with np.errstate(invalid="ignore"):
+        if nans == "ignore":
+            out = (np.fmax if which == "max" else np.fmin).accumulate(x, axis=-1)
+        else:
+            out = (np.maximum if which == "max" else np.minimum).accumulate(x, axis=-1)
+    if not is_float(x.dtype) or not x.size:
         return out
     zero = x == 0
     if not zero.any():
         return out
     if zeros == "either":
-        return np.where(out == 0, x[np.flatnonzero(zero)[0]], out)
+        first = np.take_along_axis(x, np.argmax(zero, axis=-1)[..., None], axis=-1)
+        return np.where(out == 0, first, out)
     # Ordered: max is +0 once any +0 is in the prefix, min is -0 once any -0 is.
-    seen = np.logical_or.accumulate(zero & (np.signbit(x) == (which == "min")))
+    seen = np.logical_or.accumulate(zero & (np.signbit(x) == (which == "min")), axis=-1)
     wanted = x.dtype.type(-0.0 if which == "min" else 0.0)
     return np.where(out == 0, np.where(seen, wanted, -wanted), out)
 

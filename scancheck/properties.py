@@ -39,10 +39,22 @@ from .errors import (
     may_overflow,
     overflow_threshold,
     sequential_depths,
+    ulp,
 )
-from .exact import exact_recurrence, exact_scan
-from .operators import DTYPES, FLOAT_DTYPES, NAN_RULES, SIGNIFICAND_BITS
-from .targets import Target
+from .exact import exact_recurrence, exact_scan, exact_scan_axis
+from .layouts import batch
+from .operators import (
+    DTYPES,
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    NAN_RULES,
+    SIGNIFICAND_BITS,
+    as_dtype,
+    finfo,
+    is_float,
+    sequential_scan,
+)
+from .targets import Target, TargetSpec
 from .testing import same_bits
 
 
@@ -59,11 +71,14 @@ class Failure:
     #: The case's own evidence shows this failure does not follow from a logic error
     #: (the input without its NaNs is right; every run is within the bound).
     independent: bool = False
+    #: Where in a batched input: the row, the shape, the axis, the layout.
+    at: dict[str, Any] = field(default_factory=dict)
 
     def where(self) -> dict[str, Any]:
         if self.index is None:
-            return {}
-        return {"index": self.index, "got": _short(self.got), "expected": _short(self.expected)}
+            return dict(self.at)
+        return {**self.at, "index": self.index, "got": _short(self.got),
+                "expected": _short(self.expected)}
 
 
 Check = Callable[[Target, Case], "Failure | None"]
@@ -80,6 +95,8 @@ class Property:
     ops: tuple[str, ...]
     #: Its own largest n (the recurrence's rational oracle grows with n).
     max_n: int | None = None
+    #: Whether it checks N-D inputs (targets whose spec has an axis only).
+    batched: bool = False
 
 
 def _short(v: Any) -> Any:
@@ -100,10 +117,17 @@ def _run(target: Target, x: np.ndarray) -> tuple[np.ndarray | None, Failure | No
             raise
         return None, Failure(Cause.LOGIC, f"raised {type(exc).__name__} on an empty input "
                              f"({str(exc)[:120]}); the scan of nothing is an empty array")
-    if got.shape != x.shape or got.dtype != x.dtype:
+    out = target.spec.output_dtype(x.dtype)
+    if got.shape != x.shape or got.dtype.name != out:
         return None, Failure(Cause.LOGIC, f"returned shape {got.shape} dtype {got.dtype} for "
-                             f"shape {x.shape} dtype {x.dtype}")
+                             f"shape {x.shape} dtype {x.dtype} (expected dtype {out})")
     return got, None
+
+
+def _promoted(target: Target, x: np.ndarray) -> np.ndarray:
+    """``x`` in the dtype the target returns for it: the type its exact scan is taken in."""
+    out = target.spec.output_dtype(x.dtype)
+    return x if out == x.dtype.name else x.astype(as_dtype(out))
 
 
 def _first_bad(target: Target, ok: np.ndarray, got: np.ndarray, want: np.ndarray,
@@ -131,7 +155,7 @@ def _agree(target: Target, got: np.ndarray, want: np.ndarray) -> np.ndarray:
     """Per output: the exact answer bit for bit (any NaN for a NaN), except that a max or min
     whose spec leaves the order of zeros open may answer either zero for a zero."""
     ok = same_bits(got, want)
-    if target.spec.op in ("max", "min") and target.spec.zeros == "either" and got.dtype.kind == "f":
+    if target.spec.op in ("max", "min") and target.spec.zeros == "either" and is_float(got.dtype):
         ok |= (got == 0) & (want == 0)
     return ok
 
@@ -140,7 +164,10 @@ def _outputs(target: Target, case: Case) -> tuple[np.ndarray, np.ndarray, np.nda
     """The case's input, the target's output and the exact answer, or the failure of the call."""
     x = case.data(target.spec.op)
     got, bad = _run(target, x)
-    return bad if bad is not None else (x, got, _exact(target, x))
+    if bad is not None:
+        return bad
+    x = _promoted(target, x)
+    return x, got, _exact(target, x)
 
 
 def _bits_differ(target: Target, got: np.ndarray, want: np.ndarray) -> Failure | None:
@@ -159,7 +186,7 @@ def _flush_explains(target: Target, x: np.ndarray, got: np.ndarray, want: np.nda
     the certificate holds for a flushing scan, and within the bound grown by what flushing
     can move."""
     inc = target.spec.inclusive
-    if not (np.abs(x[np.isfinite(x)]) < np.finfo(x.dtype).smallest_normal).any():
+    if not (np.abs(x[np.isfinite(x)]) < finfo(x.dtype).smallest_normal).any():
         return False
     where = certified(x, inc, flush=True)
     rep = classify(x, got, sequential_depths(x.shape[0], inc), inclusive=inc, exact=want,
@@ -214,7 +241,7 @@ def _steps_probe(target: Target, case: Case) -> Failure | None:
         got, bad = _run(target, x)
         if bad is not None:
             return bad
-        want = _exact(target, x)
+        want = _exact(target, _promoted(target, x))
         found = _first_bad(target, got == want, got, want, "")
         if found is not None:
             return found
@@ -254,7 +281,8 @@ def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     worst = _relative_error(x, got, want, target.spec.inclusive)
     for seed in range(case.seed + 1, case.seed + 16):
         xs = replace(case, seed=seed).data("add")
-        worst = max(worst, _relative_error(xs, target(xs), _exact(target, xs),
+        got_s, wide = target(xs), _promoted(target, xs)
+        worst = max(worst, _relative_error(wide, got_s, _exact(target, wide),
                                            target.spec.inclusive))
     bits = int(np.floor(-np.log2(worst))) if worst > 0 else p
     detail["behaves like bits"] = bits
@@ -280,8 +308,9 @@ def _relative_error(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive:
 def _judge(target: Target, case: Case, x: np.ndarray, got: np.ndarray) -> Failure | None:
     """Everything a finite output must satisfy for the target's operator and dtype, with the
     failure attributed (used on twins and on repeated runs)."""
+    x = _promoted(target, x)
     want = _exact(target, x)
-    if target.spec.op != "add" or x.dtype.kind in "iu":
+    if target.spec.op != "add" or not is_float(x.dtype):
         return _bits_differ(target, got, want)
     failure = _certificate_failure(target, x, got, want) or _bound_failure(target, x, got, want)
     return failure and _float_failure(target, case, x, got, want, failure)
@@ -352,7 +381,7 @@ def _determinism_check(target: Target, case: Case) -> Failure | None:
         if differ is None:
             continue
         for out in (first, again):
-            wrong = _judge(target, case, x, out) if x.dtype.kind == "f" else None
+            wrong = _judge(target, case, x, out) if is_float(x.dtype) else None
             if wrong is not None:
                 wrong.diagnosis += "; and the bits differ between runs (a race?)"
                 return wrong
@@ -368,7 +397,7 @@ def _recurrence_check(target: Target, case: Case) -> Failure | None:
     x, got, want = out
     text = ("recurrence y_n = a_n*y_{n-1} + b_n not solved: operand order of the "
             "non-commutative pair, or a logic error")
-    if x.dtype.kind in "iu":
+    if not is_float(x.dtype):
         return _first_bad(target, same_bits(got, want), got, want, text)
     # Sequential evaluation bound: two roundings a step, on the magnitudes of the terms.
     mags = exact_recurrence(np.abs(x).astype(np.float64))[:, 1]
@@ -377,9 +406,78 @@ def _recurrence_check(target: Target, case: Case) -> Failure | None:
     return _first_bad(target, err <= bound + np.spacing(np.abs(want[:, 1])), got, want, text)
 
 
+def _rows_check(target: Target, case: Case, data_seed: int | None = None) -> Failure | None:
+    """Every row of a batched input (a shape, layout and axis drawn from the case) against
+    the exact scan of that row, by the criteria of the 1-D properties, all rows at once."""
+    spec = target.spec
+    b = batch(case, fixed_axis=spec.axis if isinstance(spec.axis, int) else None,
+              data_seed=data_seed)
+    at = b.describe()
+    try:
+        got = target(b.x, b.axis)
+    except Exception as exc:
+        if b.x.size:
+            raise
+        return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on a zero-size input of shape "
+                       f"{b.x.shape} ({str(exc)[:120]}); its scan is an empty array", at=at)
+    out = spec.output_dtype(b.x.dtype)
+    if got.shape != b.x.shape or got.dtype.name != out:
+        return Failure(Cause.LOGIC, f"returned shape {got.shape} dtype {got.dtype} for shape "
+                       f"{b.x.shape} dtype {b.x.dtype} (expected dtype {out})", at=at)
+    x = _promoted(target, b.x)
+    if x.size == 0:
+        return None
+    kw = dict(zeros=spec.zeros, nans=spec.nans) if spec.op in ("max", "min") else {}
+    want = exact_scan_axis(x, spec.op, b.axis, spec.inclusive, **kw)
+    moved = np.moveaxis(x, b.axis, -1)
+    m = moved.shape[-1]
+    xs, gs, ws = (np.ascontiguousarray(np.moveaxis(a, b.axis, -1)).reshape(x.size // m, m)
+                  for a in (x, got, want))
+    bad = ~_agree(target, gs.ravel(), ws.ravel()).reshape(gs.shape)
+    text = "differs from its exact scan"
+    if bad.any() and spec.op == "add" and is_float(x.dtype):
+        inc, flush = spec.inclusive, _flushes(target)
+        wrong_certified = certified(xs, inc, flush, rows=True) & (gs != ws)
+        rep = classify(xs, gs, sequential_depths(m, inc), inc, exact=ws, flush=flush, rows=True)
+        beyond = rep.verdicts == Verdict.BEYOND_BOUND
+        bad = wrong_certified | beyond
+        first = np.argwhere(bad)[0] if bad.any() else None
+        if first is not None:
+            text = ("differs from the exact sum where every summation order is exact (the "
+                    "exactness certificate)" if wrong_certified[tuple(first)] else
+                    "beyond the rounding bound of any summation order")
+    if not bad.any():
+        return None
+    r, k = (int(v) for v in np.argwhere(bad)[0])
+    row = [int(i) for i in np.unravel_index(r, moved.shape[:-1])]
+    failure = Failure(Cause.LOGIC, f"row {row} (of shape {list(x.shape)}, axis {b.axis}, "
+                      f"{b.layout} layout): {text}", k, gs[r, k], ws[r, k], at={**at, "row": row})
+    if spec.op == "add" and is_float(x.dtype):
+        return _rows_attribution(target, case, failure)
+    return failure
+
+
+def _rows_attribution(target: Target, case: Case, failure: Failure) -> Failure:
+    """A logic error if the same shape, layout and axis on 'steps' data (every sum of
+    adjacent elements in [-3, 3]) fail too, else precision lost."""
+    if case.distribution == "steps":
+        return failure
+    steps = replace(case, distribution="steps")
+    probe = next((p for s in range(3) if (p := _rows_check(target, steps, case.seed + s))), None)
+    if probe is not None:
+        failure.cause = Cause.LOGIC
+        failure.diagnosis += (f"; wrong also on 'steps' data of the same shape and layout "
+                              f"(row {probe.at.get('row')}), so no rounding explains it")
+    else:
+        failure.cause = Cause.PRECISION
+        failure.diagnosis += ("; right on 'steps' data of the same shape and layout: precision "
+                              "lost, not a logic error")
+    return failure
+
+
 ORDERED = ("add", "max", "min")
 TABLE: dict[str, Property] = {p.name: p for p in (
-    Property("integers exact", _integers_check, ("int32", "int64"),
+    Property("integers exact", _integers_check, INT_DTYPES,
              ("integers", "uniform", "steps"), ORDERED),
     Property("certified exact", _float_check(_certificate_failure), FLOAT_DTYPES,
              ("dyadic", "integers"), ("add",)),
@@ -390,6 +488,8 @@ TABLE: dict[str, Property] = {p.name: p for p in (
     Property("deterministic", _determinism_check, FLOAT_DTYPES, ("uniform", "cancellation"),
              ORDERED),
     Property("recurrence", _recurrence_check, DTYPES, ("uniform",), ("recurrence",), max_n=300),
+    Property("rows", _rows_check, DTYPES, ("integers", "uniform", "dyadic", "specials"), ORDERED,
+             batched=True),
 )}
 PROPERTIES: tuple[str, ...] = tuple(TABLE)
 
@@ -400,16 +500,44 @@ def float_summary(target: Target, dtype: str) -> dict[str, Any]:
     n = min(4096, target.spec.max_n or 4096)
     x = Case(n, dtype, "uniform", 1).data("add")
     got = target(x)
+    x = _promoted(target, x)
     inc = target.spec.inclusive
     want = _exact(target, x)
     ulps = classify(x, got, sequential_depths(n, inc), inclusive=inc, exact=want).max_ulps
     return {"dtype": dtype, "max ulps": ulps, **_bound_fractions(x, got, want, inc)}
 
 
-def applies(prop: Property, op: str, dtypes: tuple[str, ...]) -> str | None:
-    """Why ``prop`` does not apply to a target with this operator and dtypes (None if it does)."""
-    if op not in prop.ops:
-        return f"not applicable to operator {op!r}"
-    if not any(d in dtypes for d in prop.dtypes):
+def accumulation_precision(target: Target, dtype: str) -> dict[str, Any]:
+    """Whether a float16 or bfloat16 add scan accumulates in float32 (or wider), proved on
+    integer-valued data whose prefixes pass 2**p but stay below 2**24: there float32
+    accumulation is exact in any order, and one rounding at the end gives the correctly
+    rounded prefix at every output, so any other result accumulated in fewer bits.  With
+    how far the target is from that, and from a 16-bit sequential scan."""
+    # Integers below 64 are exact in both types; n of them (32 on average) pass 2**p after
+    # a few dozen, and stay below 2**24 and below half the largest value (float16's: 65504).
+    n = min(4096, int(float(finfo(dtype).max) / 64), target.spec.max_n or 4096)
+    x = np.random.default_rng(11).integers(0, 64, n).astype(np.float64).astype(as_dtype(dtype))
+    inc = target.spec.inclusive
+    want = exact_scan(x, inclusive=inc)
+    got = target(x)
+    narrow = sequential_scan(x, inclusive=inc)  # every partial sum rounded to the type
+    units = ulp(want, dtype)
+    err = np.abs(got.astype(np.float64) - want.astype(np.float64)) / units
+    err16 = np.abs(narrow.astype(np.float64) - want.astype(np.float64)) / units
+    wide = bool((got == want).all())
+    return {f"accumulation {dtype}": "float32 or wider (every output correctly rounded)" if wide
+            else f"some partial sums rounded to {dtype} or narrower ({int((got != want).sum())} "
+                 f"of {n} outputs not correctly rounded)",
+            f"max err {dtype} (ulps)": float(err.max()),
+            f"max err {dtype}, sequential in {dtype} (ulps)": float(err16.max())}
+
+
+def applies(prop: Property, spec: TargetSpec) -> str | None:
+    """Why ``prop`` does not apply to a target with this spec (None if it does)."""
+    if spec.op not in prop.ops:
+        return f"not applicable to operator {spec.op!r}"
+    if not any(d in spec.dtypes for d in prop.dtypes):
         return f"no dtype of {prop.dtypes} is declared"
+    if prop.batched and spec.axis is None:
+        return "the target scans 1-D arrays (its spec has no axis)"
     return None

@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from .operators import DTYPES, SIGNIFICAND_BITS, get_operator
+from .operators import DTYPES, SIGNIFICAND_BITS, as_dtype, finfo, get_operator, is_float
 
 #: Data distributions :func:`scan_data` can draw from.
 DISTRIBUTIONS: tuple[str, ...] = (
@@ -112,37 +112,39 @@ def dtypes(allowed: tuple[str, ...] = DTYPES) -> st.SearchStrategy[str]:
 
 def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: str) -> np.ndarray:
     """``n`` values of ``dtype`` from one of :data:`DISTRIBUTIONS`, drawn with ``rng``."""
-    dt = np.dtype(dtype)
+    dt = as_dtype(dtype)
     if distribution == "steps":
         # s_k in {0..3} never repeats, x_k = s_k - s_(k-1): every sum of adjacent elements lies
         # in [-3, 3], so any scan that combines adjacent ranges is exact with 3 bits.
         s = np.cumsum(rng.integers(1, 4, n)) % 4
         return np.diff(s, prepend=0).astype(dt)
-    if dt.kind in "iu":
-        info = np.iinfo(dt)
+    if not is_float(dt):
+        iinfo = np.iinfo(dt)
         if distribution == "integers":
-            return rng.integers(0, 1000, n).astype(dt)
-        return rng.integers(info.min, info.max, n, dtype=dt, endpoint=True)
+            return rng.integers(0, min(1000, int(iinfo.max) + 1), n).astype(dt)
+        return rng.integers(iinfo.min, iinfo.max, n, dtype=dt, endpoint=True)
     if distribution == "dyadic":
         return _dyadic(rng, n, dt)
-    finfo = np.finfo(dt)
+    info = finfo(dt)
     if distribution == "integers":
         return rng.integers(0, 1000, n).astype(dt)
     if distribution == "uniform":
         return rng.uniform(-1, 1, n).astype(dt)
     if distribution == "wide":
-        lo, hi = int(finfo.minexp) + 2, int(finfo.maxexp) - 2 - max(n, 2).bit_length()
+        lo = int(info.minexp) + 2
+        hi = max(int(info.maxexp) - 2 - max(n, 2).bit_length(), lo + 1)
         return (rng.uniform(1, 2, n) * np.exp2(rng.integers(lo, hi, n).astype(float))
                 * rng.choice([-1.0, 1.0], n)).astype(dt)
     if distribution == "cancellation":
-        big = rng.uniform(1, 2, n) * 2.0 ** rng.integers(10, 20, n) * rng.choice([-1, 1], n)
+        top = min(20, int(info.maxexp) - 3)  # float16's largest is 65504
+        big = rng.uniform(1, 2, n) * 2.0 ** rng.integers(10, top, n) * rng.choice([-1, 1], n)
         small = rng.uniform(-1, 1, n)
         return np.where(rng.random(n) < 0.5, big, small).astype(dt)
     if distribution == "subnormal":
-        tiny = finfo.smallest_normal
+        tiny, least = float(info.smallest_normal), float(info.smallest_subnormal)
         x = (rng.uniform(-4, 4, n) * tiny).astype(dt)
         # The largest subnormal (one bit short of normal) and the smallest, of either sign.
-        edges = np.array([tiny - finfo.smallest_subnormal, finfo.smallest_subnormal], dtype=dt)
+        edges = np.array([tiny - least, least]).astype(dt)
         edge = rng.random(n) < 0.3
         x[edge] = rng.choice(edges, int(edge.sum())) * rng.choice([-1, 1], int(edge.sum()))
         return x
@@ -170,7 +172,10 @@ def _dyadic(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     before the crossing are exact in every summation order, those after it are not."""
     p = SIGNIFICAND_BITS[dt.name]
     m = int(np.clip(p + 1 - max(n, 1).bit_length() + rng.integers(-3, 4), 1, p))
-    e = int(rng.integers(-30, 11))
+    info = finfo(dt)
+    # Every value on the type's grid (its subnormals included), and 2**(p+e) well below its
+    # largest value: float16's range is 2**-24 to 65504.
+    e = int(rng.integers(max(-30, int(info.minexp) - p + 1), min(10, int(info.maxexp) - p - 2) + 1))
     k = rng.integers(0, 2**m, n, dtype=np.int64)  # m <= p <= 53: exact in float64
     k = np.where(rng.random(n) < 0.25, -k, k)
     return np.ldexp(k.astype(np.float64), e).astype(dt)
@@ -185,7 +190,7 @@ def _overflowing(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     order, some in a few, and some in none.  The other half are nine tenths positive, near
     ``max / k``: the running sum itself climbs through max/2 to the threshold.
     """
-    big = float(np.finfo(dt).max)
+    big = float(finfo(dt).max)
     crossing = max(n, 1) * 2.0 ** rng.uniform(-3, 0)
     if rng.random() < 0.5:
         frac = rng.uniform(0.5, 1.5, n) / np.sqrt(crossing)
@@ -200,8 +205,8 @@ def generate_pairs(rng: np.random.Generator, n: int, dtype: str, contracting: bo
                    ) -> np.ndarray:
     """``(n, 2)`` recurrence pairs (a, b) of ``dtype``; |a| < 1 if contracting, > 1 if not,
     either if None (small integers for integer dtypes)."""
-    dt = np.dtype(dtype)
-    if dt.kind in "iu":
+    dt = as_dtype(dtype)
+    if not is_float(dt):
         return rng.integers(-3, 4, (n, 2)).astype(dt)
     mag = rng.uniform(0.5, 0.999, n) if contracting is not False else rng.uniform(1.001, 1.05, n)
     if contracting is None:
@@ -226,7 +231,7 @@ def scan_data(
     dist = draw(distribution) if isinstance(distribution, st.SearchStrategy) else distribution
     if dist not in DISTRIBUTIONS:
         raise ValueError(f"distribution={dist!r} is unknown; allowed: {', '.join(DISTRIBUTIONS)}")
-    dt = np.dtype(dtype)
+    dt = as_dtype(dtype)
     if n <= 16 and dist == "integers":
         values = st.integers(0, 999)
         return np.array(draw(st.lists(values, min_size=n, max_size=n)), dtype=dt)
@@ -236,14 +241,15 @@ def scan_data(
 
 def finite_floats(dtype: str, min_size: int = 1, max_size: int = 64) -> st.SearchStrategy:
     """Arrays of arbitrary finite floats of ``dtype``: subnormals and the whole exponent range."""
-    dt = np.dtype(dtype)
-    if dt.kind != "f":
-        raise ValueError(f"dtype={dtype!r} must be float32 or float64")
-    return hnp.arrays(
-        dt,
-        st.integers(min_size, max_size),
-        elements=st.floats(width=dt.itemsize * 8, allow_nan=False, allow_infinity=False),
-    )
+    dt = as_dtype(dtype)
+    if not is_float(dt):
+        raise ValueError(f"dtype={dtype!r} must be a float dtype")
+    size = st.integers(min_size, max_size)
+    if dt.name == "bfloat16":  # no Hypothesis floats of this width: every finite bit pattern
+        finite = st.integers(0, 0x7F7F) | st.integers(0x8000, 0xFF7F)
+        return hnp.arrays(np.uint16, size, elements=finite).map(lambda a: a.view(dt))
+    return hnp.arrays(dt, size, elements=st.floats(width=dt.itemsize * 8, allow_nan=False,
+                                                   allow_infinity=False))
 
 
 @st.composite
@@ -290,7 +296,7 @@ def launches(
     oper = get_operator(op)
     allowed = [d for d in var.dtypes if d in oper.dtypes and (dtypes_ is None or d in dtypes_)]
     dtype = draw(st.sampled_from(allowed))
-    itemsize = np.dtype(dtype).itemsize * oper.width
+    itemsize = as_dtype(dtype).itemsize * oper.width
     params = var.resolve_params(None)
     blocks = [
         b for b in (2**k for k in range(11))

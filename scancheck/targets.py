@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from .operators import CUDA_SCALAR, DTYPES, check_rules, get_operator
+from .operators import CUDA_SCALAR, DTYPES, KERNEL_DTYPES, as_dtype, check_rules, get_operator
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class TargetSpec:
 
     op: str = "add"
     inclusive: bool = True
-    dtypes: tuple[str, ...] = DTYPES
+    dtypes: tuple[str, ...] = KERNEL_DTYPES
     deterministic: bool = True
     #: "cpu": takes and returns NumPy arrays; "gpu": CuPy arrays.
     device: str = "cpu"
@@ -54,9 +54,24 @@ class TargetSpec:
     nans: str = "propagate"
     #: Float add: whether subnormals may read as zero (a key of ``operators.SUBNORMAL_RULES``).
     subnormals: str = "keep"
+    #: (input dtype, output dtype) pairs where the scan returns a wider type than it takes,
+    #: as NumPy's and PyTorch's default int32 -> int64; the oracle then scans in the wider one.
+    promote: tuple[tuple[str, str], ...] = ()
+    #: None: the target scans 1-D arrays.  An int: it takes N-D arrays and scans that axis.
+    #: "arg": it takes N-D arrays and an axis, and is called as ``fn(x, axis)``.
+    axis: int | str | None = None
 
     def __post_init__(self) -> None:
+        if not (self.axis is None or self.axis == "arg" or isinstance(self.axis, int)):
+            raise ValueError(f"axis={self.axis!r} must be None (1-D), an int (the axis it "
+                             f"scans) or 'arg' (it takes the axis as an argument)")
         check_rules(self.zeros, self.nans, self.subnormals)
+        for pair in self.promote:
+            if len(pair) != 2 or any(d not in DTYPES for d in pair):
+                raise ValueError(f"promote={self.promote!r}: each entry must be (input dtype, "
+                                 f"output dtype), both of {', '.join(DTYPES)}")
+            if as_dtype(pair[1]).itemsize < as_dtype(pair[0]).itemsize:
+                raise ValueError(f"promote: {pair[0]} -> {pair[1]} narrows; a promotion widens")
         oper = get_operator(self.op)
         if oper.name == "interval":
             raise ValueError("op='interval' is scancheck's proof device, not a target operator")
@@ -65,6 +80,11 @@ class TargetSpec:
             raise ValueError(f"dtypes={self.dtypes!r}: allowed dtypes are {', '.join(DTYPES)}")
         if self.device not in ("cpu", "gpu"):
             raise ValueError(f"device={self.device!r} must be 'cpu' or 'gpu'")
+
+    def output_dtype(self, dtype: Any) -> str:
+        """The dtype the scan returns for input of ``dtype`` (its own, unless promoted)."""
+        name = as_dtype(dtype).name
+        return dict(self.promote).get(name, name)
 
 
 @dataclass
@@ -88,15 +108,16 @@ class Target:
     #: a watchdog times the target, not the oracle around it.
     watch: Callable[[str, int], None] | None = None
 
-    def run(self, x: Any) -> Any:
-        """The target on ``x`` as its spec takes it (host or device array), the device
-        synchronized: the one place where the target's own code runs."""
-        n = int(x.shape[0])
+    def run(self, x: Any, axis: int | None = None) -> Any:
+        """The target on ``x`` as its spec takes it (host or device array; N-D with ``axis``
+        for a target whose spec has one), the device synchronized: the one place where the
+        target's own code runs."""
+        n = int(x.size)
         if self.watch is not None:
             self.watch("call", n)
         # Overflow and NaN warnings of the target's own arithmetic are not ours to print.
         with np.errstate(all="ignore"):
-            out = self.fn(x)
+            out = self.fn(x, 0 if axis is None else axis) if self.spec.axis == "arg" else self.fn(x)
             if self.spec.device == "gpu":
                 import cupy as cp
 
@@ -105,15 +126,29 @@ class Target:
             self.watch("return", n)
         return out
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        """Run the target on host data and return a host array."""
+    def __call__(self, x: np.ndarray, axis: int | None = None) -> np.ndarray:
+        """Run the target on host data and return a host array (N-D input keeps its layout:
+        strides, order and offset reach the target as they are here)."""
         from .testing import to_numpy
 
         if self.spec.device == "gpu":
-            import cupy as cp
+            x = _device_view(x)
+        return to_numpy(self.run(x, axis))
 
-            x = cp.asarray(x)
-        return to_numpy(self.run(x))
+
+def _device_view(x: np.ndarray) -> Any:
+    """A CuPy array with ``x``'s shape, strides and offset into a copy of its buffer."""
+    import cupy as cp
+
+    if x.ndim <= 1 and x.flags.c_contiguous:
+        return cp.asarray(x)
+    root = x
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    flat = root.ravel(order="K").view(np.uint8) if root.size else np.zeros(1, np.uint8)
+    dev = cp.asarray(flat)
+    offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    return cp.ndarray(x.shape, x.dtype, dev.data + offset, strides=x.strides)
 
 
 def _missing(module: str) -> str | None:
@@ -168,9 +203,9 @@ def _jax() -> Any:
     return jax
 
 
-def _jax_cumsum(x: np.ndarray) -> np.ndarray:
+def _jax_cumsum(x: np.ndarray, axis: int) -> np.ndarray:
     jnp = _jax().numpy
-    return np.asarray(jnp.cumsum(jnp.asarray(x), dtype=x.dtype))
+    return np.asarray(jnp.cumsum(jnp.asarray(x), axis=axis, dtype=x.dtype))
 
 
 def _jax_associative_scan(x: np.ndarray) -> np.ndarray:
@@ -178,7 +213,8 @@ def _jax_associative_scan(x: np.ndarray) -> np.ndarray:
     return np.asarray(jax.lax.associative_scan(jax.numpy.add, jax.numpy.asarray(x)))
 
 
-_JAX_SPEC = TargetSpec(dtypes=("float32", "int32"), subnormals="flush")
+_JAX_SPEC = TargetSpec(dtypes=("float32", "int32", "float16", "bfloat16", "int8", "int16", "uint8",
+                               "uint16", "uint32"), subnormals="flush")
 
 
 def kernel_target(variant: str, block: int = 256, op: str = "add") -> Target:
@@ -217,7 +253,8 @@ def builtin_targets() -> dict[str, Target]:
     # Library scans are called with dtype= the input's: by default NumPy, CuPy and torch
     # promote int32 to int64, which the conformance check would (rightly) report.
     targets = [
-        library("numpy.cumsum", lambda x: np.cumsum(x, dtype=x.dtype), TargetSpec()),
+        library("numpy.cumsum", lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
+                TargetSpec(dtypes=DTYPES, axis="arg")),
         # Measured on an H100 (2026-11-22): CUB's single-pass scan and torch.cumsum on CUDA
         # return float bits that vary from run to run; declared so, the report still
         # shows what was observed.
@@ -230,7 +267,7 @@ def builtin_targets() -> dict[str, Target]:
         # JAX computes in 32 bits unless jax_enable_x64 is set: it declares only those.  On
         # CPUs XLA reads subnormals as zero by design (DAZ and FTZ; jax 0.10.2 returns zeros
         # for the scan of [2**-126 - 2**-149, 2**-149]): declared, not a finding.
-        library("jax.numpy.cumsum", _jax_cumsum, _JAX_SPEC, _missing("jax")),
+        library("jax.numpy.cumsum", _jax_cumsum, replace(_JAX_SPEC, axis="arg"), _missing("jax")),
         library("jax.lax.associative_scan", _jax_associative_scan, _JAX_SPEC, _missing("jax")),
     ]
     for name, var in VARIANTS.items():
@@ -264,7 +301,7 @@ def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
 
 def cu_prelude(dtype: str) -> str:
     """What scancheck puts before a ``.cu`` target's source for element type ``dtype``."""
-    return f"typedef {CUDA_SCALAR[np.dtype(dtype).name]} T;\n"
+    return f"typedef {CUDA_SCALAR[as_dtype(dtype).name]} T;\n"
 
 
 def cuda_file_target(path: str | Path, block: int = 256, spec: TargetSpec | None = None) -> Target:

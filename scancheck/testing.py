@@ -23,7 +23,9 @@ def same_bits(a: Any, b: Any) -> np.ndarray:
         raise AssertionError(f"shape/dtype differ: {a.shape} {a.dtype} vs {b.shape} {b.dtype}")
     view = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
     eq = a.view(view) == b.view(view)
-    if a.dtype.kind == "f":
+    from .operators import is_float
+
+    if is_float(a.dtype):
         eq |= np.isnan(a) & np.isnan(b)
     return eq.all(axis=-1) if eq.ndim > 1 else eq
 

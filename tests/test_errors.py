@@ -73,7 +73,7 @@ def test_report_summary_numbers():
 def test_classify_refuses_mismatched_shapes_and_integer_data():
     with pytest.raises(ValueError, match="shape"):
         classify(np.ones(3, dtype=np.float32), np.ones(2, dtype=np.float32), 0)
-    with pytest.raises(ValueError, match="float32 or float64"):
+    with pytest.raises(ValueError, match="takes float32, float64, float16, bfloat16"):
         classify(np.ones(3, dtype=np.int32), np.ones(3, dtype=np.int32), 0)
 
 
@@ -106,7 +106,7 @@ def _certified_data(draw):
     from scancheck.strategies import generate_data
 
     n = draw(st.integers(1, 600))
-    dtype = draw(st.sampled_from(["float32", "float64"]))
+    dtype = draw(st.sampled_from(["float32", "float64", "float16", "bfloat16"]))
     return generate_data(np.random.default_rng(draw(st.integers(0, 2**32 - 1))), n, dtype, "dyadic")
 
 

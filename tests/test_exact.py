@@ -19,31 +19,45 @@ from scancheck.exact import (
     round_fraction,
     working_precision,
 )
-from scancheck.operators import sequential_scan
+from scancheck.operators import FLOAT_DTYPES, INT_DTYPES, as_dtype, sequential_scan
 from scancheck.strategies import finite_floats, recurrence_pairs
 
 
 def _fraction_prefix(x: np.ndarray) -> list[Fraction]:
     acc, out = Fraction(0), []
-    for v in x.tolist():
+    for v in x.astype(np.float64).tolist():
         acc += Fraction(v)
         out.append(acc)
     return out
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def _values(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.float64)  # exact for every float type; NaN compares equal below
+
+
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @given(data=st.data())
 def test_fast_path_equals_mpmath_on_arbitrary_finite_floats(dtype, data):
     x = data.draw(finite_floats(dtype, max_size=40))
-    np.testing.assert_array_equal(exact_scan(x), exact_scan_mpmath(x))
+    np.testing.assert_array_equal(_values(exact_scan(x)), _values(exact_scan_mpmath(x)))
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dtype", FLOAT_DTYPES)
 @given(data=st.data())
 def test_mpmath_sums_are_exact_and_rounded_once(dtype, data):
     x = data.draw(finite_floats(dtype, max_size=25))
     expected = [round_fraction(q, dtype) for q in _fraction_prefix(x)]
-    np.testing.assert_array_equal(exact_scan_mpmath(x), np.array(expected, dtype=dtype))
+    np.testing.assert_array_equal(_values(exact_scan_mpmath(x)), np.array(expected))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@given(st.lists(st.integers(-2**12, 2**12), min_size=2, max_size=300), st.integers(-8, 2))
+def test_half_precision_sums_round_once_to_nearest_even(dtype, ints, shift):
+    """Integers beyond the type's 11 or 8 bits, summed: the fast path's one rounding (to odd at
+    53 bits, then to p) against rationals rounded once."""
+    x = (np.array(ints, dtype=np.float64) * 2.0**shift).astype(as_dtype(dtype))
+    expected = [round_fraction(q, dtype) for q in _fraction_prefix(x)]
+    np.testing.assert_array_equal(_values(exact_scan(x)), np.array(expected))
 
 
 @given(st.lists(st.integers(-2**20, 2**20), min_size=2, max_size=60),
@@ -92,13 +106,14 @@ def test_exact_overflow_to_infinity_rounds_like_ieee():
     assert got[1] == np.inf and got[2] == np.float32(3e38)
 
 
-@pytest.mark.parametrize("dtype", ["int32", "int64"])
+@pytest.mark.parametrize("dtype", INT_DTYPES)
 def test_integers_wrap_modulo_two_to_the_bits(dtype):
     info = np.iinfo(dtype)
-    x = np.array([info.max, 1, info.min, -1], dtype=dtype)
+    x = np.array([info.max, 1, info.min, info.max, info.max], dtype=dtype)
     got = exact_scan(x)
     bits = np.dtype(dtype).itemsize * 8
-    wrapped = [((s + 2**(bits - 1)) % 2**bits) - 2**(bits - 1) for s in np.cumsum(x.astype(object))]
+    low = info.min  # 0 for unsigned types
+    wrapped = [((s - low) % 2**bits) + low for s in np.cumsum(x.astype(object))]
     assert got.tolist() == wrapped
 
 
@@ -147,8 +162,8 @@ def test_sequential_float32_scan_of_the_practicals_data_is_within_its_bound():
 def test_bad_inputs_name_the_argument():
     with pytest.raises(ValueError, match="x must be 1-D"):
         exact_scan(np.zeros((2, 2), dtype=np.float32))
-    with pytest.raises(ValueError, match="x: dtype='float16' is not supported"):
-        exact_scan(np.zeros(3, dtype=np.float16))
+    with pytest.raises(ValueError, match="x: dtype='complex64' is not supported"):
+        exact_scan(np.zeros(3, dtype=np.complex64))
 
 
 @pytest.mark.parametrize("op", ["add", "max", "min"])

@@ -117,7 +117,8 @@ def test_equal_zeros_may_come_back_either_way_unless_the_spec_orders_them(budget
     r = check_property(_target(controls.max_keeping_the_earlier_zero, ordered),
                        "floats within bound", budget)
     assert r.status == "fail" and r.cause == "LOGIC" and r.smallest_case["data"] == "zeros"
-    assert r.smallest_case["got"] == 0 and r.smallest_case["n"] <= 4
+    got, want = r.smallest_case["got"], r.smallest_case["expected"]
+    assert got == want == 0 and np.signbit(got) and not np.signbit(want)
 
 
 def test_nan_handling_is_checked_as_the_spec_declares(budget):
@@ -148,3 +149,31 @@ def test_subnormals_read_as_zero_are_named_and_conform_where_declared(budget):
     # Declaring it takes nothing from other errors: a dropped block is still refused.
     broken = _target(controls.dropped_partial_block, replace(FLOATS, subnormals="flush"))
     assert check_property(broken, "floats within bound", budget).cause == "LOGIC"
+
+
+def test_accumulation_precision_is_proved_not_guessed():
+    """numpy's float16 and bfloat16 cumsum round every partial sum to the type; a scan that
+    accumulates in float32 and rounds once is correctly rounded at every output."""
+    from scancheck.properties import accumulation_precision
+
+    spec = TargetSpec(dtypes=("float16", "bfloat16"))
+    narrow = _target(lambda x: np.cumsum(x, dtype=x.dtype), spec)
+    wide = _target(lambda x: np.cumsum(x.astype(np.float32)).astype(x.dtype), spec)
+    for dt in ("float16", "bfloat16"):
+        found = accumulation_precision(narrow, dt)
+        assert found[f"accumulation {dt}"].startswith(f"some partial sums rounded to {dt}")
+        assert found[f"max err {dt} (ulps)"] >= 1
+        assert accumulation_precision(wide, dt)[f"accumulation {dt}"].startswith("float32")
+        assert accumulation_precision(wide, dt)[f"max err {dt} (ulps)"] == 0
+
+
+def test_a_promotion_is_declared_or_refused(budget):
+    """numpy.cumsum without dtype= returns int64 for int8 input: a logic error unless the spec
+    declares it, and then the oracle scans in int64 (no wrap at 8 bits)."""
+    plain = TargetSpec(dtypes=("int8", "int16"))
+    r = check_property(_target(np.cumsum, plain), "integers exact", budget)
+    assert r.status == "fail" and "expected dtype int8" in r.diagnosis
+    declared = replace(plain, promote=(("int8", "int64"), ("int16", "int64")))
+    assert check_property(_target(np.cumsum, declared), "integers exact", budget).status == "pass"
+    wraps = _target(lambda x: np.cumsum(x, dtype=x.dtype).astype(np.int64), declared)
+    assert check_property(wraps, "integers exact", budget).status == "fail"

@@ -38,7 +38,7 @@ _CONTROL = KERNEL_DIR / "controls" / "missing_barrier.cu"
         (lambda: resolve("/no/such/file.cu"), "is not a file"),
         (lambda: load_import_path("numpy"), "package.module:function"),
         (lambda: TargetSpec(op="interval"), "proof device"),
-        (lambda: TargetSpec(dtypes=("float16",)), "allowed dtypes"),
+        (lambda: TargetSpec(dtypes=("complex64",)), "allowed dtypes"),
         (lambda: TargetSpec(device="tpu"), "device='tpu'"),
         (lambda: resolve(f"cu:{_CONTROL}:48"), "block=48 must be a power of two"),
         (lambda: resolve(f"cu:{_CONTROL}:2048"), "limit of 1024 threads"),
@@ -47,3 +47,12 @@ _CONTROL = KERNEL_DIR / "controls" / "missing_barrier.cu"
 def test_bad_targets_are_refused_with_a_reason(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_a_promotion_must_widen_and_name_known_dtypes():
+    with pytest.raises(ValueError, match="narrows"):
+        TargetSpec(promote=(("int64", "int32"),))
+    with pytest.raises(ValueError, match="promote="):
+        TargetSpec(promote=(("int8", "complex64"),))
+    assert TargetSpec(promote=(("int32", "int64"),)).output_dtype("int32") == "int64"
+    assert TargetSpec().output_dtype("float16") == "float16"
