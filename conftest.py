@@ -2,8 +2,9 @@
 
 Profiles: ``ci`` (quick, the default), ``gpu`` (no deadline, more examples) and
 ``thorough`` (nightly).  Pick one with ``--hypothesis-profile NAME`` or the
-``SCANCHECK_HYPOTHESIS_PROFILE`` environment variable; failing examples persist in a
-directory database (``SCANCHECK_HYPOTHESIS_DB``) and print how to reproduce them.
+``SCANCHECK_HYPOTHESIS_PROFILE`` environment variable; failing examples persist in
+``SCANCHECK_HYPOTHESIS_DB`` -- a directory, or ``redis://host:port/N`` shared by a fleet of
+runners (:mod:`scancheck.database`) -- and print how to reproduce them.
 
 Tests marked ``gpu`` skip, saying why, where cupy or a CUDA device is missing.  With
 several GPUs visible, xdist worker ``gwK`` gets GPU ``K mod count`` through
@@ -30,6 +31,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
+from scancheck.database import example_database
+
 os.environ.setdefault("CUPY_CACHE_DIR", str(Path(tempfile.gettempdir()) / "scancheck-cupy-cache"))
 # Each xdist worker and each child it starts (sanitizer runs, isolated targets) would start a
 # BLAS/OpenMP thread per core at import.  scancheck does no BLAS work, and a dozen workers'
@@ -38,9 +41,8 @@ os.environ.setdefault("CUPY_CACHE_DIR", str(Path(tempfile.gettempdir()) / "scanc
 for _threads in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_threads, "1")
 
-_DB = DirectoryBasedExampleDatabase(
-    os.environ.get("SCANCHECK_HYPOTHESIS_DB", str(Path(__file__).parent / ".hypothesis" / "examples"))
-)
+_DB = example_database() or DirectoryBasedExampleDatabase(
+    str(Path(__file__).parent / ".hypothesis" / "examples"))
 _COMMON = dict(database=_DB, print_blob=True, deadline=None,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 settings.register_profile("ci", max_examples=25, **_COMMON)

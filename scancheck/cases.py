@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 from hypothesis.reporting import with_reporter
 
+from .database import example_database
 from .operators import get_operator
 from .strategies import generate_data, generate_pairs
 
@@ -137,11 +138,14 @@ class SearchResult(Generic[F]):
 
 def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
            distributions: tuple[str, ...], max_n: int, budget: Budget, empty: bool = True,
-           on_case: Callable[[Case], None] | None = None) -> SearchResult[F]:
+           on_case: Callable[[Case], None] | None = None, key: bytes | None = None
+           ) -> SearchResult[F]:
     """Look for a case on which ``check`` returns a failure: the whole ladder first, whatever
     it costs (every scale up to ``max_n`` is checked once, so no budget can hide a bug that
     needs many tiles), then Hypothesis until ``budget`` is spent.  Once a failure is found,
-    shrinking may spend up to another ``budget.seconds``."""
+    shrinking may spend up to another ``budget.seconds``.  With ``key`` and an example
+    database (:mod:`scancheck.database`), failures found before under that key, here or on
+    another runner, are replayed before anything new is drawn."""
     t0 = time.monotonic()
     deadline = t0 + budget.seconds
     ran = {"cases": 0, "largest": -1}
@@ -197,11 +201,12 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
         return failure is not None
 
     spent = False
+    db = example_database() if key is not None else None
     try:
         with with_reporter(lambda _: None):
             find(cases(dtypes, distributions, max_n), fails, settings=settings(
-                max_examples=budget.max_examples, database=None, deadline=None,
-                suppress_health_check=list(HealthCheck)))
+                max_examples=budget.max_examples, database=db, deadline=None,
+                suppress_health_check=list(HealthCheck)), database_key=key if db else None)
     except NoSuchExample:
         pass
     except _Spent:

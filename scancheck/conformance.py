@@ -22,7 +22,14 @@ import numpy as np
 from .cases import Budget, Case, search, smallest_failing
 from .diagnosis import Diagnosis, PropertyResult, diagnose
 from .large import LARGE_SIZES, check_large
-from .properties import PROPERTIES, TABLE, accumulation_precision, applies, float_summary
+from .properties import (
+    ACCUMULATION_PROBE,
+    PROPERTIES,
+    TABLE,
+    accumulation_precision,
+    applies,
+    float_summary,
+)
 from .targets import Target
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
@@ -124,7 +131,9 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
         seen = check(Case(top, dtypes[0], row.distributions[0], 0))
         return PropertyResult(prop, "skip", "declared non-deterministic" + (
             f"; observed: bits differ between runs at n={top}" if seen else ""))
-    found = search(check, dtypes, row.distributions, top, budget, empty=spec.allows_empty)
+    # The same target and property share their failures across runs and runners.
+    key = f"scancheck\0{target.locator or target.name}\0{prop}".encode()
+    found = search(check, dtypes, row.distributions, top, budget, empty=spec.allows_empty, key=key)
     stats = {"largest n": found.largest_n, "cases": found.cases,
              "seconds": round(found.seconds, 1)}
     if found.budget_spent:
@@ -132,7 +141,7 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
     if found.failing is None:
         if prop == "floats within bound" and spec.op == "add":
             stats.update(float_summary(target, dtypes[0]))
-            for dt in ("float16", "bfloat16"):
+            for dt in ACCUMULATION_PROBE:
                 if dt in dtypes and spec.output_dtype(dt) == dt:
                     stats.update(accumulation_precision(target, dt))
         return PropertyResult(prop, "pass", detail=stats)

@@ -126,8 +126,8 @@ def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: st
     if distribution == "dyadic":
         return _dyadic(rng, n, dt)
     info = finfo(dt)
-    if distribution == "integers":
-        return rng.integers(0, 1000, n).astype(dt)
+    if distribution == "integers":  # exact in the type: below 256 for bfloat16
+        return rng.integers(0, min(1000, 2 ** SIGNIFICAND_BITS[dt.name]), n).astype(dt)
     if distribution == "uniform":
         return rng.uniform(-1, 1, n).astype(dt)
     if distribution == "wide":

@@ -177,20 +177,27 @@ def _cupy_cumsum(accelerators: list[str]) -> Callable[[Any], Any]:
     return run
 
 
-def _torch_cumsum(device: str) -> Callable[[Any], Any]:
-    def run(x: Any) -> Any:
-        import torch
+def _torch_cpu_cumsum(x: np.ndarray, axis: int) -> np.ndarray:
+    """torch.cumsum on a CPU tensor sharing ``x``'s memory and strides (a copy only where
+    torch takes none: negative strides), bfloat16 through its bits."""
+    import torch
 
-        if device == "cpu":
-            t = torch.from_numpy(np.ascontiguousarray(x))
-            return torch.cumsum(t, 0, dtype=t.dtype).numpy()
-        import cupy as cp
+    if any(s < 0 for s in x.strides):
+        x = x.copy()  # fresh strides: a size-1 axis may keep a negative one through ascontiguousarray
+    if x.dtype.name == "bfloat16":
+        t = torch.from_numpy(x.view(np.int16)).view(torch.bfloat16)
+        return torch.cumsum(t, axis, dtype=t.dtype).view(torch.int16).numpy().view(x.dtype)
+    t = torch.from_numpy(x)
+    return torch.cumsum(t, axis, dtype=t.dtype).numpy()
 
-        # Device arrays both ways (DLPack, no copy): checks past 2**32 elements stay on the GPU.
-        t = torch.from_dlpack(x)
-        return cp.from_dlpack(torch.cumsum(t, 0, dtype=t.dtype))
 
-    return run
+def _torch_cuda_cumsum(x: Any) -> Any:
+    import cupy as cp
+    import torch
+
+    # Device arrays both ways (DLPack, no copy): checks past 2**32 elements stay on the GPU.
+    t = torch.from_dlpack(x)
+    return cp.from_dlpack(torch.cumsum(t, 0, dtype=t.dtype))
 
 
 def _jax() -> Any:
@@ -261,8 +268,11 @@ def builtin_targets() -> dict[str, Target]:
         library("cupy.cumsum (CUB)", _cupy_cumsum(["cub"]),
                 TargetSpec(device="gpu", deterministic=False), _gpu_missing()),
         library("cupy.cumsum (no CUB)", _cupy_cumsum([]), TargetSpec(device="gpu"), _gpu_missing()),
-        library("torch.cumsum (CPU)", _torch_cumsum("cpu"), TargetSpec(), _missing("torch")),
-        library("torch.cumsum (CUDA)", _torch_cumsum("cuda"),
+        # torch 2.13 has no CPU cumsum for uint16, uint32 or uint64.
+        library("torch.cumsum (CPU)", _torch_cpu_cumsum,
+                TargetSpec(dtypes=(*KERNEL_DTYPES, "float16", "bfloat16", "int8", "int16", "uint8"),
+                           axis="arg"), _missing("torch")),
+        library("torch.cumsum (CUDA)", _torch_cuda_cumsum,
                 TargetSpec(device="gpu", deterministic=False), _missing("torch") or _gpu_missing()),
         # JAX computes in 32 bits unless jax_enable_x64 is set: it declares only those.  On
         # CPUs XLA reads subnormals as zero by design (DAZ and FTZ; jax 0.10.2 returns zeros

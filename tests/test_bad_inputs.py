@@ -93,7 +93,7 @@ def test_the_certificate_and_the_classifier_answer_right_or_refuse_clearly(x):
     native = np.ascontiguousarray(x).astype(x.dtype.newbyteorder("="))
     np.testing.assert_array_equal(where, certified(native))
     rep = classify(x, sequential_scan(native), sequential_depths(x.shape[0]))
-    assert rep.verdict.name in ("EXACT", "WITHIN_BOUND")
+    assert rep.verdict.name in ("EXACT", "WITHIN_BOUND", "OVERFLOWED")  # float16 overflows soon
     # Where the certificate holds the sequential sum is the exact one.
     np.testing.assert_array_equal(sequential_scan(native)[where], exact_scan(native)[where])
 

@@ -165,6 +165,12 @@ def test_accumulation_precision_is_proved_not_guessed():
         assert found[f"max err {dt} (ulps)"] >= 1
         assert accumulation_precision(wide, dt)[f"accumulation {dt}"].startswith("float32")
         assert accumulation_precision(wide, dt)[f"max err {dt} (ulps)"] == 0
+    # float32: numpy's sequential float32 against float64 accumulation rounded once.
+    f32 = TargetSpec(dtypes=("float32",))
+    assert accumulation_precision(_target(lambda x: np.cumsum(x, dtype=x.dtype), f32),
+                                  "float32")["accumulation float32"].startswith("some partial")
+    double = _target(lambda x: np.cumsum(x, dtype=np.float64).astype(x.dtype), f32)
+    assert accumulation_precision(double, "float32")["accumulation float32"].startswith("float64")
 
 
 def test_a_promotion_is_declared_or_refused(budget):
