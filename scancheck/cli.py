@@ -166,6 +166,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
                          "largest n": f"{r.largest_n:,}", "seconds": round(r.seconds),
                          "diagnosis": r.diagnosis[:110]} for r in reports], title="\nsummary"))
     _write_json(args.json, reports)
+    if args.report:
+        from .report import markdown
+
+        markdown(reports, args.report)
+        print(f"report written to {args.report}")
     return status
 
 
@@ -318,6 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sanitize", nargs="*", choices=["racecheck", "synccheck", "memcheck", "initcheck"],
                    help="compute-sanitizer tools (default: all four for GPU targets)")
     p.add_argument("--json", help="write the reports to this file")
+    p.add_argument("--report", metavar="FILE.md", help="write a report people read: verdicts, "
+                   "a snippet reproducing each failure, the environment")
     p.add_argument("--jobs", type=_positive(int), default=1, help="targets checked at once")
     p.add_argument("--workers", type=_positive(int),
                    help="child processes per target at once (default: half the cores)")

@@ -90,7 +90,8 @@ class ConformanceReport:
 
 
 def _detail(d: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in d.items())
+    return ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in d.items()
+                     if not isinstance(v, list))  # curves are the report's plots
 
 
 def jsonable(v: Any) -> Any:
@@ -140,7 +141,7 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
         stats["budget spent"] = f"{budget.seconds:g} s"
     if found.failing is None:
         if prop == "floats within bound" and spec.op == "add":
-            stats.update(float_summary(target, dtypes[0]))
+            stats.update(float_summary(target, dtypes[0], top))
             for dt in ACCUMULATION_PROBE:
                 if dt in dtypes and spec.output_dtype(dt) == dt:
                     stats.update(accumulation_precision(target, dt))

@@ -499,17 +499,26 @@ TABLE: dict[str, Property] = {p.name: p for p in (
 PROPERTIES: tuple[str, ...] = tuple(TABLE)
 
 
-def float_summary(target: Target, dtype: str) -> dict[str, Any]:
-    """Error figures of a passing float add scan on one fixed case (ulps; fractions of the
-    sequential and the log2-depth bounds), for the report."""
-    n = min(4096, target.spec.max_n or 4096)
-    x = Case(n, dtype, "uniform", 1).data("add")
-    got = target(x)
-    x = _promoted(target, x)
+def float_summary(target: Target, dtype: str, top: int = 2**20) -> dict[str, Any]:
+    """Error figures of a passing float add scan (ulps; fractions of the sequential and the
+    log2-depth bounds) at n = 4096, and the last output's fractions at every 16th power of
+    two up to ``top`` ("error/bound by n": [n, of the sequential bound, of the log2 bound]),
+    for the report and its plot."""
     inc = target.spec.inclusive
-    want = _exact(target, x)
-    ulps = classify(x, got, sequential_depths(n, inc), inclusive=inc, exact=want).max_ulps
-    return {"dtype": dtype, "max ulps": ulps, **_bound_fractions(x, got, want, inc)}
+    out: dict[str, Any] = {"dtype": dtype}
+    curve = []
+    for n in sorted({min(4096, top), *(2**k for k in range(4, 31, 4) if 2**k <= top)}):
+        x = Case(n, dtype, "uniform", 1).data("add")
+        got = target(x)
+        x = _promoted(target, x)
+        want = _exact(target, x)
+        if n == min(4096, top):
+            ulps = classify(x, got, sequential_depths(n, inc), inclusive=inc, exact=want).max_ulps
+            out.update({"max ulps": ulps, **_bound_fractions(x, got, want, inc)})
+        # The last output: the deepest, where orders part most.
+        curve.append([n, *_bound_fractions(x, got, want, inc, n - 1).values()])
+    out["error/bound by n"] = curve
+    return out
 
 
 #: The type whose accumulation (then one rounding) gives correctly rounded prefixes of the

@@ -233,7 +233,9 @@ def scan_data(
         raise ValueError(f"distribution={dist!r} is unknown; allowed: {', '.join(DISTRIBUTIONS)}")
     dt = as_dtype(dtype)
     if n <= 16 and dist == "integers":
-        values = st.integers(0, 999)
+        # As generate_data's: below 1000, and exact in the type (int8's 127, bfloat16's 255).
+        top = 2 ** SIGNIFICAND_BITS[dt.name] - 1 if is_float(dt) else int(np.iinfo(dt).max)
+        values = st.integers(0, min(999, top))
         return np.array(draw(st.lists(values, min_size=n, max_size=n)), dtype=dt)
     seed = draw(st.integers(0, 2**32 - 1))
     return generate_data(np.random.default_rng(seed), n, dt.name, dist)

@@ -1,0 +1,239 @@
+"""``scancheck check --report report.md``: the verdicts as a person reads them.
+
+Per target: the verdict and its one diagnosis, every property's line, and for a target that
+fails, its smallest failing case as a Python snippet that rebuilds the input, calls the
+target and prints the output beside the exact answer -- with NumPy alone (and the target's
+own library), no scancheck.  The environment the run saw closes the report.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import importlib.metadata
+import platform
+import subprocess
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .cases import Case
+from .conformance import ConformanceReport
+from .operators import as_dtype
+
+#: Inputs up to this many bytes are written into the snippet; larger ones beside the report.
+INLINE_BYTES = 1 << 16
+
+#: How a built-in target is called without scancheck: imports, then the call on ``x``.
+_CALLS: dict[str, tuple[str, str]] = {
+    "numpy.cumsum": ("", "np.cumsum(x, axis=AXIS, dtype=x.dtype)"),
+    "torch.cumsum (CPU)": ("import torch\n", "torch.cumsum(torch.from_numpy(x.copy()), AXIS, "
+                           "dtype=torch.from_numpy(x[:0].copy()).dtype).numpy()"),
+    "torch.cumsum (CUDA)": ("import torch\n", "torch.cumsum(torch.from_numpy(x.copy()).cuda(), 0, "
+                            "dtype=torch.from_numpy(x[:0].copy()).dtype).cpu().numpy()"),
+    "cupy.cumsum (CUB)": ("import cupy as cp\n",
+                          "cp.cumsum(cp.asarray(x), dtype=x.dtype).get()  # CuPy's CUB path"),
+    "cupy.cumsum (no CUB)": ("import cupy as cp\nfrom cupy._core import _accelerator\n"
+                             "_accelerator.set_routine_accelerators([])\n",
+                             "cp.cumsum(cp.asarray(x), dtype=x.dtype).get()"),
+    "jax.numpy.cumsum": ("import jax.numpy as jnp\n",
+                         "np.asarray(jnp.cumsum(jnp.asarray(x), axis=AXIS, dtype=x.dtype))"),
+    "jax.lax.associative_scan": ("import jax\n", "np.asarray(jax.lax.associative_scan("
+                                 "jax.numpy.add, jax.numpy.asarray(x)))"),
+}
+
+
+def environment() -> dict[str, str]:
+    """What ran the check: Python, the platform, library versions, the GPUs and driver."""
+    env = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+           "python": platform.python_version(), "platform": platform.platform()}
+    for dist in ("scancheck", "numpy", "hypothesis", "mpmath", "ml_dtypes", "cupy-cuda12x",
+                 "cupy-cuda13x", "torch", "jax", "jaxlib"):
+        try:
+            env[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=index,name,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+        if smi.returncode == 0 and smi.stdout.strip():
+            env["GPUs (index, name, driver)"] = "; ".join(smi.stdout.strip().splitlines())
+    except (OSError, subprocess.TimeoutExpired):
+        env["GPUs"] = "none (no nvidia-smi)"
+    return env
+
+
+def _input_of(report: ConformanceReport, case: dict[str, Any], prop: str
+              ) -> tuple[np.ndarray, int | None]:
+    """The failing input, rebuilt bit for bit from its case (and the axis of a batched one)."""
+    c = Case(int(case["n"]), case["dtype"], case["data"], int(case["seed"]))
+    if prop == "rows":
+        from .layouts import batch
+
+        spec_axis = report.spec.get("axis")
+        b = batch(c, fixed_axis=spec_axis if isinstance(spec_axis, int) else None)
+        return b.x, b.axis
+    return c.data(report.spec["op"]), None
+
+
+def _literal(x: np.ndarray, files: Path, name: str) -> str:
+    """Python lines that rebuild ``x`` as ``x``, its memory layout included: inline (zlib,
+    base64) or from a .npy file."""
+    if x.ndim > 1 and not x.flags.c_contiguous:
+        root = x
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        offset = (x.__array_interface__["data"][0] - root.__array_interface__["data"][0])
+        # The buffer the view lies in, then the same view of it: strides, order and offset.
+        return (_literal(root.ravel(order="K"), files, name).replace("x = ", "buf = ", 1) +
+                f"x = np.lib.stride_tricks.as_strided(buf[{offset // x.itemsize}:], "
+                f"shape={tuple(x.shape)}, strides={tuple(x.strides)})\n")
+    x = np.ascontiguousarray(x)
+    dtype = x.dtype.name
+    make = f'np.dtype("{dtype}")' if dtype != "bfloat16" else "ml_dtypes.bfloat16"
+    head = "import ml_dtypes\n" if dtype == "bfloat16" else ""
+    if x.nbytes <= INLINE_BYTES:
+        blob = base64.b64encode(zlib.compress(x.tobytes(), 9)).decode()
+        lines = [f'{blob[i:i + 88]}' for i in range(0, len(blob), 88)] or [""]
+        body = "\n".join(f'    "{ln}"' for ln in lines)
+        return (f"{head}x = np.frombuffer(zlib.decompress(base64.b64decode(\n{body}\n)), "
+                f"dtype={make}).reshape({tuple(x.shape)}).copy()\n")
+    files.mkdir(parents=True, exist_ok=True)
+    path = files / f"{name}.npy"
+    np.save(path, x.view(np.uint16) if dtype == "bfloat16" else x)
+    view = ".view(ml_dtypes.bfloat16)" if dtype == "bfloat16" else ""
+    return f'{head}x = np.load("{path}"){view}  # {x.size:,} elements\n'
+
+
+def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str]:
+    """Imports and the expression that runs ``target`` on ``x``."""
+    ax = str(axis if axis is not None else 0)
+    if target in _CALLS:
+        imports, call = _CALLS[target]
+        return imports, call.replace("AXIS", ax)
+    path = target[len("import:"):] if target.startswith("import:") else target
+    if ":" in path and not path.startswith(("kernel:", "model:", "cu:")) and not path.endswith(".cu"):
+        module, fn = path.split(":", 1)
+        args = f"x, {ax}" if spec.get("axis") == "arg" else "x"
+        return f"from {module} import {fn.split('.')[0]}\n", f"{fn}({args})"
+    # scancheck's own kernels and .cu files need its launcher: the one line that does.
+    return ("from scancheck.targets import resolve  # the target needs scancheck's harness\n",
+            f'resolve("{target}")(x{", " + ax if axis is not None else ""})')
+
+
+def _expected(op: str, inclusive: bool, dtype: str, k: int) -> str:
+    """Lines computing ``exact``, the right value of output k, in plain Python."""
+    prefix = f"row[:{k + 1}]" if inclusive else f"row[:{k}]"
+    if op in ("max", "min"):
+        return (f"exact = {op}({prefix}.astype(float).tolist(), default=None)  "
+                f"# ties and NaN: see the spec\n")
+    if as_dtype(dtype).kind in "iu":
+        bits = as_dtype(dtype).itemsize * 8
+        lo = int(np.iinfo(as_dtype(dtype)).min)
+        return (f"exact = (sum(int(v) for v in {prefix}) - ({lo})) % 2**{bits} + ({lo})"
+                f"  # wraps as {dtype} does\n")
+    return f"exact = sum(Fraction(v) for v in {prefix}.astype(float).tolist())  # no rounding\n"
+
+
+def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
+    """A Python snippet that reproduces the report's primary failure, or None where the
+    failure has no case to rebuild (a fault in the target's set-up, say)."""
+    verdict = report.verdict
+    case = verdict.smallest_case or {}
+    if verdict.source is None or not {"n", "dtype", "data", "seed"} <= set(case) \
+            or report.spec.get("op") == "recurrence":
+        return None
+    x, axis = _input_of(report, case, verdict.source)
+    imports, call = _call(report.target, report.spec, axis)
+    lines = ["import base64, zlib\nfrom fractions import Fraction\n\nimport numpy as np\n",
+             imports, _literal(x, files, name), f"got = np.asarray({call})\n"]
+    k = case.get("index")
+    if k is not None:
+        if axis is not None:
+            r = tuple(case.get("row", ()))
+            lines.append(f"row, got_row = np.moveaxis(x, {axis}, -1)[{r}], "
+                         f"np.moveaxis(got, {axis}, -1)[{r}]\n")
+        else:
+            lines.append("row, got_row = x, got\n")
+        lines.append(_expected(report.spec["op"], report.spec["inclusive"], x.dtype.name, k))
+        lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
+                     f'float(exact) if isinstance(exact, Fraction) else exact)\n')
+    else:
+        lines.append('print("got", got.shape, got.dtype)\n')
+    return "".join(lines)
+
+
+def markdown(reports: list[ConformanceReport], path: str | Path) -> str:
+    """Write the report to ``path`` (inputs too large to inline beside it) and return it."""
+    path = Path(path)
+    files = path.with_suffix("")
+    files = files.parent / f"{files.name}-inputs"
+    out = ["# scancheck conformance report", ""]
+    out += ["| target | verdict | largest n | seconds | diagnosis |", "|---|---|---|---|---|"]
+    for r in reports:
+        out.append(f"| {r.target} | {'conforms' if r.passed else '**does not conform**'} | "
+                   f"{r.largest_n:,} | {r.seconds:.0f} | {_cell(r.diagnosis)} |")
+    for i, r in enumerate(reports):
+        out += ["", f"## {r.target}", ""]
+        verdict = r.verdict
+        out.append(f"**{'Conforms' if r.passed else 'Does not conform'}**" +
+                   (f": {verdict.line}" if verdict.line else "."))
+        if verdict.explained:
+            out.append(f"\nExplained by the same cause: {', '.join(verdict.explained)}.")
+        spec = ", ".join(f"{k}={v}" for k, v in r.spec.items())
+        out += ["", f"Spec: `{spec}`", "", "| property | verdict | diagnosis / detail | "
+                "smallest failing case |", "|---|---|---|---|"]
+        out += [f"| {row['property']} | {row['verdict']} | {_cell(row['diagnosis / detail'])} | "
+                f"{_cell(row['smallest failing case'])} |" for row in r.rows()]
+        out += _curve(r, files, f"bounds-{i}", path.parent)
+        snippet = None if r.passed else reproducer(r, files, f"case-{i}")
+        if snippet:
+            out += ["", "Reproduce it (NumPy and the target's own library; no scancheck):", "",
+                    "```python", snippet.rstrip(), "```"]
+    out += ["", "## Environment", "", "| | |", "|---|---|"]
+    out += [f"| {k} | {_cell(v)} |" for k, v in environment().items()]
+    text = "\n".join(out) + "\n"
+    path.write_text(text)
+    return text
+
+
+def _curve(report: ConformanceReport, files: Path, name: str, home: Path) -> list[str]:
+    """The float error against the bounds over n: a plot where matplotlib is installed (the
+    ``plot`` extra), else a table."""
+    curve = next((r.detail["error/bound by n"] for r in report.results
+                  if "error/bound by n" in r.detail), None)
+    if not curve:
+        return []
+    dtype = next(r.detail.get("dtype") for r in report.results if "error/bound by n" in r.detail)
+    head = ["", f"The error of the last output on uniform {dtype} data, as a fraction of the "
+            f"rounding bound (1 is the bound: rounding never passes it):", ""]
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return head + ["| n | of the sequential bound | of the log2-depth bound |", "|---|---|---|",
+                       *(f"| {n:,} | {a:.3g} | {b:.3g} |" for n, a, b in curve)]
+    files.mkdir(parents=True, exist_ok=True)
+    png = files / f"{name}.png"
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ns = [c[0] for c in curve]
+    for col, label in ((1, "of the sequential bound (depth k-1)"), (2, "of the log2-depth bound")):
+        ax.loglog(ns, [max(c[col], 1e-12) for c in curve], "o-", label=label)
+    ax.axhline(1.0, color="k", lw=1, ls="--", label="the bound")
+    ax.set_xlabel("n")
+    ax.set_ylabel("|error| / bound, last output")
+    ax.set_title(f"{report.target}, {dtype}", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+    return head + [f"![error against the bounds]({png.relative_to(home)})"]
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")

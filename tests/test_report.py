@@ -1,0 +1,85 @@
+"""The Markdown report: verdicts, and snippets that reproduce each failure with NumPy alone."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from scancheck.cases import Budget
+from scancheck.conformance import check
+from scancheck.report import markdown
+from scancheck.targets import TargetSpec, load_import_path
+
+_USER_SCANS = textwrap.dedent('''
+    import numpy as np
+
+    def blocked(x):
+        """Each block of 64 outputs misses the previous block's last element."""
+        out = np.cumsum(x, dtype=x.dtype)
+        for lo in range(64, x.size, 64):
+            out[lo:] -= x[lo - 1]
+        return out
+
+    def rows_c_only(x, axis):
+        """Reads its input as C-contiguous, whatever its strides."""
+        flat = np.frombuffer(np.ascontiguousarray(x).tobytes(), dtype=x.dtype)
+        if not x.flags.c_contiguous and x.size:
+            flat = np.ascontiguousarray(x.T).ravel()[: x.size]
+        return np.cumsum(flat.reshape(x.shape), axis=axis, dtype=x.dtype)
+''')
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    (tmp_path / "userscans.py").write_text(_USER_SCANS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("userscans", None)
+
+
+def _snippet_output(report_text: str, where) -> str:
+    snippet = re.search(r"```python\n(.*?)```", report_text, re.S).group(1)
+    assert "scancheck" not in snippet
+    env = dict(os.environ, PYTHONPATH=str(where))
+    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
+                         env=env, cwd=where, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.mark.parametrize("fn, spec, prop", [
+    ("blocked", TargetSpec(), "integers exact"),
+    ("blocked", TargetSpec(dtypes=("bfloat16", "float16")), "certified exact"),
+    ("rows_c_only", TargetSpec(dtypes=("int32",), axis="arg"), "rows"),
+])
+def test_each_failure_comes_with_a_snippet_that_reproduces_it(user_module, budget, fn, spec, prop):
+    target = load_import_path(f"userscans:{fn}", spec)
+    rep = check(target, properties=(prop,), budget=budget)
+    assert not rep.passed
+    text = markdown([rep], user_module / "report.md")
+    assert "does not conform" in text and "## Environment" in text
+    got, exact = re.search(r"output \d+: got (\S+) exact (\S+)", _snippet_output(text, user_module)
+                           ).groups()
+    assert float(got) != float(exact)
+    assert float(exact) == float(rep.verdict.smallest_case["expected"])
+
+
+def test_a_conforming_target_gets_no_snippet(tmp_path, budget):
+    rep = check(load_import_path("numpy:cumsum", TargetSpec(dtypes=("float64",))),
+                properties=("floats within bound",), budget=Budget(1))
+    text = markdown([rep], tmp_path / "r.md")
+    assert "Conforms" in text and "```python" not in text
+
+
+def test_a_large_input_is_written_beside_the_report(user_module, budget, monkeypatch):
+    monkeypatch.setattr("scancheck.report.INLINE_BYTES", 64)
+    rep = check(load_import_path("userscans:blocked", TargetSpec(dtypes=("float32",))),
+                properties=("certified exact",), budget=budget)
+    text = markdown([rep], user_module / "report.md")
+    assert "np.load(" in text and list((user_module / "report-inputs").glob("case-0.npy"))
+    assert "output" in _snippet_output(text, user_module)
