@@ -219,26 +219,45 @@ def _two_word_prefix_sums(mant: np.ndarray, offset: np.ndarray, base: int, p: in
 
     Each value splits into its bits below ``_LOW`` and above; both words are summed
     exactly (the caller's span check keeps the high word's sums below 2**62), carries
-    move from low to high once, and the result is rounded once.
+    move from low to high, and the result is rounded once.  The work goes a cache-sized
+    chunk at a time, carrying both words into the next: that also keeps the low word's
+    sums, below 2**40 a term, far from overflowing an int64 (2**23 terms would).
     """
-    sign = np.sign(mant)
-    mag = np.abs(mant)
-    below = offset < _LOW
-    low_shift = np.where(below, offset, 0)
-    # |mant| < 2**24 and offset < 40: the shifted value fits in 63 bits (float32 only).
-    lo = np.where(below, ((mag << low_shift) & ((1 << _LOW) - 1)), 0)
-    hi = np.where(below, mag >> np.maximum(_LOW - offset, 0), mag << np.maximum(offset - _LOW, 0))
-    lo = np.cumsum(sign * lo, axis=-1)
-    hi = np.cumsum(sign * hi, axis=-1)
-    carry = lo >> _LOW
-    lo -= carry << _LOW
-    hi += carry
-    # value = hi * 2**40 + lo, 0 <= lo < 2**40.  Negative values: take the magnitude.
+    out = np.empty(mant.shape, dtype=np.float64)
+    carry_lo = np.zeros(mant.shape[:-1] + (1,), dtype=np.int64)
+    carry_hi = np.zeros_like(carry_lo)
+    scale = np.float64(2.0) ** base
+    for start in range(0, mant.shape[-1], _WORD_CHUNK):
+        part = slice(start, start + _WORD_CHUNK)
+        m, o = mant[..., part], offset[..., part]
+        # m * 2**o = hi * 2**40 + lo with 0 <= lo < 2**40, on two's-complement words: the
+        # arithmetic right shift floors, and the mask keeps the value modulo 2**40.
+        # |m| < 2**24 and o < 40: the shifted value fits in 63 bits (float32 only).
+        above = o >= _LOW
+        hi = np.where(above, m << np.maximum(o - _LOW, 0), m >> np.maximum(_LOW - o, 0))
+        lo = np.where(above, 0, (m << np.minimum(o, _LOW - 1)) & ((1 << _LOW) - 1))
+        lo = np.cumsum(lo, axis=-1) + carry_lo
+        hi = np.cumsum(hi, axis=-1) + carry_hi
+        carry = lo >> _LOW
+        lo -= carry << _LOW
+        hi += carry
+        carry_lo, carry_hi = lo[..., -1:].copy(), hi[..., -1:].copy()
+        out[..., part] = _round_words(hi, lo, p) * scale
+    return out
+
+
+_WORD_CHUNK = 1 << 15  # elements: a chunk's temporaries stay in cache
+
+
+def _round_words(hi: np.ndarray, lo: np.ndarray, p: int) -> np.ndarray:
+    """``hi * 2**40 + lo`` (0 <= lo < 2**40) as float64, rounded to nearest where p is 53
+    and to odd at 53 bits otherwise (so that a later rounding to p bits is exact)."""
+    # Negative values: round the magnitude.
     neg = hi < 0
     borrow = neg & (lo > 0)
     hi = np.where(neg, -hi - borrow, hi)
     lo = np.where(borrow, (1 << _LOW) - lo, lo)
-    # float64(hi) * 2**40 is exact (hi < 2**53); adding lo rounds once, to nearest.
+    # float64(hi) * 2**40 and the sum each round once: the result is within an ulp.
     approx = hi.astype(np.float64) * float(1 << _LOW) + lo.astype(np.float64)
     if p < 53:
         # Round to odd at 53 bits (exact residual from the words), then to p bits.
@@ -248,8 +267,7 @@ def _two_word_prefix_sums(mant: np.ndarray, offset: np.ndarray, base: int, p: in
         bits = approx.view(np.int64)
         nudge = np.where((residual != 0) & ((bits & 1) == 0), np.sign(residual), 0)
         approx = (bits + nudge).view(np.float64)
-    out = approx * np.float64(2.0) ** base
-    return np.where(neg, -out, out)
+    return np.where(neg, -approx, approx)
 
 
 def _limb_prefix_sums(

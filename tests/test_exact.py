@@ -201,3 +201,16 @@ def test_two_word_path_is_exact(terms):
     x = np.array([(-m if neg else m) * 2.0 ** (e - 60) for m, e, neg in terms], dtype=np.float32)
     expected = [round_fraction(q, "float32") for q in _fraction_prefix(x)]
     np.testing.assert_array_equal(exact_scan(x), np.array(expected, dtype=np.float32))
+
+
+@pytest.mark.slow
+def test_the_two_word_path_carries_past_2_to_the_23_elements():
+    """Low words of nearly 2**40 each, 2**24 of them: summed in one int64 cumsum they would
+    wrap past 2**23 elements (an exact oracle 16 off at the end, as it once was)."""
+    big = np.float32((2**24 - 1) * 2.0**-40)  # its low 40 bits nearly all set past `tiny`'s grid
+    tiny = np.float32(2.0**-37)
+    x = np.full(2**24, big, dtype=np.float32)
+    x[0] = tiny
+    got = exact_scan(x)
+    for k in (2**23 - 1, 2**23 + 5, 2**24 - 1):
+        assert got[k] == round_fraction(Fraction(float(tiny)) + k * Fraction(float(big)), "float32")
