@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import format_table
+from .progress import Progress
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -156,8 +157,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print("scancheck: error: name at least one TARGET, or --controls", file=sys.stderr)
         return 2
     options = _check_options(args)
-    reports = _each(args.targets, lambda name: check_isolated(name, spec=_target_spec(args),
-                                                               **options), args.jobs)
+    with Progress() as progress:
+        reports = _each(args.targets, lambda name: check_isolated(
+            name, spec=_target_spec(args), progress=progress.task(name), **options), args.jobs)
     status = 0
     for rep in reports:
         _print_report(rep)
@@ -206,7 +208,9 @@ def _run_controls(args: argparse.Namespace) -> int:
     gpu = gpu_available()[0]
     options = _check_options(args)
     todo = [c for c in CONTROLS if gpu or not c.gpu]
-    checked = dict(zip([c.name for c in todo], _each(todo, lambda c: c.check(**options), args.jobs)))
+    with Progress() as progress:
+        checked = dict(zip([c.name for c in todo], _each(
+            todo, lambda c: c.check(progress=progress.task(c.name), **options), args.jobs)))
     rows, caught = [], 0
     for c in CONTROLS:
         if c.name not in checked:

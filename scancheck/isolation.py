@@ -57,14 +57,15 @@ def _default_workers() -> int:
 def check_isolated(
     locator: str, properties: tuple[str, ...] | None = None, large: bool | None = None,
     budget: Budget | None = None, timeout: float = 60.0, sanitize: tuple[str, ...] | None = None,
-    spec: TargetSpec | None = None, workers: int | None = None,
+    spec: TargetSpec | None = None, workers: int | None = None, progress: Any = None,
 ):
     """Check the target ``locator`` names in child processes; returns its ConformanceReport.
 
     ``large`` None runs the checks past 2**31 and 2**32 for GPU targets (each says so where
     memory is short); ``sanitize`` None runs :data:`DEFAULT_TOOLS` on GPU targets where
     compute-sanitizer is installed.  ``timeout`` is how long one case may run before it is a
-    hang; ``workers`` how many children run at once (half the cores by default).
+    hang; ``workers`` how many children run at once (half the cores by default);
+    ``progress`` a :class:`scancheck.progress.Task` told what starts and finishes.
     """
     from .conformance import LARGE, PROPERTIES, ConformanceReport
     from .sanitizer import TOOLS, find_sanitizer
@@ -89,11 +90,21 @@ def check_isolated(
         else:
             groups.append((kind, (what,)))
 
+    if progress is not None:
+        progress.plan(len(groups))
+
     def run(group: tuple[str, tuple[str, ...]]) -> list[PropertyResult]:
         kind, names = group
+        what = " + ".join(names)
+        if progress is not None:
+            progress.start(what)
         if kind == "sanitizer":
-            return [_sanitize(locator, names[0], timeout, spec, declared)]
-        return _run_properties(locator, names, budget, timeout, spec)
+            out = [_sanitize(locator, names[0], timeout, spec, declared)]
+        else:
+            out = _run_properties(locator, names, budget, timeout, spec)
+        if progress is not None:
+            progress.finish(what, "/".join(r.status for r in out))
+        return out
 
     with ThreadPoolExecutor(max_workers=workers or _default_workers()) as pool:
         results = [r for rs in pool.map(run, groups) for r in rs]

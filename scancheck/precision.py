@@ -13,7 +13,6 @@ error against the exact oracle and against the float32 CPU reference;
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +23,7 @@ from .errors import Verdict, abs_sums, classify, sequential_depths
 from .exact import exact_scan
 from .kernels import VARIANTS
 from .operators import sequential_scan
+from .progress import Progress
 from .strategies import DISTRIBUTIONS, generate_data
 
 GPU_SCANS = ("hierarchical", "decoupled_lookback")
@@ -170,17 +170,6 @@ class SweepPoint:
                 "error/bound": self.max_err / self.bound if self.bound else 0.0}
 
 
-def _progress(done: int, total: int, label: str) -> None:
-    if not sys.stderr.isatty():
-        return
-    width = 30
-    fill = int(width * done / total)
-    sys.stderr.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {done}/{total} {label:40s}")
-    if done == total:
-        sys.stderr.write("\n")
-    sys.stderr.flush()
-
-
 def _sweep_runs(gpu: bool, max_tree_log2: int, max_model_log2: int
                 ) -> list[tuple[str, Callable[[np.ndarray], np.ndarray], Callable[[int], np.ndarray], int]]:
     """(algorithm, run, depths, largest log2 n) for every algorithm of the sweep."""
@@ -216,22 +205,31 @@ def _sweep_runs(gpu: bool, max_tree_log2: int, max_model_log2: int
 def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",
           max_tree_log2: int = 18, max_model_log2: int = 22) -> list[SweepPoint]:
     """Max error against exact and the algorithm's bound, per algorithm and size (float32)."""
-    from .errors import rounding_bound, ulp
-
     sizes = [2**k for k in log2_sizes]
     runs = _sweep_runs(gpu, max_tree_log2, max_model_log2)
     todo = [(name, run, depths, n) for n in sizes for name, run, depths, top in runs if n <= 2**top]
     points = []
-    for i, (name, run, depths, n) in enumerate(todo):
-        _progress(i, len(todo), f"{name} n=2^{int(np.log2(n))}")
-        x = practical_data(n, distribution, seed=n)
-        inclusive = VARIANTS[name].inclusive if name in VARIANTS else True
-        exact = exact_scan(x, inclusive=inclusive)
-        err = np.abs(run(x).astype(np.float64) - exact.astype(np.float64))
-        bound = rounding_bound(x, ulp(exact, "float32") / 2, depths(n), inclusive)
-        points.append(SweepPoint(name, n, float(err.max()), float(bound.max())))
-    _progress(len(todo), len(todo), "done")
+    with Progress() as progress:
+        task = progress.task("sweep", len(todo))
+        for name, run, depths, n in todo:
+            what = f"{name} n=2^{int(np.log2(n))}"
+            task.start(what)
+            points.append(_sweep_point(name, run, depths, n, distribution))
+            task.finish(what, f"max |error| {points[-1].max_err:.3g}")
     return points
+
+
+def _sweep_point(name: str, run: Callable[[np.ndarray], np.ndarray],
+                 depths: Callable[[int], np.ndarray], n: int, distribution: str) -> SweepPoint:
+    """One algorithm at one size: its largest error against the exact scan, and its bound."""
+    from .errors import rounding_bound, ulp
+
+    x = practical_data(n, distribution, seed=n)
+    inclusive = VARIANTS[name].inclusive if name in VARIANTS else True
+    exact = exact_scan(x, inclusive=inclusive)
+    err = np.abs(run(x).astype(np.float64) - exact.astype(np.float64))
+    bound = rounding_bound(x, ulp(exact, "float32") / 2, depths(n), inclusive)
+    return SweepPoint(name, n, float(err.max()), float(bound.max()))
 
 
 def plot(points: list[SweepPoint], path: str, title: str) -> None:
