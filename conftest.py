@@ -18,9 +18,7 @@ are handed out first; the summary says how the tests and their seconds fell per 
 
 from __future__ import annotations
 
-import functools
 import os
-import subprocess
 import tempfile
 import time
 from collections import Counter
@@ -32,6 +30,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 from scancheck.database import example_database
+from scancheck.devices import visible_gpus
 
 os.environ.setdefault("CUPY_CACHE_DIR", str(Path(tempfile.gettempdir()) / "scancheck-cupy-cache"))
 # Each xdist worker and each child it starts (sanitizer runs, isolated targets) would start a
@@ -62,19 +61,6 @@ def budget():
     return Budget(PROPERTY_SECONDS.get(settings._current_profile, 1.5))
 
 
-@functools.cache
-def _visible_gpus() -> list[str]:
-    """GPU ids this session may use, read without initialising CUDA in this process."""
-    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if listed is not None:
-        return [d for d in listed.split(",") if d.strip() and d.strip() != "-1"]
-    try:
-        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    return [str(i) for i, ln in enumerate(out.stdout.splitlines()) if ln.startswith("GPU ")]
-
-
 def _worker_index(config: pytest.Config) -> int | None:
     worker = getattr(config, "workerinput", {}).get("workerid")
     return int(worker[2:]) if worker and worker.startswith("gw") else None
@@ -93,7 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
         gpus = given["scancheck_gpus"].split(",") if given["scancheck_gpus"] else []
         state = (given["scancheck_cuda_devices"], given["scancheck_no_gpu_reason"])
     else:
-        gpus = _visible_gpus() if _wants_gpu(config) else []
+        gpus = list(visible_gpus()) if _wants_gpu(config) else []
         state = _gpu_state() if gpus else (0, "no NVIDIA GPU is visible")
     config._scancheck_gpus = gpus  # type: ignore[attr-defined]
     config._scancheck_state = state  # type: ignore[attr-defined]
@@ -121,7 +107,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
         return None
-    if not (_wants_gpu(config) and _visible_gpus()):  # called before pytest_configure
+    if not (_wants_gpu(config) and visible_gpus()):  # called before pytest_configure
         return None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return max(1, cores * 3 // 4)

@@ -157,16 +157,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print("scancheck: error: name at least one TARGET, or --controls", file=sys.stderr)
         return 2
     options = _check_options(args)
+    gpu = _round_robin(args.targets)
     with Progress() as progress:
         reports = _each(args.targets, lambda name: check_isolated(
-            name, spec=_target_spec(args), progress=progress.task(name), **options), args.jobs)
+            name, spec=_target_spec(args), progress=progress.task(name), gpu=gpu.get(name),
+            **options), args.jobs)
     status = 0
     for rep in reports:
         _print_report(rep)
         status |= int(not rep.passed)
-    print(format_table([{"target": r.target, "verdict": "conforms" if r.passed else "FAILS",
-                         "largest n": f"{r.largest_n:,}", "seconds": round(r.seconds),
-                         "diagnosis": r.diagnosis[:110]} for r in reports], title="\nsummary"))
+    rows = [{"target": r.target, "verdict": "conforms" if r.passed else "FAILS",
+             "largest n": f"{r.largest_n:,}", "seconds": round(r.seconds),
+             "diagnosis": r.diagnosis[:110]} for r in reports]
+    if gpu:  # which GPU ran what
+        for row, name in zip(rows, args.targets):
+            row["GPU"] = gpu[name]
+    print(format_table(rows, title="\nsummary"))
     _write_json(args.json, reports)
     if args.report:
         from .report import markdown
@@ -174,6 +180,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
         markdown(reports, args.report)
         print(f"report written to {args.report}")
     return status
+
+
+def _round_robin(items: list) -> dict[Any, str]:
+    """With several GPUs visible, each item's GPU, round-robin (none pinned with one)."""
+    from .devices import visible_gpus
+
+    gpus = visible_gpus()
+    return {item: gpus[k % len(gpus)] for k, item in enumerate(items)} if len(gpus) > 1 else {}
 
 
 def _each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
@@ -208,9 +222,10 @@ def _run_controls(args: argparse.Namespace) -> int:
     gpu = gpu_available()[0]
     options = _check_options(args)
     todo = [c for c in CONTROLS if gpu or not c.gpu]
+    gpu = _round_robin([c.name for c in todo])
     with Progress() as progress:
-        checked = dict(zip([c.name for c in todo], _each(
-            todo, lambda c: c.check(progress=progress.task(c.name), **options), args.jobs)))
+        checked = dict(zip([c.name for c in todo], _each(todo, lambda c: c.check(
+            progress=progress.task(c.name), gpu=gpu.get(c.name), **options), args.jobs)))
     rows, caught = [], 0
     for c in CONTROLS:
         if c.name not in checked:

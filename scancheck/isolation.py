@@ -58,6 +58,7 @@ def check_isolated(
     locator: str, properties: tuple[str, ...] | None = None, large: bool | None = None,
     budget: Budget | None = None, timeout: float = 60.0, sanitize: tuple[str, ...] | None = None,
     spec: TargetSpec | None = None, workers: int | None = None, progress: Any = None,
+    gpu: str | None = None,
 ):
     """Check the target ``locator`` names in child processes; returns its ConformanceReport.
 
@@ -65,7 +66,8 @@ def check_isolated(
     memory is short); ``sanitize`` None runs :data:`DEFAULT_TOOLS` on GPU targets where
     compute-sanitizer is installed.  ``timeout`` is how long one case may run before it is a
     hang; ``workers`` how many children run at once (half the cores by default);
-    ``progress`` a :class:`scancheck.progress.Task` told what starts and finishes.
+    ``progress`` a :class:`scancheck.progress.Task` told what starts and finishes; ``gpu``
+    the one GPU (an id CUDA_VISIBLE_DEVICES takes) its children may see.
     """
     from .conformance import LARGE, PROPERTIES, ConformanceReport
     from .sanitizer import TOOLS, find_sanitizer
@@ -77,7 +79,7 @@ def check_isolated(
     for tool in sanitize or ():
         if tool not in TOOLS:
             raise ValueError(f"sanitize={tool!r} is unknown; allowed: {', '.join(TOOLS)}")
-    name, declared = _resolve(locator, spec, timeout)
+    name, declared = _resolve(locator, spec, timeout, gpu)
     tasks = plan(declared, PROPERTIES if properties is None else tuple(properties), large,
                  sanitize, find_sanitizer() is not None)
 
@@ -99,9 +101,9 @@ def check_isolated(
         if progress is not None:
             progress.start(what)
         if kind == "sanitizer":
-            out = [_sanitize(locator, names[0], timeout, spec, declared)]
+            out = [_sanitize(locator, names[0], timeout, spec, declared, gpu)]
         else:
-            out = _run_properties(locator, names, budget, timeout, spec)
+            out = _run_properties(locator, names, budget, timeout, spec, gpu)
         if progress is not None:
             progress.finish(what, "/".join(r.status for r in out))
         return out
@@ -125,16 +127,20 @@ def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
     return [("property", p) for p in (*properties, *bigs)] + [("sanitizer", t) for t in sanitize]
 
 
-def _child_cmd(locator: str, out: str, spec: TargetSpec | None, *extra: str) -> list[str]:
+def _child_cmd(locator: str, out: str, spec: TargetSpec | None, gpu: str | None,
+               *extra: str) -> list[str]:
     cmd = [sys.executable, "-m", "scancheck.isolation", locator, out, *extra]
     if spec is not None:
         cmd += ["--spec", json.dumps(asdict(spec))]
+    if gpu is not None:
+        cmd += ["--gpu", gpu]
     return cmd
 
 
-def _resolve(locator: str, spec: TargetSpec | None, timeout: float) -> tuple[str, TargetSpec]:
+def _resolve(locator: str, spec: TargetSpec | None, timeout: float, gpu: str | None = None
+             ) -> tuple[str, TargetSpec]:
     """The target's name and spec, as a child resolves and prepares (compiles) it."""
-    events, status, err = _watch(_child_cmd(locator, "{out}", spec, "--resolve"), timeout)
+    events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, "--resolve"), timeout)
     for ev in events:
         if ev["event"] == "usage":
             raise UsageError(ev["message"])
@@ -144,14 +150,14 @@ def _resolve(locator: str, spec: TargetSpec | None, timeout: float) -> tuple[str
 
 
 def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeout: float,
-                    spec: TargetSpec | None) -> list[PropertyResult]:
+                    spec: TargetSpec | None, gpu: str | None = None) -> list[PropertyResult]:
     """``props`` in order in one child; the one running when it hangs or dies is reported so,
     and those after it as not run."""
     args = ["--props", *props, "--budget", str(budget.seconds), "--examples",
             str(budget.max_examples)]
     if budget.max_n is not None:
         args += ["--max-n", str(budget.max_n)]
-    events, status, err = _watch(_child_cmd(locator, "{out}", spec, *args), timeout)
+    events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, *args), timeout)
     results = [PropertyResult(**ev["result"]) for ev in events if ev["event"] == "result"]
     if len(results) == len(props):
         return results
@@ -238,14 +244,14 @@ def _fault_message(stderr: str, status: str = "") -> str:
 
 
 def _sanitize(locator: str, tool: str, timeout: float, spec: TargetSpec | None,
-              declared: TargetSpec) -> PropertyResult:
+              declared: TargetSpec, gpu: str | None = None) -> PropertyResult:
     from .sanitizer import find_sanitizer, run_command
 
     name = f"sanitizer: {tool}"
     if find_sanitizer() is None:
         return PropertyResult(name, "skip", "compute-sanitizer is not installed")
     sizes = [n for n in SANITIZE_SIZES if declared.max_n is None or n <= declared.max_n]
-    cmd = _child_cmd(locator, os.devnull, spec, "--smoke", *map(str, sizes))
+    cmd = _child_cmd(locator, os.devnull, spec, gpu, "--smoke", *map(str, sizes))
     # Instrumented runs are 10-100x slower: a limit sized for plain cases would cut a sound
     # target off under the sanitizer.
     rep = run_command(tool, cmd, locator, timeout=max(timeout * 4, 240.0),
@@ -306,7 +312,10 @@ def _child(argv: list[str]) -> int:
     ap.add_argument("--spec")
     ap.add_argument("--resolve", action="store_true", help="resolve and prepare, report the spec")
     ap.add_argument("--smoke", nargs="*", type=int, help="launch once at each size (sanitizer)")
+    ap.add_argument("--gpu", help="the one GPU this child may see (before CUDA starts)")
     args = ap.parse_args(argv)
+    if args.gpu is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu
     if os.environ.get("SCANCHECK_NO_MEMORY_POOL"):
         try:
             import cupy as cp

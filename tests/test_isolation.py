@@ -11,6 +11,7 @@ import os
 
 import pytest
 
+from scancheck.cases import Budget
 from scancheck.conformance import check
 from scancheck.isolation import UsageError, check_isolated, first_report_size, plan
 from scancheck.targets import TargetSpec, resolve
@@ -113,3 +114,35 @@ def test_after_a_hang_the_properties_sharing_its_child_are_not_run(budget):
                                     ("integers exact", "deterministic"), budget, 3, None)
     assert first.status == "hang" and second.status == "skip"
     assert second.diagnosis == "not run: the target's hang in 'integers exact' would repeat here"
+
+
+def test_a_pinned_check_runs_its_children_on_its_gpu_alone(tmp_path, monkeypatch):
+    """check --jobs on several GPUs pins each target's children to one, round-robin: the
+    child sees only that GPU, whatever CUDA_VISIBLE_DEVICES the parent had."""
+    seen = tmp_path / "seen.txt"
+    (tmp_path / "envscan.py").write_text(
+        "import os\nimport numpy as np\n\n"
+        "def scan(x):\n"
+        f"    with open({str(seen)!r}, 'a') as fh:\n"
+        "        fh.write(os.environ.get('CUDA_VISIBLE_DEVICES', '') + '\\n')\n"
+        "    return np.cumsum(x, dtype=x.dtype)\n")
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    rep = check_isolated("envscan:scan", properties=("integers exact",), budget=Budget(0.5),
+                         gpu="5")
+    assert rep.passed and set(seen.read_text().split()) == {"5"}
+
+
+def test_targets_go_round_robin_over_the_visible_gpus(monkeypatch):
+    from scancheck.cli import _round_robin
+    from scancheck.devices import visible_gpus
+
+    visible_gpus.cache_clear()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    try:
+        assert _round_robin(["a", "b", "c"]) == {"a": "3", "b": "5", "c": "3"}
+        visible_gpus.cache_clear()
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+        assert _round_robin(["a", "b"]) == {}  # one GPU: nothing to share out
+    finally:
+        visible_gpus.cache_clear()
