@@ -93,11 +93,18 @@ def gpu_table(sizes: tuple[int, ...] = (2**20, 2**24, 2**28),
     """Median time and bandwidth of every grid variant and library scan, against memcpy."""
     import cupy as cp
 
+    from .progress import Progress
+
     rows: list[Row] = []
-    for dtype in dtypes:
-        for n in sizes:
-            rows.extend(_bench_size(n, dtype, reps))
-            cp.get_default_memory_pool().free_all_blocks()
+    with Progress() as progress:
+        task = progress.task("bench", len(dtypes) * len(sizes))
+        for dtype in dtypes:
+            for n in sizes:
+                what = f"{dtype} n=2^{n.bit_length() - 1}"
+                task.start(what)
+                rows.extend(_bench_size(n, dtype, reps))
+                cp.get_default_memory_pool().free_all_blocks()
+                task.finish(what, "timed")
     return rows
 
 

@@ -17,14 +17,23 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
+
+from .progress import Progress
 
 PARTS = ("tests", "huge", "verify", "check", "controls", "precision", "bench")
 _COUNTS = re.compile(r"(\d+) (passed|failed|skipped|error|errors|xfailed|xpassed)")
 
 
+#: The suite's progress line, while main runs: each part is a step, named after its log.
+_steps: Any = None
+
+
 def _run(cmd: list[str], log: Path, env: dict[str, str]) -> tuple[int, str, float]:
     t0 = time.time()
     print(f"$ {' '.join(cmd)}", flush=True)
+    if _steps is not None:
+        _steps.start(log.stem)
     with log.open("w") as fh:
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                 env=env)
@@ -33,6 +42,8 @@ def _run(cmd: list[str], log: Path, env: dict[str, str]) -> tuple[int, str, floa
             fh.write(line)
             tail = (tail + [line])[-400:]
         proc.wait()
+    if _steps is not None:
+        _steps.finish(log.stem, f"exit {proc.returncode}")
     return proc.returncode, "".join(tail), time.time() - t0
 
 
@@ -71,13 +82,29 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(__file__).resolve().parent.parent
     env = dict(os.environ, SCANCHECK_HYPOTHESIS_PROFILE=args.profile, PYTHONUNBUFFERED="1",
                PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    global _steps
+    summary: list[str] = []
+    try:
+        smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+        summary.append(f"device: {smi.stdout.strip() or smi.stderr.strip()}")
+    except OSError:
+        summary.append("device: none (no nvidia-smi here)")
+    with Progress() as progress:
+        _steps = progress.task("gpu suite", len(set(args.parts)))
+        try:
+            status = _parts(args, out, env, summary)
+        finally:
+            _steps = None
+    print("\n==== scancheck GPU summary ====")
+    print("\n".join(summary))
+    return status
+
+
+def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: list[str]) -> int:
+    """Every part asked for, in order; their summary lines appended; the worst exit status."""
     py = sys.executable
     parts = set(args.parts)
-    summary: list[str] = []
     status = 0
-
-    smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
-    summary.append(f"device: {smi.stdout.strip() or smi.stderr.strip()}")
 
     if "tests" in parts:
         rc, text, secs = _run([py, "-m", "pytest", "-m", "gpu and not huge", "-n", args.workers,
@@ -132,9 +159,6 @@ def main(argv: list[str] | None = None) -> int:
         keep = [ln for ln in text.splitlines() if ("2^28" in ln or "2^24" in ln) and "float32" in ln]
         summary.append("bandwidth (float32; median ms, GB/s, x memcpy):")
         summary.extend(f"  {ln}" for ln in keep)
-
-    print("\n==== scancheck GPU summary ====")
-    print("\n".join(summary))
     return status
 
 
