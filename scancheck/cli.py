@@ -116,9 +116,11 @@ def _cmd_explain(args: argparse.Namespace) -> int:
 def _target_spec(args: argparse.Namespace):
     from .targets import TargetSpec
 
-    if not (args.op or args.exclusive or args.dtypes or args.device or args.axis is not None):
+    if not (args.op or args.exclusive or args.dtypes or args.device or args.axis is not None
+            or args.reverse):
         return None
-    kw = {"op": args.op or "add", "inclusive": not args.exclusive, "device": args.device or "cpu"}
+    kw = {"op": args.op or "add", "inclusive": not args.exclusive, "device": args.device or "cpu",
+          "reverse": args.reverse}
     if args.axis is not None:
         kw["axis"] = args.axis if args.axis == "arg" else int(args.axis)
     if args.dtypes:
@@ -323,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--controls", action="store_true", help="run the negative controls, print the score")
     p.add_argument("--op", choices=["add", "max", "min", "recurrence"])
     p.add_argument("--exclusive", action="store_true")
+    p.add_argument("--reverse", action="store_true", help="the target scans from the end")
     p.add_argument("--dtypes", nargs="+")
     p.add_argument("--device", choices=["cpu", "gpu"])
     p.add_argument("--axis", type=_axis, help="the target takes N-D arrays and scans this axis, "

@@ -30,7 +30,7 @@ from .properties import (
     applies,
     float_summary,
 )
-from .targets import Target
+from .targets import Target, forward
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
            "check_isolated", "check_property"]
@@ -113,6 +113,8 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
                          f"{', '.join(PROPERTIES + LARGE)}")
     if target.unavailable:
         return PropertyResult(prop, "skip", f"not available here: {target.unavailable}")
+    if target.spec.reverse:  # checked as the forward scan it mirrors; indices mapped back
+        return _mirrored(check_property(forward(target), prop, budget, on_case))
     if prop in LARGE_SIZES:
         return check_large(target, prop, on_case)
     row = TABLE[prop]
@@ -160,6 +162,16 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
     return PropertyResult(prop, "fail", failure.diagnosis, {**case.describe(), **failure.where()},
                           {**failure.detail, **stats}, cause=failure.cause.name,
                           independent=failure.independent)
+
+
+def _mirrored(result: PropertyResult) -> PropertyResult:
+    """A forward view's result told in the reverse scan's own indices (output n-1-k)."""
+    case = result.smallest_case
+    if case and "index" in case:
+        length = case["shape"][case["axis"]] if "shape" in case else case["n"]
+        case["index"] = length - 1 - case["index"]
+        result.detail["indices"] = "the reverse scan's own (output k combines x[k:])"
+    return result
 
 
 def check(target: Target, properties: tuple[str, ...] = PROPERTIES, large: bool = False,

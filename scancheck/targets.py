@@ -60,6 +60,8 @@ class TargetSpec:
     #: None: the target scans 1-D arrays.  An int: it takes N-D arrays and scans that axis.
     #: "arg": it takes N-D arrays and an axis, and is called as ``fn(x, axis)``.
     axis: int | str | None = None
+    #: Whether it scans from the last element to the first (out[k] combines x[k:]).
+    reverse: bool = False
 
     def __post_init__(self) -> None:
         if not (self.axis is None or self.axis == "arg" or isinstance(self.axis, int)):
@@ -73,6 +75,9 @@ class TargetSpec:
             if as_dtype(pair[1]).itemsize < as_dtype(pair[0]).itemsize:
                 raise ValueError(f"promote: {pair[0]} -> {pair[1]} narrows; a promotion widens")
         oper = get_operator(self.op)
+        if self.reverse and not oper.commutative:
+            raise ValueError(f"reverse=True with op={self.op!r}: a reverse scan of a "
+                             f"non-commutative operator is not defined here; use add, max or min")
         if oper.name == "interval":
             raise ValueError("op='interval' is scancheck's proof device, not a target operator")
         bad = [d for d in self.dtypes if d not in DTYPES]
@@ -134,6 +139,27 @@ class Target:
         if self.spec.device == "gpu":
             x = _device_view(x)
         return to_numpy(self.run(x, axis))
+
+
+def forward(target: Target) -> Target:
+    """A reverse scan seen as a forward one: its input reversed along the scanned axis (a
+    fresh array), its output reversed back.  Other targets are returned as they are."""
+    if not target.spec.reverse:
+        return target
+
+    def flip(a: Any, axis: int) -> Any:
+        return a[(slice(None),) * (axis % a.ndim) + (slice(None, None, -1),)]
+
+    fn = target.fn
+    if target.spec.axis == "arg":
+        def run(x: Any, axis: int) -> Any:
+            return flip(fn(flip(x, axis).copy(), axis), axis)
+    else:
+        fixed = target.spec.axis if isinstance(target.spec.axis, int) else 0
+
+        def run(x: Any) -> Any:  # type: ignore[misc]
+            return flip(fn(flip(x, fixed).copy()), fixed)
+    return replace(target, fn=run, spec=replace(target.spec, reverse=False))
 
 
 def _device_view(x: np.ndarray) -> Any:

@@ -183,3 +183,12 @@ def test_a_promotion_is_declared_or_refused(budget):
     assert check_property(_target(np.cumsum, declared), "integers exact", budget).status == "pass"
     wraps = _target(lambda x: np.cumsum(x, dtype=x.dtype).astype(np.int64), declared)
     assert check_property(wraps, "integers exact", budget).status == "fail"
+
+
+def test_accumulation_precision_says_undetermined_where_no_prefix_passes_2_to_the_p():
+    from scancheck.properties import accumulation_precision
+
+    small = _target(lambda x: np.cumsum(x, dtype=x.dtype), TargetSpec(dtypes=("float32",),
+                                                                      max_n=20_000))
+    assert accumulation_precision(small, "float32")["accumulation float32"].startswith(
+        "undetermined")

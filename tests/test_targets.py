@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from scancheck.kernels import KERNEL_DIR
-from scancheck.targets import TargetSpec, builtin_targets, load_import_path, resolve
+from scancheck.targets import Target, TargetSpec, builtin_targets, load_import_path, resolve
 
 
 def test_builtins_include_the_libraries_and_scanchecks_own_kernels():
@@ -56,3 +56,20 @@ def test_a_promotion_must_widen_and_name_known_dtypes():
         TargetSpec(promote=(("int8", "complex64"),))
     assert TargetSpec(promote=(("int32", "int64"),)).output_dtype("int32") == "int64"
     assert TargetSpec().output_dtype("float16") == "float16"
+
+
+def test_a_reverse_scan_is_checked_as_the_forward_scan_it_mirrors(budget):
+    from scancheck.conformance import check
+
+    rev = TargetSpec(axis="arg", reverse=True, dtypes=("float32", "int32"))
+    flipped = Target("reverse cumsum", lambda x, axis: np.flip(np.cumsum(
+        np.flip(x, axis), axis=axis, dtype=x.dtype), axis), rev)
+    assert check(flipped, budget=budget).passed
+    forward_only = Target("forward cumsum declared reverse",
+                          lambda x: np.cumsum(x, dtype=x.dtype), TargetSpec(reverse=True))
+    rep = check(forward_only, properties=("integers exact",), budget=budget)
+    case = rep.verdict.smallest_case
+    # Reported in the target's own indices: output n-1 of a reverse scan is x[n-1] alone.
+    assert not rep.passed and case["n"] == 2 and case["index"] == 1
+    with pytest.raises(ValueError, match="reverse=True with op='recurrence'"):
+        TargetSpec(op="recurrence", reverse=True)
