@@ -134,14 +134,15 @@ def certified(x: np.ndarray, inclusive: bool = True, flush: bool = False, rows: 
     return ok if inclusive else _shifted(ok, True)
 
 
-def overflow_threshold(dtype: str) -> float:
+def overflow_threshold(dtype: str, halved: bool = False) -> float:
     """The smallest magnitude that rounds to infinity in ``dtype``: the largest finite value
-    plus half its ulp, (2 - 2**-p) * 2**emax.  For float64 it is past every float64, so the
-    answer is +inf there: a float64 bound reaches it exactly when it overflows itself."""
+    plus half its ulp, (2 - 2**-p) * 2**emax (half that with ``halved``).  For float64 the
+    whole of it is past every float64, so the answer is +inf there: a float64 bound reaches
+    it exactly when it overflows itself."""
     dt = as_dtype(dtype)
     p = SIGNIFICAND_BITS[dt.name]
     with np.errstate(over="ignore"):
-        return float(np.ldexp(2.0 - 2.0**-p, int(finfo(dt).maxexp) - 1))
+        return float(np.ldexp(2.0 - 2.0**-p, int(finfo(dt).maxexp) - 1 - int(halved)))
 
 
 def may_overflow(x: np.ndarray, depths: np.ndarray, inclusive: bool = True,
@@ -339,7 +340,25 @@ def classify(
     verdicts[(abs_err > bound) | wrong_special] = Verdict.BEYOND_BOUND
     # A partial sum that overflows stays infinite (or meets the other sign's infinity: NaN)
     # in every later combine; where no order can overflow that is a proven error.
-    verdicts[wrong_special & may_overflow(x, depths, inclusive, sums)] = Verdict.OVERFLOWED
+    overflowed = np.zeros(x.shape, dtype=bool)
+    if wrong_special.any():
+        # +inf needs the positive terms to reach the threshold in some order, -inf the
+        # negative ones, NaN both (+inf meeting -inf).
+        up = may_overflow(np.maximum(x, 0).astype(x.dtype), depths, inclusive)
+        down = may_overflow(np.maximum(-x, 0).astype(x.dtype), depths, inclusive)
+        can = np.where(cp == np.inf, up, np.where(cp == -np.inf, down,
+                                                  np.where(np.isnan(cp), up & down, up | down)))
+        overflowed = wrong_special & can
+    # Where the exact sum itself rounds to infinity, a finite answer is rounding only if it
+    # has that sign and lies within the bound of it: |answer| + gamma_d * sum|x| reaches the
+    # threshold (halved, so that float64's is a float64).
+    with np.errstate(invalid="ignore", over="ignore"):
+        reach = (np.abs(cp) + gamma(depths, dtype) * (abs_sums(x, inclusive) if sums is None
+                                                       else sums)) * 0.5
+    finite_for_inf = np.isinf(ex) & np.isfinite(cp)
+    implausible = finite_for_inf & ((np.sign(cp) != np.sign(ex)) |
+                                    ~(reach >= overflow_threshold(dtype, halved=True)))
+    verdicts[overflowed & ~implausible] = Verdict.OVERFLOWED
     abs_err = np.where(wrong_special, np.inf, abs_err)
     ulp_err = np.where(wrong_special, np.inf, ulp_err)
     return ErrorReport(name, dtype, abs_err, rel_err, ulp_err, bound, verdicts)

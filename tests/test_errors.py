@@ -236,3 +236,16 @@ def test_flushing_subnormals_is_within_the_bound_only_where_declared():
     # A grid finer than the smallest normal certifies nothing for a flushing scan.
     assert certified(x).all() and certified(x, flush=True).tolist() == [True, False, False, False]
     assert certified(np.array([1.0, 2.0], np.float32), flush=True).all()
+
+
+def test_only_the_overflows_some_order_can_make_are_rounding():
+    """Where the exact sum overflows, a finite answer must be near the threshold and of its
+    sign; -inf needs negative terms that can reach it, NaN terms of both signs."""
+    x = np.array([MAX32, MAX32], dtype=np.float32)
+    verdict = {label: classify(x, np.array([MAX32, v], dtype=np.float32), sequential_depths(2)
+                               ).verdicts[1] for label, v in
+               (("inf", np.inf), ("max", MAX32), ("zero", 0.0), ("-max", -MAX32),
+                ("-inf", -np.inf), ("nan", np.nan))}
+    assert verdict == {"inf": Verdict.EXACT, "max": Verdict.OVERFLOWED, "zero": Verdict.BEYOND_BOUND,
+                       "-max": Verdict.BEYOND_BOUND, "-inf": Verdict.BEYOND_BOUND,
+                       "nan": Verdict.BEYOND_BOUND}
