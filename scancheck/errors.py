@@ -320,6 +320,8 @@ def classify(
     depths = np.broadcast_to(np.asarray(depths, dtype=np.int64), x.shape)
     if exact is None:
         exact = exact_scan(x, inclusive=inclusive)
+    if sums is None:  # the bound and the overflow judgement both need it
+        sums = abs_sums(x, inclusive)
     ex = exact.astype(np.float64)
     cp = computed.astype(np.float64)
     finite = np.isfinite(ex) & np.isfinite(cp)
@@ -353,8 +355,7 @@ def classify(
     # has that sign and lies within the bound of it: |answer| + gamma_d * sum|x| reaches the
     # threshold (halved, so that float64's is a float64).
     with np.errstate(invalid="ignore", over="ignore"):
-        reach = (np.abs(cp) + gamma(depths, dtype) * (abs_sums(x, inclusive) if sums is None
-                                                       else sums)) * 0.5
+        reach = (np.abs(cp) + gamma(depths, dtype) * sums) * 0.5
     finite_for_inf = np.isinf(ex) & np.isfinite(cp)
     implausible = finite_for_inf & ((np.sign(cp) != np.sign(ex)) |
                                     ~(reach >= overflow_threshold(dtype, halved=True)))

@@ -95,10 +95,6 @@ INTERVAL_IDENTITY = (-1, -1)
 INTERVAL_ERROR = (-2, -2)
 
 
-def _float_or_int(dtype: str) -> bool:
-    return dtype in FLOAT_DTYPES
-
-
 def _max_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # NaN-propagating, and the earlier operand wins ties (so -0.0/+0.0 and NaN
     # payloads resolve the same way on every schedule): the CUDA functor is identical.
@@ -147,11 +143,11 @@ def _interval_exact(x: tuple, y: tuple) -> tuple:
 
 
 def _lowest(dtype: str) -> Any:
-    return -np.inf if _float_or_int(dtype) else np.iinfo(dtype).min
+    return -np.inf if is_float(dtype) else np.iinfo(dtype).min
 
 
 def _highest(dtype: str) -> Any:
-    return np.inf if _float_or_int(dtype) else np.iinfo(dtype).max
+    return np.inf if is_float(dtype) else np.iinfo(dtype).max
 
 
 @dataclass(frozen=True)
@@ -257,7 +253,7 @@ OPERATORS: dict[str, Operator] = {
             combine=lambda a, b: a + b,
             combine_exact=lambda a, b: a + b,
             _identity=lambda dt: 0,
-            exact_in=lambda dt: not _float_or_int(dt),
+            exact_in=lambda dt: not is_float(dt),
             doc="a + b; integers wrap modulo 2**bits, floats round to nearest",
         ),
         Operator(
@@ -293,7 +289,7 @@ OPERATORS: dict[str, Operator] = {
             combine=_recurrence_np,
             combine_exact=lambda x, y: (y[0] * x[0], y[0] * x[1] + y[1]),
             _identity=lambda dt: (1, 0),
-            exact_in=lambda dt: not _float_or_int(dt),
+            exact_in=lambda dt: not is_float(dt),
             doc="(a1, b1) then (a2, b2) = (a2*a1, a2*b1 + b2): y_n = a_n*y_{n-1} + b_n",
         ),
         Operator(

@@ -318,18 +318,30 @@ def _judge(target: Target, case: Case, x: np.ndarray, got: np.ndarray) -> Failur
 # -- the checks -----------------------------------------------------------------------
 
 
-def _integers_check(target: Target, case: Case) -> Failure | None:
-    out = _outputs(target, case)
-    return out if isinstance(out, Failure) else _bits_differ(target, *out[1:])
+Judge = Callable[[Target, Case, np.ndarray, np.ndarray, np.ndarray], "Failure | None"]
+
+
+def _on_outputs(judge: Judge) -> Check:
+    """A check that runs the target on the case and hands ``judge`` the input, the output
+    and the exact answer (a failed call is the check's failure)."""
+    def check(target: Target, case: Case) -> Failure | None:
+        out = _outputs(target, case)
+        return out if isinstance(out, Failure) else judge(target, case, *out)
+
+    return check
+
+
+@_on_outputs
+def _integers_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
+                    want: np.ndarray) -> Failure | None:
+    return _bits_differ(target, got, want)
 
 
 def _float_check(criterion: Callable[[Target, np.ndarray, np.ndarray, np.ndarray], Failure | None]
                  ) -> Check:
-    def check(target: Target, case: Case) -> Failure | None:
-        out = _outputs(target, case)
-        if isinstance(out, Failure):
-            return out
-        x, got, want = out
+    @_on_outputs
+    def check(target: Target, case: Case, x: np.ndarray, got: np.ndarray, want: np.ndarray
+              ) -> Failure | None:
         if target.spec.op != "add":  # max and min round nothing: exact, bit for bit
             return _bits_differ(target, got, want)
         failure = criterion(target, x, got, want)
@@ -338,11 +350,9 @@ def _float_check(criterion: Callable[[Target, np.ndarray, np.ndarray, np.ndarray
     return check
 
 
-def _specials_check(target: Target, case: Case) -> Failure | None:
-    out = _outputs(target, case)
-    if isinstance(out, Failure):
-        return out
-    x, got, want = out
+@_on_outputs
+def _specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
+                    want: np.ndarray) -> Failure | None:
     # Finite outputs are judged elsewhere; here only where NaN and infinities must be.
     special = ~np.isfinite(want) | ~np.isfinite(got)
     ok = ~special | (np.isnan(got) & np.isnan(want)) | (got == want)
@@ -395,11 +405,9 @@ def _determinism_check(target: Target, case: Case) -> Failure | None:
     return None
 
 
-def _recurrence_check(target: Target, case: Case) -> Failure | None:
-    out = _outputs(target, case)
-    if isinstance(out, Failure):
-        return out
-    x, got, want = out
+@_on_outputs
+def _recurrence_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
+                      want: np.ndarray) -> Failure | None:
     text = ("recurrence y_n = a_n*y_{n-1} + b_n not solved: operand order of the "
             "non-commutative pair, or a logic error")
     if not is_float(x.dtype):
