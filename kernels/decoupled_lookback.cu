@@ -113,32 +113,51 @@ __device__ __forceinline__ void store_striped(T* out, const T* stage, long long 
 }
 }  // namespace
 
-template <typename T, typename Op, int ITEMS>
-__global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out, long long n,
-                                   unsigned* counter, int* flags, T* aggregates, T* inclusives,
-                                   unsigned long long* words) {
+// What a tile reads and writes around the scan: the plain scan reads and writes T itself;
+// scancheck's exact oracle (kernels/oracle/exact_scan.cu) reads float bits, scans exact
+// fixed-point integers and writes the rounded bits, in the same single pass.
+template <typename T, typename Op>
+struct Plain {
+  using In = T;
+  using Out = T;
+  __device__ static In pad() { return Op::identity(); }
+  __device__ T load(In v) const { return v; }
+  __device__ Out store(T v) const { return v; }
+};
+
+// Shared memory: 33 T (warp totals, the tile's prefix), then each warp's staging area of
+// pad(32 * ITEMS) elements of the wider of In and Out.
+template <typename T, typename Op, int ITEMS, typename Convert>
+__device__ __forceinline__ void lookback_scan(const typename Convert::In* __restrict__ in,
+                                              typename Convert::Out* __restrict__ out, long long n,
+                                              unsigned* counter, const TileStatus<T>& status,
+                                              const Convert& convert) {
   using namespace scancheck;
+  using In = typename Convert::In;
+  using Out = typename Convert::Out;
   Op op;
-  const TileStatus<T> status{flags, aggregates, inclusives, words};
   __shared__ unsigned tile_shared;
   T* warp_totals = shared_as<T>();
   T* prefix_shared = warp_totals + kWarp;
   const int t = threadIdx.x, lane = t % kWarp, warp = t / kWarp, nwarps = blockDim.x / kWarp;
-  T* stage = prefix_shared + 1 + warp * pad(kWarp * ITEMS);
+  constexpr int kStageBytes = sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out);
+  unsigned char* stage_bytes =
+      reinterpret_cast<unsigned char*>(prefix_shared + 1) + warp * pad(kWarp * ITEMS) * kStageBytes;
+  In* stage_in = reinterpret_cast<In*>(stage_bytes);
+  Out* stage_out = reinterpret_cast<Out*>(stage_bytes);
   if (t == 0) tile_shared = atomicAdd(counter, 1u);
   __syncthreads();
   const long long tile = tile_shared;
   const long long seg = (tile * blockDim.x + (long long)warp * kWarp) * ITEMS;
   const bool full = (tile + 1) * blockDim.x * ITEMS <= n;
 
-  load_striped<T, ITEMS>(stage, in, seg, n, full, Op::identity());
+  load_striped<In, ITEMS>(stage_in, in, seg, n, full, Convert::pad());
   __syncwarp();
   T items[ITEMS];
 #pragma unroll
-  for (int i = 0; i < ITEMS; ++i) items[i] = stage[pad(lane * ITEMS + i)];
+  for (int i = 0; i < ITEMS; ++i) items[i] = convert.load(stage_in[pad(lane * ITEMS + i)]);
 #pragma unroll
   for (int i = 1; i < ITEMS; ++i) items[i] = op(items[i - 1], items[i]);
-
   const T wi = warp_inclusive(items[ITEMS - 1], op);
   if (lane == kWarp - 1) warp_totals[warp] = wi;
   __syncthreads();
@@ -189,7 +208,15 @@ __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) items[i] = op(full_prefix, items[i]);
 #pragma unroll
-  for (int i = 0; i < ITEMS; ++i) stage[pad(lane * ITEMS + i)] = items[i];
+  for (int i = 0; i < ITEMS; ++i) stage_out[pad(lane * ITEMS + i)] = convert.store(items[i]);
   __syncwarp();
-  store_striped<T, ITEMS>(out, stage, seg, n, full);
+  store_striped<Out, ITEMS>(out, stage_out, seg, n, full);
+}
+
+template <typename T, typename Op, int ITEMS>
+__global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out, long long n,
+                                   unsigned* counter, int* flags, T* aggregates, T* inclusives,
+                                   unsigned long long* words) {
+  const TileStatus<T> status{flags, aggregates, inclusives, words};
+  lookback_scan<T, Op, ITEMS>(in, out, n, counter, status, Plain<T, Op>{});
 }

@@ -155,6 +155,55 @@ def oracle_throughput(n: int = 1_000_000, mp_n: int = 20_000, reps: int = 5) -> 
     return rows
 
 
+#: The device oracle's benchmark data: (label, dtype, distribution of strategies.generate_data).
+DEVICE_ORACLE_CASES = (("float32 normal(0, 1)", "float32", "normal"),
+                       ("float32 integers in [0, 1000)", "float32", "integers"),
+                       ("float32 wide (exponents over the range)", "float32", "wide"),
+                       ("float64 normal(0, 1)", "float64", "normal"),
+                       ("float64 wide", "float64", "wide"))
+
+
+def device_oracle_throughput(sizes: tuple[int, ...] = (2**24, 2**28), reps: int = 10) -> list[dict]:
+    """The exact oracle on the GPU, whole (exponent pass, width, scan, rounding), against a
+    device copy and torch.cumsum of the same array timed in the same run."""
+    import cupy as cp
+
+    from .strategies import generate_data
+
+    rows = []
+    for label, dtype, dist in DEVICE_ORACLE_CASES:
+        for n in sizes:
+            if dist == "normal":
+                x = cp.random.default_rng(0).standard_normal(n, dtype=cp.float64).astype(dtype)
+            else:  # generated on the host once, tiled: the oracle's speed, not the generator's
+                part = generate_data(np.random.default_rng(0), min(n, 2**22), dtype, dist)
+                x = cp.tile(cp.asarray(part), -(-n // part.size))[:n]
+            rows.append({"input": label, "n": f"2^{n.bit_length() - 1}", **_time_oracle(x, reps)})
+            del x
+            cp.get_default_memory_pool().free_all_blocks()
+    return rows
+
+
+def _time_oracle(x: Any, reps: int) -> dict[str, float]:
+    import cupy as cp
+
+    from .exact_device import exact_scan_device
+
+    out = cp.empty_like(x)
+    copy_ms = time_gpu(lambda: cp.copyto(out, x), reps=reps)
+    oracle_ms = time_gpu(lambda: exact_scan_device(x), reps=reps)
+    row = {"oracle ms": oracle_ms, "elements/s": x.size / oracle_ms * 1e3,
+           "x memcpy time": oracle_ms / copy_ms}
+    try:
+        import torch
+    except ImportError:
+        return row
+    tx = torch.from_dlpack(x)
+    torch_ms = time_gpu(lambda: torch.cumsum(tx, 0), reps=reps)
+    row.update({"torch.cumsum ms": torch_ms, "x torch.cumsum time": oracle_ms / torch_ms})
+    return row
+
+
 def _seconds(fn: Callable[..., Any], *args: Any) -> float:
     t0 = time.perf_counter()
     fn(*args)

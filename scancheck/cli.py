@@ -39,6 +39,16 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.oracle:
         rows = bench.oracle_throughput()
         print(format_table(rows, title="exact oracle throughput on this CPU (best of 5)"))
+        from .verify import gpu_available
+
+        gpu, why = gpu_available()
+        if gpu:
+            sizes = tuple(2**int(k) for k in args.log2_sizes)
+            device = bench.device_oracle_throughput(sizes)
+            print(format_table(device, title=f"exact oracle on {why} (median of 10)"))
+            if args.json:
+                with open(args.json, "w") as fh:
+                    json.dump({"cpu": rows, "device": device}, fh, indent=1)
         return 0
     from .verify import gpu_available
 
@@ -291,7 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_verify)
 
     p = sub.add_parser("bench", help="GPU bandwidth table, or --oracle for the exact oracle")
-    p.add_argument("--oracle", action="store_true", help="exact-oracle throughput on the CPU")
+    p.add_argument("--oracle", action="store_true",
+                   help="exact-oracle throughput on the CPU, and on the GPU where there is one")
     p.add_argument("--log2-sizes", nargs="+", default=["20", "24", "28"])
     p.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
     p.add_argument("--reps", type=_positive(int), default=20)

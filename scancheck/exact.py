@@ -330,12 +330,17 @@ def exact_scan(
 ) -> np.ndarray:
     """The exact scan of ``x`` rounded once to its dtype: the answer a scan must approximate.
 
+    A device array (CuPy, ``__cuda_array_interface__`` or DLPack) gets a CuPy array back:
+    1-D floats under ``add`` are computed on the device (:mod:`scancheck.exact_device`),
+    the rest on the host, never by the library under test.
     Floats under ``add`` take the fast exact limb path; integer ``add`` wraps; ``max``
     and ``min`` are exact in any type, with the zero order and NaN rule given
     (:data:`~scancheck.operators.ZERO_ORDERS`, :data:`~scancheck.operators.NAN_RULES`);
     the recurrence pair goes through rationals.
     """
     oper = get_operator(op)
+    if on_device(x):
+        return _exact_scan_on_device(x, oper, inclusive, zeros, nans)
     x = oper.host_elements(x, allow_empty=True)
     if oper.name == "recurrence":
         out = exact_recurrence(x)
@@ -346,6 +351,27 @@ def exact_scan(
     else:
         out = _exact_rows(x[None, :], oper, zeros, nans)[0]
     return out if inclusive else exclusive_of(out, oper.identity(x.dtype.name))
+
+
+def on_device(x: Any) -> bool:
+    """Whether ``x`` is an array in CUDA device memory (CuPy, torch, JAX, Numba...)."""
+    if hasattr(x, "__cuda_array_interface__"):
+        return True
+    dlpack_device = getattr(x, "__dlpack_device__", None)
+    # DLPack device types 2, 3 and 13: CUDA, CUDA pinned host and CUDA managed memory.
+    return dlpack_device is not None and int(dlpack_device()[0]) in (2, 3, 13)
+
+
+def _exact_scan_on_device(x: Any, oper: Operator, inclusive: bool, zeros: str,
+                          nans: str) -> Any:
+    import cupy as cp
+
+    from .exact_device import FORMATS, as_device_array, exact_scan_device
+
+    a = as_device_array(x)
+    if oper.name == "add" and a.ndim == 1 and a.dtype.name in FORMATS:
+        return exact_scan_device(a, inclusive)
+    return cp.asarray(exact_scan(cp.asnumpy(a), oper, inclusive, zeros=zeros, nans=nans))
 
 
 def exact_scan_axis(x: Any, op: str | Operator = "add", axis: int = -1, inclusive: bool = True,

@@ -52,13 +52,14 @@ def _counts(text: str) -> str:
     return last[-1].strip("= \n") if last else "no pytest summary line"
 
 
-def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str]) -> int:
+def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],
+                   jobs: str) -> int:
     """``scancheck check`` on the library scans and every scancheck kernel; the summary table."""
     from .targets import builtin_targets
 
     # Every built-in target but the CPU models (CI checks those), kernels included.
     targets = [name for name in builtin_targets() if not name.startswith("model:")]
-    rc, text, secs = _run([py, "-m", "scancheck.cli", "check", *targets, "--jobs", "4",
+    rc, text, secs = _run([py, "-m", "scancheck.cli", "check", *targets, "--jobs", jobs,
                            "--json", str(out / "conformance.json")], out / "conformance.log", env)
     table = text[text.rfind("summary"):] if "summary" in text else text[-2000:]
     summary.append(f"scancheck check ({secs:.0f}s):")
@@ -74,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parts", nargs="+", default=list(PARTS), choices=PARTS,
                         help="which parts to run (default: all)")
     parser.add_argument("--bench-sizes", nargs="+", default=["20", "24", "28"])
+    parser.add_argument("--jobs", default="4",
+                        help="targets checked at once by the check and controls parts (default: 4)")
     parser.add_argument("pytest_args", nargs="*")
     args = parser.parse_args(argv)
 
@@ -137,10 +140,10 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
         status |= rc
         summary.append(f"scancheck verify: {text.strip().splitlines()[-1]}")
     if "check" in parts:
-        status |= _check_targets(py, out, env, summary)
+        status |= _check_targets(py, out, env, summary, args.jobs)
     if "controls" in parts:
         # The default flags of `scancheck check`: every control must be caught with them.
-        rc, text, secs = _run([py, "-m", "scancheck.cli", "check", "--controls", "--jobs", "4"],
+        rc, text, secs = _run([py, "-m", "scancheck.cli", "check", "--controls", "--jobs", args.jobs],
                               out / "controls.log", env)
         status |= rc
         print(text[-3000:])

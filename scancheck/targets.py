@@ -293,7 +293,10 @@ def builtin_targets() -> dict[str, Target]:
         # shows what was observed.
         library("cupy.cumsum (CUB)", _cupy_cumsum(["cub"]),
                 TargetSpec(device="gpu", deterministic=False), _gpu_missing()),
-        library("cupy.cumsum (no CUB)", _cupy_cumsum([]), TargetSpec(device="gpu"), _gpu_missing()),
+        # Without CUB, CuPy's own scan kernel is compiled with -ftz=true (cupy#9576): float32
+        # subnormals read as zero (measured on an H100, docs/findings.md); CUB's does not flush.
+        library("cupy.cumsum (no CUB)", _cupy_cumsum([]),
+                TargetSpec(device="gpu", subnormals="flush"), _gpu_missing()),
         # torch 2.13 has no CPU cumsum for uint16, uint32 or uint64.
         library("torch.cumsum (CPU)", _torch_cpu_cumsum,
                 TargetSpec(dtypes=(*KERNEL_DTYPES, "float16", "bfloat16", "int8", "int16", "uint8"),
@@ -345,7 +348,7 @@ def cuda_file_target(path: str | Path, block: int = 256, spec: TargetSpec | None
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"{path} is not a file")
-    from .kernels import check_block, expand_source
+    from .kernels import IeeeModule, check_block, expand_source
 
     check_block(block)
 
@@ -359,9 +362,8 @@ def cuda_file_target(path: str | Path, block: int = 256, spec: TargetSpec | None
         if dt not in kernels:
             import cupy as cp
 
-            mod = cp.RawModule(code=f"{cu_prelude(dt)}{source}", options=("--std=c++17",))
             try:
-                kernels[dt] = mod.get_function("scan")
+                kernels[dt] = IeeeModule(f"{cu_prelude(dt)}{source}").get_function("scan")
             except cp.cuda.compiler.CompileException as exc:
                 first = next((ln for ln in str(exc).splitlines() if "error" in ln), str(exc))
                 raise ValueError(f"{path} does not compile for dtype={dt}: {first.strip()}") from None

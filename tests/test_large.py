@@ -3,6 +3,9 @@ a clear skip where memory is short.  The full-size runs are GPU tests (test_kern
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -74,3 +77,20 @@ def test_short_memory_is_said_not_guessed(monkeypatch):
                                        (dict(max_n=1000), "declared max_n=1,000")])
 def test_targets_that_cannot_take_the_size_are_skipped(spec, why):
     assert why in check_large(_numpy(**spec), "past 2**31").diagnosis
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not on PATH")
+def test_the_step_check_kernel_compiles_for_every_dtype_it_is_launched_with(tmp_path):
+    """The instantiations large._step_kernel asks NVRTC for (one dtype each)."""
+    from scancheck.kernels import KERNEL_DIR, expand_source
+    from scancheck.large import STEP_DTYPES
+    from scancheck.operators import CUDA_SCALAR
+
+    refs = ", ".join(f"reinterpret_cast<const void*>(&step_check<{CUDA_SCALAR[d]}>)"
+                     for d in STEP_DTYPES)
+    src = expand_source("step_check.cu", KERNEL_DIR / "oracle")
+    (tmp_path / "k.cu").write_text(f"{src}\nconst void* instances[] = {{{refs}}};\n")
+    proc = subprocess.run([shutil.which("nvcc"), "-std=c++17", "-arch=sm_90", "-c",
+                           str(tmp_path / "k.cu"), "-o", str(tmp_path / "k.o")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]

@@ -1,0 +1,148 @@
+"""The exact oracle on the GPU: :func:`scancheck.exact.exact_scan` where the data lies.
+
+``kernels/oracle/exact_scan.cu`` turns every finite value into an exact fixed-point
+integer of W 64-bit words, takes the integer prefix sums in one decoupled look-back
+pass and rounds each once to the input's format (nearest, ties to even), reading and
+writing the float bits alone: the same 2 * itemsize bytes a float scan moves.  W comes
+from one pass over the data's exponents, so the integers are as wide as the data needs
+and no wider.  Results are bit for bit those of the CPU oracle, which
+``tests/test_exact_device.py`` checks on every data distribution.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from .kernels import KERNEL_DIR, IeeeModule, expand_source
+
+#: Storage, significand bits and exponent bits of each format the device oracle reads.
+#: bfloat16 is absent because CuPy has no bfloat16 arrays.
+FORMATS: dict[str, tuple[str, int, int]] = {
+    "float16": ("unsigned short", 11, 5),
+    "float32": ("unsigned int", 24, 8),
+    "float64": ("unsigned long long", 53, 11),
+}
+#: Integer widths compiled, in 64-bit words; the narrowest that holds every prefix is used.
+#: 34 words hold any float64 data up to 2**34 elements (exponents -1074 to 1023).
+WIDTHS = (1, 2, 3, 4, 6, 8, 16, 34)
+BLOCK = 256
+
+
+def items_per_thread(words: int) -> int:
+    """Elements a thread scans in registers: fewer as the integers widen."""
+    return 8 if words <= 2 else 4 if words <= 4 else 2 if words <= 8 else 1
+
+
+def instantiations(dtype: str) -> list[str]:
+    """The kernel name expressions the oracle may launch for ``dtype``."""
+    bits, p, e = FORMATS[dtype]
+    names = [f"exponent_range<{bits}, {p}, {e}>"]
+    names += [f"exact_scan<{bits}, {p}, {e}, {w}, {items_per_thread(w)}>" for w in WIDTHS]
+    return names
+
+
+@functools.cache
+def _kernel(name: str, device: int) -> Any:
+    # One small module per instantiation: a float32 check compiles only the widths it meets.
+    return IeeeModule(expand_source("exact_scan.cu", KERNEL_DIR / "oracle"),
+                       name_expressions=(name,)).get_function(name)
+
+
+def words_needed(lo: int, hi: int, n: int) -> int:
+    """Words that hold any prefix sum of ``n`` values whose bits lie in [2**lo, 2**(hi+1)),
+    with its sign."""
+    bits = (hi - lo + 1) + max(n, 1).bit_length() + 1
+    need = -(-bits // 64)
+    for w in WIDTHS:
+        if w >= need:
+            return w
+    raise ValueError(f"the data spans {hi - lo + 1} bits of exponent at n = {n:,}: over the "
+                     f"{64 * WIDTHS[-1]}-bit integers the device oracle compiles")
+
+
+def as_device_array(x: Any) -> Any:
+    """``x`` as a CuPy array without a copy: CuPy arrays, ``__cuda_array_interface__`` or DLPack."""
+    import cupy as cp
+
+    if isinstance(x, cp.ndarray):
+        return x
+    if hasattr(x, "__cuda_array_interface__"):
+        return cp.asarray(x)
+    return cp.from_dlpack(x)
+
+
+def exact_scan_device(x: Any, inclusive: bool = True) -> Any:
+    """The exact add scan of a 1-D device float array, rounded once per output to its dtype:
+    bit for bit :func:`scancheck.exact.exact_scan` of the same values, as a CuPy array."""
+    import cupy as cp
+
+    a = as_device_array(x)
+    if a.ndim != 1:
+        raise ValueError(f"x must be 1-D for the device oracle, got shape {tuple(a.shape)}")
+    dtype = a.dtype.name
+    if dtype not in FORMATS:
+        raise ValueError(f"dtype={dtype!r} is not supported by the device oracle; allowed: "
+                         f"{', '.join(FORMATS)}")
+    a = cp.ascontiguousarray(a)
+    n = a.shape[0]
+    out = cp.empty_like(a)
+    if n:
+        bits = a.view({2: cp.uint16, 4: cp.uint32, 8: cp.uint64}[a.itemsize])
+        dev = cp.cuda.Device().id
+        rng = cp.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0], dtype=cp.int32)
+        grid = min(-(-n // BLOCK), 4 * 1024)
+        _kernel(instantiations(dtype)[0], dev)((grid,), (BLOCK,), (bits, np.int64(n), rng))
+        lo, hi, special = (int(v) for v in rng.get())
+        if lo > hi:  # no nonzero finite value: every finite prefix is zero
+            out.fill(0)
+        else:
+            w = words_needed(lo, hi, n)
+            _launch(bits, out.view(bits.dtype), n, lo, dtype, w, dev)
+        if special or bool(a[0] == 0):
+            overlay_specials(a, out, cp)
+    if not inclusive and n:
+        out = cp.concatenate([cp.zeros(1, dtype=a.dtype), out[:-1]])
+    return out
+
+
+def _launch(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev: int) -> None:
+    import cupy as cp
+
+    storage, p, e = FORMATS[dtype]
+    items = items_per_thread(words)
+    tiles = -(-n // (BLOCK * items))
+    name = f"exact_scan<{storage}, {p}, {e}, {words}, {items}>"
+    counter = cp.zeros(1, dtype=cp.uint32)
+    flags = cp.zeros(tiles, dtype=cp.int32)
+    aggregates = cp.empty((tiles, words), dtype=cp.uint64)
+    inclusives = cp.empty((tiles, words), dtype=cp.uint64)
+    # Shared memory: 33 integers (warp totals, the tile's prefix) and the staged float bits.
+    smem = 33 * 8 * words + (BLOCK // 32) * (32 * items + items) * bits.itemsize
+    kernel = _kernel(name, dev)
+    if smem > 48 * 1024:
+        kernel.max_dynamic_shared_size_bytes = smem
+    kernel((tiles,), (BLOCK,), (bits, out, np.int64(n), np.int32(base), counter, flags,
+                                aggregates, inclusives), shared_mem=smem)
+
+
+def overlay_specials(x: Any, out: Any, xp: Any) -> None:
+    """IEEE's rules over the finite sums of a 1-D scan, in place, as
+    ``exact._apply_specials`` states them: NaN from a NaN on, or once both infinities were
+    seen; +-inf from the first of its sign; -0.0 while every input so far was -0.0.  Each
+    rule starts or ends at one index, so nothing of the size of ``x`` is kept.  ``xp`` is
+    the array module of ``x`` and ``out`` (CuPy, or NumPy in the CPU tests)."""
+    n = x.shape[0]
+
+    def first(mask: Any) -> int:
+        i = int(xp.argmax(mask))
+        return i if bool(mask[i]) else n
+
+    pinf, ninf = first(x == xp.inf), first(x == -xp.inf)
+    nan = min(first(xp.isnan(x)), max(pinf, ninf))
+    out[pinf:] = xp.inf
+    out[ninf:] = -xp.inf
+    out[nan:] = xp.nan
+    out[:first(~((x == 0) & xp.signbit(x)))] = -0.0

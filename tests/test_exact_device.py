@@ -1,0 +1,219 @@
+"""The exact oracle on the device (scancheck.exact_device), against the CPU oracle.
+
+Where nvcc is present, the oracle's integer arithmetic (``kernels/oracle/exact_scan.cu`` is
+``__host__ __device__``) runs on the CPU too, summing in order: the conversion to fixed
+point, the wide additions and the rounding meet the CPU oracle bit for bit without a GPU.
+On a GPU, the whole device path (exponent pass, width, look-back scan, IEEE specials)
+must do the same on every data distribution.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scancheck.exact import exact_scan
+from scancheck.exact_device import (
+    FORMATS,
+    WIDTHS,
+    exact_scan_device,
+    instantiations,
+    overlay_specials,
+    words_needed,
+)
+from scancheck.kernels import KERNEL_DIR, expand_source
+from scancheck.strategies import DISTRIBUTIONS, finite_floats, scan_data
+from scancheck.testing import assert_same_bits
+
+nvcc = shutil.which("nvcc")
+needs_nvcc = pytest.mark.skipif(nvcc is None, reason="nvcc is not on PATH")
+_BITS = {"float16": np.uint16, "float32": np.uint32, "float64": np.uint64}
+
+
+@needs_nvcc
+@pytest.mark.slow
+def test_every_instantiation_the_oracle_launches_compiles(tmp_path):
+    src = expand_source("exact_scan.cu", KERNEL_DIR / "oracle")
+    names = [name for dtype in FORMATS for name in instantiations(dtype)]
+    refs = ",\n".join(f"  reinterpret_cast<const void*>(&{name})" for name in names)
+    (tmp_path / "k.cu").write_text(f"{src}\nconst void* instances[] = {{\n{refs}\n}};\n")
+    proc = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", "-Werror", "all-warnings", "-c",
+                           str(tmp_path / "k.cu"), "-o", str(tmp_path / "k.o")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+@pytest.fixture(scope="module")
+def host_oracle(tmp_path_factory):
+    """The kernel's arithmetic built for the CPU: (range, scan) callables by dtype and width."""
+    if nvcc is None:
+        pytest.skip("nvcc is not on PATH")
+    out = tmp_path_factory.mktemp("host_oracle")
+    lines = [expand_source("exact_scan.cu", KERNEL_DIR / "oracle"), """
+template <typename Bits, int P, int EBITS, int W>
+void host_scan(const void* in, void* out, long long n, int base) {
+  const scancheck::FixedPoint<Bits, P, EBITS, W> fp{base};
+  const scancheck::WideAdd<W> add;
+  scancheck::Wide<W> acc = scancheck::WideAdd<W>::identity();
+  for (long long i = 0; i < n; ++i) {
+    acc = add(acc, fp.load(static_cast<const Bits*>(in)[i]));
+    static_cast<Bits*>(out)[i] = fp.store(acc);
+  }
+}
+template <typename Bits, int P, int EBITS>
+void host_range(const void* in, long long n, int* range) {
+  for (long long i = 0; i < n; ++i)
+    widen_range<Bits, P, EBITS>(static_cast<const Bits*>(in)[i], range[0], range[1], range[2]);
+}
+"""]
+    for dtype, (bits, p, e) in FORMATS.items():
+        lines.append(f'extern "C" void range_{dtype}(const void* in, long long n, int* r) '
+                     f'{{ host_range<{bits}, {p}, {e}>(in, n, r); }}')
+        for w in WIDTHS:
+            lines.append(f'extern "C" void scan_{dtype}_{w}(const void* in, void* out, long long n,'
+                         f' int base) {{ host_scan<{bits}, {p}, {e}, {w}>(in, out, n, base); }}')
+    (out / "host.cu").write_text("\n".join(lines))
+    proc = subprocess.run([nvcc, "-std=c++17", "-O1", "-Xcompiler", "-fPIC", "-shared",
+                           str(out / "host.cu"), "-o", str(out / "host.so")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return ctypes.CDLL(str(out / "host.so"))
+
+
+def host_exact_scan(lib, x: np.ndarray) -> np.ndarray:
+    """exact_scan_device's steps, with the kernels' arithmetic run on the CPU."""
+    x = np.ascontiguousarray(x)
+    n, dtype = x.shape[0], x.dtype.name
+    rng = np.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0], dtype=np.int32)
+    getattr(lib, f"range_{dtype}")(x.ctypes.data_as(ctypes.c_void_p), ctypes.c_longlong(n),
+                                   rng.ctypes.data_as(ctypes.POINTER(ctypes.c_int)))
+    lo, hi, special = (int(v) for v in rng)
+    out = np.zeros_like(x)
+    if lo <= hi:
+        w = words_needed(lo, hi, n)
+        getattr(lib, f"scan_{dtype}_{w}")(x.ctypes.data_as(ctypes.c_void_p),
+                                          out.ctypes.data_as(ctypes.c_void_p),
+                                          ctypes.c_longlong(n), ctypes.c_int(lo))
+    if special or x[0] == 0:
+        overlay_specials(x, out, np)
+    return out
+
+
+float_dtypes = st.sampled_from(list(FORMATS))
+
+
+@needs_nvcc
+@given(dtype=float_dtypes, dist=st.sampled_from(DISTRIBUTIONS), data=st.data())
+def test_the_oracle_arithmetic_equals_the_cpu_oracle_on_every_distribution(host_oracle, dtype,
+                                                                          dist, data):
+    n = data.draw(st.integers(1, 3000), label="n")
+    x = data.draw(scan_data(n, dtype, dist), label="x")
+    assert_same_bits(host_exact_scan(host_oracle, x), exact_scan(x), f"{dist} {dtype}")
+
+
+@needs_nvcc
+@given(dtype=float_dtypes, data=st.data())
+def test_the_oracle_arithmetic_is_exact_over_the_whole_exponent_range(host_oracle, dtype, data):
+    """Arbitrary finite floats: subnormals, the largest values and everything between, so
+    the widest integers (34 words for float64) and rounding to infinity are met."""
+    x = data.draw(finite_floats(dtype, max_size=200), label="x")
+    assert_same_bits(host_exact_scan(host_oracle, x), exact_scan(x), dtype)
+
+
+@needs_nvcc
+@pytest.mark.parametrize("dtype", list(FORMATS))
+def test_ties_round_to_even_and_carries_reach_the_exponent(host_oracle, dtype):
+    info = np.finfo(dtype)
+    eps, one = info.eps, np.array(1, dtype=dtype)
+    cases = [
+        [one, eps / 2],  # a tie at an even significand: stays 1
+        [one + eps, eps / 2],  # a tie at an odd one: rounds up
+        [one, eps / 2, info.smallest_subnormal],  # just past the tie: up
+        [2 - eps, eps / 2],  # the carry out of the significand steps the exponent
+        [info.max, info.max, -info.max],  # the exact prefixes: max, 2 max (inf), max
+        [info.smallest_normal - info.smallest_subnormal, info.smallest_subnormal],
+        [-info.smallest_subnormal, info.smallest_subnormal],  # an exact zero: +0.0
+    ]
+    for values in cases:
+        x = np.array(values, dtype=dtype)
+        assert_same_bits(host_exact_scan(host_oracle, x), exact_scan(x), f"{values}")
+
+
+def test_widths_grow_with_the_span_and_the_length():
+    assert words_needed(0, 23, 1000) == 1
+    assert words_needed(-60, 2, 2**28) == 2
+    assert words_needed(-1074, 1023, 2**34) == 34
+    with pytest.raises(ValueError, match="over the 2176-bit integers"):
+        words_needed(-1074, 1023, 2**80)
+
+
+# -- on a GPU ---------------------------------------------------------------------------
+
+
+@pytest.mark.gpu
+@given(dtype=float_dtypes, dist=st.sampled_from(DISTRIBUTIONS), data=st.data())
+def test_the_device_oracle_equals_the_cpu_oracle_on_every_distribution(dtype, dist, data):
+    import cupy as cp
+
+    n = data.draw(st.sampled_from([1, 2, 23, 2047, 2048, 2049, 4097, 65537, 300_001]), label="n")
+    x = data.draw(scan_data(n, dtype, dist), label="x")
+    got = exact_scan_device(cp.asarray(x))
+    assert isinstance(got, cp.ndarray)
+    assert_same_bits(got, exact_scan(x), f"{dist} {dtype} n={n}")
+
+
+@pytest.mark.gpu
+@given(dtype=float_dtypes, data=st.data())
+def test_the_device_oracle_is_exact_over_the_whole_exponent_range(dtype, data):
+    import cupy as cp
+
+    x = data.draw(finite_floats(dtype, max_size=3000), label="x")
+    assert_same_bits(exact_scan_device(cp.asarray(x)), exact_scan(x), dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.parametrize("dist", ["uniform", "cancellation", "wide", "specials"])
+def test_the_device_oracle_at_millions_of_elements(dist):
+    """Many tiles, long look-back chains, sums past 2**24: still the CPU oracle's bits."""
+    import cupy as cp
+
+    from scancheck.strategies import generate_data
+
+    x = generate_data(np.random.default_rng(7), 3_000_017, "float32", dist)
+    assert_same_bits(exact_scan_device(cp.asarray(x)), exact_scan(x), dist)
+    x64 = generate_data(np.random.default_rng(8), 1_000_003, "float64", dist)
+    assert_same_bits(exact_scan(cp.asarray(x64)), exact_scan(x64), f"{dist} float64")
+
+
+@pytest.mark.gpu
+def test_exact_scan_computes_device_arrays_where_they_lie():
+    import cupy as cp
+    import torch
+
+    x = np.random.default_rng(3).standard_normal(10_001).astype(np.float32)
+    want = exact_scan(x)
+    assert isinstance(exact_scan(cp.asarray(x)), cp.ndarray)
+    assert_same_bits(exact_scan(cp.asarray(x)), want)
+    assert_same_bits(exact_scan(torch.from_numpy(x).cuda()), want)  # DLPack
+    assert_same_bits(exact_scan(cp.asarray(x), inclusive=False),
+                     exact_scan(x, inclusive=False))
+    ints = np.arange(100, dtype=np.int32)
+    assert_same_bits(exact_scan(cp.asarray(ints), "max"), exact_scan(ints, "max"))
+
+
+@pytest.mark.gpu
+def test_bad_device_inputs_are_refused_by_name():
+    import cupy as cp
+
+    with pytest.raises(ValueError, match="x must be 1-D"):
+        exact_scan_device(cp.zeros((2, 3), dtype=cp.float32))
+    with pytest.raises(ValueError, match="dtype='int32' is not supported"):
+        exact_scan_device(cp.zeros(3, dtype=cp.int32))
+    assert exact_scan_device(cp.zeros(0, dtype=cp.float32)).shape == (0,)
