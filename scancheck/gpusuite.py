@@ -143,7 +143,8 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
         status |= _check_targets(py, out, env, summary, args.jobs)
     if "controls" in parts:
         # The default flags of `scancheck check`: every control must be caught with them.
-        rc, text, secs = _run([py, "-m", "scancheck.cli", "check", "--controls", "--jobs", args.jobs],
+        rc, text, secs = _run([py, "-m", "scancheck.cli", "check", "--controls", "--jobs",
+                               args.jobs],
                               out / "controls.log", env)
         status |= rc
         print(text[-3000:])
@@ -162,6 +163,12 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
         keep = [ln for ln in text.splitlines() if ("2^28" in ln or "2^24" in ln) and "float32" in ln]
         summary.append("bandwidth (float32; median ms, GB/s, x memcpy):")
         summary.extend(f"  {ln}" for ln in keep)
+        rc, text, _ = _run([py, "-m", "scancheck.cli", "bench", "--oracle", "--log2-sizes",
+                            args.bench_sizes[-1]], out / "bench-oracle.log", env)
+        status |= rc
+        table = text[text.find("exact oracle on"):] if "exact oracle on" in text else ""
+        summary.append("exact oracle on the device (ms, elements/s, x memcpy, torch.cumsum):")
+        summary.extend(f"  {ln}" for ln in table.splitlines()[3:])
     return status
 
 

@@ -144,9 +144,19 @@ def _first_bad(target: Target, ok: np.ndarray, got: np.ndarray, want: np.ndarray
 
 
 def _exact(target: Target, x: np.ndarray) -> np.ndarray:
+    """The exact answer for ``x``: for a GPU target's large float add cases, computed on the
+    device (bit for bit the CPU oracle's, a thousand times faster), so that the time budget
+    buys cases rather than oracle work."""
+    from .exact_device import DEVICE_FROM, FORMATS
+
     spec = target.spec
     if spec.op in ("max", "min"):
         return exact_scan(x, spec.op, spec.inclusive, zeros=spec.zeros, nans=spec.nans)
+    if (spec.device == "gpu" and spec.op == "add" and x.ndim == 1 and x.size >= DEVICE_FROM
+            and x.dtype.name in FORMATS):
+        import cupy as cp
+
+        return exact_scan(cp.asarray(x), spec.op, spec.inclusive).get()
     return exact_scan(x, spec.op, spec.inclusive)
 
 
