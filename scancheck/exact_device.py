@@ -148,7 +148,7 @@ def overlay_specials(x: Any, out: Any, xp: Any) -> None:
     out[pinf:] = xp.inf
     out[ninf:] = -xp.inf
     out[nan:] = xp.nan
-    # Copied, not filled: CuPy fills a float16 slice with +0.0 when given -0.0 (seen on an
-    # H100, CuPy 14.2); the inputs there are -0.0 themselves.
+    # Copied, not filled: CuPy 14.2 stores +0.0 when a slice is assigned or filled with the
+    # scalar -0.0, in every float dtype (docs/findings.md); the inputs there are -0.0.
     negzero = first(~((x == 0) & xp.signbit(x)))
     out[:negzero] = x[:negzero]

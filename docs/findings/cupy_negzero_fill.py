@@ -1,7 +1,9 @@
-"""Does a CuPy float16 slice assigned the scalar -0.0 keep the sign?  Plain CuPy.
+"""Does a CuPy array assigned or filled with the scalar -0.0 keep the sign?  Plain CuPy.
 
 scancheck's device oracle met a float16 output of +0.0 where it had assigned -0.0 to a
-slice; this asks CuPy alone.  Run on a GPU:  python docs/findings/cupy_float16_negzero_fill.py
+slice; this asks CuPy alone, for every float dtype.  On an H100 with CuPy 14.2.0 every
+signbit printed False: the sign is lost in all three dtypes (docs/findings.md).
+Run on a GPU:  python docs/findings/cupy_negzero_fill.py
 """
 
 import cupy as cp
