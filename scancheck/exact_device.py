@@ -16,14 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from .kernels import KERNEL_DIR, IeeeModule, expand_source
+from .kernels import DEFAULT_SMEM_LIMIT, KERNEL_DIR, IeeeModule, expand_source, lookback_smem
+from .operators import CUDA_SCALAR, SIGNIFICAND_BITS
 
-#: Storage, significand bits and exponent bits of each format the device oracle reads.
-#: bfloat16 is absent because CuPy has no bfloat16 arrays.
+#: Storage (the unsigned integer of the same width), significand bits and exponent bits of
+#: each format the device oracle reads.  bfloat16 is absent: CuPy has no bfloat16 arrays.
 FORMATS: dict[str, tuple[str, int, int]] = {
-    "float16": ("unsigned short", 11, 5),
-    "float32": ("unsigned int", 24, 8),
-    "float64": ("unsigned long long", 53, 11),
+    d: (CUDA_SCALAR[f"uint{8 * np.dtype(d).itemsize}"], SIGNIFICAND_BITS[d],
+        8 * np.dtype(d).itemsize - SIGNIFICAND_BITS[d])
+    for d in ("float16", "float32", "float64")
 }
 #: Integer widths compiled, in 64-bit words; the narrowest that holds every prefix is used.
 #: 34 words hold any float64 data up to 2**34 elements (exponents -1074 to 1023).
@@ -39,12 +40,17 @@ def items_per_thread(words: int) -> int:
     return 8 if words <= 2 else 4 if words <= 4 else 2 if words <= 8 else 1
 
 
+def _range_name(dtype: str) -> str:
+    return f"exponent_range<{', '.join(map(str, FORMATS[dtype]))}>"
+
+
+def _scan_name(dtype: str, words: int) -> str:
+    return f"exact_scan<{', '.join(map(str, FORMATS[dtype]))}, {words}, {items_per_thread(words)}>"
+
+
 def instantiations(dtype: str) -> list[str]:
     """The kernel name expressions the oracle may launch for ``dtype``."""
-    bits, p, e = FORMATS[dtype]
-    names = [f"exponent_range<{bits}, {p}, {e}>"]
-    names += [f"exact_scan<{bits}, {p}, {e}, {w}, {items_per_thread(w)}>" for w in WIDTHS]
-    return names
+    return [_range_name(dtype)] + [_scan_name(dtype, w) for w in WIDTHS]
 
 
 @functools.cache
@@ -97,7 +103,7 @@ def exact_scan_device(x: Any, inclusive: bool = True) -> Any:
         dev = cp.cuda.Device().id
         rng = cp.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0], dtype=cp.int32)
         grid = min(-(-n // BLOCK), 4 * 1024)
-        _kernel(instantiations(dtype)[0], dev)((grid,), (BLOCK,), (bits, np.int64(n), rng))
+        _kernel(_range_name(dtype), dev)((grid,), (BLOCK,), (bits, np.int64(n), rng))
         lo, hi, special = (int(v) for v in rng.get())
         if lo > hi:  # no nonzero finite value: every finite prefix is zero
             out.fill(0)
@@ -114,18 +120,15 @@ def exact_scan_device(x: Any, inclusive: bool = True) -> Any:
 def _launch(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev: int) -> None:
     import cupy as cp
 
-    storage, p, e = FORMATS[dtype]
     items = items_per_thread(words)
     tiles = -(-n // (BLOCK * items))
-    name = f"exact_scan<{storage}, {p}, {e}, {words}, {items}>"
     counter = cp.zeros(1, dtype=cp.uint32)
     flags = cp.zeros(tiles, dtype=cp.int32)
     aggregates = cp.empty((tiles, words), dtype=cp.uint64)
     inclusives = cp.empty((tiles, words), dtype=cp.uint64)
-    # Shared memory: 33 integers (warp totals, the tile's prefix) and the staged float bits.
-    smem = 33 * 8 * words + (BLOCK // 32) * (32 * items + items) * bits.itemsize
-    kernel = _kernel(name, dev)
-    if smem > 48 * 1024:
+    smem = lookback_smem(BLOCK, items, 8 * words, bits.itemsize)
+    kernel = _kernel(_scan_name(dtype, words), dev)
+    if smem > DEFAULT_SMEM_LIMIT:
         kernel.max_dynamic_shared_size_bytes = smem
     kernel((tiles,), (BLOCK,), (bits, out, np.int64(n), np.int32(base), counter, flags,
                                 aggregates, inclusives), shared_mem=smem)

@@ -178,10 +178,15 @@ def _smem_elems(count: Callable[[int, dict], int]) -> Callable[[int, int, dict],
     return lambda block, itemsize, params: count(block, params) * itemsize
 
 
-def _lookback_smem(block: int, itemsize: int, params: dict) -> int:
-    items = params["items"]
+def lookback_smem(block: int, items: int, scan_bytes: int, stage_bytes: int) -> int:
+    """Dynamic shared memory of ``lookback_scan``: 33 scan elements (warp totals, the tile's
+    prefix), then each warp's padded staging area of its elements as read and written."""
     per_warp = 32 * items + (32 * items >> 5)
-    return (32 + 1 + (block // 32) * per_warp) * itemsize
+    return 33 * scan_bytes + (block // 32) * per_warp * stage_bytes
+
+
+def _lookback_smem(block: int, itemsize: int, params: dict) -> int:
+    return lookback_smem(block, params["items"], itemsize, itemsize)
 
 
 # -- host orchestration ---------------------------------------------------------------
