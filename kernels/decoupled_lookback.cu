@@ -116,10 +116,14 @@ __device__ __forceinline__ void store_striped(T* out, const T* stage, long long 
 // What a tile reads and writes around the scan: the plain scan reads and writes T itself;
 // scancheck's exact oracle (kernels/oracle/exact_scan.cu) reads float bits, scans exact
 // fixed-point integers and writes the rounded bits, in the same single pass.
+// A conversion whose T is wide may set kRecompute: a thread then keeps only its running
+// sum and converts each input twice (once for the tile's sums, once for the outputs), so
+// ITEMS wide values never sit in registers and more blocks fit on an SM.
 template <typename T, typename Op>
 struct Plain {
   using In = T;
   using Out = T;
+  static constexpr bool kRecompute = false;
   __device__ static In pad() { return Op::identity(); }
   __device__ T load(In v) const { return v; }
   __device__ Out store(T v) const { return v; }
@@ -153,12 +157,21 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
 
   load_striped<In, ITEMS>(stage_in, in, seg, n, full, Convert::pad());
   __syncwarp();
-  T items[ITEMS];
+  constexpr bool kRecompute = Convert::kRecompute;
+  static_assert(!kRecompute || sizeof(In) == sizeof(Out), "outputs overwrite inputs in place");
+  T items[kRecompute ? 1 : ITEMS];
+  if constexpr (kRecompute) {
+    items[0] = convert.load(stage_in[pad(lane * ITEMS)]);
 #pragma unroll
-  for (int i = 0; i < ITEMS; ++i) items[i] = convert.load(stage_in[pad(lane * ITEMS + i)]);
+    for (int i = 1; i < ITEMS; ++i)
+      items[0] = op(items[0], convert.load(stage_in[pad(lane * ITEMS + i)]));
+  } else {
 #pragma unroll
-  for (int i = 1; i < ITEMS; ++i) items[i] = op(items[i - 1], items[i]);
-  const T wi = warp_inclusive(items[ITEMS - 1], op);
+    for (int i = 0; i < ITEMS; ++i) items[i] = convert.load(stage_in[pad(lane * ITEMS + i)]);
+#pragma unroll
+    for (int i = 1; i < ITEMS; ++i) items[i] = op(items[i - 1], items[i]);
+  }
+  const T wi = warp_inclusive(items[kRecompute ? 0 : ITEMS - 1], op);
   if (lane == kWarp - 1) warp_totals[warp] = wi;
   __syncthreads();
   scan_warp_totals(warp_totals, op);
@@ -205,10 +218,19 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
   }
   __syncthreads();
   const T full_prefix = op(tile > 0 ? *prefix_shared : Op::identity(), thread_prefix);
+  if constexpr (kRecompute) {
+    T run = full_prefix;
 #pragma unroll
-  for (int i = 0; i < ITEMS; ++i) items[i] = op(full_prefix, items[i]);
+    for (int i = 0; i < ITEMS; ++i) {
+      run = op(run, convert.load(stage_in[pad(lane * ITEMS + i)]));
+      stage_out[pad(lane * ITEMS + i)] = convert.store(run);
+    }
+  } else {
 #pragma unroll
-  for (int i = 0; i < ITEMS; ++i) stage_out[pad(lane * ITEMS + i)] = convert.store(items[i]);
+    for (int i = 0; i < ITEMS; ++i) items[i] = op(full_prefix, items[i]);
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) stage_out[pad(lane * ITEMS + i)] = convert.store(items[i]);
+  }
   __syncwarp();
   store_striped<Out, ITEMS>(out, stage_out, seg, n, full);
 }

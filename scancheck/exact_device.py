@@ -5,8 +5,10 @@ integer of W 64-bit words, takes the integer prefix sums in one decoupled look-b
 pass and rounds each once to the input's format (nearest, ties to even), reading and
 writing the float bits alone: the same 2 * itemsize bytes a float scan moves.  W comes
 from one pass over the data's exponents, so the integers are as wide as the data needs
-and no wider.  Results are bit for bit those of the CPU oracle, which
-``tests/test_exact_device.py`` checks on every data distribution.
+and no wider.  Past :data:`WARP_FROM` words an integer per thread no longer fits in
+registers, and each warp holds one integer instead (``exact_scan_warp``).  Results are
+bit for bit those of the CPU oracle, which ``tests/test_exact_device.py`` checks on
+every data distribution.
 """
 
 from __future__ import annotations
@@ -16,7 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from .kernels import DEFAULT_SMEM_LIMIT, KERNEL_DIR, IeeeModule, expand_source, lookback_smem
+from .kernels import (
+    DEFAULT_SMEM_LIMIT,
+    KERNEL_DIR,
+    IeeeModule,
+    allow_shared_memory,
+    expand_source,
+    lookback_smem,
+)
 from .operators import CUDA_SCALAR, SIGNIFICAND_BITS
 
 #: Storage (the unsigned integer of the same width), significand bits and exponent bits of
@@ -30,6 +39,10 @@ FORMATS: dict[str, tuple[str, int, int]] = {
 #: 34 words hold any float64 data up to 2**34 elements (exponents -1074 to 1023).
 WIDTHS = (1, 2, 3, 4, 6, 8, 16, 34)
 BLOCK = 256
+#: Widths from which a warp holds one integer (two words a lane, up to 64) and walks a
+#: chunk of CHUNK values in order, instead of each thread holding its own.
+WARP_FROM = 8
+CHUNK = 1024
 #: Elements from which the conformance checks of a GPU target take the exact answer from
 #: the device oracle: below it, the copy to the device costs more than the CPU oracle.
 DEVICE_FROM = 1 << 16
@@ -37,20 +50,29 @@ DEVICE_FROM = 1 << 16
 
 def items_per_thread(words: int) -> int:
     """Elements a thread scans in registers: fewer as the integers widen."""
-    return 8 if words <= 2 else 4 if words <= 4 else 2 if words <= 8 else 1
+    return 16 if words <= 6 else 8
+
+
+def _format(dtype: str) -> str:
+    return ", ".join(map(str, FORMATS[dtype]))
 
 
 def _range_name(dtype: str) -> str:
-    return f"exponent_range<{', '.join(map(str, FORMATS[dtype]))}>"
+    return f"exponent_range<{_format(dtype)}>"
 
 
-def _scan_name(dtype: str, words: int) -> str:
-    return f"exact_scan<{', '.join(map(str, FORMATS[dtype]))}, {words}, {items_per_thread(words)}>"
+def _scan_name(dtype: str, words: int, items: int | None = None) -> str:
+    return f"exact_scan<{_format(dtype)}, {words}, {items or items_per_thread(words)}>"
+
+
+def _warp_name(dtype: str, chunk: int = CHUNK) -> str:
+    return f"exact_scan_warp<{_format(dtype)}, {chunk}>"
 
 
 def instantiations(dtype: str) -> list[str]:
     """The kernel name expressions the oracle may launch for ``dtype``."""
-    return [_range_name(dtype)] + [_scan_name(dtype, w) for w in WIDTHS]
+    return ([_range_name(dtype), _warp_name(dtype)]
+            + [_scan_name(dtype, w) for w in WIDTHS if w < WARP_FROM])
 
 
 @functools.cache
@@ -101,37 +123,56 @@ def exact_scan_device(x: Any, inclusive: bool = True) -> Any:
     if n:
         bits = a.view({2: cp.uint16, 4: cp.uint32, 8: cp.uint64}[a.itemsize])
         dev = cp.cuda.Device().id
-        rng = cp.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0], dtype=cp.int32)
-        grid = min(-(-n // BLOCK), 4 * 1024)
+        rng = cp.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0, 0], dtype=cp.int32)
+        grid = min(-(-n // (BLOCK * 16 // a.itemsize)), 4 * 1024)
         _kernel(_range_name(dtype), dev)((grid,), (BLOCK,), (bits, np.int64(n), rng))
-        lo, hi, special = (int(v) for v in rng.get())
+        lo, hi, special, first_zero = (int(v) for v in rng.get())
         if lo > hi:  # no nonzero finite value: every finite prefix is zero
             out.fill(0)
         else:
             w = words_needed(lo, hi, n)
-            _launch(bits, out.view(bits.dtype), n, lo, dtype, w, dev)
-        if special or bool(a[0] == 0):
+            if w >= WARP_FROM:
+                _launch_warp(bits, out.view(bits.dtype), n, lo, dtype, dev)
+            else:
+                _launch(bits, out.view(bits.dtype), n, lo, dtype, w, dev)
+        if special or first_zero:
             overlay_specials(a, out, cp)
     if not inclusive and n:
         out = cp.concatenate([cp.zeros(1, dtype=a.dtype), out[:-1]])
     return out
 
 
-def _launch(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev: int) -> None:
+def _launch(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev: int,
+            items: int | None = None) -> None:
     import cupy as cp
 
-    items = items_per_thread(words)
+    items = items or items_per_thread(words)
     tiles = -(-n // (BLOCK * items))
     counter = cp.zeros(1, dtype=cp.uint32)
     flags = cp.zeros(tiles, dtype=cp.int32)
     aggregates = cp.empty((tiles, words), dtype=cp.uint64)
     inclusives = cp.empty((tiles, words), dtype=cp.uint64)
     smem = lookback_smem(BLOCK, items, 8 * words, bits.itemsize)
-    kernel = _kernel(_scan_name(dtype, words), dev)
+    kernel = _kernel(_scan_name(dtype, words, items), dev)
     if smem > DEFAULT_SMEM_LIMIT:
-        kernel.max_dynamic_shared_size_bytes = smem
+        allow_shared_memory(kernel, smem)
     kernel((tiles,), (BLOCK,), (bits, out, np.int64(n), np.int32(base), counter, flags,
                                 aggregates, inclusives), shared_mem=smem)
+
+
+def _launch_warp(bits: Any, out: Any, n: int, base: int, dtype: str, dev: int,
+                 chunk: int = CHUNK) -> None:
+    import cupy as cp
+
+    chunks = -(-n // chunk)
+    warps = BLOCK // 32
+    counter = cp.zeros(1, dtype=cp.uint32)
+    flags = cp.zeros(chunks, dtype=cp.int32)
+    # 64 words a chunk, twice: 2**32 float32 values take 1 GiB here, a sixteenth of the input.
+    aggregates = cp.empty((chunks, 64), dtype=cp.uint64)
+    inclusives = cp.empty((chunks, 64), dtype=cp.uint64)
+    _kernel(_warp_name(dtype, chunk), dev)((-(-chunks // warps),), (BLOCK,), (
+        bits, out, np.int64(n), np.int32(base), counter, flags, aggregates, inclusives))
 
 
 def overlay_specials(x: Any, out: Any, xp: Any) -> None:

@@ -504,6 +504,19 @@ def compiled_kernels(variant: Variant, dtype: str, op: str | Operator,
             for e in variant.entries}
 
 
+def allow_shared_memory(kernel: Any, nbytes: int) -> None:
+    """Let ``kernel`` (a CuPy RawKernel, or a Function an :class:`IeeeModule` loaded) launch
+    with ``nbytes`` of dynamic shared memory, past the 48 KiB every kernel may use."""
+    if hasattr(kernel, "max_dynamic_shared_size_bytes"):
+        kernel.max_dynamic_shared_size_bytes = nbytes
+        return
+    from cupy.cuda import driver
+
+    # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES is 8 in every CUDA since 9.0.
+    attribute = getattr(driver, "CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", 8)
+    driver.funcSetAttribute(kernel.ptr, attribute, nbytes)
+
+
 def device_smem_limit() -> int:
     """Shared memory one block may use on the current device (opt-in maximum)."""
     import cupy as cp
@@ -538,7 +551,7 @@ def plan(
     smem = var.smem(block, xd.itemsize * oper.width, resolved)
     if smem > DEFAULT_SMEM_LIMIT:
         for k in kernels.values():
-            k.max_dynamic_shared_size_bytes = smem
+            allow_shared_memory(k, smem)
     return _Launch(var, kernels, xd, out, n, block, resolved, smem)
 
 

@@ -3,6 +3,8 @@
 Where nvcc is present, the oracle's integer arithmetic (``kernels/oracle/exact_scan.cu`` is
 ``__host__ __device__``) runs on the CPU too, summing in order: the conversion to fixed
 point, the wide additions and the rounding meet the CPU oracle bit for bit without a GPU.
+The warp-wide path's lane arithmetic runs there too, its ballots and shuffles emulated
+over 32 lanes, and its chunks joined by the look-back's whole-integer additions.
 On a GPU, the whole device path (exponent pass, width, look-back scan, IEEE specials)
 must do the same on every data distribution.
 """
@@ -21,6 +23,7 @@ from hypothesis import strategies as st
 from scancheck.exact import exact_scan
 from scancheck.exact_device import (
     FORMATS,
+    WARP_FROM,
     WIDTHS,
     exact_scan_device,
     instantiations,
@@ -66,6 +69,62 @@ void host_scan(const void* in, void* out, long long n, int base) {
     static_cast<Bits*>(out)[i] = fp.store(acc);
   }
 }
+// exact_scan_warp's steps on one CPU thread: each warp collective is a loop over 32 lanes.
+// Chunks of `chunk` values are summed apart and joined as the look-back joins them.
+template <typename Bits, int P, int EBITS>
+void host_warp_scan(const void* in, void* out, long long n, int base, int chunk) {
+  using namespace scancheck;
+  using namespace scancheck::warpint;
+  struct Warp {
+    LaneWords v[kLanes] = {};
+    void add(const LaneWords* a, bool neg) {  // warp_add
+      LaneSum s[kLanes];
+      unsigned gen = 0, prop = 0;
+      for (int l = 0; l < kLanes; ++l) {
+        s[l] = lane_sum(v[l], a[l], neg);
+        gen |= unsigned(s[l].gen) << l;
+        prop |= unsigned(s[l].prop) << l;
+      }
+      const unsigned c = lane_carries(gen, prop, neg);
+      for (int l = 0; l < kLanes; ++l) v[l] = lane_finish(s[l], c, l);
+    }
+    void add_value(Bits b, int base) {
+      const Placed x = place<Bits, P, EBITS>(b, base);
+      LaneWords a[kLanes];
+      for (int l = 0; l < kLanes; ++l) a[l] = lane_part(x, l);
+      add(a, x.neg);
+    }
+    Window window() const {  // warp_window
+      const bool neg = (v[kLanes - 1].hi >> 63) != 0;
+      const unsigned long long flip = neg ? ~0ULL : 0ULL;
+      LaneWords m[kLanes];
+      unsigned nonzero = 0, ones = 0;
+      for (int l = 0; l < kLanes; ++l) {
+        m[l] = {v[l].lo ^ flip, v[l].hi ^ flip};
+        nonzero |= unsigned((m[l].lo | m[l].hi) != 0) << l;
+        ones |= unsigned((m[l].lo & m[l].hi) == ~0ULL) << l;
+      }
+      Window w = window_shape(nonzero, ones, neg);
+      w.w[0] = m[w.top - 1].lo;
+      w.w[1] = m[w.top - 1].hi;
+      w.w[2] = m[w.top].lo;
+      w.w[3] = m[w.top].hi;
+      return w;
+    }
+  };
+  const Bits* x = static_cast<const Bits*>(in);
+  Warp prefix;
+  for (long long start = 0; start < n; start += chunk) {
+    const long long stop = start + chunk < n ? start + chunk : n;
+    Warp run = prefix, sum;
+    for (long long i = start; i < stop; ++i) {
+      run.add_value(x[i], base);
+      static_cast<Bits*>(out)[i] = round_window<Bits, P, EBITS>(run.window(), base);
+      sum.add_value(x[i], base);
+    }
+    prefix.add(sum.v, false);
+  }
+}
 template <typename Bits, int P, int EBITS>
 void host_range(const void* in, long long n, int* range) {
   for (long long i = 0; i < n; ++i)
@@ -75,6 +134,9 @@ void host_range(const void* in, long long n, int* range) {
     for dtype, (bits, p, e) in FORMATS.items():
         lines.append(f'extern "C" void range_{dtype}(const void* in, long long n, int* r) '
                      f'{{ host_range<{bits}, {p}, {e}>(in, n, r); }}')
+        lines.append(f'extern "C" void warp_{dtype}(const void* in, void* out, long long n, '
+                     f'int base, int chunk) {{ host_warp_scan<{bits}, {p}, {e}>(in, out, n, '
+                     f'base, chunk); }}')
         for w in WIDTHS:
             lines.append(f'extern "C" void scan_{dtype}_{w}(const void* in, void* out, long long n,'
                          f' int base) {{ host_scan<{bits}, {p}, {e}, {w}>(in, out, n, base); }}')
@@ -86,20 +148,23 @@ void host_range(const void* in, long long n, int* range) {
     return ctypes.CDLL(str(out / "host.so"))
 
 
-def host_exact_scan(lib, x: np.ndarray) -> np.ndarray:
+def host_exact_scan(lib, x: np.ndarray, warp_from: int = WARP_FROM, chunk: int = 37) -> np.ndarray:
     """exact_scan_device's steps, with the kernels' arithmetic run on the CPU."""
     x = np.ascontiguousarray(x)
     n, dtype = x.shape[0], x.dtype.name
-    rng = np.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0], dtype=np.int32)
+    rng = np.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0, 0], dtype=np.int32)
     getattr(lib, f"range_{dtype}")(x.ctypes.data_as(ctypes.c_void_p), ctypes.c_longlong(n),
                                    rng.ctypes.data_as(ctypes.POINTER(ctypes.c_int)))
-    lo, hi, special = (int(v) for v in rng)
+    lo, hi, special = (int(v) for v in rng[:3])
     out = np.zeros_like(x)
     if lo <= hi:
         w = words_needed(lo, hi, n)
-        getattr(lib, f"scan_{dtype}_{w}")(x.ctypes.data_as(ctypes.c_void_p),
-                                          out.ctypes.data_as(ctypes.c_void_p),
-                                          ctypes.c_longlong(n), ctypes.c_int(lo))
+        args = (x.ctypes.data_as(ctypes.c_void_p), out.ctypes.data_as(ctypes.c_void_p),
+                ctypes.c_longlong(n), ctypes.c_int(lo))
+        if w >= warp_from:
+            getattr(lib, f"warp_{dtype}")(*args, ctypes.c_int(chunk))
+        else:
+            getattr(lib, f"scan_{dtype}_{w}")(*args)
     if special or x[0] == 0:
         overlay_specials(x, out, np)
     return out
@@ -127,6 +192,20 @@ def test_the_oracle_arithmetic_is_exact_over_the_whole_exponent_range(host_oracl
 
 
 @needs_nvcc
+@given(dtype=float_dtypes, dist=st.sampled_from(DISTRIBUTIONS), data=st.data())
+def test_the_warp_wide_arithmetic_equals_the_cpu_oracle_at_every_width(host_oracle, dtype, dist,
+                                                                      data):
+    """The warp path at any width, narrow data included, where its integers sit in lane 0
+    alone and negative sums are all ones above: chunks of a few values, joined by
+    whole-integer additions."""
+    n = data.draw(st.integers(1, 400), label="n")
+    x = data.draw(scan_data(n, dtype, dist), label="x")
+    chunk = data.draw(st.integers(1, 64), label="chunk")
+    assert_same_bits(host_exact_scan(host_oracle, x, warp_from=1, chunk=chunk), exact_scan(x),
+                     f"{dist} {dtype} chunk={chunk}")
+
+
+@needs_nvcc
 @pytest.mark.parametrize("dtype", list(FORMATS))
 def test_ties_round_to_even_and_carries_reach_the_exponent(host_oracle, dtype):
     info = np.finfo(dtype)
@@ -142,7 +221,9 @@ def test_ties_round_to_even_and_carries_reach_the_exponent(host_oracle, dtype):
     ]
     for values in cases:
         x = np.array(values, dtype=dtype)
-        assert_same_bits(host_exact_scan(host_oracle, x), exact_scan(x), f"{values}")
+        for warp_from in (1, WARP_FROM):
+            assert_same_bits(host_exact_scan(host_oracle, x, warp_from), exact_scan(x),
+                             f"{values}")
 
 
 def test_widths_grow_with_the_span_and_the_length():
