@@ -129,18 +129,20 @@ def _bench_size(n: int, dtype: str, reps: int) -> list[Row]:
 
 
 def oracle_throughput(n: int = 1_000_000, mp_n: int = 20_000, reps: int = 5) -> list[dict]:
-    """Exact-oracle elements per second on this CPU next to mpmath's running sum."""
+    """Exact-oracle elements per second on this CPU next to mpmath's running sum: float32
+    data of every distribution, and float64 normal(0, 1) and wide data."""
     import mpmath
 
     from .exact import exact_scan
+    from .strategies import DISTRIBUTIONS, generate_data
 
     rng = np.random.default_rng(0)
-    cases = {
-        "integers in [0, 1000)": rng.integers(0, 1000, n).astype(np.float32),
-        "normal(0, 1)": rng.standard_normal(n).astype(np.float32),
-        "normal(0, 1), float64": rng.standard_normal(n),
-    }
-    small = cases["integers in [0, 1000)"][:mp_n].tolist()
+    cases = {"float32 normal(0, 1)": rng.standard_normal(n).astype(np.float32)}
+    cases.update({f"float32 {dist}": generate_data(rng, n, "float32", dist)
+                  for dist in DISTRIBUTIONS})
+    cases["float64 normal(0, 1)"] = rng.standard_normal(n)
+    cases["float64 wide"] = generate_data(rng, n, "float64", "wide")
+    small = rng.integers(0, 1000, mp_n).astype(np.float32).tolist()
     t0 = time.perf_counter()
     acc = mpmath.mpf(0)
     for v in small:
@@ -148,6 +150,7 @@ def oracle_throughput(n: int = 1_000_000, mp_n: int = 20_000, reps: int = 5) -> 
         float(acc)
     mp_rate = mp_n / (time.perf_counter() - t0)
     rows = [{"input": "mpmath running sum (float32 ints)", "elements/s": mp_rate, "x mpmath": 1.0}]
+    exact_scan(cases["float32 normal(0, 1)"][:100])  # the first call compiles (or loads) it
     for label, x in cases.items():
         best = min(_seconds(exact_scan, x) for _ in range(reps))
         rows.append({"input": f"exact_scan, {label}", "elements/s": n / best,

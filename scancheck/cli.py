@@ -97,7 +97,7 @@ def _cmd_precision(args: argparse.Namespace) -> int:
                        title=f"n = {args.n:,} float32 '{args.distribution}' values (seed {args.seed})"))
     print("\n" + text)
     if args.sweep:
-        top = args.max_log2 or (26 if gpu else 22)
+        top = args.max_log2 or (30 if gpu else 22)
         points = precision.sweep(range(10, top + 1, 2), gpu, args.distribution)
         print(format_table([p.as_dict() for p in points], title="\nsweep: float32 error vs exact"))
         if args.plot:
@@ -316,7 +316,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--practical", action="store_true",
                    help="the practical's own data, reference and RMS: its two figures judged")
     p.add_argument("--sweep", action="store_true", help="also sweep n from 2^10 up")
-    p.add_argument("--max-log2", type=_positive(int), help="largest log2 n of the sweep (22 CPU, 26 GPU)")
+    p.add_argument("--max-log2", type=_positive(int), help="largest log2 n of the sweep (22 CPU, 30 GPU)")
     p.add_argument("--plot", help="write the sweep's log-log plot to this PNG")
     p.set_defaults(func=_cmd_precision)
 

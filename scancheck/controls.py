@@ -74,6 +74,28 @@ def block_sums_in_the_wrong_order(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def long_blocks_in_the_wrong_order(x: np.ndarray) -> np.ndarray:
+    """Recurrence pairs in blocks of 1024, each scanned right (by doubling, vectorised),
+    each block's carry combined on the wrong side: wrong only from n = 1025, past the
+    reach of exact rationals."""
+    from .operators import get_operator
+
+    op = get_operator("recurrence")
+    block = 1024
+    out = np.empty_like(x)
+    carry = np.array(op.identity(x.dtype.name), dtype=x.dtype)
+    with np.errstate(all="ignore"):
+        for lo in range(0, x.shape[0], block):
+            local = x[lo:lo + block].copy()
+            d = 1
+            while d < local.shape[0]:
+                local[d:] = op.combine(local[:-d], local[d:])
+                d *= 2
+            out[lo:lo + block] = op.combine(local, carry)  # should be combine(carry, local)
+            carry = out[lo + local.shape[0] - 1]
+    return out
+
+
 def lower_precision_intermediate(x: np.ndarray) -> np.ndarray:
     """Block totals carried in float16: 11 significand bits, and overflow past 65504."""
     def carry(off, local, xs, outs):
@@ -223,6 +245,7 @@ for fn, spec in (
     (off_by_one_at_block_boundaries, TargetSpec()),
     (dropped_partial_block, TargetSpec()),
     (block_sums_in_the_wrong_order, TargetSpec(op="recurrence", dtypes=_FLOATS)),
+    (long_blocks_in_the_wrong_order, TargetSpec(op="recurrence", dtypes=_FLOATS)),
     # Float dtypes only: the diagnosis "precision lost" must not need an integer run beside it.
     (lower_precision_intermediate, TargetSpec(dtypes=_FLOATS)),
     (carry_8_bits_short, TargetSpec(dtypes=_FLOATS)),
@@ -278,6 +301,9 @@ CONTROLS: tuple[Control, ...] = (
             "logic error", "integers exact and the bound, from n = 65"),
     Control("block sums in the wrong order", _C + "block_sums_in_the_wrong_order", Cause.LOGIC,
             "operand order", "recurrence: only a non-commutative operator shows it"),
+    Control("long blocks in the wrong order", _C + "long_blocks_in_the_wrong_order", Cause.LOGIC,
+            "operand order", "recurrence past 1024 pairs: the interval enclosure, where exact "
+            "rationals (300 pairs) cannot go"),
     Control("block totals carried in float16", _C + "lower_precision_intermediate",
             Cause.PRECISION, "precision lost", "the certificate and the bound; 'steps' data "
             "pass, so it is precision, not logic, with no integer dtype declared"),
@@ -318,6 +344,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("unsigned 32-bit index", f"cu:{_CU / 'unsigned_index.cu'}:256", Cause.INDEX_OVERFLOW,
             "past 2**32", "the check past 2**32 only: right at 2**31 + 17, no fault", gpu=True,
             spec=_GPU_SPEC),
+    Control("sign lost past 2**31", f"cu:{_CU / 'sign_lost_past_2_31.cu'}:256", Cause.LOGIC,
+            "random integer data", "the random data past 2**31: step data have no sign",
+            gpu=True, spec=_GPU_SPEC),
     Control("deadlock-prone chained scan", f"cu:{_CU / 'chained_in_launch_order.cu'}:256",
             Cause.FAULT, "hang", "any size with more tiles than fit on the GPU", gpu=True,
             spec=_GPU_SPEC),

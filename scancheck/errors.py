@@ -70,13 +70,17 @@ def ulp(values: np.ndarray, dtype: str) -> np.ndarray:
     """The spacing of ``dtype`` floats at each of ``values`` (the ulp of the exact answer),
     as float64: 2**(e - p + 1) for a value in [2**e, 2**(e+1)), the subnormal spacing below
     the smallest normal, NaN at infinities."""
+    from .exact import array_module
+
+    xp = array_module(values)  # device values stay on the device
     dt = as_dtype(dtype)
     info = finfo(dt)
-    v = np.abs(np.asarray(values, dtype=dt).astype(np.float64))
-    e = np.frexp(v)[1] - 1  # v in [2**e, 2**(e+1))
-    e = np.where(v > 0, np.maximum(e, int(info.minexp)), int(info.minexp))
+    v = xp.abs(xp.asarray(values).astype(dt).astype(np.float64))
+    e = xp.frexp(v)[1] - 1  # v in [2**e, 2**(e+1))
+    e = xp.where(v > 0, xp.maximum(e, int(info.minexp)), int(info.minexp))
     with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(v), np.ldexp(1.0, e - SIGNIFICAND_BITS[dt.name] + 1), np.nan)
+        return xp.where(xp.isfinite(v), xp.ldexp(xp.float64(1.0), e - SIGNIFICAND_BITS[dt.name] + 1),
+                        xp.nan)
 
 
 def _float_elements(x: np.ndarray, argname: str, who: str, rows: bool = False) -> np.ndarray:
@@ -96,8 +100,11 @@ def _float_elements(x: np.ndarray, argname: str, who: str, rows: bool = False) -
 
 def _shifted(a: np.ndarray, fill: Any) -> np.ndarray:
     """``a`` moved one place right along its last axis, ``fill`` first: inclusive to exclusive."""
-    head = np.full(a.shape[:-1] + (min(1, a.shape[-1]),), fill, dtype=a.dtype)
-    return np.concatenate([head, a[..., :-1]], axis=-1)
+    from .exact import array_module
+
+    xp = array_module(a)
+    head = xp.full(a.shape[:-1] + (min(1, a.shape[-1]),), fill, dtype=a.dtype)
+    return xp.concatenate([head, a[..., :-1]], axis=-1)
 
 
 def certified(x: np.ndarray, inclusive: bool = True, flush: bool = False, rows: bool = False
@@ -185,9 +192,13 @@ def abs_sums(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
     """Upper bounds on sum|x_i| of each prefix (finite terms): the float64 running sum, whose
     k-th value errs by at most gamma_(k-1) of the true sum, inflated by 4*k*2**-53 to cover
     that error and the inflation's own roundings (valid for k < 2**50)."""
-    a = np.abs(np.where(np.isfinite(x), x, 0)).astype(np.float64)
+    from .exact import array_module
+
+    xp = array_module(x)  # device arrays stay on the device
+    a = xp.abs(xp.where(xp.isfinite(x), x, 0)).astype(np.float64)
     with np.errstate(over="ignore"):
-        s = np.cumsum(a, axis=-1) * (1 + 4.0 * np.arange(1, a.shape[-1] + 1) * 2.0**-53)
+        s = xp.cumsum(a, axis=-1)
+        s *= 1 + 4.0 * xp.arange(1, a.shape[-1] + 1, dtype=np.float64) * 2.0**-53
     return s if inclusive else _shifted(s, 0.0)
 
 

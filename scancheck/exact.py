@@ -4,10 +4,11 @@ Two independent exact paths compute prefix sums of float inputs:
 
 * :func:`exact_scan_mpmath` sums in mpmath at a working precision chosen from the
   input's exponent range and length, so that every addition is exact;
-* :func:`exact_scan` (the default for floats) writes every finite value as a
-  fixed-point integer split into 32-bit limbs, takes NumPy int64 prefix sums of the
-  limbs, propagates the carries and rounds the exact result once.  No float
-  accumulation happens anywhere; it runs at tens of millions of elements a second.
+* :func:`exact_scan` (the default for floats) adds every finite value, in order, to a
+  fixed-point integer of as many 64-bit words as the data's exponent span needs and
+  rounds each prefix once (:mod:`scancheck.exact_cpu`, compiled by Numba; on the device,
+  :mod:`scancheck.exact_device`).  No float accumulation happens anywhere; it runs at
+  tens of millions of elements a second on one core.
 
 Both round each exact prefix once to the input's type (round to nearest, ties to
 even).  IEEE specials follow the standard: a NaN makes every later inclusive prefix
@@ -35,11 +36,8 @@ from .operators import (
     is_float,
 )
 
-_LIMB = 32
-_MASK = (1 << _LIMB) - 1
 _EMIN = {"float32": -126, "float64": -1022, "float16": -14, "bfloat16": -126}
 _EMAX = {"float32": 127, "float64": 1023, "float16": 15, "bfloat16": 127}
-_CHUNK = 1 << 16
 
 
 def _float_kind(dtype: np.dtype) -> str:
@@ -81,19 +79,6 @@ _LAYOUT = {  # (signed integer view, fraction bits, exponent bits, exponent bias
 }
 
 
-def round_to_bits(v: np.ndarray, p: int) -> np.ndarray:
-    """float64 values rounded to ``p`` significand bits, to nearest, ties to even, on their
-    bit patterns (exact where ``v`` was rounded to odd at 53 bits first, as the exact paths
-    do: 53 >= p + 2).  Values of a type's subnormal range need no rounding here: every sum
-    of its values is a multiple of its smallest subnormal."""
-    bits = np.ascontiguousarray(v, dtype=np.float64).view(np.int64)
-    drop = 53 - p
-    keep_odd = (bits >> drop) & 1
-    rounded = (bits + ((1 << (drop - 1)) - 1) + keep_odd) & ~((1 << drop) - 1)
-    finite = np.isfinite(v)
-    return np.where(finite, rounded.view(np.float64), v)
-
-
 def _decompose(x: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
     """Integer mantissas and exponents with x == M * 2**E exactly (zeros give M == 0).
 
@@ -119,199 +104,22 @@ def lowest_set_bit(x: np.ndarray) -> np.ndarray:
     return np.where(mag == 0, np.inf, (expo + tz).astype(np.float64))
 
 
-def _normalize(limbs: np.ndarray) -> None:
-    """Propagate carries in place so every limb but the top lies in [0, 2**32)."""
-    for i in range(limbs.shape[0] - 1):
-        carry = limbs[i] >> _LIMB
-        limbs[i] &= _MASK
-        limbs[i + 1] += carry
+def _prefix_sums(x: np.ndarray, kind: str) -> np.ndarray:
+    """Correctly rounded inclusive prefix sums along the last axis of a float array (1-D, or
+    2-D rows scanned each on its own), IEEE's specials included, as float64 values that
+    hold them exactly."""
+    from .exact_cpu import prefix_sums
 
-
-def _round_word(word: np.ndarray, sticky: np.ndarray, lsb: np.ndarray, p: int) -> np.ndarray:
-    """Round ``word * 2**lsb`` (uint64 words with bit 63 set, plus a sticky bit) to ``p`` bits."""
-    sh = np.uint64(64 - p)
-    keep = word >> sh
-    rem = word & ((np.uint64(1) << sh) - np.uint64(1))
-    half = np.uint64(1) << (sh - np.uint64(1))
-    up = (rem > half) | ((rem == half) & (sticky | ((keep & np.uint64(1)) == 1)))
-    keep = keep + up.astype(np.uint64)
-    exponent = np.clip(lsb + (64 - p), -4000, 4000).astype(np.int32)
-    with np.errstate(over="ignore"):
-        return np.ldexp(keep.astype(np.float64), exponent)
-
-
-def _bit_length(v: np.ndarray) -> np.ndarray:
-    """Bit lengths of uint64 values (0 for 0), exact even where float64 would round up."""
-    t = (v.astype(np.float64).view(np.int64) >> 52) - 1022
-    t = np.where(v == 0, 0, t)
-    over = (v >> np.maximum(t - 1, 0).astype(np.uint64)) == 0
-    return t - (over & (t > 0))
-
-
-def _round_int64(fixed: np.ndarray, base: int, p: int) -> np.ndarray:
-    """Correctly rounded values of ``fixed * 2**base`` (|fixed| < 2**62) to ``p`` bits, as float64.
-
-    int64 -> float64 conversion rounds to nearest even in hardware.  For p < 53 the
-    result is first rounded to odd at 53 bits, which makes the second rounding to p
-    bits exact (53 >= p + 2), then scaled by a power of two, which is exact.
-    """
-    approx = fixed.astype(np.float64)
-    if p < 53 and np.abs(fixed).max() >= 2**53:  # below 2**53 the conversion was exact
-        mag = np.abs(fixed)
-        bits = np.abs(approx).view(np.int64)
-        residual = mag - np.abs(approx).astype(np.int64)
-        # Not exact and even: step one ulp toward the exact value (an odd neighbour).
-        nudge = np.where((residual != 0) & ((bits & 1) == 0), np.sign(residual), 0)
-        approx = np.copysign((bits + nudge).view(np.float64), approx)
-    return approx * np.float64(2.0) ** base
-
-
-def _round_limbs(mag: np.ndarray, base: int, p: int) -> np.ndarray:
-    """Correctly rounded float64 values of ``sum(mag[i] << 32*i) * 2**base`` to ``p`` bits.
-
-    ``mag`` holds non-negative normalized limbs, two zero limbs at the bottom.
-    """
-    nl, m = mag.shape
-    nz = mag != 0
-    top = nl - 1 - np.argmax(nz[::-1], axis=0)
-    cols = np.arange(m)
-    lh = mag[top, cols].astype(np.uint64)
-    lh1 = mag[top - 1, cols].astype(np.uint64)
-    lh2 = mag[np.maximum(top - 2, 0), cols].astype(np.uint64)
-    t = np.maximum(_bit_length(lh), 1).astype(np.uint64)
-    word = (lh << (np.uint64(64) - t)) | (lh1 << (np.uint64(32) - t)) | (lh2 >> t)
-    below = np.logical_or.accumulate(nz, axis=0)[np.maximum(top - 3, 0), cols] & (top >= 3)
-    sticky = ((lh2 & ((np.uint64(1) << t) - np.uint64(1))) != 0) | below
-    lsb = _LIMB * (top.astype(np.int64) - 2) + t.astype(np.int64) - 64 + base
-    out = _round_word(word, sticky, lsb, p)
-    out[~nz.any(axis=0)] = 0.0
-    return out
-
-
-def _finite_prefix_sums(x: np.ndarray, kind: str) -> np.ndarray:
-    """Correctly rounded inclusive prefix sums along the last axis of a finite float array
-    (1-D, or 2-D rows scanned each on its own), as float64."""
-    n = x.shape[-1]
-    p = SIGNIFICAND_BITS[kind]
-    mant, expo = _decompose(np.ascontiguousarray(x), kind)
-    nonzero = mant != 0
-    if not nonzero.any():
-        return np.zeros(x.shape, dtype=np.float64)
-    base = int(expo[nonzero].min())
-    offset = np.where(nonzero, expo - base, 0)
-    span = int(offset.max()) + p + max(n, 2).bit_length() + 1
-    if span <= 62:
-        # Every prefix fits one int64 fixed-point word: one exact cumsum, one rounding.
-        fixed = np.cumsum(mant << offset, axis=-1)
-        return _round_int64(fixed, base, p)
-    if p + _LOW <= 64 and span <= _LOW + 62:
-        return _two_word_prefix_sums(mant, offset, base, p)
-    if x.ndim == 2:
-        return np.stack([_limb_prefix_sums(m, o, base, p, span) for m, o in zip(mant, offset)])
-    return _limb_prefix_sums(mant, offset, base, p, span)
-
-
-_LOW = 40  # bits of the low word of the two-word path
-
-
-def _two_word_prefix_sums(mant: np.ndarray, offset: np.ndarray, base: int, p: int) -> np.ndarray:
-    """Prefix sums of ``mant * 2**offset`` as (high, low) int64 words: dense, no scatter.
-
-    Each value splits into its bits below ``_LOW`` and above; both words are summed
-    exactly (the caller's span check keeps the high word's sums below 2**62), carries
-    move from low to high, and the result is rounded once.  The work goes a cache-sized
-    chunk at a time, carrying both words into the next: that also keeps the low word's
-    sums, below 2**40 a term, far from overflowing an int64 (2**23 terms would).
-    """
-    out = np.empty(mant.shape, dtype=np.float64)
-    carry_lo = np.zeros(mant.shape[:-1] + (1,), dtype=np.int64)
-    carry_hi = np.zeros_like(carry_lo)
-    scale = np.float64(2.0) ** base
-    for start in range(0, mant.shape[-1], _WORD_CHUNK):
-        part = slice(start, start + _WORD_CHUNK)
-        m, o = mant[..., part], offset[..., part]
-        # m * 2**o = hi * 2**40 + lo with 0 <= lo < 2**40, on two's-complement words: the
-        # arithmetic right shift floors, and the mask keeps the value modulo 2**40.
-        # |m| < 2**24 and o < 40: the shifted value fits in 63 bits (float32 only).
-        above = o >= _LOW
-        hi = np.where(above, m << np.maximum(o - _LOW, 0), m >> np.maximum(_LOW - o, 0))
-        lo = np.where(above, 0, (m << np.minimum(o, _LOW - 1)) & ((1 << _LOW) - 1))
-        lo = np.cumsum(lo, axis=-1) + carry_lo
-        hi = np.cumsum(hi, axis=-1) + carry_hi
-        carry = lo >> _LOW
-        lo -= carry << _LOW
-        hi += carry
-        carry_lo, carry_hi = lo[..., -1:].copy(), hi[..., -1:].copy()
-        out[..., part] = _round_words(hi, lo, p) * scale
-    return out
-
-
-_WORD_CHUNK = 1 << 15  # elements: a chunk's temporaries stay in cache
-
-
-def _round_words(hi: np.ndarray, lo: np.ndarray, p: int) -> np.ndarray:
-    """``hi * 2**40 + lo`` (0 <= lo < 2**40) as float64, rounded to nearest where p is 53
-    and to odd at 53 bits otherwise (so that a later rounding to p bits is exact)."""
-    # Negative values: round the magnitude.
-    neg = hi < 0
-    borrow = neg & (lo > 0)
-    hi = np.where(neg, -hi - borrow, hi)
-    lo = np.where(borrow, (1 << _LOW) - lo, lo)
-    # float64(hi) * 2**40 and the sum each round once: the result is within an ulp.
-    approx = hi.astype(np.float64) * float(1 << _LOW) + lo.astype(np.float64)
-    if p < 53:
-        # Round to odd at 53 bits (exact residual from the words), then to p bits.
-        a_hi = np.floor(approx / float(1 << _LOW))
-        a_lo = approx - a_hi * float(1 << _LOW)  # exact: both are multiples of approx's ulp
-        residual = (hi - a_hi.astype(np.int64)) * (1 << _LOW) + (lo - a_lo.astype(np.int64))
-        bits = approx.view(np.int64)
-        nudge = np.where((residual != 0) & ((bits & 1) == 0), np.sign(residual), 0)
-        approx = (bits + nudge).view(np.float64)
-    return np.where(neg, -approx, approx)
-
-
-def _limb_prefix_sums(
-    mant: np.ndarray, offset: np.ndarray, base: int, p: int, span: int
-) -> np.ndarray:
-    """The wide-range path: 32-bit limbs, int64 limb prefix sums, carries, one rounding."""
-    n = mant.shape[0]
-    nl = span // _LIMB + 3
-    out = np.empty(n, dtype=np.float64)
-    carry = np.zeros(nl, dtype=np.int64)
-    sign = np.sign(mant)
-    mag = np.abs(mant).astype(np.uint64)
-    for lo in range(0, n, _CHUNK):
-        hi = min(lo + _CHUNK, n)
-        m = hi - lo
-        cols = np.arange(m)
-        # Two zero limbs at the bottom let the rounding read limbs top-1 and top-2.
-        limbs = np.zeros((nl + 2, m), dtype=np.int64)
-        off = offset[lo:hi]
-        li = (off // _LIMB) + 2
-        s = (off % _LIMB).astype(np.uint64)
-        sg = sign[lo:hi]
-        mg = mag[lo:hi]
-        for part, extra in ((mg & np.uint64(_MASK), 0), (mg >> np.uint64(_LIMB), 1)):
-            shifted = part << s
-            limbs[li + extra, cols] += sg * (shifted & np.uint64(_MASK)).astype(np.int64)
-            limbs[li + extra + 1, cols] += sg * (shifted >> np.uint64(_LIMB)).astype(np.int64)
-        body = limbs[2:]
-        np.cumsum(body, axis=1, out=body)
-        body += carry[:, None]
-        _normalize(body)
-        carry = body[:, -1].copy()
-        neg = body[-1] < 0
-        if neg.any():
-            flipped = -body[:, neg]
-            _normalize(flipped)
-            body[:, neg] = flipped
-        res = _round_limbs(limbs, base, p)
-        out[lo:hi] = np.where(neg, -res, res)
-    return out
+    view, frac_bits, exp_bits, bias = _LAYOUT[kind]
+    bits = np.atleast_2d(np.ascontiguousarray(x)).view(np.dtype(view).str.replace("i", "u"))
+    sums = prefix_sums(bits, frac_bits, exp_bits, bias, SIGNIFICAND_BITS[kind], _EMIN[kind],
+                       _EMAX[kind])
+    return sums.reshape(x.shape)
 
 
 def _apply_specials(x: np.ndarray, sums: np.ndarray) -> np.ndarray:
-    """Overlay IEEE NaN, infinity and negative-zero semantics on exact finite sums."""
+    """Overlay IEEE NaN, infinity and negative-zero semantics on exact finite sums (for the
+    mpmath path: the compiled path applies the same rules as it goes, independently)."""
     if is_float(x.dtype) and x.size and not (np.isfinite(x).all() and (x[..., 0] != 0).all()):
         nan_seen = np.logical_or.accumulate(np.isnan(x), axis=-1)
         pinf = np.logical_or.accumulate(x == np.inf, axis=-1)
@@ -362,6 +170,15 @@ def on_device(x: Any) -> bool:
     return dlpack_device is not None and int(dlpack_device()[0]) in (2, 3, 13)
 
 
+def array_module(x: Any) -> Any:
+    """CuPy for an array in device memory (:func:`on_device`), else NumPy."""
+    if on_device(x):
+        import cupy
+
+        return cupy
+    return np
+
+
 def _exact_scan_on_device(x: Any, oper: Operator, inclusive: bool, zeros: str,
                           nans: str) -> Any:
     import cupy as cp
@@ -408,15 +225,9 @@ def _exact_rows(x: np.ndarray, oper: Operator, zeros: str, nans: str) -> np.ndar
     if not is_float(x.dtype):  # integer addition wraps modulo 2**bits, exactly
         with np.errstate(over="ignore"):
             return np.add.accumulate(x, axis=-1, dtype=x.dtype)
-    kind = _float_kind(x.dtype)
-    finite = np.where(np.isfinite(x), x, 0).astype(x.dtype)
-    with np.errstate(over="ignore"):  # sums rounded past the largest float are infinite
-        sums = _finite_prefix_sums(finite, kind)
-        if SIGNIFICAND_BITS[kind] < 24:
-            # NumPy's and ml_dtypes' casts from float64 may round twice (through float32):
-            # round here, so that the cast below is exact (or overflows to infinity).
-            sums = round_to_bits(sums, SIGNIFICAND_BITS[kind])
-        return _apply_specials(x, sums).astype(x.dtype)
+    # The sums come rounded to the type already, so the cast is exact: NumPy's and
+    # ml_dtypes' casts from float64 to 16-bit types may round twice (through float32).
+    return _prefix_sums(x, _float_kind(x.dtype)).astype(x.dtype)
 
 
 def working_precision(x: np.ndarray) -> int:
@@ -459,6 +270,51 @@ def round_fraction(q: Fraction, dtype: str) -> float:
     quo, rem = divmod(abs(num) << shift, den)
     quo = (quo << 1) | (1 if rem else 0)
     return round_dyadic(quo if num > 0 else -quo, -shift - 1, kind)
+
+
+#: Recurrences up to this length take exact rationals (their size grows with n); longer
+#: ones a rigorous interval enclosure (:func:`recurrence_enclosure`).
+RATIONAL_RECURRENCE_MAX = 300
+
+
+def _outward(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    # Each float64 result was rounded to nearest, within half an ulp of the exact value:
+    # one step outward on each side contains it (underflow and overflow included).
+    return np.nextafter(lo, -np.inf), np.nextafter(hi, np.inf)
+
+
+def _interval_mul(p: np.ndarray, q: np.ndarray, r: np.ndarray, s: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    products = (p * r, p * s, q * r, q * s)
+    return _outward(np.minimum.reduce(products), np.maximum.reduce(products))
+
+
+def recurrence_enclosure(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """float64 bounds ``lo <= y_k <= hi`` on component b (y_k) of every inclusive prefix of
+    float recurrence pairs, rigorous: the pair operator over intervals rounded outward, in
+    log2(n) doubling steps, so that 10**6 pairs take about a second.  Where the data
+    overflow float64 the bounds are infinite or NaN: nothing is claimed there."""
+    pairs = get_operator("recurrence").host_elements(pairs, "pairs", allow_empty=True)
+    _float_kind(pairs.dtype)
+    p = pairs.astype(np.float64)  # exact: every float type is a float64
+    a_lo, b_lo = p[:, 0].copy(), p[:, 1].copy()
+    a_hi, b_hi = a_lo.copy(), b_lo.copy()
+    d = 1
+    with np.errstate(over="ignore", invalid="ignore", under="ignore"):
+        while d < p.shape[0]:
+            # Element k takes the prefix d places before it on its left: (a1, b1) then
+            # (a2, b2) is (a1*a2, a2*b1 + b2), as operators._recurrence_np combines.
+            a1, a1h, b1, b1h = a_lo[:-d], a_hi[:-d], b_lo[:-d], b_hi[:-d]
+            a2, a2h, b2, b2h = a_lo[d:], a_hi[d:], b_lo[d:], b_hi[d:]
+            new_a = _interval_mul(a1, a1h, a2, a2h)
+            m_lo, m_hi = _interval_mul(a2, a2h, b1, b1h)
+            new_b = _outward(m_lo + b2, m_hi + b2h)
+            a_lo = np.concatenate([a_lo[:d], new_a[0]])
+            a_hi = np.concatenate([a_hi[:d], new_a[1]])
+            b_lo = np.concatenate([b_lo[:d], new_b[0]])
+            b_hi = np.concatenate([b_hi[:d], new_b[1]])
+            d *= 2
+    return b_lo, b_hi
 
 
 def exact_recurrence(pairs: np.ndarray) -> np.ndarray:

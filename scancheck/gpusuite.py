@@ -150,7 +150,7 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
         print(text[-3000:])
         summary.append(f"negative controls ({secs:.0f}s): {text.strip().splitlines()[-1]}")
     if "precision" in parts:
-        rc, text, secs = _run([py, "-m", "scancheck.cli", "precision", "--sweep", "--max-log2", "26",
+        rc, text, secs = _run([py, "-m", "scancheck.cli", "precision", "--sweep", "--max-log2", "30",
                                "--plot", str(out / "precision.png")], out / "precision.log", env)
         status |= rc
         table = text[: text.find("\nsweep")] if "\nsweep" in text else text

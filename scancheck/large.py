@@ -1,13 +1,20 @@
-"""Past 2**31 and 2**32 elements: memory-cheap step data, checked where the output lies.
+"""Past 2**31 and 2**32 elements: step data, then random data, checked where the output lies.
 
-The input is zeros with ones at a few marks around the 32-bit boundaries, so the correct
-scan is a step function whose values are small and exact in any dtype.  On a GPU, the
-kernel ``kernels/oracle/step_check.cu`` compares every output with the count of marks
+The step input is zeros with ones at a few marks around the 32-bit boundaries, so the
+correct scan is a step function whose values are small and exact in any dtype.  On a GPU,
+the kernel ``kernels/oracle/step_check.cu`` compares every output with the count of marks
 before it without copying anything: n = 2**32 + 17 float32 needs its input and output
 (32 GiB) and nothing of that size besides.  Where the check fails, the same step test at
 every scale below (2**k + 17 for k = 10, 11, ...) and a bisection find the smallest n
 that fails: past 2**31 that is an index overflow; below it, a logic error that merely
 needs many elements.
+
+Step data are ones and zeros: a scan that loses signs, or misreads values only between
+the marks, passes them.  Where the step test passes on a float dtype, the same size runs
+on random data (:func:`random_data`: a million random integers in [-8, 8] at random
+places, every sum of any of them exact) against the exact oracle, on the device for a
+GPU target: the answer of every summation order is the exact one, so any difference is
+an error, found by index.
 """
 
 from __future__ import annotations
@@ -47,9 +54,10 @@ def _dtype(target: Target) -> str | None:
     return next((d for d in STEP_DTYPES if d in target.spec.dtypes), None)
 
 
-def room(target: Target, n: int, dtype: str) -> str | None:
-    """Why ``n`` elements of ``dtype`` do not fit where the target runs (None if they do)."""
-    need = _HEADROOM * n * np.dtype(dtype).itemsize
+def room(target: Target, n: int, dtype: str, headroom: float = _HEADROOM) -> str | None:
+    """Why ``n`` elements of ``dtype``, ``headroom`` times over, do not fit where the target
+    runs (None if they do)."""
+    need = headroom * n * np.dtype(dtype).itemsize
     if target.spec.device == "gpu":
         import cupy as cp
 
@@ -121,6 +129,48 @@ def _first_wrong_host(out: np.ndarray, marks: np.ndarray, inclusive: bool) -> tu
             first = lo + int(bad[0])
         count += bad.size
     return first, count
+
+
+#: Nonzero values of the random data: few and small enough that every sum of any of them
+#: (with the marks) is an integer below 2**24 in magnitude, exact in every float type.
+RANDOM_COUNT = 1 << 20
+RANDOM_LIMIT = 8
+
+
+def random_data(n: int, dtype: str, seed: int, xp: Any = np) -> Any:
+    """``n`` values of ``dtype``: zeros, :data:`RANDOM_COUNT` random integers in
+    [-RANDOM_LIMIT, RANDOM_LIMIT] at random places, and ones at :func:`marks_for`'s marks;
+    ``xp`` (NumPy or CuPy) holds and draws them.  Every partial sum in any order is exact."""
+    rs = xp.random.RandomState(seed)
+    x = xp.zeros(n, dtype=dtype)
+    k = min(n, RANDOM_COUNT)
+    places = rs.randint(0, n, size=k, dtype=np.int64)
+    x[places] = rs.randint(-RANDOM_LIMIT, RANDOM_LIMIT + 1, size=k).astype(dtype)
+    x[xp.asarray(marks_for(n))] = 1
+    return x
+
+
+def _first_difference(got: Any, want: Any, xp: Any) -> int:
+    """The first index where ``got`` and ``want`` differ in value (-1 if none), a chunk at a
+    time so that no temporary is as large as the arrays."""
+    step = 1 << 28
+    for lo in range(0, want.shape[0], step):
+        bad = got[lo:lo + step] != want[lo:lo + step]
+        if bool(bad.any()):
+            return lo + int(xp.argmax(bad))
+    return -1
+
+
+def random_test(target: Target, x: Any) -> tuple[int, Any] | None:
+    """Run the target on ``x`` (:func:`random_data`, where the target runs): None if every
+    output is the exact answer, else the first wrong output's index and value."""
+    from .exact import array_module, exact_scan
+
+    want = exact_scan(x, inclusive=target.spec.inclusive)  # on the device for device data
+    xp = array_module(x)
+    got = xp.asarray(target.run(x))
+    first = _first_difference(got, want, xp)
+    return (first, got[first].item()) if first >= 0 else None
 
 
 def step_test(target: Target, n: int, dtype: str) -> tuple[int, Any] | None:
@@ -197,10 +247,40 @@ def check_large(target: Target, name: str,
                                       f"n = {n:,} ({str(exc)[:160]})")
             raise
         if wrong is None:
-            return PropertyResult(name, "pass", detail={"n": n, "dtype": dtype})
+            return _random_check(target, name, n)
         first = _threshold(lambda m: test(m) is not None, n)
         at, value = test(first) or wrong
     return verdict(name, first, dtype, at, value)
+
+
+def _random_check(target: Target, name: str, n: int) -> PropertyResult:
+    """After the step test passed at ``n``: :func:`random_test` at ``n`` on the target's
+    first float dtype, the failing prefix confirmed as the smallest case."""
+    detail: dict[str, Any] = {"n": n, "dtype": _dtype(target), "step data": "right"}
+    dtype = next((d for d in STEP_DTYPES if d in target.spec.dtypes and "float" in d), None)
+    short = room(target, n, dtype, headroom=_HEADROOM + 1) if dtype else "no float dtype"
+    if short:
+        detail["random data"] = f"not run: {short}"
+        return PropertyResult(name, "pass", detail=detail)
+    xp = np
+    if target.spec.device == "gpu":
+        import cupy as xp
+    x = random_data(n, dtype, 0, xp)
+    wrong = random_test(target, x)
+    detail["random data"] = "right" if wrong is None else "wrong"
+    if wrong is None:
+        return PropertyResult(name, "pass", detail=detail)
+    at, value = wrong
+    # The prefix up to the first wrong output is a case of its own (its sums are exact too).
+    smallest = at + 1 if random_test(target, x[:at + 1]) else n
+    del x
+    case = {"n": smallest, "dtype": dtype, "data": f"scancheck.large.random_data({n}, "
+            f"{dtype!r}, 0, {xp.__name__})[:{smallest}]", "index": at, "got": value}
+    where = "past 2**32" if at >= 2**32 else "past 2**31" if at >= 2**31 else "below 2**31"
+    return PropertyResult(name, "fail", f"wrong at index {at:,} ({where}) on random integer "
+                          f"data whose every sum is exact, right on step data of the same size: "
+                          f"values other than 0 and 1 go wrong (a lost sign, a misread element)",
+                          case, detail, cause=Cause.LOGIC.name)
 
 
 def verdict(name: str, first: int, dtype: str, index: int, value: Any) -> PropertyResult:

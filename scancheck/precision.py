@@ -170,11 +170,15 @@ class SweepPoint:
                 "error/bound": self.max_err / self.bound if self.bound else 0.0}
 
 
-def _sweep_runs(gpu: bool, max_tree_log2: int, max_model_log2: int
-                ) -> list[tuple[str, Callable[[np.ndarray], np.ndarray], Callable[[int], np.ndarray], int]]:
-    """(algorithm, run, depths, largest log2 n) for every algorithm of the sweep."""
-    runs: list[tuple[str, Callable, Callable, int]] = [
-        ("sequential", sequential_scan, sequential_depths, 99)]
+#: One algorithm of the sweep: its name, how it runs (on host or device arrays, as
+#: ``on_device`` says), the depths of its outputs at n (an array, or one depth for all),
+#: and the largest log2 n it runs at.
+SweepRun = tuple[str, Callable[[Any], Any], Callable[[int], Any], bool, int]
+
+
+def _sweep_runs(gpu: bool, max_tree_log2: int, max_model_log2: int) -> list[SweepRun]:
+    """Every algorithm of the sweep."""
+    runs: list[SweepRun] = [("sequential", sequential_scan, sequential_depths, False, 99)]
     for name in SWEEP_TREES:
         var = VARIANTS[name]
         per_thread = var.capacity(1024, {}) // 1024
@@ -186,50 +190,83 @@ def _sweep_runs(gpu: bool, max_tree_log2: int, max_model_log2: int
         def depths(n: int, var: Any = var, k: int = per_thread) -> np.ndarray:
             return var.build_model(n, n // k).metrics().output_depths
 
-        runs.append((name, run, depths, max_tree_log2))
+        runs.append((name, run, depths, False, max_tree_log2))
     for name in GPU_SCANS:
         var = VARIANTS[name]
         if gpu:
             from .kernels import scan
 
-            def run_gpu(x: np.ndarray, name: str = name) -> np.ndarray:
-                return scan(x, name, "add", BLOCK).get()
+            def run_gpu(x: Any, name: str = name) -> Any:
+                return scan(x, name, "add", BLOCK)
 
-            runs.append((name, run_gpu, lambda n, name=name: _depths(name, n), 99))
+            runs.append((name, run_gpu, lambda n, name=name: _sweep_depths(name, n), True, 99))
         else:
             runs.append((name, lambda x, var=var: var.build_model(x.size, BLOCK).run(x),
-                         lambda n, name=name: _depths(name, n), max_model_log2))
+                         lambda n, name=name: _sweep_depths(name, n), False, max_model_log2))
     return runs
+
+
+def _sweep_depths(name: str, n: int) -> Any:
+    """:func:`_depths`, but past the models' sizes the one depth bound itself, not an array
+    of n copies of it (2**30 of them are 8 GiB)."""
+    if n > 2**22:
+        return VARIANTS[name].depth_bound(n, BLOCK)
+    return _depths(name, n)
 
 
 def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",
           max_tree_log2: int = 18, max_model_log2: int = 22) -> list[SweepPoint]:
-    """Max error against exact and the algorithm's bound, per algorithm and size (float32)."""
-    sizes = [2**k for k in log2_sizes]
+    """Max error against exact and the algorithm's bound, per algorithm and size (float32).
+
+    Each size draws one input, and its exact scans and magnitude sums are computed once for
+    every algorithm; with a GPU they are computed on the device (the exact oracle of
+    :mod:`scancheck.exact_device`), where the GPU scans' outputs stay.
+    """
     runs = _sweep_runs(gpu, max_tree_log2, max_model_log2)
-    todo = [(name, run, depths, n) for n in sizes for name, run, depths, top in runs if n <= 2**top]
+    todo = [(2**k, [r for r in runs if k <= r[4]]) for k in log2_sizes]
     points = []
     with Progress() as progress:
-        task = progress.task("sweep", len(todo))
-        for name, run, depths, n in todo:
-            what = f"{name} n=2^{int(np.log2(n))}"
-            task.start(what)
-            points.append(_sweep_point(name, run, depths, n, distribution))
-            task.finish(what, f"max |error| {points[-1].max_err:.3g}")
+        task = progress.task("sweep", sum(len(group) for _, group in todo))
+        for n, group in todo:
+            points.extend(_sweep_size(n, group, distribution, gpu, task))
     return points
 
 
-def _sweep_point(name: str, run: Callable[[np.ndarray], np.ndarray],
-                 depths: Callable[[int], np.ndarray], n: int, distribution: str) -> SweepPoint:
-    """One algorithm at one size: its largest error against the exact scan, and its bound."""
-    from .errors import rounding_bound, ulp
+def _sweep_size(n: int, runs: list[SweepRun], distribution: str, gpu: bool,
+                task: Any) -> list[SweepPoint]:
+    """Every algorithm of ``runs`` at size ``n``: its largest error against the exact scan,
+    and the largest of its bounds."""
+    from .errors import gamma, ulp
 
     x = practical_data(n, distribution, seed=n)
-    inclusive = VARIANTS[name].inclusive if name in VARIANTS else True
-    exact = exact_scan(x, inclusive=inclusive)
-    err = np.abs(run(x).astype(np.float64) - exact.astype(np.float64))
-    bound = rounding_bound(x, ulp(exact, "float32") / 2, depths(n), inclusive)
-    return SweepPoint(name, n, float(err.max()), float(bound.max()))
+    xp = np
+    if gpu:
+        import cupy as xp
+    xd = xp.asarray(x)
+    cache: dict[bool, tuple[Any, Any, Any]] = {}  # inclusive -> (exact, sum|x|, ulp/2)
+    points = []
+    for name, run, depths, on_device, _ in runs:
+        what = f"{name} n=2^{int(np.log2(n))}"
+        task.start(what)
+        inclusive = VARIANTS[name].inclusive if name in VARIANTS else True
+        if inclusive not in cache:
+            exact = exact_scan(xd, inclusive=inclusive)
+            cache[inclusive] = (exact.astype(np.float64), abs_sums(xd, inclusive),
+                                ulp(exact, "float32") / 2)
+            del exact
+        exact64, sums, half_ulp = cache[inclusive]
+        # In place where the arrays are large: at 2**30 each float64 array is 8 GiB.
+        err64 = xp.asarray(run(xd if on_device else x)).astype(np.float64)
+        err64 -= exact64
+        err = float(xp.abs(err64, out=err64).max())
+        # errors.rounding_bound, gamma_d * sum|x| + ulp/2 per output, at its largest.
+        err64[...] = xp.asarray(gamma(depths(n), "float32"))
+        err64 *= sums
+        err64 += half_ulp
+        points.append(SweepPoint(name, n, err, float(err64.max())))
+        del err64
+        task.finish(what, f"max |error| {err:.3g}")
+    return points
 
 
 def plot(points: list[SweepPoint], path: str, title: str) -> None:

@@ -15,12 +15,13 @@ from scancheck.exact import (
     exact_recurrence,
     exact_scan,
     exact_scan_mpmath,
+    recurrence_enclosure,
     round_dyadic,
     round_fraction,
     working_precision,
 )
 from scancheck.operators import FLOAT_DTYPES, INT_DTYPES, as_dtype, sequential_scan
-from scancheck.strategies import finite_floats, recurrence_pairs
+from scancheck.strategies import finite_floats, generate_pairs, recurrence_pairs
 
 
 def _fraction_prefix(x: np.ndarray) -> list[Fraction]:
@@ -148,6 +149,29 @@ def test_exact_recurrence_matches_the_sequential_recurrence_in_rationals(pairs):
         assert got[k, 1] == round_fraction(y, "float64")
 
 
+@given(st.data())
+def test_the_recurrence_enclosure_contains_the_exact_answer(data):
+    """Outward-rounded intervals through the doubling scan: the exact rational y_k lies in
+    [lo, hi] at every k, growing or contracting, float32 or float64 pairs."""
+    n = data.draw(st.integers(1, 150), label="n")
+    dtype = data.draw(st.sampled_from(["float32", "float64"]), label="dtype")
+    contracting = data.draw(st.sampled_from([True, False, None]), label="contracting")
+    pairs = data.draw(recurrence_pairs(n, dtype, contracting), label="pairs")
+    lo, hi = recurrence_enclosure(pairs)
+    y = Fraction(0)
+    for k, (a, b) in enumerate(pairs.astype(np.float64).tolist()):
+        y = Fraction(a) * y + Fraction(b)
+        assert Fraction(lo[k]) <= y <= Fraction(hi[k]), k
+
+
+def test_the_recurrence_enclosure_is_far_narrower_than_float32_rounding_at_a_million():
+    pairs = generate_pairs(np.random.default_rng(5), 10**6, "float32")
+    lo, hi = recurrence_enclosure(pairs)
+    mags = recurrence_enclosure(np.abs(pairs).astype(np.float64))[1]
+    assert np.isfinite(lo).all() and (lo <= hi).all()
+    assert ((hi - lo) < 1e-6 * np.finfo(np.float32).eps * mags).all()
+
+
 def test_sequential_float32_scan_of_the_practicals_data_is_within_its_bound():
     x = np.random.default_rng(0).integers(0, 1000, 1_000_000).astype(np.float32)
     report = classify(x, sequential_scan(x), sequential_depths(x.size), name="sequential")
@@ -184,9 +208,9 @@ def test_big_endian_and_strided_input_give_the_native_answer(dtype):
 
 @given(st.lists(st.tuples(st.integers(2**23, 2**24 - 1), st.integers(0, 28), st.booleans()),
                 min_size=2, max_size=40))
-def test_int64_path_rounds_to_odd_before_float32(terms):
-    # Exponents within 29 binades keep one int64 word; sums past 2**53 units make the
-    # int64 -> float64 conversion inexact, which the round-to-odd step must repair.
+def test_sums_past_2_to_the_53_units_round_once_to_float32(terms):
+    # Exponents within 29 binades; sums past 2**53 units, where a float64 conversion of the
+    # integer would round first and a second rounding to float32 could go wrong.
     terms = [(2**24 - 1, 28, False)] * 3 + terms  # the running sum passes 2**53 units at once
     x = np.array([(-m if neg else m) * 2.0 ** (e - 23) for m, e, neg in terms], dtype=np.float32)
     expected = [round_fraction(q, "float32") for q in _fraction_prefix(x)]
@@ -195,8 +219,8 @@ def test_int64_path_rounds_to_odd_before_float32(terms):
 
 @given(st.lists(st.tuples(st.integers(1, 2**24 - 1), st.integers(0, 40), st.booleans()),
                 min_size=2, max_size=40))
-def test_two_word_path_is_exact(terms):
-    # float32 spread over ~60 binades: past one int64 word, within the two-word path.
+def test_sums_over_60_binades_are_exact(terms):
+    # float32 spread over ~60 binades: past one 64-bit word.
     terms = [(2**24 - 1, 40, False), (1, 0, True)] + terms
     x = np.array([(-m if neg else m) * 2.0 ** (e - 60) for m, e, neg in terms], dtype=np.float32)
     expected = [round_fraction(q, "float32") for q in _fraction_prefix(x)]
@@ -204,9 +228,10 @@ def test_two_word_path_is_exact(terms):
 
 
 @pytest.mark.slow
-def test_the_two_word_path_carries_past_2_to_the_23_elements():
-    """Low words of nearly 2**40 each, 2**24 of them: summed in one int64 cumsum they would
-    wrap past 2**23 elements (an exact oracle 16 off at the end, as it once was)."""
+def test_carries_past_2_to_the_23_elements():
+    """Values whose low 40 bits are nearly all set, 2**24 of them: an int64 sum of those
+    low parts would wrap past 2**23 elements (an exact oracle 16 off at the end, as one
+    of scancheck's once was)."""
     big = np.float32((2**24 - 1) * 2.0**-40)  # its low 40 bits nearly all set past `tiny`'s grid
     tiny = np.float32(2.0**-37)
     x = np.full(2**24, big, dtype=np.float32)

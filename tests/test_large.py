@@ -1,5 +1,6 @@
-"""Past 2**31 and 2**32: the step data, the threshold search, the verdict it supports, and
-a clear skip where memory is short.  The full-size runs are GPU tests (test_kernels, huge)."""
+"""Past 2**31 and 2**32: the step data, the threshold search, the verdict it supports, the
+random data after them, and a clear skip where memory is short.  The full-size runs are GPU
+tests (test_kernels, huge)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scancheck.diagnosis import Cause
-from scancheck.large import _threshold, check_large, marks_for, step_test, verdict
+from scancheck.large import (
+    LARGE_SIZES,
+    RANDOM_LIMIT,
+    _threshold,
+    check_large,
+    marks_for,
+    random_data,
+    step_test,
+    verdict,
+)
 from scancheck.targets import Target, TargetSpec
 
 
@@ -59,6 +69,37 @@ def test_the_step_test_checks_every_output():
     exclusive = _numpy(lambda x: np.concatenate([[0], np.cumsum(x, dtype=x.dtype)[:-1]]),
                        inclusive=False)
     assert step_test(exclusive, 5000, "int32") is None
+
+
+def test_every_sum_of_the_random_data_is_exact_in_any_order():
+    x = random_data(300_000, "float32", 0)
+    assert np.abs(x).astype(np.float64).sum() < 2**24  # any subset's sum is an exact float32
+    assert (x == np.round(x)).all() and np.abs(x).max() <= RANDOM_LIMIT
+    assert (x[marks_for(x.size)] == 1).all() and (x < 0).any()
+
+
+def test_random_data_catch_what_step_data_cannot(monkeypatch):
+    """A scan that reads magnitudes from index 4000 on: right on the step data at 5000
+    elements, wrong on the random data, and the smallest case is the failing prefix."""
+
+    def sign_lost(x):
+        y = x.copy()
+        y[4000:] = np.abs(y[4000:])
+        return np.cumsum(y, dtype=x.dtype)
+
+    target = _numpy(sign_lost)
+    assert step_test(target, 5000, "float32") is None
+    monkeypatch.setitem(LARGE_SIZES, "past 2**31", 5000)
+    r = check_large(target, "past 2**31")
+    assert r.status == "fail" and r.cause == Cause.LOGIC.name, r
+    x = random_data(5000, "float32", 0)
+    at = r.smallest_case["index"]
+    assert at >= 4000 and x[at] < 0 and (x[4000:at] >= 0).all()
+    assert r.smallest_case["n"] == at + 1 and "random integer data" in r.diagnosis
+    right = check_large(_numpy(), "past 2**31")
+    assert right.status == "pass" and right.detail["random data"] == "right"
+    ints = check_large(_numpy(dtypes=("int32",)), "past 2**31")
+    assert ints.status == "pass" and ints.detail["random data"] == "not run: no float dtype"
 
 
 def test_short_memory_is_said_not_guessed(monkeypatch):

@@ -52,6 +52,17 @@ def test_sweep_errors_stay_within_bounds_and_grow_slower_for_trees():
     assert big["sequential"].max_err > 10 * big["kogge_stone"].max_err
 
 
+@pytest.mark.gpu
+def test_the_sweep_on_the_device_keeps_every_error_within_its_bound():
+    """The exact answers, magnitude sums and errors computed on the device (the GPU scans'
+    outputs never leave it) at sizes past the models'."""
+    points = sweep([16, 24], gpu=True, max_tree_log2=16)
+    assert all(p.max_err <= p.bound for p in points), points
+    big = {p.algorithm: p for p in points if p.n == 2**24}
+    assert set(big) == {"sequential", "hierarchical", "decoupled_lookback"}
+    assert 0 < big["decoupled_lookback"].max_err < big["sequential"].max_err
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="n=0"):
         practical_data(0)

@@ -192,3 +192,29 @@ def test_accumulation_precision_says_undetermined_where_no_prefix_passes_2_to_th
                                                                       max_n=20_000))
     assert accumulation_precision(small, "float32")["accumulation float32"].startswith(
         "undetermined")
+
+
+def test_long_recurrences_are_checked_rigorously_past_the_rationals_reach():
+    """At 100,000 pairs (exact rationals stop at 300): a right scan by another association
+    (doubling) passes, and a scan wrong only past 1024 pairs fails with operand order."""
+    from scancheck.cases import Case
+    from scancheck.operators import get_operator
+    from scancheck.properties import TABLE
+
+    op = get_operator("recurrence")
+
+    def doubling(x):
+        out = x.copy()
+        d = 1
+        with np.errstate(all="ignore"):
+            while d < out.shape[0]:
+                out[d:] = op.combine(out[:-d], out[d:])
+                d *= 2
+        return out
+
+    spec = TargetSpec(op="recurrence", dtypes=("float32",))
+    case = Case(100_000, "float32", "uniform", seed=3)
+    assert TABLE["recurrence"].check(Target("doubling", doubling, spec), case) is None
+    wrong = TABLE["recurrence"].check(Target("late", controls.long_blocks_in_the_wrong_order,
+                                             spec), case)
+    assert wrong is not None and wrong.index == 1024 and "operand order" in wrong.diagnosis
