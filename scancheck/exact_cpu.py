@@ -199,3 +199,35 @@ def prefix_sums(x: np.ndarray, frac_bits: int, exp_bits: int, bias: int, p: int,
     if x.size:
         _scan_rows(np.ascontiguousarray(x), frac_bits, exp_bits, bias, p, emin - p + 1, emax, out)
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _down(v: float) -> float:
+    return np.nextafter(v, -np.inf)
+
+
+@numba.njit(cache=True, nogil=True)
+def _up(v: float) -> float:
+    return np.nextafter(v, np.inf)
+
+
+@numba.njit(cache=True, nogil=True)
+def recurrence_enclosure(a: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> None:
+    """lo[k] <= y_k <= hi[k] for y_k = a_k*y_{k-1} + b_k, y_{-1} = 0 (float64 inputs, exact):
+    interval arithmetic in order, each result rounded to nearest and then moved one step
+    outward, which contains the exact result (underflow and overflow included)."""
+    y_lo = y_hi = 0.0
+    for k in range(a.shape[0]):
+        p1, p2 = a[k] * y_lo, a[k] * y_hi
+        y_lo = _down(_down(min(p1, p2)) + b[k])
+        y_hi = _up(_up(max(p1, p2)) + b[k])
+        lo[k], hi[k] = y_lo, y_hi
+
+
+@numba.njit(cache=True, nogil=True)
+def magnitudes_above(a: np.ndarray, b: np.ndarray, hi: np.ndarray) -> None:
+    """hi[k] >= m_k for m_k = |a_k|*m_{k-1} + |b_k|, m_{-1} = 0: rounded upward in order."""
+    m = 0.0
+    for k in range(a.shape[0]):
+        m = _up(_up(abs(a[k]) * m) + abs(b[k]))
+        hi[k] = m

@@ -54,11 +54,16 @@ def _counts(text: str) -> str:
 
 def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],
                    jobs: str) -> int:
-    """``scancheck check`` on the library scans and every scancheck kernel; the summary table."""
+    """``scancheck check`` on the library scans and every scancheck kernel, and on the
+    grid-scope kernels under the recurrence pair too (long recurrences at GPU sizes); the
+    summary table."""
+    from .kernels import VARIANTS
     from .targets import builtin_targets
 
     # Every built-in target but the CPU models (CI checks those), kernels included.
     targets = [name for name in builtin_targets() if not name.startswith("model:")]
+    targets += [f"kernel:{name}:256:recurrence" for name, var in VARIANTS.items()
+                if var.capacity is None and "recurrence" in var.operators]
     rc, text, secs = _run([py, "-m", "scancheck.cli", "check", *targets, "--jobs", jobs,
                            "--json", str(out / "conformance.json")], out / "conformance.log", env)
     table = text[text.rfind("summary"):] if "summary" in text else text[-2000:]

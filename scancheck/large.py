@@ -23,6 +23,7 @@ import contextlib
 import fcntl
 import functools
 import os
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -62,6 +63,9 @@ def room(target: Target, n: int, dtype: str, headroom: float = _HEADROOM) -> str
         import cupy as cp
 
         cp.get_default_memory_pool().free_all_blocks()
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():
+            torch.cuda.empty_cache()  # a torch target's outputs stay in torch's cache
         free, where = cp.cuda.runtime.memGetInfo()[0], "device"
     else:
         free, where = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"), "host"

@@ -45,6 +45,7 @@ from .exact import (
     exact_scan,
     exact_scan_axis,
     recurrence_enclosure,
+    recurrence_magnitudes,
 )
 from .layouts import batch
 from .operators import (
@@ -148,20 +149,20 @@ def _first_bad(target: Target, ok: np.ndarray, got: np.ndarray, want: np.ndarray
     return Failure(cause, diagnosis, k, got[k], want[k])
 
 
-def _exact(target: Target, x: np.ndarray) -> np.ndarray:
+def _exact(target: Target, x: np.ndarray,
+           enclosure: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """The exact answer for ``x``: for a GPU target's large float add cases, computed on the
     device (bit for bit the CPU oracle's, a thousand times faster), so that the time budget
-    buys cases rather than oracle work."""
+    buys cases rather than oracle work.  A float recurrence past the rationals' reach gets
+    the midpoint of its enclosure (``enclosure``, if the caller has it), within the
+    enclosure's width of the exact answer, and its products by a running product."""
     from .exact_device import DEVICE_FROM, FORMATS
 
     spec = target.spec
     if spec.op in ("max", "min"):
         return exact_scan(x, spec.op, spec.inclusive, zeros=spec.zeros, nans=spec.nans)
     if spec.op == "recurrence" and is_float(x.dtype) and x.shape[0] > RATIONAL_RECURRENCE_MAX:
-        # Past the rationals' reach: the enclosure's midpoint, within its width of the exact
-        # answer (the products by a running product); _recurrence_check judges with the
-        # enclosure itself.
-        lo, hi, _ = _recurrence_reference(x, spec.inclusive)
+        lo, hi = enclosure or _recurrence_reference(x, spec.inclusive)[:2]
         with np.errstate(over="ignore", under="ignore"):
             products = np.cumprod(x[:, 0].astype(np.float64))
         if not spec.inclusive:
@@ -430,23 +431,26 @@ def _determinism_check(target: Target, case: Case) -> Failure | None:
     return None
 
 
-@_on_outputs
-def _recurrence_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
-                      want: np.ndarray) -> Failure | None:
+def _recurrence_check(target: Target, case: Case) -> Failure | None:
+    x = case.data(target.spec.op)
+    got, bad = _run(target, x)
+    if bad is not None:
+        return bad
+    x = _promoted(target, x)
     text = ("recurrence y_n = a_n*y_{n-1} + b_n not solved: operand order of the "
             "non-commutative pair, or a logic error")
-    if not is_float(x.dtype):
-        return _first_bad(target, same_bits(got, want), got, want, text)
-    # Sequential evaluation bound: two roundings a step, on the magnitudes of the terms.
-    # Short inputs take exact rationals; longer ones rigorous enclosures [lo, hi] of y_k and
-    # of the magnitudes' recurrence, and fail only where the output lies farther from the
-    # enclosure than the bound: a proven error either way.
-    inc = target.spec.inclusive
-    if x.shape[0] > RATIONAL_RECURRENCE_MAX:
-        lo, hi, mags = _recurrence_reference(x, inc)
-    else:
+    if not is_float(x.dtype) or x.shape[0] <= RATIONAL_RECURRENCE_MAX:
+        want = _exact(target, x)  # exact rationals (or wrapping integers)
+        if not is_float(x.dtype):
+            return _first_bad(target, same_bits(got, want), got, want, text)
         lo = hi = want[:, 1].astype(np.float64)
-        mags = exact_scan(np.abs(x).astype(np.float64), "recurrence", inc)[:, 1]
+        mags = exact_scan(np.abs(x).astype(np.float64), "recurrence", target.spec.inclusive)
+        mags = mags[:, 1]
+    else:  # rigorous enclosures [lo, hi] of y_k, computed once for the case
+        lo, hi, mags = _recurrence_reference(x, target.spec.inclusive)
+        want = _exact(target, x, (lo, hi))
+    # Sequential evaluation bound: two roundings a step, on the magnitudes of the terms.
+    # Fail only where the output lies farther from [lo, hi] than the bound: a proven error.
     bound = gamma(2 * (np.arange(x.shape[0]) + 1), x.dtype.name) * mags * 1.01
     g = got[:, 1].astype(np.float64)
     with np.errstate(invalid="ignore"):
@@ -461,7 +465,7 @@ def _recurrence_reference(x: np.ndarray, inclusive: bool
     """Enclosures of y_k, (lo, hi), and an upper bound on the magnitudes' recurrence, per
     output of a long float recurrence scan (exclusive: shifted, y_{-1} = 0 first)."""
     lo, hi = recurrence_enclosure(x)
-    mags = recurrence_enclosure(np.abs(x).astype(np.float64))[1]
+    mags = recurrence_magnitudes(x)
     if inclusive:
         return lo, hi, mags
     return tuple(np.r_[0.0, a[:-1]] for a in (lo, hi, mags))  # type: ignore[return-value]

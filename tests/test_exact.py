@@ -16,6 +16,7 @@ from scancheck.exact import (
     exact_scan,
     exact_scan_mpmath,
     recurrence_enclosure,
+    recurrence_magnitudes,
     round_dyadic,
     round_fraction,
     working_precision,
@@ -151,17 +152,20 @@ def test_exact_recurrence_matches_the_sequential_recurrence_in_rationals(pairs):
 
 @given(st.data())
 def test_the_recurrence_enclosure_contains_the_exact_answer(data):
-    """Outward-rounded intervals through the doubling scan: the exact rational y_k lies in
-    [lo, hi] at every k, growing or contracting, float32 or float64 pairs."""
+    """Outward-rounded intervals: the exact rational y_k lies in [lo, hi] at every k, and the
+    magnitudes' recurrence below its bound, growing or contracting, float32 or float64."""
     n = data.draw(st.integers(1, 150), label="n")
     dtype = data.draw(st.sampled_from(["float32", "float64"]), label="dtype")
     contracting = data.draw(st.sampled_from([True, False, None]), label="contracting")
     pairs = data.draw(recurrence_pairs(n, dtype, contracting), label="pairs")
     lo, hi = recurrence_enclosure(pairs)
-    y = Fraction(0)
+    mags = recurrence_magnitudes(pairs)
+    y = m = Fraction(0)
     for k, (a, b) in enumerate(pairs.astype(np.float64).tolist()):
         y = Fraction(a) * y + Fraction(b)
+        m = Fraction(abs(a)) * m + Fraction(abs(b))
         assert Fraction(lo[k]) <= y <= Fraction(hi[k]), k
+        assert m <= Fraction(mags[k]), k
 
 
 def test_the_recurrence_enclosure_is_far_narrower_than_float32_rounding_at_a_million():
