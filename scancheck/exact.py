@@ -183,8 +183,16 @@ def _exact_scan_on_device(x: Any, oper: Operator, inclusive: bool, zeros: str,
                           nans: str) -> Any:
     import cupy as cp
 
-    from .exact_device import FORMATS, as_device_array, exact_scan_device
+    from .exact_device import FORMATS, as_device_array, exact_scan_device, is_torch_bfloat16
 
+    if is_torch_bfloat16(x):  # CuPy has no bfloat16: the device oracle reads the bits
+        if oper.name == "add" and x.ndim == 1:
+            return exact_scan_device(x, inclusive)
+        import torch
+
+        host = x.detach().cpu().view(torch.int16).numpy().view(as_dtype("bfloat16"))
+        out = exact_scan(host, oper, inclusive, zeros=zeros, nans=nans)
+        return torch.from_numpy(out.view(np.int16)).view(torch.bfloat16).to(x.device)
     a = as_device_array(x)
     if oper.name == "add" and a.ndim == 1 and a.dtype.name in FORMATS:
         return exact_scan_device(a, inclusive)

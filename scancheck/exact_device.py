@@ -26,14 +26,15 @@ from .kernels import (
     expand_source,
     lookback_smem,
 )
-from .operators import CUDA_SCALAR, SIGNIFICAND_BITS
+from .operators import CUDA_SCALAR, SIGNIFICAND_BITS, as_dtype
 
 #: Storage (the unsigned integer of the same width), significand bits and exponent bits of
-#: each format the device oracle reads.  bfloat16 is absent: CuPy has no bfloat16 arrays.
+#: each format the device oracle reads.  CuPy has no bfloat16 arrays: bfloat16 comes as a
+#: torch tensor (:func:`exact_scan_device`), and is scanned as its bits.
 FORMATS: dict[str, tuple[str, int, int]] = {
-    d: (CUDA_SCALAR[f"uint{8 * np.dtype(d).itemsize}"], SIGNIFICAND_BITS[d],
-        8 * np.dtype(d).itemsize - SIGNIFICAND_BITS[d])
-    for d in ("float16", "float32", "float64")
+    d: (CUDA_SCALAR[f"uint{8 * as_dtype(d).itemsize}"], SIGNIFICAND_BITS[d],
+        8 * as_dtype(d).itemsize - SIGNIFICAND_BITS[d])
+    for d in ("float16", "bfloat16", "float32", "float64")
 }
 #: Integer widths compiled, in 64-bit words; the narrowest that holds every prefix is used.
 #: 34 words hold any float64 data up to 2**34 elements (exponents -1074 to 1023).
@@ -43,14 +44,12 @@ BLOCK = 256
 #: chunk of CHUNK values in order, instead of each thread holding its own.
 WARP_FROM = 8
 CHUNK = 1024
+#: Elements a thread of the look-back path scans: 16 was the fastest measured on an H100 at
+#: 1, 2 and 6 words (8 or 32 beside it), placements being recomputed, not held.
+ITEMS = 16
 #: Elements from which the conformance checks of a GPU target take the exact answer from
 #: the device oracle: below it, the copy to the device costs more than the CPU oracle.
 DEVICE_FROM = 1 << 16
-
-
-def items_per_thread(words: int) -> int:
-    """Elements a thread scans in registers: fewer as the integers widen."""
-    return 16 if words <= 6 else 8
 
 
 def _format(dtype: str) -> str:
@@ -62,7 +61,7 @@ def _range_name(dtype: str) -> str:
 
 
 def _scan_name(dtype: str, words: int, items: int | None = None) -> str:
-    return f"exact_scan<{_format(dtype)}, {words}, {items or items_per_thread(words)}>"
+    return f"exact_scan<{_format(dtype)}, {words}, {items or ITEMS}>"
 
 
 def _warp_name(dtype: str, chunk: int = CHUNK) -> str:
@@ -107,9 +106,18 @@ def as_device_array(x: Any) -> Any:
 
 def exact_scan_device(x: Any, inclusive: bool = True) -> Any:
     """The exact add scan of a 1-D device float array, rounded once per output to its dtype:
-    bit for bit :func:`scancheck.exact.exact_scan` of the same values, as a CuPy array."""
+    bit for bit :func:`scancheck.exact.exact_scan` of the same values, as a CuPy array (a
+    torch tensor for a torch bfloat16 tensor, which CuPy cannot hold)."""
     import cupy as cp
 
+    if is_torch_bfloat16(x):
+        import torch
+
+        if x.ndim != 1:
+            raise ValueError(f"x must be 1-D for the device oracle, got shape {tuple(x.shape)}")
+        bits = cp.from_dlpack(x.contiguous().view(torch.int16)).view(cp.uint16)
+        out = _exact_bits(bits, "bfloat16", inclusive)
+        return torch.from_dlpack(out.view(cp.int16)).view(torch.bfloat16)
     a = as_device_array(x)
     if a.ndim != 1:
         raise ValueError(f"x must be 1-D for the device oracle, got shape {tuple(a.shape)}")
@@ -118,27 +126,41 @@ def exact_scan_device(x: Any, inclusive: bool = True) -> Any:
         raise ValueError(f"dtype={dtype!r} is not supported by the device oracle; allowed: "
                          f"{', '.join(FORMATS)}")
     a = cp.ascontiguousarray(a)
-    n = a.shape[0]
-    out = cp.empty_like(a)
+    return _exact_bits(a.view(f"u{a.itemsize}"), dtype, inclusive).view(a.dtype)
+
+
+def is_torch_bfloat16(x: Any) -> bool:
+    """Whether ``x`` is a torch bfloat16 tensor (which the device oracle reads as its bits)."""
+    return type(x).__module__.startswith("torch") and str(getattr(x, "dtype", "")) == "torch.bfloat16"
+
+
+def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
+    """:func:`exact_scan_device` on the bits of a contiguous 1-D array of ``dtype``."""
+    import cupy as cp
+
+    n = bits.shape[0]
+    out = cp.empty_like(bits)
     if n:
-        bits = a.view({2: cp.uint16, 4: cp.uint32, 8: cp.uint64}[a.itemsize])
         dev = cp.cuda.Device().id
         rng = cp.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0, 0], dtype=cp.int32)
-        grid = min(-(-n // (BLOCK * 16 // a.itemsize)), 4 * 1024)
+        grid = min(-(-n // (BLOCK * 16 // bits.itemsize)), 4 * 1024)
         _kernel(_range_name(dtype), dev)((grid,), (BLOCK,), (bits, np.int64(n), rng))
         lo, hi, special, first_zero = (int(v) for v in rng.get())
         if lo > hi:  # no nonzero finite value: every finite prefix is zero
             out.fill(0)
+        elif words_needed(lo, hi, n) >= WARP_FROM:
+            _launch_warp(bits, out, n, lo, dtype, dev)
         else:
-            w = words_needed(lo, hi, n)
-            if w >= WARP_FROM:
-                _launch_warp(bits, out.view(bits.dtype), n, lo, dtype, dev)
-            else:
-                _launch(bits, out.view(bits.dtype), n, lo, dtype, w, dev)
+            _launch(bits, out, n, lo, dtype, words_needed(lo, hi, n), dev)
         if special or first_zero:
-            overlay_specials(a, out, cp)
+            if dtype == "bfloat16":  # as float32, whose top half bfloat16 is: exactly
+                wide = [(v.astype(cp.uint32) << 16).view(cp.float32) for v in (bits, out)]
+                overlay_specials(*wide, cp)
+                out = (wide[1].view(cp.uint32) >> 16).astype(cp.uint16)
+            else:
+                overlay_specials(bits.view(dtype), out.view(dtype), cp)
     if not inclusive and n:
-        out = cp.concatenate([cp.zeros(1, dtype=a.dtype), out[:-1]])
+        out = cp.concatenate([cp.zeros(1, dtype=out.dtype), out[:-1]])
     return out
 
 
@@ -146,7 +168,7 @@ def _launch(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev:
             items: int | None = None) -> None:
     import cupy as cp
 
-    items = items or items_per_thread(words)
+    items = items or ITEMS
     tiles = -(-n // (BLOCK * items))
     counter = cp.zeros(1, dtype=cp.uint32)
     flags = cp.zeros(tiles, dtype=cp.int32)
@@ -168,7 +190,7 @@ def _launch_warp(bits: Any, out: Any, n: int, base: int, dtype: str, dev: int,
     warps = BLOCK // 32
     counter = cp.zeros(1, dtype=cp.uint32)
     flags = cp.zeros(chunks, dtype=cp.int32)
-    # 64 words a chunk, twice: 2**32 float32 values take 1 GiB here, a sixteenth of the input.
+    # 64 words a chunk, twice: for 2**32 values 4 GiB, a quarter of a float32 input's bytes.
     aggregates = cp.empty((chunks, 64), dtype=cp.uint64)
     inclusives = cp.empty((chunks, 64), dtype=cp.uint64)
     _kernel(_warp_name(dtype, chunk), dev)((-(-chunks // warps),), (BLOCK,), (

@@ -31,12 +31,12 @@ from scancheck.exact_device import (
     words_needed,
 )
 from scancheck.kernels import KERNEL_DIR, expand_source
+from scancheck.operators import as_dtype, finfo
 from scancheck.strategies import DISTRIBUTIONS, finite_floats, scan_data
 from scancheck.testing import assert_same_bits
 
 nvcc = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(nvcc is None, reason="nvcc is not on PATH")
-_BITS = {"float16": np.uint16, "float32": np.uint32, "float64": np.uint64}
 
 
 @needs_nvcc
@@ -208,8 +208,8 @@ def test_the_warp_wide_arithmetic_equals_the_cpu_oracle_at_every_width(host_orac
 @needs_nvcc
 @pytest.mark.parametrize("dtype", list(FORMATS))
 def test_ties_round_to_even_and_carries_reach_the_exponent(host_oracle, dtype):
-    info = np.finfo(dtype)
-    eps, one = info.eps, np.array(1, dtype=dtype)
+    info = finfo(dtype)
+    eps, one = info.eps, np.array(1, dtype=as_dtype(dtype))
     cases = [
         [one, eps / 2],  # a tie at an even significand: stays 1
         [one + eps, eps / 2],  # a tie at an odd one: rounds up
@@ -220,7 +220,7 @@ def test_ties_round_to_even_and_carries_reach_the_exponent(host_oracle, dtype):
         [-info.smallest_subnormal, info.smallest_subnormal],  # an exact zero: +0.0
     ]
     for values in cases:
-        x = np.array(values, dtype=dtype)
+        x = np.array(values, dtype=as_dtype(dtype))
         for warp_from in (1, WARP_FROM):
             assert_same_bits(host_exact_scan(host_oracle, x, warp_from), exact_scan(x),
                              f"{values}")
@@ -237,25 +237,40 @@ def test_widths_grow_with_the_span_and_the_length():
 # -- on a GPU ---------------------------------------------------------------------------
 
 
+def _to_device(x: np.ndarray):
+    """A CuPy array of ``x``, or a torch tensor for bfloat16 (CuPy has none)."""
+    if x.dtype.name == "bfloat16":
+        import torch
+
+        return torch.from_numpy(x.view(np.int16)).cuda().view(torch.bfloat16)
+    import cupy as cp
+
+    return cp.asarray(x)
+
+
+def _to_host(y) -> np.ndarray:
+    if str(getattr(y, "dtype", "")) == "torch.bfloat16":
+        import torch
+
+        return y.view(torch.int16).cpu().numpy().view(as_dtype("bfloat16"))
+    return y.get()
+
+
 @pytest.mark.gpu
 @given(dtype=float_dtypes, dist=st.sampled_from(DISTRIBUTIONS), data=st.data())
 def test_the_device_oracle_equals_the_cpu_oracle_on_every_distribution(dtype, dist, data):
-    import cupy as cp
-
     n = data.draw(st.sampled_from([1, 2, 23, 2047, 2048, 2049, 4097, 65537, 300_001]), label="n")
     x = data.draw(scan_data(n, dtype, dist), label="x")
-    got = exact_scan_device(cp.asarray(x))
-    assert isinstance(got, cp.ndarray)
-    assert_same_bits(got, exact_scan(x), f"{dist} {dtype} n={n}")
+    got = exact_scan_device(_to_device(x))
+    assert type(got) is type(_to_device(x[:1]))
+    assert_same_bits(_to_host(got), exact_scan(x), f"{dist} {dtype} n={n}")
 
 
 @pytest.mark.gpu
 @given(dtype=float_dtypes, data=st.data())
 def test_the_device_oracle_is_exact_over_the_whole_exponent_range(dtype, data):
-    import cupy as cp
-
     x = data.draw(finite_floats(dtype, max_size=3000), label="x")
-    assert_same_bits(exact_scan_device(cp.asarray(x)), exact_scan(x), dtype)
+    assert_same_bits(_to_host(exact_scan_device(_to_device(x))), exact_scan(x), dtype)
 
 
 @pytest.mark.gpu
@@ -287,6 +302,11 @@ def test_exact_scan_computes_device_arrays_where_they_lie():
                      exact_scan(x, inclusive=False))
     ints = np.arange(100, dtype=np.int32)
     assert_same_bits(exact_scan(cp.asarray(ints), "max"), exact_scan(ints, "max"))
+    bf = x.astype(as_dtype("bfloat16"))  # torch bfloat16: on the device, and back as bfloat16
+    for op in ("add", "max"):
+        got = exact_scan(_to_device(bf), op)
+        assert got.dtype == torch.bfloat16 and got.is_cuda
+        assert_same_bits(_to_host(got), exact_scan(bf, op), op)
 
 
 @pytest.mark.gpu
