@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -318,10 +319,13 @@ def builtin_targets() -> dict[str, Target]:
 
 
 def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
-    """A target from ``package.module:function``; the module may define ``SCAN_SPEC``."""
+    """A target from ``package.module:function`` (importable, or under the working directory);
+    the module may define ``SCAN_SPEC``."""
     if ":" not in path:
         raise ValueError(f"target {path!r} must look like package.module:function")
     module_name, attr = path.split(":", 1)
+    if os.getcwd() not in sys.path:  # as `python -m` would: modules of the working directory
+        sys.path.append(os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # a target that cannot be imported is a usage error, not a verdict

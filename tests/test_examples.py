@@ -1,0 +1,57 @@
+"""The example targets users copy (``examples/``) conform, checked as users would check them:
+by import path, at the test profile's budget (on a GPU: they are Triton and numba.cuda)."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from scancheck.conformance import check
+from scancheck.targets import resolve
+
+EXAMPLES = [("examples.triton_scan:cumsum", "triton"), ("examples.numba_scan:cumsum", "numba")]
+
+
+def _usable(needs: str) -> None:
+    """Skip, saying why, where the example's library is absent or cannot compile a kernel."""
+    if importlib.util.find_spec(needs) is None:
+        pytest.skip(f"{needs} is not installed")
+    if needs == "numba":
+        import cupy as cp
+        from numba import cuda
+
+        @cuda.jit
+        def one(a):
+            a[0] = 1
+
+        try:
+            one[1, 1](cp.zeros(1, dtype=cp.float32))
+        except AttributeError as exc:  # NumPy 2.5 beside numba-cuda (docs/findings.md)
+            pytest.skip(f"numba.cuda cannot compile a one-line kernel here: {exc}")
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.parametrize("name, needs", EXAMPLES, ids=[n for n, _ in EXAMPLES])
+def test_the_examples_conform(name, needs, budget):
+    _usable(needs)
+    target = resolve(name)
+    assert target.spec.device == "gpu"
+    report = check(target, budget=budget)
+    assert report.passed, report.rows()
+    assert report.largest_n >= 2**20
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.huge
+@pytest.mark.parametrize("name, needs", EXAMPLES, ids=[n for n, _ in EXAMPLES])
+def test_the_examples_are_right_past_2_to_the_31(name, needs):
+    """Step data, then random data, at 2**31 + 17: 64-bit indices everywhere (and a target
+    that returns a torch tensor is checked where it lies, as a CuPy array)."""
+    from scancheck.large import check_large
+
+    _usable(needs)
+    r = check_large(resolve(name), "past 2**31")
+    assert r.status == "pass" and r.detail["random data"] == "right", r
