@@ -138,10 +138,11 @@ def exact_scan(
 ) -> np.ndarray:
     """The exact scan of ``x`` rounded once to its dtype: the answer a scan must approximate.
 
-    A device array (CuPy, ``__cuda_array_interface__`` or DLPack) gets a CuPy array back:
-    1-D floats under ``add`` are computed on the device (:mod:`scancheck.exact_device`),
-    the rest on the host, never by the library under test.
-    Floats under ``add`` take the fast exact limb path; integer ``add`` wraps; ``max``
+    A device array (CuPy, ``__cuda_array_interface__`` or DLPack) gets a CuPy array back
+    (a torch bfloat16 tensor gets one of those): 1-D floats under ``add`` are computed on
+    the device (:mod:`scancheck.exact_device`), the rest on the host, never by the library
+    under test.  Floats under ``add`` take the compiled fixed-point path
+    (:mod:`scancheck.exact_cpu`); integer ``add`` wraps; ``max``
     and ``min`` are exact in any type, with the zero order and NaN rule given
     (:data:`~scancheck.operators.ZERO_ORDERS`, :data:`~scancheck.operators.NAN_RULES`);
     the recurrence pair goes through rationals.
