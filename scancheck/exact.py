@@ -286,6 +286,14 @@ def round_fraction(q: Fraction, dtype: str) -> float:
 RATIONAL_RECURRENCE_MAX = 300
 
 
+def _recurrence_columns(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The a and b of float recurrence pairs as contiguous float64 columns (exact)."""
+    pairs = get_operator("recurrence").host_elements(pairs, "pairs", allow_empty=True)
+    _float_kind(pairs.dtype)
+    p = pairs.astype(np.float64)  # exact: every float type is a float64
+    return np.ascontiguousarray(p[:, 0]), np.ascontiguousarray(p[:, 1])
+
+
 def recurrence_enclosure(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """float64 bounds ``lo <= y_k <= hi`` on component b (y_k) of every inclusive prefix of
     float recurrence pairs, rigorous: interval arithmetic in order, rounded outward
@@ -293,12 +301,10 @@ def recurrence_enclosure(pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     data overflow float64 the bounds are infinite or NaN: nothing is claimed there."""
     from .exact_cpu import recurrence_enclosure as enclose
 
-    pairs = get_operator("recurrence").host_elements(pairs, "pairs", allow_empty=True)
-    _float_kind(pairs.dtype)
-    p = pairs.astype(np.float64)  # exact: every float type is a float64
-    lo, hi = np.empty(p.shape[0]), np.empty(p.shape[0])
+    a, b = _recurrence_columns(pairs)
+    lo, hi = np.empty(a.shape[0]), np.empty(a.shape[0])
     with np.errstate(all="ignore"):
-        enclose(np.ascontiguousarray(p[:, 0]), np.ascontiguousarray(p[:, 1]), lo, hi)
+        enclose(a, b, lo, hi)
     return lo, hi
 
 
@@ -307,12 +313,10 @@ def recurrence_magnitudes(pairs: np.ndarray) -> np.ndarray:
     |b_k|), rounded upward in order: the scale of the recurrence's rounding bound."""
     from .exact_cpu import magnitudes_above
 
-    pairs = get_operator("recurrence").host_elements(pairs, "pairs", allow_empty=True)
-    _float_kind(pairs.dtype)
-    p = pairs.astype(np.float64)
-    hi = np.empty(p.shape[0])
+    a, b = _recurrence_columns(pairs)
+    hi = np.empty(a.shape[0])
     with np.errstate(all="ignore"):
-        magnitudes_above(np.ascontiguousarray(p[:, 0]), np.ascontiguousarray(p[:, 1]), hi)
+        magnitudes_above(a, b, hi)
     return hi
 
 

@@ -146,12 +146,13 @@ def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
         grid = min(-(-n // (BLOCK * 16 // bits.itemsize)), 4 * 1024)
         _kernel(_range_name(dtype), dev)((grid,), (BLOCK,), (bits, np.int64(n), rng))
         lo, hi, special, first_zero = (int(v) for v in rng.get())
-        if lo > hi:  # no nonzero finite value: every finite prefix is zero
+        words = words_needed(lo, hi, n) if lo <= hi else 0
+        if not words:  # no nonzero finite value: every finite prefix is zero
             out.fill(0)
-        elif words_needed(lo, hi, n) >= WARP_FROM:
+        elif words >= WARP_FROM:
             _launch_warp(bits, out, n, lo, dtype, dev)
         else:
-            _launch(bits, out, n, lo, dtype, words_needed(lo, hi, n), dev)
+            _launch(bits, out, n, lo, dtype, words, dev)
         if special or first_zero:
             if dtype == "bfloat16":  # as float32, whose top half bfloat16 is: exactly
                 wide = [(v.astype(cp.uint32) << 16).view(cp.float32) for v in (bits, out)]

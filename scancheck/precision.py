@@ -92,13 +92,15 @@ def _library_scans(x32: np.ndarray, x64: np.ndarray) -> Iterable[tuple[str, str,
         yield "torch.cumsum", "GPU", x, torch.cumsum(torch.from_numpy(x).cuda(), 0).cpu().numpy()
 
 
-def _depths(name: str, n: int) -> np.ndarray:
-    """Per-output tree depths; any summation order is within the sequential depths."""
+def _depths(name: str, n: int) -> np.ndarray | int:
+    """Per-output tree depths; any summation order is within the sequential depths.  Past
+    the models' sizes, the variant's one depth bound for every output (the bounds
+    broadcast it: n copies of it would be 8 GiB at 2**30)."""
     if name in VARIANTS:
         var = VARIANTS[name]
         if n <= 2**22:
             return var.build_model(n, BLOCK).metrics().output_depths
-        return np.full(n, var.depth_bound(n, BLOCK))
+        return var.depth_bound(n, BLOCK)
     return sequential_depths(n)
 
 
@@ -199,19 +201,11 @@ def _sweep_runs(gpu: bool, max_tree_log2: int, max_model_log2: int) -> list[Swee
             def run_gpu(x: Any, name: str = name) -> Any:
                 return scan(x, name, "add", BLOCK)
 
-            runs.append((name, run_gpu, lambda n, name=name: _sweep_depths(name, n), True, 99))
+            runs.append((name, run_gpu, lambda n, name=name: _depths(name, n), True, 99))
         else:
             runs.append((name, lambda x, var=var: var.build_model(x.size, BLOCK).run(x),
-                         lambda n, name=name: _sweep_depths(name, n), False, max_model_log2))
+                         lambda n, name=name: _depths(name, n), False, max_model_log2))
     return runs
-
-
-def _sweep_depths(name: str, n: int) -> Any:
-    """:func:`_depths`, but past the models' sizes the one depth bound itself, not an array
-    of n copies of it (2**30 of them are 8 GiB)."""
-    if n > 2**22:
-        return VARIANTS[name].depth_bound(n, BLOCK)
-    return _depths(name, n)
 
 
 def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",

@@ -185,14 +185,20 @@ def _agree(target: Target, got: np.ndarray, want: np.ndarray) -> np.ndarray:
     return ok
 
 
-def _outputs(target: Target, case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray] | Failure:
-    """The case's input, the target's output and the exact answer, or the failure of the call."""
+def _ran(target: Target, case: Case) -> tuple[np.ndarray, np.ndarray] | Failure:
+    """The case's input (in the type the target returns) and the target's output, or the
+    failure of the call."""
     x = case.data(target.spec.op)
     got, bad = _run(target, x)
     if bad is not None:
         return bad
-    x = _promoted(target, x)
-    return x, got, _exact(target, x)
+    return _promoted(target, x), got
+
+
+def _outputs(target: Target, case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray] | Failure:
+    """The case's input, the target's output and the exact answer, or the failure of the call."""
+    ran = _ran(target, case)
+    return ran if isinstance(ran, Failure) else (*ran, _exact(target, ran[0]))
 
 
 def _bits_differ(target: Target, got: np.ndarray, want: np.ndarray) -> Failure | None:
@@ -432,11 +438,10 @@ def _determinism_check(target: Target, case: Case) -> Failure | None:
 
 
 def _recurrence_check(target: Target, case: Case) -> Failure | None:
-    x = case.data(target.spec.op)
-    got, bad = _run(target, x)
-    if bad is not None:
-        return bad
-    x = _promoted(target, x)
+    ran = _ran(target, case)  # not _outputs: a long case's enclosure is computed once, here
+    if isinstance(ran, Failure):
+        return ran
+    x, got = ran
     text = ("recurrence y_n = a_n*y_{n-1} + b_n not solved: operand order of the "
             "non-commutative pair, or a logic error")
     if not is_float(x.dtype) or x.shape[0] <= RATIONAL_RECURRENCE_MAX:
