@@ -12,7 +12,8 @@ needs many elements.
 Step data are ones and zeros: a scan that loses signs, or misreads values only between
 the marks, passes them.  Where the step test passes on a float dtype, the same size runs
 on random data (:func:`random_data`: a million random integers in [-8, 8] at random
-places, every sum of any of them exact) against the exact oracle, on the device for a
+places and every place near 2**31 and 2**32 random, every sum of any of them exact)
+against the exact oracle, on the device for a
 GPU target: the answer of every summation order is the exact one, so any difference is
 an error, found by index.
 """
@@ -137,19 +138,30 @@ def _first_wrong_host(out: np.ndarray, marks: np.ndarray, inclusive: bool) -> tu
 
 #: Nonzero values of the random data: few and small enough that every sum of any of them
 #: (with the marks) is an integer below 2**24 in magnitude, exact in every float type.
+#: Beside RANDOM_COUNT values at random places, every element within RANDOM_WINDOW of
+#: each boundary is random: at n = 2**31 + 17 only 17 elements lie past 2**31, and a
+#: sparse draw would almost never put a value there.
 RANDOM_COUNT = 1 << 20
 RANDOM_LIMIT = 8
+RANDOM_WINDOW = 1 << 16
+RANDOM_BOUNDARIES = (2**31, 2**32)
 
 
 def random_data(n: int, dtype: str, seed: int, xp: Any = np) -> Any:
     """``n`` values of ``dtype``: zeros, :data:`RANDOM_COUNT` random integers in
-    [-RANDOM_LIMIT, RANDOM_LIMIT] at random places, and ones at :func:`marks_for`'s marks;
-    ``xp`` (NumPy or CuPy) holds and draws them.  Every partial sum in any order is exact."""
+    [-RANDOM_LIMIT, RANDOM_LIMIT] at random places, random integers at every place within
+    :data:`RANDOM_WINDOW` of each of :data:`RANDOM_BOUNDARIES`, and ones at
+    :func:`marks_for`'s marks; ``xp`` (NumPy or CuPy) holds and draws them.  Every partial
+    sum in any order is exact."""
     rs = xp.random.RandomState(seed)
     x = xp.zeros(n, dtype=dtype)
     k = min(n, RANDOM_COUNT)
     places = rs.randint(0, n, size=k, dtype=np.int64)
     x[places] = rs.randint(-RANDOM_LIMIT, RANDOM_LIMIT + 1, size=k).astype(dtype)
+    for b in RANDOM_BOUNDARIES:
+        lo, hi = max(0, b - RANDOM_WINDOW), min(n, b + RANDOM_WINDOW)
+        if lo < hi:
+            x[lo:hi] = rs.randint(-RANDOM_LIMIT, RANDOM_LIMIT + 1, size=hi - lo).astype(dtype)
     x[xp.asarray(marks_for(n))] = 1
     return x
 

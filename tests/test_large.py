@@ -15,7 +15,10 @@ from hypothesis import strategies as st
 from scancheck.diagnosis import Cause
 from scancheck.large import (
     LARGE_SIZES,
+    RANDOM_BOUNDARIES,
+    RANDOM_COUNT,
     RANDOM_LIMIT,
+    RANDOM_WINDOW,
     _threshold,
     check_large,
     marks_for,
@@ -76,6 +79,22 @@ def test_every_sum_of_the_random_data_is_exact_in_any_order():
     assert np.abs(x).astype(np.float64).sum() < 2**24  # any subset's sum is an exact float32
     assert (x == np.round(x)).all() and np.abs(x).max() <= RANDOM_LIMIT
     assert (x[marks_for(x.size)] == 1).all() and (x < 0).any()
+    # At full size too: the sparse values, the windows and the marks stay below 2**24.
+    most = (RANDOM_COUNT + 2 * RANDOM_WINDOW * len(RANDOM_BOUNDARIES)) * RANDOM_LIMIT + 7
+    assert most < 2**24
+
+
+def test_the_random_data_is_dense_at_the_boundaries(monkeypatch):
+    """At n = boundary + 17 a sparse draw almost never lands past the boundary: every place
+    near it is drawn, so a value there is negative with odds 8 in 17."""
+    import scancheck.large
+
+    monkeypatch.setattr(scancheck.large, "RANDOM_BOUNDARIES", (200_000,))
+    monkeypatch.setattr(scancheck.large, "RANDOM_COUNT", 10)
+    x = random_data(200_017, "float32", 0)
+    near = x[200_000 - RANDOM_WINDOW:200_016]  # the last place holds a mark
+    assert (near < 0).mean() > 0.4 and (near > 0).mean() > 0.4
+    assert np.count_nonzero(x[:200_000 - RANDOM_WINDOW]) <= 10 + len(marks_for(x.size))
 
 
 def test_random_data_catch_what_step_data_cannot(monkeypatch):
