@@ -217,5 +217,8 @@ def overlay_specials(x: Any, out: Any, xp: Any) -> None:
     out[nan:] = xp.nan
     # Copied, not filled: CuPy 14.2 stores +0.0 when a slice is assigned or filled with the
     # scalar -0.0, in every float dtype (docs/findings.md); the inputs there are -0.0.
-    negzero = first(~((x == 0) & xp.signbit(x)))
+    # By bits, not by value: CuPy compiles its kernels with -ftz=true, so there
+    # ``x == 0`` holds for every subnormal and a -tiny would extend the -0.0 run.
+    sign = 1 << (8 * x.dtype.itemsize - 1)
+    negzero = first(x.view(f"u{x.dtype.itemsize}") != sign)
     out[:negzero] = x[:negzero]

@@ -274,6 +274,18 @@ def test_the_device_oracle_is_exact_over_the_whole_exponent_range(dtype, data):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(FORMATS))
+def test_a_run_of_negative_zeros_ends_at_a_subnormal(dtype):
+    """-0.0 holds only while every input so far is -0.0; CuPy's kernels flush subnormals
+    (-ftz=true), so a subnormal must not read as a zero there (found on the H100)."""
+    tiny = finfo(as_dtype(dtype)).smallest_subnormal
+    x = np.array([-0.0, -tiny, -0.0, tiny, -0.0, tiny], dtype=as_dtype(dtype))
+    for k in range(1, x.size + 1):
+        assert_same_bits(_to_host(exact_scan_device(_to_device(x[:k]))), exact_scan(x[:k]),
+                         f"{dtype} {x[:k]!r}")
+
+
+@pytest.mark.gpu
 @pytest.mark.slow
 @pytest.mark.parametrize("dist", ["uniform", "cancellation", "wide", "specials"])
 def test_the_device_oracle_at_millions_of_elements(dist):
