@@ -29,6 +29,13 @@ template <> __device__ __forceinline__ bool greater(float a, float b) {
   asm("{ .reg .pred p; setp.gt.f32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "f"(a), "f"(b));
   return r != 0;
 }
+template <> __device__ __forceinline__ int mul_rn(int a, int b) {
+  return static_cast<int>(static_cast<unsigned>(a) * static_cast<unsigned>(b));
+}
+template <> __device__ __forceinline__ long long mul_rn(long long a, long long b) {
+  return static_cast<long long>(static_cast<unsigned long long>(a) *
+                                static_cast<unsigned long long>(b));
+}
 template <> __device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
 template <> __device__ __forceinline__ double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 
@@ -85,6 +92,50 @@ struct Min {
     return (a != a) ? a : ((b != b || greater(a, b)) ? b : a);
   }
 };
+
+// Integers wrap modulo 2**bits (multiplied as unsigned: signed overflow is undefined in C++).
+template <typename T>
+struct Mul {
+  using value_type = T;
+  __device__ static T identity() { return T(1); }
+  __device__ T operator()(T a, T b) const { return mul_rn(a, b); }
+};
+
+// log(exp(a) + exp(b)) as max + log1p(exp(min - max)): exp never overflows, -inf is the
+// identity (its difference would be NaN), +inf absorbs, NaN propagates.  expf and log1pf
+// are CUDA's (a few ulps), so the result is within a bound, not bit for bit NumPy's.
+template <typename T>
+struct LogAddExp {
+  using value_type = T;
+  __device__ static T identity() { return Bounds<T>::lowest(); }
+  __device__ T operator()(T a, T b) const {
+    if (a != a || b != b) return add_rn(a, b);
+    const T hi = greater(b, a) ? b : a, lo = greater(b, a) ? a : b;
+    if (lo == Bounds<T>::lowest() || hi == Bounds<T>::highest()) return hi;
+    return add_rn(hi, static_cast<T>(log1p(exp(add_rn(lo, -hi)))));
+  }
+};
+
+// (value, index) pairs, a = value and b = index held in the value's type: the larger
+// (smaller) value wins, a NaN above all, and the later operand wins ties, so every output
+// names the last index of its extreme (PyTorch's cummax, cummin).  Index -1 is the
+// identity and loses every tie.
+template <typename S, bool Larger>
+struct ArgExtreme {
+  using value_type = Pair<S>;
+  __device__ static Pair<S> identity() {
+    return Pair<S>{Larger ? Bounds<S>::lowest() : Bounds<S>::highest(), S(-1)};
+  }
+  __device__ Pair<S> operator()(Pair<S> x, Pair<S> y) const {
+    if (y.b < S(0)) return x;
+    if (x.b < S(0) || y.a != y.a) return y;
+    if (x.a != x.a) return x;
+    const bool beats = Larger ? !greater(x.a, y.a) : !greater(y.a, x.a);
+    return beats ? y : x;
+  }
+};
+template <typename S> struct ArgMax : ArgExtreme<S, true> {};
+template <typename S> struct ArgMin : ArgExtreme<S, false> {};
 
 // y_n = a_n*y_{n-1} + b_n: (a1, b1) then (a2, b2) is (a2*a1, a2*b1 + b2); identity (1, 0).
 template <typename S>

@@ -28,6 +28,7 @@ from .properties import (
     TABLE,
     accumulation_precision,
     applies,
+    bound_summary,
     float_summary,
 )
 from .targets import Target, forward
@@ -147,6 +148,8 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
             for dt in ACCUMULATION_PROBE:
                 if dt in dtypes and spec.output_dtype(dt) == dt:
                     stats.update(accumulation_precision(target, dt))
+        elif prop in ("products within bound", "logsumexp within bound"):
+            stats.update(bound_summary(target, dtypes))
         return PropertyResult(prop, "pass", detail=stats)
     case, failure = found.failing, found.failure
     if case.n > 1:

@@ -228,6 +228,42 @@ def block_totals_from_the_exclusive_scan(x: np.ndarray) -> np.ndarray:
     return multi_block_scan(x, 128, totals_from_exclusive=True)
 
 
+def product_carried_in_8_bits(x: np.ndarray) -> np.ndarray:
+    """A blocked cumprod (tiles of 256) whose carry between tiles keeps 8 significand bits,
+    bfloat16's: a mixed-precision carry.  Factors whose products are powers of two pass."""
+    out = np.empty_like(x)
+    carry = 1.0
+    with np.errstate(all="ignore"):
+        for lo in range(0, x.shape[0], 256):
+            out[lo:lo + 256] = np.multiply.accumulate(x[lo:lo + 256], dtype=x.dtype) * x.dtype.type(carry)
+            carry = float(_round_to_bits(out[min(lo + 256, x.shape[0]) - 1], 8))
+    return out
+
+
+def logcumsumexp_through_exp(x: np.ndarray) -> np.ndarray:
+    """log(cumsum(exp(x))) in the input's type: exp overflows past log(max), underflows to
+    zero below log(smallest subnormal), and rounds where the scan need not."""
+    with np.errstate(all="ignore"):
+        return np.log(np.cumsum(np.exp(x), dtype=x.dtype))
+
+
+def cummax_first_index(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A cummax whose index names the first of equal maxima (and the first NaN), where the
+    spec declares the last, as PyTorch's does; its values are right."""
+    if x.size == 0:
+        return x.copy(), np.zeros(0, dtype=np.int64)
+    with np.errstate(invalid="ignore"):
+        running = np.fmax.accumulate(x) if x.dtype.kind == "f" else np.maximum.accumulate(x)
+        nan = np.isnan(x) if x.dtype.kind == "f" else np.zeros(x.shape, dtype=bool)
+        seen = np.logical_or.accumulate(nan)
+        before = np.r_[running[:1], running[:-1]]
+        first = (nan & ~np.r_[False, seen[:-1]]) | (~np.r_[False, seen[:-1]] & (x > before))
+    first[0] = True
+    idx = np.maximum.accumulate(np.where(first, np.arange(x.size), 0))
+    values = np.where(seen, x[idx], running)
+    return values.astype(x.dtype), idx
+
+
 def padded_tail_read_uninitialised(x: Any) -> Any:
     """CuPy: the input copied into a buffer padded to whole tiles of 256, and the whole
     buffer scanned.  The tail is never written; it only reaches outputs that are cut off,
@@ -260,6 +296,9 @@ for fn, spec in (
     (block_totals_from_the_exclusive_scan, TargetSpec(inclusive=False)),
     (strides_ignored, TargetSpec(axis="arg")),
     (subnormal_inputs_read_as_zero, TargetSpec(dtypes=_FLOATS)),
+    (product_carried_in_8_bits, TargetSpec(op="mul", dtypes=_FLOATS)),
+    (logcumsumexp_through_exp, TargetSpec(op="logaddexp", dtypes=_FLOATS)),
+    (cummax_first_index, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), indices=True)),
     # cupy.cumsum through CUB: float bits vary from run to run (see targets.builtin_targets).
     (padded_tail_read_uninitialised, TargetSpec(device="gpu", dtypes=("float32", "int32"),
                                                 deterministic=False)),
@@ -336,6 +375,12 @@ CONTROLS: tuple[Control, ...] = (
             "Fortran-order view is not"),
     Control("min propagating NaN", _C + "min_propagating_nan", Cause.SPECIALS, "NaN",
             "nan and inf, under the spec's NaN-ignoring rule; the same data without NaNs pass"),
+    Control("product carried in 8 bits", _C + "product_carried_in_8_bits", Cause.PRECISION,
+            "significand bits", "products within bound: no other property checks a product"),
+    Control("logcumsumexp through exp", _C + "logcumsumexp_through_exp", Cause.PRECISION,
+            "precision lost", "logsumexp within bound: no other property checks a log-sum-exp"),
+    Control("cummax naming the first of equal maxima", _C + "cummax_first_index", Cause.LOGIC,
+            "last position", "indices, on data with ties: its values are right"),
     Control("missing barrier", f"cu:{_CU / 'missing_barrier.cu'}:1024", Cause.RACE, "data race",
             "racecheck", gpu=True,
             spec=TargetSpec(device="gpu", max_n=1024, dtypes=("float32", "int32"))),

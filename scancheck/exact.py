@@ -231,9 +231,14 @@ def _exact_rows(x: np.ndarray, oper: Operator, zeros: str, nans: str) -> np.ndar
         raise ValueError(f"zeros= and nans= apply to max and min, not to operator {oper.name!r}")
     if oper.name in ("max", "min"):
         return extreme_scan(x, oper.name, zeros, nans)
-    if not is_float(x.dtype):  # integer addition wraps modulo 2**bits, exactly
+    if not is_float(x.dtype):  # integer sums and products wrap modulo 2**bits, exactly
         with np.errstate(over="ignore"):
+            if oper.name == "mul":
+                return np.multiply.accumulate(x, axis=-1, dtype=x.dtype)
             return np.add.accumulate(x, axis=-1, dtype=x.dtype)
+    if oper.name != "add":
+        raise ValueError(f"float scans under {oper.name!r} are not rounded once here: they are "
+                         f"judged against a bound (scancheck.products, scancheck.logsumexp)")
     # The sums come rounded to the type already, so the cast is exact: NumPy's and
     # ml_dtypes' casts from float64 to 16-bit types may round twice (through float32).
     return _prefix_sums(x, _float_kind(x.dtype)).astype(x.dtype)

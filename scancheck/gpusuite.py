@@ -21,7 +21,7 @@ from typing import Any
 
 from .progress import Progress
 
-PARTS = ("tests", "huge", "verify", "check", "controls", "precision", "bench")
+PARTS = ("tests", "huge", "verify", "check", "controls", "matrix", "precision", "bench")
 _COUNTS = re.compile(r"(\d+) (passed|failed|skipped|error|errors|xfailed|xpassed)")
 
 
@@ -64,6 +64,8 @@ def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],
     targets = [name for name in builtin_targets() if not name.startswith("model:")]
     targets += [f"kernel:{name}:256:recurrence" for name, var in VARIANTS.items()
                 if var.capacity is None and "recurrence" in var.operators]
+    # The look-back as a reference cumprod and logcumsumexp on the GPU.
+    targets += ["kernel:decoupled_lookback:256:mul", "kernel:decoupled_lookback:256:logaddexp"]
     rc, text, secs = _run([py, "-m", "scancheck.cli", "check", *targets, "--jobs", jobs,
                            "--json", str(out / "conformance.json")], out / "conformance.log", env)
     table = text[text.rfind("summary"):] if "summary" in text else text[-2000:]
@@ -154,6 +156,14 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
         status |= rc
         print(text[-3000:])
         summary.append(f"negative controls ({secs:.0f}s): {text.strip().splitlines()[-1]}")
+    if "matrix" in parts:
+        rc, text, secs = _run([py, "-m", "scancheck.matrix", "--budget", "1", "--workers",
+                               "12"], out / "matrix.md", env)
+        status |= rc
+        cells = [ln for ln in text.splitlines() if ln.startswith("| ") and "library scan" not in ln]
+        ok = sum(ln.split("|")[4].strip() == "conforms" for ln in cells)
+        summary.append(f"conformance matrix ({secs:.0f}s): {ok} of {len(cells)} cells conform "
+                       f"(matrix.md)")
     if "precision" in parts:
         rc, text, secs = _run([py, "-m", "scancheck.cli", "precision", "--sweep", "--max-log2", "30",
                                "--plot", str(out / "precision.png")], out / "precision.log", env)

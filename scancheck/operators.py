@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import mpmath
 import numpy as np
 
 #: The dtypes the reference kernels are instantiated for, and what a target declares unless
@@ -28,6 +29,9 @@ INT_DTYPES: tuple[str, ...] = ("int32", "int64", "int8", "int16", "uint8", "uint
                                "uint64")
 #: Every element dtype the oracle, the bounds and the properties take.
 DTYPES: tuple[str, ...] = (*KERNEL_DTYPES, "float16", "bfloat16", *INT_DTYPES[2:])
+#: Types whose pair elements (value, index) hold any value of a narrower type and any
+#: index below 2**53 exactly: the argmax and argmin monoids are evaluated in them.
+ARG_DTYPES: tuple[str, ...] = ("float64", "int64")
 #: Significand bits p of each float dtype, the implicit bit included: its unit roundoff is
 #: 2**-p, and sums of multiples of 2**e stay exact while they stay below 2**(p+e).
 SIGNIFICAND_BITS: dict[str, int] = {"float32": 24, "float64": 53, "float16": 11, "bfloat16": 8}
@@ -118,6 +122,58 @@ def _recurrence_np(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     a2, b2 = y[..., 0], y[..., 1]
     with np.errstate(over="ignore", invalid="ignore"):
         return np.stack([a2 * a1, a2 * b1 + b2], axis=-1)
+
+
+def _mul_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        return np.multiply(a, b, dtype=np.result_type(a, b))  # integers wrap, as in CUDA
+
+
+def _logaddexp_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # NumPy has no float16 or bfloat16 loop of its own precision: through float32, once
+    # rounded, as the CUDA functor computes it.
+    dt = np.result_type(a, b)
+    wide = np.float64 if dt == np.float64 else np.float32
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.logaddexp(np.asarray(a, wide), np.asarray(b, wide)).astype(dt)
+
+
+def _logaddexp_exact(a: Any, b: Any) -> Any:
+    """log(exp(a) + exp(b)) at mpmath's working precision (-inf is the identity)."""
+    if mpmath.isinf(a) and a < 0:
+        return b
+    if mpmath.isinf(b) and b < 0:
+        return a
+    hi, lo = (a, b) if a >= b else (b, a)
+    return hi + mpmath.log1p(mpmath.exp(lo - hi))
+
+
+def _arg_np(which: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """(value, index) pairs: the larger (smaller) value wins, a NaN above all; equal values
+    go to the later operand, so every output names the last index of its extreme (PyTorch's
+    cummax and cummin).  Index -1 is the identity, which loses every tie."""
+    def combine(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        ev, lv = x[..., 0], y[..., 0]
+        with np.errstate(invalid="ignore"):
+            beats = (lv >= ev) if which == "max" else (lv <= ev)
+            take = np.isnan(lv) | (~np.isnan(ev) & beats) if is_float(x.dtype) else beats
+        take = (take | (x[..., 1] < 0)) & (y[..., 1] >= 0)
+        return np.where(take[..., None], y, x)
+
+    return combine
+
+
+def _arg_exact(which: str) -> Callable[[Any, Any], tuple]:
+    def combine(x: Any, y: Any) -> tuple:
+        if y[1] < 0:
+            return tuple(x)
+        if x[1] < 0 or y[0] != y[0]:
+            return tuple(y)
+        if x[0] != x[0]:
+            return tuple(x)
+        return tuple(y) if (y[0] >= x[0] if which == "max" else y[0] <= x[0]) else tuple(x)
+
+    return combine
 
 
 def _interval_np(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -281,6 +337,56 @@ OPERATORS: dict[str, Operator] = {
             doc="NaN-propagating minimum; the earlier operand wins ties",
         ),
         Operator(
+            name="mul",
+            cuda_functor="scancheck::Mul",
+            commutative=True,
+            width=1,
+            dtypes=DTYPES,
+            combine=_mul_np,
+            combine_exact=lambda a, b: a * b,
+            _identity=lambda dt: 1,
+            exact_in=lambda dt: not is_float(dt),
+            doc="a * b (cumprod); integers wrap modulo 2**bits, floats round to nearest",
+        ),
+        Operator(
+            name="logaddexp",
+            cuda_functor="scancheck::LogAddExp",
+            commutative=True,
+            width=1,
+            dtypes=FLOAT_DTYPES,
+            combine=_logaddexp_np,
+            combine_exact=_logaddexp_exact,
+            _identity=lambda dt: -np.inf,
+            exact_in=lambda dt: False,
+            doc="log(exp(a) + exp(b)) (logcumsumexp), as max + log1p(exp(min - max))",
+        ),
+        Operator(
+            name="argmax",
+            cuda_functor="scancheck::ArgMax",
+            commutative=False,
+            width=2,
+            dtypes=ARG_DTYPES,
+            combine=_arg_np("max"),
+            combine_exact=_arg_exact("max"),
+            _identity=lambda dt: (_lowest(dt), -1),
+            exact_in=lambda dt: True,
+            doc="(value, index): the larger value, NaN above all, the later index on ties "
+                "(cummax with indices)",
+        ),
+        Operator(
+            name="argmin",
+            cuda_functor="scancheck::ArgMin",
+            commutative=False,
+            width=2,
+            dtypes=ARG_DTYPES,
+            combine=_arg_np("min"),
+            combine_exact=_arg_exact("min"),
+            _identity=lambda dt: (_highest(dt), -1),
+            exact_in=lambda dt: True,
+            doc="(value, index): the smaller value, NaN below all, the later index on ties "
+                "(cummin with indices)",
+        ),
+        Operator(
             name="recurrence",
             cuda_functor="scancheck::Recurrence",
             commutative=False,
@@ -374,6 +480,33 @@ def extreme_scan(x: np.ndarray, which: str, zeros: str = "either", nans: str = "
     seen = np.logical_or.accumulate(zero & (np.signbit(x) == (which == "min")), axis=-1)
     wanted = x.dtype.type(-0.0 if which == "min" else 0.0)
     return np.where(out == 0, np.where(seen, wanted, -wanted), out)
+
+
+def arg_extreme_scan(x: np.ndarray, which: str) -> tuple[np.ndarray, np.ndarray]:
+    """The inclusive cummax or cummin of ``x`` along its last axis with indices, exactly as the
+    argmax and argmin monoids define them: NaN wins, and equal values go to the later index
+    (so each value is ``x`` at its index, the zero's sign included)."""
+    if which not in ("max", "min"):
+        raise ValueError(f"which={which!r}; allowed: 'max', 'min'")
+    if x.shape[-1] == 0:
+        return x.copy(), np.zeros(x.shape, dtype=np.int64)
+    with np.errstate(invalid="ignore"):
+        if is_float(x.dtype):
+            ordered = (np.fmax if which == "max" else np.fmin).accumulate(x, axis=-1)
+            seen_nan = np.logical_or.accumulate(np.isnan(x), axis=-1)
+        else:
+            ordered = (np.maximum if which == "max" else np.minimum).accumulate(x, axis=-1)
+            seen_nan = np.zeros(x.shape, dtype=bool)
+        before = np.concatenate([ordered[..., :1], ordered[..., :-1]], axis=-1)
+        nan_before = np.concatenate([np.zeros_like(seen_nan[..., :1]), seen_nan[..., :-1]],
+                                    axis=-1)
+        beats = (x >= before) if which == "max" else (x <= before)
+        # Position i takes over when it is a NaN, or matches the running extreme and no NaN
+        # came before it; an output's index is the last takeover so far.
+        update = (np.isnan(x) if is_float(x.dtype) else False) | (~nan_before & beats)
+    update[..., 0] = True
+    idx = np.maximum.accumulate(np.where(update, np.arange(x.shape[-1]), 0), axis=-1)
+    return np.take_along_axis(x, idx, axis=-1), idx.astype(np.int64)
 
 
 def exclusive_of(inclusive: np.ndarray, identity: np.ndarray) -> np.ndarray:

@@ -48,17 +48,20 @@ from .exact import (
     recurrence_magnitudes,
 )
 from .layouts import batch
+from .logsumexp import judge_logsumexp, logsumexp_reference
 from .operators import (
     DTYPES,
     FLOAT_DTYPES,
     INT_DTYPES,
     NAN_RULES,
     SIGNIFICAND_BITS,
+    arg_extreme_scan,
     as_dtype,
     finfo,
     is_float,
     sequential_scan,
 )
+from .products import judge_products, product_reference
 from .targets import Target, TargetSpec
 from .testing import same_bits
 
@@ -476,6 +479,123 @@ def _recurrence_reference(x: np.ndarray, inclusive: bool
     return tuple(np.r_[0.0, a[:-1]] for a in (lo, hi, mags))  # type: ignore[return-value]
 
 
+# -- products, log-sum-exp and indices: rules of their own ------------------------------
+
+
+def _products_check(target: Target, case: Case) -> Failure | None:
+    ran = _ran(target, case)
+    if isinstance(ran, Failure):
+        return ran
+    x, got = ran
+    inc = target.spec.inclusive
+    judged = judge_products(x, got, inc)
+    ref = _shifted_reference(product_reference(x), inc, 1.0)
+    failure = _judged_failure(target, judged.ok, judged.reason, got, ref)
+    if failure is None or "never written" in failure.diagnosis:
+        return failure
+    k = failure.index
+    if "bound" not in failure.diagnosis:
+        return failure
+    failure.diagnosis += f" ({judged.relative_error[k] / judged.bound[k]:.3g}x the bound)"
+    # Factors +-1, +-2 and +-1/2 multiply exactly in every order while in range: a scan
+    # wrong on them has no rounding to blame.
+    for seed in (case.seed, case.seed + 1, case.seed + 2):
+        rng = np.random.default_rng(seed)
+        xs = rng.choice(np.array([1.0, -1.0, 2.0, -2.0, 0.5, -0.5]), case.n,
+                        p=[0.4, 0.4, 0.05, 0.05, 0.05, 0.05]).astype(x.dtype)
+        got_s, bad = _run(target, xs)
+        if bad is not None:
+            return bad
+        exact = judge_products(xs, got_s, inc)
+        wrong = ~exact.ok | (~np.isnan(exact.bound) & (exact.relative_error != 0))
+        if wrong.any():
+            failure.diagnosis += (f"; wrong also on factors of +-1, +-2 and +-1/2, whose every "
+                                  f"product is exact (index {int(np.flatnonzero(wrong)[0])}), "
+                                  f"so no rounding explains it")
+            return failure
+    bits = int(np.floor(-np.log2(judged.relative_error[k])))
+    failure.cause = Cause.PRECISION
+    failure.diagnosis += (f"; relative error 2**-{bits}, as if some product kept about {bits} "
+                          f"significand bits ({x.dtype.name} has "
+                          f"{SIGNIFICAND_BITS[x.dtype.name]}), and factors whose products are "
+                          f"exact come out exact")
+    failure.detail["behaves like bits"] = bits
+    return failure
+
+
+def _logsumexp_check(target: Target, case: Case) -> Failure | None:
+    ran = _ran(target, case)
+    if isinstance(ran, Failure):
+        return ran
+    x, got = ran
+    inc = target.spec.inclusive
+    judged = judge_logsumexp(x, got, inc)
+    ref = _shifted_reference(logsumexp_reference(x), inc, -np.inf)
+    failure = _judged_failure(target, judged.ok, judged.reason, got, ref)
+    if failure is None or "never written" in failure.diagnosis:
+        return failure
+    k = failure.index
+    if "bound" in failure.diagnosis:
+        err = judged.error[k]
+        failure.diagnosis += f" ({err / judged.bound[k]:.3g}x the bound, off by {err:.3g})"
+        if err < 0.5:  # a factor e**0.5 in the sum: no term lost or counted twice
+            failure.cause = Cause.PRECISION
+            failure.diagnosis += "; no term is missing or counted twice"
+        else:
+            failure.diagnosis += "; a term missing or counted twice, not rounding"
+    elif "+inf where" in failure.diagnosis:
+        failure.cause = Cause.PRECISION
+        failure.diagnosis += (": some intermediate leaves the float range (exp taken before "
+                              "the running maximum is subtracted?)")
+    elif not np.isfinite(x).all():
+        failure.cause = Cause.SPECIALS
+    return failure
+
+
+def _shifted_reference(ref: np.ndarray, inclusive: bool, identity: float) -> np.ndarray:
+    return ref if inclusive or not ref.size else np.r_[identity, ref[:-1]]
+
+
+def _judged_failure(target: Target, ok: np.ndarray, reason: np.ndarray, got: np.ndarray,
+                    ref: np.ndarray) -> Failure | None:
+    first = np.flatnonzero(~ok)
+    if not first.size:
+        return None
+    return _first_bad(target, ok, got, ref.astype(got.dtype), str(reason[first[0]]))
+
+
+def _indices_check(target: Target, case: Case) -> Failure | None:
+    spec = target.spec
+    x = case.data(spec.op)
+    try:
+        out = target(x)
+    except Exception as exc:
+        if x.shape[0]:
+            raise
+        return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on an empty input "
+                       f"({str(exc)[:120]}); the scan of nothing is empty")
+    if not (isinstance(out, tuple) and len(out) == 2 and out[0].shape == x.shape
+            and out[1].shape == x.shape and out[0].dtype == x.dtype
+            and np.issubdtype(out[1].dtype, np.integer)):
+        what = (f"a {type(out).__name__}" if not isinstance(out, tuple) else
+                ", ".join(f"{getattr(v, 'shape', '?')} {getattr(v, 'dtype', '?')}" for v in out))
+        return Failure(Cause.LOGIC, f"returned {what} for shape {x.shape} dtype {x.dtype}; "
+                       f"indices=True means (values of dtype {x.dtype}, integer indices)")
+    values, idx = out
+    want_v, want_i = arg_extreme_scan(x, spec.op)
+    ok_i = idx == want_i
+    failure = _first_bad(target, ok_i, idx, want_i,
+                         f"an index other than the last position of the running {spec.op} "
+                         f"(ties and NaNs go to the later index)")
+    if failure is not None:
+        k = failure.index
+        failure.detail = {"value": _short(x[k]), "x at the index returned":
+                          _short(x[idx[k]]) if 0 <= idx[k] < x.shape[0] else "out of range"}
+        return failure
+    return _first_bad(target, same_bits(values, want_v), values, want_v,
+                      f"values other than the running {spec.op} (each is x at its index)")
+
+
 def _rows_check(target: Target, case: Case, data_seed: int | None = None) -> Failure | None:
     """Every row of a batched input (a shape, layout and axis drawn from the case) against
     the exact scan of that row, by the criteria of the 1-D properties, all rows at once."""
@@ -548,7 +668,7 @@ def _rows_attribution(target: Target, case: Case, failure: Failure) -> Failure:
 ORDERED = ("add", "max", "min")
 TABLE: dict[str, Property] = {p.name: p for p in (
     Property("integers exact", _integers_check, INT_DTYPES,
-             ("integers", "uniform", "steps"), ORDERED),
+             ("integers", "uniform", "steps"), (*ORDERED, "mul")),
     Property("certified exact", _float_check(_certificate_failure), FLOAT_DTYPES,
              ("dyadic", "integers"), ("add",)),
     Property("floats within bound", _float_check(_bound_failure), FLOAT_DTYPES,
@@ -560,8 +680,30 @@ TABLE: dict[str, Property] = {p.name: p for p in (
     Property("recurrence", _recurrence_check, DTYPES, ("uniform",), ("recurrence",)),
     Property("rows", _rows_check, DTYPES, ("integers", "uniform", "dyadic", "specials"), ORDERED,
              batched=True),
+    Property("products within bound", _products_check, FLOAT_DTYPES, ("factors", "specials"),
+             ("mul",)),
+    Property("logsumexp within bound", _logsumexp_check, FLOAT_DTYPES,
+             ("uniform", "integers", "wide", "cancellation", "specials"), ("logaddexp",)),
+    Property("indices", _indices_check, DTYPES, ("steps", "zeros", "specials", "integers"),
+             ("max", "min")),
 )}
 PROPERTIES: tuple[str, ...] = tuple(TABLE)
+
+
+def bound_summary(target: Target, dtypes: tuple[str, ...]) -> dict[str, Any]:
+    """The worst error as a fraction of its bound, per float dtype, of a passing product or
+    log-sum-exp scan at n = 4096 (factors near 1; uniform data in [-1, 1))."""
+    op = target.spec.op
+    out: dict[str, Any] = {}
+    for dt in dtypes:
+        x = Case(4096, dt, "factors" if op == "mul" else "uniform", 1).data(op)
+        got = target(x)
+        judged = (judge_products if op == "mul" else judge_logsumexp)(x, got, target.spec.inclusive)
+        err = judged.relative_error if op == "mul" else judged.error
+        with np.errstate(invalid="ignore", divide="ignore"):
+            frac = err / judged.bound
+        out[f"err/bound {dt}"] = float(np.nanmax(frac[np.isfinite(frac)], initial=0.0))
+    return out
 
 
 def float_summary(target: Target, dtype: str, top: int = 2**20) -> dict[str, Any]:
@@ -632,4 +774,7 @@ def applies(prop: Property, spec: TargetSpec) -> str | None:
         return f"no dtype of {prop.dtypes} is declared"
     if prop.batched and spec.axis is None:
         return "the target scans 1-D arrays (its spec has no axis)"
+    if spec.indices != (prop.name == "indices"):
+        return ("the target returns (values, indices): 'indices' checks both" if spec.indices
+                else "the target returns no indices (its spec has indices=False)")
     return None

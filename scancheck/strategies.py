@@ -26,6 +26,7 @@ DISTRIBUTIONS: tuple[str, ...] = (
     "steps",  # nonzero steps in [-3, 3] whose running sum stays in [0, 3]: every partial sum tiny
     "overflow",  # magnitudes whose running sum crosses the overflow threshold, some of them max
     "zeros",  # -0.0 and +0.0 in every position among small values of one sign
+    "factors",  # products' data: magnitudes near 1 of both signs, some zeros, some huge or tiny
 )
 
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 61, 127, 251, 509, 1021, 2039, 4093, 8191)
@@ -157,6 +158,8 @@ def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: st
         zero = rng.random(n) < 0.6
         x[zero] = rng.choice([-0.0, 0.0], int(zero.sum()))
         return (x if rng.random() < 0.5 else -x).astype(dt)
+    if distribution == "factors":
+        return _factors(rng, n, dt)
     if distribution == "specials":
         x = rng.uniform(-1, 1, n).astype(dt)
         specials = np.array([np.nan, np.inf, -np.inf, -0.0], dtype=dt)
@@ -179,6 +182,24 @@ def _dyadic(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     k = rng.integers(0, 2**m, n, dtype=np.int64)  # m <= p <= 53: exact in float64
     k = np.where(rng.random(n) < 0.25, -k, k)
     return np.ldexp(k.astype(np.float64), e).astype(dt)
+
+
+def _factors(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
+    """Magnitudes 2**U(-1/2, 1/2) of random sign, whose products wander slowly (a range of k
+    of them stays within 2**(sqrt(k)) or so), with exact zeros and ones of either sign; in
+    half the arrays a few factors near the square root of the largest or smallest float, so
+    that some ranges overflow or underflow and others do not."""
+    x = np.exp2(rng.uniform(-0.5, 0.5, n)) * rng.choice([-1.0, 1.0], n)
+    special = rng.random(n)
+    x[special < 0.01] = 0.0
+    x[(special >= 0.01) & (special < 0.02)] = 1.0
+    if rng.random() < 0.5:
+        info = finfo(dt)
+        few = rng.random(n) < min(0.01, 4.0 / max(n, 1))
+        half = np.where(rng.random(n) < 0.5, int(info.maxexp), int(info.minexp)) // 2
+        x[few] = np.exp2(half[few] + rng.uniform(-1, 1, int(few.sum())))
+    x *= np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    return x.astype(dt)
 
 
 def _overflowing(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
@@ -277,7 +298,10 @@ def elements_for(
         from .operators import interval_input
 
         return interval_input(n)
-    return draw(scan_data(n, dtype, distribution))
+    values = draw(scan_data(n, dtype, distribution))
+    if oper.name in ("argmax", "argmin"):  # (value, index) pairs, the index in the value's type
+        return np.stack([values, np.arange(n).astype(values.dtype)], axis=-1)
+    return values
 
 
 @st.composite

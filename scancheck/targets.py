@@ -63,6 +63,9 @@ class TargetSpec:
     axis: int | str | None = None
     #: Whether it scans from the last element to the first (out[k] combines x[k:]).
     reverse: bool = False
+    #: Max and min: whether it returns (values, indices) as cummax and cummin do, each index
+    #: the last position of its extreme (a NaN's, once one is seen).
+    indices: bool = False
 
     def __post_init__(self) -> None:
         if not (self.axis is None or self.axis == "arg" or isinstance(self.axis, int)):
@@ -81,9 +84,17 @@ class TargetSpec:
                              f"non-commutative operator is not defined here; use add, max or min")
         if oper.name == "interval":
             raise ValueError("op='interval' is scancheck's proof device, not a target operator")
-        bad = [d for d in self.dtypes if d not in DTYPES]
+        if oper.name in ("argmax", "argmin"):
+            raise ValueError(f"op={self.op!r} is the monoid scancheck evaluates cummax and cummin "
+                             f"in; a target returning indices declares op='{self.op[3:]}' "
+                             f"with indices=True")
+        if self.indices and (self.op not in ("max", "min") or self.reverse):
+            raise ValueError(f"indices=True with op={self.op!r}, reverse={self.reverse}: only "
+                             f"forward max and min scans return indices here (cummax, cummin)")
+        bad = [d for d in self.dtypes if d not in oper.dtypes]
         if bad or not self.dtypes:
-            raise ValueError(f"dtypes={self.dtypes!r}: allowed dtypes are {', '.join(DTYPES)}")
+            raise ValueError(f"dtypes={self.dtypes!r} with op={self.op!r}: allowed dtypes are "
+                             f"{', '.join(oper.dtypes)}")
         if self.device not in ("cpu", "gpu"):
             raise ValueError(f"device={self.device!r} must be 'cpu' or 'gpu'")
 
@@ -139,7 +150,10 @@ class Target:
 
         if self.spec.device == "gpu":
             x = _device_view(x)
-        return to_numpy(self.run(x, axis))
+        out = self.run(x, axis)
+        if isinstance(out, tuple | list):  # (values, indices), as cummax returns them
+            return tuple(to_numpy(v) for v in out)
+        return to_numpy(out)
 
 
 def forward(target: Target) -> Target:
@@ -167,6 +181,8 @@ def _device_view(x: np.ndarray) -> Any:
     """A CuPy array with ``x``'s shape, strides and offset into a copy of its buffer."""
     import cupy as cp
 
+    if x.dtype.name == "bfloat16":
+        return _torch_bfloat16_view(x)
     if x.ndim <= 1 and x.flags.c_contiguous:
         return cp.asarray(x)
     root = x
@@ -176,6 +192,22 @@ def _device_view(x: np.ndarray) -> Any:
     dev = cp.asarray(flat)
     offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
     return cp.ndarray(x.shape, x.dtype, dev.data + offset, strides=x.strides)
+
+
+def _torch_bfloat16_view(x: np.ndarray) -> Any:
+    """A CUDA bfloat16 tensor with ``x``'s shape and strides (CuPy has no bfloat16); a
+    negative stride, which torch cannot hold, gets a fresh copy first."""
+    import torch
+
+    if any(st < 0 for st in x.strides):
+        x = x.copy()
+    root = x
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    flat = np.ascontiguousarray(root).reshape(-1).view(np.int16)
+    dev = torch.from_numpy(flat).cuda().view(torch.bfloat16)
+    offset = (x.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // 2
+    return torch.as_strided(dev, x.shape, [st // 2 for st in x.strides], offset)
 
 
 def _missing(module: str) -> str | None:
@@ -204,27 +236,54 @@ def _cupy_cumsum(accelerators: list[str]) -> Callable[[Any], Any]:
     return run
 
 
-def _torch_cpu_cumsum(x: np.ndarray, axis: int) -> np.ndarray:
-    """torch.cumsum on a CPU tensor sharing ``x``'s memory and strides (a copy only where
-    torch takes none: negative strides), bfloat16 through its bits."""
-    import torch
+def _torch_op(name: str, cuda: bool) -> Callable[..., Any]:
+    """torch.<name> (cumsum, cumprod, logcumsumexp, cummax, cummin) over a dim, in the input's
+    dtype: on CPU tensors sharing the NumPy array's memory and strides (bfloat16 through its
+    bits), or on CUDA tensors sharing the CuPy array's (DLPack both ways, no copy: checks
+    past 2**32 elements stay on the GPU)."""
+    def call(t: Any, axis: int) -> Any:
+        import torch
 
-    if any(s < 0 for s in x.strides):
-        x = x.copy()  # fresh strides: a size-1 axis may keep a negative one through ascontiguousarray
-    if x.dtype.name == "bfloat16":
-        t = torch.from_numpy(x.view(np.int16)).view(torch.bfloat16)
-        return torch.cumsum(t, axis, dtype=t.dtype).view(torch.int16).numpy().view(x.dtype)
-    t = torch.from_numpy(x)
-    return torch.cumsum(t, axis, dtype=t.dtype).numpy()
+        fn = getattr(torch, name)
+        if name in ("cummax", "cummin"):
+            return tuple(fn(t, axis))
+        return fn(t, axis) if name == "logcumsumexp" else fn(t, axis, dtype=t.dtype)
+
+    def outputs(out: Any, back: Callable[[Any], Any]) -> Any:
+        return tuple(back(v) for v in out) if isinstance(out, tuple) else back(out)
+
+    if cuda:
+        def run_cuda(x: Any, axis: int = 0) -> Any:
+            import cupy as cp
+            import torch
+
+            # bfloat16 comes and goes as a torch tensor: CuPy has no such dtype.
+            return outputs(call(torch.from_dlpack(x), axis), lambda v: v if v.dtype ==
+                           torch.bfloat16 else cp.from_dlpack(v))
+
+        return run_cuda
+
+    def run_cpu(x: np.ndarray, axis: int = 0) -> Any:
+        import torch
+
+        if any(s < 0 for s in x.strides):
+            x = x.copy()  # torch takes no negative strides
+        if x.dtype.name == "bfloat16":
+            t = torch.from_numpy(x.view(np.int16)).view(torch.bfloat16)
+            return outputs(call(t, axis), lambda v: v.view(torch.int16).numpy().view(x.dtype)
+                           if v.dtype == torch.bfloat16 else v.numpy())
+        return outputs(call(torch.from_numpy(x), axis), lambda v: v.numpy())
+
+    return run_cpu
 
 
-def _torch_cuda_cumsum(x: Any) -> Any:
-    import cupy as cp
-    import torch
+def _cupy_op(name: str) -> Callable[[Any, int], Any]:
+    def run(x: Any, axis: int = 0) -> Any:
+        import cupy as cp
 
-    # Device arrays both ways (DLPack, no copy): checks past 2**32 elements stay on the GPU.
-    t = torch.from_dlpack(x)
-    return cp.from_dlpack(torch.cumsum(t, 0, dtype=t.dtype))
+        return getattr(cp, name)(x, axis=axis, dtype=x.dtype)
+
+    return run
 
 
 def _jax() -> Any:
@@ -247,6 +306,17 @@ def _jax_associative_scan(x: np.ndarray) -> np.ndarray:
     return np.asarray(jax.lax.associative_scan(jax.numpy.add, jax.numpy.asarray(x)))
 
 
+_TORCH_HALVES = ("float16", "bfloat16")
+#: torch scans beyond cumsum: (function, operator, dtypes, further spec).  torch 2.13 has no
+#: CPU cumsum or cumprod for uint16, uint32 or uint64.
+_TORCH_SCANS: tuple[tuple[str, str, tuple[str, ...], dict[str, Any]], ...] = (
+    ("cumprod", "mul", (*KERNEL_DTYPES, *_TORCH_HALVES, "int8", "int16", "uint8"), {}),
+    ("logcumsumexp", "logaddexp", ("float32", "float64", *_TORCH_HALVES), {}),
+    ("cummax", "max", (*KERNEL_DTYPES, *_TORCH_HALVES, "int8", "int16", "uint8"),
+     {"indices": True}),
+    ("cummin", "min", (*KERNEL_DTYPES, *_TORCH_HALVES, "int8", "int16", "uint8"),
+     {"indices": True}),
+)
 _JAX_SPEC = TargetSpec(dtypes=("float32", "int32", "float16", "bfloat16", "int8", "int16", "uint8",
                                "uint16", "uint32"), subnormals="flush")
 
@@ -299,17 +369,32 @@ def builtin_targets() -> dict[str, Target]:
         library("cupy.cumsum (no CUB)", _cupy_cumsum([]),
                 TargetSpec(device="gpu", subnormals="flush"), _gpu_missing()),
         # torch 2.13 has no CPU cumsum for uint16, uint32 or uint64.
-        library("torch.cumsum (CPU)", _torch_cpu_cumsum,
+        library("torch.cumsum (CPU)", _torch_op("cumsum", cuda=False),
                 TargetSpec(dtypes=(*KERNEL_DTYPES, "float16", "bfloat16", "int8", "int16", "uint8"),
                            axis="arg"), _missing("torch")),
-        library("torch.cumsum (CUDA)", _torch_cuda_cumsum,
+        library("torch.cumsum (CUDA)", _torch_op("cumsum", cuda=True),
                 TargetSpec(device="gpu", deterministic=False), _missing("torch") or _gpu_missing()),
         # JAX computes in 32 bits unless jax_enable_x64 is set: it declares only those.  On
         # CPUs XLA reads subnormals as zero by design (DAZ and FTZ; jax 0.10.2 returns zeros
         # for the scan of [2**-126 - 2**-149, 2**-149]): declared, not a finding.
         library("jax.numpy.cumsum", _jax_cumsum, replace(_JAX_SPEC, axis="arg"), _missing("jax")),
         library("jax.lax.associative_scan", _jax_associative_scan, _JAX_SPEC, _missing("jax")),
+        library("numpy.cumprod", lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype),
+                TargetSpec(op="mul", dtypes=DTYPES, axis="arg")),
+        library("numpy.logaddexp.accumulate", lambda x, axis: np.logaddexp.accumulate(x, axis),
+                TargetSpec(op="logaddexp", dtypes=("float32", "float64", "float16"),
+                           axis="arg")),
+        library("cupy.cumprod", _cupy_op("cumprod"),
+                TargetSpec(op="mul", device="gpu", axis="arg"), _gpu_missing()),
     ]
+    torch_gpu = _missing("torch") or _gpu_missing()
+    for name, op, dtypes, extra in _TORCH_SCANS:
+        for device, missing in (("cpu", _missing("torch")), ("gpu", torch_gpu)):
+            # On CUDA, cumsum's bits vary from run to run (measured on an H100, 2026-11-22).
+            spec = TargetSpec(op=op, dtypes=dtypes, device=device, axis="arg",
+                              deterministic=device == "cpu", **extra)
+            targets.append(library(f"torch.{name} ({'CPU' if device == 'cpu' else 'CUDA'})",
+                                   _torch_op(name, device == "gpu"), spec, missing))
     for name, var in VARIANTS.items():
         if var.racy or "add" not in var.operators:
             continue

@@ -12,6 +12,12 @@ def to_numpy(x: Any) -> np.ndarray:
     if hasattr(x, "get"):
         return x.get()
     if hasattr(x, "detach"):
+        import torch
+
+        if x.dtype == torch.bfloat16:  # NumPy's bfloat16 is ml_dtypes': through the bits
+            from .operators import as_dtype
+
+            return x.detach().cpu().view(torch.int16).numpy().view(as_dtype("bfloat16"))
         return x.detach().cpu().numpy()
     return np.asarray(x)
 

@@ -13,7 +13,8 @@ from scancheck.targets import builtin_targets, resolve
 
 
 @pytest.mark.parametrize("name", ["numpy.cumsum", "model:recursive", "model:decoupled_lookback",
-                                  "model:brent_kung"])
+                                  "model:brent_kung", "numpy.cumprod",
+                                  "numpy.logaddexp.accumulate"])
 def test_correct_cpu_targets_conform(name, budget):
     report = check(resolve(name), budget=budget)
     assert report.passed, report.rows()
@@ -57,7 +58,12 @@ def test_builtin_targets_say_why_they_are_unavailable():
 
 GPU_TARGETS = ["cupy.cumsum (CUB)", "cupy.cumsum (no CUB)", "torch.cumsum (CUDA)",
                "kernel:decoupled_lookback", "kernel:hierarchical", "kernel:recursive",
-               "kernel:chained", "kernel:kogge_stone"]
+               "kernel:chained", "kernel:kogge_stone", "cupy.cumprod",
+               "kernel:decoupled_lookback:256:mul", "kernel:decoupled_lookback:256:logaddexp",
+               # torch's scans beyond cumsum, on CUDA and on the CPU: torch is installed
+               # where the GPU suite runs, not in CI.
+               *(f"torch.{fn} ({dev})" for fn in ("cumprod", "logcumsumexp", "cummax", "cummin")
+                 for dev in ("CUDA", "CPU"))]
 
 
 @pytest.mark.gpu

@@ -67,3 +67,39 @@ def test_bad_arguments_are_named():
         check_laws(lambda a, b: a, [1, 2])
     with pytest.raises(ValueError, match="max_examples"):
         check_laws(lambda a, b: a, small_floats, max_examples=0)
+
+
+def test_multiplication_is_a_commutative_monoid_over_the_reals():
+    report = check_laws(get_operator("mul"), small_floats, identity=1, exact=True)
+    assert report.associative and report.identity and report.commutative, report.summary()
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_argmax_and_argmin_are_monoids_that_do_not_commute(name):
+    """(value, index) with ties to the later index: associative, -1 the identity's index,
+    and not commutative (equal values keep the later operand), so a scan may not swap them."""
+    op = get_operator(name)
+    vals = st.sampled_from([-1.0, 0.0, -0.0, 1.0, float("nan"), float("inf")])
+    elements = st.tuples(vals, st.integers(0, 5).map(float))
+    report = check_laws(op, elements, identity=tuple(op.identity("float64").tolist()))
+    assert report.associative and report.identity, report.summary()
+    assert not report.commutative
+
+
+def test_logaddexp_is_associative_to_working_precision_with_identity_minus_infinity():
+    import mpmath
+
+    op = get_operator("logaddexp")
+    vals = st.floats(-50, 50, allow_nan=False, width=32)
+    with mpmath.workprec(200):
+        lifted = st.builds(mpmath.mpf, vals)
+        # exact=True: no ulps of a NumPy type to measure a defect in.
+        report = check_laws(lambda a, b: op.combine_exact(a, b), lifted,
+                            identity=mpmath.mpf("-inf"), exact=True)
+        assert report.identity and report.commutative
+        # Associative over the reals: the two groupings agree to the working precision.
+        for a, b, c in ((1, 2, 3), (-40, 7.5, 0.25), (30, -30, 0)):
+            a, b, c = (mpmath.mpf(v) for v in (a, b, c))
+            left = op.combine_exact(op.combine_exact(a, b), c)
+            right = op.combine_exact(a, op.combine_exact(b, c))
+            assert abs(left - right) < mpmath.mpf(2) ** -190

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scancheck.exact import exact_scan
 from scancheck.operators import (
     INTERVAL_ERROR,
     OPERATORS,
+    arg_extreme_scan,
     extreme_scan,
     get_operator,
     interval_expected,
@@ -16,6 +19,7 @@ from scancheck.operators import (
     sequential_scan,
 )
 from scancheck.targets import TargetSpec
+from scancheck.testing import assert_same_bits
 
 
 @pytest.mark.parametrize("name", list(OPERATORS))
@@ -103,3 +107,24 @@ def test_extreme_scans_order_zeros_and_treat_nan_as_declared():
         TargetSpec(op="max", nans="drop")
     with pytest.raises(ValueError, match="apply to max and min, not to operator 'add'"):
         exact_scan(x, "add", zeros="ordered")
+
+
+@given(x=st.lists(st.sampled_from([-1.0, 0.0, -0.0, 2.0, float("nan"), float("inf"),
+                                   float("-inf")]), min_size=1, max_size=40),
+       which=st.sampled_from(["max", "min"]))
+def test_cummax_and_cummin_with_indices_are_the_argmax_and_argmin_monoids(x, which):
+    """The vectorised oracle equals a left fold of the monoid on (value, index) pairs: the
+    last index of each running extreme, a NaN's once one is seen, the value at it."""
+    a = np.array(x)
+    values, idx = arg_extreme_scan(a, which)
+    pairs = sequential_scan(np.stack([a, np.arange(a.size, dtype=float)], -1), f"arg{which}")
+    np.testing.assert_array_equal(idx, pairs[:, 1])
+    assert_same_bits(values, pairs[:, 0])
+    assert_same_bits(values, a[idx])
+
+
+def test_integer_products_wrap_and_float_products_are_not_rounded_once():
+    x = np.array([2**20, 2**20, 3], dtype=np.int32)
+    np.testing.assert_array_equal(exact_scan(x, "mul"), [2**20, 0, 0])  # 2**40 wraps to 0
+    with pytest.raises(ValueError, match="judged against a bound"):
+        exact_scan(np.ones(3, np.float32), "mul")

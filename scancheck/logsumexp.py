@@ -1,0 +1,121 @@
+"""Log-sum-exp scans (logcumsumexp): a float64 reference with its own error bound, and the
+rounding bound any order of combines obeys.
+
+One combine c = log(exp(a) + exp(b)), evaluated as max + log1p(exp(min - max)), errs by at
+most u*|c| (the final addition) plus a few units of u on log1p's value, which lies in
+[0, log 2]: scancheck allows u*(|c| + 4), twice what libm-quality exp and log1p need.  An
+error in an operand reaches c scaled by d c / d a = exp(a - c), and these weights sum to
+at most 1 over the disjoint ranges any one level of a combine tree holds; so the error
+of an output of k terms is at most the sum of its k - 1 combines' own errors.  Every
+partial result of a range of the prefix lies in [-M, M + log k], M the largest finite
+magnitude in the prefix, which bounds |c|: the bound is (k-1) * u * (M + log k + 4).  A
+combine with the identity -inf returns the other operand exactly (the max-based formula
+does), so the first output is x_0 itself.
+
+Specials are exact: NaN from a NaN on; +inf from a +inf on; -inf while every term is -inf
+(the identity).  A finite prefix may come back +inf only where M + log k reaches the
+largest float.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numba
+import numpy as np
+
+from .operators import SIGNIFICAND_BITS, finfo
+
+#: Units of u that one combine may err by on log1p's value, beyond the rounding of |c|.
+COMBINE_SLACK = 4.0
+
+
+@numba.njit(cache=True)
+def _reference(x: np.ndarray, out: np.ndarray, err: np.ndarray) -> None:
+    """Inclusive log-sum-exp prefixes of finite or -inf float64 ``x`` by a running maximum
+    and a rescaled sum, with an upper bound on each result's own float64 error."""
+    u = 2.0 ** -53
+    m, s = -np.inf, 0.0
+    for k in range(x.shape[0]):
+        v = x[k]
+        if v > m:
+            s = s * np.exp(m - v) + 1.0  # exp(-inf) = 0 while nothing came before
+            m = v
+        elif v > -np.inf:
+            s += np.exp(v - m)
+        if m == -np.inf:
+            out[k], err[k] = -np.inf, 0.0
+        else:
+            ls = np.log(s)
+            out[k] = m + ls
+            # s: about four roundings a term (exp, product, sum); then log and the sum.
+            err[k] = (4.0 * (k + 1) + 2.0 * abs(ls) + 2.0 * abs(out[k]) + 2.0) * u
+
+
+@dataclass
+class LogSumExpJudgement:
+    """Per output: acceptable or not, its error, the bound (the reference's own error
+    included), and why a failing output fails."""
+
+    ok: np.ndarray
+    error: np.ndarray
+    bound: np.ndarray
+    reason: np.ndarray
+
+
+def judge_logsumexp(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> LogSumExpJudgement:
+    """Judge ``got``, a log-sum-exp scan of the 1-D float ``x`` (both in one dtype), output by
+    output against the rules in the module docstring."""
+    dt = x.dtype.name
+    n = x.shape[0]
+    xf = x.astype(np.float64)
+    g = got.astype(np.float64)
+    if not inclusive:  # the exclusive scan is the inclusive one of [-inf, x_0, ..., x_{n-2}]
+        xf = np.r_[-np.inf, xf[:-1]] if n else xf
+    with np.errstate(all="ignore"):
+        nan = np.logical_or.accumulate(np.isnan(xf))
+        pinf = np.logical_or.accumulate(xf == np.inf)
+        finite = np.isfinite(xf)
+        any_finite = np.logical_or.accumulate(finite)
+        ref, ref_err = np.empty(n), np.empty(n)
+        _reference(np.where(finite, xf, -np.inf), ref, ref_err)
+        big = np.maximum.accumulate(np.where(finite, np.abs(xf), 0.0))
+        count = np.maximum.accumulate(np.where(finite, np.arange(1, n + 1), 0))  # terms so far
+        k = np.arange(n, dtype=np.float64)  # combines behind output k
+        u = 2.0 ** -SIGNIFICAND_BITS[dt]
+        reach = big + np.log(np.maximum(count, 1)) + 1.0
+        bound = k * u * (reach + COMBINE_SLACK) * (1 + 2.0**-20) + ref_err
+        error = np.abs(g - ref)
+        may_overflow = reach + bound >= float(finfo(dt).max)
+
+    reason = np.full(n, "", dtype=object)
+    ok = np.ones(n, dtype=bool)
+
+    def fail(where: np.ndarray, why: str) -> None:
+        new = where & ok
+        reason[new] = why
+        ok[new] = False
+
+    fail(nan & ~np.isnan(g), "not NaN where the prefix has a NaN")
+    fail(~nan & pinf & ~(g == np.inf), "not +inf where the prefix has +inf")
+    fail(~nan & ~pinf & ~any_finite & ~(g == -np.inf), "not -inf where every term is -inf "
+         "(the identity)")
+    regular = ~nan & ~pinf & any_finite
+    fail(regular & (g == np.inf) & ~may_overflow, "+inf where the log-sum-exp is finite and "
+         "no combine can overflow")
+    fail(regular & ~np.isfinite(g) & ~(g == np.inf), "NaN or -inf where the log-sum-exp "
+         "is finite")
+    fail(regular & np.isfinite(g) & ~(error <= bound), "beyond the rounding bound of any order "
+         "of combines")
+    return LogSumExpJudgement(ok, error, np.where(regular, bound, np.nan), reason)
+
+
+def logsumexp_reference(x: np.ndarray) -> np.ndarray:
+    """Inclusive log-sum-exp prefixes of a 1-D float ``x`` in float64, IEEE's specials
+    applied (for reports, not judgement)."""
+    xf = x.astype(np.float64)
+    out, err = np.empty(xf.shape[0]), np.empty(xf.shape[0])
+    with np.errstate(all="ignore"):
+        _reference(np.where(np.isfinite(xf), xf, -np.inf), out, err)
+    out = np.where(np.logical_or.accumulate(xf == np.inf), np.inf, out)
+    return np.where(np.logical_or.accumulate(np.isnan(xf)), np.nan, out)
