@@ -129,7 +129,7 @@ class Target:
         """The target on ``x`` as its spec takes it (host or device array; N-D with ``axis``
         for a target whose spec has one), the device synchronized: the one place where the
         target's own code runs."""
-        n = int(x.size)
+        n = int(np.prod(x.shape))  # a torch tensor's size is a method
         if self.watch is not None:
             self.watch("call", n)
         # Overflow and NaN warnings of the target's own arithmetic are not ours to print.
@@ -321,6 +321,10 @@ _JAX_SPEC = TargetSpec(dtypes=("float32", "int32", "float16", "bfloat16", "int8"
                                "uint16", "uint32"), subnormals="flush")
 
 
+def _variant_dtypes(var: Any, op: str) -> tuple[str, ...]:
+    return tuple(d for d in var.dtypes if d in get_operator(op).dtypes)
+
+
 def kernel_target(variant: str, block: int = 256, op: str = "add") -> Target:
     """One of scancheck's kernels as a target (grid-scope variants take any n)."""
     from .kernels import get_variant, scan
@@ -328,7 +332,7 @@ def kernel_target(variant: str, block: int = 256, op: str = "add") -> Target:
     var = get_variant(variant)
     cap = var.capacity(block, var.resolve_params(None)) if var.capacity else None
     # The launcher refuses an empty input with a LaunchError (no grid has zero blocks).
-    spec = TargetSpec(op=op, inclusive=var.inclusive, dtypes=var.dtypes,
+    spec = TargetSpec(op=op, inclusive=var.inclusive, dtypes=_variant_dtypes(var, op),
                       deterministic=var.deterministic, device="gpu", max_n=cap, allows_empty=False)
     return Target(f"scancheck:{variant}", lambda x: scan(x, variant, op, block), spec,
                   _gpu_missing(), locator=f"kernel:{variant}:{block}:{op}")
@@ -340,7 +344,7 @@ def model_target(variant: str, block: int = 64, op: str = "add") -> Target:
 
     var = get_variant(variant)
     cap = var.capacity(block, var.resolve_params(None)) if var.capacity else 20_000
-    spec = TargetSpec(op=op, inclusive=var.inclusive, dtypes=var.dtypes, max_n=cap,
+    spec = TargetSpec(op=op, inclusive=var.inclusive, dtypes=_variant_dtypes(var, op), max_n=cap,
                       allows_empty=False)
     return Target(f"model:{variant}", lambda x: var.build_model(x.shape[0], block).run(x, op),
                   spec, locator=f"model:{variant}:{block}:{op}")
@@ -373,7 +377,9 @@ def builtin_targets() -> dict[str, Target]:
                 TargetSpec(dtypes=(*KERNEL_DTYPES, "float16", "bfloat16", "int8", "int16", "uint8"),
                            axis="arg"), _missing("torch")),
         library("torch.cumsum (CUDA)", _torch_op("cumsum", cuda=True),
-                TargetSpec(device="gpu", deterministic=False), _missing("torch") or _gpu_missing()),
+                TargetSpec(device="gpu", deterministic=False,
+                           dtypes=(*KERNEL_DTYPES, *_TORCH_HALVES, "int8", "int16", "uint8")),
+                _missing("torch") or _gpu_missing()),
         # JAX computes in 32 bits unless jax_enable_x64 is set: it declares only those.  On
         # CPUs XLA reads subnormals as zero by design (DAZ and FTZ; jax 0.10.2 returns zeros
         # for the scan of [2**-126 - 2**-149, 2**-149]): declared, not a finding.
