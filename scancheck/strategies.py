@@ -186,13 +186,13 @@ def _dyadic(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
 
 def _factors(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     """Magnitudes 2**U(-1/2, 1/2) of random sign, whose products wander slowly (a range of k
-    of them stays within 2**(sqrt(k)) or so), with exact zeros and ones of either sign; in
+    of them stays within 2**(sqrt(k)) or so), with ones, and a zero in a quarter of them; in
     half the arrays a few factors near the square root of the largest or smallest float, so
     that some ranges overflow or underflow and others do not."""
     x = np.exp2(rng.uniform(-0.5, 0.5, n)) * rng.choice([-1.0, 1.0], n)
-    special = rng.random(n)
-    x[special < 0.01] = 0.0
-    x[(special >= 0.01) & (special < 0.02)] = 1.0
+    x[rng.random(n) < 0.01] = 1.0
+    if rng.random() < 0.25:  # one zero at most: every product after it is a zero
+        x[rng.integers(0, n)] = 0.0
     if rng.random() < 0.5:
         info = finfo(dt)
         few = rng.random(n) < min(0.01, 4.0 / max(n, 1))
