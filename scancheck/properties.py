@@ -9,7 +9,13 @@
   min exact, with the zero order and NaN rule their spec declares;
 * ``nan and inf`` -- NaN and infinities propagate as IEEE arithmetic says;
 * ``deterministic`` -- the same bits on every run;
-* ``recurrence`` -- the (a, b) pair scan solves y_n = a_n*y_{n-1} + b_n.
+* ``recurrence`` -- the (a, b) pair scan solves y_n = a_n*y_{n-1} + b_n;
+* ``rows`` -- every row of an N-D input, any axis and layout, by the criteria above;
+* ``products within bound`` -- cumprod within gamma(k-1) of the exact product where no range
+  leaves the normal numbers, and IEEE's signs, zeros, infinities and NaN (:mod:`.products`);
+* ``logsumexp within bound`` -- logcumsumexp within its combine-tree bound, specials exact
+  (:mod:`.logsumexp`);
+* ``indices`` -- cummax and cummin return the last position of each running extreme.
 
 A failing float case is a logic error if the target is also wrong on ``steps`` data of the
 same size, where every sum of adjacent elements lies in [-3, 3] so that any scan that adds
