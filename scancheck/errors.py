@@ -203,6 +203,32 @@ def abs_sums(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
 
 
 @dataclass
+class Judgement:
+    """Per output of a scan held to a bound of its own (products, log-sum-exp): acceptable or
+    not, its error (relative for products), the bound (NaN where only IEEE's specials and
+    signs are checked), why a failing output fails, and the float64 reference it was judged
+    against, specials applied (for reports)."""
+
+    ok: np.ndarray
+    error: np.ndarray
+    bound: np.ndarray
+    reason: np.ndarray
+    reference: np.ndarray
+
+    @classmethod
+    def start(cls, error: np.ndarray, bound: np.ndarray, reference: np.ndarray) -> Judgement:
+        """Every output acceptable until a rule fails it."""
+        n = error.shape[0]
+        return cls(np.ones(n, dtype=bool), error, bound, np.full(n, "", dtype=object), reference)
+
+    def fail(self, where: np.ndarray, why: str) -> None:
+        """Fail the outputs ``where`` selects for ``why``, unless an earlier rule failed them."""
+        new = where & self.ok
+        self.reason[new] = why
+        self.ok[new] = False
+
+
+@dataclass
 class ErrorReport:
     """Per-output errors of one computed scan against the exact answer, with the verdicts."""
 

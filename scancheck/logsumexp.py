@@ -19,11 +19,10 @@ largest float.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numba
 import numpy as np
 
+from .errors import Judgement
 from .operators import SIGNIFICAND_BITS, finfo
 
 #: Units of u that one combine may err by on log1p's value, beyond the rounding of |c|.
@@ -52,20 +51,10 @@ def _reference(x: np.ndarray, out: np.ndarray, err: np.ndarray) -> None:
             err[k] = (4.0 * (k + 1) + 2.0 * abs(ls) + 2.0 * abs(out[k]) + 2.0) * u
 
 
-@dataclass
-class LogSumExpJudgement:
-    """Per output: acceptable or not, its error, the bound (the reference's own error
-    included), and why a failing output fails."""
-
-    ok: np.ndarray
-    error: np.ndarray
-    bound: np.ndarray
-    reason: np.ndarray
-
-
-def judge_logsumexp(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> LogSumExpJudgement:
+def judge_logsumexp(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> Judgement:
     """Judge ``got``, a log-sum-exp scan of the 1-D float ``x`` (both in one dtype), output by
-    output against the rules in the module docstring."""
+    output against the rules in the module docstring; the bound includes the float64
+    reference's own error."""
     dt = x.dtype.name
     n = x.shape[0]
     xf = x.astype(np.float64)
@@ -88,34 +77,18 @@ def judge_logsumexp(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> L
         error = np.abs(g - ref)
         may_overflow = reach + bound >= float(finfo(dt).max)
 
-    reason = np.full(n, "", dtype=object)
-    ok = np.ones(n, dtype=bool)
-
-    def fail(where: np.ndarray, why: str) -> None:
-        new = where & ok
-        reason[new] = why
-        ok[new] = False
-
+    regular = ~nan & ~pinf & any_finite
+    judged = Judgement.start(error, np.where(regular, bound, np.nan),
+                             np.where(nan, np.nan, np.where(pinf, np.inf, ref)))
+    fail = judged.fail
     fail(nan & ~np.isnan(g), "not NaN where the prefix has a NaN")
     fail(~nan & pinf & ~(g == np.inf), "not +inf where the prefix has +inf")
     fail(~nan & ~pinf & ~any_finite & ~(g == -np.inf), "not -inf where every term is -inf "
          "(the identity)")
-    regular = ~nan & ~pinf & any_finite
     fail(regular & (g == np.inf) & ~may_overflow, "+inf where the log-sum-exp is finite and "
          "no combine can overflow")
     fail(regular & ~np.isfinite(g) & ~(g == np.inf), "NaN or -inf where the log-sum-exp "
          "is finite")
     fail(regular & np.isfinite(g) & ~(error <= bound), "beyond the rounding bound of any order "
          "of combines")
-    return LogSumExpJudgement(ok, error, np.where(regular, bound, np.nan), reason)
-
-
-def logsumexp_reference(x: np.ndarray) -> np.ndarray:
-    """Inclusive log-sum-exp prefixes of a 1-D float ``x`` in float64, IEEE's specials
-    applied (for reports, not judgement)."""
-    xf = x.astype(np.float64)
-    out, err = np.empty(xf.shape[0]), np.empty(xf.shape[0])
-    with np.errstate(all="ignore"):
-        _reference(np.where(np.isfinite(xf), xf, -np.inf), out, err)
-    out = np.where(np.logical_or.accumulate(xf == np.inf), np.inf, out)
-    return np.where(np.logical_or.accumulate(np.isnan(xf)), np.nan, out)
+    return judged

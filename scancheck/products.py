@@ -17,11 +17,11 @@ in order (:func:`_reference`, compiled by Numba): its relative error stays below
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numba
 import numpy as np
 
+from .errors import Judgement
 from .operators import SIGNIFICAND_BITS, finfo
 
 _SPLIT = 134217729.0  # 2**27 + 1: Dekker's split of a float64 into two halves
@@ -57,21 +57,19 @@ def _reference(m: np.ndarray, e: np.ndarray, hi: np.ndarray, lo: np.ndarray,
         hi[k], lo[k], ex[k] = h, el, x
 
 
-@dataclass
-class ProductJudgement:
-    """Per output of a float product scan: whether it is acceptable, its relative error, the
-    bound it is held to (NaN where only the sign and the specials are checked), and why an
-    output fails."""
-
-    ok: np.ndarray
-    relative_error: np.ndarray
-    bound: np.ndarray
-    reason: np.ndarray
+def _prefix_products(xf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(hi, lo, ex) of :func:`_reference` for the nonzero finite factors of float64 ``xf``
+    (zeros, infinities and NaN count as 1 here: IEEE's rules take them)."""
+    n = xf.shape[0]
+    m, e = np.frexp(np.where(np.isfinite(xf) & (xf != 0), np.abs(xf), 1.0))
+    hi, lo, ex = np.empty(n), np.empty(n), np.empty(n, dtype=np.int64)
+    _reference(np.ascontiguousarray(m), e.astype(np.int64), hi, lo, ex)
+    return hi, lo, ex
 
 
-def judge_products(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> ProductJudgement:
+def judge_products(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> Judgement:
     """Judge ``got``, a float product scan of the 1-D ``x`` (both in one float dtype), output by
-    output against the rules in the module docstring."""
+    output against the rules in the module docstring; the error is relative."""
     dt = x.dtype.name
     n = x.shape[0]
     xf = x.astype(np.float64)
@@ -85,9 +83,7 @@ def judge_products(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> Pr
         inf = np.logical_or.accumulate(np.isinf(xf))
         nan |= zero & inf
         negative = np.logical_xor.accumulate(np.signbit(xf) & ~np.isnan(xf))
-        m, e = np.frexp(np.where(finite & (xf != 0), np.abs(xf), 1.0))
-        hi, lo, ex = np.empty(n), np.empty(n), np.empty(n, dtype=np.int64)
-        _reference(np.ascontiguousarray(m), e.astype(np.int64), hi, lo, ex)
+        hi, lo, ex = _prefix_products(xf)
         # Ranges x_i..x_j of the prefix: their log2 magnitudes are differences of the running
         # sum s, whose largest rise and fall bound every partial product a scan can form.
         s = np.r_[0.0, np.cumsum(np.log2(np.where(finite & (xf != 0), np.abs(xf), 1.0)))]
@@ -110,15 +106,15 @@ def judge_products(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> Pr
         rel = np.where(np.abs(ge - ex) <= 2, np.abs(d) / hi, np.inf)
         rel = np.where(np.isfinite(g) & (g != 0), rel, np.inf)
         sign_ok = np.signbit(g) == negative
+        magnitude = np.ldexp(hi, np.clip(ex, -2000, 2000))
+        reference = np.where(nan, np.nan, np.where(zero, 0.0, np.where(inf, np.inf, magnitude)))
+        reference = np.where(negative, -reference, reference)
 
-    reason = np.full(n, "", dtype=object)
-    ok = np.ones(n, dtype=bool)
-
-    def fail(where: np.ndarray, why: str) -> None:
-        new = where & ok
-        reason[new] = why
-        ok[new] = False
-
+    # A finite result where no range underflows: nothing overflowed on its way either
+    # (an infinity stays one), so the bound holds for it too.
+    bounded = in_range | (exact & no_underflow & np.isfinite(g))
+    judged = Judgement.start(rel, np.where(bounded, gamma, np.nan), reference)
+    fail = judged.fail
     # A zero times a partial product that overflowed, or an infinity times one that
     # underflowed to zero, is NaN in some orders.
     may_nan = nan | (zero & ~no_overflow) | (inf & ~no_underflow) | (
@@ -130,24 +126,7 @@ def judge_products(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> Pr
     fail(inf & ~nan & ~zero & ~np.isnan(g) & ~(np.isinf(g) & sign_ok), "not an infinity of the "
          "product's sign where the prefix has an infinity")
     fail(exact & ~np.isnan(g) & ~sign_ok, "the sign differs from the product's")
-    # A finite result where no range underflows: nothing overflowed on its way either
-    # (an infinity stays one), so the bound holds for it too.
-    bounded = in_range | (exact & no_underflow & np.isfinite(g))
     fail(bounded & ~(rel <= gamma * (1 + 2.0**-40) + (k + 1) * 2.0**-100),
          "beyond the rounding bound of any order of multiplication")
     fail(in_range & ~np.isfinite(g), "an infinity where no range of the prefix overflows")
-    return ProductJudgement(ok, rel, np.where(bounded, gamma, np.nan), reason)
-
-
-def product_reference(x: np.ndarray) -> np.ndarray:
-    """The inclusive prefix products of a 1-D float ``x`` as float64 values, within 2**-100
-    relative of the exact products where float64 holds them (for reports, not judgement)."""
-    xf = x.astype(np.float64)
-    n = xf.shape[0]
-    with np.errstate(all="ignore"):
-        m, e = np.frexp(np.where(np.isfinite(xf) & (xf != 0), np.abs(xf), 1.0))
-        hi, lo, ex = np.empty(n), np.empty(n), np.empty(n, dtype=np.int64)
-        _reference(np.ascontiguousarray(m), e.astype(np.int64), hi, lo, ex)
-        out = np.ldexp(hi, np.clip(ex, -2000, 2000))
-        out = np.where(np.logical_xor.accumulate(np.signbit(xf)), -out, out)
-        return np.multiply.accumulate(np.where(np.isfinite(xf) & (xf != 0), 1.0, xf)) * out
+    return judged

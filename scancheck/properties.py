@@ -36,6 +36,7 @@ import numpy as np
 from .cases import Case
 from .diagnosis import Cause
 from .errors import (
+    Judgement,
     Verdict,
     abs_sums,
     certified,
@@ -54,7 +55,7 @@ from .exact import (
     recurrence_magnitudes,
 )
 from .layouts import batch
-from .logsumexp import judge_logsumexp, logsumexp_reference
+from .logsumexp import judge_logsumexp
 from .operators import (
     DTYPES,
     FLOAT_DTYPES,
@@ -67,7 +68,7 @@ from .operators import (
     is_float,
     sequential_scan,
 )
-from .products import judge_products, product_reference
+from .products import judge_products
 from .targets import Target, TargetSpec
 from .testing import same_bits
 
@@ -488,21 +489,31 @@ def _recurrence_reference(x: np.ndarray, inclusive: bool
 # -- products, log-sum-exp and indices: rules of their own ------------------------------
 
 
-def _products_check(target: Target, case: Case) -> Failure | None:
+def _judged(target: Target, case: Case, judge: Callable[[np.ndarray, np.ndarray, bool], Judgement]
+            ) -> Failure | tuple[np.ndarray, Judgement, Failure | None]:
+    """The case's input, ``judge``'s judgement of the target's output on it, and the first
+    output it rejects as a failure named by its rule (None if none); or the failed call."""
     ran = _ran(target, case)
     if isinstance(ran, Failure):
         return ran
     x, got = ran
-    inc = target.spec.inclusive
-    judged = judge_products(x, got, inc)
-    ref = _shifted_reference(product_reference(x), inc, 1.0)
-    failure = _judged_failure(target, judged.ok, judged.reason, got, ref)
-    if failure is None or "never written" in failure.diagnosis:
+    judged = judge(x, got, target.spec.inclusive)
+    first = np.flatnonzero(~judged.ok)
+    failure = None if not first.size else _first_bad(
+        target, judged.ok, got, judged.reference.astype(got.dtype), str(judged.reason[first[0]]))
+    return x, judged, failure
+
+
+def _products_check(target: Target, case: Case) -> Failure | None:
+    out = _judged(target, case, judge_products)
+    if isinstance(out, Failure):
+        return out
+    x, judged, failure = out
+    if failure is None or "bound" not in failure.diagnosis:  # specials, signs, never written
         return failure
     k = failure.index
-    if "bound" not in failure.diagnosis:
-        return failure
-    failure.diagnosis += f" ({judged.relative_error[k] / judged.bound[k]:.3g}x the bound)"
+    inc = target.spec.inclusive
+    failure.diagnosis += f" ({judged.error[k] / judged.bound[k]:.3g}x the bound)"
     # Factors +-1, +-2 and +-1/2 multiply exactly in every order while in range: a scan
     # wrong on them has no rounding to blame.
     for seed in (case.seed, case.seed + 1, case.seed + 2):
@@ -513,13 +524,13 @@ def _products_check(target: Target, case: Case) -> Failure | None:
         if bad is not None:
             return bad
         exact = judge_products(xs, got_s, inc)
-        wrong = ~exact.ok | (~np.isnan(exact.bound) & (exact.relative_error != 0))
+        wrong = ~exact.ok | (~np.isnan(exact.bound) & (exact.error != 0))
         if wrong.any():
             failure.diagnosis += (f"; wrong also on factors of +-1, +-2 and +-1/2, whose every "
                                   f"product is exact (index {int(np.flatnonzero(wrong)[0])}), "
                                   f"so no rounding explains it")
             return failure
-    bits = int(np.floor(-np.log2(judged.relative_error[k])))
+    bits = int(np.floor(-np.log2(judged.error[k])))
     failure.cause = Cause.PRECISION
     failure.diagnosis += (f"; relative error 2**-{bits}, as if some product kept about {bits} "
                           f"significand bits ({x.dtype.name} has "
@@ -530,14 +541,10 @@ def _products_check(target: Target, case: Case) -> Failure | None:
 
 
 def _logsumexp_check(target: Target, case: Case) -> Failure | None:
-    ran = _ran(target, case)
-    if isinstance(ran, Failure):
-        return ran
-    x, got = ran
-    inc = target.spec.inclusive
-    judged = judge_logsumexp(x, got, inc)
-    ref = _shifted_reference(logsumexp_reference(x), inc, -np.inf)
-    failure = _judged_failure(target, judged.ok, judged.reason, got, ref)
+    out = _judged(target, case, judge_logsumexp)
+    if isinstance(out, Failure):
+        return out
+    x, judged, failure = out
     if failure is None or "never written" in failure.diagnosis:
         return failure
     k = failure.index
@@ -556,18 +563,6 @@ def _logsumexp_check(target: Target, case: Case) -> Failure | None:
     elif not np.isfinite(x).all():
         failure.cause = Cause.SPECIALS
     return failure
-
-
-def _shifted_reference(ref: np.ndarray, inclusive: bool, identity: float) -> np.ndarray:
-    return ref if inclusive or not ref.size else np.r_[identity, ref[:-1]]
-
-
-def _judged_failure(target: Target, ok: np.ndarray, reason: np.ndarray, got: np.ndarray,
-                    ref: np.ndarray) -> Failure | None:
-    first = np.flatnonzero(~ok)
-    if not first.size:
-        return None
-    return _first_bad(target, ok, got, ref.astype(got.dtype), str(reason[first[0]]))
 
 
 def _indices_check(target: Target, case: Case) -> Failure | None:
@@ -705,9 +700,8 @@ def bound_summary(target: Target, dtypes: tuple[str, ...]) -> dict[str, Any]:
         x = Case(4096, dt, "factors" if op == "mul" else "uniform", 1).data(op)
         got = target(x)
         judged = (judge_products if op == "mul" else judge_logsumexp)(x, got, target.spec.inclusive)
-        err = judged.relative_error if op == "mul" else judged.error
         with np.errstate(invalid="ignore", divide="ignore"):
-            frac = err / judged.bound
+            frac = judged.error / judged.bound
         out[f"err/bound {dt}"] = float(np.nanmax(frac[np.isfinite(frac)], initial=0.0))
     return out
 

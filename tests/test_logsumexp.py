@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scancheck.cases import Case
-from scancheck.logsumexp import judge_logsumexp, logsumexp_reference
+from scancheck.logsumexp import judge_logsumexp
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
@@ -47,4 +47,4 @@ def test_infinities_and_nan_are_exact():
         bad = right.copy()
         bad[k] = wrong
         assert not judge_logsumexp(x, bad).ok[k]
-    np.testing.assert_array_equal(logsumexp_reference(x)[:3], [-np.inf, -np.inf, 0.0])
+    np.testing.assert_array_equal(judge_logsumexp(x, right).reference[:3], [-np.inf, -np.inf, 0.0])
