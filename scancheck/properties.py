@@ -122,16 +122,24 @@ def _short(v: Any) -> Any:
 # -- running a target on a case -------------------------------------------------------
 
 
-def _run(target: Target, x: np.ndarray) -> tuple[np.ndarray | None, Failure | None]:
-    """The target's output on ``x``, or a failure if it refuses an empty input or returns
-    the wrong shape or dtype (other exceptions are the caller's: a fault)."""
+def _called(target: Target, x: np.ndarray) -> tuple[Any, Failure | None]:
+    """Whatever the target returns for ``x``, or a failure if it refuses an empty input
+    (other exceptions are the caller's: a fault)."""
     try:
-        got = target(x)
+        return target(x), None
     except Exception as exc:
         if x.shape[0]:
             raise
         return None, Failure(Cause.LOGIC, f"raised {type(exc).__name__} on an empty input "
                              f"({str(exc)[:120]}); the scan of nothing is an empty array")
+
+
+def _run(target: Target, x: np.ndarray) -> tuple[np.ndarray | None, Failure | None]:
+    """The target's output on ``x``, or a failure if it refuses an empty input or returns
+    the wrong shape or dtype (other exceptions are the caller's: a fault)."""
+    got, refused = _called(target, x)
+    if refused is not None:
+        return None, refused
     out = target.spec.output_dtype(x.dtype)
     if got.shape != x.shape or got.dtype.name != out:
         return None, Failure(Cause.LOGIC, f"returned shape {got.shape} dtype {got.dtype} for "
@@ -568,13 +576,9 @@ def _logsumexp_check(target: Target, case: Case) -> Failure | None:
 def _indices_check(target: Target, case: Case) -> Failure | None:
     spec = target.spec
     x = case.data(spec.op)
-    try:
-        out = target(x)
-    except Exception as exc:
-        if x.shape[0]:
-            raise
-        return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on an empty input "
-                       f"({str(exc)[:120]}); the scan of nothing is empty")
+    out, refused = _called(target, x)
+    if refused is not None:
+        return refused
     if not (isinstance(out, tuple) and len(out) == 2 and out[0].shape == x.shape
             and out[1].shape == x.shape and out[0].dtype == x.dtype
             and np.issubdtype(out[1].dtype, np.integer)):
