@@ -185,13 +185,17 @@ def _device_view(x: np.ndarray) -> Any:
         return _torch_bfloat16_view(x)
     if x.ndim <= 1 and x.flags.c_contiguous:
         return cp.asarray(x)
+    flat, offset = _buffer(x)
+    return cp.ndarray(x.shape, x.dtype, cp.asarray(flat).data + offset, strides=x.strides)
+
+
+def _buffer(x: np.ndarray) -> tuple[np.ndarray, int]:
+    """The bytes of the array ``x`` views, in memory order, and the byte offset of ``x`` in them."""
     root = x
     while isinstance(root.base, np.ndarray):
         root = root.base
-    flat = root.ravel(order="K").view(np.uint8) if root.size else np.zeros(1, np.uint8)
-    dev = cp.asarray(flat)
-    offset = x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
-    return cp.ndarray(x.shape, x.dtype, dev.data + offset, strides=x.strides)
+    flat = root.ravel(order="K").view(np.uint8) if root.size else np.zeros(x.itemsize, np.uint8)
+    return flat, x.__array_interface__["data"][0] - root.__array_interface__["data"][0]
 
 
 def _torch_bfloat16_view(x: np.ndarray) -> Any:
@@ -201,13 +205,9 @@ def _torch_bfloat16_view(x: np.ndarray) -> Any:
 
     if any(st < 0 for st in x.strides):
         x = x.copy()
-    root = x
-    while isinstance(root.base, np.ndarray):
-        root = root.base
-    flat = np.ascontiguousarray(root).reshape(-1).view(np.int16)
+    flat, offset = _buffer(x)
     dev = torch.from_numpy(flat).cuda().view(torch.bfloat16)
-    offset = (x.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // 2
-    return torch.as_strided(dev, x.shape, [st // 2 for st in x.strides], offset)
+    return torch.as_strided(dev, x.shape, [st // 2 for st in x.strides], offset // 2)
 
 
 def _missing(module: str) -> str | None:
