@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import format_table
+from .operators import TARGET_OPERATORS
 from .progress import Progress
 
 
@@ -127,10 +128,10 @@ def _target_spec(args: argparse.Namespace):
     from .targets import TargetSpec
 
     if not (args.op or args.exclusive or args.dtypes or args.device or args.axis is not None
-            or args.reverse):
+            or args.reverse or args.initial or args.indices):
         return None
     kw = {"op": args.op or "add", "inclusive": not args.exclusive, "device": args.device or "cpu",
-          "reverse": args.reverse}
+          "reverse": args.reverse, "initial": args.initial, "indices": args.indices}
     if args.axis is not None:
         kw["axis"] = args.axis if args.axis == "arg" else int(args.axis)
     if args.dtypes:
@@ -334,9 +335,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("targets", nargs="*", help="built-in name, kernel:VARIANT, model:VARIANT, "
                    "FILE.cu, or package.module:function")
     p.add_argument("--controls", action="store_true", help="run the negative controls, print the score")
-    p.add_argument("--op", choices=["add", "max", "min", "recurrence"])
+    p.add_argument("--op", choices=TARGET_OPERATORS)
     p.add_argument("--exclusive", action="store_true")
     p.add_argument("--reverse", action="store_true", help="the target scans from the end")
+    p.add_argument("--initial", action="store_true", help="the target takes an initial value: "
+                   "it is called as fn(x, initial=v)")
+    p.add_argument("--indices", action="store_true", help="max or min: the target returns "
+                   "(values, indices), as cummax and cummin do")
     p.add_argument("--dtypes", nargs="+")
     p.add_argument("--device", choices=["cpu", "gpu"])
     p.add_argument("--axis", type=_axis, help="the target takes N-D arrays and scans this axis, "

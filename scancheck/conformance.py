@@ -21,7 +21,7 @@ import numpy as np
 
 from .cases import Budget, Case, search, smallest_failing
 from .diagnosis import Diagnosis, PropertyResult, diagnose
-from .large import LARGE_SIZES, check_large
+from .large import BATCH_CHECKS, LARGE_SIZES, check_batch, check_large
 from .properties import (
     ACCUMULATION_PROBE,
     PROPERTIES,
@@ -31,13 +31,13 @@ from .properties import (
     bound_summary,
     float_summary,
 )
-from .targets import Target, forward
+from .targets import Target, forward, seeded
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
            "check_isolated", "check_property"]
 
-#: The checks past 2**31 and 2**32 elements, by name.
-LARGE: tuple[str, ...] = tuple(LARGE_SIZES)
+#: The checks past 2**31 and 2**32 elements, by name: 1-D, then batched.
+LARGE: tuple[str, ...] = (*LARGE_SIZES, *BATCH_CHECKS)
 
 
 @dataclass
@@ -109,15 +109,20 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
     """Search within ``budget`` for the smallest case on which ``target`` breaks ``prop``
     (``on_case(n)`` is called before each case: a heartbeat for watchdogs)."""
     budget = budget or Budget()
-    if prop not in TABLE and prop not in LARGE_SIZES:
+    if prop not in TABLE and prop not in LARGE:
         raise ValueError(f"property {prop!r} is unknown; allowed: "
                          f"{', '.join(PROPERTIES + LARGE)}")
     if target.unavailable:
         return PropertyResult(prop, "skip", f"not available here: {target.unavailable}")
     if target.spec.reverse:  # checked as the forward scan it mirrors; indices mapped back
         return _mirrored(check_property(forward(target), prop, budget, on_case))
+    if target.spec.initial:  # checked as a plain scan of [initial value, data...]
+        return _seeded(check_property(seeded(target), prop, budget, on_case),
+                       target.spec.inclusive)
     if prop in LARGE_SIZES:
         return check_large(target, prop, on_case)
+    if prop in BATCH_CHECKS:
+        return check_batch(target, prop, on_case)
     row = TABLE[prop]
     spec = target.spec
     why = applies(row, spec)
@@ -145,11 +150,12 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
     if found.failing is None:
         if prop == "floats within bound" and spec.op == "add":
             stats.update(float_summary(target, dtypes[0], top))
+        elif prop in ("products within bound", "logsumexp within bound"):
+            stats.update(bound_summary(target, dtypes))
+        if prop in ("floats within bound", "products within bound") and spec.op in ("add", "mul"):
             for dt in ACCUMULATION_PROBE:
                 if dt in dtypes and spec.output_dtype(dt) == dt:
                     stats.update(accumulation_precision(target, dt))
-        elif prop in ("products within bound", "logsumexp within bound"):
-            stats.update(bound_summary(target, dtypes))
         return PropertyResult(prop, "pass", detail=stats)
     case, failure = found.failing, found.failure
     if case.n > 1:
@@ -174,6 +180,18 @@ def _mirrored(result: PropertyResult) -> PropertyResult:
         length = case["shape"][case["axis"]] if "shape" in case else case["n"]
         case["index"] = length - 1 - case["index"]
         result.detail["indices"] = "the reverse scan's own (output k combines x[k:])"
+    return result
+
+
+def _seeded(result: PropertyResult, inclusive: bool) -> PropertyResult:
+    """A seeded view's result told in the target's own terms: element 0 of a case is the
+    initial value, the rest its input."""
+    case = result.smallest_case
+    if case and "index" in case:
+        case["index"] -= inclusive  # the view's output 0 is the initial value itself
+    if result.status != "skip":
+        result.detail["initial value"] = ("element 0 of each case's data; the target scans "
+                                          "the rest")
     return result
 
 

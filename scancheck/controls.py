@@ -264,6 +264,39 @@ def cummax_first_index(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return values.astype(x.dtype), idx
 
 
+def cumprod_carried_across_rows(x: np.ndarray, axis: int) -> np.ndarray:
+    """A batched cumprod that runs over the rows laid end to end and never restarts at a
+    row's start (a segmented scan without its segment heads): each row after the first
+    carries the product of all rows before it.  Any 1-D input is one row, and right."""
+    moved = np.moveaxis(x, axis, -1)
+    with np.errstate(all="ignore"):
+        flat = np.multiply.accumulate(np.ascontiguousarray(moved).ravel(), dtype=x.dtype)
+    return np.moveaxis(flat.reshape(moved.shape), -1, axis)
+
+
+def cummax_flat_indices(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """A batched cummax whose indices count from the start of the batch (a kernel storing
+    its global element index), not from the start of each row; its values are right, and
+    so is every 1-D input."""
+    from .operators import arg_extreme_scan
+
+    moved = np.moveaxis(x, axis, -1)
+    values, idx = arg_extreme_scan(moved, "max")
+    rows = np.arange(int(np.prod(moved.shape[:-1]))).reshape(moved.shape[:-1] + (1,))
+    return np.moveaxis(values, -1, axis), np.moveaxis(idx + rows * moved.shape[-1], -1, axis)
+
+
+def initial_value_in_the_first_tile_only(x: np.ndarray, initial: Any) -> np.ndarray:
+    """An exclusive scan from an initial value whose tiles (of BLOCK) after the first take
+    their carry from the tile totals alone: the initial value reaches the first tile's
+    outputs and no others.  With the identity as initial value it is right."""
+    out = np.zeros_like(x)
+    with np.errstate(all="ignore"):
+        out[1:] = np.add.accumulate(x[:-1], dtype=x.dtype)
+        out[:BLOCK] += x.dtype.type(initial)
+    return out
+
+
 def padded_tail_read_uninitialised(x: Any) -> Any:
     """CuPy: the input copied into a buffer padded to whole tiles of 256, and the whole
     buffer scanned.  The tail is never written; it only reaches outputs that are cut off,
@@ -274,6 +307,26 @@ def padded_tail_read_uninitialised(x: Any) -> Any:
     padded = cp.empty(-(-n // 256) * 256, dtype=x.dtype)
     padded[:n] = x
     return cp.cumsum(padded, dtype=x.dtype)[:n]
+
+
+def row_offsets_in_32_bits(x: Any, axis: int) -> Any:
+    """CuPy: a batched cumsum whose row offsets (row * row length) are unsigned 32-bit
+    products: past 2**32 elements a row along the last axis scans the elements at its
+    offset modulo 2**32.  Every batch below 2**32 elements is right, and so is every 1-D
+    input (one row, offset 0) and every scan along another axis."""
+    import cupy as cp
+
+    out = cp.cumsum(x, axis=axis, dtype=x.dtype)
+    m = x.shape[-1] if x.ndim else 0
+    if x.ndim < 2 or axis % x.ndim != x.ndim - 1 or not x.flags.c_contiguous or not m:
+        return out
+    rows, first = x.size // m, -(-2**32 // m)
+    if rows <= first:
+        return out
+    wrapped = (cp.arange(first, rows, dtype=cp.int64) * m) % 2**32
+    out.reshape(rows, m)[first:] = cp.cumsum(x.ravel()[wrapped[:, None] + cp.arange(m)], axis=1,
+                                             dtype=x.dtype)
+    return out
 
 
 _FLOATS = ("float32", "float64")
@@ -299,7 +352,14 @@ for fn, spec in (
     (product_carried_in_8_bits, TargetSpec(op="mul", dtypes=_FLOATS)),
     (logcumsumexp_through_exp, TargetSpec(op="logaddexp", dtypes=_FLOATS)),
     (cummax_first_index, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), indices=True)),
+    (initial_value_in_the_first_tile_only, TargetSpec(inclusive=False, initial=True)),
+    (cumprod_carried_across_rows, TargetSpec(op="mul", dtypes=_FLOATS, axis="arg")),
+    (cummax_flat_indices, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), axis="arg",
+                                     indices=True)),
     # cupy.cumsum through CUB: float bits vary from run to run (see targets.builtin_targets).
+    # CuPy's own scan kernel, which flushes float32 subnormals (see targets.builtin_targets).
+    (row_offsets_in_32_bits, TargetSpec(device="gpu", dtypes=("float32", "int32"), axis="arg",
+                                        deterministic=False, subnormals="flush")),
     (padded_tail_read_uninitialised, TargetSpec(device="gpu", dtypes=("float32", "int32"),
                                                 deterministic=False)),
 ):
@@ -381,6 +441,15 @@ CONTROLS: tuple[Control, ...] = (
             "precision lost", "logsumexp within bound: no other property checks a log-sum-exp"),
     Control("cummax naming the first of equal maxima", _C + "cummax_first_index", Cause.LOGIC,
             "last position", "indices, on data with ties: its values are right"),
+    Control("initial value in the first tile only", _C + "initial_value_in_the_first_tile_only",
+            Cause.LOGIC, "differs from the exact", "integers exact and the bounds, through the "
+            "initial value each case draws as its element 0: from the identity it is right"),
+    Control("cumprod carried across rows (N-D)", _C + "cumprod_carried_across_rows",
+            Cause.LOGIC, "mixes rows", "rows, with products judged by their bound: a 1-D input "
+            "is one row, and right"),
+    Control("cummax indices counted from the batch's start (N-D)", _C + "cummax_flat_indices",
+            Cause.LOGIC, "an index other than", "rows, with indices checked: a 1-D input is one "
+            "row, and right; the values are right"),
     Control("missing barrier", f"cu:{_CU / 'missing_barrier.cu'}:1024", Cause.RACE, "data race",
             "racecheck", gpu=True,
             spec=TargetSpec(device="gpu", max_n=1024, dtypes=("float32", "int32"))),
@@ -389,6 +458,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("unsigned 32-bit index", f"cu:{_CU / 'unsigned_index.cu'}:256", Cause.INDEX_OVERFLOW,
             "past 2**32", "the check past 2**32 only: right at 2**31 + 17, no fault", gpu=True,
             spec=_GPU_SPEC),
+    Control("row offsets in 32 bits (N-D)", _C + "row_offsets_in_32_bits", Cause.INDEX_OVERFLOW,
+            "product of dimension sizes", "the batch past 2**32 only: the 1-D checks see one "
+            "row, the rows property stays below 2**25 elements", gpu=True),
     Control("sign lost past 2**31", f"cu:{_CU / 'sign_lost_past_2_31.cu'}:256", Cause.LOGIC,
             "random integer data", "the random data past 2**31: step data have no sign",
             gpu=True, spec=_GPU_SPEC),

@@ -218,8 +218,8 @@ class Judgement:
     @classmethod
     def start(cls, error: np.ndarray, bound: np.ndarray, reference: np.ndarray) -> Judgement:
         """Every output acceptable until a rule fails it."""
-        n = error.shape[0]
-        return cls(np.ones(n, dtype=bool), error, bound, np.full(n, "", dtype=object), reference)
+        return cls(np.ones(error.shape, dtype=bool), error, bound,
+                   np.full(error.shape, "", dtype=object), reference)
 
     def fail(self, where: np.ndarray, why: str) -> None:
         """Fail the outputs ``where`` selects for ``why``, unless an earlier rule failed them."""

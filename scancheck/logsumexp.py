@@ -23,7 +23,7 @@ import numba
 import numpy as np
 
 from .errors import Judgement
-from .operators import SIGNIFICAND_BITS, finfo
+from .operators import SIGNIFICAND_BITS, finfo, shifted
 
 #: Units of u that one combine may err by on log1p's value, beyond the rounding of |c|.
 COMBINE_SLACK = 4.0
@@ -31,45 +31,49 @@ COMBINE_SLACK = 4.0
 
 @numba.njit(cache=True)
 def _reference(x: np.ndarray, out: np.ndarray, err: np.ndarray) -> None:
-    """Inclusive log-sum-exp prefixes of finite or -inf float64 ``x`` by a running maximum
-    and a rescaled sum, with an upper bound on each result's own float64 error."""
+    """Inclusive log-sum-exp prefixes along each row of finite or -inf float64 ``x`` by a
+    running maximum and a rescaled sum, with an upper bound on each result's own float64
+    error."""
     u = 2.0 ** -53
-    m, s = -np.inf, 0.0
-    for k in range(x.shape[0]):
-        v = x[k]
-        if v > m:
-            s = s * np.exp(m - v) + 1.0  # exp(-inf) = 0 while nothing came before
-            m = v
-        elif v > -np.inf:
-            s += np.exp(v - m)
-        if m == -np.inf:
-            out[k], err[k] = -np.inf, 0.0
-        else:
-            ls = np.log(s)
-            out[k] = m + ls
-            # s: about four roundings a term (exp, product, sum); then log and the sum.
-            err[k] = (4.0 * (k + 1) + 2.0 * abs(ls) + 2.0 * abs(out[k]) + 2.0) * u
+    for r in range(x.shape[0]):
+        m, s = -np.inf, 0.0
+        for k in range(x.shape[1]):
+            v = x[r, k]
+            if v > m:
+                s = s * np.exp(m - v) + 1.0  # exp(-inf) = 0 while nothing came before
+                m = v
+            elif v > -np.inf:
+                s += np.exp(v - m)
+            if m == -np.inf:
+                out[r, k], err[r, k] = -np.inf, 0.0
+            else:
+                ls = np.log(s)
+                out[r, k] = m + ls
+                # s: about four roundings a term (exp, product, sum); then log and the sum.
+                err[r, k] = (4.0 * (k + 1) + 2.0 * abs(ls) + 2.0 * abs(out[r, k]) + 2.0) * u
 
 
 def judge_logsumexp(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> Judgement:
-    """Judge ``got``, a log-sum-exp scan of the 1-D float ``x`` (both in one dtype), output by
-    output against the rules in the module docstring; the bound includes the float64
-    reference's own error."""
+    """Judge ``got``, a log-sum-exp scan of the float ``x`` along its last axis (each row on
+    its own; both in one dtype), output by output against the rules in the module
+    docstring; the bound includes the float64 reference's own error."""
     dt = x.dtype.name
-    n = x.shape[0]
+    n = x.shape[-1]
     xf = x.astype(np.float64)
     g = got.astype(np.float64)
-    if not inclusive:  # the exclusive scan is the inclusive one of [-inf, x_0, ..., x_{n-2}]
-        xf = np.r_[-np.inf, xf[:-1]] if n else xf
+    if not inclusive:
+        xf = shifted(xf, -np.inf)
     with np.errstate(all="ignore"):
-        nan = np.logical_or.accumulate(np.isnan(xf))
-        pinf = np.logical_or.accumulate(xf == np.inf)
+        nan = np.logical_or.accumulate(np.isnan(xf), axis=-1)
+        pinf = np.logical_or.accumulate(xf == np.inf, axis=-1)
         finite = np.isfinite(xf)
-        any_finite = np.logical_or.accumulate(finite)
-        ref, ref_err = np.empty(n), np.empty(n)
-        _reference(np.where(finite, xf, -np.inf), ref, ref_err)
-        big = np.maximum.accumulate(np.where(finite, np.abs(xf), 0.0))
-        count = np.maximum.accumulate(np.where(finite, np.arange(1, n + 1), 0))  # terms so far
+        any_finite = np.logical_or.accumulate(finite, axis=-1)
+        ref, ref_err = np.empty(xf.shape), np.empty(xf.shape)
+        rows = (-1, n) if xf.size else (0, 0)
+        _reference(np.where(finite, xf, -np.inf).reshape(rows), ref.reshape(rows),
+                   ref_err.reshape(rows))
+        big = np.maximum.accumulate(np.where(finite, np.abs(xf), 0.0), axis=-1)
+        count = np.maximum.accumulate(np.where(finite, np.arange(1, n + 1), 0), axis=-1)
         k = np.arange(n, dtype=np.float64)  # combines behind output k
         u = 2.0 ** -SIGNIFICAND_BITS[dt]
         reach = big + np.log(np.maximum(count, 1)) + 1.0

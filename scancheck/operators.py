@@ -412,6 +412,10 @@ OPERATORS: dict[str, Operator] = {
         ),
     )
 }
+#: The operators a scan target declares: interval is scancheck's proof device, and argmax and
+#: argmin are how cummax and cummin are evaluated (declared as max and min with indices).
+TARGET_OPERATORS: tuple[str, ...] = tuple(
+    name for name in OPERATORS if name not in ("interval", "argmax", "argmin"))
 
 
 def get_operator(op: str | Operator) -> Operator:
@@ -516,6 +520,14 @@ def exclusive_of(inclusive: np.ndarray, identity: np.ndarray) -> np.ndarray:
         out[0] = identity
         out[1:] = inclusive[:-1]
     return out
+
+
+def shifted(x: np.ndarray, first: float) -> np.ndarray:
+    """``x`` along its last axis with ``first`` in front and its last element dropped: the
+    input whose inclusive scan is the exclusive scan of ``x`` (``first`` the identity)."""
+    if not x.shape[-1]:
+        return x
+    return np.concatenate([np.full(x.shape[:-1] + (1,), first, x.dtype), x[..., :-1]], axis=-1)
 
 
 def interval_input(n: int) -> np.ndarray:

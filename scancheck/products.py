@@ -22,7 +22,7 @@ import numba
 import numpy as np
 
 from .errors import Judgement
-from .operators import SIGNIFICAND_BITS, finfo
+from .operators import SIGNIFICAND_BITS, finfo, shifted
 
 _SPLIT = 134217729.0  # 2**27 + 1: Dekker's split of a float64 into two halves
 
@@ -42,53 +42,60 @@ def _two_product(a: float, b: float) -> tuple[float, float]:
 @numba.njit(cache=True)
 def _reference(m: np.ndarray, e: np.ndarray, hi: np.ndarray, lo: np.ndarray,
                ex: np.ndarray) -> None:
-    """Prefix products of m_i * 2**e_i (m_i in [0.5, 1)) as (hi + lo) * 2**ex with hi in
-    [0.5, 1): double-double significands, exponents as integers (no range to leave)."""
-    h, el, x = 1.0, 0.0, 0
-    for k in range(m.shape[0]):
-        p, err = _two_product(h, m[k])
-        err += el * m[k]
-        h = p + err
-        el = err - (h - p)
-        f, shift = math.frexp(h)
-        h = f
-        el = math.ldexp(el, -shift)
-        x += shift + e[k]
-        hi[k], lo[k], ex[k] = h, el, x
+    """Prefix products along each row of m_i * 2**e_i (m_i in [0.5, 1)) as (hi + lo) * 2**ex
+    with hi in [0.5, 1): double-double significands, exponents as integers (no range to
+    leave)."""
+    for r in range(m.shape[0]):
+        h, el, x = 1.0, 0.0, 0
+        for k in range(m.shape[1]):
+            p, err = _two_product(h, m[r, k])
+            err += el * m[r, k]
+            h = p + err
+            el = err - (h - p)
+            f, shift = math.frexp(h)
+            h = f
+            el = math.ldexp(el, -shift)
+            x += shift + e[r, k]
+            hi[r, k], lo[r, k], ex[r, k] = h, el, x
 
 
 def _prefix_products(xf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(hi, lo, ex) of :func:`_reference` for the nonzero finite factors of float64 ``xf``
-    (zeros, infinities and NaN count as 1 here: IEEE's rules take them)."""
-    n = xf.shape[0]
+    """(hi, lo, ex) of :func:`_reference` along the last axis for the nonzero finite factors
+    of float64 ``xf`` (zeros, infinities and NaN count as 1 here: IEEE's rules take them)."""
     m, e = np.frexp(np.where(np.isfinite(xf) & (xf != 0), np.abs(xf), 1.0))
-    hi, lo, ex = np.empty(n), np.empty(n), np.empty(n, dtype=np.int64)
-    _reference(np.ascontiguousarray(m), e.astype(np.int64), hi, lo, ex)
+    rows = (-1, xf.shape[-1]) if xf.size else (0, 0)
+    hi, lo, ex = np.empty(xf.shape), np.empty(xf.shape), np.empty(xf.shape, dtype=np.int64)
+    _reference(np.ascontiguousarray(m).reshape(rows), e.astype(np.int64).reshape(rows),
+               hi.reshape(rows), lo.reshape(rows), ex.reshape(rows))
     return hi, lo, ex
 
 
 def judge_products(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> Judgement:
-    """Judge ``got``, a float product scan of the 1-D ``x`` (both in one float dtype), output by
-    output against the rules in the module docstring; the error is relative."""
+    """Judge ``got``, a float product scan of ``x`` along its last axis (each row on its own;
+    both in one float dtype), output by output against the rules in the module docstring;
+    the error is relative."""
     dt = x.dtype.name
-    n = x.shape[0]
+    n = x.shape[-1]
     xf = x.astype(np.float64)
     g = got.astype(np.float64)
-    if not inclusive:  # an exclusive scan is the inclusive scan of [1, x_0, ..., x_{n-2}]
-        xf = np.r_[1.0, xf[:-1]] if n else xf
+    if not inclusive:
+        xf = shifted(xf, 1.0)
     with np.errstate(all="ignore"):
         finite = np.isfinite(xf)
-        nan = np.logical_or.accumulate(np.isnan(xf))
-        zero = np.logical_or.accumulate(xf == 0)
-        inf = np.logical_or.accumulate(np.isinf(xf))
+        nan = np.logical_or.accumulate(np.isnan(xf), axis=-1)
+        zero = np.logical_or.accumulate(xf == 0, axis=-1)
+        inf = np.logical_or.accumulate(np.isinf(xf), axis=-1)
         nan |= zero & inf
-        negative = np.logical_xor.accumulate(np.signbit(xf) & ~np.isnan(xf))
+        negative = np.logical_xor.accumulate(np.signbit(xf) & ~np.isnan(xf), axis=-1)
         hi, lo, ex = _prefix_products(xf)
         # Ranges x_i..x_j of the prefix: their log2 magnitudes are differences of the running
         # sum s, whose largest rise and fall bound every partial product a scan can form.
-        s = np.r_[0.0, np.cumsum(np.log2(np.where(finite & (xf != 0), np.abs(xf), 1.0)))]
-        rise = np.maximum.accumulate(s[1:] - np.minimum.accumulate(s[:-1]))
-        fall = np.minimum.accumulate(s[1:] - np.maximum.accumulate(s[:-1]))
+        logs = np.log2(np.where(finite & (xf != 0), np.abs(xf), 1.0))
+        s = np.concatenate([np.zeros(xf.shape[:-1] + (1,)), np.cumsum(logs, axis=-1)], axis=-1)
+        rise = np.maximum.accumulate(s[..., 1:] - np.minimum.accumulate(s[..., :-1], axis=-1),
+                                     axis=-1)
+        fall = np.minimum.accumulate(s[..., 1:] - np.maximum.accumulate(s[..., :-1], axis=-1),
+                                     axis=-1)
         slack = 1e-9 * np.arange(1, n + 1) + 1e-6  # the float64 sum's own rounding, and more
         info = finfo(dt)
         k = np.arange(n, dtype=np.float64)  # multiplications behind output k

@@ -10,7 +10,8 @@
 * ``nan and inf`` -- NaN and infinities propagate as IEEE arithmetic says;
 * ``deterministic`` -- the same bits on every run;
 * ``recurrence`` -- the (a, b) pair scan solves y_n = a_n*y_{n-1} + b_n;
-* ``rows`` -- every row of an N-D input, any axis and layout, by the criteria above;
+* ``rows`` -- every row of an N-D input, any axis and layout, by the criteria of its
+  operator's 1-D properties (bounds, exact answers, indices);
 * ``products within bound`` -- cumprod within gamma(k-1) of the exact product where no range
   leaves the normal numbers, and IEEE's signs, zeros, infinities and NaN (:mod:`.products`);
 * ``logsumexp within bound`` -- logcumsumexp within its combine-tree bound, specials exact
@@ -579,13 +580,9 @@ def _indices_check(target: Target, case: Case) -> Failure | None:
     out, refused = _called(target, x)
     if refused is not None:
         return refused
-    if not (isinstance(out, tuple) and len(out) == 2 and out[0].shape == x.shape
-            and out[1].shape == x.shape and out[0].dtype == x.dtype
-            and np.issubdtype(out[1].dtype, np.integer)):
-        what = (f"a {type(out).__name__}" if not isinstance(out, tuple) else
-                ", ".join(f"{getattr(v, 'shape', '?')} {getattr(v, 'dtype', '?')}" for v in out))
-        return Failure(Cause.LOGIC, f"returned {what} for shape {x.shape} dtype {x.dtype}; "
-                       f"indices=True means (values of dtype {x.dtype}, integer indices)")
+    wrong = _indices_shape_failure(x, out)
+    if wrong:
+        return Failure(Cause.LOGIC, wrong)
     values, idx = out
     want_v, want_i = arg_extreme_scan(x, spec.op)
     ok_i = idx == want_i
@@ -599,6 +596,63 @@ def _indices_check(target: Target, case: Case) -> Failure | None:
         return failure
     return _first_bad(target, same_bits(values, want_v), values, want_v,
                       f"values other than the running {spec.op} (each is x at its index)")
+
+
+def _indices_shape_failure(x: np.ndarray, out: Any) -> str | None:
+    """Why ``out`` is not the (values, indices) pair a cummax or cummin of ``x`` returns
+    (None if it is)."""
+    if (isinstance(out, tuple) and len(out) == 2 and out[0].shape == x.shape
+            and out[1].shape == x.shape and out[0].dtype == x.dtype
+            and np.issubdtype(out[1].dtype, np.integer)):
+        return None
+    what = (f"a {type(out).__name__}" if not isinstance(out, tuple) else
+            ", ".join(f"{getattr(v, 'shape', '?')} {getattr(v, 'dtype', '?')}" for v in out))
+    return (f"returned {what} for shape {x.shape} dtype {x.dtype}; indices=True means (values "
+            f"of dtype {x.dtype}, integer indices)")
+
+
+def _judge_of(spec: TargetSpec, dtype: np.dtype) -> Callable[..., Judgement] | None:
+    """The judge of a float product or log-sum-exp scan (None where the answer is exact)."""
+    if not is_float(dtype):
+        return None
+    return {"mul": judge_products, "logaddexp": judge_logsumexp}.get(spec.op)
+
+
+Told = Callable[[int, int], tuple[str, Any, Any]]
+
+
+def _row_verdicts(target: Target, xs: np.ndarray, gs: Any) -> tuple[np.ndarray, Told]:
+    """For rows ``xs`` (2-D, each scanned along the last axis) and the target's rows ``gs``
+    (a pair of them for indices): which outputs are wrong, and for one of them why, what
+    came back and what was due."""
+    spec = target.spec
+    if spec.indices:
+        values, idx = gs
+        want_v, want_i = arg_extreme_scan(xs, spec.op)
+        wrong_i = idx != want_i
+        bad = wrong_i | ~same_bits(values.ravel(), want_v.ravel()).reshape(values.shape)
+        return bad, lambda r, k: (
+            (f"an index other than the last position of the running {spec.op} (ties and NaNs "
+             f"go to the later index)", idx[r, k], want_i[r, k]) if wrong_i[r, k] else
+            (f"values other than the running {spec.op}", values[r, k], want_v[r, k]))
+    judge = _judge_of(spec, xs.dtype)
+    if judge is not None:
+        judged = judge(xs, gs, spec.inclusive)
+        return ~judged.ok, lambda r, k: (str(judged.reason[r, k]), gs[r, k],
+                                         judged.reference[r, k])
+    kw = dict(zeros=spec.zeros, nans=spec.nans) if spec.op in ("max", "min") else {}
+    ws = exact_scan_axis(xs, spec.op, -1, spec.inclusive, **kw)
+    bad = ~_agree(target, gs.ravel(), ws.ravel()).reshape(gs.shape)
+    if not (bad.any() and spec.op == "add" and is_float(xs.dtype)):
+        return bad, lambda r, k: ("differs from its exact scan", gs[r, k], ws[r, k])
+    inc, flush = spec.inclusive, _flushes(target)
+    wrong_certified = certified(xs, inc, flush, rows=True) & (gs != ws)
+    rep = classify(xs, gs, sequential_depths(xs.shape[-1], inc), inc, exact=ws, flush=flush,
+                   rows=True)
+    return wrong_certified | (rep.verdicts == Verdict.BEYOND_BOUND), lambda r, k: (
+        "differs from the exact sum where every summation order is exact (the exactness "
+        "certificate)" if wrong_certified[r, k] else
+        "beyond the rounding bound of any summation order", gs[r, k], ws[r, k])
 
 
 def _rows_check(target: Target, case: Case, data_seed: int | None = None) -> Failure | None:
@@ -616,39 +670,51 @@ def _rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fai
         return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on a zero-size input of shape "
                        f"{b.x.shape} ({str(exc)[:120]}); its scan is an empty array", at=at)
     out = spec.output_dtype(b.x.dtype)
-    if got.shape != b.x.shape or got.dtype.name != out:
-        return Failure(Cause.LOGIC, f"returned shape {got.shape} dtype {got.dtype} for shape "
-                       f"{b.x.shape} dtype {b.x.dtype} (expected dtype {out})", at=at)
+    wrong = _indices_shape_failure(b.x, got) if spec.indices else (
+        None if got.shape == b.x.shape and got.dtype.name == out else
+        f"returned shape {got.shape} dtype {got.dtype} for shape {b.x.shape} dtype "
+        f"{b.x.dtype} (expected dtype {out})")
+    if wrong:
+        return Failure(Cause.LOGIC, wrong, at=at)
     x = _promoted(target, b.x)
     if x.size == 0:
         return None
-    kw = dict(zeros=spec.zeros, nans=spec.nans) if spec.op in ("max", "min") else {}
-    want = exact_scan_axis(x, spec.op, b.axis, spec.inclusive, **kw)
     moved = np.moveaxis(x, b.axis, -1)
     m = moved.shape[-1]
-    xs, gs, ws = (np.ascontiguousarray(np.moveaxis(a, b.axis, -1)).reshape(x.size // m, m)
-                  for a in (x, got, want))
-    bad = ~_agree(target, gs.ravel(), ws.ravel()).reshape(gs.shape)
-    text = "differs from its exact scan"
-    if bad.any() and spec.op == "add" and is_float(x.dtype):
-        inc, flush = spec.inclusive, _flushes(target)
-        wrong_certified = certified(xs, inc, flush, rows=True) & (gs != ws)
-        rep = classify(xs, gs, sequential_depths(m, inc), inc, exact=ws, flush=flush, rows=True)
-        beyond = rep.verdicts == Verdict.BEYOND_BOUND
-        bad = wrong_certified | beyond
-        first = np.argwhere(bad)[0] if bad.any() else None
-        if first is not None:
-            text = ("differs from the exact sum where every summation order is exact (the "
-                    "exactness certificate)" if wrong_certified[tuple(first)] else
-                    "beyond the rounding bound of any summation order")
+
+    def rows(a: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(np.moveaxis(a, b.axis, -1)).reshape(x.size // m, m)
+
+    xs = rows(x)
+    bad, told = _row_verdicts(target, xs, tuple(rows(v) for v in got) if spec.indices
+                              else rows(got))
     if not bad.any():
         return None
     r, k = (int(v) for v in np.argwhere(bad)[0])
     row = [int(i) for i in np.unravel_index(r, moved.shape[:-1])]
+    why, shown, wanted = told(r, k)
     failure = Failure(Cause.LOGIC, f"row {row} (of shape {list(x.shape)}, axis {b.axis}, "
-                      f"{b.layout} layout): {text}", k, gs[r, k], ws[r, k], at={**at, "row": row})
+                      f"{b.layout} layout): {why}", k, shown, wanted, at={**at, "row": row})
     if spec.op == "add" and is_float(x.dtype):
         return _rows_attribution(target, case, failure)
+    if _judge_of(spec, x.dtype) is not None and "bound" in failure.diagnosis:
+        return _row_alone(target, xs[r], failure)
+    return failure
+
+
+def _row_alone(target: Target, row: np.ndarray, failure: Failure) -> Failure:
+    """A product or log-sum-exp row beyond its bound: a logic error of the batching if the
+    same row scanned alone (a contiguous 1-D array) is within it, else precision lost."""
+    if target.spec.axis != "arg":  # a fixed-axis target takes no 1-D row
+        return failure
+    judged = _judge_of(target.spec, row.dtype)(row, target(row.copy(), 0), target.spec.inclusive)
+    if judged.ok.all():
+        failure.diagnosis += ("; the same row scanned alone (1-D, contiguous) is within the "
+                              "bound: the batched scan mixes rows or misreads the layout")
+    else:
+        failure.cause = Cause.PRECISION
+        failure.diagnosis += ("; the same row scanned alone is beyond the bound too: precision "
+                              "lost, not the batching")
     return failure
 
 
@@ -683,8 +749,9 @@ TABLE: dict[str, Property] = {p.name: p for p in (
     Property("deterministic", _determinism_check, FLOAT_DTYPES, ("uniform", "cancellation"),
              ORDERED),
     Property("recurrence", _recurrence_check, DTYPES, ("uniform",), ("recurrence",)),
-    Property("rows", _rows_check, DTYPES, ("integers", "uniform", "dyadic", "specials"), ORDERED,
-             batched=True),
+    Property("rows", _rows_check, DTYPES, ("integers", "uniform", "dyadic", "specials",
+                                           "factors", "steps"),
+             (*ORDERED, "mul", "logaddexp"), batched=True),
     Property("products within bound", _products_check, FLOAT_DTYPES, ("factors", "specials"),
              ("mul",)),
     Property("logsumexp within bound", _logsumexp_check, FLOAT_DTYPES,
@@ -733,39 +800,65 @@ def float_summary(target: Target, dtype: str, top: int = 2**20) -> dict[str, Any
 
 
 #: The type whose accumulation (then one rounding) gives correctly rounded prefixes of the
-#: probe below, for each float type it is told for.
+#: probes below, for each float type it is told for.
 ACCUMULATION_PROBE: dict[str, tuple[str, int]] = {  # dtype: (wider type, values below)
     "float16": ("float32", 64), "bfloat16": ("float32", 64), "float32": ("float64", 1024)}
+def _sum_probe(target: Target, dtype: str, p: int, below: int) -> np.ndarray:
+    """Integers below ``below`` (exact in the type), n of them passing 2**p after a few
+    hundred at most and staying below half the largest value (float16's is 65504)."""
+    n = min(max(4096, 2 ** (p + 6) // below), int(float(finfo(dtype).max) / below),
+            target.spec.max_n or 2**30)
+    return np.random.default_rng(11).integers(0, below, n).astype(np.float64).astype(
+        as_dtype(dtype))
+
+
+def _product_probe(target: Target, dtype: str, wider: str) -> np.ndarray:
+    """Signs, and at random places in the first half as many factors 3/4 and 3/2 as the wider
+    type holds powers of 3 (15 in float32, 33 in float64): every product of adjacent
+    factors is exact in the wider type and near 1, and a prefix of k of them needs
+    1.58k significand bits."""
+    n = min(1024, target.spec.max_n or 1024)
+    rng = np.random.default_rng(11)
+    x = rng.choice([1.0, -1.0], n)
+    threes = int(SIGNIFICAND_BITS[wider] / np.log2(3))
+    places = rng.choice(max(n // 2, 1), min(n // 2, threes), replace=False)
+    x[places] *= rng.choice([0.75, 1.5], places.size)
+    return x.astype(as_dtype(dtype))
 
 
 def accumulation_precision(target: Target, dtype: str) -> dict[str, Any]:
-    """Whether a float16, bfloat16 or float32 add scan accumulates in a wider type (float32,
-    float32, float64), proved on integer-valued data whose prefixes pass 2**p but stay below
-    the wider type's 2**p: there the wider accumulation is exact in any order and one
-    rounding at the end gives the correctly rounded prefix at every output, so any other
-    result rounded some partial sums to fewer bits.  With how far the target is from that,
-    and from a sequential scan in the type itself."""
+    """Whether a float16, bfloat16 or float32 add or product scan accumulates in a wider type
+    (float32, float32, float64), proved on data whose every partial result (of adjacent
+    elements) is exact in the wider type but whose prefixes pass 2**p: integer-valued data
+    for sums, factors 3/4 and 3/2 for products.  There the wider accumulation is
+    exact in any order and one rounding at the end gives the correctly rounded prefix at
+    every output, so any other result rounded some partial results to fewer bits.  With how
+    far the target is from that, and from a sequential scan in the type itself."""
     wider, below = ACCUMULATION_PROBE[dtype]
-    # Integers below `below` are exact in the type; n of them pass 2**p after a few hundred
-    # at most and stay below half the largest value (float16's is 65504).
-    n = min(max(4096, 2 ** (SIGNIFICAND_BITS[dtype] + 6) // below),
-            int(float(finfo(dtype).max) / below), target.spec.max_n or 2**30)
-    x = np.random.default_rng(11).integers(0, below, n).astype(np.float64).astype(as_dtype(dtype))
-    inc = target.spec.inclusive
-    want = exact_scan(x, inclusive=inc)
+    op, inc = target.spec.op, target.spec.inclusive
     p = SIGNIFICAND_BITS[dtype]
-    if float(np.max(want, initial=0)) < 2.0**p:  # every order is exact: nothing to tell apart
-        return {f"accumulation {dtype}": f"undetermined: the {n} outputs a target of max_n "
-                                         f"{target.spec.max_n} allows stay below 2**{p}"}
+    if op == "add":
+        x = _sum_probe(target, dtype, p, below)
+        want = exact_scan(x, inclusive=inc)
+        n = x.shape[0]
+        if float(np.max(want, initial=0)) < 2.0**p:  # every order is exact: nothing to tell
+            return {f"accumulation {dtype}": f"undetermined: the {n} outputs a target of max_n "
+                                             f"{target.spec.max_n} allows stay below 2**{p}"}
+    else:
+        x = _product_probe(target, dtype, wider)
+        exact = np.cumprod(x.astype(np.float64))  # exact: odd parts below 2**53
+        want = (exact if inc else np.r_[1.0, exact[:-1]]).astype(x.dtype)
+    n = x.shape[0]
     got = target(x)
-    narrow = sequential_scan(x, inclusive=inc)  # every partial sum rounded to the type
+    narrow = sequential_scan(x, op, inclusive=inc)  # every partial result rounded to the type
     units = ulp(want, dtype)
     err = np.abs(got.astype(np.float64) - want.astype(np.float64)) / units
     err_seq = np.abs(narrow.astype(np.float64) - want.astype(np.float64)) / units
     off = int((got != want).sum())
+    partial = "sums" if op == "add" else "products"
     return {f"accumulation {dtype}": f"{wider} or wider (all {n} outputs correctly rounded)"
-            if not off else f"some partial sums rounded to {dtype} ({off} of {n} outputs not "
-                            f"correctly rounded)",
+            if not off else f"some partial {partial} rounded to {dtype} ({off} of {n} outputs "
+                            f"not correctly rounded)",
             f"max err {dtype} (ulps)": float(err.max()),
             f"max err {dtype}, sequential in {dtype} (ulps)": float(err_seq.max())}
 
@@ -778,7 +871,8 @@ def applies(prop: Property, spec: TargetSpec) -> str | None:
         return f"no dtype of {prop.dtypes} is declared"
     if prop.batched and spec.axis is None:
         return "the target scans 1-D arrays (its spec has no axis)"
-    if spec.indices != (prop.name == "indices"):
-        return ("the target returns (values, indices): 'indices' checks both" if spec.indices
-                else "the target returns no indices (its spec has indices=False)")
+    if spec.indices and prop.name not in ("indices", "rows"):
+        return "the target returns (values, indices): 'indices' and 'rows' check both"
+    if prop.name == "indices" and not spec.indices:
+        return "the target returns no indices (its spec has indices=False)"
     return None

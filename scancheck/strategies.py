@@ -191,7 +191,7 @@ def _factors(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     that some ranges overflow or underflow and others do not."""
     x = np.exp2(rng.uniform(-0.5, 0.5, n)) * rng.choice([-1.0, 1.0], n)
     x[rng.random(n) < 0.01] = 1.0
-    if rng.random() < 0.25:  # one zero at most: every product after it is a zero
+    if n and rng.random() < 0.25:  # one zero at most: every product after it is a zero
         x[rng.integers(0, n)] = 0.0
     if rng.random() < 0.5:
         info = finfo(dt)

@@ -21,6 +21,7 @@ writes is seen as such, not as whatever correct value the memory pool left there
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -66,6 +67,10 @@ class TargetSpec:
     #: Max and min: whether it returns (values, indices) as cummax and cummin do, each index
     #: the last position of its extreme (a NaN's, once one is seen).
     indices: bool = False
+    #: Whether it takes an initial value, called as ``fn(x, initial=v)`` with ``v`` a scalar
+    #: of x's dtype (CUB's and Thrust's exclusive scan with ``init``): output k combines v
+    #: with x[:k] (exclusive) or x[:k+1] (inclusive).
+    initial: bool = False
 
     def __post_init__(self) -> None:
         if not (self.axis is None or self.axis == "arg" or isinstance(self.axis, int)):
@@ -91,6 +96,10 @@ class TargetSpec:
         if self.indices and (self.op not in ("max", "min") or self.reverse):
             raise ValueError(f"indices=True with op={self.op!r}, reverse={self.reverse}: only "
                              f"forward max and min scans return indices here (cummax, cummin)")
+        if self.initial and (self.axis is not None or self.reverse or self.indices):
+            raise ValueError(f"initial=True with axis={self.axis!r}, reverse={self.reverse}, "
+                             f"indices={self.indices}: an initial value is checked on forward "
+                             f"1-D scans without indices (axis=None)")
         bad = [d for d in self.dtypes if d not in oper.dtypes]
         if bad or not self.dtypes:
             raise ValueError(f"dtypes={self.dtypes!r} with op={self.op!r}: allowed dtypes are "
@@ -177,6 +186,39 @@ def forward(target: Target) -> Target:
     return replace(target, fn=run, spec=replace(target.spec, reverse=False))
 
 
+def seeded(target: Target) -> Target:
+    """A scan that takes an initial value seen as a plain inclusive one: its input's element
+    0 is the initial value and the rest the data, so that every property draws initial
+    values as it draws data.  Other targets are returned as they are."""
+    if not target.spec.initial:
+        return target
+    from .testing import to_numpy
+
+    fn, inclusive = target.fn, target.spec.inclusive
+    identity = get_operator(target.spec.op).identity
+
+    def run(y: Any) -> Any:
+        if y.shape[0] == 0:
+            return fn(y, initial=identity(y.dtype.name)[()])
+        v = to_numpy(y[:1])[0]
+        if inclusive:  # output 0 is v itself; the target gives the rest
+            return _concat(y[:1], fn(y[1:], initial=v))
+        # An exclusive scan never reads its last element: it holds v, as good as any value.
+        return fn(_concat(y[1:], y[:1]), initial=v)
+
+    return replace(target, fn=run, spec=replace(target.spec, inclusive=True, initial=False))
+
+
+def _concat(a: Any, b: Any) -> Any:
+    """``a`` then ``b`` along axis 0, where they are: NumPy, CuPy or torch."""
+    lib = type(a).__module__.split(".")[0]
+    if lib == "torch":
+        import torch
+
+        return torch.cat([a, b])
+    return importlib.import_module(lib if lib == "cupy" else "numpy").concatenate([a, b])
+
+
 def _device_view(x: np.ndarray) -> Any:
     """A CuPy array with ``x``'s shape, strides and offset into a copy of its buffer."""
     import cupy as cp
@@ -221,15 +263,15 @@ def _gpu_missing() -> str | None:
     return None if ok else why
 
 
-def _cupy_cumsum(accelerators: list[str]) -> Callable[[Any], Any]:
-    def run(x: Any) -> Any:
+def _cupy_cumsum(accelerators: list[str]) -> Callable[[Any, int], Any]:
+    def run(x: Any, axis: int = 0) -> Any:
         import cupy as cp
         from cupy._core import _accelerator
 
         saved = _accelerator.get_routine_accelerators()
         _accelerator.set_routine_accelerators(accelerators)
         try:
-            return cp.cumsum(x, dtype=x.dtype)
+            return cp.cumsum(x, axis=axis, dtype=x.dtype)
         finally:
             _accelerator.set_routine_accelerators(saved)
 
@@ -296,14 +338,63 @@ def _jax() -> Any:
     return jax
 
 
-def _jax_cumsum(x: np.ndarray, axis: int) -> np.ndarray:
-    jnp = _jax().numpy
-    return np.asarray(jnp.cumsum(jnp.asarray(x), axis=axis, dtype=x.dtype))
+def _x64(jax: Any, on: bool) -> Any:
+    """A context in which JAX has 64-bit types (``on``), or one that changes nothing."""
+    if not on:
+        return contextlib.nullcontext()
+    # jax.enable_x64 since JAX 0.8; jax.experimental's before.
+    ctx = getattr(jax, "enable_x64", None) or jax.experimental.enable_x64
+    return ctx(True)
 
 
-def _jax_associative_scan(x: np.ndarray) -> np.ndarray:
-    jax = _jax()
-    return np.asarray(jax.lax.associative_scan(jax.numpy.add, jax.numpy.asarray(x)))
+def _jax_numpy(name: str, x64: bool) -> Callable[[np.ndarray, int], np.ndarray]:
+    """jax.numpy.<name> (cumsum, cumprod) over an axis in the input's dtype, with 64-bit types
+    on where ``x64`` (jax_enable_x64, for this call only)."""
+    def run(x: np.ndarray, axis: int) -> np.ndarray:
+        jax = _jax()
+        with _x64(jax, x64):
+            fn = getattr(jax.numpy, name)
+            return np.asarray(fn(jax.numpy.asarray(x), axis=axis, dtype=x.dtype))
+
+    return run
+
+
+def _jax_associative_scan(x64: bool) -> Callable[[np.ndarray], np.ndarray]:
+    def run(x: np.ndarray) -> np.ndarray:
+        jax = _jax()
+        with _x64(jax, x64):
+            return np.asarray(jax.lax.associative_scan(jax.numpy.add, jax.numpy.asarray(x)))
+
+    return run
+
+
+def _jax_lax_scan(op: str) -> Callable[..., np.ndarray]:
+    """jax.lax.scan carrying a running sum or product from ``initial``: each step emits the
+    carry it was given, an exclusive scan with an initial value."""
+    def run(x: np.ndarray, initial: Any) -> np.ndarray:
+        jax = _jax()
+        jnp = jax.numpy
+        combine = jnp.add if op == "add" else jnp.multiply
+        _, ys = jax.lax.scan(lambda c, v: (combine(c, v), c), jnp.asarray(initial, x.dtype),
+                             jnp.asarray(x))
+        return np.asarray(ys)
+
+    return run
+
+
+def _accumulate(op: str) -> Callable[..., np.ndarray]:
+    """Python's itertools.accumulate from ``initial`` over NumPy scalars (each step rounded to
+    the dtype, integers wrapping), its last output dropped: an exclusive scan."""
+    import itertools
+    import operator
+
+    combine = {"add": operator.add, "mul": operator.mul}[op]
+
+    def run(x: np.ndarray, initial: Any) -> np.ndarray:
+        steps = itertools.accumulate(x, combine, initial=x.dtype.type(initial))
+        return np.fromiter(steps, x.dtype, x.shape[0] + 1)[:-1]
+
+    return run
 
 
 _TORCH_HALVES = ("float16", "bfloat16")
@@ -319,6 +410,9 @@ _TORCH_SCANS: tuple[tuple[str, str, tuple[str, ...], dict[str, Any]], ...] = (
 )
 _JAX_SPEC = TargetSpec(dtypes=("float32", "int32", "float16", "bfloat16", "int8", "int16", "uint8",
                                "uint16", "uint32"), subnormals="flush")
+_JAX_X64 = ("float64", "int64", "uint64")
+#: CuPy has no bfloat16.
+_CUPY_DTYPES = tuple(d for d in DTYPES if d != "bfloat16")
 
 
 def _variant_dtypes(var: Any, op: str) -> tuple[str, ...]:
@@ -367,11 +461,13 @@ def builtin_targets() -> dict[str, Target]:
         # return float bits that vary from run to run; declared so, the report still
         # shows what was observed.
         library("cupy.cumsum (CUB)", _cupy_cumsum(["cub"]),
-                TargetSpec(device="gpu", deterministic=False), _gpu_missing()),
+                TargetSpec(device="gpu", deterministic=False, axis="arg", dtypes=_CUPY_DTYPES),
+                _gpu_missing()),
         # Without CUB, CuPy's own scan kernel is compiled with -ftz=true (cupy#9576): float32
         # subnormals read as zero (measured on an H100, docs/findings.md); CUB's does not flush.
         library("cupy.cumsum (no CUB)", _cupy_cumsum([]),
-                TargetSpec(device="gpu", subnormals="flush"), _gpu_missing()),
+                TargetSpec(device="gpu", subnormals="flush", axis="arg", dtypes=_CUPY_DTYPES),
+                _gpu_missing()),
         # torch 2.13 has no CPU cumsum for uint16, uint32 or uint64.
         library("torch.cumsum (CPU)", _torch_op("cumsum", cuda=False),
                 TargetSpec(dtypes=(*KERNEL_DTYPES, "float16", "bfloat16", "int8", "int16", "uint8"),
@@ -380,18 +476,40 @@ def builtin_targets() -> dict[str, Target]:
                 TargetSpec(device="gpu", deterministic=False,
                            dtypes=(*KERNEL_DTYPES, *_TORCH_HALVES, "int8", "int16", "uint8")),
                 _missing("torch") or _gpu_missing()),
-        # JAX computes in 32 bits unless jax_enable_x64 is set: it declares only those.  On
+        # JAX computes in 32 bits unless jax_enable_x64 is set: the 32-bit targets declare
+        # only those, the x64 ones turn it on for their call.  On
         # CPUs XLA reads subnormals as zero by design (DAZ and FTZ; jax 0.10.2 returns zeros
         # for the scan of [2**-126 - 2**-149, 2**-149]): declared, not a finding.
-        library("jax.numpy.cumsum", _jax_cumsum, replace(_JAX_SPEC, axis="arg"), _missing("jax")),
-        library("jax.lax.associative_scan", _jax_associative_scan, _JAX_SPEC, _missing("jax")),
+        library("jax.numpy.cumsum", _jax_numpy("cumsum", False), replace(_JAX_SPEC, axis="arg"),
+                _missing("jax")),
+        library("jax.numpy.cumprod", _jax_numpy("cumprod", False),
+                replace(_JAX_SPEC, op="mul", axis="arg"), _missing("jax")),
+        library("jax.lax.associative_scan", _jax_associative_scan(False), _JAX_SPEC,
+                _missing("jax")),
+        # With jax_enable_x64 on (for the call only): the 64-bit types.
+        library("jax.numpy.cumsum (x64)", _jax_numpy("cumsum", True),
+                replace(_JAX_SPEC, dtypes=_JAX_X64, axis="arg"), _missing("jax")),
+        library("jax.numpy.cumprod (x64)", _jax_numpy("cumprod", True),
+                replace(_JAX_SPEC, op="mul", dtypes=_JAX_X64, axis="arg"), _missing("jax")),
+        library("jax.lax.associative_scan (x64)", _jax_associative_scan(True),
+                replace(_JAX_SPEC, dtypes=_JAX_X64), _missing("jax")),
+        # Scans from an initial value (exclusive): Python's own, and JAX's carry scan.
+        library("itertools.accumulate(initial=)", _accumulate("add"),
+                TargetSpec(inclusive=False, initial=True)),
+        library("itertools.accumulate(operator.mul, initial=)", _accumulate("mul"),
+                TargetSpec(op="mul", inclusive=False, initial=True)),
+        library("jax.lax.scan (add, initial)", _jax_lax_scan("add"),
+                replace(_JAX_SPEC, inclusive=False, initial=True), _missing("jax")),
+        library("jax.lax.scan (mul, initial)", _jax_lax_scan("mul"),
+                replace(_JAX_SPEC, op="mul", inclusive=False, initial=True), _missing("jax")),
         library("numpy.cumprod", lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype),
                 TargetSpec(op="mul", dtypes=DTYPES, axis="arg")),
         library("numpy.logaddexp.accumulate", lambda x, axis: np.logaddexp.accumulate(x, axis),
                 TargetSpec(op="logaddexp", dtypes=("float32", "float64", "float16"),
                            axis="arg")),
         library("cupy.cumprod", _cupy_op("cumprod"),
-                TargetSpec(op="mul", device="gpu", axis="arg"), _gpu_missing()),
+                TargetSpec(op="mul", device="gpu", axis="arg", dtypes=_CUPY_DTYPES),
+                _gpu_missing()),
     ]
     torch_gpu = _missing("torch") or _gpu_missing()
     for name, op, dtypes, extra in _TORCH_SCANS:

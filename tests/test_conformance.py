@@ -14,7 +14,8 @@ from scancheck.targets import builtin_targets, resolve
 
 @pytest.mark.parametrize("name", ["numpy.cumsum", "model:recursive", "model:decoupled_lookback",
                                   "model:brent_kung", "numpy.cumprod",
-                                  "numpy.logaddexp.accumulate"])
+                                  "numpy.logaddexp.accumulate", "itertools.accumulate(initial=)",
+                                  "itertools.accumulate(operator.mul, initial=)"])
 def test_correct_cpu_targets_conform(name, budget):
     report = check(resolve(name), budget=budget)
     assert report.passed, report.rows()
@@ -48,7 +49,8 @@ def test_unknown_property_is_refused():
 
 
 def test_the_large_checks_are_named_properties():
-    assert LARGE == ("past 2**31", "past 2**32") and not set(LARGE) & set(PROPERTIES)
+    assert LARGE == ("past 2**31", "past 2**32", "batch past 2**32")
+    assert not set(LARGE) & set(PROPERTIES)
 
 
 def test_builtin_targets_say_why_they_are_unavailable():
@@ -63,7 +65,11 @@ GPU_TARGETS = ["cupy.cumsum (CUB)", "cupy.cumsum (no CUB)", "torch.cumsum (CUDA)
                # torch's scans beyond cumsum, on CUDA and on the CPU: torch is installed
                # where the GPU suite runs, not in CI.
                *(f"torch.{fn} ({dev})" for fn in ("cumprod", "logcumsumexp", "cummax", "cummin")
-                 for dev in ("CUDA", "CPU"))]
+                 for dev in ("CUDA", "CPU")),
+               # JAX likewise: cumprod, 64-bit types, and scans from an initial value.
+               "jax.numpy.cumprod", "jax.numpy.cumsum (x64)", "jax.numpy.cumprod (x64)",
+               "jax.lax.associative_scan (x64)", "jax.lax.scan (add, initial)",
+               "jax.lax.scan (mul, initial)"]
 
 
 @pytest.mark.gpu

@@ -104,6 +104,9 @@ def test_gpu_targets_get_the_sanitizers_and_the_large_checks_by_default():
     assert plan(cpu, props, None, None, True) == [("property", "integers exact")]
     assert plan(cpu, props, True, ("memcheck",), True)[1:] == [
         ("property", "past 2**31"), ("property", "past 2**32"), ("sanitizer", "memcheck")]
+    batched = TargetSpec(device="gpu", axis="arg")
+    assert plan(batched, props, None, (), True)[1:] == [
+        ("property", "past 2**31"), ("property", "past 2**32"), ("property", "batch past 2**32")]
 
 
 def test_after_a_hang_the_properties_sharing_its_child_are_not_run(budget):

@@ -154,3 +154,37 @@ def test_the_step_check_kernel_compiles_for_every_dtype_it_is_launched_with(tmp_
                            str(tmp_path / "k.cu"), "-o", str(tmp_path / "k.o")],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def _batched(fn, **spec):
+    return Target("batched", fn, TargetSpec(axis="arg", dtypes=("float32", "int32"), **spec))
+
+
+def test_batches_past_2_to_the_32_are_checked_along_both_axes_and_told(monkeypatch):
+    """At a stand-in size (3000 elements, retried at 999): numpy's batched cumsum and cumprod
+    are right along either axis; wrong rows are named, and told wrong at the smaller size
+    too or not (an index overflow needs the real sizes: the GPU control); 1-D targets skip."""
+    import scancheck.large as large
+
+    monkeypatch.setitem(large.BATCH_CHECKS, "batch past 2**32", 3000)
+    monkeypatch.setattr(large, "BATCH_BELOW", 999)
+    for op, fn in (("add", np.cumsum), ("mul", np.cumprod)):
+        r = large.check_batch(_batched(lambda x, axis, f=fn: f(x, axis=axis, dtype=x.dtype), op=op))
+        assert r.status == "pass" and r.detail["shape [1000, 3]"] == r.detail["shape [3, 1000]"] \
+            == "right", r
+
+    def wrong_from(row):
+        def scan(x, axis):
+            out = np.cumsum(x, axis=axis, dtype=x.dtype)
+            if axis == 1 and x.shape[0] > row:
+                out[row:] += 1
+            return out
+        return scan
+
+    r = large.check_batch(_batched(wrong_from(900)))
+    assert r.status == "fail" and r.cause == Cause.LOGIC.name and "row 900" in r.diagnosis
+    assert r.smallest_case["row"] == 900 and r.smallest_case["axis"] == 1
+    r = large.check_batch(_batched(wrong_from(100)))
+    assert r.cause == Cause.LOGIC.name and "not of 32-bit offsets" in r.diagnosis
+    one_d = large.check_batch(_numpy())
+    assert one_d.status == "skip" and "1-D" in one_d.diagnosis

@@ -91,3 +91,45 @@ def test_batched_precision_loss_is_told_from_a_logic_error(budget):
 def test_zero_size_dimensions_give_empty_scans():
     x = generate_data(np.random.default_rng(0), 0, "float32", "uniform").reshape(3, 0, 2)
     assert exact_scan_axis(x, "add", 1).shape == (3, 0, 2)
+
+
+def _batched(fn, op, **spec):
+    return Target(fn.__name__, fn, TargetSpec(op=op, axis="arg", **spec))
+
+
+def test_products_log_sum_exp_and_indices_are_judged_row_by_row(budget):
+    """Correct batched cumprod, logcumsumexp and cummax pass 'rows'; a cumprod that never
+    restarts at a row's start and a cummax counting indices from the batch's start fail
+    it, and only it: every 1-D input is one row."""
+    from scancheck.conformance import PROPERTIES
+    from scancheck.operators import arg_extreme_scan
+
+    def cummax(x, axis):
+        v, i = arg_extreme_scan(np.moveaxis(x, axis, -1), "max")
+        return np.moveaxis(v, -1, axis), np.moveaxis(i, -1, axis)
+
+    good = [_batched(lambda x, a: np.cumprod(x, axis=a, dtype=x.dtype), "mul", dtypes=DTYPES),
+            _batched(np.logaddexp.accumulate, "logaddexp", dtypes=("float32", "float64")),
+            _batched(cummax, "max", dtypes=DTYPES, indices=True)]
+    for t in good:
+        assert check_property(t, "rows", budget).status == "pass", t.spec
+    for fn, op, words in ((controls.cumprod_carried_across_rows, "mul", "mixes rows"),
+                          (controls.cummax_flat_indices, "max", "an index other than")):
+        t = _batched(fn, op, dtypes=("float32", "float64"), indices=op == "max")
+        results = {p: check_property(t, p, budget) for p in PROPERTIES}
+        failing = {p for p, r in results.items() if r.status == "fail"}
+        assert failing == {"rows"}, (fn.__name__, results)
+        r = results["rows"]
+        assert r.cause == "LOGIC" and words in r.diagnosis and "row" in r.smallest_case
+
+
+def test_a_batched_product_beyond_its_bound_alone_too_is_precision_lost(budget):
+    """A cumprod rounding every product to 8 significand bits is beyond the bound row by row
+    and as a 1-D array alike: precision lost, not the batching."""
+    def coarse(x, axis):
+        out = np.cumprod(x, axis=axis, dtype=np.float64)
+        m, e = np.frexp(out)
+        return np.ldexp(np.round(m * 256) / 256, e).astype(x.dtype)
+
+    r = check_property(_batched(coarse, "mul", dtypes=("float32",)), "rows", budget)
+    assert r.status == "fail" and r.cause == "PRECISION" and "alone" in r.diagnosis, r

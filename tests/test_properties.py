@@ -173,6 +173,32 @@ def test_accumulation_precision_is_proved_not_guessed():
     assert accumulation_precision(double, "float32")["accumulation float32"].startswith("float64")
 
 
+def test_product_accumulation_precision_is_proved_on_factors_of_small_odd_parts():
+    """A cumprod rounding every partial product to the type is told apart; one that
+    multiplies in the wider type and rounds once is correctly rounded everywhere, and so is
+    any order of the wider multiplications (a tree here)."""
+    from scancheck.operators import sequential_scan
+    from scancheck.properties import accumulation_precision
+
+    def tree(x):  # Hillis-Steele in float64: another order, the same exact products
+        y = x.astype(np.float64)
+        d = 1
+        while d < y.size:
+            y[d:] = y[d:] * y[:-d].copy()
+            d *= 2
+        return y.astype(x.dtype)
+
+    spec = TargetSpec(op="mul", dtypes=("float16", "bfloat16", "float32"))
+    narrow = _target(lambda x: sequential_scan(x, "mul"), spec)
+    for dt in ("float16", "bfloat16", "float32"):
+        found = accumulation_precision(narrow, dt)
+        assert found[f"accumulation {dt}"].startswith(f"some partial products rounded to {dt}")
+        assert found[f"max err {dt} (ulps)"] >= 1
+        wide = accumulation_precision(_target(tree, spec), dt)
+        assert wide[f"accumulation {dt}"].startswith("float"), wide
+        assert wide[f"max err {dt} (ulps)"] == 0
+
+
 def test_a_promotion_is_declared_or_refused(budget):
     """numpy.cumsum without dtype= returns int64 for int8 input: a logic error unless the spec
     declares it, and then the oracle scans in int64 (no wrap at 8 bits)."""

@@ -42,6 +42,8 @@ _CONTROL = KERNEL_DIR / "controls" / "missing_barrier.cu"
         (lambda: TargetSpec(device="tpu"), "device='tpu'"),
         (lambda: resolve(f"cu:{_CONTROL}:48"), "block=48 must be a power of two"),
         (lambda: resolve(f"cu:{_CONTROL}:2048"), "limit of 1024 threads"),
+        (lambda: TargetSpec(initial=True, axis="arg"), "initial value is checked on forward"),
+        (lambda: TargetSpec(initial=True, reverse=True), "initial value is checked on forward"),
     ],
 )
 def test_bad_targets_are_refused_with_a_reason(call, message):
@@ -73,3 +75,38 @@ def test_a_reverse_scan_is_checked_as_the_forward_scan_it_mirrors(budget):
     assert not rep.passed and case["n"] == 2 and case["index"] == 1
     with pytest.raises(ValueError, match="reverse=True with op='recurrence'"):
         TargetSpec(op="recurrence", reverse=True)
+
+
+@pytest.mark.parametrize("inclusive", [True, False])
+@pytest.mark.parametrize("dtype", ["int32", "float64"])
+def test_a_scan_from_an_initial_value_is_seen_as_the_scan_of_initial_then_data(inclusive, dtype):
+    from scancheck.targets import seeded
+
+    def from_initial(x, initial):
+        full = np.cumsum(np.r_[np.asarray(initial, x.dtype), x], dtype=x.dtype)
+        return full[1:] if inclusive else full[:-1]
+
+    t = seeded(Target("t", from_initial, TargetSpec(inclusive=inclusive, initial=True)))
+    assert t.spec.inclusive and not t.spec.initial
+    y = np.array([5, 1, 2, 3, 4], dtype=dtype)
+    np.testing.assert_array_equal(t(y), np.cumsum(y))
+    assert t(y[:0]).shape == (0,)
+
+
+def test_scans_from_an_initial_value_conform_and_one_that_drops_it_past_a_tile_does_not(budget):
+    """itertools.accumulate from initial= conforms; a scan whose initial value reaches only
+    its first tile fails, at the first output of the second tile, and conforms when given
+    the identity: only the initial values the cases draw catch it."""
+    from scancheck.conformance import check
+    from scancheck.controls import initial_value_in_the_first_tile_only as first_tile
+
+    for name in ("itertools.accumulate(initial=)", "itertools.accumulate(operator.mul, initial=)"):
+        rep = check(resolve(name), budget=budget)
+        assert rep.passed, rep.rows()
+        assert any("initial value" in r.detail for r in rep.results if r.status == "pass")
+    rep = check(resolve("scancheck.controls:initial_value_in_the_first_tile_only"),
+                budget=budget)
+    assert not rep.passed and rep.verdict.cause.name == "LOGIC"
+    assert rep.verdict.smallest_case["index"] == 64  # the second tile's first output
+    from_identity = Target("from 0", lambda x: first_tile(x, 0), TargetSpec(inclusive=False))
+    assert check(from_identity, budget=budget).passed
