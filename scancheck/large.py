@@ -452,10 +452,11 @@ def check_batch(target: Target, name: str = "batch past 2**32",
 
 def _batch_verdict(target: Target, name: str, shape: tuple[int, int], axis: int, dtype: str,
                    wrong: tuple[int, int, Any, Any], xp: Any) -> PropertyResult:
-    """A failing batch told: an index overflow if the same layout below 2**31 elements is
-    right and the first wrong element lies past 2**31, else a logic error."""
+    """A failing batch told: an error that needs more than 2**31 elements (an index overflow)
+    if the same layout of :data:`BATCH_BELOW` elements is right, else a logic error."""
     r, k, got, want = wrong
     element = r * BATCH_ROW + k if axis == 1 else k * shape[1] + r  # its place in memory
+    total = shape[0] * shape[1]
     small = BATCH_BELOW // BATCH_ROW
     small_shape = (small, BATCH_ROW) if axis == 1 else (BATCH_ROW, small)
     right_below = not room(target, BATCH_BELOW, dtype, _BATCH_HEADROOM) and batch_test(
@@ -463,15 +464,12 @@ def _batch_verdict(target: Target, name: str, shape: tuple[int, int], axis: int,
     case = {"shape": list(shape), "axis": axis, "dtype": dtype, "row": r, "index": k, "got": got,
             "expected": want, "data": f"scancheck.large.batch_data({tuple(shape)}, {dtype!r}, "
                                       f"{target.spec.op!r}, 0)"}
-    past = "2**32" if element >= 2**32 else "2**31" if element >= 2**31 else None
-    if right_below and past:
-        return PropertyResult(name, "fail", f"wrong from element {element:,} of the batch (past "
-                              f"{past}: row {r:,} of shape {list(shape)}, axis {axis}), right on "
-                              f"the same layout of {small * BATCH_ROW:,} elements: a 32-bit "
-                              f"offset or product of dimension sizes", case, {"n": shape[0] * shape[1]},
-                              cause=Cause.INDEX_OVERFLOW.name)
-    return PropertyResult(name, "fail", f"wrong at row {r:,} of shape {list(shape)} (axis {axis}, "
-                          f"element {element:,} of the batch)" + (
-                              "" if right_below else f", and on {small * BATCH_ROW:,} elements "
-                              f"too: an error of many rows, not of 32-bit offsets"),
-                          case, {"n": shape[0] * shape[1]}, cause=Cause.LOGIC.name)
+    where = f"row {r:,} of shape {list(shape)} (axis {axis}, element {element:,} of the batch)"
+    if right_below:
+        return PropertyResult(name, "fail", f"wrong at {where}, right on the same layout of "
+                              f"{small * BATCH_ROW:,} elements: an error that needs a batch past "
+                              f"2**31 elements (a 32-bit size, offset or product of dimension "
+                              f"sizes)", case, {"n": total}, cause=Cause.INDEX_OVERFLOW.name)
+    return PropertyResult(name, "fail", f"wrong at {where}, and on {small * BATCH_ROW:,} "
+                          f"elements too: an error of many rows, not of 32-bit sizes", case,
+                          {"n": total}, cause=Cause.LOGIC.name)

@@ -263,8 +263,10 @@ def _gpu_missing() -> str | None:
     return None if ok else why
 
 
-def _cupy_cumsum(accelerators: list[str]) -> Callable[[Any, int], Any]:
-    def run(x: Any, axis: int = 0) -> Any:
+def _cupy_cumsum(accelerators: list[str]) -> Callable[..., Any]:
+    """cupy.cumsum with these routine accelerators: over the whole of a 1-D array (CUB's
+    device-wide scan, where "cub" is on), or along an axis (CuPy's own kernel either way)."""
+    def run(x: Any, axis: int | None = None) -> Any:
         import cupy as cp
         from cupy._core import _accelerator
 
@@ -299,6 +301,10 @@ def _torch_op(name: str, cuda: bool) -> Callable[..., Any]:
             import cupy as cp
             import torch
 
+            if isinstance(x, cp.ndarray) and any(st < 0 for st in x.strides):
+                # torch holds no negative strides, and aborts the process on the strides
+                # CuPy 14.2 exports for them (measured on an H100, docs/findings.md).
+                x = x.copy()
             # bfloat16 comes and goes as a torch tensor: CuPy has no such dtype.
             return outputs(call(torch.from_dlpack(x), axis), lambda v: v if v.dtype ==
                            torch.bfloat16 else cp.from_dlpack(v))
@@ -342,8 +348,9 @@ def _x64(jax: Any, on: bool) -> Any:
     """A context in which JAX has 64-bit types (``on``), or one that changes nothing."""
     if not on:
         return contextlib.nullcontext()
-    # jax.enable_x64 since JAX 0.8; jax.experimental's before.
-    ctx = getattr(jax, "enable_x64", None) or jax.experimental.enable_x64
+    # jax.enable_x64 since JAX 0.8 (a config State, whose truth value raises); before it,
+    # jax.experimental's.
+    ctx = jax.enable_x64 if hasattr(jax, "enable_x64") else jax.experimental.enable_x64
     return ctx(True)
 
 
@@ -461,8 +468,7 @@ def builtin_targets() -> dict[str, Target]:
         # return float bits that vary from run to run; declared so, the report still
         # shows what was observed.
         library("cupy.cumsum (CUB)", _cupy_cumsum(["cub"]),
-                TargetSpec(device="gpu", deterministic=False, axis="arg", dtypes=_CUPY_DTYPES),
-                _gpu_missing()),
+                TargetSpec(device="gpu", deterministic=False, dtypes=_CUPY_DTYPES), _gpu_missing()),
         # Without CUB, CuPy's own scan kernel is compiled with -ftz=true (cupy#9576): float32
         # subnormals read as zero (measured on an H100, docs/findings.md); CUB's does not flush.
         library("cupy.cumsum (no CUB)", _cupy_cumsum([]),
@@ -473,7 +479,7 @@ def builtin_targets() -> dict[str, Target]:
                 TargetSpec(dtypes=(*KERNEL_DTYPES, "float16", "bfloat16", "int8", "int16", "uint8"),
                            axis="arg"), _missing("torch")),
         library("torch.cumsum (CUDA)", _torch_op("cumsum", cuda=True),
-                TargetSpec(device="gpu", deterministic=False,
+                TargetSpec(device="gpu", deterministic=False, axis="arg",
                            dtypes=(*KERNEL_DTYPES, *_TORCH_HALVES, "int8", "int16", "uint8")),
                 _missing("torch") or _gpu_missing()),
         # JAX computes in 32 bits unless jax_enable_x64 is set: the 32-bit targets declare
@@ -498,10 +504,12 @@ def builtin_targets() -> dict[str, Target]:
                 TargetSpec(inclusive=False, initial=True)),
         library("itertools.accumulate(operator.mul, initial=)", _accumulate("mul"),
                 TargetSpec(op="mul", inclusive=False, initial=True)),
+        # lax.scan is a sequential loop, compiled anew for every length: checked to 2**12.
         library("jax.lax.scan (add, initial)", _jax_lax_scan("add"),
-                replace(_JAX_SPEC, inclusive=False, initial=True), _missing("jax")),
+                replace(_JAX_SPEC, inclusive=False, initial=True, max_n=2**12), _missing("jax")),
         library("jax.lax.scan (mul, initial)", _jax_lax_scan("mul"),
-                replace(_JAX_SPEC, op="mul", inclusive=False, initial=True), _missing("jax")),
+                replace(_JAX_SPEC, op="mul", inclusive=False, initial=True, max_n=2**12),
+                _missing("jax")),
         library("numpy.cumprod", lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype),
                 TargetSpec(op="mul", dtypes=DTYPES, axis="arg")),
         library("numpy.logaddexp.accumulate", lambda x, axis: np.logaddexp.accumulate(x, axis),

@@ -162,8 +162,9 @@ def _batched(fn, **spec):
 
 def test_batches_past_2_to_the_32_are_checked_along_both_axes_and_told(monkeypatch):
     """At a stand-in size (3000 elements, retried at 999): numpy's batched cumsum and cumprod
-    are right along either axis; wrong rows are named, and told wrong at the smaller size
-    too or not (an index overflow needs the real sizes: the GPU control); 1-D targets skip."""
+    are right along either axis; wrong rows are named, and an error gone at the smaller size
+    is blamed on the size (an index overflow), one still there on the rows; 1-D targets
+    skip."""
     import scancheck.large as large
 
     monkeypatch.setitem(large.BATCH_CHECKS, "batch past 2**32", 3000)
@@ -181,10 +182,13 @@ def test_batches_past_2_to_the_32_are_checked_along_both_axes_and_told(monkeypat
             return out
         return scan
 
+    # Right at the size below (333 rows), wrong at the full one: the size is to blame.
     r = large.check_batch(_batched(wrong_from(900)))
-    assert r.status == "fail" and r.cause == Cause.LOGIC.name and "row 900" in r.diagnosis
+    assert r.status == "fail" and r.cause == Cause.INDEX_OVERFLOW.name, r
+    assert "row 900 " in r.diagnosis and "element 2,700 of the batch" in r.diagnosis
     assert r.smallest_case["row"] == 900 and r.smallest_case["axis"] == 1
+    # Wrong at the size below too: rows, not sizes.
     r = large.check_batch(_batched(wrong_from(100)))
-    assert r.cause == Cause.LOGIC.name and "not of 32-bit offsets" in r.diagnosis
+    assert r.cause == Cause.LOGIC.name and "not of 32-bit sizes" in r.diagnosis
     one_d = large.check_batch(_numpy())
     assert one_d.status == "skip" and "1-D" in one_d.diagnosis
