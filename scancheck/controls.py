@@ -316,7 +316,7 @@ def row_offsets_in_32_bits(x: Any, axis: int) -> Any:
     input (one row, offset 0) and every scan along another axis."""
     import cupy as cp
 
-    out = cp.cumsum(x, axis=axis, dtype=x.dtype)
+    out = cp.cumsum(x, axis=None if x.ndim == 1 else axis, dtype=x.dtype)
     m = x.shape[-1] if x.ndim else 0
     if x.ndim < 2 or axis % x.ndim != x.ndim - 1 or not x.flags.c_contiguous or not m:
         return out

@@ -265,7 +265,8 @@ def _gpu_missing() -> str | None:
 
 def _cupy_cumsum(accelerators: list[str]) -> Callable[..., Any]:
     """cupy.cumsum with these routine accelerators: over the whole of a 1-D array (CUB's
-    device-wide scan, where "cub" is on), or along an axis (CuPy's own kernel either way)."""
+    device-wide scan, where "cub" is on), or along an axis of an N-D one (CuPy's own kernel
+    either way)."""
     def run(x: Any, axis: int | None = None) -> Any:
         import cupy as cp
         from cupy._core import _accelerator
@@ -273,7 +274,8 @@ def _cupy_cumsum(accelerators: list[str]) -> Callable[..., Any]:
         saved = _accelerator.get_routine_accelerators()
         _accelerator.set_routine_accelerators(accelerators)
         try:
-            return cp.cumsum(x, axis=axis, dtype=x.dtype)
+            # A 1-D array goes whole (axis=None): CuPy's path for it, CUB's where it is on.
+            return cp.cumsum(x, axis=None if x.ndim == 1 else axis, dtype=x.dtype)
         finally:
             _accelerator.set_routine_accelerators(saved)
 
