@@ -17,6 +17,8 @@ memcheck and initcheck; the report names the size that showed the first error.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import signal
@@ -24,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from typing import Any
@@ -98,12 +101,13 @@ def check_isolated(
     def run(group: tuple[str, tuple[str, ...]]) -> list[PropertyResult]:
         kind, names = group
         what = " + ".join(names)
-        if progress is not None:
-            progress.start(what)
-        if kind == "sanitizer":
-            out = [_sanitize(locator, names[0], timeout, spec, declared, gpu)]
-        else:
-            out = _run_properties(locator, names, budget, timeout, spec, gpu)
+        with _device_turn(declared, gpu, exclusive=names[0] in LARGE):
+            if progress is not None:
+                progress.start(what)
+            if kind == "sanitizer":
+                out = [_sanitize(locator, names[0], timeout, spec, declared, gpu)]
+            else:
+                out = _run_properties(locator, names, budget, timeout, spec, gpu)
         if progress is not None:
             progress.finish(what, "/".join(r.status for r in out))
         return out
@@ -111,6 +115,24 @@ def check_isolated(
     with ThreadPoolExecutor(max_workers=workers or _default_workers()) as pool:
         results = [r for rs in pool.map(run, groups) for r in rs]
     return ConformanceReport(name, asdict(declared), results, time.time() - t0)
+
+
+@contextlib.contextmanager
+def _device_turn(spec: TargetSpec, gpu: str | None, exclusive: bool) -> Iterator[None]:
+    """A GPU target's children share their GPU with every other child checked from this
+    machine, except the checks past 2**31, which need most of its memory: they wait until
+    no other child runs on it, and then hold it alone (a file lock, shared or exclusive)."""
+    if spec.device != "gpu":
+        yield
+        return
+    key = gpu if gpu is not None else os.environ.get("CUDA_VISIBLE_DEVICES", "all")
+    path = os.path.join(tempfile.gettempdir(), f"scancheck-gpu-{key.replace(',', '_')}.lock")
+    with open(path, "w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
@@ -249,7 +271,7 @@ def _fault_message(stderr: str, status: str = "") -> str:
 
 def _sanitize(locator: str, tool: str, timeout: float, spec: TargetSpec | None,
               declared: TargetSpec, gpu: str | None = None) -> PropertyResult:
-    from .sanitizer import find_sanitizer, run_command
+    from .sanitizer import find_sanitizer, inconclusive, run_command
 
     name = f"sanitizer: {tool}"
     if find_sanitizer() is None:
@@ -262,6 +284,9 @@ def _sanitize(locator: str, tool: str, timeout: float, spec: TargetSpec | None,
                       env=dict(os.environ, **_NO_POOLS))
     if rep.timed_out:
         return PropertyResult(name, "hang", f"no answer under {tool}", cause=Cause.FAULT.name)
+    why = inconclusive(rep.output)
+    if why:
+        return PropertyResult(name, "skip", f"not run: {why} ({rep.first_lines(2)[:200]})")
     detail = {"sizes": ", ".join(map(str, sizes))}
     if rep.issues > 0:
         cause, kind = _TOOL_CAUSE[tool]
@@ -278,12 +303,13 @@ def _sanitize(locator: str, tool: str, timeout: float, spec: TargetSpec | None,
 def first_report_size(output: str) -> int | None:
     """The size whose launch the first report of a sanitizer's output follows (a report
     is a ``=========`` line that is not indented detail, the banner or a summary)."""
+    from .sanitizer import reports
+
     size = None
     for line in output.splitlines():
         if line.startswith(_MARK):
             size = int(line[len(_MARK):])
-        elif line.startswith("========= ") and not line.startswith("=========  ") and not any(
-                k in line for k in ("COMPUTE-SANITIZER", "SUMMARY", "Target application")):
+        elif reports(line):
             return size
     return None
 

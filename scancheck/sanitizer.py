@@ -53,6 +53,29 @@ def find_sanitizer() -> str | None:
     return None
 
 
+#: Reports that say the run could not watch the target, not what the target did.
+_INCONCLUSIVE = (("out of memory", "the device was out of memory (other work on the GPU?)"),
+                 ("Device not supported", "compute-sanitizer could not attach to the device"))
+
+
+def reports(output: str) -> list[str]:
+    """The top-level report lines of a tool's output (not detail, the banner or summaries)."""
+    return [ln for ln in output.splitlines() if ln.startswith("========= ")
+            and not ln.startswith("=========  ") and not any(
+                k in ln for k in ("COMPUTE-SANITIZER", "SUMMARY", "Target application"))]
+
+
+def inconclusive(output: str) -> str | None:
+    """Why a run says nothing of the target, where every report it made is of that kind
+    (an allocation the full device refused; a device the tool cannot attach to); None
+    if any report is the target's own, or there is none."""
+    found = reports(output)
+    for words, why in _INCONCLUSIVE:
+        if found and all(words in ln for ln in found):
+            return why
+    return None
+
+
 def parse_summary(tool: str, output: str) -> int:
     """Issues counted in the tool's summary line; -1 if the output has none."""
     found = _SUMMARY.findall(output)

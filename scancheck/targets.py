@@ -328,10 +328,12 @@ def _torch_op(name: str, cuda: bool) -> Callable[..., Any]:
 
 
 def _cupy_op(name: str) -> Callable[[Any, int], Any]:
+    """cupy.<name> over the whole of a 1-D array (axis=None, as it is mostly called), or
+    along an axis of an N-D one."""
     def run(x: Any, axis: int = 0) -> Any:
         import cupy as cp
 
-        return getattr(cp, name)(x, axis=axis, dtype=x.dtype)
+        return getattr(cp, name)(x, axis=None if x.ndim == 1 else axis, dtype=x.dtype)
 
     return run
 

@@ -8,6 +8,7 @@ scancheck hands it and how it reads the answer.
 from __future__ import annotations
 
 import os
+import tempfile
 
 import pytest
 
@@ -149,3 +150,24 @@ def test_targets_go_round_robin_over_the_visible_gpus(monkeypatch):
         assert _round_robin(["a", "b"]) == {}  # one GPU: nothing to share out
     finally:
         visible_gpus.cache_clear()
+
+
+def test_the_checks_past_2_to_the_31_hold_the_gpu_alone(tmp_path, monkeypatch):
+    """While any child of a GPU target runs, a large check cannot take its GPU; children of
+    CPU targets take no turn at all."""
+    import fcntl
+
+    from scancheck.isolation import _device_turn
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gpu = TargetSpec(device="gpu")
+    with _device_turn(gpu, "7", exclusive=False), _device_turn(gpu, "7", exclusive=False):
+        with open(tmp_path / "scancheck-gpu-7.lock") as fh:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with _device_turn(gpu, "7", exclusive=True):
+        with open(tmp_path / "scancheck-gpu-7.lock") as fh:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    with _device_turn(TargetSpec(), None, exclusive=True):
+        assert not (tmp_path / "scancheck-gpu-all.lock").exists()

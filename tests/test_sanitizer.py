@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from scancheck.sanitizer import parse_summary, run_command
+from scancheck.sanitizer import inconclusive, parse_summary, run_command
 
 
 @pytest.mark.parametrize(
@@ -57,3 +57,19 @@ def test_a_hung_run_times_out_and_takes_the_watched_process_with_it(tmp_path, mo
     while _alive(watched) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(watched), "the process under the tool outlived the timeout"
+
+
+_OOM = ("========= Program hit cudaErrorMemoryAllocation (error 2) due to \"out of memory\" on "
+        "CUDA API call to cudaMalloc.\n=========     Saved host backtrace up to driver entry point")
+
+
+def test_a_run_that_could_not_watch_the_target_is_inconclusive_not_a_verdict():
+    """Seen on an H100 with other checks filling the device: memcheck counted the refused
+    allocations as errors, and synccheck said 'Device not supported'.  Only a run whose
+    every report is of that kind is inconclusive."""
+    banner = "========= COMPUTE-SANITIZER\n"
+    assert "out of memory" in inconclusive(banner + _OOM + "\n========= ERROR SUMMARY: 2 errors")
+    assert "could not attach" in inconclusive(banner + "========= Error: Device not supported.")
+    real = "========= Invalid __global__ read of size 4 bytes\n=========     at scan+0x1c0"
+    assert inconclusive(banner + real + "\n" + _OOM) is None
+    assert inconclusive(banner + "========= ERROR SUMMARY: 0 errors") is None
