@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import json
 import os
 import signal
@@ -125,14 +124,11 @@ def _device_turn(spec: TargetSpec, gpu: str | None, exclusive: bool) -> Iterator
     if spec.device != "gpu":
         yield
         return
+    from .large import file_lock
+
     key = gpu if gpu is not None else os.environ.get("CUDA_VISIBLE_DEVICES", "all")
-    path = os.path.join(tempfile.gettempdir(), f"scancheck-gpu-{key.replace(',', '_')}.lock")
-    with open(path, "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+    with file_lock(f"scancheck-gpu-{key.replace(',', '_')}.lock", exclusive):
+        yield
 
 
 def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
@@ -303,13 +299,13 @@ def _sanitize(locator: str, tool: str, timeout: float, spec: TargetSpec | None,
 def first_report_size(output: str) -> int | None:
     """The size whose launch the first report of a sanitizer's output follows (a report
     is a ``=========`` line that is not indented detail, the banner or a summary)."""
-    from .sanitizer import reports
+    from .sanitizer import is_report
 
     size = None
     for line in output.splitlines():
         if line.startswith(_MARK):
             size = int(line[len(_MARK):])
-        elif reports(line):
+        elif is_report(line):
             return size
     return None
 

@@ -58,18 +58,17 @@ _INCONCLUSIVE = (("out of memory", "the device was out of memory (other work on 
                  ("Device not supported", "compute-sanitizer could not attach to the device"))
 
 
-def reports(output: str) -> list[str]:
-    """The top-level report lines of a tool's output (not detail, the banner or summaries)."""
-    return [ln for ln in output.splitlines() if ln.startswith("========= ")
-            and not ln.startswith("=========  ") and not any(
-                k in ln for k in ("COMPUTE-SANITIZER", "SUMMARY", "Target application"))]
+def is_report(line: str) -> bool:
+    """Whether a line of a tool's output opens a report (not detail, the banner or a summary)."""
+    return line.startswith("========= ") and not line.startswith("=========  ") and not any(
+        k in line for k in ("COMPUTE-SANITIZER", "SUMMARY", "Target application"))
 
 
 def inconclusive(output: str) -> str | None:
     """Why a run says nothing of the target, where every report it made is of that kind
     (an allocation the full device refused; a device the tool cannot attach to); None
     if any report is the target's own, or there is none."""
-    found = reports(output)
+    found = [ln for ln in output.splitlines() if is_report(ln)]
     for words, why in _INCONCLUSIVE:
         if found and all(words in ln for ln in found):
             return why
