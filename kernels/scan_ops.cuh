@@ -65,6 +65,11 @@ template <> struct Bounds<long long> {
   __device__ static long long lowest() { return -9223372036854775807LL - 1; }
   __device__ static long long highest() { return 9223372036854775807LL; }
 };
+// Max and Min of booleans are a running or and a running and.
+template <> struct Bounds<bool> {
+  __device__ static bool lowest() { return false; }
+  __device__ static bool highest() { return true; }
+};
 
 template <typename T>
 struct Add {

@@ -128,7 +128,7 @@ def _target_spec(args: argparse.Namespace):
     from .targets import TargetSpec
 
     if not (args.op or args.exclusive or args.dtypes or args.device or args.axis is not None
-            or args.reverse or args.initial or args.indices):
+            or args.reverse or args.initial or args.indices or args.promote):
         return None
     kw = {"op": args.op or "add", "inclusive": not args.exclusive, "device": args.device or "cpu",
           "reverse": args.reverse, "initial": args.initial, "indices": args.indices}
@@ -136,6 +136,8 @@ def _target_spec(args: argparse.Namespace):
         kw["axis"] = args.axis if args.axis == "arg" else int(args.axis)
     if args.dtypes:
         kw["dtypes"] = tuple(args.dtypes)
+    if args.promote:
+        kw["promote"] = tuple(args.promote)
     return TargetSpec(**kw)
 
 
@@ -292,6 +294,14 @@ def _axis(text: str) -> str:
     raise argparse.ArgumentTypeError(f"{text!r} is neither an integer nor 'arg'")
 
 
+def _promotion(text: str) -> tuple[str, str]:
+    """A --promote value: IN:OUT, two dtype names."""
+    parts = tuple(text.split(":"))
+    if len(parts) != 2 or not all(parts):
+        raise argparse.ArgumentTypeError(f"{text!r} must be IN:OUT, as bool:int64")
+    return parts  # type: ignore[return-value]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="scancheck", description=__doc__,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -343,6 +353,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--indices", action="store_true", help="max or min: the target returns "
                    "(values, indices), as cummax and cummin do")
     p.add_argument("--dtypes", nargs="+")
+    p.add_argument("--promote", nargs="+", type=_promotion, metavar="IN:OUT",
+                   help="the target returns OUT for input of IN (bool:int64 int32:int64, as "
+                   "numpy.cumsum does without dtype=); the exact scan is taken in OUT")
     p.add_argument("--device", choices=["cpu", "gpu"])
     p.add_argument("--axis", type=_axis, help="the target takes N-D arrays and scans this axis, "
                    "or 'arg': it is called as fn(x, axis)")

@@ -286,6 +286,16 @@ def cummax_flat_indices(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarra
     return np.moveaxis(values, -1, axis), np.moveaxis(idx + rows * moved.shape[-1], -1, axis)
 
 
+def promoted_after_the_sum(x: np.ndarray) -> np.ndarray:
+    """A sum that promises NumPy's promotions (bool and narrow integers to 64 bits) but
+    sums in the input's own type and widens the result: the dtype is right, and so is every
+    output until a prefix leaves the narrow type (in bool, + is a logical or: from the
+    second true on)."""
+    with np.errstate(over="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype).astype(np.uint64 if x.dtype.kind == "u"
+                                                          else np.int64)
+
+
 def initial_value_in_the_first_tile_only(x: np.ndarray, initial: Any) -> np.ndarray:
     """An exclusive scan from an initial value whose tiles (of BLOCK) after the first take
     their carry from the tile totals alone: the initial value reaches the first tile's
@@ -353,6 +363,10 @@ for fn, spec in (
     (logcumsumexp_through_exp, TargetSpec(op="logaddexp", dtypes=_FLOATS)),
     (cummax_first_index, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), indices=True)),
     (initial_value_in_the_first_tile_only, TargetSpec(inclusive=False, initial=True)),
+    (promoted_after_the_sum, TargetSpec(dtypes=("bool", "int8", "int16", "uint8", "uint16"),
+                                        promote=(("bool", "int64"), ("int8", "int64"),
+                                                 ("int16", "int64"), ("uint8", "uint64"),
+                                                 ("uint16", "uint64")))),
     (cumprod_carried_across_rows, TargetSpec(op="mul", dtypes=_FLOATS, axis="arg")),
     (cummax_flat_indices, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), axis="arg",
                                      indices=True)),
@@ -444,6 +458,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("initial value in the first tile only", _C + "initial_value_in_the_first_tile_only",
             Cause.LOGIC, "differs from the exact", "integers exact and the bounds, through the "
             "initial value each case draws as its element 0: from the identity it is right"),
+    Control("sum promoted after it is taken", _C + "promoted_after_the_sum", Cause.LOGIC,
+            "the promotion must come before", "integers exact, scanned in the promoted type: "
+            "the dtype is right, and the same scan of int64 input conforms"),
     Control("cumprod carried across rows (N-D)", _C + "cumprod_carried_across_rows",
             Cause.LOGIC, "mixes rows", "rows, with products judged by their bound: a 1-D input "
             "is one row, and right"),

@@ -314,7 +314,11 @@ def first_report_size(output: str) -> int | None:
 
 
 def _spec_from(d: dict[str, Any]) -> TargetSpec:
-    return TargetSpec(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
+    """A spec from its JSON form (lists back to tuples, the promotions' pairs too)."""
+    def tup(v: Any) -> Any:
+        return tuple(tup(e) for e in v) if isinstance(v, list) else v
+
+    return TargetSpec(**{k: tup(v) for k, v in d.items()})
 
 
 def _smoke(target: Any, sizes: list[int]) -> None:

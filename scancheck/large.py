@@ -32,14 +32,15 @@ from typing import Any
 import numpy as np
 
 from .diagnosis import Cause, PropertyResult
-from .operators import CUDA_SCALAR
+from .operators import CUDA_SCALAR, as_dtype
 from .targets import Target
 
 LARGE_SIZES: dict[str, int] = {"past 2**31": 2**31 + 17, "past 2**32": 2**32 + 17}
 #: The batched check past 2**32 elements: short rows, far more than 65535 of them.
 BATCH_CHECKS: dict[str, int] = {"batch past 2**32": 2**32 + 17}
-#: Bytes a check needs per input byte: input and output.  A library's temporaries beyond
-#: them show as its out-of-memory error, which is reported as a skip, never as a verdict.
+#: Arrays a check needs: input and output (an output wider where the target promotes).  A
+#: library's temporaries beyond them show as its out-of-memory error, which is reported as
+#: a skip, never as a verdict.
 _HEADROOM = 2.0
 _CHUNK = 1 << 24
 
@@ -59,9 +60,11 @@ def _dtype(target: Target) -> str | None:
 
 
 def room(target: Target, n: int, dtype: str, headroom: float = _HEADROOM) -> str | None:
-    """Why ``n`` elements of ``dtype``, ``headroom`` times over, do not fit where the target
-    runs (None if they do)."""
-    need = headroom * n * np.dtype(dtype).itemsize
+    """Why ``n`` elements of ``dtype`` and ``headroom - 1`` arrays of n of the type the target
+    returns for it (wider where it promotes) do not fit where the target runs (None if they
+    do)."""
+    out = as_dtype(target.spec.output_dtype(dtype)).itemsize
+    need = n * (np.dtype(dtype).itemsize + (headroom - 1) * out)
     if target.spec.device == "gpu":
         import cupy as cp
 
@@ -339,7 +342,7 @@ def verdict(name: str, first: int, dtype: str, index: int, value: Any) -> Proper
 
 #: Row length of the batched check: short and odd, so that rows straddle every power of two.
 BATCH_ROW = 3
-#: Bytes a batched check needs per input byte: input, output, one running row and its test.
+#: Arrays a batched check needs: input, output, and one running row and its test.
 _BATCH_HEADROOM = 3.0
 #: Where a failing batch is tried again: below 2**31 elements, no 32-bit offset overflows.
 BATCH_BELOW = 2**31 - 1

@@ -40,6 +40,8 @@ class Cell:
     accumulation: str
     diagnosis: str
     largest_n: int
+    #: The dtype the scan returns (the input's, unless the target promotes it).
+    returns: str = ""
 
 
 def library_targets() -> list[str]:
@@ -72,7 +74,7 @@ def check_cell(name: str, dtype: str, seconds: float) -> Cell:
                 "conforms" if not failing else (verdict.cause.label if verdict.cause else "fails"),
                 "n/a" if rows == "skip" else ("conforms" if rows == "pass" else rows),
                 worst, accumulation,
-                "" if not failing else verdict.line, rep.largest_n)
+                "" if not failing else verdict.line, rep.largest_n, target.spec.output_dtype(dtype))
 
 
 def _cell(args: tuple[str, str, float]) -> Cell:
@@ -92,7 +94,8 @@ def markdown(cells: list[Cell]) -> str:
     head = ("| library scan | operator | dtype | 1-D verdict | N-D rows | worst err / bound | "
             "accumulation | largest n |\n|---|---|---|---|---|---|---|---|\n")
     body = "".join(
-        f"| {c.target} | {SCAN_NAMES.get(c.op, c.op)} | {c.dtype} | {c.verdict} | {c.rows} | "
+        f"| {c.target} | {SCAN_NAMES.get(c.op, c.op)} | "
+        f"{c.dtype if c.returns in ('', c.dtype) else f'{c.dtype} → {c.returns}'} | {c.verdict} | {c.rows} | "
         f"{c.worst} | {c.accumulation} | {c.largest_n:,} |\n" for c in cells)
     notes = "".join(f"- **{c.target} {c.dtype}**: {c.diagnosis}\n" for c in cells if c.diagnosis)
     return head + body + ("\nDiagnoses:\n\n" + notes if notes else "")

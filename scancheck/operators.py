@@ -27,8 +27,13 @@ KERNEL_DTYPES: tuple[str, ...] = ("float32", "float64", "int32", "int64")
 FLOAT_DTYPES: tuple[str, ...] = ("float32", "float64", "float16", "bfloat16")
 INT_DTYPES: tuple[str, ...] = ("int32", "int64", "int8", "int16", "uint8", "uint16", "uint32",
                                "uint64")
-#: Every element dtype the oracle, the bounds and the properties take.
+#: Every numeric element dtype: what every operator of numbers takes, the oracle, the bounds
+#: and the properties.
 DTYPES: tuple[str, ...] = (*KERNEL_DTYPES, "float16", "bfloat16", *INT_DTYPES[2:])
+#: Every dtype a target may take: the numeric ones and bool.  A max or min scan of booleans
+#: (a running or, a running and) is one in bool; a sum or product of booleans is scanned in
+#: the integer type the target promotes bool to (in bool, + would be a logical or).
+INPUT_DTYPES: tuple[str, ...] = (*DTYPES, "bool")
 #: Types whose pair elements (value, index) hold any value of a narrower type and any
 #: index below 2**53 exactly: the argmax and argmin monoids are evaluated in them.
 ARG_DTYPES: tuple[str, ...] = ("float64", "int64")
@@ -50,6 +55,7 @@ CUDA_SCALAR: dict[str, str] = {
     "uint16": "unsigned short",
     "uint32": "unsigned int",
     "uint64": "unsigned long long",
+    "bool": "bool",
 }
 
 
@@ -199,10 +205,14 @@ def _interval_exact(x: tuple, y: tuple) -> tuple:
 
 
 def _lowest(dtype: str) -> Any:
+    if as_dtype(dtype) == np.bool_:
+        return False
     return -np.inf if is_float(dtype) else np.iinfo(dtype).min
 
 
 def _highest(dtype: str) -> Any:
+    if as_dtype(dtype) == np.bool_:
+        return True
     return np.inf if is_float(dtype) else np.iinfo(dtype).max
 
 
@@ -317,7 +327,7 @@ OPERATORS: dict[str, Operator] = {
             cuda_functor="scancheck::Max",
             commutative=True,
             width=1,
-            dtypes=DTYPES,
+            dtypes=INPUT_DTYPES,
             combine=_max_np,
             combine_exact=max,
             _identity=_lowest,
@@ -329,7 +339,7 @@ OPERATORS: dict[str, Operator] = {
             cuda_functor="scancheck::Min",
             commutative=True,
             width=1,
-            dtypes=DTYPES,
+            dtypes=INPUT_DTYPES,
             combine=_min_np,
             combine_exact=min,
             _identity=_highest,

@@ -60,6 +60,7 @@ from .logsumexp import judge_logsumexp
 from .operators import (
     DTYPES,
     FLOAT_DTYPES,
+    INPUT_DTYPES,
     INT_DTYPES,
     NAN_RULES,
     SIGNIFICAND_BITS,
@@ -385,7 +386,31 @@ def _on_outputs(judge: Judge) -> Check:
 @_on_outputs
 def _integers_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                     want: np.ndarray) -> Failure | None:
-    return _bits_differ(target, got, want)
+    failure = _bits_differ(target, got, want)
+    if failure is not None and case.dtype != x.dtype.name:
+        _narrow_first(target, case, got, failure)
+    return failure
+
+
+def _narrow_first(target: Target, case: Case, got: np.ndarray, failure: Failure) -> None:
+    """Names the cause of a wrong promoted sum or product whose every output is the scan in
+    the input's own type (wrapping; in bool a logical or or and), widened afterwards."""
+    spec = target.spec
+    ufunc = {"add": np.add, "mul": np.multiply}.get(spec.op)
+    x = case.data(spec.op)
+    if ufunc is None or not x.size:
+        return
+    with np.errstate(over="ignore"):
+        narrow = ufunc.accumulate(x, dtype=x.dtype)
+    if not spec.inclusive:
+        narrow = np.r_[np.ones(1, x.dtype) if spec.op == "mul" else np.zeros(1, x.dtype),
+                       narrow[:-1]]
+    if np.array_equal(narrow.astype(got.dtype), got):
+        kept = {"add": "a logical or", "mul": "a logical and"}[spec.op] if x.dtype == np.bool_ \
+            else f"wrapping modulo 2**{8 * x.dtype.itemsize}"
+        failure.diagnosis += (f"; every output is the scan in {x.dtype.name} ({kept}), widened "
+                              f"to {got.dtype.name} after: the promotion must come before the "
+                              f"first {spec.op}")
 
 
 def _float_check(criterion: Callable[[Target, np.ndarray, np.ndarray, np.ndarray], Failure | None]
@@ -738,7 +763,7 @@ def _rows_attribution(target: Target, case: Case, failure: Failure) -> Failure:
 
 ORDERED = ("add", "max", "min")
 TABLE: dict[str, Property] = {p.name: p for p in (
-    Property("integers exact", _integers_check, INT_DTYPES,
+    Property("integers exact", _integers_check, (*INT_DTYPES, "bool"),
              ("integers", "uniform", "steps"), (*ORDERED, "mul")),
     Property("certified exact", _float_check(_certificate_failure), FLOAT_DTYPES,
              ("dyadic", "integers"), ("add",)),
@@ -749,14 +774,14 @@ TABLE: dict[str, Property] = {p.name: p for p in (
     Property("deterministic", _determinism_check, FLOAT_DTYPES, ("uniform", "cancellation"),
              ORDERED),
     Property("recurrence", _recurrence_check, DTYPES, ("uniform",), ("recurrence",)),
-    Property("rows", _rows_check, DTYPES, ("integers", "uniform", "dyadic", "specials",
+    Property("rows", _rows_check, INPUT_DTYPES, ("integers", "uniform", "dyadic", "specials",
                                            "factors", "steps"),
              (*ORDERED, "mul", "logaddexp"), batched=True),
     Property("products within bound", _products_check, FLOAT_DTYPES, ("factors", "specials"),
              ("mul",)),
     Property("logsumexp within bound", _logsumexp_check, FLOAT_DTYPES,
              ("uniform", "integers", "wide", "cancellation", "specials"), ("logaddexp",)),
-    Property("indices", _indices_check, DTYPES, ("steps", "zeros", "specials", "integers"),
+    Property("indices", _indices_check, INPUT_DTYPES, ("steps", "zeros", "specials", "integers"),
              ("max", "min")),
 )}
 PROPERTIES: tuple[str, ...] = tuple(TABLE)

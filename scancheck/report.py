@@ -124,17 +124,26 @@ def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str
 
 
 def _expected(op: str, inclusive: bool, dtype: str, k: int) -> str:
-    """Lines computing ``exact``, the right value of output k, in plain Python."""
+    """Lines computing ``exact``, the right value of output k of a scan in ``dtype`` (the
+    type the target returns), in plain Python."""
     prefix = f"row[:{k + 1}]" if inclusive else f"row[:{k}]"
     if op in ("max", "min"):
         return (f"exact = {op}({prefix}.astype(float).tolist(), default=None)  "
                 f"# ties and NaN: see the spec\n")
+    fold = "math.prod" if op == "mul" else "sum"
     if as_dtype(dtype).kind in "iu":
         bits = as_dtype(dtype).itemsize * 8
         lo = int(np.iinfo(as_dtype(dtype)).min)
-        return (f"exact = (sum(int(v) for v in {prefix}) - ({lo})) % 2**{bits} + ({lo})"
+        return (f"exact = ({fold}(int(v) for v in {prefix}) - ({lo})) % 2**{bits} + ({lo})"
                 f"  # wraps as {dtype} does\n")
-    return f"exact = sum(Fraction(v) for v in {prefix}.astype(float).tolist())  # no rounding\n"
+    if op == "logaddexp":
+        return (f"mpmath.mp.dps = 60\nexact = mpmath.log(mpmath.fsum(mpmath.exp(v) for v in "
+                f"{prefix}.astype(float).tolist()))  # to 60 digits\n")
+    if op == "mul":  # 53 bits a factor: no rounding; infinities and NaN as IEEE has them
+        return (f"mpmath.mp.prec = {53 * (k + 1) + 10}\nexact = mpmath.fprod("
+                f"{prefix}.astype(float).tolist())  # no rounding\n")
+    return (f"exact = sum(Fraction(v) for v in {prefix}.astype(float).tolist())"
+            f"  # no rounding\n")
 
 
 def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
@@ -147,7 +156,8 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
         return None
     x, axis = _input_of(report, case, verdict.source)
     imports, call = _call(report.target, report.spec, axis)
-    lines = ["import base64, zlib\nfrom fractions import Fraction\n\nimport numpy as np\n",
+    lines = ["import base64, math, zlib\nfrom fractions import Fraction\n\nimport mpmath\n"
+             "import numpy as np\n",
              imports, _literal(x, files, name), f"got = np.asarray({call})\n"]
     k = case.get("index")
     if k is not None:
@@ -157,7 +167,9 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
                          f"np.moveaxis(got, {axis}, -1)[{r}]\n")
         else:
             lines.append("row, got_row = x, got\n")
-        lines.append(_expected(report.spec["op"], report.spec["inclusive"], x.dtype.name, k))
+        promoted = dict(map(tuple, report.spec.get("promote", ())))
+        lines.append(_expected(report.spec["op"], report.spec["inclusive"],
+                               promoted.get(x.dtype.name, x.dtype.name), k))
         lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
                      f'float(exact) if isinstance(exact, Fraction) else exact)\n')
     else:

@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from .operators import DTYPES, SIGNIFICAND_BITS, as_dtype, finfo, get_operator, is_float
+from .operators import INPUT_DTYPES, SIGNIFICAND_BITS, as_dtype, finfo, get_operator, is_float
 
 #: Data distributions :func:`scan_data` can draw from.
 DISTRIBUTIONS: tuple[str, ...] = (
@@ -103,17 +103,20 @@ def sizes_and_blocks(
     return n, block
 
 
-def dtypes(allowed: tuple[str, ...] = DTYPES) -> st.SearchStrategy[str]:
+def dtypes(allowed: tuple[str, ...] = INPUT_DTYPES) -> st.SearchStrategy[str]:
     """Element dtype names, simplest (float32) first."""
-    unknown = set(allowed) - set(DTYPES)
+    unknown = set(allowed) - set(INPUT_DTYPES)
     if unknown or not allowed:
-        raise ValueError(f"allowed={allowed!r} must be a non-empty subset of {DTYPES}")
+        raise ValueError(f"allowed={allowed!r} must be a non-empty subset of {INPUT_DTYPES}")
     return st.sampled_from(list(allowed))
 
 
 def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: str) -> np.ndarray:
     """``n`` values of ``dtype`` from one of :data:`DISTRIBUTIONS`, drawn with ``rng``."""
     dt = as_dtype(dtype)
+    if dt == np.bool_:  # every distribution: sparse, even or dense trues, so that a running
+        # or stays false, and a running and true, for a while
+        return rng.random(n) < rng.choice([0.02, 0.5, 0.98])
     if distribution == "steps":
         # s_k in {0..3} never repeats, x_k = s_k - s_(k-1): every sum of adjacent elements lies
         # in [-3, 3], so any scan that combines adjacent ranges is exact with 3 bits.
@@ -255,7 +258,8 @@ def scan_data(
     dt = as_dtype(dtype)
     if n <= 16 and dist == "integers":
         # As generate_data's: below 1000, and exact in the type (int8's 127, bfloat16's 255).
-        top = 2 ** SIGNIFICAND_BITS[dt.name] - 1 if is_float(dt) else int(np.iinfo(dt).max)
+        top = (2 ** SIGNIFICAND_BITS[dt.name] - 1 if is_float(dt) else
+               1 if dt == np.bool_ else int(np.iinfo(dt).max))
         values = st.integers(0, min(999, top))
         return np.array(draw(st.lists(values, min_size=n, max_size=n)), dtype=dt)
     seed = draw(st.integers(0, 2**32 - 1))

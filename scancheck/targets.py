@@ -33,7 +33,16 @@ from typing import Any
 
 import numpy as np
 
-from .operators import CUDA_SCALAR, DTYPES, KERNEL_DTYPES, as_dtype, check_rules, get_operator
+from .operators import (
+    CUDA_SCALAR,
+    DTYPES,
+    INPUT_DTYPES,
+    KERNEL_DTYPES,
+    as_dtype,
+    check_rules,
+    get_operator,
+    is_float,
+)
 
 
 @dataclass(frozen=True)
@@ -78,11 +87,14 @@ class TargetSpec:
                              f"scans) or 'arg' (it takes the axis as an argument)")
         check_rules(self.zeros, self.nans, self.subnormals)
         for pair in self.promote:
-            if len(pair) != 2 or any(d not in DTYPES for d in pair):
+            if len(pair) != 2 or pair[0] not in INPUT_DTYPES or pair[1] not in DTYPES:
                 raise ValueError(f"promote={self.promote!r}: each entry must be (input dtype, "
-                                 f"output dtype), both of {', '.join(DTYPES)}")
-            if as_dtype(pair[1]).itemsize < as_dtype(pair[0]).itemsize:
-                raise ValueError(f"promote: {pair[0]} -> {pair[1]} narrows; a promotion widens")
+                                 f"output dtype), the input one of {', '.join(INPUT_DTYPES)}, "
+                                 f"the output one of {', '.join(DTYPES)}")
+            if as_dtype(pair[1]).itemsize < as_dtype(pair[0]).itemsize or (
+                    is_float(pair[0]) != is_float(pair[1])):
+                raise ValueError(f"promote: {pair[0]} -> {pair[1]} is no promotion: it must "
+                                 f"widen, integers (and bool) to integers, floats to floats")
         oper = get_operator(self.op)
         if self.reverse and not oper.commutative:
             raise ValueError(f"reverse=True with op={self.op!r}: a reverse scan of a "
@@ -100,10 +112,23 @@ class TargetSpec:
             raise ValueError(f"initial=True with axis={self.axis!r}, reverse={self.reverse}, "
                              f"indices={self.indices}: an initial value is checked on forward "
                              f"1-D scans without indices (axis=None)")
-        bad = [d for d in self.dtypes if d not in oper.dtypes]
+        unknown = [d for d in self.dtypes if d not in INPUT_DTYPES]
+        if unknown:
+            raise ValueError(f"dtypes={self.dtypes!r}: {', '.join(map(str, unknown))} "
+                             f"unknown; allowed dtypes are {', '.join(INPUT_DTYPES)}")
+        if any(d == "bool" and self.output_dtype(d) == "bool" for d in self.dtypes) and (
+                "bool" not in oper.dtypes):
+            raise ValueError(f"dtypes include bool with op={self.op!r} and no promotion: in "
+                             f"bool, + and * are a logical or and and; declare the integer "
+                             f"type it returns (promote=(('bool', 'int64'),), as NumPy and "
+                             f"torch do), or op='max' or 'min' for a running or or and")
+        promotable = oper.width == 1 and "bool" not in oper.dtypes and "int64" in oper.dtypes
+        bad = [d for d in self.dtypes if self.output_dtype(d) not in oper.dtypes
+               or (d == "bool" and oper.width != 1)]
         if bad or not self.dtypes:
             raise ValueError(f"dtypes={self.dtypes!r} with op={self.op!r}: allowed dtypes are "
-                             f"{', '.join(oper.dtypes)}")
+                             f"{', '.join(oper.dtypes)}"
+                             + (" (and bool, promoted to an integer type)" if promotable else ""))
         if self.device not in ("cpu", "gpu"):
             raise ValueError(f"device={self.device!r} must be 'cpu' or 'gpu'")
 
@@ -263,10 +288,10 @@ def _gpu_missing() -> str | None:
     return None if ok else why
 
 
-def _cupy_cumsum(accelerators: list[str]) -> Callable[..., Any]:
+def _cupy_cumsum(accelerators: list[str], keep_dtype: bool = True) -> Callable[..., Any]:
     """cupy.cumsum with these routine accelerators: over the whole of a 1-D array (CUB's
     device-wide scan, where "cub" is on), or along an axis of an N-D one (CuPy's own kernel
-    either way)."""
+    either way); in the input's dtype where ``keep_dtype``, else in CuPy's default."""
     def run(x: Any, axis: int | None = None) -> Any:
         import cupy as cp
         from cupy._core import _accelerator
@@ -275,25 +300,28 @@ def _cupy_cumsum(accelerators: list[str]) -> Callable[..., Any]:
         _accelerator.set_routine_accelerators(accelerators)
         try:
             # A 1-D array goes whole (axis=None): CuPy's path for it, CUB's where it is on.
-            return cp.cumsum(x, axis=None if x.ndim == 1 else axis, dtype=x.dtype)
+            return cp.cumsum(x, axis=None if x.ndim == 1 else axis,
+                             dtype=x.dtype if keep_dtype else None)
         finally:
             _accelerator.set_routine_accelerators(saved)
 
     return run
 
 
-def _torch_op(name: str, cuda: bool) -> Callable[..., Any]:
+def _torch_op(name: str, cuda: bool, keep_dtype: bool = True) -> Callable[..., Any]:
     """torch.<name> (cumsum, cumprod, logcumsumexp, cummax, cummin) over a dim, in the input's
-    dtype: on CPU tensors sharing the NumPy array's memory and strides (bfloat16 through its
-    bits), or on CUDA tensors sharing the CuPy array's (DLPack both ways, no copy: checks
-    past 2**32 elements stay on the GPU)."""
+    dtype (cumsum and cumprod in torch's default where not ``keep_dtype``): on CPU tensors
+    sharing the NumPy array's memory and strides (bfloat16 through its bits), or on CUDA
+    tensors sharing the CuPy array's (DLPack both ways, no copy: checks past 2**32 elements
+    stay on the GPU)."""
     def call(t: Any, axis: int) -> Any:
         import torch
 
         fn = getattr(torch, name)
         if name in ("cummax", "cummin"):
             return tuple(fn(t, axis))
-        return fn(t, axis) if name == "logcumsumexp" else fn(t, axis, dtype=t.dtype)
+        keep = keep_dtype and name != "logcumsumexp"
+        return fn(t, axis, dtype=t.dtype) if keep else fn(t, axis)
 
     def outputs(out: Any, back: Callable[[Any], Any]) -> Any:
         return tuple(back(v) for v in out) if isinstance(out, tuple) else back(out)
@@ -327,13 +355,14 @@ def _torch_op(name: str, cuda: bool) -> Callable[..., Any]:
     return run_cpu
 
 
-def _cupy_op(name: str) -> Callable[[Any, int], Any]:
+def _cupy_op(name: str, keep_dtype: bool = True) -> Callable[[Any, int], Any]:
     """cupy.<name> over the whole of a 1-D array (axis=None, as it is mostly called), or
-    along an axis of an N-D one."""
+    along an axis of an N-D one; in the input's dtype where ``keep_dtype``."""
     def run(x: Any, axis: int = 0) -> Any:
         import cupy as cp
 
-        return getattr(cp, name)(x, axis=None if x.ndim == 1 else axis, dtype=x.dtype)
+        return getattr(cp, name)(x, axis=None if x.ndim == 1 else axis,
+                                 dtype=x.dtype if keep_dtype else None)
 
     return run
 
@@ -358,14 +387,17 @@ def _x64(jax: Any, on: bool) -> Any:
     return ctx(True)
 
 
-def _jax_numpy(name: str, x64: bool) -> Callable[[np.ndarray, int], np.ndarray]:
-    """jax.numpy.<name> (cumsum, cumprod) over an axis in the input's dtype, with 64-bit types
-    on where ``x64`` (jax_enable_x64, for this call only)."""
+def _jax_numpy(name: str, x64: bool, keep_dtype: bool = True
+               ) -> Callable[[np.ndarray, int], np.ndarray]:
+    """jax.numpy.<name> (cumsum, cumprod) over an axis in the input's dtype (JAX's default
+    where not ``keep_dtype``), with 64-bit types on where ``x64`` (jax_enable_x64, for this
+    call only)."""
     def run(x: np.ndarray, axis: int) -> np.ndarray:
         jax = _jax()
         with _x64(jax, x64):
             fn = getattr(jax.numpy, name)
-            return np.asarray(fn(jax.numpy.asarray(x), axis=axis, dtype=x.dtype))
+            return np.asarray(fn(jax.numpy.asarray(x), axis=axis,
+                                 dtype=x.dtype if keep_dtype else None))
 
     return run
 
@@ -414,9 +446,9 @@ _TORCH_HALVES = ("float16", "bfloat16")
 _TORCH_SCANS: tuple[tuple[str, str, tuple[str, ...], dict[str, Any]], ...] = (
     ("cumprod", "mul", (*KERNEL_DTYPES, *_TORCH_HALVES, "int8", "int16", "uint8"), {}),
     ("logcumsumexp", "logaddexp", ("float32", "float64", *_TORCH_HALVES), {}),
-    ("cummax", "max", (*KERNEL_DTYPES, *_TORCH_HALVES, "int8", "int16", "uint8"),
+    ("cummax", "max", (*KERNEL_DTYPES, *_TORCH_HALVES, "int8", "int16", "uint8", "bool"),
      {"indices": True}),
-    ("cummin", "min", (*KERNEL_DTYPES, *_TORCH_HALVES, "int8", "int16", "uint8"),
+    ("cummin", "min", (*KERNEL_DTYPES, *_TORCH_HALVES, "int8", "int16", "uint8", "bool"),
      {"indices": True}),
 )
 _JAX_SPEC = TargetSpec(dtypes=("float32", "int32", "float16", "bfloat16", "int8", "int16", "uint8",
@@ -424,6 +456,14 @@ _JAX_SPEC = TargetSpec(dtypes=("float32", "int32", "float16", "bfloat16", "int8"
 _JAX_X64 = ("float64", "int64", "uint64")
 #: CuPy has no bfloat16.
 _CUPY_DTYPES = tuple(d for d in DTYPES if d != "bfloat16")
+#: What library sums and products return for bool and narrow integer input when called
+#: without dtype=, as most code calls them (measured on CPUs: NumPy 2.4, torch 2.13, JAX
+#: 0.10; CuPy's rule, in its source, is NumPy's): widened, the scan taken in the wider type.
+_PROMOTED = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32")
+_NUMPY_PROMOTE = tuple((d, "uint64" if d.startswith("u") else "int64") for d in _PROMOTED)
+_TORCH_PROMOTE = tuple((d, "int64") for d in (*_PROMOTED, "uint64"))
+#: JAX widens bool alone, to its default integer (int32 unless jax_enable_x64 is set).
+_JAX_PROMOTE = (("bool", "int32"),)
 
 
 def _variant_dtypes(var: Any, op: str) -> tuple[str, ...]:
@@ -516,6 +556,31 @@ def builtin_targets() -> dict[str, Target]:
                 _missing("jax")),
         library("numpy.cumprod", lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype),
                 TargetSpec(op="mul", dtypes=DTYPES, axis="arg")),
+        # Called without dtype=: bool and narrow integers come back widened.
+        library("numpy.cumsum (default dtype)", lambda x, axis: np.cumsum(x, axis=axis),
+                TargetSpec(dtypes=_PROMOTED, promote=_NUMPY_PROMOTE, axis="arg")),
+        library("numpy.cumprod (default dtype)", lambda x, axis: np.cumprod(x, axis=axis),
+                TargetSpec(op="mul", dtypes=_PROMOTED, promote=_NUMPY_PROMOTE, axis="arg")),
+        library("cupy.cumsum (default dtype)", _cupy_cumsum([], keep_dtype=False),
+                TargetSpec(device="gpu", dtypes=_PROMOTED, promote=_NUMPY_PROMOTE,
+                           axis="arg"), _gpu_missing()),
+        library("torch.cumsum (CPU, default dtype)", _torch_op("cumsum", False, False),
+                TargetSpec(dtypes=(*_PROMOTED, "uint64"), promote=_TORCH_PROMOTE,
+                           axis="arg"), _missing("torch")),
+        library("torch.cumprod (CPU, default dtype)", _torch_op("cumprod", False, False),
+                TargetSpec(op="mul", dtypes=(*_PROMOTED, "uint64"), promote=_TORCH_PROMOTE,
+                           axis="arg"), _missing("torch")),
+        library("torch.cumsum (CUDA, default dtype)", _torch_op("cumsum", True, False),
+                TargetSpec(device="gpu", dtypes=(*_PROMOTED, "uint64"), promote=_TORCH_PROMOTE,
+                           axis="arg"), _missing("torch") or _gpu_missing()),
+        library("jax.numpy.cumsum (default dtype)", _jax_numpy("cumsum", False, False),
+                replace(_JAX_SPEC, dtypes=_PROMOTED, promote=_JAX_PROMOTE, axis="arg"),
+                _missing("jax")),
+        # Running maxima and minima, of booleans too (a running or and a running and).
+        library("numpy.maximum.accumulate", lambda x, axis: np.maximum.accumulate(x, axis),
+                TargetSpec(op="max", dtypes=INPUT_DTYPES, axis="arg")),
+        library("numpy.minimum.accumulate", lambda x, axis: np.minimum.accumulate(x, axis),
+                TargetSpec(op="min", dtypes=INPUT_DTYPES, axis="arg")),
         library("numpy.logaddexp.accumulate", lambda x, axis: np.logaddexp.accumulate(x, axis),
                 TargetSpec(op="logaddexp", dtypes=("float32", "float64", "float16"),
                            axis="arg")),

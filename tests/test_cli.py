@@ -35,6 +35,7 @@ def test_bench_oracle_prints_rates(capsys):
     (["check", "numpy.cumsum", "--timeout", "x"], "argument --timeout: 'x' is not a positive, finite"),
     (["check", "numpy.cumsum", "--sanitize", "leakcheck"], "argument --sanitize: invalid choice"),
     (["no-such-command"], "invalid choice: 'no-such-command'"),
+    (["check", "numpy.cumsum", "--promote", "int8"], "argument --promote: 'int8' must be IN:OUT"),
 ])
 def test_bad_options_exit_2_with_one_line_naming_the_argument(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -61,6 +62,16 @@ def test_check_says_how_far_it_looked_and_the_one_diagnosis(capsys):
     assert status == 1
     assert "verdict: DOES NOT CONFORM - logic error: differs from the exact scan (smallest case n=1" in out
     assert "largest n checked" in out
+
+
+def test_a_promotion_declared_on_the_command_line_reaches_the_oracle(capsys):
+    argv = ["check", "numpy:cumsum", "--quick", "--budget", "1", "--dtypes", "int8"]
+    assert main(argv) == 1  # undeclared: int64 comes back
+    assert "expected dtype int8" in capsys.readouterr().out
+    assert main([*argv, "bool", "--promote", "bool:int64", "int8:int64"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "bool"]) == 2  # a sum of booleans, in bool: refused, saying why
+    assert "in bool, + and * are a logical or and and" in capsys.readouterr().err
 
 
 def test_python_dash_m_scancheck_is_the_console_script():

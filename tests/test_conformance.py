@@ -15,7 +15,9 @@ from scancheck.targets import builtin_targets, resolve
 @pytest.mark.parametrize("name", ["numpy.cumsum", "model:recursive", "model:decoupled_lookback",
                                   "model:brent_kung", "numpy.cumprod",
                                   "numpy.logaddexp.accumulate", "itertools.accumulate(initial=)",
-                                  "itertools.accumulate(operator.mul, initial=)"])
+                                  "itertools.accumulate(operator.mul, initial=)",
+                                  "numpy.cumsum (default dtype)", "numpy.cumprod (default dtype)",
+                                  "numpy.maximum.accumulate", "numpy.minimum.accumulate"])
 def test_correct_cpu_targets_conform(name, budget):
     report = check(resolve(name), budget=budget)
     assert report.passed, report.rows()
@@ -69,7 +71,11 @@ GPU_TARGETS = ["cupy.cumsum (CUB)", "cupy.cumsum (no CUB)", "torch.cumsum (CUDA)
                # JAX likewise: cumprod, 64-bit types, and scans from an initial value.
                "jax.numpy.cumprod", "jax.numpy.cumsum (x64)", "jax.numpy.cumprod (x64)",
                "jax.lax.associative_scan (x64)", "jax.lax.scan (add, initial)",
-               "jax.lax.scan (mul, initial)"]
+               "jax.lax.scan (mul, initial)",
+               # Called without dtype=: bool and narrow integers promoted.
+               "cupy.cumsum (default dtype)", "torch.cumsum (CUDA, default dtype)",
+               "torch.cumsum (CPU, default dtype)", "torch.cumprod (CPU, default dtype)",
+               "jax.numpy.cumsum (default dtype)"]
 
 
 @pytest.mark.gpu

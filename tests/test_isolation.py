@@ -7,14 +7,22 @@ scancheck hands it and how it reads the answer.
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
+from dataclasses import asdict
 
 import pytest
 
 from scancheck.cases import Budget
 from scancheck.conformance import check
-from scancheck.isolation import UsageError, check_isolated, first_report_size, plan
+from scancheck.isolation import (
+    UsageError,
+    _spec_from,
+    check_isolated,
+    first_report_size,
+    plan,
+)
 from scancheck.targets import TargetSpec, resolve
 
 
@@ -171,3 +179,12 @@ def test_the_checks_past_2_to_the_31_hold_the_gpu_alone(tmp_path, monkeypatch):
                 fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
     with _device_turn(TargetSpec(), None, exclusive=True):
         assert not (tmp_path / "scancheck-gpu-all.lock").exists()
+
+
+def test_a_spec_with_promotions_reaches_the_child_intact(budget):
+    """The spec travels as JSON: the promotions' pairs come back as pairs."""
+    spec = TargetSpec(dtypes=("int8", "bool"), promote=(("int8", "int64"), ("bool", "int64")))
+    assert _spec_from(json.loads(json.dumps(asdict(spec)))) == spec
+    report = check_isolated("numpy:cumsum", spec=spec, properties=("integers exact",),
+                            budget=budget, large=False, sanitize=())
+    assert report.passed, report.rows()

@@ -208,7 +208,25 @@ def test_a_promotion_is_declared_or_refused(budget):
     declared = replace(plain, promote=(("int8", "int64"), ("int16", "int64")))
     assert check_property(_target(np.cumsum, declared), "integers exact", budget).status == "pass"
     wraps = _target(lambda x: np.cumsum(x, dtype=x.dtype).astype(np.int64), declared)
-    assert check_property(wraps, "integers exact", budget).status == "fail"
+    r = check_property(wraps, "integers exact", budget)
+    assert r.status == "fail" and "promotion must come before the first add" in r.diagnosis
+
+
+def test_bool_sums_are_taken_in_the_promoted_type_and_bool_extremes_in_bool(budget):
+    """A running or and a running and are max and min scans of booleans; a sum of booleans
+    is a count, in the type the spec promotes bool to (in bool, + would be an or)."""
+    count = _target(lambda x: np.cumsum(x), TargetSpec(dtypes=("bool",),
+                                                      promote=(("bool", "int64"),)))
+    assert check_property(count, "integers exact", budget).status == "pass"
+    ored = _target(lambda x: np.cumsum(x, dtype=bool).astype(np.int64), count.spec)
+    r = check_property(ored, "integers exact", budget)
+    assert r.status == "fail" and "(a logical or), widened to int64" in r.diagnosis
+    assert r.smallest_case["n"] == 2  # the second true is the first wrong count
+    for op, ufunc in (("max", np.logical_or), ("min", np.logical_and)):
+        t = _target(ufunc.accumulate, TargetSpec(op=op, dtypes=("bool",)))
+        assert check_property(t, "integers exact", budget).status == "pass"
+        flipped = _target(lambda x, u=ufunc: ~u.accumulate(~x), t.spec)  # the other one
+        assert check_property(flipped, "integers exact", budget).status == "fail"
 
 
 def test_accumulation_precision_says_undetermined_where_no_prefix_passes_2_to_the_p():

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from scancheck.cases import Budget
@@ -23,6 +24,16 @@ _USER_SCANS = textwrap.dedent('''
         out = np.cumsum(x, dtype=x.dtype)
         for lo in range(64, x.size, 64):
             out[lo:] -= x[lo - 1]
+        return out
+
+    def widened_after(x):
+        """Sums in the input's own type, then widens to int64."""
+        return np.cumsum(x, dtype=x.dtype).astype(np.int64)
+
+    def restarting_product(x):
+        """The product starts again at element 64."""
+        out = np.cumprod(x, dtype=x.dtype)
+        out[64:] = np.cumprod(x[64:], dtype=x.dtype)
         return out
 
     def rows_c_only(x, axis):
@@ -56,6 +67,11 @@ def _snippet_output(report_text: str, where) -> str:
     ("blocked", TargetSpec(), "integers exact"),
     ("blocked", TargetSpec(dtypes=("bfloat16", "float16")), "certified exact"),
     ("rows_c_only", TargetSpec(dtypes=("int32",), axis="arg"), "rows"),
+    ("widened_after", TargetSpec(dtypes=("int8", "bool"), promote=(("int8", "int64"),
+                                                                   ("bool", "int64"))),
+     "integers exact"),
+    ("restarting_product", TargetSpec(op="mul", dtypes=("int32",)), "integers exact"),
+    ("restarting_product", TargetSpec(op="mul", dtypes=("float64",)), "products within bound"),
 ])
 def test_each_failure_comes_with_a_snippet_that_reproduces_it(user_module, budget, fn, spec, prop):
     target = load_import_path(f"userscans:{fn}", spec)
@@ -65,8 +81,9 @@ def test_each_failure_comes_with_a_snippet_that_reproduces_it(user_module, budge
     assert "does not conform" in text and "## Environment" in text
     got, exact = re.search(r"output \d+: got (\S+) exact (\S+)", _snippet_output(text, user_module)
                            ).groups()
-    assert float(got) != float(exact)
-    assert float(exact) == float(rep.verdict.smallest_case["expected"])
+    want = float(rep.verdict.smallest_case["expected"])
+    assert float(got) != float(exact) or np.isnan(float(got)) != np.isnan(want)
+    assert float(exact) == want or np.isnan(float(exact)) and np.isnan(want)
 
 
 def test_a_conforming_target_gets_no_snippet(tmp_path, budget):

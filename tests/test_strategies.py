@@ -15,6 +15,7 @@ from scancheck.strategies import (
     dtypes,
     elements_for,
     finite_floats,
+    generate_data,
     hard_sizes,
     launches,
     recurrence_pairs,
@@ -131,3 +132,10 @@ def test_steps_data_keep_every_sum_of_adjacent_elements_tiny(dtype, n, seed):
     assert (x != 0).all() and (np.abs(x) <= 3).all()
     s = np.concatenate([[0], np.cumsum(x.astype(np.int64))])
     assert s.min() >= 0 and s.max() <= 3  # so every range sum s[j] - s[i] lies in [-3, 3]
+
+
+def test_bool_data_come_sparse_even_and_dense():
+    """A running or must stay false, and a running and true, for a while in some arrays."""
+    means = [generate_data(np.random.default_rng(s), 2000, "bool", "uniform").mean()
+             for s in range(40)]
+    assert min(means) < 0.1 and max(means) > 0.9 and any(0.3 < m < 0.7 for m in means)

@@ -43,6 +43,10 @@ _CONTROL = KERNEL_DIR / "controls" / "missing_barrier.cu"
         (lambda: resolve(f"cu:{_CONTROL}:48"), "block=48 must be a power of two"),
         (lambda: resolve(f"cu:{_CONTROL}:2048"), "limit of 1024 threads"),
         (lambda: TargetSpec(initial=True, axis="arg"), "initial value is checked on forward"),
+        (lambda: TargetSpec(dtypes=("bool",)), "in bool, \\+ and \\* are a logical or"),
+        (lambda: TargetSpec(op="recurrence", dtypes=("bool",), promote=(("bool", "int64"),)),
+         "allowed dtypes"),
+        (lambda: TargetSpec(dtypes=("float8",)), "float8 unknown"),
         (lambda: TargetSpec(initial=True, reverse=True), "initial value is checked on forward"),
     ],
 )
@@ -52,8 +56,10 @@ def test_bad_targets_are_refused_with_a_reason(call, message):
 
 
 def test_a_promotion_must_widen_and_name_known_dtypes():
-    with pytest.raises(ValueError, match="narrows"):
+    with pytest.raises(ValueError, match="no promotion"):
         TargetSpec(promote=(("int64", "int32"),))
+    with pytest.raises(ValueError, match="no promotion"):
+        TargetSpec(promote=(("int32", "float64"),))
     with pytest.raises(ValueError, match="promote="):
         TargetSpec(promote=(("int8", "complex64"),))
     assert TargetSpec(promote=(("int32", "int64"),)).output_dtype("int32") == "int64"
