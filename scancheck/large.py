@@ -51,12 +51,20 @@ def marks_for(n: int) -> np.ndarray:
     return np.array(sorted(m for m in near if 0 <= m < n), dtype=np.int64)
 
 
-#: The dtypes a check past 2**31 uses, in order of preference: 4- and 8-byte ones.
+#: The dtypes a check past 2**31 uses, in order of preference, where the target widens no
+#: narrow integer type: 4- and 8-byte ones.
 STEP_DTYPES = ("float32", "int32", "float64", "int64")
 
 
 def _dtype(target: Target) -> str | None:
-    return next((d for d in STEP_DTYPES if d in target.spec.dtypes), None)
+    """The dtype the checks past 2**31 take: for a target that widens narrow integers, the
+    narrowest of them (the promotion is checked at that size too, in the least memory),
+    else the first of :data:`STEP_DTYPES` it declares."""
+    spec = target.spec
+    widened = [d for d, _ in spec.promote if d in spec.dtypes and as_dtype(d).kind in "iu"]
+    if widened:
+        return min(widened, key=lambda d: as_dtype(d).itemsize)
+    return next((d for d in STEP_DTYPES if d in spec.dtypes), None)
 
 
 def room(target: Target, n: int, dtype: str, headroom: float = _HEADROOM) -> str | None:
@@ -114,7 +122,7 @@ def _one_at_a_time(target: Target) -> Iterator[None]:
 @functools.cache
 def _step_kernel(dtype: str) -> Any:
     """step_check for ``dtype`` alone: the 16-bit types need headers this kernel does not
-    include, and the checks past 2**31 use only 4- and 8-byte dtypes (:func:`_dtype`)."""
+    include, and the checks past 2**31 get only 4- and 8-byte outputs (:func:`_dtype`)."""
     import cupy as cp
 
     from .kernels import KERNEL_DIR, expand_source
@@ -412,7 +420,7 @@ def batch_test(target: Target, x: Any, axis: int) -> tuple[int, int, Any, Any] |
 
 
 def _batch_dtype(target: Target) -> str | None:
-    """A 4- or 8-byte dtype the target declares, for an operator whose batch data are exact."""
+    """The dtype of :func:`_dtype`, for an operator whose batch data are exact in it."""
     return _dtype(target) if target.spec.op in ("add", "mul", "max", "min") else None
 
 

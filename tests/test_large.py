@@ -192,3 +192,16 @@ def test_batches_past_2_to_the_32_are_checked_along_both_axes_and_told(monkeypat
     assert r.cause == Cause.LOGIC.name and "not of 32-bit sizes" in r.diagnosis
     one_d = large.check_batch(_numpy())
     assert one_d.status == "skip" and "1-D" in one_d.diagnosis
+
+
+def test_a_promoting_target_is_taken_past_2_to_the_31_in_its_narrowest_widened_type():
+    """int8 in, int64 out: the promotion is checked at that size, in the least memory."""
+    from scancheck.large import _dtype, room
+
+    widening = Target("w", np.cumsum, TargetSpec(dtypes=("bool", "int32", "int8"),
+                                                 promote=(("bool", "int64"), ("int32", "int64"),
+                                                          ("int8", "int64"))))
+    assert _dtype(widening) == "int8"
+    assert _dtype(Target("p", np.cumsum, TargetSpec(dtypes=("int8", "int32")))) == "int32"
+    # room counts the int64 output: 1 + 8 bytes an element, not 2.
+    assert "needs about 9216 GiB" in room(widening, 2**40, "int8")
