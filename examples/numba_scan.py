@@ -19,8 +19,16 @@ import functools
 from typing import Any
 
 import cupy as cp
-import numba
-from numba import cuda
+import numpy as np
+
+# numba-cuda 0.30 registers an overload for np.row_stack, which NumPy 2.5 removed, so that
+# no kernel compiles beside NumPy 2.5 (NVIDIA/numba-cuda#907, which its maintainers do not
+# plan to fix; docs/findings.md).  row_stack was vstack under another name.
+if not hasattr(np, "row_stack"):
+    np.row_stack = np.vstack
+
+import numba  # noqa: E402
+from numba import cuda  # noqa: E402
 
 from scancheck import TargetSpec
 

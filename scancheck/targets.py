@@ -355,14 +355,13 @@ def _torch_op(name: str, cuda: bool, keep_dtype: bool = True) -> Callable[..., A
     return run_cpu
 
 
-def _cupy_op(name: str, keep_dtype: bool = True) -> Callable[[Any, int], Any]:
+def _cupy_op(name: str) -> Callable[[Any, int], Any]:
     """cupy.<name> over the whole of a 1-D array (axis=None, as it is mostly called), or
-    along an axis of an N-D one; in the input's dtype where ``keep_dtype``."""
+    along an axis of an N-D one."""
     def run(x: Any, axis: int = 0) -> Any:
         import cupy as cp
 
-        return getattr(cp, name)(x, axis=None if x.ndim == 1 else axis,
-                                 dtype=x.dtype if keep_dtype else None)
+        return getattr(cp, name)(x, axis=None if x.ndim == 1 else axis, dtype=x.dtype)
 
     return run
 
@@ -457,8 +456,9 @@ _JAX_X64 = ("float64", "int64", "uint64")
 #: CuPy has no bfloat16.
 _CUPY_DTYPES = tuple(d for d in DTYPES if d != "bfloat16")
 #: What library sums and products return for bool and narrow integer input when called
-#: without dtype=, as most code calls them (measured on CPUs: NumPy 2.4, torch 2.13, JAX
-#: 0.10; CuPy's rule, in its source, is NumPy's): widened, the scan taken in the wider type.
+#: without dtype=, as most code calls them: widened, the scan taken in the wider type
+#: (measured: NumPy 2.4, torch 2.13 and JAX 0.10 on a CPU, torch 2.11 and CuPy 14.2 on an
+#: H100, where CuPy follows NumPy's rule).
 _PROMOTED = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32")
 _NUMPY_PROMOTE = tuple((d, "uint64" if d.startswith("u") else "int64") for d in _PROMOTED)
 _TORCH_PROMOTE = tuple((d, "int64") for d in (*_PROMOTED, "uint64"))

@@ -19,6 +19,8 @@ def _usable(needs: str) -> None:
         pytest.skip(f"{needs} is not installed")
     if needs == "numba":
         import cupy as cp
+
+        importlib.import_module("examples.numba_scan")  # its NumPy 2.5 shim first
         from numba import cuda
 
         @cuda.jit
