@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from .exact import exact_scan
-from .operators import FLOAT_DTYPES, SIGNIFICAND_BITS, as_dtype, finfo, get_operator
+from .operators import FLOAT_DTYPES, SIGNIFICAND_BITS, as_dtype, finfo, get_operator, shifted
 
 UNIT_ROUNDOFF = {dt: 2.0**-p for dt, p in SIGNIFICAND_BITS.items()}
 
@@ -98,15 +97,6 @@ def _float_elements(x: np.ndarray, argname: str, who: str, rows: bool = False) -
     return x
 
 
-def _shifted(a: np.ndarray, fill: Any) -> np.ndarray:
-    """``a`` moved one place right along its last axis, ``fill`` first: inclusive to exclusive."""
-    from .exact import array_module
-
-    xp = array_module(a)
-    head = xp.full(a.shape[:-1] + (min(1, a.shape[-1]),), fill, dtype=a.dtype)
-    return xp.concatenate([head, a[..., :-1]], axis=-1)
-
-
 def certified(x: np.ndarray, inclusive: bool = True, flush: bool = False, rows: bool = False
               ) -> np.ndarray:
     """Per output of an add-scan of ``x``: True where *every* summation order is exact.
@@ -138,7 +128,7 @@ def certified(x: np.ndarray, inclusive: bool = True, flush: bool = False, rows: 
     ok = finite & (s < limit) & (s < float(finfo(x.dtype).max))
     if flush:
         ok &= e >= int(finfo(x.dtype).minexp)
-    return ok if inclusive else _shifted(ok, True)
+    return ok if inclusive else shifted(ok, True)
 
 
 def overflow_threshold(dtype: str, halved: bool = False) -> float:
@@ -168,7 +158,7 @@ def may_overflow(x: np.ndarray, depths: np.ndarray, inclusive: bool = True,
         sums = abs_sums(x, inclusive)
     finite = np.logical_and.accumulate(np.isfinite(x), axis=-1)
     if not inclusive:
-        finite = _shifted(finite, True)
+        finite = shifted(finite, True)
     depths = np.broadcast_to(np.asarray(depths, dtype=np.int64), x.shape)
     u = UNIT_ROUNDOFF[x.dtype.name]
     with np.errstate(over="ignore", invalid="ignore"):
@@ -185,7 +175,7 @@ def flush_allowance(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
     a = np.abs(np.where(np.isfinite(x), x, 0)).astype(np.float64)
     dropped = np.cumsum(np.where(a < tiny, a, 0.0), axis=-1)
     out = (dropped + tiny * np.arange(1, x.shape[-1] + 1)) * (1 + 2.0**-40)
-    return out if inclusive else _shifted(out, 0.0)
+    return out if inclusive else shifted(out, 0.0)
 
 
 def abs_sums(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
@@ -199,7 +189,7 @@ def abs_sums(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
     with np.errstate(over="ignore"):
         s = xp.cumsum(a, axis=-1)
         s *= 1 + 4.0 * xp.arange(1, a.shape[-1] + 1, dtype=np.float64) * 2.0**-53
-    return s if inclusive else _shifted(s, 0.0)
+    return s if inclusive else shifted(s, 0.0)
 
 
 @dataclass

@@ -275,7 +275,8 @@ def check_large(target: Target, name: str,
     n = LARGE_SIZES[name]
     dtype = _dtype(target)
     if target.spec.op != "add" or dtype is None:
-        return PropertyResult(name, "skip", "needs an add scan of a 4- or 8-byte dtype")
+        return PropertyResult(name, "skip", "needs an add scan of a 4- or 8-byte dtype, or of "
+                              "an integer type it widens")
     if target.spec.max_n is not None and target.spec.max_n < n:
         return PropertyResult(name, "skip", f"declared max_n={target.spec.max_n:,}")
     with _one_at_a_time(target):
@@ -438,7 +439,8 @@ def check_batch(target: Target, name: str = "batch past 2**32",
     layouts = batch_layouts(total, spec.axis)
     if dtype is None or not layouts:
         return PropertyResult(name, "skip", "needs an add, mul, max or min scan of a 4- or "
-                              "8-byte dtype over axis 0 or 1 of a 2-D array")
+                              "8-byte dtype (or of an integer type it widens) over axis 0 or "
+                              "1 of a 2-D array")
     xp = np
     if spec.device == "gpu":
         import cupy as xp

@@ -532,12 +532,15 @@ def exclusive_of(inclusive: np.ndarray, identity: np.ndarray) -> np.ndarray:
     return out
 
 
-def shifted(x: np.ndarray, first: float) -> np.ndarray:
-    """``x`` along its last axis with ``first`` in front and its last element dropped: the
-    input whose inclusive scan is the exclusive scan of ``x`` (``first`` the identity)."""
-    if not x.shape[-1]:
-        return x
-    return np.concatenate([np.full(x.shape[:-1] + (1,), first, x.dtype), x[..., :-1]], axis=-1)
+def shifted(a: Any, fill: Any) -> Any:
+    """``a`` (host or device) moved one place right along its last axis, ``fill`` first and
+    its last element dropped: an inclusive scan's outputs as the exclusive scan's, or an
+    input whose inclusive scan is the exclusive scan of ``a`` (``fill`` the identity)."""
+    from .exact import array_module
+
+    xp = array_module(a)
+    head = xp.full(a.shape[:-1] + (min(1, a.shape[-1]),), fill, dtype=a.dtype)
+    return xp.concatenate([head, a[..., :-1]], axis=-1)
 
 
 def interval_input(n: int) -> np.ndarray:

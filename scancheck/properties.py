@@ -69,6 +69,7 @@ from .operators import (
     finfo,
     is_float,
     sequential_scan,
+    shifted,
 )
 from .products import judge_products
 from .targets import Target, TargetSpec
@@ -388,23 +389,23 @@ def _integers_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                     want: np.ndarray) -> Failure | None:
     failure = _bits_differ(target, got, want)
     if failure is not None and case.dtype != x.dtype.name:
-        _narrow_first(target, case, got, failure)
+        # The widening was exact: the promoted input goes back to the input's type as it was.
+        _narrow_first(target, x.astype(as_dtype(case.dtype)), got, failure)
     return failure
 
 
-def _narrow_first(target: Target, case: Case, got: np.ndarray, failure: Failure) -> None:
-    """Names the cause of a wrong promoted sum or product whose every output is the scan in
-    the input's own type (wrapping; in bool a logical or or and), widened afterwards."""
+def _narrow_first(target: Target, x: np.ndarray, got: np.ndarray, failure: Failure) -> None:
+    """Names the cause of a wrong promoted sum or product of ``x`` (the input, in its own
+    type) whose every output is the scan in that type (wrapping; in bool a logical or or
+    and), widened afterwards."""
     spec = target.spec
     ufunc = {"add": np.add, "mul": np.multiply}.get(spec.op)
-    x = case.data(spec.op)
     if ufunc is None or not x.size:
         return
     with np.errstate(over="ignore"):
         narrow = ufunc.accumulate(x, dtype=x.dtype)
     if not spec.inclusive:
-        narrow = np.r_[np.ones(1, x.dtype) if spec.op == "mul" else np.zeros(1, x.dtype),
-                       narrow[:-1]]
+        narrow = shifted(narrow, spec.op == "mul")  # the identity: 1 or 0
     if np.array_equal(narrow.astype(got.dtype), got):
         kept = {"add": "a logical or", "mul": "a logical and"}[spec.op] if x.dtype == np.bool_ \
             else f"wrapping modulo 2**{8 * x.dtype.itemsize}"
@@ -828,6 +829,8 @@ def float_summary(target: Target, dtype: str, top: int = 2**20) -> dict[str, Any
 #: probes below, for each float type it is told for.
 ACCUMULATION_PROBE: dict[str, tuple[str, int]] = {  # dtype: (wider type, values below)
     "float16": ("float32", 64), "bfloat16": ("float32", 64), "float32": ("float64", 1024)}
+
+
 def _sum_probe(target: Target, dtype: str, p: int, below: int) -> np.ndarray:
     """Integers below ``below`` (exact in the type), n of them passing 2**p after a few
     hundred at most and staying below half the largest value (float16's is 65504)."""
