@@ -223,14 +223,28 @@ def smallest_failing(fails: Callable[[Case], bool], case: Case, walk: int = 300)
     """The smallest n at which ``fails`` holds, with the case's dtype, distribution and seed.
 
     n walks up from 1 for ``walk`` steps (Hypothesis may stop at a tile edge, say 127, when
-    65 fails too), then bisects between the walk's end and ``case.n``: it ends at an n that
-    fails where n - 1 passes, the threshold of any bug that strikes past some size.
+    65 fails too).  Past the walk it tries each tile edge 2**k + 1, and 2**k below the
+    first that fails, smallest first, and bisects only between the last edge that passed and
+    the first n that failed: it ends at an n that fails where n - 1 passes, the threshold of
+    any bug that strikes past some size, having run no case much larger than that threshold
+    (a bug one past a tile costs two cases there, not a bisection from ``case.n`` down).
     """
     top = case.n
     for n in range(1, min(top, walk)):
         if fails(case.with_n(n)):
             return case.with_n(n)
     lo, hi = min(top, walk) - 1, top
+    k = max(lo, 1).bit_length()
+    while (1 << k) + 1 < hi:
+        edge = (1 << k) + 1
+        if fails(case.with_n(edge)):
+            hi = edge
+            if fails(case.with_n(edge - 1)):
+                hi = edge - 1
+            else:
+                return case.with_n(edge)
+            break
+        lo, k = edge, k + 1
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if fails(case.with_n(mid)):

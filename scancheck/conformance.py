@@ -31,7 +31,7 @@ from .properties import (
     bound_summary,
     float_summary,
 )
-from .targets import Target, forward, seeded
+from .targets import Target, TargetSpec, forward, seeded
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
            "check_isolated", "check_property"]
@@ -125,7 +125,7 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
         return check_batch(target, prop, on_case)
     row = TABLE[prop]
     spec = target.spec
-    why = applies(row, spec)
+    why = not_applicable(spec, prop)
     if why:
         return PropertyResult(prop, "skip", why)
     dtypes = tuple(d for d in row.dtypes if d in spec.dtypes)
@@ -171,6 +171,12 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
     return PropertyResult(prop, "fail", failure.diagnosis, {**case.describe(), **failure.where()},
                           {**failure.detail, **stats}, cause=failure.cause.name,
                           independent=failure.independent)
+
+
+def not_applicable(spec: TargetSpec, prop: str) -> str | None:
+    """Why ``prop`` checks nothing of a target with ``spec`` (its operator, dtypes, axis or
+    indices rule it out), before any case is drawn; None where it applies."""
+    return applies(TABLE[prop], spec) if prop in TABLE else None
 
 
 def _mirrored(result: PropertyResult) -> PropertyResult:

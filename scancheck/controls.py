@@ -393,12 +393,20 @@ class Control:
     gpu: bool = False
     spec: TargetSpec | None = None
 
-    def check(self, **kwargs: Any) -> tuple[Any, bool]:
+    def check(self, isolated: bool = True, **kwargs: Any) -> tuple[Any, bool]:
         """Check this control in child processes at ``check_isolated``'s defaults (``kwargs``
-        override them); the report, and whether its diagnosis is the expected one, alone."""
-        from .isolation import check_isolated
+        override them), or with ``isolated=False`` in this process as ``conformance.check``
+        does (no fault or hang to survive, no child to start); the report, and whether its
+        diagnosis is the expected one, alone."""
+        if isolated:
+            from .isolation import check_isolated
 
-        rep = check_isolated(self.locator, spec=self.spec, **kwargs)
+            rep = check_isolated(self.locator, spec=self.spec, **kwargs)
+        else:
+            from .conformance import check
+            from .targets import resolve
+
+            rep = check(resolve(self.locator, self.spec), **kwargs)
         verdict = rep.verdict
         return rep, verdict.cause == self.cause and self.expect in verdict.line and not verdict.also
 

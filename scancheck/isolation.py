@@ -27,7 +27,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from .cases import Budget
@@ -84,15 +84,8 @@ def check_isolated(
     name, declared = _resolve(locator, spec, timeout, gpu)
     tasks = plan(declared, PROPERTIES if properties is None else tuple(properties), large,
                  sanitize, find_sanitizer() is not None)
-
-    # The checks past 2**31 and 2**32 share one child, smallest first: after a hang or a
-    # fault at 2**31 the larger one would only repeat it, holding the device that long.
-    groups: list[tuple[str, tuple[str, ...]]] = []
-    for kind, what in tasks:
-        if what in LARGE and groups and groups[-1][1][0] in LARGE:
-            groups[-1] = (kind, (*groups[-1][1], what))
-        else:
-            groups.append((kind, (what,)))
+    workers = workers or _default_workers()
+    groups, skipped = _groups(tasks, declared, workers)
 
     if progress is not None:
         progress.plan(len(groups))
@@ -111,9 +104,41 @@ def check_isolated(
             progress.finish(what, "/".join(r.status for r in out))
         return out
 
-    with ThreadPoolExecutor(max_workers=workers or _default_workers()) as pool:
-        results = [r for rs in pool.map(run, groups) for r in rs]
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        ran = {what: r for (_, names), out in zip(groups, pool.map(run, groups))
+               for what, r in zip(names, out)}
+    ran.update(skipped)
+    results = [ran[what] for _, what in tasks]
     return ConformanceReport(name, asdict(declared), results, time.time() - t0)
+
+
+def _groups(tasks: list[tuple[str, str]], spec: TargetSpec, workers: int
+            ) -> tuple[list[tuple[str, tuple[str, ...]]], dict[str, PropertyResult]]:
+    """The children a check starts, as (kind, names), and the properties that need none.
+
+    A child costs a second or more to start (Python, NumPy, numba, the target's library), so
+    the properties that apply share as few children as keep ``workers`` busy, dealt
+    round-robin; those that do not apply are answered here.  The checks past 2**31 and 2**32
+    share one child, smallest first: after a hang or a fault at 2**31 the larger one would
+    only repeat it, holding the device that long.  Each sanitizer tool has its own."""
+    from .conformance import LARGE, not_applicable
+
+    skipped: dict[str, PropertyResult] = {}
+    props: list[str] = []
+    large: list[str] = []
+    tools: list[str] = []
+    for kind, what in tasks:
+        why = not_applicable(spec, what) if kind == "property" else None
+        if why:
+            skipped[what] = PropertyResult(what, "skip", why)
+        else:
+            (tools if kind == "sanitizer" else large if what in LARGE else props).append(what)
+    share = max(1, min(len(props), workers))
+    groups = [("property", tuple(props[i::share])) for i in range(share) if props[i::share]]
+    if large:
+        groups.append(("property", tuple(large)))
+    groups += [("sanitizer", (t,)) for t in tools]
+    return groups, skipped
 
 
 @contextlib.contextmanager
@@ -173,29 +198,49 @@ def _resolve(locator: str, spec: TargetSpec | None, timeout: float, gpu: str | N
 
 def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeout: float,
                     spec: TargetSpec | None, gpu: str | None = None) -> list[PropertyResult]:
-    """``props`` in order in one child; the one running when it hangs or dies is reported so,
-    and those after it as not run."""
-    args = ["--props", *props, "--budget", str(budget.seconds), "--examples",
-            str(budget.max_examples)]
-    if budget.max_n is not None:
-        args += ["--max-n", str(budget.max_n)]
-    events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, *args), timeout)
-    results = [PropertyResult(**ev["result"]) for ev in events if ev["event"] == "result"]
-    if len(results) == len(props):
-        return results
-    stuck = props[len(results)]
-    last = next((ev for ev in reversed(events) if ev["event"] in ("case", "call")), None)
-    at = f" at n = {last['n']:,}" if last else ""
-    case = {"n": last["n"]} if last else None
-    if status == "timeout":
-        results.append(PropertyResult(stuck, "hang", f"the target gave no answer in {timeout:g} s"
-                                      f"{at} (a block waiting on one never scheduled?)", case,
-                                      cause=Cause.FAULT.name))
-    else:
-        results.append(PropertyResult(stuck, "fault", _fault_message(err, status) + at, case,
-                                      cause=Cause.FAULT.name))
-    results += [PropertyResult(p, "skip", f"not run: the target's {results[-1].status} in "
-                               f"'{stuck}' would repeat here") for p in props[len(results):]]
+    """``props`` in order in one child.  The one running when the child hangs or dies is
+    reported so, at the size it reached; the others go on in a new child below that size,
+    where the target may work, and say so (after n = 0, from n = 1).  The checks past 2**31
+    and 2**32 are not retried: below their size they have nothing to check."""
+    from .conformance import LARGE
+
+    results: list[PropertyResult] = []
+    cap, empty, broke = budget.max_n, True, ""  # what later children keep clear of, and why
+    while len(results) < len(props):
+        args = ["--props", *props[len(results):], "--budget", str(budget.seconds),
+                "--examples", str(budget.max_examples)]
+        if cap is not None:
+            args += ["--max-n", str(cap)]
+        if not empty:
+            args.append("--no-empty")
+        events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, *args), timeout)
+        done = [PropertyResult(**ev["result"]) for ev in events if ev["event"] == "result"]
+        for r in done:
+            if broke and r.status != "skip":
+                r.detail["checked"] = broke
+        results += done
+        if len(results) == len(props):
+            break
+        stuck = props[len(results)]
+        last = next((ev for ev in reversed(events) if ev["event"] in ("case", "call")), None)
+        at = f" at n = {last['n']:,}" if last else ""
+        case = {"n": last["n"]} if last else None
+        if status == "timeout":
+            results.append(PropertyResult(stuck, "hang", f"the target gave no answer in "
+                                          f"{timeout:g} s{at} (a block waiting on one never "
+                                          f"scheduled?)", case, cause=Cause.FAULT.name))
+        else:
+            results.append(PropertyResult(stuck, "fault", _fault_message(err, status) + at, case,
+                                          cause=Cause.FAULT.name))
+        what = f"the target's {results[-1].status} in '{stuck}'"
+        n = last["n"] if last else None
+        if n == 0 and empty:
+            empty, broke = False, f"from n = 1 ({what} was at n = 0)"
+        elif n is not None and n >= 2 and stuck not in LARGE:
+            cap, broke = n - 1, f"below n = {n:,} ({what} was there)"
+        else:
+            results += [PropertyResult(p, "skip", f"not run: {what} would repeat here")
+                        for p in props[len(results):]]
     return results
 
 
@@ -339,6 +384,7 @@ def _child(argv: list[str]) -> int:
     ap.add_argument("--budget", type=float, default=Budget.seconds)
     ap.add_argument("--examples", type=int, default=Budget.max_examples)
     ap.add_argument("--max-n", type=int)
+    ap.add_argument("--no-empty", action="store_true", help="skip n = 0 (it broke the target)")
     ap.add_argument("--spec")
     ap.add_argument("--resolve", action="store_true", help="resolve and prepare, report the spec")
     ap.add_argument("--smoke", nargs="*", type=int, help="launch once at each size (sanitizer)")
@@ -371,6 +417,8 @@ def _child(argv: list[str]) -> int:
             emit(event="usage", message=str(exc))
             return 0
         emit(event="target", target=target.name, spec=asdict(target.spec))
+        if args.no_empty:
+            target = replace(target, spec=replace(target.spec, allows_empty=False))
         target.watch = lambda what, n: emit(event=what, n=n)
         if args.smoke is not None:
             _smoke(target, args.smoke)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -59,6 +62,15 @@ def crashing_scan(x: np.ndarray) -> np.ndarray:
     return np.cumsum(x, dtype=x.dtype)
 
 
+def crashing_on_empty_scan(x: np.ndarray) -> np.ndarray:
+    """A target that kills its process on an empty input, and is right on any other."""
+    import os
+
+    if x.shape[0] == 0:
+        os.abort()
+    return np.cumsum(x, dtype=x.dtype)
+
+
 def hanging_scan(x: np.ndarray) -> np.ndarray:
     """A target that never returns for n > 3 (as a chained scan waiting on an unscheduled block)."""
     import time
@@ -66,3 +78,20 @@ def hanging_scan(x: np.ndarray) -> np.ndarray:
     while x.shape[0] > 3:
         time.sleep(1)
     return np.cumsum(x, dtype=x.dtype)
+
+
+def nvcc_errors(source: str, workdir: Path, *, fmad: bool = True) -> str:
+    """What nvcc says against ``source`` compiled for sm_90 with every warning an error (""
+    where it compiles), or why it cannot run.  The device code is taken through the front end
+    and NVVM to PTX at -O0: every template instantiation is checked as the C++ it is, in a
+    quarter of the time the optimised build with ptxas takes (NVRTC builds the real code on
+    the GPU, where the kernels then run)."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return "nvcc is not on PATH"
+    cu = Path(workdir) / "check.cu"
+    cu.write_text(source)
+    cmd = [nvcc, "-std=c++17", "-arch=sm_90", "-Werror", "all-warnings", "-ptx", "-Xcicc", "-O0",
+           *([] if fmad else ["-fmad=false"]), str(cu), "-o", str(cu.with_suffix(".ptx"))]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    return "" if proc.returncode == 0 else proc.stderr[-4000:] or f"nvcc exit {proc.returncode}"

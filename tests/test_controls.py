@@ -3,10 +3,15 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+
 import pytest
 
 from scancheck.controls import CONTROLS
 from scancheck.diagnosis import Cause
+from scancheck.isolation import _spec_from
+from scancheck.targets import resolve
 
 CPU = [c for c in CONTROLS if not c.gpu]
 GPU = [c for c in CONTROLS if c.gpu]
@@ -26,9 +31,19 @@ def test_every_cause_has_a_control():
 @pytest.mark.slow
 @pytest.mark.parametrize("control", CPU, ids=[c.name for c in CPU])
 def test_cpu_negative_controls_are_caught(control, budget):
-    rep = _caught(control, budget=budget)
+    """In this process: a CPU control neither faults nor hangs, so a child process would only
+    add its start-up.  ``scancheck check --controls`` (the GPU suite) runs them isolated."""
+    rep = _caught(control, isolated=False, budget=budget)
     failing = [r for r in rep.results if r.status == "fail"]
     assert all(r.smallest_case for r in failing)
+
+
+@pytest.mark.parametrize("control", CPU, ids=[c.name for c in CPU])
+def test_what_a_child_is_told_of_a_cpu_control_is_what_it_declares(control):
+    """The isolated check hands the child the spec as JSON and reads the resolved one back:
+    both trips must keep every field (the promotions' pairs came back as lists once)."""
+    declared = resolve(control.locator, control.spec).spec
+    assert _spec_from(json.loads(json.dumps(asdict(declared)))) == declared
 
 
 @pytest.mark.gpu

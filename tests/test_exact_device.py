@@ -33,7 +33,7 @@ from scancheck.exact_device import (
 from scancheck.kernels import KERNEL_DIR, expand_source
 from scancheck.operators import as_dtype, finfo
 from scancheck.strategies import DISTRIBUTIONS, finite_floats, scan_data
-from scancheck.testing import assert_same_bits
+from scancheck.testing import assert_same_bits, nvcc_errors
 
 nvcc = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(nvcc is None, reason="nvcc is not on PATH")
@@ -45,11 +45,8 @@ def test_every_instantiation_the_oracle_launches_compiles(tmp_path):
     src = expand_source("exact_scan.cu", KERNEL_DIR / "oracle")
     names = [name for dtype in FORMATS for name in instantiations(dtype)]
     refs = ",\n".join(f"  reinterpret_cast<const void*>(&{name})" for name in names)
-    (tmp_path / "k.cu").write_text(f"{src}\nconst void* instances[] = {{\n{refs}\n}};\n")
-    proc = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", "-Werror", "all-warnings", "-c",
-                           str(tmp_path / "k.cu"), "-o", str(tmp_path / "k.o")],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert not (err := nvcc_errors(f"{src}\nconst void* instances[] = {{\n{refs}\n}};\n",
+                                   tmp_path)), err
 
 
 @pytest.fixture(scope="module")

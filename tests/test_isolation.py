@@ -15,7 +15,7 @@ from dataclasses import asdict
 import pytest
 
 from scancheck.cases import Budget
-from scancheck.conformance import check
+from scancheck.conformance import PROPERTIES, check
 from scancheck.isolation import (
     UsageError,
     _spec_from,
@@ -31,6 +31,7 @@ def test_a_faulting_target_is_reported_and_the_session_goes_on(budget):
     statuses = {r.name: r.status for r in report.results}
     assert statuses["integers exact"] == "fault" and statuses["recurrence"] == "skip"
     assert "SIGABRT" in report.results[0].diagnosis
+    assert [r.name for r in report.results] == list(PROPERTIES)  # in order, whoever ran them
     assert report.verdict.cause.name == "FAULT"
     # ... and this process can go on checking other targets.
     assert check(resolve("numpy.cumsum"), ("integers exact",), budget=budget).passed
@@ -39,9 +40,15 @@ def test_a_faulting_target_is_reported_and_the_session_goes_on(budget):
 def test_a_target_that_never_returns_is_a_hang_at_the_size_it_hung(budget):
     report = check_isolated("scancheck.testing:hanging_scan", ("integers exact", "deterministic"),
                             budget=budget, timeout=3)
-    assert [r.status for r in report.results] == ["hang", "hang"]
-    assert report.diagnosis.startswith("fault: hang in 'integers exact': the target gave no "
-                                       "answer in 3 s at n = ")
+    hang, below = report.results
+    assert hang.status == "hang" and hang.smallest_case == {"n": 5}
+    assert hang.diagnosis.startswith("the target gave no answer in 3 s at n = 5")
+    # The next property goes on in a new child below that size, says so, and (the target
+    # hangs from n = 4) is a hang of its own there: the smallest, so the diagnosis's.
+    assert below.status == "hang" and below.smallest_case == {"n": 4}
+    assert below.detail["checked"] == "below n = 5 (the target's hang in 'integers exact' was there)"
+    assert report.diagnosis.startswith("fault: hang in 'deterministic': the target gave no "
+                                       "answer in 3 s at n = 4")
 
 
 @pytest.mark.parametrize("locator, message", [
@@ -122,14 +129,45 @@ def test_gpu_targets_get_the_sanitizers_and_the_large_checks_by_default():
         ("property", "past 2**31"), ("property", "past 2**32"), ("property", "batch past 2**32")]
 
 
-def test_after_a_hang_the_properties_sharing_its_child_are_not_run(budget):
-    """As the checks past 2**31 and 2**32 share a child: the larger would only hang again."""
+def test_after_a_fault_the_other_properties_go_on_below_its_size_and_say_so(budget):
+    """A crash at n = 4 leaves n <= 3 to check: properties after it run there, in new children;
+    the checks past 2**31 and 2**32 have nothing below their size and are not retried."""
     from scancheck.isolation import _run_properties
 
-    first, second = _run_properties("scancheck.testing:hanging_scan",
-                                    ("integers exact", "deterministic"), budget, 3, None)
-    assert first.status == "hang" and second.status == "skip"
-    assert second.diagnosis == "not run: the target's hang in 'integers exact' would repeat here"
+    crash, exact, det = _run_properties("scancheck.testing:crashing_scan",
+                                        ("integers exact", "certified exact", "deterministic"),
+                                        budget, 30, None)
+    assert crash.status == "fault" and crash.smallest_case == {"n": 5}
+    assert "SIGABRT" in crash.diagnosis
+    assert exact.status == "fault" and exact.smallest_case == {"n": 4}  # the ladder's next size
+    assert det.status == "pass" and det.detail["largest n"] == 3
+    assert det.detail["checked"] == "below n = 4 (the target's fault in 'certified exact' was there)"
+    big = _run_properties("scancheck.testing:crashing_scan", ("past 2**31", "past 2**32"),
+                          budget, 30, None)
+    assert [r.status for r in big][1:] == ["skip"]
+
+
+def test_a_target_that_breaks_only_on_empty_input_is_checked_from_n_1(budget):
+    from scancheck.isolation import _run_properties
+
+    empty, other = _run_properties("scancheck.testing:crashing_on_empty_scan",
+                                   ("integers exact", "certified exact"), budget, 30, None)
+    assert empty.status == "fault" and empty.smallest_case == {"n": 0}
+    assert other.status == "pass" and other.detail["checked"].startswith("from n = 1")
+
+
+def test_the_properties_share_as_few_children_as_keep_the_workers_busy():
+    from scancheck.isolation import _groups
+
+    props = ("integers exact", "certified exact", "floats within bound", "recurrence")
+    tasks = [("property", p) for p in (*props, "past 2**31", "past 2**32")] + [
+        ("sanitizer", "memcheck")]
+    groups, skipped = _groups(tasks, TargetSpec(device="gpu"), workers=2)
+    assert groups == [("property", ("integers exact", "floats within bound")),
+                      ("property", ("certified exact",)),
+                      ("property", ("past 2**31", "past 2**32")), ("sanitizer", ("memcheck",))]
+    assert skipped["recurrence"].status == "skip"  # no child for what cannot apply
+    assert _groups(tasks[:3], TargetSpec(), workers=1)[0] == [("property", props[:3])]
 
 
 def test_a_pinned_check_runs_its_children_on_its_gpu_alone(tmp_path, monkeypatch):

@@ -9,7 +9,6 @@ and launches refused with a clear error.
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -28,7 +27,7 @@ from scancheck.logsumexp import judge_logsumexp
 from scancheck.operators import OPERATORS, interval_expected, interval_input
 from scancheck.products import judge_products
 from scancheck.strategies import DISTRIBUTIONS, elements_for, launches
-from scancheck.testing import assert_same_bits
+from scancheck.testing import assert_same_bits, nvcc_errors
 
 CORRECT = [name for name, v in VARIANTS.items() if not v.racy]
 WITH_ADD = [name for name in CORRECT if "add" in VARIANTS[name].operators]
@@ -105,14 +104,7 @@ def test_every_instantiation_compiles_with_nvcc(name, tmp_path):
     if not var.fixed_entry:
         refs = ",\n".join(f"  reinterpret_cast<const void*>(&{e})" for e in instantiations(var))
         src += f"\nconst void* scancheck_instances[] = {{\n{refs}\n}};\n"
-    cu = tmp_path / f"{name}.cu"
-    cu.write_text(src)
-    proc = subprocess.run(
-        [nvcc, "-std=c++17", "-fmad=false", "-arch=sm_90", "-Werror", "all-warnings",
-         "-c", str(cu), "-o", str(tmp_path / "k.o")],
-        capture_output=True, text=True,
-    )
-    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert not (err := nvcc_errors(src, tmp_path, fmad=False)), err
 
 
 # -- the kernels, on a GPU ------------------------------------------------------------
@@ -289,9 +281,5 @@ def test_every_cuda_file_under_kernels_compiles(tmp_path):
     assert others, "expected the negative controls under kernels/controls"
     for path in others:
         for dtype in ("float32", "int32"):
-            cu = tmp_path / f"{path.stem}_{dtype}.cu"
-            cu.write_text(cu_prelude(dtype) + expand_source(path.name, path.parent))
-            proc = subprocess.run([nvcc, "-std=c++17", "-arch=sm_90", "-Werror", "all-warnings",
-                                   "-c", str(cu), "-o", str(tmp_path / "k.o")],
-                                  capture_output=True, text=True)
-            assert proc.returncode == 0, f"{path.name} {dtype}:\n{proc.stderr[-3000:]}"
+            err = nvcc_errors(cu_prelude(dtype) + expand_source(path.name, path.parent), tmp_path)
+            assert not err, f"{path.name} {dtype}:\n{err}"

@@ -5,7 +5,6 @@ tests (test_kernels, huge)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -27,6 +26,7 @@ from scancheck.large import (
     verdict,
 )
 from scancheck.targets import Target, TargetSpec
+from scancheck.testing import nvcc_errors
 
 
 def test_marks_sit_on_both_sides_of_both_boundaries():
@@ -149,11 +149,7 @@ def test_the_step_check_kernel_compiles_for_every_dtype_it_is_launched_with(tmp_
     refs = ", ".join(f"reinterpret_cast<const void*>(&step_check<{CUDA_SCALAR[d]}>)"
                      for d in STEP_DTYPES)
     src = expand_source("step_check.cu", KERNEL_DIR / "oracle")
-    (tmp_path / "k.cu").write_text(f"{src}\nconst void* instances[] = {{{refs}}};\n")
-    proc = subprocess.run([shutil.which("nvcc"), "-std=c++17", "-arch=sm_90", "-c",
-                           str(tmp_path / "k.cu"), "-o", str(tmp_path / "k.o")],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert not (err := nvcc_errors(f"{src}\nconst void* instances[] = {{{refs}}};\n", tmp_path)), err
 
 
 def _batched(fn, **spec):
