@@ -232,6 +232,8 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
         else:
             results.append(PropertyResult(stuck, "fault", _fault_message(err, status) + at, case,
                                           cause=Cause.FAULT.name))
+        if broke:
+            results[-1].detail["checked"] = broke
         what = f"the target's {results[-1].status} in '{stuck}'"
         n = last["n"] if last else None
         if n == 0 and empty:
