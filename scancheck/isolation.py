@@ -25,9 +25,10 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
+from functools import partial
 from typing import Any
 
 from .cases import Budget
@@ -88,21 +89,19 @@ def check_isolated(
     groups, skipped = _groups(tasks, declared, workers)
 
     if progress is not None:
-        progress.plan(len(groups))
+        progress.plan(sum(len(names) for _, names in groups))
 
     def run(group: tuple[str, tuple[str, ...]]) -> list[PropertyResult]:
         kind, names = group
-        what = " + ".join(names)
         with _device_turn(declared, gpu, exclusive=names[0] in LARGE):
-            if progress is not None:
-                progress.start(what)
             if kind == "sanitizer":
+                if progress is not None:
+                    progress.start(names[0])
                 out = [_sanitize(locator, names[0], timeout, spec, declared, gpu)]
-            else:
-                out = _run_properties(locator, names, budget, timeout, spec, gpu)
-        if progress is not None:
-            progress.finish(what, "/".join(r.status for r in out))
-        return out
+                if progress is not None:
+                    progress.finish(names[0], out[0].status)
+                return out
+            return _run_properties(locator, names, budget, timeout, spec, gpu, progress)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         ran = {what: r for (_, names), out in zip(groups, pool.map(run, groups))
@@ -197,7 +196,8 @@ def _resolve(locator: str, spec: TargetSpec | None, timeout: float, gpu: str | N
 
 
 def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeout: float,
-                    spec: TargetSpec | None, gpu: str | None = None) -> list[PropertyResult]:
+                    spec: TargetSpec | None, gpu: str | None = None, progress: Any = None
+                    ) -> list[PropertyResult]:
     """``props`` in order in one child.  The one running when the child hangs or dies is
     reported so, at the size it reached; the others go on in a new child below that size,
     where the target may work, and say so (after n = 0, from n = 1).  The checks past 2**31
@@ -213,7 +213,8 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
             args += ["--max-n", str(cap)]
         if not empty:
             args.append("--no-empty")
-        events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, *args), timeout)
+        events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, *args), timeout,
+                                     None if progress is None else partial(_told, progress))
         done = [PropertyResult(**ev["result"]) for ev in events if ev["event"] == "result"]
         for r in done:
             if broke and r.status != "skip":
@@ -234,6 +235,8 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
                                           cause=Cause.FAULT.name))
         if broke:
             results[-1].detail["checked"] = broke
+        if progress is not None:
+            progress.finish(stuck, results[-1].status)
         what = f"the target's {results[-1].status} in '{stuck}'"
         n = last["n"] if last else None
         if n == 0 and empty:
@@ -241,13 +244,25 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
         elif n is not None and n >= 2 and stuck not in LARGE:
             cap, broke = n - 1, f"below n = {n:,} ({what} was there)"
         else:
-            results += [PropertyResult(p, "skip", f"not run: {what} would repeat here")
-                        for p in props[len(results):]]
+            for p in props[len(results):]:
+                results.append(PropertyResult(p, "skip", f"not run: {what} would repeat here"))
+                if progress is not None:
+                    progress.finish(p, "skip")
     return results
 
 
-def _watch(cmd: list[str], timeout: float) -> tuple[list[dict], str, str]:
-    """Run a child that writes JSON events to the file ``{out}`` stands for, and kill its
+def _told(progress: Any, event: dict) -> None:
+    """A child's property starting or ending, told to ``progress`` as it happens."""
+    if event["event"] == "start":
+        progress.start(event["property"])
+    elif event["event"] == "result":
+        progress.finish(event["result"]["name"], event["result"]["status"])
+
+
+def _watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | None = None
+           ) -> tuple[list[dict], str, str]:
+    """Run a child that writes JSON events to the file ``{out}`` stands for (each handed to
+    ``on_event`` as it comes), and kill its
     whole process group where it hangs: when one call of the target's own code (between its
     "call" and "return" events) runs ``timeout`` seconds, or when nothing at all happens for
     ten times that (start-up gets at least two minutes).  Returns the events,
@@ -263,14 +278,16 @@ def _watch(cmd: list[str], timeout: float) -> tuple[list[dict], str, str]:
                                 start_new_session=True)
         with open(path) as progress:
 
-            partial = ""
+            pending = ""
 
             def read() -> None:
-                nonlocal since, limit, partial
+                nonlocal since, limit, pending
                 # The child may be half-way through a line: parse whole lines only.
-                *lines, partial = (partial + progress.read()).split("\n")
+                *lines, pending = (pending + progress.read()).split("\n")
                 for line in lines:
                     events.append(json.loads(line))
+                    if on_event is not None:
+                        on_event(events[-1])
                     since = time.time()
                     limit = timeout if events[-1]["event"] == "call" else quiet
 
