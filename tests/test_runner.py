@@ -29,7 +29,7 @@ def test_a_hang_and_a_crash_are_reported_without_stopping_the_run(pytester):
             assert True
         """
     )
-    result = pytester.runpytest_subprocess("-n", "2", "--timeout=5", "-o", "timeout_method=thread",
+    result = pytester.runpytest_subprocess("-n", "2", "--timeout=2", "-o", "timeout_method=thread",
                                            "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(["*crashed while running*test_hangs*"])
@@ -41,8 +41,11 @@ def _collected(*args: str) -> list[str]:
     import subprocess
     import sys
 
+    # Two modules with slow tests and quick ones: the order is the conftest's, whatever the
+    # modules, and collecting the whole suite twice costs seconds.
+    files = [str(ROOT / "tests" / f) for f in ("test_controls.py", "test_laws.py")]
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                           *args, str(ROOT / "tests")], capture_output=True, text=True, cwd=ROOT)
+                           *args, *files], capture_output=True, text=True, cwd=ROOT)
     return [ln for ln in proc.stdout.splitlines() if "::" in ln]
 
 
@@ -73,7 +76,26 @@ def test_n_auto_leaves_cores_for_child_processes_where_a_gpu_is_listed():
 
     cores = len(os.sched_getaffinity(0))
     assert _workers_started({"CUDA_VISIBLE_DEVICES": "0"}) == max(1, cores * 3 // 4)
-    assert _workers_started({"CUDA_VISIBLE_DEVICES": "0", "PYTEST_XDIST_AUTO_NUM_WORKERS": "3"}) == 3
+
+
+def test_n_auto_is_left_to_xdist_where_the_environment_says_or_no_gpu_is_listed(monkeypatch):
+    from types import SimpleNamespace
+
+    from conftest import pytest_xdist_auto_num_workers as auto
+    from scancheck.devices import visible_gpus
+
+    config = SimpleNamespace(option=SimpleNamespace(numprocesses="auto"),
+                             getoption=lambda name, default=None: "")
+    monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+    try:
+        for listed, env, expected in (("0", None, True), ("0", "3", False), ("", None, False)):
+            visible_gpus.cache_clear()
+            monkeypatch.setenv("CUDA_VISIBLE_DEVICES", listed)
+            if env:
+                monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", env)
+            assert (auto(config) is not None) == expected, (listed, env)
+    finally:
+        visible_gpus.cache_clear()
 
 
 @pytest.mark.gpu
