@@ -149,6 +149,7 @@ def _print_report(rep) -> None:
           + (f" - {verdict.line}" if verdict.line else ""))
     if verdict.explained:
         print(f"  explained by it: {', '.join(verdict.explained)}")
+    print(rep.time_spent())
 
 
 def _check_options(args: argparse.Namespace) -> dict:

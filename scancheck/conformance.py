@@ -48,6 +48,8 @@ class ConformanceReport:
     spec: dict[str, Any]
     results: list[PropertyResult]
     seconds: float = 0.0
+    #: Seconds spent loading and compiling the target before any property ran.
+    prepare_seconds: float = 0.0
 
     @property
     def passed(self) -> bool:
@@ -67,6 +69,22 @@ class ConformanceReport:
         """The largest n any property actually checked."""
         return max([int(r.detail.get("largest n", r.detail.get("n", 0)) or 0)
                     for r in self.results] + [0])
+
+    def time_spent(self) -> str:
+        """One line: where the wall time went, by phase and by property (children run side
+        by side, so the parts may add up to more than the whole)."""
+        phases: dict[str, list[PropertyResult]] = {}
+        for r in self.results:
+            if r.status == "skip" and not r.seconds:
+                continue
+            phase = ("sanitizers" if r.name.startswith("sanitizer:") else
+                     "checks past 2**31" if r.name in LARGE else "properties")
+            phases.setdefault(phase, []).append(r)
+        parts = [f"compile {self.prepare_seconds:.1f} s"] if self.prepare_seconds else []
+        for phase, rs in phases.items():
+            each = ", ".join(f"{r.name.removeprefix('sanitizer: ')} {r.seconds:.1f}" for r in rs)
+            parts.append(f"{phase} {sum(r.seconds for r in rs):.1f} s ({each})")
+        return f"time: {'; '.join(parts)}; wall {self.seconds:.1f} s"
 
     def rows(self) -> list[dict[str, object]]:
         verdict = self.verdict
@@ -208,10 +226,12 @@ def check(target: Target, properties: tuple[str, ...] = PROPERTIES, large: bool 
     t0 = time.time()
     results = []
     for p in tuple(properties) + (LARGE if large else ()):
+        start = time.time()
         try:
             results.append(check_property(target, p, budget))
         except Exception as exc:  # a target that raises is a verdict, not a crash of ours
             results.append(PropertyResult(p, "fault", f"{type(exc).__name__}: {str(exc)[:300]}"))
+        results[-1].seconds = round(time.time() - start, 2)
     return ConformanceReport(target.name, asdict(target.spec), results, time.time() - t0)
 
 

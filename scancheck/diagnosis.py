@@ -56,6 +56,9 @@ class PropertyResult:
     cause: str = ""
     #: The failing case's own evidence shows it does not follow from a logic error.
     independent: bool = False
+    #: Wall seconds the property took whole: its search, shrinking and report (a sanitizer
+    #: tool's run; for a hang or fault, its child's time).
+    seconds: float = 0.0
 
 
 @dataclass

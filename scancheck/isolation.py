@@ -83,6 +83,7 @@ def check_isolated(
         if tool not in TOOLS:
             raise ValueError(f"sanitize={tool!r} is unknown; allowed: {', '.join(TOOLS)}")
     name, declared = _resolve(locator, spec, timeout, gpu)
+    prepared = time.time() - t0
     tasks = plan(declared, PROPERTIES if properties is None else tuple(properties), large,
                  sanitize, find_sanitizer() is not None)
     workers = workers or _default_workers()
@@ -97,7 +98,9 @@ def check_isolated(
             if kind == "sanitizer":
                 if progress is not None:
                     progress.start(names[0])
+                start = time.time()
                 out = [_sanitize(locator, names[0], timeout, spec, declared, gpu)]
+                out[0].seconds = round(time.time() - start, 2)
                 if progress is not None:
                     progress.finish(names[0], out[0].status)
                 return out
@@ -108,7 +111,7 @@ def check_isolated(
                for what, r in zip(names, out)}
     ran.update(skipped)
     results = [ran[what] for _, what in tasks]
-    return ConformanceReport(name, asdict(declared), results, time.time() - t0)
+    return ConformanceReport(name, asdict(declared), results, time.time() - t0, prepared)
 
 
 def _groups(tasks: list[tuple[str, str]], spec: TargetSpec, workers: int
@@ -213,8 +216,10 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
             args += ["--max-n", str(cap)]
         if not empty:
             args.append("--no-empty")
+        start = time.time()
         events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, *args), timeout,
                                      None if progress is None else partial(_told, progress))
+        spent = time.time() - start
         done = [PropertyResult(**ev["result"]) for ev in events if ev["event"] == "result"]
         for r in done:
             if broke and r.status != "skip":
@@ -233,6 +238,7 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
         else:
             results.append(PropertyResult(stuck, "fault", _fault_message(err, status) + at, case,
                                           cause=Cause.FAULT.name))
+        results[-1].seconds = round(max(0.0, spent - sum(r.seconds for r in done)), 2)
         if broke:
             results[-1].detail["checked"] = broke
         if progress is not None:
@@ -445,7 +451,9 @@ def _child(argv: list[str]) -> int:
         budget = Budget(args.budget, args.examples, args.max_n)
         for p in args.props:
             emit(event="start", property=p)
+            start = time.time()
             r = check_property(target, p, budget, on_case=lambda n: emit(event="case", n=n))
+            r.seconds = round(time.time() - start, 2)
             emit(event="result", result=asdict(r))
     return 0
 

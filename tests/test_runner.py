@@ -29,8 +29,10 @@ def test_a_hang_and_a_crash_are_reported_without_stopping_the_run(pytester):
             assert True
         """
     )
+    # Without scancheck's own plugin: this is xdist's and pytest-timeout's behaviour, and each
+    # worker (a crashed one is replaced) would import scancheck's engine for nothing.
     result = pytester.runpytest_subprocess("-n", "2", "--timeout=2", "-o", "timeout_method=thread",
-                                           "-p", "no:cacheprovider")
+                                           "-p", "no:cacheprovider", "-p", "no:scancheck")
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(["*crashed while running*test_hangs*"])
     result.stdout.fnmatch_lines(["*crashed while running*test_crashes_its_worker*"])
