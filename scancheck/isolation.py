@@ -46,6 +46,9 @@ _TOOL_CAUSE = {"racecheck": (Cause.RACE, "data race"), "synccheck": (Cause.RACE,
 _NO_POOLS = {"SCANCHECK_NO_MEMORY_POOL": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
              "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}
 _MARK = "scancheck-sanitize: n="
+#: Seconds a child takes to start and report (Python, NumPy, numba, Hypothesis), and the
+#: least a property may search when a check's time is shared out.
+_CHILD_START, _LEAST_SEARCH = 2.0, 0.5
 
 
 class UsageError(ValueError):
@@ -61,7 +64,7 @@ def check_isolated(
     locator: str, properties: tuple[str, ...] | None = None, large: bool | None = None,
     budget: Budget | None = None, timeout: float = 60.0, sanitize: tuple[str, ...] | None = None,
     spec: TargetSpec | None = None, workers: int | None = None, progress: Any = None,
-    gpu: str | None = None,
+    gpu: str | None = None, seconds: float | None = None,
 ):
     """Check the target ``locator`` names in child processes; returns its ConformanceReport.
 
@@ -70,7 +73,10 @@ def check_isolated(
     compute-sanitizer is installed.  ``timeout`` is how long one case may run before it is a
     hang; ``workers`` how many children run at once (half the cores by default);
     ``progress`` a :class:`scancheck.progress.Task` told what starts and finishes; ``gpu``
-    the one GPU (an id CUDA_VISIBLE_DEVICES takes) its children may see.
+    the one GPU (an id CUDA_VISIBLE_DEVICES takes) its children may see.  ``seconds``, the
+    wall time the whole check should take, cuts each property's ``budget`` to its share of
+    what is left after loading the target, its child's properties run one after another
+    (every property still walks its whole ladder of sizes, and a failure found is shrunk).
     """
     from .conformance import LARGE, PROPERTIES, ConformanceReport
     from .sanitizer import TOOLS, find_sanitizer
@@ -88,6 +94,13 @@ def check_isolated(
                  sanitize, find_sanitizer() is not None)
     workers = workers or _default_workers()
     groups, skipped = _groups(tasks, declared, workers)
+    if seconds is not None:
+        if seconds <= 0:
+            raise ValueError(f"seconds={seconds!r} must be positive")
+        longest = max([len(names) for kind, names in groups
+                       if kind == "property" and names[0] not in LARGE] or [1])
+        share = (seconds - prepared - _CHILD_START) / longest
+        budget = replace(budget, seconds=max(_LEAST_SEARCH, min(budget.seconds, share)))
 
     if progress is not None:
         progress.plan(sum(len(names) for _, names in groups))
