@@ -3,11 +3,12 @@
 The step input is zeros with ones at a few marks around the 32-bit boundaries, so the
 correct scan is a step function whose values are small and exact in any dtype.  On a GPU,
 the kernel ``kernels/oracle/step_check.cu`` compares every output with the count of marks
-before it without copying anything: n = 2**32 + 17 float32 needs its input and output
-(32 GiB) and nothing of that size besides.  Where the check fails, the same step test at
-every scale below (2**k + 17 for k = 10, 11, ...) and a bisection find the smallest n
-that fails: past 2**31 that is an index overflow; below it, a logic error that merely
-needs many elements.
+before it without copying the output: n = 2**32 + 17 float32 needs its input, the copy of
+it the target is handed (:meth:`~scancheck.targets.Target.run`: a target that writes into
+its input is caught here too) and the output, 48 GiB, and nothing of that size besides.
+Where the check fails, the same step test at every scale below (2**k + 17 for k = 10, 11,
+...) and a bisection find the smallest n that fails: past 2**31 that is an index overflow;
+below it, a logic error that merely needs many elements.
 
 Step data are ones and zeros: a scan that loses signs, or misreads values only between
 the marks, passes them.  Where the step test passes on a float dtype, the same size runs
@@ -68,11 +69,11 @@ def _dtype(target: Target) -> str | None:
 
 
 def room(target: Target, n: int, dtype: str, headroom: float = _HEADROOM) -> str | None:
-    """Why ``n`` elements of ``dtype`` and ``headroom - 1`` arrays of n of the type the target
-    returns for it (wider where it promotes) do not fit where the target runs (None if they
-    do)."""
+    """Why ``n`` elements of ``dtype`` twice (the input, and the copy the target is handed:
+    :meth:`Target.run`) and ``headroom - 1`` arrays of n of the type the target returns for
+    it (wider where it promotes) do not fit where the target runs (None if they do)."""
     out = as_dtype(target.spec.output_dtype(dtype)).itemsize
-    need = n * (np.dtype(dtype).itemsize + (headroom - 1) * out)
+    need = n * (2 * np.dtype(dtype).itemsize + (headroom - 1) * out)
     if target.spec.device == "gpu":
         import cupy as cp
 
