@@ -759,17 +759,21 @@ def builtin_targets() -> dict[str, Target]:
 
 def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
     """A target from ``package.module:function`` (importable, or under the working directory);
-    the module may define ``SCAN_SPEC``."""
+    the module may define ``SCAN_SPEC``.  Importing it writes no bytecode cache (a module of
+    the working directory would leave ``__pycache__`` there)."""
     if ":" not in path:
         raise ValueError(f"target {path!r} must look like package.module:function")
     module_name, attr = path.split(":", 1)
     if os.getcwd() not in sys.path:  # as `python -m` would: modules of the working directory
         sys.path.append(os.getcwd())
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # a target that cannot be imported is a usage error, not a verdict
         raise ValueError(f"target {path!r}: module {module_name!r} cannot be imported "
                          f"({type(exc).__name__}: {exc})") from None
+    finally:
+        sys.dont_write_bytecode = writes
     fn = module
     for part in attr.split("."):
         if not hasattr(fn, part):
