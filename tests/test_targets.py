@@ -265,3 +265,13 @@ def test_no_right_cpu_scan_is_taken_for_one_that_writes_into_its_input(name):
 
     rep = check(resolve(name), budget=Budget(0.05, max_n=64))
     assert rep.passed, rep.rows()
+
+
+def test_a_sanitizer_run_leaves_a_write_into_the_input_to_the_value_properties(capsys):
+    """Its child launches the target at a few sizes for the sanitizer to watch: a write
+    into the input is no fault there (the value properties refuse it, with its own cause)."""
+    from scancheck.isolation import _smoke
+
+    _smoke(resolve("scancheck.controls:zeroing_its_input"), [1, 33])
+    assert capsys.readouterr().out.split() == ["scancheck-sanitize:", "n=1",
+                                               "scancheck-sanitize:", "n=33"]
