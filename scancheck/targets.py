@@ -168,7 +168,7 @@ class Target:
         ``x`` is never changed; :class:`InputWritten` if the call changed the copy."""
         n = int(np.prod(x.shape))  # a torch tensor's size is a method
         # A view made by forward() or seeded() hands the target copies of its own.
-        given = x if getattr(self.fn, _HANDS_OVER_COPIES, False) else twin(x)
+        given = x if getattr(self.fn, _HANDS_OVER_COPIES, False) else _twin(x)
         if self.watch is not None:
             self.watch("call", n)
         # Overflow and NaN warnings of the target's own arithmetic are not ours to print.
@@ -182,7 +182,7 @@ class Target:
         if self.watch is not None:
             self.watch("return", n)
         if given is not x:
-            written = first_write(x, given)
+            written = _first_write(x, given)
             if written is not None:
                 raise written
         return out
@@ -213,12 +213,12 @@ def forward(target: Target) -> Target:
     fn = target.fn
     if target.spec.axis == "arg":
         def run(x: Any, axis: int) -> Any:
-            return flip(on_copy(fn, flip(x, axis), axis, contiguous=True), axis)
+            return flip(_on_copy(fn, flip(x, axis), axis, contiguous=True), axis)
     else:
         fixed = target.spec.axis if isinstance(target.spec.axis, int) else 0
 
         def run(x: Any) -> Any:  # type: ignore[misc]
-            return flip(on_copy(fn, flip(x, fixed), contiguous=True), fixed)
+            return flip(_on_copy(fn, flip(x, fixed), contiguous=True), fixed)
     setattr(run, _HANDS_OVER_COPIES, True)
     return replace(target, fn=run, spec=replace(target.spec, reverse=False))
 
@@ -237,18 +237,18 @@ def seeded(target: Target) -> Target:
 
     def run(y: Any) -> Any:
         if y.shape[0] == 0:
-            return on_copy(fn, y, initial=identity(y.dtype.name)[()])
+            return _on_copy(fn, y, initial=identity(y.dtype.name)[()])
         v = to_numpy(y[:1])[0]
         if inclusive:  # output 0 is v itself; the target gives the rest
-            return _concat(y[:1], on_copy(fn, y[1:], initial=v))
+            return _concat(y[:1], _on_copy(fn, y[1:], initial=v))
         # An exclusive scan never reads its last element: it holds v, as good as any value.
-        return on_copy(fn, _concat(y[1:], y[:1]), initial=v)
+        return _on_copy(fn, _concat(y[1:], y[:1]), initial=v)
 
     setattr(run, _HANDS_OVER_COPIES, True)
     return replace(target, fn=run, spec=replace(target.spec, inclusive=True, initial=False))
 
 
-#: Set on a function that calls a target's own function only through :func:`on_copy`:
+#: Set on a function that calls a target's own function only through :func:`_on_copy`:
 #: :meth:`Target.run` hands it ``x`` itself.
 _HANDS_OVER_COPIES = "_scancheck_hands_over_copies"
 
@@ -287,13 +287,13 @@ def _bits(v: np.generic) -> int:
     return int(np.asarray(v).view(f"u{v.itemsize}")[()])
 
 
-def on_copy(fn: Callable[..., Any], x: Any, *args: Any, contiguous: bool = False,
+def _on_copy(fn: Callable[..., Any], x: Any, *args: Any, contiguous: bool = False,
             **kwargs: Any) -> Any:
-    """``fn(copy, *args, **kwargs)`` for a :func:`twin` of ``x`` (C-contiguous where
+    """``fn(copy, *args, **kwargs)`` for a :func:`_twin` of ``x`` (C-contiguous where
     ``contiguous``); :class:`InputWritten` where the call changed the copy."""
-    given = twin(x, contiguous)
+    given = _twin(x, contiguous)
     out = fn(given, *args, **kwargs)
-    written = first_write(x, given)
+    written = _first_write(x, given)
     if written is not None:
         raise written
     return out
@@ -303,7 +303,7 @@ def _library(x: Any) -> str:
     return type(x).__module__.split(".")[0]
 
 
-def twin(x: Any, contiguous: bool = False) -> Any:
+def _twin(x: Any, contiguous: bool = False) -> Any:
     """A copy of the NumPy, CuPy or torch array ``x`` where ``x`` is: the same shape, dtype
     and strides at the same offset into a copy of the buffer ``x`` views (its alignment
     kept, for device arrays), so that a target sees the layout it was meant to see; or a
@@ -341,7 +341,7 @@ _ALIGN = 256
 
 
 def _device_twin(x: Any) -> Any:
-    """:func:`twin` of a CuPy array: the bytes from its lowest to its highest element."""
+    """:func:`_twin` of a CuPy array: the bytes from its lowest to its highest element."""
     import cupy as cp
 
     lo = sum(st * (d - 1) for d, st in zip(x.shape, x.strides) if st < 0)
@@ -356,10 +356,10 @@ def _device_twin(x: Any) -> Any:
 
 
 #: Elements compared at a time: no temporary of a check past 2**32 is as large as its input.
-COMPARE_CHUNK = 1 << 26
+_COMPARE_CHUNK = 1 << 26
 
 
-def first_write(x: Any, given: Any) -> InputWritten | None:
+def _first_write(x: Any, given: Any) -> InputWritten | None:
     """Where ``given`` (a copy of ``x`` a target was handed) first differs from ``x`` bit for
     bit, NaN payloads and the sign of zero included (None where nowhere)."""
     if _library(given) == "torch":  # torch arrays are small: __call__'s bfloat16 views
@@ -375,7 +375,7 @@ def first_write(x: Any, given: Any) -> InputWritten | None:
         return None
     bits = f"u{x.dtype.itemsize}"
     a, b = x.view(bits), given.view(bits)
-    step = max(1, COMPARE_CHUNK // (a.size // a.shape[0]))
+    step = max(1, _COMPARE_CHUNK // (a.size // a.shape[0]))
     for lo in range(0, a.shape[0], step):
         bad = a[lo:lo + step] != b[lo:lo + step]
         if bool(bad.any()):
