@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 from hypothesis.reporting import with_reporter
 
-from .database import example_database
+from .database import example_database, private_storage
 from .operators import get_operator
 from .strategies import generate_data, generate_pairs
 
@@ -203,7 +203,7 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
     spent = False
     db = example_database() if key is not None else None
     try:
-        with with_reporter(lambda _: None):
+        with with_reporter(lambda _: None), private_storage():
             find(cases(dtypes, distributions, max_n), fails, settings=settings(
                 max_examples=budget.max_examples, database=db, deadline=None,
                 suppress_health_check=list(HealthCheck)), database_key=key if db else None)

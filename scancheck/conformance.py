@@ -20,18 +20,19 @@ from typing import Any
 import numpy as np
 
 from .cases import Budget, Case, search, smallest_failing
-from .diagnosis import Diagnosis, PropertyResult, diagnose
+from .diagnosis import Cause, Diagnosis, PropertyResult, diagnose
 from .large import BATCH_CHECKS, LARGE_SIZES, check_batch, check_large
 from .properties import (
     ACCUMULATION_PROBE,
     PROPERTIES,
     TABLE,
+    Failure,
     accumulation_precision,
     applies,
     bound_summary,
     float_summary,
 )
-from .targets import Target, TargetSpec, forward, seeded
+from .targets import InputWritten, Target, TargetSpec, forward, seeded
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
            "check_isolated", "check_property"]
@@ -125,7 +126,26 @@ def jsonable(v: Any) -> Any:
 def check_property(target: Target, prop: str, budget: Budget | None = None,
                    on_case: Callable[[int], None] | None = None) -> PropertyResult:
     """Search within ``budget`` for the smallest case on which ``target`` breaks ``prop``
-    (``on_case(n)`` is called before each case: a heartbeat for watchdogs)."""
+    (``on_case(n)`` is called before each case: a heartbeat for watchdogs).  The target is
+    handed copies (:meth:`Target.run`) and judged on its input as it was; one that writes
+    into its input fails with that cause, wherever in the property the write shows."""
+    try:
+        return _check_property(target, prop, budget, on_case)
+    except InputWritten as exc:  # outside the search: a summary, a check past 2**31
+        size = {"n": exc.shape[0]} if len(exc.shape) == 1 else {"shape": list(exc.shape)}
+        return PropertyResult(prop, "fail", exc.told, {**size, "dtype": exc.dtype,
+                                                       **_written(exc).where()},
+                              cause=Cause.INPUT_WRITTEN.name, independent=True)
+
+
+def _written(exc: InputWritten) -> Failure:
+    """The failure of a case on which the target wrote into its input."""
+    shape = {"input shape": list(exc.shape)} if len(exc.shape) > 1 else {}
+    return Failure(Cause.INPUT_WRITTEN, exc.told, at={**shape, **exc.where()}, independent=True)
+
+
+def _check_property(target: Target, prop: str, budget: Budget | None,
+                    on_case: Callable[[int], None] | None) -> PropertyResult:
     budget = budget or Budget()
     if prop not in TABLE and prop not in LARGE:
         raise ValueError(f"property {prop!r} is unknown; allowed: "
@@ -152,7 +172,10 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
     def check(case: Case):  # noqa: ANN202
         if on_case is not None:
             on_case(case.n)
-        return row.check(target, case)
+        try:
+            return row.check(target, case)
+        except InputWritten as exc:
+            return _written(exc)
 
     if prop == "deterministic" and not spec.deterministic:
         seen = check(Case(top, dtypes[0], row.distributions[0], 0))

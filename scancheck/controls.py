@@ -307,6 +307,24 @@ def initial_value_in_the_first_tile_only(x: np.ndarray, initial: Any) -> np.ndar
     return out
 
 
+def zeroing_its_input(x: np.ndarray) -> np.ndarray:
+    """Zeroes the array it is handed and returns zeros: the right scan of what it left there,
+    so an oracle that took the expected answer from the array after the call would pass it."""
+    x[...] = 0
+    return np.zeros_like(x)
+
+
+def adding_one_to_its_last_input_and_output(x: np.ndarray) -> np.ndarray:
+    """A correct scan that adds 1 to its last output and to its last input: the right scan of
+    the input it leaves behind, wrong for the one it was given."""
+    with np.errstate(all="ignore"):
+        out = np.add.accumulate(x, dtype=x.dtype)
+        if x.size:
+            out[-1] += 1
+            x[-1] += 1
+    return out
+
+
 def padded_tail_read_uninitialised(x: Any) -> Any:
     """CuPy: the input copied into a buffer padded to whole tiles of 256, and the whole
     buffer scanned.  The tail is never written; it only reaches outputs that are cut off,
@@ -370,6 +388,8 @@ for fn, spec in (
     (cumprod_carried_across_rows, TargetSpec(op="mul", dtypes=_FLOATS, axis="arg")),
     (cummax_flat_indices, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), axis="arg",
                                      indices=True)),
+    (zeroing_its_input, TargetSpec()),
+    (adding_one_to_its_last_input_and_output, TargetSpec()),
     # cupy.cumsum through CUB: float bits vary from run to run (see targets.builtin_targets).
     # CuPy's own scan kernel, which flushes float32 subnormals (see targets.builtin_targets).
     (row_offsets_in_32_bits, TargetSpec(device="gpu", dtypes=("float32", "int32"), axis="arg",
@@ -475,6 +495,13 @@ CONTROLS: tuple[Control, ...] = (
     Control("cummax indices counted from the batch's start (N-D)", _C + "cummax_flat_indices",
             Cause.LOGIC, "an index other than", "rows, with indices checked: a 1-D input is one "
             "row, and right; the values are right"),
+    Control("zeroing its input", _C + "zeroing_its_input", Cause.INPUT_WRITTEN,
+            "after the call", "every value property: the target is handed a copy, compared "
+            "bit for bit with its input after the call, and judged on the input as it was"),
+    Control("adding 1 to its last input and output",
+            _C + "adding_one_to_its_last_input_and_output", Cause.INPUT_WRITTEN, "after the call",
+            "every value property, as for the zeroing one: its output is the right scan of the "
+            "input it leaves"),
     Control("missing barrier", f"cu:{_CU / 'missing_barrier.cu'}:1024", Cause.RACE, "data race",
             "racecheck", gpu=True,
             spec=TargetSpec(device="gpu", max_n=1024, dtypes=("float32", "int32"))),

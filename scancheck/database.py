@@ -4,11 +4,20 @@
 example database, ``pip install 'hypothesis[redis]'``) or a directory.  Unset, conformance
 searches keep nothing and the test suite keeps Hypothesis's default directory.  With a
 shared store, a failure one runner found is replayed first by every other.
+
+Hypothesis also keeps files of its own in ``.hypothesis`` of the working directory (a cache
+of the constants it reads from local modules); scancheck's searches run under
+:func:`private_storage`, so that a check writes nothing where it was started but the
+store it was given.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import tempfile
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 VARIABLE = "SCANCHECK_HYPOTHESIS_DB"
@@ -35,3 +44,31 @@ def example_database(value: str | None = None) -> Any:
     from hypothesis.database import DirectoryBasedExampleDatabase
 
     return DirectoryBasedExampleDatabase(value)
+
+
+_storage_lock = threading.Lock()
+_storage: dict[str, Any] = {"users": 0}
+
+
+@contextlib.contextmanager
+def private_storage() -> Iterator[None]:
+    """While held (by any thread), Hypothesis keeps its own files in a fresh temporary
+    directory, removed when the last holder leaves, and then finds its home where it did
+    before: nothing in the working directory's ``.hypothesis``."""
+    from hypothesis import configuration
+
+    with _storage_lock:
+        if _storage["users"] == 0:
+            # Hypothesis's home once resolved (None: not yet), to be put back as it was.
+            _storage["saved"] = vars(configuration).get("__hypothesis_home_directory")
+            _storage["dir"] = tempfile.TemporaryDirectory(prefix="scancheck-hypothesis-")
+            configuration.set_hypothesis_home_dir(_storage["dir"].name)
+        _storage["users"] += 1
+    try:
+        yield
+    finally:
+        with _storage_lock:
+            _storage["users"] -= 1
+            if _storage["users"] == 0:
+                configuration.set_hypothesis_home_dir(_storage.pop("saved"))
+                _storage.pop("dir").cleanup()

@@ -4,9 +4,11 @@ Every failure carries a :class:`Cause`, decided by the evidence of its own case 
 error that data with tiny partial sums do not show is lost precision; a NaN missing from
 an output is a logic error if the same input without its NaNs is wrong too).  The verdict
 names the highest-ranked cause -- fault or hang > data race > logic error > precision lost
-> NaN/inf semantics > non-determinism > index overflow -- with its smallest case.  Other
-failures of the same cause are its evidence; a failure of another cause is listed beside
-it only where its own evidence shows that it does not follow from the primary one.
+> NaN/inf semantics > non-determinism > index overflow > writes into its input -- with its
+smallest case.  Other failures of the same cause are its evidence; a failure of another
+cause is listed beside it only where its own evidence shows that it does not follow from
+the primary one.  A write into the input is its own evidence: every answer is judged on the
+input as it was, so the write explains no other failure and none but a race explains it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class Cause(enum.IntEnum):
     SPECIALS = 5
     NONDETERMINISM = 6
     INDEX_OVERFLOW = 7
+    INPUT_WRITTEN = 8  # the target changed the array it was handed
 
     @property
     def label(self) -> str:
@@ -40,6 +43,7 @@ _LABELS = {
     Cause.SPECIALS: "NaN/inf semantics broken",
     Cause.NONDETERMINISM: "non-deterministic",
     Cause.INDEX_OVERFLOW: "index overflow",
+    Cause.INPUT_WRITTEN: "writes into its input",
 }
 
 

@@ -3,11 +3,12 @@
 The step input is zeros with ones at a few marks around the 32-bit boundaries, so the
 correct scan is a step function whose values are small and exact in any dtype.  On a GPU,
 the kernel ``kernels/oracle/step_check.cu`` compares every output with the count of marks
-before it without copying anything: n = 2**32 + 17 float32 needs its input and output
-(32 GiB) and nothing of that size besides.  Where the check fails, the same step test at
-every scale below (2**k + 17 for k = 10, 11, ...) and a bisection find the smallest n
-that fails: past 2**31 that is an index overflow; below it, a logic error that merely
-needs many elements.
+before it without copying the output: n = 2**32 + 17 float32 needs its input, the copy of
+it the target is handed (:meth:`~scancheck.targets.Target.run`: a target that writes into
+its input is caught here too) and the output, 48 GiB, and nothing of that size besides.
+Where the check fails, the same step test at every scale below (2**k + 17 for k = 10, 11,
+...) and a bisection find the smallest n that fails: past 2**31 that is an index overflow;
+below it, a logic error that merely needs many elements.
 
 Step data are ones and zeros: a scan that loses signs, or misreads values only between
 the marks, passes them.  Where the step test passes on a float dtype, the same size runs
@@ -24,6 +25,7 @@ import contextlib
 import fcntl
 import functools
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
@@ -68,11 +70,11 @@ def _dtype(target: Target) -> str | None:
 
 
 def room(target: Target, n: int, dtype: str, headroom: float = _HEADROOM) -> str | None:
-    """Why ``n`` elements of ``dtype`` and ``headroom - 1`` arrays of n of the type the target
-    returns for it (wider where it promotes) do not fit where the target runs (None if they
-    do)."""
+    """Why ``n`` elements of ``dtype`` twice (the input, and the copy the target is handed:
+    :meth:`Target.run`) and ``headroom - 1`` arrays of n of the type the target returns for
+    it (wider where it promotes) do not fit where the target runs (None if they do)."""
     out = as_dtype(target.spec.output_dtype(dtype)).itemsize
-    need = n * (np.dtype(dtype).itemsize + (headroom - 1) * out)
+    need = n * (2 * np.dtype(dtype).itemsize + (headroom - 1) * out)
     if target.spec.device == "gpu":
         import cupy as cp
 
@@ -89,16 +91,72 @@ def room(target: Target, n: int, dtype: str, headroom: float = _HEADROOM) -> str
             f"{free / 2**30:.0f} GiB are free")
 
 
+class LockRefused(PermissionError):
+    """A lock file or its directory is not safe to open: what was wrong, and what is allowed."""
+
+
+def lock_dir() -> str:
+    """The directory of scancheck's lock files, ``scancheck-locks-<uid>`` in the temporary
+    directory, created with mode 0o700; :class:`LockRefused` where it is a symbolic link, not
+    a directory, not the user's own, or writable by others (where a link could be planted
+    in a lock file's place)."""
+    path = os.path.join(tempfile.gettempdir(), f"scancheck-locks-{os.getuid()}")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    os.close(_open_private_dir(path))
+    return path
+
+
+def _open_private_dir(path: str) -> int:
+    """``path`` opened without following a link, and checked as :func:`lock_dir` says."""
+    allowed = ("lock files live only in a directory of the user's own that no one else can "
+               f"write; remove {path} or set TMPDIR to another directory")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as exc:  # ELOOP: a symbolic link; ENOTDIR: not a directory
+        raise LockRefused(f"{path} is not a directory ({exc.strerror}); {allowed}") from None
+    st = os.fstat(fd)
+    if st.st_uid != os.getuid() or st.st_mode & 0o022:
+        os.close(fd)
+        raise LockRefused(f"{path} belongs to uid {st.st_uid} with mode "
+                          f"{stat.S_IMODE(st.st_mode):o}; {allowed}")
+    return fd
+
+
 @contextlib.contextmanager
 def file_lock(name: str, exclusive: bool = True) -> Iterator[None]:
-    """Hold the lock file ``name`` in the temporary directory, shared or exclusive, across
-    every process of this machine."""
-    with open(os.path.join(tempfile.gettempdir(), name), "w") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    """Hold the lock file ``name`` in :func:`lock_dir`, shared or exclusive, across every
+    process of this user on this machine.  It is opened without following a symbolic link
+    and never truncated: a link in its place is refused (:class:`LockRefused`), not followed."""
+    name = name.replace(os.sep, "_")  # a device key may hold one (old MIG UUIDs do)
+    if name in ("", ".", ".."):
+        raise ValueError(f"lock name {name!r} must name a file")
+    where = lock_dir()
+    dir_fd = _open_private_dir(where)
+    try:
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600, dir_fd=dir_fd)
+    except OSError as exc:
+        raise LockRefused(f"{os.path.join(where, name)} cannot be a lock file ({exc.strerror}): "
+                          f"it must be a plain file, not a symbolic link") from None
+    finally:
+        os.close(dir_fd)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         try:
             yield
         finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def _unlockable() -> str | None:
+    """Why the checks of this size cannot take their lock here (None where they can)."""
+    try:
+        lock_dir()
+    except LockRefused as exc:
+        return str(exc)
+    return None
 
 
 @contextlib.contextmanager
@@ -279,6 +337,9 @@ def check_large(target: Target, name: str,
                               "an integer type it widens")
     if target.spec.max_n is not None and target.spec.max_n < n:
         return PropertyResult(name, "skip", f"declared max_n={target.spec.max_n:,}")
+    refused = _unlockable()
+    if refused:  # not a verdict on the target
+        return PropertyResult(name, "skip", f"not run: {refused}")
     with _one_at_a_time(target):
         short = room(target, n, dtype)
         if short:
@@ -446,6 +507,9 @@ def check_batch(target: Target, name: str = "batch past 2**32",
         import cupy as xp
     detail: dict[str, Any] = {"n": total, "dtype": dtype}
     not_run = []
+    refused = _unlockable()
+    if refused:  # not a verdict on the target
+        return PropertyResult(name, "skip", f"not run: {refused}")
     with _one_at_a_time(target):
         for shape, axis in layouts:
             short = room(target, shape[0] * shape[1], dtype, _BATCH_HEADROOM)

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, Phase, find, given, settings, target
 from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 
+from .database import private_storage
 from .operators import Operator
 
 
@@ -84,16 +85,17 @@ def _lift(v: Any, exact: bool) -> Any:
 def _search(strategy: st.SearchStrategy, fails: Callable[[Any], bool], max_examples: int) -> Any:
     """The smallest example for which ``fails`` holds, or None if none was found."""
     try:
-        return find(
-            strategy,
-            fails,
-            settings=settings(
-                max_examples=max_examples,
-                database=None,
-                deadline=None,
-                suppress_health_check=list(HealthCheck),
-            ),
-        )
+        with private_storage():  # nothing of Hypothesis's in the working directory
+            return find(
+                strategy,
+                fails,
+                settings=settings(
+                    max_examples=max_examples,
+                    database=None,
+                    deadline=None,
+                    suppress_health_check=list(HealthCheck),
+                ),
+            )
     except NoSuchExample:
         return None
 
@@ -184,7 +186,8 @@ def _largest_defect(combine: Callable, elements: st.SearchStrategy, max_examples
             target(d)
             worst[0] = max(worst[0], d)
 
-    probe()
+    with private_storage():
+        probe()
     return worst[0]
 
 

@@ -159,6 +159,12 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
     lines = ["import base64, math, zlib\nfrom fractions import Fraction\n\nimport mpmath\n"
              "import numpy as np\n",
              imports, _literal(x, files, name), f"got = np.asarray({call})\n"]
+    written = case.get("input index")
+    if written is not None:  # the call changes x: show the element before and after
+        at = ", ".join(map(str, written)) if isinstance(written, list) else str(written)
+        lines[-1] = "before = x.copy()\n" + lines[-1]
+        lines.append(f'print("x[{at}] was", before[{at}], "is", x[{at}], "after the call")\n')
+        return "".join(lines)
     k = case.get("index")
     if k is not None:
         if axis is not None:

@@ -88,3 +88,47 @@ def test_the_store_is_named_by_the_environment_and_refused_clearly(tmp_path, mon
     assert list(db.fetch(b"k")) == [b"v"]
     with pytest.raises(ValueError, match=VARIABLE):
         example_database("redis://:not-a-port")
+
+
+def test_hypothesis_keeps_its_own_files_elsewhere_while_a_search_runs_and_finds_home_after():
+    from hypothesis.configuration import storage_directory
+
+    from scancheck.database import private_storage
+
+    home = storage_directory("constants", intent_to_write=False).path
+    with private_storage():
+        inside = storage_directory("constants", intent_to_write=False).path
+        with private_storage():  # nested (or another thread's): the same place
+            assert storage_directory("constants", intent_to_write=False).path == inside
+        assert inside != home and inside.parent.name.startswith("scancheck-hypothesis-")
+        assert inside.parent.is_dir()
+    assert not inside.parent.exists()
+    assert storage_directory("constants", intent_to_write=False).path == home
+
+
+def test_a_check_writes_nothing_in_its_working_directory(tmp_path, monkeypatch):
+    """In a fresh interpreter started there, on a target imported from there: Hypothesis
+    takes its home from the working directory it was imported in, so no test process's
+    own can show this."""
+    import sys
+
+    monkeypatch.delenv(VARIABLE, raising=False)
+    (tmp_path / "userscan.py").write_text(
+        "import numpy as np\n"
+        "from scancheck.targets import TargetSpec\n"
+        "SCAN_SPEC = TargetSpec(dtypes=('int32',))\n"
+        "def cumsum(x):\n"
+        "    return np.cumsum(x, dtype=x.dtype)\n")
+    code = ("from scancheck.cases import Budget, ladder\n"
+            "from scancheck.conformance import check\n"
+            "from scancheck.properties import TABLE\n"
+            "from scancheck.targets import resolve\n"
+            "rep = check(resolve('userscan:cumsum'), properties=('integers exact',),\n"
+            "            budget=Budget(0.2, max_n=16))\n"
+            "rungs = ladder(('int32',), TABLE['integers exact'].distributions, 16, True)\n"
+            "# Past the ladder: Hypothesis drew cases (before, that wrote .hypothesis here).\n"
+            "assert rep.passed and rep.results[0].detail['cases'] > len(rungs), rep.rows()\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert [p.name for p in tmp_path.iterdir()] == ["userscan.py"]

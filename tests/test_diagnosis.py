@@ -18,7 +18,7 @@ def test_nothing_failing_is_no_diagnosis():
 def test_causes_are_ranked_fault_race_logic_precision_specials_nondeterminism_overflow():
     assert list(Cause) == sorted(Cause)
     order = [Cause.FAULT, Cause.RACE, Cause.LOGIC, Cause.PRECISION, Cause.SPECIALS,
-             Cause.NONDETERMINISM, Cause.INDEX_OVERFLOW]
+             Cause.NONDETERMINISM, Cause.INDEX_OVERFLOW, Cause.INPUT_WRITTEN]
     for better, worse in zip(order, order[1:]):
         d = diagnose([_fail("b", worse, n=1), _fail("a", better, n=100)])
         assert d.cause == better, (better, worse)
@@ -68,3 +68,18 @@ def test_a_fault_does_not_explain_wrong_answers_from_runs_that_did_not_fault():
     assert d.cause == Cause.FAULT and d.source == "past 2**31"
     assert d.line.startswith("fault: fault in 'past 2**31': illegal address")
     assert d.same_cause == ["past 2**32"] and d.also[0].startswith("logic error in 'integers exact'")
+
+
+def test_a_write_into_the_input_stands_beside_other_causes_and_a_race_explains_it():
+    """Every answer is judged on the input as it was: a write explains no other failure,
+    and only a race (or a fault in another run) keeps it from standing on its own."""
+    written = _fail("nan and inf", Cause.INPUT_WRITTEN, 1, independent=True,
+                    text="x[0] was 1.0, is 0.0 after the call")
+    alone = diagnose([written])
+    assert alone.line == ("writes into its input: x[0] was 1.0, is 0.0 after the call "
+                          "(smallest case n=1)")
+    beside = diagnose([_fail("integers exact", Cause.LOGIC, 65), written])
+    assert beside.cause == Cause.LOGIC and beside.also == [
+        "writes into its input in 'nan and inf': x[0] was 1.0, is 0.0 after the call"]
+    raced = diagnose([_fail("sanitizer: racecheck", Cause.RACE, 257), written])
+    assert raced.explained == ["nan and inf"] and not raced.also

@@ -11,6 +11,7 @@ import json
 import os
 import tempfile
 from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 
@@ -209,19 +210,21 @@ def test_the_checks_past_2_to_the_31_hold_the_gpu_alone(tmp_path, monkeypatch):
     import fcntl
 
     from scancheck.isolation import _device_turn
+    from scancheck.large import lock_dir
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    locks = Path(lock_dir())
     gpu = TargetSpec(device="gpu")
     with _device_turn(gpu, "7", exclusive=False), _device_turn(gpu, "7", exclusive=False):
-        with open(tmp_path / "scancheck-gpu-7.lock") as fh:
+        with open(locks / "scancheck-gpu-7.lock") as fh:
             with pytest.raises(BlockingIOError):
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
     with _device_turn(gpu, "7", exclusive=True):
-        with open(tmp_path / "scancheck-gpu-7.lock") as fh:
+        with open(locks / "scancheck-gpu-7.lock") as fh:
             with pytest.raises(BlockingIOError):
                 fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
     with _device_turn(TargetSpec(), None, exclusive=True):
-        assert not (tmp_path / "scancheck-gpu-all.lock").exists()
+        assert not (locks / "scancheck-gpu-all.lock").exists()
 
 
 def test_a_spec_with_promotions_reaches_the_child_intact(budget):

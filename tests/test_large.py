@@ -129,7 +129,8 @@ def test_short_memory_is_said_not_guessed(monkeypatch):
                         lambda name: 2**22 if name == "SC_AVPHYS_PAGES" else 4096)
     r = check_large(_numpy(dtypes=("float64",)), "past 2**32")
     assert r.status == "skip"
-    assert r.diagnosis == ("not run: n = 4,294,967,313 float64 needs about 64 GiB of host "
+    # The input, the copy the target is handed and the output: 3 * 8 bytes an element.
+    assert r.diagnosis == ("not run: n = 4,294,967,313 float64 needs about 96 GiB of host "
                            "memory; 16 GiB are free")
 
 
@@ -199,5 +200,91 @@ def test_a_promoting_target_is_taken_past_2_to_the_31_in_its_narrowest_widened_t
                                                           ("int8", "int64"))))
     assert _dtype(widening) == "int8"
     assert _dtype(Target("p", np.cumsum, TargetSpec(dtypes=("int8", "int32")))) == "int32"
-    # room counts the int64 output: 1 + 8 bytes an element, not 2.
-    assert "needs about 9216 GiB" in room(widening, 2**40, "int8")
+    # room counts the input, its copy and the int64 output: 1 + 1 + 8 bytes an element.
+    assert "needs about 10240 GiB" in room(widening, 2**40, "int8")
+
+
+# -- lock files: never opened through a symbolic link, never truncated ---------------------
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch):
+    """The temporary directory of this test alone, as scancheck's lock files see it."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path
+
+
+def test_a_lock_is_never_taken_through_a_planted_symbolic_link(private_tmp):
+    import os
+
+    from scancheck.large import LockRefused, file_lock, lock_dir
+
+    victim = private_tmp / "victim.txt"
+    victim.write_text("someone's data\n")
+    # Where the lock used to be: a fixed name in the shared temporary directory.
+    (private_tmp / "scancheck-large-host.lock").symlink_to(victim)
+    with file_lock("scancheck-large-host.lock"):
+        pass
+    where = lock_dir()
+    assert os.stat(where).st_mode & 0o777 == 0o700
+    assert sorted(os.listdir(where)) == ["scancheck-large-host.lock"]
+    # In the user's own directory too, a link is refused, not written through.
+    os.symlink(victim, os.path.join(where, "scancheck-gpu-0.lock"))
+    with pytest.raises(LockRefused, match="must be a plain file, not a symbolic link"):
+        with file_lock("scancheck-gpu-0.lock", exclusive=False):
+            pass
+    assert victim.read_text() == "someone's data\n"
+
+
+def test_a_lock_directory_others_could_write_is_refused_and_the_big_checks_say_so(
+        private_tmp, monkeypatch):
+    import os
+
+    import scancheck.large as large
+
+    where = private_tmp / f"scancheck-locks-{os.getuid()}"
+    elsewhere = private_tmp / "theirs"
+    elsewhere.mkdir()
+    where.symlink_to(elsewhere)
+    with pytest.raises(large.LockRefused, match="is not a directory .*remove .* or set TMPDIR"):
+        large.lock_dir()
+    where.unlink()
+    where.mkdir(mode=0o700)
+    where.chmod(0o777)
+    with pytest.raises(large.LockRefused, match="mode 777"):
+        large.lock_dir()
+    where.chmod(0o700)
+    assert large.lock_dir() == str(where)
+    # Another user's directory under the name this user's would have.
+    uid = os.getuid()
+    (private_tmp / f"scancheck-locks-{uid + 1}").mkdir(mode=0o700)
+    monkeypatch.setattr(large.os, "getuid", lambda: uid + 1)
+    with pytest.raises(large.LockRefused, match=f"belongs to uid {uid} "):
+        large.lock_dir()
+    r = check_large(_numpy(), "past 2**31")
+    assert r.status == "skip" and r.diagnosis.startswith("not run: ") and "belongs to" in r.diagnosis
+
+
+def test_shared_locks_share_and_exclusive_ones_exclude(private_tmp):
+    import fcntl
+    import os
+
+    from scancheck.large import file_lock, lock_dir
+
+    def try_lock(kind):
+        fd = os.open(os.path.join(lock_dir(), "gpu.lock"), os.O_RDWR)
+        try:
+            fcntl.flock(fd, kind | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(fd)
+
+    with file_lock("gpu.lock", exclusive=False):
+        assert try_lock(fcntl.LOCK_SH) and not try_lock(fcntl.LOCK_EX)
+    with file_lock("gpu.lock"):
+        assert not try_lock(fcntl.LOCK_SH)
+    assert try_lock(fcntl.LOCK_EX)

@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from scancheck import controls
 from scancheck.conformance import check_property
-from scancheck.operators import extreme_scan
+from scancheck.operators import arg_extreme_scan, extreme_scan
 from scancheck.targets import Target, TargetSpec, resolve
 
 FLOATS = TargetSpec(dtypes=("float32", "float64"))
@@ -262,3 +263,79 @@ def test_long_recurrences_are_checked_rigorously_past_the_rationals_reach():
     wrong = TABLE["recurrence"].check(Target("late", controls.long_blocks_in_the_wrong_order,
                                              spec), case)
     assert wrong is not None and wrong.index == 1024 and "operand order" in wrong.diagnosis
+
+
+# -- a target that writes into its input --------------------------------------------------
+
+
+def test_the_input_writing_controls_are_refused_with_that_cause_alone():
+    """Zeroing the input and returning zeros, or adding 1 to the last input and the last
+    output, is the right scan of what the target leaves behind: judged on the input as it
+    was, every property that runs it refuses it for the write, and for nothing else."""
+    from scancheck.cases import Budget
+    from scancheck.conformance import check
+
+    for name in ("zeroing_its_input", "adding_one_to_its_last_input_and_output"):
+        rep = check(resolve(f"scancheck.controls:{name}"), budget=Budget(0.3))
+        verdict = rep.verdict
+        assert verdict.cause.name == "INPUT_WRITTEN" and not verdict.also, verdict.line
+        assert verdict.line.startswith("writes into its input: x[")
+        assert "after the call (smallest case n=1" in verdict.line
+        failing = {r.name for r in rep.results if r.status == "fail"}
+        assert failing == {"integers exact", "certified exact", "floats within bound",
+                           "nan and inf", "deterministic"}, rep.rows()
+        assert all(r.cause == "INPUT_WRITTEN" for r in rep.results if r.status == "fail")
+
+
+def _recurrence(x):
+    from scancheck.operators import sequential_scan
+
+    return sequential_scan(x, "recurrence")
+
+
+#: Per value property: a spec it runs on, and a right scan for that spec.
+_RIGHT = {
+    "integers exact": (TargetSpec(dtypes=("int32",)), lambda x: np.cumsum(x, dtype=x.dtype)),
+    "certified exact": (TargetSpec(dtypes=("float32",)), lambda x: np.cumsum(x, dtype=x.dtype)),
+    "floats within bound": (TargetSpec(op="max", dtypes=("float64",)), np.maximum.accumulate),
+    "nan and inf": (TargetSpec(dtypes=("float16",)), lambda x: np.cumsum(x, dtype=x.dtype)),
+    "deterministic": (TargetSpec(dtypes=("float32",)), lambda x: np.cumsum(x, dtype=x.dtype)),
+    "recurrence": (TargetSpec(op="recurrence", dtypes=("float32",)), _recurrence),
+    "rows": (TargetSpec(op="mul", dtypes=("float32", "int32"), axis="arg"),
+             lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype)),
+    "products within bound": (TargetSpec(op="mul", dtypes=("float64",)),
+                              lambda x: np.cumprod(x, dtype=x.dtype)),
+    "logsumexp within bound": (TargetSpec(op="logaddexp", dtypes=("float32",)),
+                               np.logaddexp.accumulate),
+    "indices": (TargetSpec(op="min", dtypes=("float32",), indices=True),
+                lambda x: arg_extreme_scan(x, "min")),
+}
+
+
+def _zeroes(x):
+    x[...] = 0
+
+
+def _adds_one_to_the_last(x):
+    if x.size:
+        x[(-1,) * x.ndim] += 1
+
+
+@pytest.mark.parametrize("prop", list(_RIGHT))
+def test_every_value_property_refuses_a_target_that_writes_into_its_input(prop):
+    """The right scan of what the target leaves in its input, after zeroing it or adding 1 to
+    its last element, conforms where the expected answer follows the input; here it is
+    refused for the write, by every property that runs the target on values."""
+    from scancheck.cases import Budget
+
+    spec, right = _RIGHT[prop]
+    for write in (_zeroes, _adds_one_to_the_last):
+        def leaves(x, *axis, write=write):
+            write(x)
+            return right(x, *axis)
+
+        r = check_property(_target(leaves, spec), prop, Budget(0.3, max_n=4096))
+        assert r.status == "fail" and r.cause == "INPUT_WRITTEN", (prop, write, r)
+        assert " after the call" in r.diagnosis and "input index" in r.smallest_case
+        same = check_property(_target(right, spec), prop, Budget(0.05, max_n=64))
+        assert same.status == "pass", (prop, same)

@@ -122,3 +122,162 @@ def test_scans_from_an_initial_value_conform_and_one_that_drops_it_past_a_tile_d
     assert rep.verdict.smallest_case["index"] == 64  # the second tile's first output
     from_identity = Target("from 0", lambda x: first_tile(x, 0), TargetSpec(inclusive=False))
     assert check(from_identity, ("integers exact", "floats within bound"), budget=small).passed
+
+
+# -- the target is handed a copy, and a write into it is its own verdict ------------------
+
+
+def _root(a):
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _offset(a):
+    return a.__array_interface__["data"][0] - _root(a).__array_interface__["data"][0]
+
+
+def test_a_target_is_handed_a_copy_in_the_layout_it_was_meant_to_get():
+    """Every layout of the rows property (C, F, transposed, strided, reversed, offset, zero
+    size) reaches the target with its strides and its offset into a buffer like its own,
+    and whatever the target does to it, the caller's array stays as it was."""
+    from scancheck.cases import Case
+    from scancheck.layouts import LAYOUTS, batch
+
+    seen = {}
+
+    def scribbles(x, axis):
+        seen.update(strides=x.strides, offset=_offset(x), root=_root(x).shape, at=x)
+        out = np.cumsum(x, axis=axis, dtype=x.dtype)
+        x[...] = 7
+        return out
+
+    t = Target("scribbles", scribbles, TargetSpec(axis="arg"))
+    layouts = set()
+    for seed in range(40):
+        b = batch(Case(60, "float32", "integers", seed))
+        before = b.x.copy()
+        try:
+            t(b.x, b.axis)
+        except Exception as exc:
+            assert b.x.size and "writes into its input" in str(exc)
+        else:
+            assert b.x.size == 0
+        assert (b.x == before).all() and not np.shares_memory(seen["at"], b.x)
+        assert seen["strides"] == b.x.strides, b.layout
+        if b.x.size:
+            assert seen["offset"] == _offset(b.x) and seen["root"] == _root(b.x).shape, b.layout
+        layouts.add(b.layout)
+    assert layouts == set(LAYOUTS)
+
+
+def test_a_write_into_the_input_is_named_with_its_element_and_bits():
+    from scancheck.targets import InputWritten
+
+    x = np.arange(20, dtype=np.float32)
+    x[17] = 3.0
+    x[5] = -0.0
+    x[9] = np.float32(np.nan)
+
+    def run(fn, y=x, spec=None):
+        try:
+            Target("t", fn, spec or TargetSpec()).run(y)
+        except InputWritten as exc:
+            return str(exc), exc.where()
+        return None
+
+    def zero_from_17(a):
+        a[17:] = 0
+        return np.cumsum(a)
+
+    def flip_zero_sign(a):
+        a[5] = 0.0
+        return np.cumsum(a)
+
+    def quiet_payload(a):
+        a.view(np.uint32)[9] ^= 1
+        return np.cumsum(a)
+
+    assert run(zero_from_17) == ("writes into its input: x[17] was 3.0, is 0.0 after the call",
+                                 {"input index": 17, "was": "3.0", "is": "0.0"})
+    assert run(flip_zero_sign)[0].endswith("x[5] was -0.0, is 0.0 after the call")
+    assert "x[9] was nan (bits 0x7fc00000), is nan (bits 0x7fc00001)" in run(quiet_payload)[0]
+    # An in-place scan writes into its input (no spec declares one); returning the input
+    # untouched is no write.
+    assert run(lambda a: np.cumsum(a, out=a))[0].endswith("x[2] was 2.0, is 3.0 after the call")
+    assert run(lambda a: a if a.size == 1 else np.cumsum(a), x[:1]) is None
+    grid = np.arange(12, dtype=np.int64).reshape(3, 4)[:, ::-1]
+
+    def bump(a, axis):
+        a[2, 1] += 1
+        return np.cumsum(a, axis=axis)
+
+    told, where = run(bump, grid, TargetSpec(axis="arg"))
+    assert told.endswith("x[2, 1] was 10, is 11 after the call") and where["input index"] == [2, 1]
+    assert x[17] == 3.0 and np.signbit(x[5]) and grid[2, 1] == 10
+
+
+def test_the_first_write_is_found_chunk_by_chunk(monkeypatch):
+    """A check past 2**32 compares in chunks (no temporary as large as its input); the
+    first write in C order is named whatever the chunk size."""
+    import scancheck.targets as targets
+
+    monkeypatch.setattr(targets, "_COMPARE_CHUNK", 7)
+    x = np.zeros((40, 3), dtype=np.int32)
+    given = x.copy()
+    given[25, 2] = given[31, 0] = 1
+    assert targets._first_write(x, given).index == (25, 2)
+    flat = np.zeros(100, dtype=np.float64)
+    assert targets._first_write(flat, flat.copy()) is None
+    given = flat.copy()
+    given[[64, 99]] = -0.0
+    assert targets._first_write(flat, given).index == (64,)
+
+
+def test_reverse_and_seeded_views_catch_a_write_in_the_targets_own_indices():
+    """forward() and seeded() hand the target arrays of their own: the write is caught at
+    the target's own call, and named in the array the target saw."""
+    from scancheck.targets import InputWritten, forward, seeded
+
+    def zero_first(x, *args, **kwargs):
+        out = np.cumsum(x, dtype=x.dtype)
+        x[0] = 0
+        return out
+
+    y = np.array([5, 1, 2, 3], dtype=np.int32)
+    reverse = forward(Target("r", zero_first, TargetSpec(reverse=True)))
+    with pytest.raises(InputWritten, match=r"x\[0\] was 3, is 0 after the call"):
+        reverse(y)
+    for inclusive, first in ((True, 1), (False, 1)):
+        t = seeded(Target("s", zero_first, TargetSpec(inclusive=inclusive, initial=True)))
+        with pytest.raises(InputWritten, match=rf"x\[0\] was {first}, is 0 after the call"):
+            t(y)
+    assert y.tolist() == [5, 1, 2, 3]
+
+
+_RIGHT_ON_THE_CPU = ("numpy.cumsum", "numpy.cumprod", "numpy.maximum.accumulate",
+                     "numpy.minimum.accumulate", "numpy.logaddexp.accumulate",
+                     "numpy.cumsum (default dtype)", "itertools.accumulate(initial=)",
+                     "itertools.accumulate(operator.mul, initial=)", "model:blelloch",
+                     "model:decoupled_lookback")
+
+
+@pytest.mark.parametrize("name", _RIGHT_ON_THE_CPU)
+def test_no_right_cpu_scan_is_taken_for_one_that_writes_into_its_input(name):
+    """Every property these run (rows, products, log-sum-exp, scans from an initial value
+    included) hands them copies and compares each after the call: none is refused."""
+    from scancheck.cases import Budget
+    from scancheck.conformance import check
+
+    rep = check(resolve(name), budget=Budget(0.05, max_n=64))
+    assert rep.passed, rep.rows()
+
+
+def test_a_sanitizer_run_leaves_a_write_into_the_input_to_the_value_properties(capsys):
+    """Its child launches the target at a few sizes for the sanitizer to watch: a write
+    into the input is no fault there (the value properties refuse it, with its own cause)."""
+    from scancheck.isolation import _smoke
+
+    _smoke(resolve("scancheck.controls:zeroing_its_input"), [1, 33])
+    assert capsys.readouterr().out.split() == ["scancheck-sanitize:", "n=1",
+                                               "scancheck-sanitize:", "n=33"]
