@@ -41,7 +41,9 @@ class Budget:
     n (None: ``DEFAULT_MAX_N`` of the target's device)."""
 
     seconds: float = 30.0
-    max_examples: int = 1000
+    #: Far past what any budget of seconds draws: the search ends on time, not on a count
+    #: (at 1000 it ended after 5 s of 30 and missed a bug at n in [1000, 1010]).
+    max_examples: int = 10**6
     max_n: int | None = None
 
     def __post_init__(self) -> None:

@@ -157,7 +157,8 @@ def _check_options(args: argparse.Namespace) -> dict:
     from .cases import Budget
 
     quick = args.quick
-    return dict(budget=Budget(args.budget, args.examples, args.max_n), timeout=args.timeout,
+    budget = Budget(args.budget, args.examples or Budget.max_examples, args.max_n)
+    return dict(budget=budget, seconds=args.budget, timeout=args.timeout,
                 large=False if quick else (True if args.large else None),
                 sanitize=() if quick else (tuple(args.sanitize) if args.sanitize is not None
                                            else None),
@@ -361,9 +362,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--axis", type=_axis, help="the target takes N-D arrays and scans this axis, "
                    "or 'arg': it is called as fn(x, axis)")
     p.add_argument("--budget", type=_positive(float), default=30.0, metavar="SECONDS",
-                   help="seconds each property may search (default 30)")
-    p.add_argument("--examples", type=_positive(int), default=1000,
-                   help="Hypothesis examples per property at most (default 1000)")
+                   help="seconds the whole check of a target should take (default 30), shared "
+                   "among its properties; each walks its ladder of sizes whole, and a failure "
+                   "found is shrunk")
+    p.add_argument("--examples", type=_positive(int),
+                   help="Hypothesis examples per property at most (default: no cap but time)")
     p.add_argument("--max-n", type=_positive(int),
                    help="largest n searched (default 2**24 for GPU targets, 2**20 for CPU ones)")
     p.add_argument("--large", action="store_true",
