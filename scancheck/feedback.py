@@ -47,10 +47,16 @@ class Timing:
                 "ran": self.ran, "slowest": self.slowest}
 
 
+def _env() -> dict[str, str]:
+    """This environment, with this checkout importable from any working directory."""
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p))
+
+
 def _pytest(part: str, args: list[str]) -> Timing:
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=1", *args]
     t0 = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_env())
     secs = time.monotonic() - t0
     tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-200:]
     counts = ", ".join(f"{n} {what}" for n, what in re.findall(
@@ -68,7 +74,7 @@ def _check(part: str, target: str) -> Timing:
         out = Path(tmp) / "report.json"
         cmd = [sys.executable, "-m", "scancheck.cli", "check", target, "--json", str(out)]
         t0 = time.monotonic()
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp)
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, env=_env())
         secs = time.monotonic() - t0
         if not out.exists():
             return Timing(part, f"scancheck check {target}", secs, GOALS[part],

@@ -86,8 +86,13 @@ def applicable(names: list[str]) -> list[tuple[str, str]]:
     alone: nothing is imported or compiled): one test each, so that no test runs a whole
     check, and xdist spreads a slow library's properties over its workers."""
     table = builtin_targets()
-    return [(name, p) for name in names
-            for p in PROPERTIES if not not_applicable((table.get(name) or resolve(name)).spec, p)]
+    out = []
+    for name in names:
+        spec = (table.get(name) or resolve(name)).spec
+        # A target declared non-deterministic has nothing for 'deterministic' to judge.
+        out += [(name, p) for p in PROPERTIES if not not_applicable(spec, p)
+                and (p != "deterministic" or spec.deterministic)]
+    return out
 
 
 GPU_CASES = applicable(GPU_TARGETS)
@@ -96,11 +101,14 @@ GPU_CASES = applicable(GPU_TARGETS)
 @pytest.mark.gpu
 @pytest.mark.slow
 @pytest.mark.parametrize("name, prop", GPU_CASES, ids=[f"{n}-{p}" for n, p in GPU_CASES])
-def test_gpu_targets_conform_up_to_2_to_the_24(name, prop, budget):
+def test_gpu_targets_conform_up_to_2_to_the_22(name, prop, budget):
+    """To 2**22: the ladder's top rungs are judged on the host, and at 2**24 twelve workers
+    took 20-50 s a property on an H100 machine.  ``scancheck check`` at its default flags
+    (the GPU suite's check part) takes each to 2**24, and the kernels past 2**32."""
     target = resolve(name)
     if target.unavailable:
         pytest.skip(target.unavailable)
-    r = check_property(target, prop, budget)
+    r = check_property(target, prop, replace(budget, max_n=2**22))
     if r.status == "skip":
         pytest.skip(f"{name}: {prop}: {r.diagnosis}")
     assert r.status == "pass", (r.diagnosis, r.smallest_case, r.detail)
