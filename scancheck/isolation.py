@@ -46,9 +46,10 @@ _TOOL_CAUSE = {"racecheck": (Cause.RACE, "data race"), "synccheck": (Cause.RACE,
 _NO_POOLS = {"SCANCHECK_NO_MEMORY_POOL": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
              "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}
 _MARK = "scancheck-sanitize: n="
-#: Seconds a child takes to start and report (Python, NumPy, numba, Hypothesis), and the
-#: least a property may search when a check's time is shared out.
-_CHILD_START, _LEAST_SEARCH = 2.0, 0.5
+#: Seconds a child takes to start (Python, NumPy, numba, Hypothesis) and a property to report
+#: after its search (the error curve of a float scan, its accumulation probes), and the least
+#: a property may search when a check's time is shared out.
+_CHILD_START, _LEAST_SEARCH = 4.0, 0.5
 
 
 class UsageError(ValueError):
