@@ -49,9 +49,11 @@ def test_every_instantiation_the_oracle_launches_compiles(tmp_path):
                                    tmp_path)), err
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def host_oracle(tmp_path_factory):
-    """The kernel's arithmetic built for the CPU: (range, scan) callables by dtype and width."""
+    """The kernel's arithmetic built for the CPU: (range, scan) callables by dtype and width
+    (once per worker: the suite's slow-first order interleaves modules, so a module fixture
+    would be torn down and rebuilt between this module's tests)."""
     if nvcc is None:
         pytest.skip("nvcc is not on PATH")
     out = tmp_path_factory.mktemp("host_oracle")
