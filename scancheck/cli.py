@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import format_table
-from .operators import TARGET_OPERATORS
+from .operators import NAN_RULES, SUBNORMAL_RULES, TARGET_OPERATORS, ZERO_ORDERS
 from .progress import Progress
 
 
@@ -124,21 +124,34 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 1 if e.verdict in (PROVEN, SUSPICIOUS) else 0
 
 
-def _target_spec(args: argparse.Namespace):
-    from .targets import TargetSpec
+#: The check command's spec flags: TargetSpec field -> its flag's destination (store_true
+#: flags say only one sense; the rest are None unless given).
+SPEC_FLAGS = {"op": "op", "inclusive": "exclusive", "dtypes": "dtypes",
+              "deterministic": "deterministic", "device": "device", "max_n": "accepts_max_n",
+              "allows_empty": "allows_empty", "zeros": "zeros", "nans": "nans",
+              "subnormals": "subnormals", "promote": "promote", "axis": "axis",
+              "reverse": "reverse", "indices": "indices", "initial": "initial"}
 
-    if not (args.op or args.exclusive or args.dtypes or args.device or args.axis is not None
-            or args.reverse or args.initial or args.indices or args.promote):
-        return None
-    kw = {"op": args.op or "add", "inclusive": not args.exclusive, "device": args.device or "cpu",
-          "reverse": args.reverse, "initial": args.initial, "indices": args.indices}
-    if args.axis is not None:
-        kw["axis"] = args.axis if args.axis == "arg" else int(args.axis)
-    if args.dtypes:
-        kw["dtypes"] = tuple(args.dtypes)
-    if args.promote:
-        kw["promote"] = tuple(args.promote)
-    return TargetSpec(**kw)
+
+_ONE_SENSE = ("exclusive", "reverse", "indices", "initial")  # store_true: False is unsaid
+
+
+def spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The spec fields the command line names, and only those: each replaces that field of
+    what the target declares (its built-in spec, ``scan_spec``), the rest stay as declared."""
+    out: dict[str, Any] = {}
+    for field_name, dest in SPEC_FLAGS.items():
+        value = getattr(args, dest)
+        if value is None or (value is False and dest in _ONE_SENSE):  # not given
+            continue
+        if field_name == "inclusive":
+            value = False  # --exclusive
+        elif field_name == "axis":
+            value = value if value == "arg" else int(value)
+        elif field_name in ("dtypes", "promote"):
+            value = tuple(value)
+        out[field_name] = value
+    return out
 
 
 def _print_report(rep) -> None:
@@ -173,11 +186,13 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if not args.targets:
         print("scancheck: error: name at least one TARGET, or --controls", file=sys.stderr)
         return 2
+    writable_file("--json", args.json)
+    writable_file("--report", args.report)
     options = _check_options(args)
     gpu = _round_robin(args.targets)
     with Progress() as progress:
         reports = _each(args.targets, lambda name: check_isolated(
-            name, spec=_target_spec(args), progress=progress.task(name), gpu=gpu.get(name),
+            name, overrides=spec_overrides(args), progress=progress.task(name), gpu=gpu.get(name),
             **options), args.jobs)
     status = 0
     for rep in reports:
@@ -359,6 +374,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the target returns OUT for input of IN (bool:int64 int32:int64, as "
                    "numpy.cumsum does without dtype=); the exact scan is taken in OUT")
     p.add_argument("--device", choices=["cpu", "gpu"])
+    p.add_argument("--zeros", choices=sorted(ZERO_ORDERS),
+                   help="max/min: how equal zeros are ordered (declared by the target otherwise)")
+    p.add_argument("--nans", choices=sorted(NAN_RULES), help="what a NaN does")
+    p.add_argument("--subnormals", choices=sorted(SUBNORMAL_RULES),
+                   help="whether subnormals may read as zero")
+    p.add_argument("--deterministic", action=argparse.BooleanOptionalAction, default=None,
+                   help="whether its bits must be the same on every run")
+    p.add_argument("--allows-empty", action=argparse.BooleanOptionalAction, default=None,
+                   help="whether it takes an empty input")
+    p.add_argument("--accepts-max-n", type=_positive(int), metavar="N",
+                   help="the largest n the target accepts (--max-n is the search's largest)")
     p.add_argument("--axis", type=_axis, help="the target takes N-D arrays and scans this axis, "
                    "or 'arg': it is called as fn(x, axis)")
     p.add_argument("--budget", type=_positive(float), default=30.0, metavar="SECONDS",
@@ -404,6 +430,23 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # bad arguments: say what was wrong, no traceback
         print(f"scancheck: error: {exc}", file=sys.stderr)
         return 2
+    except PermissionError as exc:  # an unsafe lock directory (large.LockRefused), say
+        print(f"scancheck: error: {exc}", file=sys.stderr)
+        return 2
+
+
+def writable_file(option: str, path: str | None) -> None:
+    """ValueError naming ``option`` unless ``path`` (if given) can be written as a file: checked
+    before a run, so that a long check does not end in a traceback."""
+    import os
+
+    if path is None:
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path) or path.endswith(os.sep):
+        raise ValueError(f"{option} {path!r} is a directory; it takes a file name")
+    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
+        raise ValueError(f"{option} {path!r}: {parent} is not a directory this user can write")
 
 
 if __name__ == "__main__":

@@ -66,6 +66,7 @@ def check_isolated(
     budget: Budget | None = None, timeout: float = 60.0, sanitize: tuple[str, ...] | None = None,
     spec: TargetSpec | None = None, workers: int | None = None, progress: Any = None,
     gpu: str | None = None, seconds: float | None = None,
+    overrides: dict[str, Any] | None = None,
 ):
     """Check the target ``locator`` names in child processes; returns its ConformanceReport.
 
@@ -78,6 +79,8 @@ def check_isolated(
     wall time the whole check should take, cuts each property's ``budget`` to its share of
     what is left after loading the target, its child's properties run one after another
     (every property still walks its whole ladder of sizes, and a failure found is shrunk).
+    ``overrides`` replace the spec fields they name on top of what the target declares
+    (``targets.resolve``), in every child.
     """
     from .conformance import LARGE, PROPERTIES, ConformanceReport
     from .sanitizer import TOOLS, find_sanitizer
@@ -89,7 +92,9 @@ def check_isolated(
     for tool in sanitize or ():
         if tool not in TOOLS:
             raise ValueError(f"sanitize={tool!r} is unknown; allowed: {', '.join(TOOLS)}")
-    name, declared = _resolve(locator, spec, timeout, gpu)
+    given = {**(asdict(spec) if spec is not None else {}), **(overrides or {})}
+    name, declared = _resolve(locator, given or None, timeout, gpu)
+    spec = declared  # every later child applies the whole of it over what the target declares
     prepared = time.time() - t0
     tasks = plan(declared, PROPERTIES if properties is None else tuple(properties), large,
                  sanitize, find_sanitizer() is not None)
@@ -190,17 +195,19 @@ def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
     return [("property", p) for p in (*properties, *bigs)] + [("sanitizer", t) for t in sanitize]
 
 
-def _child_cmd(locator: str, out: str, spec: TargetSpec | None, gpu: str | None,
-               *extra: str) -> list[str]:
+def _child_cmd(locator: str, out: str, spec: TargetSpec | dict[str, Any] | None,
+               gpu: str | None, *extra: str) -> list[str]:
+    """The child's command line; ``spec`` (fields, or a whole spec) replaces those fields of
+    what the target declares there."""
     cmd = [sys.executable, "-m", "scancheck.isolation", locator, out, *extra]
-    if spec is not None:
-        cmd += ["--spec", json.dumps(asdict(spec))]
+    if spec:
+        cmd += ["--spec", json.dumps(asdict(spec) if isinstance(spec, TargetSpec) else spec)]
     if gpu is not None:
         cmd += ["--gpu", gpu]
     return cmd
 
 
-def _resolve(locator: str, spec: TargetSpec | None, timeout: float, gpu: str | None = None
+def _resolve(locator: str, spec: dict[str, Any] | None, timeout: float, gpu: str | None = None
              ) -> tuple[str, TargetSpec]:
     """The target's name and spec, as a child resolves and prepares (compiles) it."""
     events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, "--resolve"), timeout)
@@ -397,12 +404,17 @@ def first_report_size(output: str) -> int | None:
 # -- the child ------------------------------------------------------------------------
 
 
-def _spec_from(d: dict[str, Any]) -> TargetSpec:
-    """A spec from its JSON form (lists back to tuples, the promotions' pairs too)."""
+def _tupled(d: dict[str, Any]) -> dict[str, Any]:
+    """Spec fields from their JSON form: lists back to tuples, the promotions' pairs too."""
     def tup(v: Any) -> Any:
         return tuple(tup(e) for e in v) if isinstance(v, list) else v
 
-    return TargetSpec(**{k: tup(v) for k, v in d.items()})
+    return {k: tup(v) for k, v in d.items()}
+
+
+def _spec_from(d: dict[str, Any]) -> TargetSpec:
+    """A spec from its JSON form."""
+    return TargetSpec(**_tupled(d))
 
 
 def _smoke(target: Any, sizes: list[int]) -> None:
@@ -426,7 +438,7 @@ def _child(argv: list[str]) -> int:
     ap.add_argument("--examples", type=int, default=Budget.max_examples)
     ap.add_argument("--max-n", type=int)
     ap.add_argument("--no-empty", action="store_true", help="skip n = 0 (it broke the target)")
-    ap.add_argument("--spec")
+    ap.add_argument("--spec", help="JSON: spec fields replacing what the target declares")
     ap.add_argument("--resolve", action="store_true", help="resolve and prepare, report the spec")
     ap.add_argument("--smoke", nargs="*", type=int, help="launch once at each size (sanitizer)")
     ap.add_argument("--gpu", help="the one GPU this child may see (before CUDA starts)")
@@ -451,7 +463,8 @@ def _child(argv: list[str]) -> int:
             fh.flush()
 
         try:
-            target = resolve(args.locator, _spec_from(json.loads(args.spec)) if args.spec else None)
+            target = resolve(args.locator, overrides=_tupled(json.loads(args.spec))
+                             if args.spec else None)
             if target.prepare is not None and not target.unavailable:
                 target.prepare()
         except ValueError as exc:

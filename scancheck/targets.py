@@ -29,7 +29,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -839,8 +839,26 @@ def cuda_file_target(path: str | Path, block: int = 256, spec: TargetSpec | None
 _FILL = 0xFF  # NaN for floats, -1 for integers
 
 
-def resolve(name: str, spec: TargetSpec | None = None, block: int = 256) -> Target:
-    """A target by built-in name, ``kernel:VARIANT``, ``model:VARIANT``, ``.cu`` path or import path."""
+def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
+            overrides: dict[str, Any] | None = None) -> Target:
+    """A target by built-in name, ``kernel:VARIANT``, ``model:VARIANT``, ``.cu`` path or
+    import path; ``overrides`` replace only the spec fields they name, on top of what the
+    target declares (ValueError where the result is no valid spec)."""
+    target = _resolved(name, spec, block)
+    if not overrides:
+        return target
+    unknown = sorted(set(overrides) - {f.name for f in fields(TargetSpec)})
+    if unknown:
+        raise ValueError(f"overrides name no spec field: {', '.join(unknown)}; fields are "
+                         f"{', '.join(f.name for f in fields(TargetSpec))}")
+    try:
+        return replace(target, spec=replace(target.spec, **overrides))
+    except ValueError as exc:
+        raise ValueError(f"target {name!r} declares {target.spec}; with "
+                         f"{overrides}: {exc}") from None
+
+
+def _resolved(name: str, spec: TargetSpec | None, block: int) -> Target:
     if name.startswith("builtin:"):
         name = name[len("builtin:"):]
     builtins = builtin_targets()

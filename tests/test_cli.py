@@ -84,3 +84,51 @@ def test_python_dash_m_scancheck_is_the_console_script():
     out = subprocess.run([sys.executable, "-m", "scancheck", "--help"], capture_output=True,
                          text=True)
     assert out.returncode == 0 and "explain" in out.stdout
+
+
+# -- the spec flags override only what they name ---------------------------------------
+
+
+def test_every_spec_field_has_a_flag_of_its_own():
+    from dataclasses import fields
+
+    from scancheck.cli import SPEC_FLAGS, build_parser
+    from scancheck.targets import TargetSpec
+
+    assert set(SPEC_FLAGS) == {f.name for f in fields(TargetSpec)}
+    args = build_parser().parse_args(["check", "t"])
+    assert all(hasattr(args, dest) for dest in SPEC_FLAGS.values())
+
+
+def test_flags_override_only_the_fields_they_name():
+    from scancheck.cli import build_parser, spec_overrides
+    from scancheck.targets import resolve
+
+    parse = build_parser().parse_args
+    assert spec_overrides(parse(["check", "t"])) == {}
+    assert spec_overrides(parse(["check", "t", "--dtypes", "float32", "--no-allows-empty",
+                                 "--zeros", "ordered", "--exclusive"])) == {
+        "dtypes": ("float32",), "allows_empty": False, "zeros": "ordered", "inclusive": False}
+    # A built-in max scan keeps its operator when only its dtypes are named.
+    t = resolve("numpy.maximum.accumulate", overrides={"dtypes": ("float32",)})
+    assert (t.spec.op, t.spec.dtypes) == ("max", ("float32",))
+
+
+def test_a_declared_max_scan_with_one_flag_conforms_and_bad_combinations_are_usage_errors(
+        capsys):
+    from scancheck.cli import main
+
+    rc = main(["check", "numpy.maximum.accumulate", "--dtypes", "float32", "--budget", "3",
+               "--max-n", "4096", "--quick"])
+    assert rc == 0, capsys.readouterr().out[-2000:]
+    assert main(["check", "numpy.cumsum", "--indices", "--quick"]) == 2
+    assert "indices=True with op='add'" in capsys.readouterr().err
+
+
+def test_output_paths_are_checked_before_the_run(tmp_path, capsys):
+    from scancheck.cli import main
+
+    assert main(["check", "numpy.cumsum", "--json", str(tmp_path) + "/"]) == 2
+    assert "is a directory" in capsys.readouterr().err
+    assert main(["check", "numpy.cumsum", "--report", str(tmp_path / "no" / "r.md")]) == 2
+    assert "not a directory this user can write" in capsys.readouterr().err
