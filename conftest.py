@@ -66,7 +66,7 @@ settings.load_profile(os.environ.get("SCANCHECK_HYPOTHESIS_PROFILE", "ci"))
 #: has two cores and 90 s for the suite, one H100 60 s for the GPU tests; users' checks
 #: default to 30 s a check (``scancheck check --budget``), as the GPU suite's ``check
 #: --controls`` and library checks run them; ``thorough`` is the nightly search.
-PROPERTY_SECONDS = {"ci": 0.5, "gpu": 1.0, "thorough": 8.0}
+PROPERTY_SECONDS = {"ci": 0.25, "gpu": 1.0, "thorough": 8.0}
 
 
 @pytest.fixture
@@ -74,7 +74,7 @@ def budget():
     """The conformance budget of this session's Hypothesis profile."""
     from scancheck.cases import Budget
 
-    return Budget(PROPERTY_SECONDS.get(settings._current_profile, 0.5))
+    return Budget(PROPERTY_SECONDS.get(settings._current_profile, 0.25))
 
 
 def _worker_index(config: pytest.Config) -> int | None:

@@ -1,4 +1,5 @@
-"""The conformance tests ``pytest --scan-target=TARGET`` collects (see pytest_plugin)."""
+"""The conformance tests ``pytest --scan-target=TARGET`` collects (see pytest_plugin): one
+per target and property, each run in child processes."""
 
 from __future__ import annotations
 
@@ -8,5 +9,6 @@ from scancheck.pytest_plugin import run_property
 
 
 @pytest.mark.conformance
-def test_conformance(request: pytest.FixtureRequest, scan_target, scan_property: str) -> None:
-    run_property(request.config, scan_target, scan_property)
+def test_conformance(request: pytest.FixtureRequest, scan_target_name: str,
+                     scan_property: str) -> None:
+    run_property(request.config, scan_target_name, scan_property)
