@@ -55,13 +55,13 @@ def test_a_target_that_segfaults_exits_or_hangs_fails_its_test_and_the_session_g
         pytester):
     pytester.makepyfile(scans=_TARGETS)
     result = pytester.runpytest("--scan-target=scans:segfaults", "--scan-target=scans:exits",
-                                "--scan-target=scans:hangs", "--scan-timeout=2", *FAST,
+                                "--scan-target=scans:hangs", "--scan-timeout=1", *FAST,
                                 "-k", "integers-exact")
     result.assert_outcomes(failed=3)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*scans:segfaults: integers exact: fault*SIGSEGV*",
                                  "*scans:exits: integers exact: fault*exit status 3*",
-                                 "*scans:hangs: integers exact: hang*no answer in 2 s*"],
+                                 "*scans:hangs: integers exact: hang*no answer in 1 s*"],
                                 consecutive=False)
 
 
