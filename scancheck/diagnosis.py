@@ -122,17 +122,25 @@ def diagnose(results: list[PropertyResult]) -> Diagnosis:
         c = cause_of(r)
         if c == top:
             out.same_cause.append(r.name)
-        elif _independent(r, c, top, causes):
+        elif _independent(r, c, top, causes, primary):
             out.also.append(f"{c.label} in '{r.name}': {r.diagnosis}")
         else:
             out.explained.append(r.name)
     return out
 
 
-def _independent(r: PropertyResult, c: Cause, top: Cause, causes: set[Cause]) -> bool:
+#: Sanitizer findings that, like a race, can corrupt any result of the same target: a read
+#: past an array's end or of memory never written returns whatever lies there.
+_CORRUPTING = ("sanitizer: memcheck", "sanitizer: initcheck")
+
+
+def _independent(r: PropertyResult, c: Cause, top: Cause, causes: set[Cause],
+                 primary: PropertyResult | None = None) -> bool:
     """Whether failure ``r`` (cause ``c``) stands on its own beside the primary cause ``top``."""
     if top == Cause.RACE:
         return False  # a race can corrupt any result
+    if primary is not None and primary.name in _CORRUPTING and c != Cause.INPUT_WRITTEN:
+        return False
     if c == Cause.INDEX_OVERFLOW:
         # Index overflow only when the logic holds at every smaller scale.
         return Cause.LOGIC not in causes and Cause.RACE not in causes

@@ -83,3 +83,14 @@ def test_a_write_into_the_input_stands_beside_other_causes_and_a_race_explains_i
         "writes into its input in 'nan and inf': x[0] was 1.0, is 0.0 after the call"]
     raced = diagnose([_fail("sanitizer: racecheck", Cause.RACE, 257), written])
     assert raced.explained == ["nan and inf"] and not raced.also
+
+
+def test_wrong_answers_beside_a_memcheck_finding_are_explained_by_it():
+    """An out-of-bounds read returns whatever lies past the array: its wrong answers are the
+    memory error's, not a second cause (found on the H100: the control 'out-of-bounds read in
+    the last tile' read garbage once its input became a copy of exact size)."""
+    results = [PropertyResult("sanitizer: memcheck", "fail", "memory error", {"n": 1},
+                              cause="FAULT"),
+               PropertyResult("integers exact", "fail", "differs", {"n": 300}, cause="LOGIC")]
+    d = diagnose(results)
+    assert d.cause.name == "FAULT" and not d.also and d.explained == ["integers exact"]
