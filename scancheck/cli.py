@@ -195,16 +195,20 @@ def _check_options(args: argparse.Namespace) -> dict:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from .isolation import check_isolated
+    from .targets import spec_flag
 
     _output_path(args.json, "--json")
     _output_path(args.report, "--report")
+    overrides = _spec_overrides(args)
     if args.controls:
+        if overrides:  # each control declares what it computes: a flag would unmake it
+            raise ValueError(f"argument --controls: spec flags apply to TARGETs, not to the "
+                             f"negative controls ({', '.join(map(spec_flag, overrides))} given)")
         return _run_controls(args)
     if not args.targets:
         print("scancheck: error: name at least one TARGET, or --controls", file=sys.stderr)
         return 2
     options = _check_options(args)
-    overrides = _spec_overrides(args)
     gpu = _round_robin(args.targets)
     with Progress() as progress:
         reports = _each(args.targets, lambda name: check_isolated(

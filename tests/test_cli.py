@@ -187,6 +187,13 @@ def test_an_output_path_that_cannot_be_written_exits_2_before_the_run(flag, tmp_
         assert f"argument {flag}: " in err and message in err and "Traceback" not in err
 
 
+def test_spec_flags_with_the_negative_controls_exit_2(capsys):
+    assert main(["check", "--controls", "--op", "max", "--no-deterministic"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --controls: spec flags apply to TARGETs" in err
+    assert "(--op, --deterministic given)" in err
+
+
 def test_an_unsafe_lock_directory_exits_2_not_a_traceback(capsys, monkeypatch):
     import scancheck.isolation
     from scancheck.large import LockRefused
