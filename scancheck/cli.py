@@ -12,12 +12,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from .errors import format_table
-from .operators import NAN_RULES, SUBNORMAL_RULES, TARGET_OPERATORS, ZERO_ORDERS
+from .operators import (
+    DTYPES,
+    INPUT_DTYPES,
+    NAN_RULES,
+    SUBNORMAL_RULES,
+    TARGET_OPERATORS,
+    ZERO_ORDERS,
+)
 from .progress import Progress
 
 
@@ -37,6 +47,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def _cmd_bench(args: argparse.Namespace) -> int:
     from . import bench
 
+    _output_path(args.json, "--json")
     if args.oracle:
         rows = bench.oracle_throughput()
         print(format_table(rows, title="exact oracle throughput on this CPU (best of 5)"))
@@ -112,6 +123,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     from .conformance import jsonable
     from .explain import PROVEN, SUSPICIOUS, explain, load_array
 
+    _output_path(args.json, "--json")
     x = load_array(args.input, args.dtype, "INPUT")
     dtype = x.dtype.name
     result = load_array(args.result, dtype, "RESULT")
@@ -124,34 +136,37 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 1 if e.verdict in (PROVEN, SUSPICIOUS) else 0
 
 
-#: The check command's spec flags: TargetSpec field -> its flag's destination (store_true
-#: flags say only one sense; the rest are None unless given).
-SPEC_FLAGS = {"op": "op", "inclusive": "exclusive", "dtypes": "dtypes",
-              "deterministic": "deterministic", "device": "device", "max_n": "accepts_max_n",
-              "allows_empty": "allows_empty", "zeros": "zeros", "nans": "nans",
-              "subnormals": "subnormals", "promote": "promote", "axis": "axis",
-              "reverse": "reverse", "indices": "indices", "initial": "initial"}
+def _spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The TargetSpec fields the command line names, and their values: only these replace
+    the target's own declared spec (a flag not given leaves its field as declared)."""
+    from dataclasses import fields
+
+    from .targets import TargetSpec
+
+    given = {f.name: getattr(args, _SPEC_DEST + f.name) for f in fields(TargetSpec)
+             if hasattr(args, _SPEC_DEST + f.name)}
+    if given.get("axis") is not None:
+        given["axis"] = {"arg": "arg", "none": None}.get(given["axis"], given["axis"])
+        if isinstance(given["axis"], str) and given["axis"] != "arg":
+            given["axis"] = int(given["axis"])
+    for key in ("dtypes", "promote"):
+        if key in given:
+            given[key] = tuple(given[key])
+    return given
 
 
-_ONE_SENSE = ("exclusive", "reverse", "indices", "initial")  # store_true: False is unsaid
-
-
-def spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The spec fields the command line names, and only those: each replaces that field of
-    what the target declares (its built-in spec, ``scan_spec``), the rest stay as declared."""
-    out: dict[str, Any] = {}
-    for field_name, dest in SPEC_FLAGS.items():
-        value = getattr(args, dest)
-        if value is None or (value is False and dest in _ONE_SENSE):  # not given
-            continue
-        if field_name == "inclusive":
-            value = False  # --exclusive
-        elif field_name == "axis":
-            value = value if value == "arg" else int(value)
-        elif field_name in ("dtypes", "promote"):
-            value = tuple(value)
-        out[field_name] = value
-    return out
+def _output_path(path: str | None, flag: str) -> None:
+    """Raise a ValueError naming ``flag`` unless ``path`` (None: not given) can be written as
+    a file: checked before a run, so that an hour's check is not lost at its end."""
+    if path is None:
+        return
+    where = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ValueError(f"argument {flag}: {path} is a directory; give a file name in it")
+    if not os.path.isdir(where):
+        raise ValueError(f"argument {flag}: {path}: the directory {where} does not exist")
+    if not os.access(where if not os.path.exists(path) else path, os.W_OK):
+        raise ValueError(f"argument {flag}: {path} is not writable by this user")
 
 
 def _print_report(rep) -> None:
@@ -180,19 +195,24 @@ def _check_options(args: argparse.Namespace) -> dict:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from .isolation import check_isolated
+    from .targets import spec_flag
 
+    _output_path(args.json, "--json")
+    _output_path(args.report, "--report")
+    overrides = _spec_overrides(args)
     if args.controls:
+        if overrides:  # each control declares what it computes: a flag would unmake it
+            raise ValueError(f"argument --controls: spec flags apply to TARGETs, not to the "
+                             f"negative controls ({', '.join(map(spec_flag, overrides))} given)")
         return _run_controls(args)
     if not args.targets:
         print("scancheck: error: name at least one TARGET, or --controls", file=sys.stderr)
         return 2
-    writable_file("--json", args.json)
-    writable_file("--report", args.report)
     options = _check_options(args)
     gpu = _round_robin(args.targets)
     with Progress() as progress:
         reports = _each(args.targets, lambda name: check_isolated(
-            name, overrides=spec_overrides(args), progress=progress.task(name), gpu=gpu.get(name),
+            name, overrides=overrides, progress=progress.task(name), gpu=gpu.get(name),
             **options), args.jobs)
     status = 0
     for rep in reports:
@@ -297,31 +317,125 @@ def _positive(kind: type) -> Callable[[str], Any]:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with a usage error as one line (what was wrong, naming the argument)."""
+    """argparse, with a usage error as one line (what was wrong, naming the argument), and
+    an epilog computed only when help is asked for (``epilog_from``)."""
+
+    epilog_from: Callable[[], str] | None = None
 
     def error(self, message: str) -> None:  # type: ignore[override]
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         sys.exit(2)
 
+    def format_help(self) -> str:
+        if self.epilog_from is not None:
+            self.epilog = self.epilog_from()
+        return super().format_help()
+
+
+#: Columns help is laid out in at most (a wide terminal still gets lines one can read).
+_HELP_WIDTH = 100
+
+
+class _Help(argparse.HelpFormatter):
+    """Help text filled to the width, except text laid out by hand (it has line breaks)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text.strip():
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    """Help laid out to the terminal's width, at most :data:`_HELP_WIDTH` columns."""
+    return _Help(prog, width=min(_HELP_WIDTH, shutil.get_terminal_size().columns) - 2)
+
+
+def _builtin_epilog() -> str:
+    """The built-in target names, read from the table of built-in targets, quoted where the
+    shell needs it and never broken across lines."""
+    from .targets import builtin_targets
+
+    lines = ["built-in targets (each where its library, and for GPU ones a GPU, is found):", ""]
+    for name in builtin_targets():
+        item = f"'{name}'" if " " in name or "(" in name else name
+        if len(lines[-1]) + len(item) + 3 > _HELP_WIDTH - 2:
+            lines[-1] += ","
+            lines.append("")
+        lines[-1] += (", " if lines[-1] else "  ") + item
+    return "\n".join(lines) + "\n"
+
 
 def _axis(text: str) -> str:
-    """An --axis value: an integer, or 'arg'."""
-    if text == "arg" or text.lstrip("-").isdigit():
+    """An --axis value: an integer, 'arg', or 'none' (the target scans 1-D arrays)."""
+    if text in ("arg", "none") or text.lstrip("-").isdigit():
         return text
-    raise argparse.ArgumentTypeError(f"{text!r} is neither an integer nor 'arg'")
+    raise argparse.ArgumentTypeError(f"{text!r} is none of: an integer, 'arg', 'none'")
 
 
 def _promotion(text: str) -> tuple[str, str]:
-    """A --promote value: IN:OUT, two dtype names."""
+    """A --promote value: IN:OUT, an input dtype and the wider one returned for it."""
     parts = tuple(text.split(":"))
     if len(parts) != 2 or not all(parts):
         raise argparse.ArgumentTypeError(f"{text!r} must be IN:OUT, as bool:int64")
+    if parts[0] not in INPUT_DTYPES or parts[1] not in DTYPES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: IN must be one of {', '.join(INPUT_DTYPES)}; OUT one of "
+            f"{', '.join(DTYPES)}")
     return parts  # type: ignore[return-value]
 
 
+#: Where the spec flags keep their values: ``spec_<field>``, present only when given.
+_SPEC_DEST = "spec_"
+
+
+def _add_spec_flags(p: argparse.ArgumentParser) -> None:
+    """A flag per TargetSpec field (``--accepts-max-n`` for ``max_n``), each left unset
+    unless given, so that only the fields named replace the target's declared spec."""
+    from .targets import DEVICES
+
+    g = p.add_argument_group(
+        "what the target computes", "each flag replaces that field of the target's own spec "
+        "(built-in, scan_spec or SCAN_SPEC); fields not named stay as declared")
+    add = partial(_spec_flag, g)
+    add("op", choices=TARGET_OPERATORS, help="the operator it scans with")
+    add("inclusive", action=argparse.BooleanOptionalAction,
+        help="inclusive (out[k] includes x[k]) or exclusive scan")
+    g.add_argument("--exclusive", dest=_SPEC_DEST + "inclusive", action="store_const",
+                   const=False, default=argparse.SUPPRESS, help="the same as --no-inclusive")
+    add("dtypes", nargs="+", choices=INPUT_DTYPES, metavar="DTYPE",
+        help=f"input dtypes it takes: {', '.join(INPUT_DTYPES)}")
+    add("deterministic", action=argparse.BooleanOptionalAction,
+        help="whether its bits must repeat from run to run")
+    add("device", choices=DEVICES, help="cpu: NumPy arrays in and out; gpu: CuPy arrays")
+    add("max_n", type=_positive(int), metavar="N", help="largest n the target itself accepts "
+        "(not --max-n, the largest n searched)")
+    add("allows_empty", action=argparse.BooleanOptionalAction,
+        help="whether it takes an empty input (and returns an empty scan)")
+    add("zeros", choices=tuple(ZERO_ORDERS), help="max, min: how -0 and +0 are ordered")
+    add("nans", choices=tuple(NAN_RULES), help="max, min: what a NaN does")
+    add("subnormals", choices=tuple(SUBNORMAL_RULES),
+        help="float add: whether subnormals may read as zero")
+    add("promote", nargs="*", type=_promotion, metavar="IN:OUT",
+        help="the target returns OUT for input of IN (bool:int64 int32:int64, as numpy.cumsum "
+        "does without dtype=); the exact scan is taken in OUT; none given: no promotion")
+    add("axis", type=_axis, metavar="AXIS", help="the target takes N-D arrays and scans this axis; 'arg': it "
+        "is called as fn(x, axis); 'none': it scans 1-D arrays")
+    add("reverse", action=argparse.BooleanOptionalAction, help="the target scans from the end")
+    add("indices", action=argparse.BooleanOptionalAction,
+        help="max or min: the target returns (values, indices), as cummax and cummin do")
+    add("initial", action=argparse.BooleanOptionalAction,
+        help="the target takes an initial value: it is called as fn(x, initial=v)")
+
+
+def _spec_flag(group: Any, field_name: str, **kw: Any) -> None:
+    from .targets import spec_flag
+
+    group.add_argument(spec_flag(field_name), dest=_SPEC_DEST + field_name,
+                       default=argparse.SUPPRESS, **kw)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="scancheck", description=__doc__,
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = _Parser(prog="scancheck", description=__doc__, formatter_class=_formatter)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("verify", help="verify every registered scan variant")
@@ -358,35 +472,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", help="also write the explanation to this file")
     p.set_defaults(func=_cmd_explain)
 
-    p = sub.add_parser("check", help="conformance of scan implementations, or --controls")
-    p.add_argument("targets", nargs="*", help="built-in name, kernel:VARIANT, model:VARIANT, "
-                   "FILE.cu, or package.module:function")
+    p = sub.add_parser("check", help="conformance of scan implementations, or --controls",
+                       description="Check that each TARGET computes what it declares.",
+                       formatter_class=_formatter)
+    p.epilog_from = _builtin_epilog  # type: ignore[attr-defined]
+    p.add_argument("targets", nargs="*", metavar="TARGET", help="a built-in name (below), "
+                   "kernel:VARIANT, model:VARIANT, FILE.cu, package.module:function or "
+                   "path/to/file.py:function")
     p.add_argument("--controls", action="store_true", help="run the negative controls, print the score")
-    p.add_argument("--op", choices=TARGET_OPERATORS)
-    p.add_argument("--exclusive", action="store_true")
-    p.add_argument("--reverse", action="store_true", help="the target scans from the end")
-    p.add_argument("--initial", action="store_true", help="the target takes an initial value: "
-                   "it is called as fn(x, initial=v)")
-    p.add_argument("--indices", action="store_true", help="max or min: the target returns "
-                   "(values, indices), as cummax and cummin do")
-    p.add_argument("--dtypes", nargs="+")
-    p.add_argument("--promote", nargs="+", type=_promotion, metavar="IN:OUT",
-                   help="the target returns OUT for input of IN (bool:int64 int32:int64, as "
-                   "numpy.cumsum does without dtype=); the exact scan is taken in OUT")
-    p.add_argument("--device", choices=["cpu", "gpu"])
-    p.add_argument("--zeros", choices=sorted(ZERO_ORDERS),
-                   help="max/min: how equal zeros are ordered (declared by the target otherwise)")
-    p.add_argument("--nans", choices=sorted(NAN_RULES), help="what a NaN does")
-    p.add_argument("--subnormals", choices=sorted(SUBNORMAL_RULES),
-                   help="whether subnormals may read as zero")
-    p.add_argument("--deterministic", action=argparse.BooleanOptionalAction, default=None,
-                   help="whether its bits must be the same on every run")
-    p.add_argument("--allows-empty", action=argparse.BooleanOptionalAction, default=None,
-                   help="whether it takes an empty input")
-    p.add_argument("--accepts-max-n", type=_positive(int), metavar="N",
-                   help="the largest n the target accepts (--max-n is the search's largest)")
-    p.add_argument("--axis", type=_axis, help="the target takes N-D arrays and scans this axis, "
-                   "or 'arg': it is called as fn(x, axis)")
+    _add_spec_flags(p)
     p.add_argument("--budget", type=_positive(float), default=30.0, metavar="SECONDS",
                    help="seconds the whole check of a target should take (default 30), shared "
                    "among its properties; each walks its ladder of sizes whole, and a failure "
@@ -419,34 +513,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--op", default="add")
     p.add_argument("--tools", nargs="+", default=["racecheck", "synccheck"])
     p.set_defaults(func=_cmd_sanitize)
+    for command in sub.choices.values():  # every command's help fits the same width
+        command.formatter_class = _formatter
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scancheck`` console script."""
+    from .large import LockRefused
+
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except ValueError as exc:  # bad arguments: say what was wrong, no traceback
+    # Bad arguments, a target that cannot be loaded or cannot run on this machine, an
+    # unsafe lock directory: exit 2 saying what was wrong, no traceback.  Only a target's
+    # behaviour exits 1.
+    except (ValueError, LockRefused) as exc:
         print(f"scancheck: error: {exc}", file=sys.stderr)
         return 2
-    except PermissionError as exc:  # an unsafe lock directory (large.LockRefused), say
-        print(f"scancheck: error: {exc}", file=sys.stderr)
-        return 2
-
-
-def writable_file(option: str, path: str | None) -> None:
-    """ValueError naming ``option`` unless ``path`` (if given) can be written as a file: checked
-    before a run, so that a long check does not end in a traceback."""
-    import os
-
-    if path is None:
-        return
-    parent = os.path.dirname(os.path.abspath(path))
-    if os.path.isdir(path) or path.endswith(os.sep):
-        raise ValueError(f"{option} {path!r} is a directory; it takes a file name")
-    if not os.path.isdir(parent) or not os.access(parent, os.W_OK):
-        raise ValueError(f"{option} {path!r}: {parent} is not a directory this user can write")
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from .properties import (
     bound_summary,
     float_summary,
 )
-from .targets import InputWritten, Target, TargetSpec, forward, seeded
+from .targets import InputWritten, NotAnArray, Target, TargetSpec, forward, seeded
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
            "check_isolated", "check_property"]
@@ -136,6 +136,8 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
         return PropertyResult(prop, "fail", exc.told, {**size, "dtype": exc.dtype,
                                                        **_written(exc).where()},
                               cause=Cause.INPUT_WRITTEN.name, independent=True)
+    except NotAnArray as exc:  # outside the search: a summary, a check past 2**31
+        return PropertyResult(prop, "fail", str(exc), cause=Cause.LOGIC.name)
 
 
 def _written(exc: InputWritten) -> Failure:
@@ -176,6 +178,8 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             return row.check(target, case)
         except InputWritten as exc:
             return _written(exc)
+        except NotAnArray as exc:
+            return Failure(Cause.LOGIC, str(exc))
 
     if prop == "deterministic" and not spec.deterministic:
         seen = check(Case(top, dtypes[0], row.distributions[0], 0))

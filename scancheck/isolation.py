@@ -46,14 +46,17 @@ _TOOL_CAUSE = {"racecheck": (Cause.RACE, "data race"), "synccheck": (Cause.RACE,
 _NO_POOLS = {"SCANCHECK_NO_MEMORY_POOL": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
              "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}
 _MARK = "scancheck-sanitize: n="
-#: Seconds a child takes to start (Python, NumPy, numba, Hypothesis) and a property to report
-#: after its search (the error curve of a float scan, its accumulation probes), and the least
-#: a property may search when a check's time is shared out.
-_CHILD_START, _LEAST_SEARCH = 4.0, 0.5
+#: Seconds a child takes to start and report (Python, NumPy, numba, Hypothesis), and the
+#: least a property may search when a check's time is shared out.
+_CHILD_START, _LEAST_SEARCH = 2.0, 0.5
 
 
 class UsageError(ValueError):
     """The target cannot be checked at all: it cannot be imported, compiled or found."""
+
+
+class EnvironmentProblem(UsageError):
+    """The target cannot run on this machine: its library, CuPy or a GPU is missing."""
 
 
 def _default_workers() -> int:
@@ -79,8 +82,10 @@ def check_isolated(
     wall time the whole check should take, cuts each property's ``budget`` to its share of
     what is left after loading the target, its child's properties run one after another
     (every property still walks its whole ladder of sizes, and a failure found is shrunk).
-    ``overrides`` replace the spec fields they name on top of what the target declares
-    (``targets.resolve``), in every child.
+    ``overrides`` (TargetSpec field -> value) replace just those fields of the target's own
+    spec, in every child (:func:`scancheck.targets.resolve`).  :class:`UsageError` where the
+    target cannot be loaded or the overrides make no valid spec; :class:`EnvironmentProblem`
+    where it cannot run here (no GPU, no CuPy, its library missing).
     """
     from .conformance import LARGE, PROPERTIES, ConformanceReport
     from .sanitizer import TOOLS, find_sanitizer
@@ -92,9 +97,7 @@ def check_isolated(
     for tool in sanitize or ():
         if tool not in TOOLS:
             raise ValueError(f"sanitize={tool!r} is unknown; allowed: {', '.join(TOOLS)}")
-    given = {**(asdict(spec) if spec is not None else {}), **(overrides or {})}
-    name, declared = _resolve(locator, given or None, timeout, gpu)
-    spec = declared  # every later child applies the whole of it over what the target declares
+    name, declared = _resolve(locator, spec, timeout, gpu, overrides)
     prepared = time.time() - t0
     tasks = plan(declared, PROPERTIES if properties is None else tuple(properties), large,
                  sanitize, find_sanitizer() is not None)
@@ -118,12 +121,13 @@ def check_isolated(
                 if progress is not None:
                     progress.start(names[0])
                 start = time.time()
-                out = [_sanitize(locator, names[0], timeout, spec, declared, gpu)]
+                out = [_sanitize(locator, names[0], timeout, spec, declared, gpu, overrides)]
                 out[0].seconds = round(time.time() - start, 2)
                 if progress is not None:
                     progress.finish(names[0], out[0].status)
                 return out
-            return _run_properties(locator, names, budget, timeout, spec, gpu, progress)
+            return _run_properties(locator, names, budget, timeout, spec, gpu, progress,
+                                   overrides)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         ran = {what: r for (_, names), out in zip(groups, pool.map(run, groups))
@@ -195,33 +199,36 @@ def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
     return [("property", p) for p in (*properties, *bigs)] + [("sanitizer", t) for t in sanitize]
 
 
-def _child_cmd(locator: str, out: str, spec: TargetSpec | dict[str, Any] | None,
-               gpu: str | None, *extra: str) -> list[str]:
-    """The child's command line; ``spec`` (fields, or a whole spec) replaces those fields of
-    what the target declares there."""
+def _child_cmd(locator: str, out: str, spec: TargetSpec | None, gpu: str | None,
+               *extra: str, overrides: dict[str, Any] | None = None) -> list[str]:
     cmd = [sys.executable, "-m", "scancheck.isolation", locator, out, *extra]
-    if spec:
-        cmd += ["--spec", json.dumps(asdict(spec) if isinstance(spec, TargetSpec) else spec)]
+    if spec is not None:
+        cmd += ["--spec", json.dumps(asdict(spec))]
+    if overrides:
+        cmd += ["--overrides", json.dumps(overrides)]
     if gpu is not None:
         cmd += ["--gpu", gpu]
     return cmd
 
 
-def _resolve(locator: str, spec: dict[str, Any] | None, timeout: float, gpu: str | None = None
-             ) -> tuple[str, TargetSpec]:
+def _resolve(locator: str, spec: TargetSpec | None, timeout: float, gpu: str | None = None,
+             overrides: dict[str, Any] | None = None) -> tuple[str, TargetSpec]:
     """The target's name and spec, as a child resolves and prepares (compiles) it."""
-    events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, "--resolve"), timeout)
+    events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, "--resolve",
+                                            overrides=overrides), timeout)
     for ev in events:
         if ev["event"] == "usage":
             raise UsageError(ev["message"])
+        if ev["event"] == "unavailable":
+            raise EnvironmentProblem(ev["message"])
         if ev["event"] == "target":
             return ev["target"], _spec_from(ev["spec"])
     raise UsageError(f"target {locator!r} could not be loaded: {_fault_message(err, status)}")
 
 
 def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeout: float,
-                    spec: TargetSpec | None, gpu: str | None = None, progress: Any = None
-                    ) -> list[PropertyResult]:
+                    spec: TargetSpec | None, gpu: str | None = None, progress: Any = None,
+                    overrides: dict[str, Any] | None = None) -> list[PropertyResult]:
     """``props`` in order in one child.  The one running when the child hangs or dies is
     reported so, at the size it reached; the others go on in a new child below that size,
     where the target may work, and say so (after n = 0, from n = 1).  The checks past 2**31
@@ -238,7 +245,8 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
         if not empty:
             args.append("--no-empty")
         start = time.time()
-        events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, *args), timeout,
+        events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, *args,
+                                                overrides=overrides), timeout,
                                      None if progress is None else partial(_told, progress))
         spent = time.time() - start
         done = [PropertyResult(**ev["result"]) for ev in events if ev["event"] == "result"]
@@ -357,14 +365,16 @@ def _fault_message(stderr: str, status: str = "") -> str:
 
 
 def _sanitize(locator: str, tool: str, timeout: float, spec: TargetSpec | None,
-              declared: TargetSpec, gpu: str | None = None) -> PropertyResult:
+              declared: TargetSpec, gpu: str | None = None,
+              overrides: dict[str, Any] | None = None) -> PropertyResult:
     from .sanitizer import find_sanitizer, inconclusive, run_command
 
     name = f"sanitizer: {tool}"
     if find_sanitizer() is None:
         return PropertyResult(name, "skip", "compute-sanitizer is not installed")
     sizes = [n for n in SANITIZE_SIZES if declared.max_n is None or n <= declared.max_n]
-    cmd = _child_cmd(locator, os.devnull, spec, gpu, "--smoke", *map(str, sizes))
+    cmd = _child_cmd(locator, os.devnull, spec, gpu, "--smoke", *map(str, sizes),
+                     overrides=overrides)
     # Instrumented runs are 10-100x slower: a limit sized for plain cases would cut a sound
     # target off under the sanitizer.
     rep = run_command(tool, cmd, locator, timeout=max(timeout * 4, 240.0),
@@ -404,17 +414,12 @@ def first_report_size(output: str) -> int | None:
 # -- the child ------------------------------------------------------------------------
 
 
-def _tupled(d: dict[str, Any]) -> dict[str, Any]:
-    """Spec fields from their JSON form: lists back to tuples, the promotions' pairs too."""
+def _spec_from(d: dict[str, Any]) -> TargetSpec:
+    """A spec from its JSON form (lists back to tuples, the promotions' pairs too)."""
     def tup(v: Any) -> Any:
         return tuple(tup(e) for e in v) if isinstance(v, list) else v
 
-    return {k: tup(v) for k, v in d.items()}
-
-
-def _spec_from(d: dict[str, Any]) -> TargetSpec:
-    """A spec from its JSON form."""
-    return TargetSpec(**_tupled(d))
+    return TargetSpec(**{k: tup(v) for k, v in d.items()})
 
 
 def _smoke(target: Any, sizes: list[int]) -> None:
@@ -438,7 +443,8 @@ def _child(argv: list[str]) -> int:
     ap.add_argument("--examples", type=int, default=Budget.max_examples)
     ap.add_argument("--max-n", type=int)
     ap.add_argument("--no-empty", action="store_true", help="skip n = 0 (it broke the target)")
-    ap.add_argument("--spec", help="JSON: spec fields replacing what the target declares")
+    ap.add_argument("--spec")
+    ap.add_argument("--overrides", help="JSON: TargetSpec fields replacing the declared ones")
     ap.add_argument("--resolve", action="store_true", help="resolve and prepare, report the spec")
     ap.add_argument("--smoke", nargs="*", type=int, help="launch once at each size (sanitizer)")
     ap.add_argument("--gpu", help="the one GPU this child may see (before CUDA starts)")
@@ -463,12 +469,17 @@ def _child(argv: list[str]) -> int:
             fh.flush()
 
         try:
-            target = resolve(args.locator, overrides=_tupled(json.loads(args.spec))
-                             if args.spec else None)
+            target = resolve(args.locator, _spec_from(json.loads(args.spec)) if args.spec else None,
+                             overrides=json.loads(args.overrides) if args.overrides else None)
             if target.prepare is not None and not target.unavailable:
                 target.prepare()
         except ValueError as exc:
             emit(event="usage", message=str(exc))
+            return 0
+        if args.resolve and target.unavailable:  # the machine's, not the target's, verdict
+            gpu_spec = " (its spec has device='gpu')" if target.spec.device == "gpu" else ""
+            emit(event="unavailable", message=f"target {target.name!r} cannot run here: "
+                 f"{target.unavailable}{gpu_spec}")
             return 0
         emit(event="target", target=target.name, spec=asdict(target.spec))
         if args.no_empty:

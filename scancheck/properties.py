@@ -72,7 +72,7 @@ from .operators import (
     shifted,
 )
 from .products import judge_products
-from .targets import Target, TargetSpec
+from .targets import NotAnArray, Target, TargetSpec
 from .testing import same_bits
 
 
@@ -131,7 +131,7 @@ def _called(target: Target, x: np.ndarray) -> tuple[Any, Failure | None]:
     try:
         return target(x), None
     except Exception as exc:
-        if x.shape[0]:
+        if x.shape[0] or isinstance(exc, NotAnArray):  # the latter: an answer, not a refusal
             raise
         return None, Failure(Cause.LOGIC, f"raised {type(exc).__name__} on an empty input "
                              f"({str(exc)[:120]}); the scan of nothing is an empty array")
@@ -691,7 +691,7 @@ def _rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fai
     try:
         got = target(b.x, b.axis)
     except Exception as exc:
-        if b.x.size:
+        if b.x.size or isinstance(exc, NotAnArray):  # the latter: an answer, not a refusal
             raise
         return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on a zero-size input of shape "
                        f"{b.x.shape} ({str(exc)[:120]}); its scan is an empty array", at=at)

@@ -24,12 +24,14 @@ writes is seen as such, not as whatever correct value the memory pool left there
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import hashlib
 import importlib
 import importlib.util
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,9 @@ from .operators import (
     get_operator,
     is_float,
 )
+
+#: Where a target's arrays live: "cpu", NumPy arrays; "gpu", CuPy arrays.
+DEVICES: tuple[str, ...] = ("cpu", "gpu")
 
 
 @dataclass(frozen=True)
@@ -131,13 +136,83 @@ class TargetSpec:
             raise ValueError(f"dtypes={self.dtypes!r} with op={self.op!r}: allowed dtypes are "
                              f"{', '.join(oper.dtypes)}"
                              + (" (and bool, promoted to an integer type)" if promotable else ""))
-        if self.device not in ("cpu", "gpu"):
-            raise ValueError(f"device={self.device!r} must be 'cpu' or 'gpu'")
+        if self.device not in DEVICES:
+            raise ValueError(f"device={self.device!r} must be one of {', '.join(DEVICES)}")
 
     def output_dtype(self, dtype: Any) -> str:
         """The dtype the scan returns for input of ``dtype`` (its own, unless promoted)."""
         name = as_dtype(dtype).name
         return dict(self.promote).get(name, name)
+
+
+def spec_flag(field_name: str) -> str:
+    """The command-line flag that sets the :class:`TargetSpec` field ``field_name``: its
+    name with dashes, except ``max_n``, which is ``--accepts-max-n`` (``--max-n`` is the
+    search's largest n)."""
+    return "--accepts-max-n" if field_name == "max_n" else "--" + field_name.replace("_", "-")
+
+
+def with_overrides(spec: TargetSpec, overrides: dict[str, Any] | None, name: str = "the target"
+                   ) -> TargetSpec:
+    """``spec`` with just the fields ``overrides`` names replaced (lists read as tuples); a
+    ValueError naming the flags and what is allowed where a name is no field or the result
+    is no valid spec."""
+    if not overrides:
+        return spec
+    fields = {f.name for f in dataclasses.fields(TargetSpec)}
+    unknown = sorted(set(overrides) - fields)
+    if unknown:
+        raise ValueError(f"{', '.join(unknown)} is no TargetSpec field; allowed: "
+                         f"{', '.join(sorted(fields))}")
+
+    def tup(v: Any) -> Any:  # JSON hands tuples back as lists
+        return tuple(tup(e) for e in v) if isinstance(v, list | tuple) else v
+
+    given = {k: tup(v) for k, v in overrides.items()}
+    try:
+        return replace(spec, **given)
+    except (ValueError, TypeError) as exc:
+        flags = " ".join(_flag_text(k, v) for k, v in given.items())
+        raise ValueError(f"{flags}: on {name}'s declared spec ({_spec_text(spec)}): {exc}"
+                         ) from None
+
+
+def _flag_text(field_name: str, v: Any) -> str:
+    """The flag that sets ``field_name`` to ``v``, as it is typed: --no-reverse, --op max."""
+    flag = spec_flag(field_name)
+    if isinstance(v, bool):
+        return flag if v else "--no-" + flag[2:]
+    if isinstance(v, tuple):
+        return " ".join([flag, *(":".join(e) if isinstance(e, tuple) else str(e) for e in v)])
+    return f"{flag} {'none' if v is None else v}"
+
+
+def _spec_text(spec: TargetSpec) -> str:
+    """The fields of ``spec`` that differ from the defaults, as ``op='max', inclusive=False``."""
+    base = TargetSpec()
+    changed = [f"{f.name}={getattr(spec, f.name)!r}" for f in dataclasses.fields(spec)
+               if getattr(spec, f.name) != getattr(base, f.name)]
+    return ", ".join(changed) or "the defaults"
+
+
+class NotAnArray(Exception):
+    """The target returned something other than an array (a list, a number, None): what it
+    returned, and what a target must return."""
+
+
+def _host(out: Any, what: str = "") -> np.ndarray:
+    """``out`` as a host array, or :class:`NotAnArray` naming what it is."""
+    from .testing import to_numpy
+
+    if hasattr(out, "shape") and hasattr(out, "dtype"):  # NumPy, CuPy, torch, JAX
+        return to_numpy(out)
+    kind = type(out).__name__
+    if isinstance(out, list | tuple):
+        kind = f"a {kind} of {len(out)} item{'s' * (len(out) != 1)}"
+    elif out is not None:
+        kind = f"a {kind} ({str(out)[:40]})"
+    raise NotAnArray(f"returned {kind}{what}, not an array: a target returns its scan as a "
+                     f"NumPy array (CuPy for device='gpu'; torch and JAX arrays are read too)")
 
 
 @dataclass
@@ -189,15 +264,14 @@ class Target:
 
     def __call__(self, x: np.ndarray, axis: int | None = None) -> np.ndarray:
         """Run the target on host data and return a host array (N-D input keeps its layout:
-        strides, order and offset reach the target as they are here)."""
-        from .testing import to_numpy
-
+        strides, order and offset reach the target as they are here); :class:`NotAnArray`
+        where the target returned no array (a list of numbers, say)."""
         if self.spec.device == "gpu":
             x = _device_view(x)
         out = self.run(x, axis)
-        if isinstance(out, tuple | list):  # (values, indices), as cummax returns them
-            return tuple(to_numpy(v) for v in out)
-        return to_numpy(out)
+        if self.spec.indices and isinstance(out, tuple | list):  # (values, indices), as cummax
+            return tuple(_host(v, " in its (values, indices)") for v in out)
+        return _host(out)
 
 
 def forward(target: Target) -> Target:
@@ -758,20 +832,19 @@ def builtin_targets() -> dict[str, Target]:
 
 
 def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
-    """A target from ``package.module:function`` (importable, or under the working directory);
-    the module may define ``SCAN_SPEC``.  Importing it writes no bytecode cache (a module of
-    the working directory would leave ``__pycache__`` there)."""
+    """A target from ``package.module:function`` (importable, or under the working directory)
+    or ``path/to/file.py:function`` (loaded from that file; its directory need not be on
+    ``sys.path``); the function may carry ``scan_spec``, the module ``SCAN_SPEC``.  Importing
+    writes no bytecode cache (a module of the working directory would leave ``__pycache__``
+    there).  A ValueError names a module, file or function that is not there."""
     if ":" not in path:
-        raise ValueError(f"target {path!r} must look like package.module:function")
-    module_name, attr = path.split(":", 1)
-    if os.getcwd() not in sys.path:  # as `python -m` would: modules of the working directory
-        sys.path.append(os.getcwd())
+        raise ValueError(f"target {path!r} must look like package.module:function or "
+                         f"path/to/file.py:function")
+    module_name, attr = path.rsplit(":", 1) if _is_file_form(path) else path.split(":", 1)
     writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # a target that cannot be imported is a usage error, not a verdict
-        raise ValueError(f"target {path!r}: module {module_name!r} cannot be imported "
-                         f"({type(exc).__name__}: {exc})") from None
+        module = (_module_from_file(path, module_name) if _is_file_form(path)
+                  else _import(path, module_name))
     finally:
         sys.dont_write_bytecode = writes
     fn = module
@@ -783,6 +856,46 @@ def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
         raise ValueError(f"target {path!r} is not callable")
     declared = getattr(fn, "scan_spec", None) or getattr(module, "SCAN_SPEC", None)
     return Target(path, fn, spec or declared or TargetSpec(), locator=f"import:{path}")
+
+
+def _is_file_form(path: str) -> bool:
+    """Whether ``path`` names a function in a Python file (``dir/file.py:fn``), not a module."""
+    return path.rsplit(":", 1)[0].endswith(".py")
+
+
+def _import(path: str, module_name: str) -> Any:
+    if os.getcwd() not in sys.path:  # as `python -m` would: modules of the working directory
+        sys.path.append(os.getcwd())
+    try:
+        return importlib.import_module(module_name)
+    except Exception as exc:  # a target that cannot be imported is a usage error, not a verdict
+        raise ValueError(f"target {path!r}: module {module_name!r} cannot be imported "
+                         f"({type(exc).__name__}: {exc})") from None
+
+
+def _module_from_file(path: str, file: str) -> Any:
+    """The module of the Python file ``file``, loaded once per process under a name of its
+    own (its stem and a hash of its absolute path), so that it shadows no importable module
+    and two files of one stem stay apart."""
+    where = Path(file).resolve()
+    if not where.is_file():
+        raise ValueError(f"target {path!r}: {file} is not a file")
+    stem = "".join(c if c.isalnum() else "_" for c in where.stem)
+    name = f"_scancheck_file_{stem}_{hashlib.sha256(str(where).encode()).hexdigest()[:12]}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, where)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"target {path!r}: {file} cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look a module up by its name
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise ValueError(f"target {path!r}: {file} cannot be imported "
+                         f"({type(exc).__name__}: {exc})") from None
+    return module
 
 
 def cu_prelude(dtype: str) -> str:
@@ -841,43 +954,49 @@ _FILL = 0xFF  # NaN for floats, -1 for integers
 
 def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
             overrides: dict[str, Any] | None = None) -> Target:
-    """A target by built-in name, ``kernel:VARIANT``, ``model:VARIANT``, ``.cu`` path or
-    import path; ``overrides`` replace only the spec fields they name, on top of what the
-    target declares (ValueError where the result is no valid spec)."""
-    target = _resolved(name, spec, block)
-    if not overrides:
-        return target
-    unknown = sorted(set(overrides) - {f.name for f in fields(TargetSpec)})
-    if unknown:
-        raise ValueError(f"overrides name no spec field: {', '.join(unknown)}; fields are "
-                         f"{', '.join(f.name for f in fields(TargetSpec))}")
-    try:
-        return replace(target, spec=replace(target.spec, **overrides))
-    except ValueError as exc:
-        raise ValueError(f"target {name!r} declares {target.spec}; with "
-                         f"{overrides}: {exc}") from None
-
-
-def _resolved(name: str, spec: TargetSpec | None, block: int) -> Target:
+    """A target by built-in name, ``kernel:VARIANT``, ``model:VARIANT``, ``.cu`` path, import
+    path or ``file.py:function``.  ``spec`` replaces the declared spec of a ``.cu`` file or
+    an import path; ``overrides`` (field -> value) replace just those fields of whatever
+    spec the target has, any target (a ValueError naming the flags where the result is no
+    valid spec).  A GPU spec where no GPU or CuPy is found leaves the target unavailable."""
+    overrides = dict(overrides or {})
+    op = overrides.get("op")
     if name.startswith("builtin:"):
         name = name[len("builtin:"):]
     builtins = builtin_targets()
-    if name in builtins:
-        return builtins[name]
+    kernel = name.startswith(("kernel:", "model:", "scancheck:"))
+    # A kernel computes the operator it is built for: an --op given builds that one.
+    target: Target | None = None if kernel and op else builtins.get(name)
     for prefix, make in (("kernel:", kernel_target), ("model:", model_target),
                          ("scancheck:", kernel_target)):
-        if name.startswith(prefix):
+        if target is None and name.startswith(prefix):
             parts = name[len(prefix):].split(":")
-            return make(parts[0], *(int(parts[1]),) if len(parts) > 1 else (), *parts[2:3])
-    if name.startswith("cu:"):
-        parts = name[3:].rsplit(":", 1)
-        return cuda_file_target(parts[0], int(parts[1]) if len(parts) > 1 else block, spec)
-    if name.endswith(".cu"):
-        return cuda_file_target(name, block, spec)
-    if name.startswith("import:"):
-        name = name[len("import:"):]
-    if ":" in name:
-        return load_import_path(name, spec)
-    known = ", ".join(sorted(builtins))
-    raise ValueError(f"target {name!r} is not a built-in ({known}), a .cu file, "
-                     f"kernel:VARIANT, model:VARIANT or package.module:function")
+            built = (parts[2:3] or [op])[0]
+            target = make(parts[0], *(int(parts[1]),) if len(parts) > 1 else (),
+                          **({"op": built} if built else {}))
+    if target is None and (name.startswith("cu:") or name.endswith(".cu")):
+        path, size = name, block
+        if name.startswith("cu:"):
+            parts = name[3:].rsplit(":", 1)
+            path, size = parts[0], int(parts[1]) if len(parts) > 1 else block
+        # Its kernels are compiled for the spec's dtypes: the merged spec, before compiling.
+        return cuda_file_target(path, size, with_overrides(spec or TargetSpec(device="gpu"),
+                                                           overrides, name))
+    if target is None:
+        if name.startswith("import:"):
+            name = name[len("import:"):]
+        if ":" not in name:
+            known = ", ".join(sorted(builtins))
+            raise ValueError(f"target {name!r} is not a built-in ({known}), a .cu file, "
+                             f"kernel:VARIANT, model:VARIANT, package.module:function or "
+                             f"path/to/file.py:function")
+        target = load_import_path(name, spec)
+    if not overrides:
+        return target
+    merged = with_overrides(target.spec, overrides, target.name)
+    unavailable = target.unavailable
+    if merged.device == "gpu" and target.spec.device != "gpu" and not unavailable:
+        unavailable = _missing("cupy") or _gpu_missing()
+    return replace(target, spec=merged, unavailable=unavailable)
+
+

@@ -86,49 +86,170 @@ def test_python_dash_m_scancheck_is_the_console_script():
     assert out.returncode == 0 and "explain" in out.stdout
 
 
-# -- the spec flags override only what they name ---------------------------------------
+# -- spec flags: each names one field, and replaces only that field ----------------------
+
+def _check_args(*argv: str):
+    from scancheck.cli import build_parser
+
+    return build_parser().parse_args(["check", "some:target", *argv])
 
 
-def test_every_spec_field_has_a_flag_of_its_own():
+def test_every_spec_field_has_a_flag_of_its_name():
     from dataclasses import fields
 
-    from scancheck.cli import SPEC_FLAGS, build_parser
-    from scancheck.targets import TargetSpec
+    from scancheck.cli import build_parser
+    from scancheck.targets import TargetSpec, spec_flag
 
-    assert set(SPEC_FLAGS) == {f.name for f in fields(TargetSpec)}
-    args = build_parser().parse_args(["check", "t"])
-    assert all(hasattr(args, dest) for dest in SPEC_FLAGS.values())
-
-
-def test_flags_override_only_the_fields_they_name():
-    from scancheck.cli import build_parser, spec_overrides
-    from scancheck.targets import resolve
-
-    parse = build_parser().parse_args
-    assert spec_overrides(parse(["check", "t"])) == {}
-    assert spec_overrides(parse(["check", "t", "--dtypes", "float32", "--no-allows-empty",
-                                 "--zeros", "ordered", "--exclusive"])) == {
-        "dtypes": ("float32",), "allows_empty": False, "zeros": "ordered", "inclusive": False}
-    # A built-in max scan keeps its operator when only its dtypes are named.
-    t = resolve("numpy.maximum.accumulate", overrides={"dtypes": ("float32",)})
-    assert (t.spec.op, t.spec.dtypes) == ("max", ("float32",))
+    check = build_parser()._subparsers._group_actions[0].choices["check"]
+    flags = {s for a in check._actions for s in a.option_strings}
+    for f in fields(TargetSpec):
+        flag = spec_flag(f.name)
+        assert flag in flags, f"TargetSpec.{f.name} has no flag {flag}"
+        want = "--accepts-max-n" if f.name == "max_n" else "--" + f.name.replace("_", "-")
+        assert flag == want
+    # --max-n stays the search's largest n, not the target's.
+    assert _check_args("--max-n", "64").max_n == 64 and _spec_overrides() == {}
 
 
-def test_a_declared_max_scan_with_one_flag_conforms_and_bad_combinations_are_usage_errors(
-        capsys):
-    from scancheck.cli import main
+def _spec_overrides(*argv: str) -> dict:
+    from scancheck.cli import _spec_overrides as overrides
 
-    rc = main(["check", "numpy.maximum.accumulate", "--dtypes", "float32", "--budget", "3",
-               "--max-n", "4096", "--quick"])
-    assert rc == 0, capsys.readouterr().out[-2000:]
-    assert main(["check", "numpy.cumsum", "--indices", "--quick"]) == 2
-    assert "indices=True with op='add'" in capsys.readouterr().err
+    return overrides(_check_args(*argv))
 
 
-def test_output_paths_are_checked_before_the_run(tmp_path, capsys):
-    from scancheck.cli import main
+@pytest.mark.parametrize("argv, fields", [
+    ([], {}),
+    (["--exclusive"], {"inclusive": False}),
+    (["--inclusive"], {"inclusive": True}),
+    (["--reverse", "--no-deterministic"], {"reverse": True, "deterministic": False}),
+    (["--initial"], {"initial": True}),
+    (["--op", "max", "--indices"], {"op": "max", "indices": True}),
+    (["--promote", "bool:int64", "int8:int64"],
+     {"promote": (("bool", "int64"), ("int8", "int64"))}),
+    (["--promote"], {"promote": ()}),
+    (["--axis", "arg"], {"axis": "arg"}),
+    (["--axis", "-1"], {"axis": -1}),
+    (["--axis", "none"], {"axis": None}),
+    (["--device", "cpu", "--dtypes", "float32", "int8"],
+     {"device": "cpu", "dtypes": ("float32", "int8")}),
+    (["--accepts-max-n", "4096", "--no-allows-empty"], {"max_n": 4096, "allows_empty": False}),
+    (["--zeros", "ordered", "--nans", "ignore", "--subnormals", "flush"],
+     {"zeros": "ordered", "nans": "ignore", "subnormals": "flush"}),
+])
+def test_the_flags_given_and_only_those_become_overrides(argv, fields):
+    assert _spec_overrides(*argv) == fields
 
-    assert main(["check", "numpy.cumsum", "--json", str(tmp_path) + "/"]) == 2
-    assert "is a directory" in capsys.readouterr().err
-    assert main(["check", "numpy.cumsum", "--report", str(tmp_path / "no" / "r.md")]) == 2
-    assert "not a directory this user can write" in capsys.readouterr().err
+
+@pytest.mark.parametrize("flag, table", [("--zeros", "ZERO_ORDERS"), ("--nans", "NAN_RULES"),
+                                         ("--subnormals", "SUBNORMAL_RULES"),
+                                         ("--op", "TARGET_OPERATORS")])
+def test_rule_flags_take_the_operator_vocabularys_names(flag, table, capsys):
+    from scancheck import operators
+
+    for name in getattr(operators, table):
+        assert _spec_overrides(flag, name)
+    with pytest.raises(SystemExit) as exc:
+        _check_args(flag, "nonsense")
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and f"argument {flag}: invalid choice" in err
+    assert all(repr(name) in err for name in getattr(operators, table))
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--dtypes", "float128"], "argument --dtypes: invalid choice: 'float128'"),
+    (["--promote", "int8:complex64"], "argument --promote: 'int8:complex64': IN must be one of"),
+    (["--accepts-max-n", "0"], "argument --accepts-max-n: 0 is not a positive integer"),
+    (["--axis", "rows"], "argument --axis: 'rows' is none of"),
+    (["--device", "tpu"], "argument --device: invalid choice: 'tpu'"),
+])
+def test_a_bad_spec_flag_value_exits_2_naming_it(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        _check_args(*argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and message in err and err.count("\n") == 1, err
+
+
+# -- exit codes: 2 for the user's or the machine's problem, before any run ---------------
+
+@pytest.mark.parametrize("flag", ["--json", "--report"])
+def test_an_output_path_that_cannot_be_written_exits_2_before_the_run(flag, tmp_path, capsys,
+                                                                    monkeypatch):
+    import scancheck.isolation
+
+    def never(*args, **kwargs):
+        raise AssertionError("the check ran")
+
+    monkeypatch.setattr(scancheck.isolation, "check_isolated", never)
+    for where, message in ((tmp_path, "is a directory"),
+                           (tmp_path / "no" / "r.json", "does not exist")):
+        assert main(["check", "numpy.cumsum", flag, str(where)]) == 2
+        err = capsys.readouterr().err
+        assert f"argument {flag}: " in err and message in err and "Traceback" not in err
+
+
+def test_spec_flags_with_the_negative_controls_exit_2(capsys):
+    assert main(["check", "--controls", "--op", "max", "--no-deterministic"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --controls: spec flags apply to TARGETs" in err
+    assert "(--op, --deterministic given)" in err
+
+
+def test_an_unsafe_lock_directory_exits_2_not_a_traceback(capsys, monkeypatch):
+    import scancheck.isolation
+    from scancheck.large import LockRefused
+
+    def refused(*args, **kwargs):
+        raise LockRefused("/tmp/scancheck-locks-1 belongs to uid 0 with mode 777; it must be "
+                          "this user's own directory, mode 700")
+
+    monkeypatch.setattr(scancheck.isolation, "check_isolated", refused)
+    assert main(["check", "numpy.cumsum", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scancheck: error: /tmp/scancheck-locks-1 belongs to uid 0")
+
+
+def test_device_gpu_where_cupy_or_a_gpu_is_missing_exits_2(capsys):
+    from scancheck.verify import gpu_available
+
+    if gpu_available()[0]:
+        pytest.skip("a GPU is here: --device gpu can run")
+    argv = ["check", "numpy.cumsum", "--device", "gpu", "--quick", "--budget", "2",
+            "--max-n", "64"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "target 'numpy.cumsum' cannot run here:" in err and "device='gpu'" in err
+    assert "logic error" not in err and err.count("\n") == 1, err
+
+
+def test_check_hands_the_named_fields_alone_to_every_target(capsys, monkeypatch):
+    import scancheck.isolation
+
+    seen = []
+
+    def record(name, **kwargs):
+        seen.append((name, kwargs.get("spec"), kwargs["overrides"]))
+        raise scancheck.isolation.UsageError("stop here")
+
+    monkeypatch.setattr(scancheck.isolation, "check_isolated", record)
+    assert main(["check", "a.py:f", "numpy.cumsum", "--dtypes", "float32", "--quick"]) == 2
+    assert sorted(seen) == [("a.py:f", None, {"dtypes": ("float32",)}),
+                            ("numpy.cumsum", None, {"dtypes": ("float32",)})]
+
+
+# -- help --------------------------------------------------------------------------------
+
+def test_check_help_lists_the_builtin_targets_and_every_help_fits_100_columns(capsys,
+                                                                             monkeypatch):
+    from scancheck.cli import build_parser
+    from scancheck.targets import builtin_targets
+
+    monkeypatch.setenv("COLUMNS", "200")
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    for name, command in [("scancheck", parser), *commands.items()]:
+        text = command.format_help()
+        wide = [ln for ln in text.splitlines() if len(ln) > 100]
+        assert not wide, f"{name} --help: {wide}"
+    text = commands["check"].format_help()
+    assert all(name in text for name in builtin_targets())
+    assert "--accepts-max-n" in text and "not --max-n" in text

@@ -281,3 +281,111 @@ def test_a_sanitizer_run_leaves_a_write_into_the_input_to_the_value_properties(c
     _smoke(resolve("scancheck.controls:zeroing_its_input"), [1, 33])
     assert capsys.readouterr().out.split() == ["scancheck-sanitize:", "n=1",
                                                "scancheck-sanitize:", "n=33"]
+
+
+# -- file.py:function targets, and spec overrides on top of what a target declares -------
+
+_USER_SCANS = """
+import numpy as np
+from scancheck.targets import TargetSpec
+
+def running_max(x):
+    return np.maximum.accumulate(x)
+
+running_max.scan_spec = TargetSpec(op="max", dtypes=("float32", "int32"))
+
+def as_list(x):
+    return np.cumsum(x, dtype=x.dtype).tolist()
+"""
+
+
+@pytest.fixture
+def user_file(tmp_path):
+    """A Python file of scans in a directory that is not on sys.path (its name no module's)."""
+    where = tmp_path / "my scans" / "user-scans.py"
+    where.parent.mkdir()
+    where.write_text(_USER_SCANS)
+    return where
+
+
+def test_a_file_target_is_loaded_by_path_with_its_declared_spec(user_file):
+    import sys
+
+    t = resolve(f"{user_file}:running_max")
+    assert t.spec.op == "max" and t.locator == f"import:{user_file}:running_max"
+    np.testing.assert_array_equal(t(np.array([1.0, 3.0, 2.0], np.float32)), [1.0, 3.0, 3.0])
+    assert str(user_file.parent) not in sys.path
+    name = t.fn.__module__
+    assert name.isidentifier() and name.startswith("_scancheck_file_user_scans_")
+    assert resolve(f"{user_file}:running_max").fn is t.fn  # loaded once per process
+
+
+def test_two_files_of_one_name_stay_apart(tmp_path):
+    for k in (1, 2):
+        (tmp_path / str(k)).mkdir()
+        (tmp_path / str(k) / "scan.py").write_text(f"def which(x):\n    return {k}\n")
+    assert [resolve(f"{tmp_path / str(k) / 'scan.py'}:which").fn(None) for k in (1, 2)] == [1, 2]
+
+
+@pytest.mark.parametrize("tail, message", [
+    ("missing.py:fn", "missing.py is not a file"),
+    ("user-scans.py:nothing", "has no attribute 'nothing'"),
+])
+def test_a_missing_file_or_function_is_a_usage_error_naming_it(user_file, tail, message):
+    with pytest.raises(ValueError, match=message):
+        resolve(f"{user_file.parent / tail}")
+
+
+def test_overrides_replace_only_the_fields_they_name(user_file):
+    t = resolve(f"{user_file}:running_max", overrides={"dtypes": ["float32"], "nans": "propagate"})
+    assert (t.spec.op, t.spec.dtypes) == ("max", ("float32",))
+    cumsum = resolve("numpy.cumsum", overrides={"dtypes": ("int32",)})
+    assert cumsum.spec.axis == "arg" and cumsum.spec.dtypes == ("int32",)
+
+
+def test_a_declared_max_scan_checked_under_dtypes_conforms(user_file):
+    from scancheck.cases import Budget
+    from scancheck.conformance import check_property
+
+    t = resolve(f"{user_file}:running_max", overrides={"dtypes": ("float32",)})
+    assert check_property(t, "nan and inf", Budget(0.3, max_n=64)).status == "pass"
+
+
+def test_an_override_making_no_valid_spec_names_the_flags(user_file):
+    with pytest.raises(ValueError, match=r"--reverse --indices: on .*running_max's declared "
+                       r"spec \(op='max', .*only forward max and min scans return indices"):
+        resolve(f"{user_file}:running_max", overrides={"reverse": True, "indices": True})
+    with pytest.raises(ValueError, match="colour is no TargetSpec field"):
+        resolve("numpy.cumsum", overrides={"colour": "red"})
+
+
+def test_an_op_override_builds_the_kernel_for_that_operator():
+    t = resolve("model:blelloch", overrides={"op": "max"})
+    assert t.spec.op == "max" and t.locator.endswith(":max")
+    assert t(np.array([3, 1, 2], np.int32)).tolist()[1:] == [3, 3]
+
+
+def test_device_gpu_on_a_cpu_target_without_a_gpu_leaves_it_unavailable():
+    from scancheck.verify import gpu_available
+
+    t = resolve("numpy.cumsum", overrides={"device": "gpu"})
+    assert (t.unavailable is None) == gpu_available()[0]
+
+
+def test_a_target_returning_a_list_gets_a_verdict_naming_it(user_file):
+    from scancheck.cases import Budget
+    from scancheck.conformance import check_property
+
+    r = check_property(resolve(f"{user_file}:as_list"), "integers exact", Budget(0.3, max_n=64))
+    assert r.status == "fail" and r.cause == "LOGIC"
+    assert r.diagnosis.startswith("returned a list of 0 items, not an array: a target returns")
+
+
+def test_a_file_target_and_its_overrides_reach_a_child_process(user_file):
+    from scancheck.isolation import check_isolated
+
+    rep = check_isolated(f"{user_file}:running_max", properties=(), large=False, sanitize=(),
+                         overrides={"dtypes": ("float32",), "zeros": "ordered"})
+    assert rep.target == f"{user_file}:running_max"
+    assert (rep.spec["op"], tuple(rep.spec["dtypes"]), rep.spec["zeros"]) == (
+        "max", ("float32",), "ordered")
