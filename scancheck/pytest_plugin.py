@@ -196,18 +196,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                              ids=[p.replace(" ", "-") for p in PROPERTIES])
 
 
-def run_property(config: pytest.Config, locator: str, prop: str) -> None:
-    """Check ``prop`` of the target ``locator`` names in a child process: pass, skip saying
-    why, or fail with the verdict, the property's diagnosis and the smallest case."""
+def run_property(config: pytest.Config, locator: str, prop: str) -> tuple[str, str]:
+    """Check ``prop`` of the target ``locator`` names in a child process: ("pass", ""),
+    ("skip", why), or ("fail", the verdict, the property's diagnosis and the smallest case)."""
     target = _spec_here(locator)
     if target is not None:  # known here: answered without starting a child
         from .conformance import not_applicable
 
         if target.unavailable:
-            pytest.skip(f"{locator} is not available here: {target.unavailable}")
+            return "skip", f"{locator} is not available here: {target.unavailable}"
         why = not_applicable(target.spec, prop)
         if why:
-            pytest.skip(why)
+            return "skip", why
     from .cases import Budget
     from .isolation import UsageError, check_isolated
 
@@ -218,15 +218,14 @@ def run_property(config: pytest.Config, locator: str, prop: str) -> None:
                                 timeout=config.getoption("scan_timeout"), large=False,
                                 sanitize=())
     except UsageError as exc:
-        pytest.fail(f"{locator}: the target cannot be checked: {exc}", pytrace=False)
+        return "fail", f"{locator}: the target cannot be checked: {exc}"
     r = report.results[0]
-    if r.status == "skip":
-        pytest.skip(r.diagnosis)
-    if r.status != "pass":
-        pytest.fail(f"{report.target}: {prop}: {r.status}\n"
+    if r.status in ("pass", "skip"):
+        return r.status, r.diagnosis
+    return "fail", (f"{report.target}: {prop}: {r.status}\n"
                     f"verdict: {report.diagnosis}\n"
                     f"diagnosis: {r.diagnosis}\n"
-                    f"smallest case: {_shown_case(r.smallest_case)}", pytrace=False)
+                    f"smallest case: {_shown_case(r.smallest_case)}")
 
 
 def _shown_case(case: dict[str, Any] | None) -> str:
