@@ -57,7 +57,7 @@ def test_a_target_that_cannot_be_loaded_exits_2_not_1(target, message, capsys):
 
 def test_check_says_how_far_it_looked_and_the_one_diagnosis(capsys):
     status = main(["check", "scancheck.controls:exclusive_scan_with_wrong_first_output",
-                   "--budget", "1", "--quick"])
+                   "--budget", "1", "--max-n", "4096", "--quick"])
     out = capsys.readouterr().out
     assert status == 1
     assert "verdict: DOES NOT CONFORM - logic error: differs from the exact scan (smallest case n=1" in out
@@ -65,7 +65,8 @@ def test_check_says_how_far_it_looked_and_the_one_diagnosis(capsys):
 
 
 def test_a_promotion_declared_on_the_command_line_reaches_the_oracle(capsys):
-    argv = ["check", "numpy:cumsum", "--quick", "--budget", "1", "--dtypes", "int8"]
+    argv = ["check", "numpy:cumsum", "--quick", "--budget", "1", "--max-n", "4096",
+            "--dtypes", "int8"]
     assert main(argv) == 1  # undeclared: int64 comes back
     assert "expected dtype int8" in capsys.readouterr().out
     assert main([*argv, "bool", "--promote", "bool:int64", "int8:int64"]) == 0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import pytest
@@ -184,8 +184,8 @@ def test_a_pinned_check_runs_its_children_on_its_gpu_alone(tmp_path, monkeypatch
         "    return np.cumsum(x, dtype=x.dtype)\n")
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
-    rep = check_isolated("envscan:scan", properties=("integers exact",), budget=Budget(0.5),
-                         gpu="5")
+    rep = check_isolated("envscan:scan", properties=("integers exact",),
+                         budget=Budget(0.5, max_n=4096), gpu="5")
     assert rep.passed and set(seen.read_text().split()) == {"5"}
 
 
@@ -232,5 +232,5 @@ def test_a_spec_with_promotions_reaches_the_child_intact(budget):
     spec = TargetSpec(dtypes=("int8", "bool"), promote=(("int8", "int64"), ("bool", "int64")))
     assert _spec_from(json.loads(json.dumps(asdict(spec)))) == spec
     report = check_isolated("numpy:cumsum", spec=spec, properties=("integers exact",),
-                            budget=budget, large=False, sanitize=())
+                            budget=replace(budget, max_n=4096), large=False, sanitize=())
     assert report.passed, report.rows()
