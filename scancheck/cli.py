@@ -11,11 +11,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
@@ -59,7 +60,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
             device = bench.device_oracle_throughput(sizes)
             print(format_table(device, title=f"exact oracle on {why} (median of 10)"))
             if args.json:
-                with open(args.json, "w") as fh:
+                with _writing(args.json, "--json"), open(args.json, "w") as fh:
                     json.dump({"cpu": rows, "device": device}, fh, indent=1)
         return 0
     from .verify import gpu_available
@@ -72,7 +73,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     rows = bench.gpu_table(sizes=sizes, dtypes=tuple(args.dtypes), reps=args.reps)
     print(format_table([r.as_dict() for r in rows], title=f"scan bandwidth on {why}"))
     if args.json:
-        with open(args.json, "w") as fh:
+        with _writing(args.json, "--json"), open(args.json, "w") as fh:
             json.dump([r.as_dict() for r in rows], fh, indent=1)
     return 0
 
@@ -100,6 +101,7 @@ def _cmd_precision(args: argparse.Namespace) -> int:
 
         print(report())
         return 0
+    _output_path(args.plot if args.sweep else None, "--plot")
     gpu, why = gpu_available()
     print(f"GPU: {why}" if gpu else
           f"No GPU ({why}): the multi-block scans run as their CPU models instead.")
@@ -114,7 +116,8 @@ def _cmd_precision(args: argparse.Namespace) -> int:
         print(format_table([p.as_dict() for p in points], title="\nsweep: float32 error vs exact"))
         if args.plot:
             where = why if gpu else "CPU models"
-            precision.plot(points, args.plot, f"scan error vs n, float32 ({where})")
+            with _writing(args.plot, "--plot"):
+                precision.plot(points, args.plot, f"scan error vs n, float32 ({where})")
             print(f"plot written to {args.plot}")
     return 0
 
@@ -130,7 +133,7 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     ref = load_array(args.reference, dtype, "--reference") if args.reference else None
     e = explain(x, result, ref, op=args.op, inclusive=not args.exclusive)
     if args.json:
-        with open(args.json, "w") as fh:
+        with _writing(args.json, "--json"), open(args.json, "w") as fh:
             json.dump(e.to_json(), fh, indent=1, default=jsonable)
     print("\n".join(e.lines()))
     return 1 if e.verdict in (PROVEN, SUSPICIOUS) else 0
@@ -157,7 +160,8 @@ def _spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 def _output_path(path: str | None, flag: str) -> None:
     """Raise a ValueError naming ``flag`` unless ``path`` (None: not given) can be written as
-    a file: checked before a run, so that an hour's check is not lost at its end."""
+    a file: checked before a run, so that an hour's check is not lost at its end.  Leaves no
+    file behind where there was none."""
     if path is None:
         return
     where = os.path.dirname(os.path.abspath(path))
@@ -165,8 +169,28 @@ def _output_path(path: str | None, flag: str) -> None:
         raise ValueError(f"argument {flag}: {path} is a directory; give a file name in it")
     if not os.path.isdir(where):
         raise ValueError(f"argument {flag}: {path}: the directory {where} does not exist")
-    if not os.access(where if not os.path.exists(path) else path, os.W_OK):
-        raise ValueError(f"argument {flag}: {path} is not writable by this user")
+    if os.path.exists(path) and not os.path.isfile(path):
+        # A device or a pipe (/dev/stdout): opening it to try could block, or be the write.
+        if not os.access(path, os.W_OK):
+            raise ValueError(f"argument {flag}: {path} is not writable by this user")
+        return
+    existed = os.path.lexists(path)
+    # access() answers yes to root everywhere (a read-only mount, /proc): only opening tells.
+    with _writing(path, flag):
+        open(path, "a").close()
+    if not existed:
+        os.unlink(path)
+
+
+@contextlib.contextmanager
+def _writing(path: str, flag: str) -> Iterator[None]:
+    """An OSError inside (a full disk, a directory removed during the run) as a ValueError
+    naming ``flag`` and ``path``: a usage or environment error, not a traceback."""
+    try:
+        yield
+    except OSError as exc:
+        raise ValueError(f"argument {flag}: {path} cannot be written "
+                         f"({exc.strerror or type(exc).__name__})") from None
 
 
 def _print_report(rep) -> None:
@@ -229,7 +253,8 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if args.report:
         from .report import markdown
 
-        markdown(reports, args.report)
+        with _writing(args.report, "--report"):
+            markdown(reports, args.report)
         print(f"report written to {args.report}")
     return status
 
@@ -262,7 +287,7 @@ def _each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
 
 def _write_json(path: str | None, reports: list) -> None:
     if path:
-        with open(path, "w") as fh:
+        with _writing(path, "--json"), open(path, "w") as fh:
             fh.write("[" + ",\n".join(r.to_json() for r in reports) + "]\n")
         print(f"report written to {path}")
 

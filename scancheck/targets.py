@@ -210,7 +210,7 @@ def _host(out: Any, what: str = "") -> np.ndarray:
     if isinstance(out, list | tuple):
         kind = f"a {kind} of {len(out)} item{'s' * (len(out) != 1)}"
     elif out is not None:
-        kind = f"a {kind} ({str(out)[:40]})"
+        kind = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind} ({str(out)[:40]})"
     raise NotAnArray(f"returned {kind}{what}, not an array: a target returns its scan as a "
                      f"NumPy array (CuPy for device='gpu'; torch and JAX arrays are read too)")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from scancheck.cli import main
@@ -186,6 +188,28 @@ def test_an_output_path_that_cannot_be_written_exits_2_before_the_run(flag, tmp_
         assert main(["check", "numpy.cumsum", flag, str(where)]) == 2
         err = capsys.readouterr().err
         assert f"argument {flag}: " in err and message in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_a_path_access_would_pass_is_tried_and_a_probe_leaves_nothing_behind(tmp_path):
+    from scancheck.cli import _output_path
+
+    # As root, access() says /proc is writable; creating a file there still fails.
+    with pytest.raises(ValueError, match=r"argument --json: /proc/r\.json cannot be written"):
+        _output_path("/proc/r.json", "--json")
+    _output_path(str(tmp_path / "new.json"), "--json")
+    kept = tmp_path / "old.json"
+    kept.write_text("kept")
+    _output_path(str(kept), "--report")
+    assert [p.name for p in tmp_path.iterdir()] == ["old.json"] and kept.read_text() == "kept"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_a_write_failing_after_the_run_is_an_error_naming_the_flag():
+    from scancheck.cli import _write_json
+
+    with pytest.raises(ValueError, match=r"argument --json: /proc/r\.json cannot be written"):
+        _write_json("/proc/r.json", [])
 
 
 def test_spec_flags_with_the_negative_controls_exit_2(capsys):

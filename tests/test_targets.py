@@ -381,6 +381,16 @@ def test_a_target_returning_a_list_gets_a_verdict_naming_it(user_file):
     assert r.diagnosis.startswith("returned a list of 0 items, not an array: a target returns")
 
 
+def test_a_target_returning_a_number_or_nothing_is_named_so():
+    from scancheck.targets import NotAnArray, Target
+
+    x = np.zeros(3, np.int32)
+    with pytest.raises(NotAnArray, match=r"^returned an int \(3\), not an array"):
+        Target("t", lambda x: 3)(x)
+    with pytest.raises(NotAnArray, match=r"^returned NoneType, not an array"):
+        Target("t", lambda x: None)(x)
+
+
 def test_a_file_target_and_its_overrides_reach_a_child_process(user_file):
     from scancheck.isolation import check_isolated
 
