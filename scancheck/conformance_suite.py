@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from scancheck.pytest_plugin import run_property
+from scancheck.pytest_plugin import run_check
 
 
 @pytest.mark.conformance
-def test_conformance(request: pytest.FixtureRequest, scan_target_name: str, scan_property: str) -> None:
+def test_conformance(request: pytest.FixtureRequest, scan_target_name: str, scan_check: str) -> None:
     # Skipped or failed here, not in the plugin: pytest reports this file as the place.
-    status, message = run_property(request.config, scan_target_name, scan_property)
+    status, message = run_check(request.config, scan_target_name, scan_check)
     if status == "skip":
         pytest.skip(message)
     if status == "fail":

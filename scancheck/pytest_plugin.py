@@ -1,30 +1,34 @@
 """pytest plugin: ``pytest --scan-target=TARGET -n auto`` runs scancheck's conformance
 properties against TARGET (a built-in name, ``kernel:VARIANT``, ``model:VARIANT``, a
-``.cu`` file or ``package.module:function``), one test per property.
+``.cu`` file, ``package.module:function`` or ``path/to/file.py:function``), one test per
+property; ``--scan-large`` adds one test for the checks past 2**31 and 2**32 elements and
+``--scan-sanitize TOOL`` one per compute-sanitizer tool.
 
-Each test checks its property with :func:`scancheck.isolation.check_isolated`: the target
-runs in a child process, so a fault, an exit or a hang is that test's failure and the
-session goes on.  Given ``--scan-target`` and no paths, pytest collects only the shipped
-suite (``scancheck/conformance_suite.py``), whatever the project's ``testpaths``; its node
-ids (``.../conformance_suite.py::test_conformance[TARGET-property]``) run again when passed
-back.  This module imports only pytest and the standard library: scancheck's engine
-(NumPy, numba, Hypothesis) loads only in a session given ``--scan-target``.
+Each test checks with :func:`scancheck.isolation.check_isolated`: the target runs in a child
+process, so a fault, an exit or a hang is that test's failure and the session goes on.  The
+targets are checked once before collection (a user's in a child of its own): one that
+cannot be loaded is a usage error, one that cannot run here skips its tests, and checks that
+do not apply to its spec skip without a child.  Given ``--scan-target`` and no paths, pytest
+collects only the shipped suite (``scancheck/conformance_suite.py``), whatever the project's
+``testpaths``; its node ids (``.../conformance_suite.py::test_conformance[TARGET-check]``)
+run again when passed back.  This module imports only pytest and the standard library:
+scancheck's engine (NumPy, numba, Hypothesis) loads only in a session given
+``--scan-target``.
 """
 
 from __future__ import annotations
 
 import argparse
 import fnmatch
-import functools
-import importlib.machinery
 import math
-import os
-import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from .sanitizer import TOOLS
 
 #: The test module ``--scan-target`` collects.
 SUITE = Path(__file__).with_name("conformance_suite.py")
@@ -34,6 +38,10 @@ _SUITE_MODULE = "scancheck.conformance_suite"
 _LOCAL_PREFIXES = ("builtin:", "kernel:", "model:", "scancheck:")
 #: What suite node ids given back select (the part after the path).
 _PICKS = pytest.StashKey[list]()
+#: Per target, the checks answered without a child: check name -> why it skips.
+_KNOWN = pytest.StashKey[dict]()
+#: The check that runs the checks past 2**31 and 2**32 elements, all in one child.
+LARGE_CHECK = "large"
 
 
 def _positive(kind: Callable[[str], Any], allowed: str) -> Callable[[str], Any]:
@@ -43,7 +51,8 @@ def _positive(kind: Callable[[str], Any], allowed: str) -> Callable[[str], Any]:
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number; allowed: {allowed}") from None
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}; allowed: {allowed}") from None
         if not (math.isfinite(value) and value > 0):
             raise argparse.ArgumentTypeError(f"{text!r} is out of range; allowed: {allowed}")
         return value
@@ -65,6 +74,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="largest n searched (default 2**24 for GPU targets, 2**20 for CPU ones)")
     group.addoption("--scan-timeout", type=_positive(float, "seconds > 0"), default=60.0,
                     help="seconds one case may run before it is a hang (default 60)")
+    group.addoption("--scan-large", action="store_true",
+                    help="also check past 2**31 and 2**32 elements, one test per target (off "
+                         "by default: it needs most of a GPU's memory and takes minutes)")
+    group.addoption("--scan-sanitize", action="append", default=[], choices=TOOLS,
+                    metavar="TOOL",
+                    help=f"also run the target under this compute-sanitizer tool, one test each "
+                         f"(repeatable; one of {', '.join(TOOLS)}; off by default)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -143,13 +159,25 @@ def pytest_configure(config: pytest.Config) -> None:
     if not targets:
         return
     config.addinivalue_line("markers", "conformance: a scancheck conformance property")
-    if hasattr(config, "workerinput"):  # the controller has checked the targets already
-        return
-    for locator in targets:
-        try:
-            _spec_here(locator)
-        except ValueError as exc:
-            raise pytest.UsageError(f"--scan-target {locator}: {exc}") from None
+    if hasattr(config, "workerinput") or config.option.help:
+        return  # an xdist worker is told by the controller (pytest_configure_node)
+    timeout = config.getoption("scan_timeout")
+    # A user's target loads in a child of its own (a second or more each): all at once.
+    theirs = [t for t in dict.fromkeys(targets) if not _is_local(t)]
+    with ThreadPoolExecutor(max_workers=max(1, len(theirs))) as pool:
+        loaded = dict(zip(theirs, pool.map(lambda t: _known_skips(t, timeout), theirs)))
+    found = {t: loaded[t] if t in loaded else _known_skips(t, timeout) for t in targets}
+    wrong = [f"--scan-target {t}: {error}" for t, (_, error) in found.items() if error]
+    if wrong:
+        raise pytest.UsageError("\n".join(wrong))
+    config.stash[_KNOWN] = {t: skips for t, (skips, _) in found.items()}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Each xdist worker learns what the controller found of the targets, not loading them
+    again."""
+    node.workerinput["scancheck_known"] = node.config.stash.get(_KNOWN, {})
 
 
 def _is_local(locator: str) -> bool:
@@ -158,74 +186,92 @@ def _is_local(locator: str) -> bool:
                                                    and not locator.endswith(".cu"))
 
 
-@functools.cache
-def _spec_here(locator: str) -> Any:
-    """The Target of a built-in, kernel or model locator (its spec known without a child),
-    None for a ``.cu`` file or an import path (a child resolves those); raises ValueError
-    where the locator cannot name a target at all."""
+def _known_skips(locator: str, timeout: float) -> tuple[dict[str, str], str | None]:
+    """The checks of ``locator`` that skip without a child (check -> why), and what is wrong
+    where it cannot name a target at all (else None).  scancheck's own targets resolve in
+    this process; any other loads in a child, which may crash or hang without harm here."""
+    from .conformance import PROPERTIES, not_applicable
+
     if _is_local(locator):
         from .targets import resolve
 
-        return resolve(locator)
-    path = locator[3:].rsplit(":", 1)[0] if locator.startswith("cu:") else locator
-    if path.endswith(".cu"):
-        if not Path(path).is_file():
-            raise ValueError(f"{path} is not a file")
-        return None
-    module = locator.removeprefix("import:").split(":", 1)[0]
-    # Only the top-level package is looked for: importing the module itself is the child's
-    # job (it may crash, hang or take long, and runs the user's code).
-    top = module.split(".")[0]
-    found = top in sys.builtin_module_names or (
-        top and importlib.machinery.PathFinder.find_spec(top, [os.getcwd(), *sys.path]))
-    if not found:
-        raise ValueError(f"module {module!r} is not found from {os.getcwd()} or sys.path; "
-                         f"allowed: a built-in target name, kernel:VARIANT, model:VARIANT, "
-                         f"a .cu file or package.module:function")
-    return None
+        try:
+            target = resolve(locator)
+        except ValueError as exc:
+            return {}, str(exc)
+        unavailable, spec = target.unavailable, target.spec
+    else:
+        from .isolation import EnvironmentProblem, UsageError, check_isolated
+        from .targets import TargetSpec
+
+        try:
+            report = check_isolated(locator, properties=(), large=False, sanitize=(),
+                                    timeout=timeout)
+        except EnvironmentProblem as exc:
+            unavailable, spec = str(exc), None
+        except UsageError as exc:
+            return {}, str(exc)
+        else:
+            unavailable, spec = None, TargetSpec(**report.spec)
+    if unavailable:
+        why = f"{locator} is not available here: {unavailable}"
+        return {c: why for c in (*PROPERTIES, LARGE_CHECK, *TOOLS)}, None
+    skips = {p: not_applicable(spec, p) for p in PROPERTIES}
+    return {p: why for p, why in skips.items() if why}, None
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    config = metafunc.config
     if "scan_target_name" in metafunc.fixturenames:
-        names = metafunc.config.getoption("scan_target")
+        names = list(dict.fromkeys(config.getoption("scan_target")))
         metafunc.parametrize("scan_target_name", names, ids=names)
-    if "scan_property" in metafunc.fixturenames:
+    if "scan_check" in metafunc.fixturenames:
         from .conformance import PROPERTIES
 
-        metafunc.parametrize("scan_property", PROPERTIES,
-                             ids=[p.replace(" ", "-") for p in PROPERTIES])
+        checks = [*PROPERTIES, *[LARGE_CHECK] * config.getoption("scan_large"),
+                  *dict.fromkeys(config.getoption("scan_sanitize"))]
+        metafunc.parametrize("scan_check", checks, ids=[c.replace(" ", "-") for c in checks])
 
 
-def run_property(config: pytest.Config, locator: str, prop: str) -> tuple[str, str]:
-    """Check ``prop`` of the target ``locator`` names in a child process: ("pass", ""),
-    ("skip", why), or ("fail", the verdict, the property's diagnosis and the smallest case)."""
-    target = _spec_here(locator)
-    if target is not None:  # known here: answered without starting a child
-        from .conformance import not_applicable
-
-        if target.unavailable:
-            return "skip", f"{locator} is not available here: {target.unavailable}"
-        why = not_applicable(target.spec, prop)
-        if why:
-            return "skip", why
+def run_check(config: pytest.Config, locator: str, check: str) -> tuple[str, str]:
+    """Run ``check`` (a property, :data:`LARGE_CHECK` or a sanitizer tool) of the target
+    ``locator`` names in child processes: ("pass", ""), ("skip", why), or ("fail", the
+    verdict, and each failing check's diagnosis and smallest case)."""
+    known = (config.workerinput.get("scancheck_known", {}) if hasattr(config, "workerinput")
+             else config.stash.get(_KNOWN, {}))
+    why = known.get(locator, {}).get(check)
+    if why:
+        return "skip", why
     from .cases import Budget
-    from .isolation import UsageError, check_isolated
+    from .isolation import EnvironmentProblem, UsageError, check_isolated
 
     budget = Budget(config.getoption("scan_budget"), config.getoption("scan_examples"),
                     config.getoption("scan_max_n"))
+    what = dict(properties=(), large=True, sanitize=()) if check == LARGE_CHECK else (
+        dict(properties=(), large=False, sanitize=(check,)) if check in TOOLS else
+        dict(properties=(check,), large=False, sanitize=()))
     try:
-        report = check_isolated(locator, properties=(prop,), budget=budget,
-                                timeout=config.getoption("scan_timeout"), large=False,
-                                sanitize=())
+        report = check_isolated(locator, budget=budget, timeout=config.getoption("scan_timeout"),
+                                **what)
+    except EnvironmentProblem as exc:
+        return "skip", f"{locator} is not available here: {exc}"
     except UsageError as exc:
         return "fail", f"{locator}: the target cannot be checked: {exc}"
-    r = report.results[0]
-    if r.status in ("pass", "skip"):
-        return r.status, r.diagnosis
-    return "fail", (f"{report.target}: {prop}: {r.status}\n"
-                    f"verdict: {report.diagnosis}\n"
-                    f"diagnosis: {r.diagnosis}\n"
-                    f"smallest case: {_shown_case(r.smallest_case)}")
+    failed = [r for r in report.results if r.status not in ("pass", "skip")]
+    if not failed:
+        skipped = [r for r in report.results if r.status == "skip"]
+        if len(skipped) == 1 == len(report.results):
+            return "skip", skipped[0].diagnosis
+        if report.results and len(skipped) == len(report.results):
+            return "skip", "; ".join(f"{r.name}: {r.diagnosis}" for r in skipped)
+        return "pass", ""
+    lines = [f"{report.target}: {check}: {', '.join(r.status for r in failed)}",
+             f"verdict: {report.diagnosis}"]
+    for r in failed:
+        named = f"{r.name}: " if len(report.results) > 1 else ""
+        lines += [f"{named}diagnosis: {r.diagnosis}",
+                  f"{named}smallest case: {_shown_case(r.smallest_case)}"]
+    return "fail", "\n".join(lines)
 
 
 def _shown_case(case: dict[str, Any] | None) -> str:

@@ -1,5 +1,6 @@
 """``pytest --scan-target=...`` runs the conformance suite against a target, each property
-in a child process; each pytest run here is a subprocess, as a user's would be."""
+in a child process.  Sessions that run a target are subprocesses, as a user's would be;
+those that stop before any target code runs are run in this process, which is cheaper."""
 
 from __future__ import annotations
 
@@ -33,12 +34,24 @@ def hang(x):
 """
 
 
+@pytest.fixture(scope="module")
+def engine():
+    """scancheck's engine, imported before pytester notes which modules are loaded (it
+    removes the others when its test ends, and NumPy cannot be imported twice)."""
+    import scancheck.conformance
+    import scancheck.isolation
+    import scancheck.targets
+
+    return scancheck.isolation
+
+
 @pytest.mark.slow
 def test_faults_exits_and_hangs_are_failures_and_the_session_goes_on(pytester):
     pytester.makepyfile(scan_targets=TARGETS)
-    result = pytester.runpytest_subprocess(
-        *(f"--scan-target=scan_targets:{t}" for t in ("crash", "leave", "hang")),
-        "--scan-timeout", "2", *QUICK, timeout=120)
+    # Both forms of a user's target: an import path and a file path.
+    targets = ("scan_targets:crash", "scan_targets.py:leave", "scan_targets:hang")
+    result = pytester.runpytest_subprocess(*(f"--scan-target={t}" for t in targets),
+                                           "--scan-timeout", "2", *QUICK, timeout=120)
     result.assert_outcomes(failed=3, deselected=27)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines_random([
@@ -50,36 +63,71 @@ def test_faults_exits_and_hangs_are_failures_and_the_session_goes_on(pytester):
     ])
 
 
-def test_testpaths_are_not_collected_and_a_node_id_runs_alone_again(pytester):
+def test_testpaths_are_not_collected_and_a_node_id_runs_alone_again(pytester, engine):
     pytester.makeini("[pytest]\ntestpaths = tests\n")
     pytester.mkdir("tests")
     pytester.makepyfile(**{"tests/test_own": "def test_own():\n    assert False",
                            "tests/conftest": "raise RuntimeError('the project conftest ran')"})
-    collected = pytester.runpytest_subprocess("--scan-target=numpy.cumsum", "--collect-only", "-q")
+    collected = pytester.runpytest_inprocess("--scan-target=numpy.cumsum", "--collect-only", "-q")
     ids = [line for line in collected.stdout.lines if "::" in line]
     assert collected.ret == pytest.ExitCode.OK and len(ids) == 10, collected.stdout.str()
     assert all(i.startswith("conformance_suite.py::test_conformance[numpy.cumsum-") for i in ids), ids
     # Not applicable to an add scan: skipped without a child.
     [picked] = [i for i in ids if i.endswith("-recurrence]")]
-    result = pytester.runpytest_subprocess("--scan-target=numpy.cumsum", picked, "-v", "--noconftest")
+    result = pytester.runpytest_inprocess("--scan-target=numpy.cumsum", picked, "-v", "--noconftest")
     result.assert_outcomes(skipped=1, deselected=9)
     assert any(line.startswith(f"{picked} SKIPPED") for line in result.stdout.lines), result.stdout.str()
 
 
 @pytest.mark.parametrize("option, value", [("--scan-budget", "-1"), ("--scan-max-n", "x"),
-                                           ("--scan-timeout", "nan")])
-def test_a_value_out_of_range_is_a_usage_error(pytester, option, value):
-    result = pytester.runpytest_subprocess("--scan-target=numpy.cumsum", option, value, "--noconftest")
+                                           ("--scan-timeout", "nan"), ("--scan-examples", "0")])
+def test_a_value_out_of_range_is_a_usage_error(pytester, engine, option, value):
+    result = pytester.runpytest_inprocess("--scan-target=numpy.cumsum", option, value, "--noconftest")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([f"*argument {option}: '{value}' is *; allowed: *"])
 
 
-@pytest.mark.parametrize("target, told", [("no.such.scan", "*is not a built-in*"),
-                                          ("no_such_module:scan", "*module 'no_such_module' is not found*")])
-def test_an_unknown_target_is_a_usage_error(pytester, target, told):
-    result = pytester.runpytest_subprocess(f"--scan-target={target}", "--noconftest")
+@pytest.mark.slow
+def test_unknown_targets_are_one_usage_error(pytester, engine):
+    pytester.makepyfile(scan_targets="def scan(x):\n    return x")
+    # The missing function is found by loading its module in a child.
+    wrong = ("no.such.scan", "scan_targets:no_such_scan")
+    result = pytester.runpytest_inprocess("--scan-target=numpy.cumsum",
+                                          *(f"--scan-target={t}" for t in wrong), "--noconftest")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: --scan-target {target}: {told}"])
+    result.stderr.fnmatch_lines([
+        "ERROR: --scan-target no.such.scan: *is not a built-in*",
+        "--scan-target scan_targets:no_such_scan: *scan_targets has no attribute 'no_such_scan'"])
+
+
+def test_large_and_sanitizer_checks_are_tests_of_their_own(pytester, monkeypatch, engine):
+    from scancheck.conformance import ConformanceReport
+    from scancheck.diagnosis import PropertyResult
+
+    calls = []
+
+    def check_isolated(locator, properties, large, sanitize, timeout, budget=None):
+        # Children are not what this test is about: answer as check_isolated would.
+        calls.append((locator, properties, large, sanitize))
+        if locator == "gpu_scans:scan":
+            raise engine.EnvironmentProblem("no CUDA device")
+        results = [PropertyResult("past 2**31", "hang", "no answer", {"n": 2**31 + 1}),
+                   PropertyResult("past 2**32", "skip", "not run")] if large else [
+                   PropertyResult(f"sanitizer: {t}", "pass") for t in sanitize]
+        return ConformanceReport(locator, {}, results)
+
+    monkeypatch.setattr(engine, "check_isolated", check_isolated)
+    result = pytester.runpytest_inprocess(
+        "--scan-target=numpy.cumsum", "--scan-target=gpu_scans:scan", "--scan-large",
+        "--scan-sanitize", "memcheck", "--scan-sanitize", "racecheck", "--scan-sanitize",
+        "memcheck", "-k", "large or memcheck or racecheck", "-rs", "--noconftest")
+    result.assert_outcomes(failed=1, passed=2, skipped=3, deselected=20)
+    result.stdout.fnmatch_lines_random([
+        "numpy.cumsum: large: hang", "past 2**31: smallest case: n=2147483649",
+        "SKIPPED *: gpu_scans:scan is not available here: no CUDA device"])
+    assert sorted(calls) == [
+        ("gpu_scans:scan", (), False, ()), ("numpy.cumsum", (), False, ("memcheck",)),
+        ("numpy.cumsum", (), False, ("racecheck",)), ("numpy.cumsum", (), True, ())]
 
 
 def test_the_plugin_imports_no_engine_at_start_up():
