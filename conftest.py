@@ -4,7 +4,7 @@ Profiles: ``ci`` (quick, the default), ``gpu`` (no deadline, more examples) and
 ``thorough`` (nightly).  Pick one with ``--hypothesis-profile NAME`` or the
 ``SCANCHECK_HYPOTHESIS_PROFILE`` environment variable; failing examples persist in
 ``SCANCHECK_HYPOTHESIS_DB`` -- a directory, or ``redis://host:port/N`` shared by a fleet of
-runners (:mod:`scancheck.database`) -- and print how to reproduce them.
+runners (:mod:`scancheck.core.database`) -- and print how to reproduce them.
 
 Tests marked ``gpu`` skip, saying why, where cupy or a CUDA device is missing.  With
 several GPUs visible, xdist worker ``gwK`` gets GPU ``K mod count`` through
@@ -29,8 +29,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
-from scancheck.database import example_database
-from scancheck.devices import visible_gpus
+from scancheck.core.database import example_database
+from scancheck.core.devices import visible_gpus
 
 os.environ.setdefault("CUPY_CACHE_DIR", str(Path(tempfile.gettempdir()) / "scancheck-cupy-cache"))
 # JAX compiles a scan once per shape, and every worker meets the same ladder of shapes: a
@@ -72,7 +72,7 @@ PROPERTY_SECONDS = {"ci": 0.25, "gpu": 1.0, "thorough": 8.0}
 @pytest.fixture
 def budget():
     """The conformance budget of this session's Hypothesis profile."""
-    from scancheck.cases import Budget
+    from scancheck.engine.cases import Budget
 
     return Budget(PROPERTY_SECONDS.get(settings._current_profile, 0.25))
 

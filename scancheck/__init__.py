@@ -9,7 +9,8 @@ The public API, importable without a GPU (kernels load CuPy only when launched):
   wrong (in its module: the module's name is the function's);
 * :func:`check_laws` — monoid laws of any operator, with the smallest counterexamples;
 * :data:`VARIANTS` and :func:`scan` — the reference kernels and their launcher;
-* :func:`check` — conformance of any scan implementation (a :class:`Target`).
+* :func:`check` — conformance of any scan implementation (a :class:`Target` with its
+  :class:`TargetSpec`) within a time :class:`Budget`.
 
 Names load on first use, so that the child processes scancheck starts (one kernel under
 compute-sanitizer, one conformance target) import only the modules they need.
@@ -21,28 +22,38 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .conformance import ConformanceReport, check, check_isolated
-    from .errors import ErrorReport, Verdict, classify
-    from .exact import exact_scan
-    from .kernels import VARIANTS, LaunchError, Variant, scan
-    from .laws import check_laws
-    from .operators import OPERATORS, Operator, get_operator
-    from .targets import Target, TargetSpec
+    from .core.cuda import LaunchError
+    from .core.operators import OPERATORS, Operator, get_operator
+    from .engine.cases import Budget
+    from .engine.conformance import ConformanceReport, check
+    from .engine.isolation import check_isolated
+    from .engine.spec import TargetSpec
+    from .engine.targets import Target
+    from .kernels.launch import scan
+    from .kernels.registry import VARIANTS, Variant
+    from .oracle.bounds import ErrorReport, Verdict, classify
+    from .oracle.exact import exact_scan
+    from .oracle.laws import check_laws
 
 __version__ = "0.1.0"
 
 _HOME = {
-    "conformance": ("ConformanceReport", "check", "check_isolated"),
-    "errors": ("ErrorReport", "Verdict", "classify"),
-    "exact": ("exact_scan",),
-    "kernels": ("VARIANTS", "LaunchError", "Variant", "scan"),
-    "laws": ("check_laws",),
-    "operators": ("OPERATORS", "Operator", "get_operator"),
-    "targets": ("Target", "TargetSpec"),
+    "core.cuda": ("LaunchError",),
+    "core.operators": ("OPERATORS", "Operator", "get_operator"),
+    "engine.cases": ("Budget",),
+    "engine.conformance": ("ConformanceReport", "check"),
+    "engine.isolation": ("check_isolated",),
+    "engine.spec": ("TargetSpec",),
+    "engine.targets": ("Target",),
+    "kernels.launch": ("scan",),
+    "kernels.registry": ("VARIANTS", "Variant"),
+    "oracle.bounds": ("ErrorReport", "Verdict", "classify"),
+    "oracle.exact": ("exact_scan",),
+    "oracle.laws": ("check_laws",),
 }
 _MODULE_OF = {name: module for module, names in _HOME.items() for name in names}
 __all__ = [
-    "OPERATORS", "VARIANTS", "ConformanceReport", "ErrorReport", "LaunchError", "Operator",
+    "OPERATORS", "VARIANTS", "Budget", "ConformanceReport", "ErrorReport", "LaunchError", "Operator",
     "Target", "TargetSpec", "Variant", "Verdict", "check", "check_isolated", "check_laws",
     "classify", "exact_scan", "get_operator", "scan",
 ]

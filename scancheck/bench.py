@@ -111,7 +111,7 @@ def gpu_table(sizes: tuple[int, ...] = (2**20, 2**24, 2**28),
 def _bench_size(n: int, dtype: str, reps: int) -> list[Row]:
     import cupy as cp
 
-    from .kernels import plan
+    from .kernels.launch import plan
 
     x = cp.random.default_rng(0).random(n, dtype=np.float64).astype(dtype)
     out = cp.empty_like(x)
@@ -133,8 +133,8 @@ def oracle_throughput(n: int = 1_000_000, mp_n: int = 20_000, reps: int = 5) -> 
     data of every distribution, and float64 normal(0, 1) and wide data."""
     import mpmath
 
-    from .exact import exact_scan
-    from .strategies import DISTRIBUTIONS, generate_data
+    from .engine.strategies import DISTRIBUTIONS, generate_data
+    from .oracle.exact import exact_scan
 
     rng = np.random.default_rng(0)
     cases = {"float32 normal(0, 1)": rng.standard_normal(n).astype(np.float32)}
@@ -171,7 +171,7 @@ def device_oracle_throughput(sizes: tuple[int, ...] = (2**24, 2**28), reps: int 
     device copy and torch.cumsum of the same array timed in the same run."""
     import cupy as cp
 
-    from .strategies import generate_data
+    from .engine.strategies import generate_data
 
     rows = []
     for label, dtype, dist in DEVICE_ORACLE_CASES:
@@ -190,7 +190,7 @@ def device_oracle_throughput(sizes: tuple[int, ...] = (2**24, 2**28), reps: int 
 def _time_oracle(x: Any, reps: int) -> dict[str, float]:
     import cupy as cp
 
-    from .exact_device import exact_scan_device
+    from .oracle.exact_device import exact_scan_device
 
     out = cp.empty_like(x)
     copy_ms = time_gpu(lambda: cp.copyto(out, x), reps=reps)

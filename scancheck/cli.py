@@ -20,8 +20,7 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
 
-from .errors import format_table
-from .operators import (
+from .core.operators import (
     DTYPES,
     INPUT_DTYPES,
     NAN_RULES,
@@ -29,11 +28,13 @@ from .operators import (
     TARGET_OPERATORS,
     ZERO_ORDERS,
 )
+from .oracle.bounds import format_table
 from .progress import Progress
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
-    from .verify import gpu_available, verify_all
+    from .core.devices import gpu_available
+    from .verify import verify_all
 
     gpu, why = gpu_available()
     print(f"GPU: {why}" if gpu else f"No GPU ({why}): checking the CPU models only.")
@@ -52,7 +53,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.oracle:
         rows = bench.oracle_throughput()
         print(format_table(rows, title="exact oracle throughput on this CPU (best of 5)"))
-        from .verify import gpu_available
+        from .core.devices import gpu_available
 
         gpu, why = gpu_available()
         if gpu:
@@ -63,7 +64,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
                 with _writing(args.json, "--json"), open(args.json, "w") as fh:
                     json.dump({"cpu": rows, "device": device}, fh, indent=1)
         return 0
-    from .verify import gpu_available
+    from .core.devices import gpu_available
 
     gpu, why = gpu_available()
     if not gpu:
@@ -79,7 +80,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_sanitize(args: argparse.Namespace) -> int:
-    from .sanitizer import sanitize_variant
+    from .engine.sanitizer import sanitize_variant
 
     status = 0
     for tool in args.tools:
@@ -94,7 +95,7 @@ def _cmd_sanitize(args: argparse.Namespace) -> int:
 
 def _cmd_precision(args: argparse.Namespace) -> int:
     from . import precision
-    from .verify import gpu_available
+    from .core.devices import gpu_available
 
     if args.practical:
         from .practical import report
@@ -123,7 +124,7 @@ def _cmd_precision(args: argparse.Namespace) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from .conformance import jsonable
+    from .engine.conformance import jsonable
     from .explain import PROVEN, SUSPICIOUS, explain, load_array
 
     _output_path(args.json, "--json")
@@ -144,7 +145,7 @@ def _spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
     the target's own declared spec (a flag not given leaves its field as declared)."""
     from dataclasses import fields
 
-    from .targets import TargetSpec
+    from .engine.spec import TargetSpec
 
     given = {f.name: getattr(args, _SPEC_DEST + f.name) for f in fields(TargetSpec)
              if hasattr(args, _SPEC_DEST + f.name)}
@@ -206,7 +207,7 @@ def _print_report(rep) -> None:
 
 def _check_options(args: argparse.Namespace) -> dict:
     """The keyword arguments of check_isolated that the command line sets."""
-    from .cases import Budget
+    from .engine.cases import Budget
 
     quick = args.quick
     budget = Budget(args.budget, args.examples or Budget.max_examples, args.max_n)
@@ -218,8 +219,8 @@ def _check_options(args: argparse.Namespace) -> dict:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .isolation import check_isolated
-    from .targets import spec_flag
+    from .engine.isolation import check_isolated
+    from .engine.spec import spec_flag
 
     _output_path(args.json, "--json")
     _output_path(args.report, "--report")
@@ -261,7 +262,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _round_robin(items: list) -> dict[Any, str]:
     """With several GPUs visible, each item's GPU, round-robin (none pinned with one)."""
-    from .devices import visible_gpus
+    from .core.devices import visible_gpus
 
     gpus = visible_gpus()
     return {item: gpus[k % len(gpus)] for k, item in enumerate(items)} if len(gpus) > 1 else {}
@@ -294,7 +295,7 @@ def _write_json(path: str | None, reports: list) -> None:
 
 def _run_controls(args: argparse.Namespace) -> int:
     from .controls import CONTROLS
-    from .verify import gpu_available
+    from .core.devices import gpu_available
 
     gpu = gpu_available()[0]
     options = _check_options(args)
@@ -378,7 +379,7 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
 def _builtin_epilog() -> str:
     """The built-in target names, read from the table of built-in targets, quoted where the
     shell needs it and never broken across lines."""
-    from .targets import builtin_targets
+    from .engine.library import builtin_targets
 
     lines = ["built-in targets (each where its library, and for GPU ones a GPU, is found):", ""]
     for name in builtin_targets():
@@ -416,7 +417,7 @@ _SPEC_DEST = "spec_"
 def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     """A flag per TargetSpec field (``--accepts-max-n`` for ``max_n``), each left unset
     unless given, so that only the fields named replace the target's declared spec."""
-    from .targets import DEVICES
+    from .engine.spec import DEVICES
 
     g = p.add_argument_group(
         "what the target computes", "each flag replaces that field of the target's own spec "
@@ -453,7 +454,7 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _spec_flag(group: Any, field_name: str, **kw: Any) -> None:
-    from .targets import spec_flag
+    from .engine.spec import spec_flag
 
     group.add_argument(spec_flag(field_name), dest=_SPEC_DEST + field_name,
                        default=argparse.SUPPRESS, **kw)
@@ -545,7 +546,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scancheck`` console script."""
-    from .large import LockRefused
+    from .engine.large import LockRefused
 
     args = build_parser().parse_args(argv)
     try:

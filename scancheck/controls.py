@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from .diagnosis import Cause
-from .kernels import KERNEL_DIR
-from .operators import SIGNIFICAND_BITS, finfo
-from .targets import TargetSpec
+from .core.cuda import KERNEL_DIR
+from .core.operators import SIGNIFICAND_BITS, finfo
+from .engine.diagnosis import Cause
+from .engine.spec import TargetSpec
 
 BLOCK = 64
 
@@ -60,7 +60,7 @@ def dropped_partial_block(x: np.ndarray) -> np.ndarray:
 
 def block_sums_in_the_wrong_order(x: np.ndarray) -> np.ndarray:
     """Recurrence pairs: each block's carry is combined on the wrong side (fine for add)."""
-    from .operators import get_operator
+    from .core.operators import get_operator
 
     op = get_operator("recurrence")
     out = np.empty_like(x)
@@ -78,7 +78,7 @@ def long_blocks_in_the_wrong_order(x: np.ndarray) -> np.ndarray:
     """Recurrence pairs in blocks of 1024, each scanned right (by doubling, vectorised),
     each block's carry combined on the wrong side: wrong only from n = 1025, past the
     reach of exact rationals."""
-    from .operators import get_operator
+    from .core.operators import get_operator
 
     op = get_operator("recurrence")
     block = 1024
@@ -183,7 +183,7 @@ def overflow_guard_too_low(x: np.ndarray) -> np.ndarray:
 def max_keeping_the_earlier_zero(x: np.ndarray) -> np.ndarray:
     """A max scan declared IEEE 754-2019 (-0 < +0) whose ties keep the earlier operand, as a
     ``b > a ? b : a`` functor does: the max of -0 and +0 comes back -0."""
-    from .operators import extreme_scan
+    from .core.operators import extreme_scan
 
     return extreme_scan(x, "max", zeros="either")
 
@@ -278,7 +278,7 @@ def cummax_flat_indices(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarra
     """A batched cummax whose indices count from the start of the batch (a kernel storing
     its global element index), not from the start of each row; its values are right, and
     so is every 1-D input."""
-    from .operators import arg_extreme_scan
+    from .core.operators import arg_extreme_scan
 
     moved = np.moveaxis(x, axis, -1)
     values, idx = arg_extreme_scan(moved, "max")
@@ -419,12 +419,12 @@ class Control:
         does (no fault or hang to survive, no child to start); the report, and whether its
         diagnosis is the expected one, alone."""
         if isolated:
-            from .isolation import check_isolated
+            from .engine.isolation import check_isolated
 
             rep = check_isolated(self.locator, spec=self.spec, **kwargs)
         else:
-            from .conformance import check
-            from .targets import resolve
+            from .engine.conformance import check
+            from .engine.resolve import resolve
 
             rep = check(resolve(self.locator, self.spec), **kwargs)
         verdict = rep.verdict

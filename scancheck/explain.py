@@ -1,6 +1,6 @@
 """Is it rounding or a bug?  One computed scan judged against its input, with evidence.
 
-Where the exactness certificate holds (:func:`~scancheck.errors.certified`) every summation
+Where the exactness certificate holds (:func:`~scancheck.oracle.bounds.certified`) every summation
 order gives the exact sum, so any difference there is a proven logic error.  Elsewhere a
 difference is rounding only if it is inside the rigorous any-order bound; inside it, the
 result is put beside the rounding of real orders computed on the same input (sequential, a
@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from .errors import Verdict, certified, classify, sequential_depths, ulp
-from .exact import exact_scan
-from .operators import as_dtype, exclusive_of, get_operator, is_float
+from .core.arrays import as_dtype
+from .core.operators import exclusive_of, get_operator, is_float
+from .oracle.bounds import Verdict, certified, classify, sequential_depths, ulp
+from .oracle.exact import exact_scan
 
 EXACT, ROUNDING, SUSPICIOUS, PROVEN = "exact", "rounding", "suspicious", "not rounding (proven)"
 #: A result whose RMS error exceeds this many times the largest of the real orders' is
@@ -188,7 +189,7 @@ def _explain_exact_type(x: np.ndarray, result: np.ndarray, want: np.ndarray,
                         base: dict[str, Any]) -> Explanation:
     """Max, min and integer add round nothing: any difference is proven (equal zeros of
     either sign agree, as for a max or min that leaves their order open)."""
-    from .testing import same_bits
+    from .core.arrays import same_bits
 
     ok = same_bits(result, want)
     if is_float(x.dtype):

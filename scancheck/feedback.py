@@ -20,7 +20,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .errors import format_table
+from .oracle.bounds import format_table
 
 ROOT = Path(__file__).resolve().parent.parent
 #: Wall seconds each part may take (issue goals: two CPU cores for the tests and the CPU
@@ -93,7 +93,7 @@ def _check(part: str, target: str) -> Timing:
 def measure(parts: list[str]) -> list[Timing]:
     """Each part asked for, run whole in a child process and timed; GPU parts are skipped,
     saying so, where no GPU is present."""
-    from .verify import gpu_available
+    from .core.devices import gpu_available
 
     gpu, why = gpu_available()
     out = []

@@ -57,8 +57,8 @@ def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],
     """``scancheck check`` on the library scans and every scancheck kernel, and on the
     grid-scope kernels under the recurrence pair too (long recurrences at GPU sizes); the
     summary table."""
-    from .kernels import VARIANTS
-    from .targets import builtin_targets
+    from .engine.library import builtin_targets
+    from .kernels.registry import VARIANTS
 
     # Every built-in target but the CPU models (CI checks those), kernels included.
     targets = [name for name in builtin_targets() if not name.startswith("model:")]
@@ -131,7 +131,7 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
             fails = [ln for ln in text.splitlines() if ln.startswith(("FAILED", "ERROR"))]
             summary.extend(f"  {ln[:200]}" for ln in fails[:15])
     if "huge" in parts:
-        # The checks past 2**32 take turns on the device (a lock in scancheck.large); the
+        # The checks past 2**32 take turns on the device (a lock in scancheck.engine.large); the
         # GPU controls, each several child processes, run beside them.
         rc, text, secs = _run([py, "-m", "pytest", "-m", "huge", "-n", "3", "-q", "-p",
                                "no:cacheprovider", "--durations=5"], out / "huge-tests.log", env)

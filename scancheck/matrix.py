@@ -7,7 +7,7 @@ A cell is a verdict (conforms, or the cause of its one diagnosis), the worst err
 a fraction of its bound (add: of the bound of any summation order at n = 4096; products
 and log-sum-exp: at n = 4096 of data near 1; max and min are exact), and for float16,
 bfloat16 and float32 sums the accumulation precision proved by
-:func:`scancheck.properties.accumulation_precision`.
+:func:`scancheck.engine.properties.accumulation_precision`.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from multiprocessing import get_context
 
-from .cases import Budget
-from .conformance import PROPERTIES, check
-from .targets import builtin_targets, resolve
+from .engine.cases import Budget
+from .engine.conformance import PROPERTIES, check
+from .engine.library import builtin_targets
+from .engine.resolve import resolve
 
 #: What each operator is called in the libraries.
 SCAN_NAMES = {"add": "cumsum", "mul": "cumprod", "logaddexp": "logcumsumexp",

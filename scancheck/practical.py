@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .operators import exclusive_of
+from .core.operators import exclusive_of
 
 RAND_MAX = 2**31 - 1
 #: The practical's two reported figures: (elements, RMS against scan_gold, which scan).
@@ -152,9 +152,9 @@ def judge_figure(n: int, rms_vs_gold: float) -> tuple[str, str]:
     is 0, and an RMS error above the RMS of the per-output any-order bounds puts some output
     beyond its bound.  Otherwise the figure is measured against real orders' rounding.
     """
-    from .errors import certified, classify, sequential_depths
-    from .exact import exact_scan
     from .explain import PROVEN, ROUNDING, SUSPICIOUS, SUSPICIOUS_FACTOR, explain
+    from .oracle.bounds import certified, classify, sequential_depths
+    from .oracle.exact import exact_scan
 
     x = practical_input(n)
     want = exact_scan(x, inclusive=False)
@@ -187,7 +187,7 @@ def judge_figure(n: int, rms_vs_gold: float) -> tuple[str, str]:
 def report() -> str:
     """Seed 004's two figures judged: correct scans, the seed's figures, explain's verdicts,
     and the bugs that do (or do not) reproduce them; the text ``precision --practical`` prints."""
-    from .errors import format_table
+    from .oracle.bounds import format_table
 
     lines = ["Seed 004's practical, rebuilt bit for bit: inputs floorf(1000 * (rand() / "
              "(float)RAND_MAX)) from glibc rand() with seed 1, exclusive scans, scan_gold (a "

@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
-from .errors import Verdict, abs_sums, classify, sequential_depths
-from .exact import exact_scan
-from .kernels import VARIANTS
-from .operators import sequential_scan
+from .core.operators import sequential_scan
+from .engine.strategies import DISTRIBUTIONS, generate_data
+from .kernels.registry import VARIANTS
+from .oracle.bounds import Verdict, abs_sums, classify, sequential_depths
+from .oracle.exact import exact_scan
 from .progress import Progress
-from .strategies import DISTRIBUTIONS, generate_data
 
 GPU_SCANS = ("hierarchical", "decoupled_lookback")
 SWEEP_TREES = ("kogge_stone", "brent_kung", "blelloch")
@@ -70,7 +70,7 @@ def _candidates(x32: np.ndarray, gpu: bool) -> Iterable[tuple[str, str, np.ndarr
     for name in GPU_SCANS:
         for x in (x32, x64):
             if gpu:
-                from .kernels import scan
+                from .kernels.launch import scan
 
                 yield name, "GPU", x, scan(x, name, "add", BLOCK).get()
             else:
@@ -196,7 +196,7 @@ def _sweep_runs(gpu: bool, max_tree_log2: int, max_model_log2: int) -> list[Swee
     for name in GPU_SCANS:
         var = VARIANTS[name]
         if gpu:
-            from .kernels import scan
+            from .kernels.launch import scan
 
             def run_gpu(x: Any, name: str = name) -> Any:
                 return scan(x, name, "add", BLOCK)
@@ -214,7 +214,7 @@ def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",
 
     Each size draws one input, and its exact scans and magnitude sums are computed once for
     every algorithm; with a GPU they are computed on the device (the exact oracle of
-    :mod:`scancheck.exact_device`), where the GPU scans' outputs stay.
+    :mod:`scancheck.oracle.exact_device`), where the GPU scans' outputs stay.
     """
     runs = _sweep_runs(gpu, max_tree_log2, max_model_log2)
     todo = [(2**k, [r for r in runs if k <= r[4]]) for k in log2_sizes]
@@ -230,7 +230,7 @@ def _sweep_size(n: int, runs: list[SweepRun], distribution: str, gpu: bool,
                 task: Any) -> list[SweepPoint]:
     """Every algorithm of ``runs`` at size ``n``: its largest error against the exact scan,
     and the largest of its bounds."""
-    from .errors import gamma, ulp
+    from .oracle.bounds import gamma, ulp
 
     x = practical_data(n, distribution, seed=n)
     xp = np

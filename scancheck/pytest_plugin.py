@@ -4,7 +4,7 @@ properties against TARGET (a built-in name, ``kernel:VARIANT``, ``model:VARIANT`
 property; ``--scan-large`` adds one test for the checks past 2**31 and 2**32 elements and
 ``--scan-sanitize TOOL`` one per compute-sanitizer tool.
 
-Each test checks with :func:`scancheck.isolation.check_isolated`: the target runs in a child
+Each test checks with :func:`scancheck.engine.isolation.check_isolated`: the target runs in a child
 process, so a fault, an exit or a hang is that test's failure and the session goes on.  The
 targets are checked once before collection (a user's in a child of its own): one that
 cannot be loaded is a usage error, one that cannot run here skips its tests, and checks that
@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from .sanitizer import TOOLS
+from .engine.sanitizer import TOOLS
 
 #: The test module ``--scan-target`` collects.
 SUITE = Path(__file__).with_name("conformance_suite.py")
@@ -190,10 +190,10 @@ def _known_skips(locator: str, timeout: float) -> tuple[dict[str, str], str | No
     """The checks of ``locator`` that skip without a child (check -> why), and what is wrong
     where it cannot name a target at all (else None).  scancheck's own targets resolve in
     this process; any other loads in a child, which may crash or hang without harm here."""
-    from .conformance import PROPERTIES, not_applicable
+    from .engine.conformance import PROPERTIES, not_applicable
 
     if _is_local(locator):
-        from .targets import resolve
+        from .engine.resolve import resolve
 
         try:
             target = resolve(locator)
@@ -201,8 +201,8 @@ def _known_skips(locator: str, timeout: float) -> tuple[dict[str, str], str | No
             return {}, str(exc)
         unavailable, spec = target.unavailable, target.spec
     else:
-        from .isolation import EnvironmentProblem, UsageError, check_isolated
-        from .targets import TargetSpec
+        from .engine.isolation import EnvironmentProblem, UsageError, check_isolated
+        from .engine.spec import TargetSpec
 
         try:
             report = check_isolated(locator, properties=(), large=False, sanitize=(),
@@ -226,7 +226,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         names = list(dict.fromkeys(config.getoption("scan_target")))
         metafunc.parametrize("scan_target_name", names, ids=names)
     if "scan_check" in metafunc.fixturenames:
-        from .conformance import PROPERTIES
+        from .engine.conformance import PROPERTIES
 
         checks = [*PROPERTIES, *[LARGE_CHECK] * config.getoption("scan_large"),
                   *dict.fromkeys(config.getoption("scan_sanitize"))]
@@ -242,8 +242,8 @@ def run_check(config: pytest.Config, locator: str, check: str) -> tuple[str, str
     why = known.get(locator, {}).get(check)
     if why:
         return "skip", why
-    from .cases import Budget
-    from .isolation import EnvironmentProblem, UsageError, check_isolated
+    from .engine.cases import Budget
+    from .engine.isolation import EnvironmentProblem, UsageError, check_isolated
 
     budget = Budget(config.getoption("scan_budget"), config.getoption("scan_examples"),
                     config.getoption("scan_max_n"))

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from .cases import Case
-from .conformance import ConformanceReport
-from .operators import as_dtype
+from .core.arrays import as_dtype
+from .engine.cases import Case
+from .engine.conformance import ConformanceReport
 
 #: Inputs up to this many bytes are written into the snippet; larger ones beside the report.
 INLINE_BYTES = 1 << 16
@@ -70,7 +70,7 @@ def _input_of(report: ConformanceReport, case: dict[str, Any], prop: str
     """The failing input, rebuilt bit for bit from its case (and the axis of a batched one)."""
     c = Case(int(case["n"]), case["dtype"], case["data"], int(case["seed"]))
     if prop == "rows":
-        from .layouts import batch
+        from .engine.layouts import batch
 
         spec_axis = report.spec.get("axis")
         b = batch(c, fixed_axis=spec_axis if isinstance(spec_axis, int) else None)
@@ -119,7 +119,7 @@ def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str
         args = f"x, {ax}" if spec.get("axis") == "arg" else "x"
         return f"from {module} import {fn.split('.')[0]}\n", f"{fn}({args})"
     # scancheck's own kernels and .cu files need its launcher: the one line that does.
-    return ("from scancheck.targets import resolve  # the target needs scancheck's harness\n",
+    return ("from scancheck.engine.resolve import resolve  # the target needs scancheck's harness\n",
             f'resolve("{target}")(x{", " + ax if axis is not None else ""})')
 
 

@@ -9,34 +9,7 @@ from typing import Any
 
 import numpy as np
 
-
-def to_numpy(x: Any) -> np.ndarray:
-    """A host copy of a NumPy, CuPy or torch array."""
-    if hasattr(x, "get"):
-        return x.get()
-    if hasattr(x, "detach"):
-        import torch
-
-        if x.dtype == torch.bfloat16:  # NumPy's bfloat16 is ml_dtypes': through the bits
-            from .operators import as_dtype
-
-            return x.detach().cpu().view(torch.int16).numpy().view(as_dtype("bfloat16"))
-        return x.detach().cpu().numpy()
-    return np.asarray(x)
-
-
-def same_bits(a: Any, b: Any) -> np.ndarray:
-    """Per element: identical bit patterns, or both NaN (GPUs return a canonical NaN)."""
-    a, b = to_numpy(a), to_numpy(b)
-    if a.shape != b.shape or a.dtype != b.dtype:
-        raise AssertionError(f"shape/dtype differ: {a.shape} {a.dtype} vs {b.shape} {b.dtype}")
-    view = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[a.dtype.itemsize]
-    eq = a.view(view) == b.view(view)
-    from .operators import is_float
-
-    if is_float(a.dtype):
-        eq |= np.isnan(a) & np.isnan(b)
-    return eq.all(axis=-1) if eq.ndim > 1 else eq
+from .core.arrays import same_bits, to_numpy
 
 
 def assert_same_bits(actual: Any, expected: Any, what: str = "result") -> None:

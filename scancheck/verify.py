@@ -8,14 +8,14 @@ present, its kernel must also equal its model bit for bit.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import Verdict, classify
-from .kernels import VARIANTS, Variant
-from .operators import interval_expected, interval_input
+from .core.devices import gpu_available
+from .core.operators import interval_expected, interval_input
+from .kernels.registry import VARIANTS, Variant
+from .oracle.bounds import Verdict, classify
 
 
 @dataclass
@@ -81,8 +81,8 @@ def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantR
 
 def _kernel_check(var: Variant, x: np.ndarray, block: int, model_out: np.ndarray,
                   previous: str) -> str:
-    from .kernels import scan
-    from .testing import same_bits
+    from .core.arrays import same_bits
+    from .kernels.launch import scan
 
     if previous not in ("equal to model", "within bound"):
         return previous
@@ -94,22 +94,6 @@ def _kernel_check(var: Variant, x: np.ndarray, block: int, model_out: np.ndarray
         if classify(x, got, depths, inclusive=var.inclusive).verdict != Verdict.BEYOND_BOUND:
             return "within bound"
     return f"DIFFERS at n={x.shape[0]}"
-
-
-@functools.cache
-def gpu_available() -> tuple[bool, str]:
-    """Whether kernels can run here, and if not, why (asked once per process: every target
-    of ``builtin_targets`` wants to know)."""
-    try:
-        import cupy
-    except ImportError:
-        return False, "cupy is not installed"
-    try:
-        if cupy.cuda.runtime.getDeviceCount() < 1:
-            return False, "no CUDA device is visible"
-    except Exception as exc:  # any CUDA error here means there is no usable GPU
-        return False, f"no usable CUDA device ({exc})"
-    return True, cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
 
 
 def verify_all(block: int = 64, gpu: bool | None = None) -> list[VariantResult]:

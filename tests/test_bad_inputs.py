@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scancheck.cases import Budget
 from scancheck.cli import main
-from scancheck.errors import certified, classify, sequential_depths
-from scancheck.exact import exact_scan, exact_scan_mpmath
-from scancheck.operators import DTYPES, sequential_scan
-from scancheck.targets import TargetSpec
+from scancheck.core.operators import DTYPES, sequential_scan
+from scancheck.engine.cases import Budget
+from scancheck.engine.spec import TargetSpec
+from scancheck.oracle.bounds import certified, classify, sequential_depths
+from scancheck.oracle.exact import exact_scan, exact_scan_mpmath
 
 _DTYPES = ["float32", "float64", "int32", "int64", ">f4", ">f8", ">i4", ">i8", "<f4",
            "float16", "int8", "uint32", "bool", "complex64", "object"]

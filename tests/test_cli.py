@@ -101,7 +101,7 @@ def test_every_spec_field_has_a_flag_of_its_name():
     from dataclasses import fields
 
     from scancheck.cli import build_parser
-    from scancheck.targets import TargetSpec, spec_flag
+    from scancheck.engine.spec import TargetSpec, spec_flag
 
     check = build_parser()._subparsers._group_actions[0].choices["check"]
     flags = {s for a in check._actions for s in a.option_strings}
@@ -147,7 +147,7 @@ def test_the_flags_given_and_only_those_become_overrides(argv, fields):
                                          ("--subnormals", "SUBNORMAL_RULES"),
                                          ("--op", "TARGET_OPERATORS")])
 def test_rule_flags_take_the_operator_vocabularys_names(flag, table, capsys):
-    from scancheck import operators
+    from scancheck.core import operators
 
     for name in getattr(operators, table):
         assert _spec_overrides(flag, name)
@@ -177,12 +177,12 @@ def test_a_bad_spec_flag_value_exits_2_naming_it(argv, message, capsys):
 @pytest.mark.parametrize("flag", ["--json", "--report"])
 def test_an_output_path_that_cannot_be_written_exits_2_before_the_run(flag, tmp_path, capsys,
                                                                     monkeypatch):
-    import scancheck.isolation
+    import scancheck.engine.isolation
 
     def never(*args, **kwargs):
         raise AssertionError("the check ran")
 
-    monkeypatch.setattr(scancheck.isolation, "check_isolated", never)
+    monkeypatch.setattr(scancheck.engine.isolation, "check_isolated", never)
     for where, message in ((tmp_path, "is a directory"),
                            (tmp_path / "no" / "r.json", "does not exist")):
         assert main(["check", "numpy.cumsum", flag, str(where)]) == 2
@@ -220,21 +220,21 @@ def test_spec_flags_with_the_negative_controls_exit_2(capsys):
 
 
 def test_an_unsafe_lock_directory_exits_2_not_a_traceback(capsys, monkeypatch):
-    import scancheck.isolation
-    from scancheck.large import LockRefused
+    import scancheck.engine.isolation
+    from scancheck.engine.large import LockRefused
 
     def refused(*args, **kwargs):
         raise LockRefused("/tmp/scancheck-locks-1 belongs to uid 0 with mode 777; it must be "
                           "this user's own directory, mode 700")
 
-    monkeypatch.setattr(scancheck.isolation, "check_isolated", refused)
+    monkeypatch.setattr(scancheck.engine.isolation, "check_isolated", refused)
     assert main(["check", "numpy.cumsum", "--quick"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("scancheck: error: /tmp/scancheck-locks-1 belongs to uid 0")
 
 
 def test_device_gpu_where_cupy_or_a_gpu_is_missing_exits_2(capsys):
-    from scancheck.verify import gpu_available
+    from scancheck.core.devices import gpu_available
 
     if gpu_available()[0]:
         pytest.skip("a GPU is here: --device gpu can run")
@@ -247,15 +247,15 @@ def test_device_gpu_where_cupy_or_a_gpu_is_missing_exits_2(capsys):
 
 
 def test_check_hands_the_named_fields_alone_to_every_target(capsys, monkeypatch):
-    import scancheck.isolation
+    import scancheck.engine.isolation
 
     seen = []
 
     def record(name, **kwargs):
         seen.append((name, kwargs.get("spec"), kwargs["overrides"]))
-        raise scancheck.isolation.UsageError("stop here")
+        raise scancheck.engine.isolation.UsageError("stop here")
 
-    monkeypatch.setattr(scancheck.isolation, "check_isolated", record)
+    monkeypatch.setattr(scancheck.engine.isolation, "check_isolated", record)
     assert main(["check", "a.py:f", "numpy.cumsum", "--dtypes", "float32", "--quick"]) == 2
     assert sorted(seen) == [("a.py:f", None, {"dtypes": ("float32",)}),
                             ("numpy.cumsum", None, {"dtypes": ("float32",)})]
@@ -266,7 +266,7 @@ def test_check_hands_the_named_fields_alone_to_every_target(capsys, monkeypatch)
 def test_check_help_lists_the_builtin_targets_and_every_help_fits_100_columns(capsys,
                                                                              monkeypatch):
     from scancheck.cli import build_parser
-    from scancheck.targets import builtin_targets
+    from scancheck.engine.library import builtin_targets
 
     monkeypatch.setenv("COLUMNS", "200")
     parser = build_parser()

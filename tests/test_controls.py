@@ -9,9 +9,9 @@ from dataclasses import asdict
 import pytest
 
 from scancheck.controls import CONTROLS
-from scancheck.diagnosis import Cause
-from scancheck.isolation import _spec_from
-from scancheck.targets import resolve
+from scancheck.engine.diagnosis import Cause
+from scancheck.engine.isolation import _spec_from
+from scancheck.engine.resolve import resolve
 
 CPU = [c for c in CONTROLS if not c.gpu]
 GPU = [c for c in CONTROLS if c.gpu]

@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from scancheck.conformance import PROPERTIES, check_property
-from scancheck.targets import resolve
+from scancheck.engine.conformance import PROPERTIES, check_property
+from scancheck.engine.resolve import resolve
 
 EXAMPLES = [("examples.triton_scan:cumsum", "triton"), ("examples.numba_scan:cumsum", "numba")]
 
@@ -58,7 +58,7 @@ def test_the_examples_conform(name, needs, prop, budget):
 def test_the_examples_are_right_past_2_to_the_31(name, needs):
     """Step data, then random data, at 2**31 + 17: 64-bit indices everywhere (and a target
     that returns a torch tensor is checked where it lies, as a CuPy array)."""
-    from scancheck.large import check_large
+    from scancheck.engine.large import check_large
 
     _usable(needs)
     r = check_large(resolve(name), "past 2**31")

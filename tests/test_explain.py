@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from scancheck import controls
 from scancheck.cli import main
-from scancheck.errors import certified
+from scancheck.engine.strategies import generate_data
 from scancheck.explain import EXACT, PROVEN, ROUNDING, SUSPICIOUS, explain, load_array
-from scancheck.kernels import VARIANTS
-from scancheck.strategies import generate_data
+from scancheck.kernels.registry import VARIANTS
+from scancheck.oracle.bounds import certified
 
 _ADD_VARIANTS = [n for n, v in VARIANTS.items() if not v.racy and "add" in v.operators]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from scancheck.cases import Budget
-from scancheck.isolation import check_isolated
+from scancheck.engine.cases import Budget
+from scancheck.engine.isolation import check_isolated
 from scancheck.progress import Progress
 
 

@@ -38,11 +38,11 @@ def hang(x):
 def engine():
     """scancheck's engine, imported before pytester notes which modules are loaded (it
     removes the others when its test ends, and NumPy cannot be imported twice)."""
-    import scancheck.conformance
-    import scancheck.isolation
-    import scancheck.targets
+    import scancheck.engine.conformance
+    import scancheck.engine.isolation
+    import scancheck.engine.targets
 
-    return scancheck.isolation
+    return scancheck.engine.isolation
 
 
 @pytest.mark.slow
@@ -101,8 +101,8 @@ def test_unknown_targets_are_one_usage_error(pytester, engine):
 
 
 def test_large_and_sanitizer_checks_are_tests_of_their_own(pytester, monkeypatch, engine):
-    from scancheck.conformance import ConformanceReport
-    from scancheck.diagnosis import PropertyResult
+    from scancheck.engine.conformance import ConformanceReport
+    from scancheck.engine.diagnosis import PropertyResult
 
     calls = []
 

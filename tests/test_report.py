@@ -11,10 +11,11 @@ import textwrap
 import numpy as np
 import pytest
 
-from scancheck.cases import Budget
-from scancheck.conformance import check
+from scancheck.engine.cases import Budget
+from scancheck.engine.conformance import check
+from scancheck.engine.resolve import load_import_path
+from scancheck.engine.spec import TargetSpec
 from scancheck.report import markdown
-from scancheck.targets import TargetSpec, load_import_path
 
 _USER_SCANS = textwrap.dedent('''
     import numpy as np

@@ -45,7 +45,7 @@ def _collected(*args: str) -> list[str]:
 
     # Two modules with slow tests and quick ones: the order is the conftest's, whatever the
     # modules, and collecting the whole suite twice costs seconds.
-    files = [str(ROOT / "tests" / f) for f in ("test_controls.py", "test_laws.py")]
+    files = [str(ROOT / "tests" / f) for f in ("test_controls.py", "oracle/test_laws.py")]
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
                            *args, *files], capture_output=True, text=True, cwd=ROOT)
     return [ln for ln in proc.stdout.splitlines() if "::" in ln]
@@ -68,7 +68,7 @@ def _workers_started(env: dict[str, str]) -> int:
 
     base = {k: v for k, v in os.environ.items() if k != "PYTEST_XDIST_AUTO_NUM_WORKERS"}
     proc = subprocess.run([sys.executable, "-m", "pytest", "-n", "auto", "-p", "no:cacheprovider",
-                           "tests/test_laws.py", "-k", "bad_arguments"],
+                           "tests/oracle/test_laws.py", "-k", "bad_arguments"],
                           capture_output=True, text=True, cwd=ROOT, env={**base, **env})
     return int(re.search(r"created: (\d+)/\1 worker", proc.stdout).group(1))
 
@@ -84,7 +84,7 @@ def test_n_auto_is_left_to_xdist_where_the_environment_says_or_no_gpu_is_listed(
     from types import SimpleNamespace
 
     from conftest import pytest_xdist_auto_num_workers as auto
-    from scancheck.devices import visible_gpus
+    from scancheck.core.devices import visible_gpus
 
     config = SimpleNamespace(option=SimpleNamespace(numprocesses="auto"),
                              getoption=lambda name, default=None: "")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from scancheck.kernels import VARIANTS
+from scancheck.kernels.registry import VARIANTS
 from scancheck.verify import verify_variant
 
 

@@ -1,0 +1,7 @@
+"""The ground floor: the operator vocabulary and what every layer above shares.
+
+``operators`` (each monoid: identity, exactness, NumPy, exact and CUDA forms), ``arrays``
+(arrays of any library and their host copies), ``cuda`` (sources and NVRTC compilation),
+``devices`` (which GPUs), ``database`` (where Hypothesis keeps examples).  Nothing here
+imports from the floors above.
+"""

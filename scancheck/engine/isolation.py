@@ -1,0 +1,502 @@
+"""Targets in child processes: a fault or a hang is a verdict, and the session goes on.
+
+:func:`check_isolated` first resolves the target in a child (a target that cannot be
+imported or compiled is a :class:`UsageError`, not a verdict), then runs each property, each
+check past 2**31 and 2**32 elements, and each compute-sanitizer tool in a child of its own,
+several at once.  A child reports every case before it runs it; one that goes ``timeout``
+seconds without a word is killed with its whole process group and reported as a hang.
+
+Sanitizer runs launch the target at several sizes (tails that are not multiples of 32 or of
+any common block) with every pooling allocator off -- CuPy's pool, PyTorch's caching
+allocator, JAX's preallocation -- because an overrun inside a pooled chunk is invisible to
+memcheck and initcheck; the report names the size that showed the first error.
+
+    python -m scancheck.engine.isolation LOCATOR OUT [--props P ...] [--budget S] ...   (the child)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, replace
+from functools import partial
+from typing import Any
+
+from .cases import Budget
+from .diagnosis import Cause, PropertyResult
+from .spec import TargetSpec
+
+#: Sizes of a sanitizer run: odd tails past 32, 256 and 1024, and several tiles.
+SANITIZE_SIZES = (1, 31, 33, 255, 257, 1000, 4099, 70001)
+#: Tools run on GPU targets by default, where compute-sanitizer is installed.
+DEFAULT_TOOLS = ("memcheck", "initcheck", "racecheck", "synccheck")
+_TOOL_CAUSE = {"racecheck": (Cause.RACE, "data race"), "synccheck": (Cause.RACE, "barrier misuse"),
+               "memcheck": (Cause.FAULT, "memory error"),
+               "initcheck": (Cause.FAULT, "uninitialised memory read")}
+#: What turns pooling off in the child of a sanitizer run.
+_NO_POOLS = {"SCANCHECK_NO_MEMORY_POOL": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
+             "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}
+_MARK = "scancheck-sanitize: n="
+#: Seconds a child takes to start and report (Python, NumPy, numba, Hypothesis), and the
+#: least a property may search when a check's time is shared out.
+_CHILD_START, _LEAST_SEARCH = 2.0, 0.5
+
+
+class UsageError(ValueError):
+    """The target cannot be checked at all: it cannot be imported, compiled or found."""
+
+
+class EnvironmentProblem(UsageError):
+    """The target cannot run on this machine: its library, CuPy or a GPU is missing."""
+
+
+def _default_workers() -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, (cores or 1) // 2)
+
+
+def check_isolated(
+    locator: str, properties: tuple[str, ...] | None = None, large: bool | None = None,
+    budget: Budget | None = None, timeout: float = 60.0, sanitize: tuple[str, ...] | None = None,
+    spec: TargetSpec | None = None, workers: int | None = None, progress: Any = None,
+    gpu: str | None = None, seconds: float | None = None,
+    overrides: dict[str, Any] | None = None,
+):
+    """Check the target ``locator`` names in child processes; returns its ConformanceReport.
+
+    ``large`` None runs the checks past 2**31 and 2**32 for GPU targets (each says so where
+    memory is short); ``sanitize`` None runs :data:`DEFAULT_TOOLS` on GPU targets where
+    compute-sanitizer is installed.  ``timeout`` is how long one case may run before it is a
+    hang; ``workers`` how many children run at once (half the cores by default);
+    ``progress`` a :class:`scancheck.progress.Task` told what starts and finishes; ``gpu``
+    the one GPU (an id CUDA_VISIBLE_DEVICES takes) its children may see.  ``seconds``, the
+    wall time the whole check should take, cuts each property's ``budget`` to its share of
+    what is left after loading the target, its child's properties run one after another
+    (every property still walks its whole ladder of sizes, and a failure found is shrunk).
+    ``overrides`` (TargetSpec field -> value) replace just those fields of the target's own
+    spec, in every child (:func:`scancheck.engine.resolve.resolve`).  :class:`UsageError` where the
+    target cannot be loaded or the overrides make no valid spec; :class:`EnvironmentProblem`
+    where it cannot run here (no GPU, no CuPy, its library missing).
+    """
+    from .conformance import LARGE, PROPERTIES, ConformanceReport
+    from .sanitizer import TOOLS, find_sanitizer
+
+    t0 = time.time()
+    budget = budget or Budget()
+    if timeout <= 0:
+        raise ValueError(f"timeout={timeout!r} seconds must be positive")
+    for tool in sanitize or ():
+        if tool not in TOOLS:
+            raise ValueError(f"sanitize={tool!r} is unknown; allowed: {', '.join(TOOLS)}")
+    name, declared = _resolve(locator, spec, timeout, gpu, overrides)
+    prepared = time.time() - t0
+    tasks = plan(declared, PROPERTIES if properties is None else tuple(properties), large,
+                 sanitize, find_sanitizer() is not None)
+    workers = workers or _default_workers()
+    groups, skipped = _groups(tasks, declared, workers)
+    if seconds is not None:
+        if seconds <= 0:
+            raise ValueError(f"seconds={seconds!r} must be positive")
+        longest = max([len(names) for kind, names in groups
+                       if kind == "property" and names[0] not in LARGE] or [1])
+        share = (seconds - prepared - _CHILD_START) / longest
+        budget = replace(budget, seconds=max(_LEAST_SEARCH, min(budget.seconds, share)))
+
+    if progress is not None:
+        progress.plan(sum(len(names) for _, names in groups))
+
+    def run(group: tuple[str, tuple[str, ...]]) -> list[PropertyResult]:
+        kind, names = group
+        with _device_turn(declared, gpu, exclusive=names[0] in LARGE):
+            if kind == "sanitizer":
+                if progress is not None:
+                    progress.start(names[0])
+                start = time.time()
+                out = [_sanitize(locator, names[0], timeout, spec, declared, gpu, overrides)]
+                out[0].seconds = round(time.time() - start, 2)
+                if progress is not None:
+                    progress.finish(names[0], out[0].status)
+                return out
+            return _run_properties(locator, names, budget, timeout, spec, gpu, progress,
+                                   overrides)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        ran = {what: r for (_, names), out in zip(groups, pool.map(run, groups))
+               for what, r in zip(names, out)}
+    ran.update(skipped)
+    results = [ran[what] for _, what in tasks]
+    return ConformanceReport(name, asdict(declared), results, time.time() - t0, prepared)
+
+
+def _groups(tasks: list[tuple[str, str]], spec: TargetSpec, workers: int
+            ) -> tuple[list[tuple[str, tuple[str, ...]]], dict[str, PropertyResult]]:
+    """The children a check starts, as (kind, names), and the properties that need none.
+
+    A child costs a second or more to start (Python, NumPy, numba, the target's library), so
+    the properties that apply share as few children as keep ``workers`` busy, dealt
+    round-robin; those that do not apply are answered here.  The checks past 2**31 and 2**32
+    share one child, smallest first: after a hang or a fault at 2**31 the larger one would
+    only repeat it, holding the device that long.  Each sanitizer tool has its own."""
+    from .conformance import LARGE, not_applicable
+
+    skipped: dict[str, PropertyResult] = {}
+    props: list[str] = []
+    large: list[str] = []
+    tools: list[str] = []
+    for kind, what in tasks:
+        why = not_applicable(spec, what) if kind == "property" else None
+        if why:
+            skipped[what] = PropertyResult(what, "skip", why)
+        else:
+            (tools if kind == "sanitizer" else large if what in LARGE else props).append(what)
+    share = max(1, min(len(props), workers))
+    groups = [("property", tuple(props[i::share])) for i in range(share) if props[i::share]]
+    if large:
+        groups.append(("property", tuple(large)))
+    groups += [("sanitizer", (t,)) for t in tools]
+    return groups, skipped
+
+
+@contextlib.contextmanager
+def _device_turn(spec: TargetSpec, gpu: str | None, exclusive: bool) -> Iterator[None]:
+    """A GPU target's children share their GPU with every other child checked from this
+    machine, except the checks past 2**31, which need most of its memory: they wait until
+    no other child runs on it, and then hold it alone (a file lock, shared or exclusive)."""
+    if spec.device != "gpu":
+        yield
+        return
+    from .large import file_lock
+
+    key = gpu if gpu is not None else os.environ.get("CUDA_VISIBLE_DEVICES", "all")
+    with file_lock(f"scancheck-gpu-{key.replace(',', '_')}.lock", exclusive):
+        yield
+
+
+def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
+         sanitize: tuple[str, ...] | None, have_sanitizer: bool) -> list[tuple[str, str]]:
+    """The (kind, name) tasks a check runs: the properties; the checks past 2**31 and 2**32
+    where ``large`` says so (None: for GPU targets), batched too for a target with an axis;
+    the sanitizer tools ``sanitize`` names
+    (None: all of :data:`DEFAULT_TOOLS` for GPU targets, where compute-sanitizer exists)."""
+    from .conformance import LARGE
+    from .large import BATCH_CHECKS
+
+    gpu = spec.device == "gpu"
+    bigs = LARGE if (gpu if large is None else large) else ()
+    if spec.axis is None:  # the batched ones take N-D arrays
+        bigs = tuple(b for b in bigs if b not in BATCH_CHECKS)
+    if sanitize is None:
+        sanitize = DEFAULT_TOOLS if gpu and have_sanitizer else ()
+    return [("property", p) for p in (*properties, *bigs)] + [("sanitizer", t) for t in sanitize]
+
+
+def _child_cmd(locator: str, out: str, spec: TargetSpec | None, gpu: str | None,
+               *extra: str, overrides: dict[str, Any] | None = None) -> list[str]:
+    cmd = [sys.executable, "-m", "scancheck.engine.isolation", locator, out, *extra]
+    if spec is not None:
+        cmd += ["--spec", json.dumps(asdict(spec))]
+    if overrides:
+        cmd += ["--overrides", json.dumps(overrides)]
+    if gpu is not None:
+        cmd += ["--gpu", gpu]
+    return cmd
+
+
+def _resolve(locator: str, spec: TargetSpec | None, timeout: float, gpu: str | None = None,
+             overrides: dict[str, Any] | None = None) -> tuple[str, TargetSpec]:
+    """The target's name and spec, as a child resolves and prepares (compiles) it."""
+    events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, "--resolve",
+                                            overrides=overrides), timeout)
+    for ev in events:
+        if ev["event"] == "usage":
+            raise UsageError(ev["message"])
+        if ev["event"] == "unavailable":
+            raise EnvironmentProblem(ev["message"])
+        if ev["event"] == "target":
+            return ev["target"], _spec_from(ev["spec"])
+    raise UsageError(f"target {locator!r} could not be loaded: {_fault_message(err, status)}")
+
+
+def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeout: float,
+                    spec: TargetSpec | None, gpu: str | None = None, progress: Any = None,
+                    overrides: dict[str, Any] | None = None) -> list[PropertyResult]:
+    """``props`` in order in one child.  The one running when the child hangs or dies is
+    reported so, at the size it reached; the others go on in a new child below that size,
+    where the target may work, and say so (after n = 0, from n = 1).  The checks past 2**31
+    and 2**32 are not retried: below their size they have nothing to check."""
+    from .conformance import LARGE
+
+    results: list[PropertyResult] = []
+    cap, empty, broke = budget.max_n, True, ""  # what later children keep clear of, and why
+    while len(results) < len(props):
+        args = ["--props", *props[len(results):], "--budget", str(budget.seconds),
+                "--examples", str(budget.max_examples)]
+        if cap is not None:
+            args += ["--max-n", str(cap)]
+        if not empty:
+            args.append("--no-empty")
+        start = time.time()
+        events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, *args,
+                                                overrides=overrides), timeout,
+                                     None if progress is None else partial(_told, progress))
+        spent = time.time() - start
+        done = [PropertyResult(**ev["result"]) for ev in events if ev["event"] == "result"]
+        for r in done:
+            if broke and r.status != "skip":
+                r.detail["checked"] = broke
+        results += done
+        if len(results) == len(props):
+            break
+        stuck = props[len(results)]
+        last = next((ev for ev in reversed(events) if ev["event"] in ("case", "call")), None)
+        at = f" at n = {last['n']:,}" if last else ""
+        case = {"n": last["n"]} if last else None
+        if status == "timeout":
+            results.append(PropertyResult(stuck, "hang", f"the target gave no answer in "
+                                          f"{timeout:g} s{at} (a block waiting on one never "
+                                          f"scheduled?)", case, cause=Cause.FAULT.name))
+        else:
+            results.append(PropertyResult(stuck, "fault", _fault_message(err, status) + at, case,
+                                          cause=Cause.FAULT.name))
+        results[-1].seconds = round(max(0.0, spent - sum(r.seconds for r in done)), 2)
+        if broke:
+            results[-1].detail["checked"] = broke
+        if progress is not None:
+            progress.finish(stuck, results[-1].status)
+        what = f"the target's {results[-1].status} in '{stuck}'"
+        n = last["n"] if last else None
+        if n == 0 and empty:
+            empty, broke = False, f"from n = 1 ({what} was at n = 0)"
+        elif n is not None and n >= 2 and stuck not in LARGE:
+            cap, broke = n - 1, f"below n = {n:,} ({what} was there)"
+        else:
+            for p in props[len(results):]:
+                results.append(PropertyResult(p, "skip", f"not run: {what} would repeat here"))
+                if progress is not None:
+                    progress.finish(p, "skip")
+    return results
+
+
+def _told(progress: Any, event: dict) -> None:
+    """A child's property starting or ending, told to ``progress`` as it happens."""
+    if event["event"] == "start":
+        progress.start(event["property"])
+    elif event["event"] == "result":
+        progress.finish(event["result"]["name"], event["result"]["status"])
+
+
+def _watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | None = None
+           ) -> tuple[list[dict], str, str]:
+    """Run a child that writes JSON events to the file ``{out}`` stands for (each handed to
+    ``on_event`` as it comes), and kill its
+    whole process group where it hangs: when one call of the target's own code (between its
+    "call" and "return" events) runs ``timeout`` seconds, or when nothing at all happens for
+    ten times that (start-up gets at least two minutes).  Returns the events,
+    "ok" / "died (...)" / "timeout", and the child's stderr."""
+    with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as fh:
+        path = fh.name
+    cmd = [path if c == "{out}" else c for c in cmd]
+    events: list[dict] = []
+    quiet = max(10 * timeout, 120.0)
+    since, limit = time.time(), quiet
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True,
+                                start_new_session=True)
+        with open(path) as progress:
+
+            pending = ""
+
+            def read() -> None:
+                nonlocal since, limit, pending
+                # The child may be half-way through a line: parse whole lines only.
+                *lines, pending = (pending + progress.read()).split("\n")
+                for line in lines:
+                    events.append(json.loads(line))
+                    if on_event is not None:
+                        on_event(events[-1])
+                    since = time.time()
+                    limit = timeout if events[-1]["event"] == "call" else quiet
+
+            status = "ok"
+            while True:
+                read()
+                if proc.poll() is not None:
+                    if proc.returncode != 0:
+                        status = f"died ({_exit_text(proc.returncode)})"
+                    break
+                if time.time() - since > limit:
+                    os.killpg(proc.pid, signal.SIGKILL)  # the whole group: a hung kernel's process included
+                    proc.wait()
+                    status = "timeout"
+                    break
+                time.sleep(0.05)
+            read()
+        err.seek(0)
+        stderr = err.read()
+    os.unlink(path)
+    return events, status, stderr
+
+
+def _exit_text(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+def _fault_message(stderr: str, status: str = "") -> str:
+    """The runtime's own words where it left any (an illegal address, say), else how it died."""
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    keys = ("Error", "error", "illegal", "fault", "Killed", "Segmentation")
+    hits = [ln for ln in lines if any(k in ln for k in keys)]
+    died = status.replace("died", "the process died").strip() or "the process died"
+    return (hits[-1] if hits else died)[:400]
+
+
+def _sanitize(locator: str, tool: str, timeout: float, spec: TargetSpec | None,
+              declared: TargetSpec, gpu: str | None = None,
+              overrides: dict[str, Any] | None = None) -> PropertyResult:
+    from .sanitizer import find_sanitizer, inconclusive, run_command
+
+    name = f"sanitizer: {tool}"
+    if find_sanitizer() is None:
+        return PropertyResult(name, "skip", "compute-sanitizer is not installed")
+    sizes = [n for n in SANITIZE_SIZES if declared.max_n is None or n <= declared.max_n]
+    cmd = _child_cmd(locator, os.devnull, spec, gpu, "--smoke", *map(str, sizes),
+                     overrides=overrides)
+    # Instrumented runs are 10-100x slower: a limit sized for plain cases would cut a sound
+    # target off under the sanitizer.
+    rep = run_command(tool, cmd, locator, timeout=max(timeout * 4, 240.0),
+                      env=dict(os.environ, **_NO_POOLS))
+    if rep.timed_out:
+        return PropertyResult(name, "hang", f"no answer under {tool}", cause=Cause.FAULT.name)
+    why = inconclusive(rep.output)
+    if why:
+        return PropertyResult(name, "skip", f"not run: {why} ({rep.first_lines(2)[:200]})")
+    detail = {"sizes": ", ".join(map(str, sizes))}
+    if rep.issues > 0:
+        cause, kind = _TOOL_CAUSE[tool]
+        at = first_report_size(rep.output)
+        case = {"n": at} if at is not None else None
+        return PropertyResult(name, "fail", f"{kind}: {tool} reported {rep.issues} "
+                              f"(first at n = {at}, allocators unpooled)", case,
+                              {**detail, "first": rep.first_lines(3)}, cause=cause.name)
+    if rep.returncode != 0 or rep.issues < 0:
+        return PropertyResult(name, "fault", _fault_message(rep.output), cause=Cause.FAULT.name)
+    return PropertyResult(name, "pass", detail=detail)
+
+
+def first_report_size(output: str) -> int | None:
+    """The size whose launch the first report of a sanitizer's output follows (a report
+    is a ``=========`` line that is not indented detail, the banner or a summary)."""
+    from .sanitizer import is_report
+
+    size = None
+    for line in output.splitlines():
+        if line.startswith(_MARK):
+            size = int(line[len(_MARK):])
+        elif is_report(line):
+            return size
+    return None
+
+
+# -- the child ------------------------------------------------------------------------
+
+
+def _spec_from(d: dict[str, Any]) -> TargetSpec:
+    """A spec from its JSON form (lists back to tuples, the promotions' pairs too)."""
+    def tup(v: Any) -> Any:
+        return tuple(tup(e) for e in v) if isinstance(v, list) else v
+
+    return TargetSpec(**{k: tup(v) for k, v in d.items()})
+
+
+def _smoke(target: Any, sizes: list[int]) -> None:
+    """Launch the target once per size, each after a marker line, so that a sanitizer's
+    report can be traced to the size that showed it."""
+    from .cases import Case
+    from .targets import InputWritten
+
+    for n in sizes:
+        print(f"{_MARK}{n}", flush=True)
+        with contextlib.suppress(InputWritten):  # the value properties' verdict, not a fault
+            target(Case(n, target.spec.dtypes[0], "uniform", n).data(target.spec.op))
+
+
+def _child(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m scancheck.engine.isolation")
+    ap.add_argument("locator")
+    ap.add_argument("out")
+    ap.add_argument("--props", nargs="*", default=[])
+    ap.add_argument("--budget", type=float, default=Budget.seconds)
+    ap.add_argument("--examples", type=int, default=Budget.max_examples)
+    ap.add_argument("--max-n", type=int)
+    ap.add_argument("--no-empty", action="store_true", help="skip n = 0 (it broke the target)")
+    ap.add_argument("--spec")
+    ap.add_argument("--overrides", help="JSON: TargetSpec fields replacing the declared ones")
+    ap.add_argument("--resolve", action="store_true", help="resolve and prepare, report the spec")
+    ap.add_argument("--smoke", nargs="*", type=int, help="launch once at each size (sanitizer)")
+    ap.add_argument("--gpu", help="the one GPU this child may see (before CUDA starts)")
+    args = ap.parse_args(argv)
+    if args.gpu is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu
+    if os.environ.get("SCANCHECK_NO_MEMORY_POOL"):
+        try:
+            import cupy as cp
+        except ImportError:  # a CPU target: no pool to turn off
+            pass
+        else:
+            cp.cuda.set_allocator(None)
+            cp.cuda.set_pinned_memory_allocator(None)
+    from .conformance import check_property, jsonable
+    from .resolve import resolve
+
+    with open(args.out, "w", buffering=1) as fh:
+
+        def emit(**event: Any) -> None:
+            fh.write(json.dumps(event, default=jsonable) + "\n")
+            fh.flush()
+
+        try:
+            target = resolve(args.locator, _spec_from(json.loads(args.spec)) if args.spec else None,
+                             overrides=json.loads(args.overrides) if args.overrides else None)
+            if target.prepare is not None and not target.unavailable:
+                target.prepare()
+        except ValueError as exc:
+            emit(event="usage", message=str(exc))
+            return 0
+        if args.resolve and target.unavailable:  # the machine's, not the target's, verdict
+            gpu_spec = " (its spec has device='gpu')" if target.spec.device == "gpu" else ""
+            emit(event="unavailable", message=f"target {target.name!r} cannot run here: "
+                 f"{target.unavailable}{gpu_spec}")
+            return 0
+        emit(event="target", target=target.name, spec=asdict(target.spec))
+        if args.no_empty:
+            target = replace(target, spec=replace(target.spec, allows_empty=False))
+        target.watch = lambda what, n: emit(event=what, n=n)
+        if args.smoke is not None:
+            _smoke(target, args.smoke)
+            return 0
+        budget = Budget(args.budget, args.examples, args.max_n)
+        for p in args.props:
+            emit(event="start", property=p)
+            start = time.time()
+            r = check_property(target, p, budget, on_case=lambda n: emit(event="case", n=n))
+            r.seconds = round(time.time() - start, 2)
+            emit(event="result", result=asdict(r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child(sys.argv[1:]))

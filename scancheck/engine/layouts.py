@@ -1,0 +1,113 @@
+"""Batched inputs for targets that scan an axis of an N-D array: shapes, memory layouts, axes.
+
+A batched case is drawn from a :class:`~scancheck.engine.cases.Case` (n, dtype, data, seed): n is
+about the number of elements, and the seed picks the rest, so that the budgeted search,
+the ladder and the shrinking of n all carry over unchanged.  Shapes come in classes where
+batched scans break -- many short rows, few long rows, singleton and zero-size dimensions,
+odd sizes in every dimension -- and the array the target gets is a view with one of the
+layouts libraries meet: C or Fortran order, a transpose, a strided or reversed axis, or an
+offset into a larger buffer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .cases import Case
+from .strategies import generate_data
+
+#: The shape classes, drawn with these weights.
+SHAPES: dict[str, float] = {"many short rows": 3, "few long rows": 3, "singleton dims": 2,
+                            "odd dims": 2, "zero-size dim": 1}
+#: The memory layouts of the view a target is given.
+LAYOUTS: tuple[str, ...] = ("C", "F", "transposed", "strided", "reversed", "offset")
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One batched input: the view the target gets, the axis it scans, and how it was made."""
+
+    x: np.ndarray
+    axis: int
+    shape_class: str
+    layout: str
+
+    def describe(self) -> dict[str, Any]:
+        return {"shape": list(self.x.shape), "axis": self.axis, "layout": self.layout,
+                "strides": list(self.x.strides), "shapes": self.shape_class}
+
+
+def _shape(rng: np.random.Generator, n: int, kind: str) -> tuple[list[int], int]:
+    """A shape of about n elements (at least one) of this class, and the scanned axis in it."""
+    rank = int(rng.integers(2, 5))
+    axis = int(rng.integers(0, rank))
+    dims = [1] * rank
+    if kind == "many short rows":
+        dims[axis] = int(rng.integers(1, 9))
+    elif kind == "few long rows":
+        dims[axis] = max(1, n // int(rng.integers(1, 5)))
+    else:
+        dims[axis] = max(1, int(round(n ** (1 / rank) * rng.uniform(0.5, 2))))
+    rest = max(1, n // dims[axis])
+    others = [d for d in range(rank) if d != axis]
+    for i, d in enumerate(others):  # split what is left over the other dimensions
+        left = len(others) - i
+        dims[d] = rest if left == 1 else max(1, int(round(rest ** (1 / left) * rng.uniform(0.5, 2))))
+        rest = max(1, rest // dims[d])
+    if kind == "singleton dims":
+        for d in others[: int(rng.integers(1, len(others) + 1))]:
+            dims[d] = 1
+        at = int(rng.integers(0, rank + 1))
+        dims.insert(at, 1)
+        axis += at <= axis
+    elif kind == "odd dims":
+        dims = [d | 1 for d in dims]
+    elif kind == "zero-size dim":
+        dims[others[int(rng.integers(0, len(others)))]] = 0
+    return dims, axis
+
+
+def batch(case: Case, axis: int | None = None, fixed_axis: int | None = None,
+          data_seed: int | None = None) -> Batch:
+    """The batched input of ``case``; ``fixed_axis`` for a target that scans one axis only;
+    ``data_seed`` other values in the same shape and layout (the case's seed by default)."""
+    rng = np.random.default_rng([case.seed, 0xBA7C])
+    kinds = list(SHAPES)
+    weights = np.array(list(SHAPES.values()))
+    kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
+    dims, drawn_axis = _shape(rng, max(case.n, 1), kind)
+    layout = LAYOUTS[int(rng.integers(0, len(LAYOUTS)))]
+    rank = len(dims)
+    ax = drawn_axis if fixed_axis is None else fixed_axis % rank
+    if axis is not None:
+        ax = axis % rank
+    x = _view(rng, dims, layout, case, case.seed if data_seed is None else data_seed)
+    return Batch(x, ax, kind, layout)
+
+
+def _view(rng: np.random.Generator, dims: list[int], layout: str, case: Case, seed: int
+          ) -> np.ndarray:
+    """An array of shape ``dims`` with values of ``case``'s data, laid out as asked."""
+    size = int(np.prod(dims))
+    values = generate_data(np.random.default_rng(seed), size + 2, case.dtype, case.distribution)
+    if layout == "C":
+        return values[:size].reshape(dims)
+    if layout == "F":
+        return np.asfortranarray(values[:size].reshape(dims))
+    if layout == "transposed":
+        perm = rng.permutation(len(dims))
+        inverse = np.argsort(perm)
+        return values[:size].reshape([dims[p] for p in inverse]).transpose(perm)
+    d = int(rng.integers(0, len(dims)))
+    if layout == "strided":
+        wide = list(dims)
+        wide[d] *= 2
+        buf = generate_data(np.random.default_rng(seed), int(np.prod(wide)), case.dtype,
+                            case.distribution).reshape(wide)
+        return buf[(slice(None),) * d + (slice(None, None, 2),)]
+    if layout == "reversed":
+        return values[:size].reshape(dims)[(slice(None),) * d + (slice(None, None, -1),)]
+    return values[1:size + 1].reshape(dims)  # "offset": one element into the buffer

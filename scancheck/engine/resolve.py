@@ -1,0 +1,203 @@
+"""From a name to a :class:`~scancheck.engine.targets.Target`: a built-in, ``kernel:VARIANT``,
+``model:VARIANT``, ``package.module:function``, ``path/to/file.py:function`` or a ``.cu`` file.
+
+A ``.cu`` target (its local ``#include "..."`` headers are inlined) defines, for the
+element type ``T`` (scancheck prepends ``typedef float T;``
+or the like for each dtype it checks)::
+
+    extern "C" __global__ void scan(const T* in, T* out, long long n, void* scratch);
+
+and is launched once with ``ceil(n / block)`` blocks of ``block`` threads,
+``2 * block * sizeof(T)`` bytes of dynamic shared memory, and ``scratch`` pointing to
+``16 * (blocks + 1)`` zeroed bytes (for tile flags and counters of single-pass scans).
+``out`` is filled with 0xff bytes first (NaN, or -1), so that an output the kernel never
+writes is seen as such, not as whatever correct value the memory pool left there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..core.arrays import as_dtype
+from ..core.operators import CUDA_SCALAR
+from .library import builtin_targets, kernel_target, model_target, no_gpu, not_installed
+from .spec import TargetSpec, with_overrides
+from .targets import Target
+
+
+def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
+    """A target from ``package.module:function`` (importable, or under the working directory)
+    or ``path/to/file.py:function`` (loaded from that file; its directory need not be on
+    ``sys.path``); the function may carry ``scan_spec``, the module ``SCAN_SPEC``.  Importing
+    writes no bytecode cache (a module of the working directory would leave ``__pycache__``
+    there).  A ValueError names a module, file or function that is not there."""
+    if ":" not in path:
+        raise ValueError(f"target {path!r} must look like package.module:function or "
+                         f"path/to/file.py:function")
+    module_name, attr = path.rsplit(":", 1) if _is_file_form(path) else path.split(":", 1)
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        module = (_module_from_file(path, module_name) if _is_file_form(path)
+                  else _import(path, module_name))
+    finally:
+        sys.dont_write_bytecode = writes
+    fn = module
+    for part in attr.split("."):
+        if not hasattr(fn, part):
+            raise ValueError(f"target {path!r}: {module_name} has no attribute {attr!r}")
+        fn = getattr(fn, part)
+    if not callable(fn):
+        raise ValueError(f"target {path!r} is not callable")
+    declared = getattr(fn, "scan_spec", None) or getattr(module, "SCAN_SPEC", None)
+    return Target(path, fn, spec or declared or TargetSpec(), locator=f"import:{path}")
+
+
+def _is_file_form(path: str) -> bool:
+    """Whether ``path`` names a function in a Python file (``dir/file.py:fn``), not a module."""
+    return path.rsplit(":", 1)[0].endswith(".py")
+
+
+def _import(path: str, module_name: str) -> Any:
+    if os.getcwd() not in sys.path:  # as `python -m` would: modules of the working directory
+        sys.path.append(os.getcwd())
+    try:
+        return importlib.import_module(module_name)
+    except Exception as exc:  # a target that cannot be imported is a usage error, not a verdict
+        raise ValueError(f"target {path!r}: module {module_name!r} cannot be imported "
+                         f"({type(exc).__name__}: {exc})") from None
+
+
+def _module_from_file(path: str, file: str) -> Any:
+    """The module of the Python file ``file``, loaded once per process under a name of its
+    own (its stem and a hash of its absolute path), so that it shadows no importable module
+    and two files of one stem stay apart."""
+    where = Path(file).resolve()
+    if not where.is_file():
+        raise ValueError(f"target {path!r}: {file} is not a file")
+    stem = "".join(c if c.isalnum() else "_" for c in where.stem)
+    name = f"_scancheck_file_{stem}_{hashlib.sha256(str(where).encode()).hexdigest()[:12]}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, where)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"target {path!r}: {file} cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look a module up by its name
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise ValueError(f"target {path!r}: {file} cannot be imported "
+                         f"({type(exc).__name__}: {exc})") from None
+    return module
+
+
+def cu_prelude(dtype: str) -> str:
+    """What scancheck puts before a ``.cu`` target's source for element type ``dtype``."""
+    return f"typedef {CUDA_SCALAR[as_dtype(dtype).name]} T;\n"
+
+
+def cuda_file_target(path: str | Path, block: int = 256, spec: TargetSpec | None = None) -> Target:
+    """A target from a ``.cu`` file with the documented ``scan`` signature (see module doc)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"{path} is not a file")
+    from ..core.cuda import IeeeModule, check_block, expand_source
+
+    check_block(block)
+
+    source = expand_source(path.name, path.parent)
+    spec = spec or TargetSpec(device="gpu")
+    # Zero blocks cannot be launched: the harness, not the kernel, would answer n = 0.
+    spec = replace(spec, device="gpu", allows_empty=False)
+    kernels: dict[str, Any] = {}
+
+    def kernel(dt: str) -> Any:
+        if dt not in kernels:
+            import cupy as cp
+
+            try:
+                kernels[dt] = IeeeModule(f"{cu_prelude(dt)}{source}").get_function("scan")
+            except cp.cuda.compiler.CompileException as exc:
+                first = next((ln for ln in str(exc).splitlines() if "error" in ln), str(exc))
+                raise ValueError(f"{path} does not compile for dtype={dt}: {first.strip()}") from None
+        return kernels[dt]
+
+    def prepare() -> None:
+        for dt in spec.dtypes:
+            kernel(dt)
+
+    def run(x: Any) -> Any:
+        import cupy as cp
+
+        n = x.shape[0]
+        blocks = -(-n // block)
+        out = cp.empty_like(x)
+        out.view(cp.uint8).fill(_FILL)
+        scratch = cp.zeros(16 * (blocks + 1), dtype=cp.uint8)
+        kernel(x.dtype.name)((blocks,), (block,), (x, out, np.int64(n), scratch),
+                             shared_mem=2 * block * x.itemsize)
+        return out
+
+    return Target(str(path), run, spec, no_gpu(), locator=f"cu:{path}:{block}",
+                  output_fill=_FILL, prepare=prepare)
+
+
+_FILL = 0xFF  # NaN for floats, -1 for integers
+
+
+def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
+            overrides: dict[str, Any] | None = None) -> Target:
+    """A target by built-in name, ``kernel:VARIANT``, ``model:VARIANT``, ``.cu`` path, import
+    path or ``file.py:function``.  ``spec`` replaces the declared spec of a ``.cu`` file or
+    an import path; ``overrides`` (field -> value) replace just those fields of whatever
+    spec the target has, any target (a ValueError naming the flags where the result is no
+    valid spec).  A GPU spec where no GPU or CuPy is found leaves the target unavailable."""
+    overrides = dict(overrides or {})
+    op = overrides.get("op")
+    if name.startswith("builtin:"):
+        name = name[len("builtin:"):]
+    builtins = builtin_targets()
+    kernel = name.startswith(("kernel:", "model:", "scancheck:"))
+    # A kernel computes the operator it is built for: an --op given builds that one.
+    target: Target | None = None if kernel and op else builtins.get(name)
+    for prefix, make in (("kernel:", kernel_target), ("model:", model_target),
+                         ("scancheck:", kernel_target)):
+        if target is None and name.startswith(prefix):
+            parts = name[len(prefix):].split(":")
+            built = (parts[2:3] or [op])[0]
+            target = make(parts[0], *(int(parts[1]),) if len(parts) > 1 else (),
+                          **({"op": built} if built else {}))
+    if target is None and (name.startswith("cu:") or name.endswith(".cu")):
+        path, size = name, block
+        if name.startswith("cu:"):
+            parts = name[3:].rsplit(":", 1)
+            path, size = parts[0], int(parts[1]) if len(parts) > 1 else block
+        # Its kernels are compiled for the spec's dtypes: the merged spec, before compiling.
+        return cuda_file_target(path, size, with_overrides(spec or TargetSpec(device="gpu"),
+                                                           overrides, name))
+    if target is None:
+        if name.startswith("import:"):
+            name = name[len("import:"):]
+        if ":" not in name:
+            known = ", ".join(sorted(builtins))
+            raise ValueError(f"target {name!r} is not a built-in ({known}), a .cu file, "
+                             f"kernel:VARIANT, model:VARIANT, package.module:function or "
+                             f"path/to/file.py:function")
+        target = load_import_path(name, spec)
+    if not overrides:
+        return target
+    merged = with_overrides(target.spec, overrides, target.name)
+    unavailable = target.unavailable
+    if merged.device == "gpu" and target.spec.device != "gpu" and not unavailable:
+        unavailable = not_installed("cupy") or no_gpu()
+    return replace(target, spec=merged, unavailable=unavailable)

@@ -1,0 +1,161 @@
+"""What a target declares it computes: :class:`TargetSpec`, its validation and its flags.
+
+Every field is one declaration (operator, dtypes, inclusive, zeros, NaN and subnormal
+rules, promotions, device, limits); the CLI and the pytest plugin give each field a flag
+of the same name, and :func:`with_overrides` replaces just the fields a user names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..core.arrays import as_dtype
+from ..core.operators import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, check_rules, get_operator, is_float
+
+#: Where a target's arrays live: "cpu", NumPy arrays; "gpu", CuPy arrays.
+DEVICES: tuple[str, ...] = ("cpu", "gpu")
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """What a scan implementation claims to compute."""
+
+    op: str = "add"
+    inclusive: bool = True
+    dtypes: tuple[str, ...] = KERNEL_DTYPES
+    deterministic: bool = True
+    #: "cpu": takes and returns NumPy arrays; "gpu": CuPy arrays.
+    device: str = "cpu"
+    #: Largest n it accepts (None: no limit of its own).
+    max_n: int | None = None
+    #: Whether it takes an empty input (and must return an empty scan).
+    allows_empty: bool = True
+    #: Max and min: how equal zeros are ordered (a key of ``operators.ZERO_ORDERS``).
+    zeros: str = "either"
+    #: Max and min: what a NaN does (a key of ``operators.NAN_RULES``).
+    nans: str = "propagate"
+    #: Float add: whether subnormals may read as zero (a key of ``operators.SUBNORMAL_RULES``).
+    subnormals: str = "keep"
+    #: (input dtype, output dtype) pairs where the scan returns a wider type than it takes,
+    #: as NumPy's and PyTorch's default int32 -> int64; the oracle then scans in the wider one.
+    promote: tuple[tuple[str, str], ...] = ()
+    #: None: the target scans 1-D arrays.  An int: it takes N-D arrays and scans that axis.
+    #: "arg": it takes N-D arrays and an axis, and is called as ``fn(x, axis)``.
+    axis: int | str | None = None
+    #: Whether it scans from the last element to the first (out[k] combines x[k:]).
+    reverse: bool = False
+    #: Max and min: whether it returns (values, indices) as cummax and cummin do, each index
+    #: the last position of its extreme (a NaN's, once one is seen).
+    indices: bool = False
+    #: Whether it takes an initial value, called as ``fn(x, initial=v)`` with ``v`` a scalar
+    #: of x's dtype (CUB's and Thrust's exclusive scan with ``init``): output k combines v
+    #: with x[:k] (exclusive) or x[:k+1] (inclusive).
+    initial: bool = False
+
+    def __post_init__(self) -> None:
+        if not (self.axis is None or self.axis == "arg" or isinstance(self.axis, int)):
+            raise ValueError(f"axis={self.axis!r} must be None (1-D), an int (the axis it "
+                             f"scans) or 'arg' (it takes the axis as an argument)")
+        check_rules(self.zeros, self.nans, self.subnormals)
+        for pair in self.promote:
+            if len(pair) != 2 or pair[0] not in INPUT_DTYPES or pair[1] not in DTYPES:
+                raise ValueError(f"promote={self.promote!r}: each entry must be (input dtype, "
+                                 f"output dtype), the input one of {', '.join(INPUT_DTYPES)}, "
+                                 f"the output one of {', '.join(DTYPES)}")
+            if as_dtype(pair[1]).itemsize < as_dtype(pair[0]).itemsize or (
+                    is_float(pair[0]) != is_float(pair[1])):
+                raise ValueError(f"promote: {pair[0]} -> {pair[1]} is no promotion: it must "
+                                 f"widen, integers (and bool) to integers, floats to floats")
+        oper = get_operator(self.op)
+        if self.reverse and not oper.commutative:
+            raise ValueError(f"reverse=True with op={self.op!r}: a reverse scan of a "
+                             f"non-commutative operator is not defined here; use add, max or min")
+        if oper.name == "interval":
+            raise ValueError("op='interval' is scancheck's proof device, not a target operator")
+        if oper.name in ("argmax", "argmin"):
+            raise ValueError(f"op={self.op!r} is the monoid scancheck evaluates cummax and cummin "
+                             f"in; a target returning indices declares op='{self.op[3:]}' "
+                             f"with indices=True")
+        if self.indices and (self.op not in ("max", "min") or self.reverse):
+            raise ValueError(f"indices=True with op={self.op!r}, reverse={self.reverse}: only "
+                             f"forward max and min scans return indices here (cummax, cummin)")
+        if self.initial and (self.axis is not None or self.reverse or self.indices):
+            raise ValueError(f"initial=True with axis={self.axis!r}, reverse={self.reverse}, "
+                             f"indices={self.indices}: an initial value is checked on forward "
+                             f"1-D scans without indices (axis=None)")
+        unknown = [d for d in self.dtypes if d not in INPUT_DTYPES]
+        if unknown:
+            raise ValueError(f"dtypes={self.dtypes!r}: {', '.join(map(str, unknown))} "
+                             f"unknown; allowed dtypes are {', '.join(INPUT_DTYPES)}")
+        if any(d == "bool" and self.output_dtype(d) == "bool" for d in self.dtypes) and (
+                "bool" not in oper.dtypes):
+            raise ValueError(f"dtypes include bool with op={self.op!r} and no promotion: in "
+                             f"bool, + and * are a logical or and and; declare the integer "
+                             f"type it returns (promote=(('bool', 'int64'),), as NumPy and "
+                             f"torch do), or op='max' or 'min' for a running or or and")
+        promotable = oper.width == 1 and "bool" not in oper.dtypes and "int64" in oper.dtypes
+        bad = [d for d in self.dtypes if self.output_dtype(d) not in oper.dtypes
+               or (d == "bool" and oper.width != 1)]
+        if bad or not self.dtypes:
+            raise ValueError(f"dtypes={self.dtypes!r} with op={self.op!r}: allowed dtypes are "
+                             f"{', '.join(oper.dtypes)}"
+                             + (" (and bool, promoted to an integer type)" if promotable else ""))
+        if self.device not in DEVICES:
+            raise ValueError(f"device={self.device!r} must be one of {', '.join(DEVICES)}")
+
+    def output_dtype(self, dtype: Any) -> str:
+        """The dtype the scan returns for input of ``dtype`` (its own, unless promoted)."""
+        name = as_dtype(dtype).name
+        return dict(self.promote).get(name, name)
+
+
+def spec_flag(field_name: str) -> str:
+    """The command-line flag that sets the :class:`TargetSpec` field ``field_name``: its
+    name with dashes, except ``max_n``, which is ``--accepts-max-n`` (``--max-n`` is the
+    search's largest n)."""
+    return "--accepts-max-n" if field_name == "max_n" else "--" + field_name.replace("_", "-")
+
+
+def with_overrides(spec: TargetSpec, overrides: dict[str, Any] | None, name: str = "the target"
+                   ) -> TargetSpec:
+    """``spec`` with just the fields ``overrides`` names replaced (lists read as tuples); a
+    ValueError naming the flags and what is allowed where a name is no field or the result
+    is no valid spec."""
+    if not overrides:
+        return spec
+    fields = {f.name for f in dataclasses.fields(TargetSpec)}
+    unknown = sorted(set(overrides) - fields)
+    if unknown:
+        raise ValueError(f"{', '.join(unknown)} is no TargetSpec field; allowed: "
+                         f"{', '.join(sorted(fields))}")
+
+    def tup(v: Any) -> Any:  # JSON hands tuples back as lists
+        return tuple(tup(e) for e in v) if isinstance(v, list | tuple) else v
+
+    given = {k: tup(v) for k, v in overrides.items()}
+    try:
+        return replace(spec, **given)
+    except (ValueError, TypeError) as exc:
+        flags = " ".join(_flag_text(k, v) for k, v in given.items())
+        raise ValueError(f"{flags}: on {name}'s declared spec ({_spec_text(spec)}): {exc}"
+                         ) from None
+
+
+def _flag_text(field_name: str, v: Any) -> str:
+    """The flag that sets ``field_name`` to ``v``, as it is typed: --no-reverse, --op max."""
+    flag = spec_flag(field_name)
+    if isinstance(v, bool):
+        return flag if v else "--no-" + flag[2:]
+    if isinstance(v, tuple):
+        return " ".join([flag, *(":".join(e) if isinstance(e, tuple) else str(e) for e in v)])
+    return f"{flag} {'none' if v is None else v}"
+
+
+def _spec_text(spec: TargetSpec) -> str:
+    """The fields of ``spec`` that differ from the defaults, as ``op='max', inclusive=False``."""
+    base = TargetSpec()
+    changed = [f"{f.name}={getattr(spec, f.name)!r}" for f in dataclasses.fields(spec)
+               if getattr(spec, f.name) != getattr(base, f.name)]
+    return ", ".join(changed) or "the defaults"

@@ -1,0 +1,83 @@
+"""The CuPy loader of the reference kernels: validate a launch, compile once, run.
+
+:func:`scan` validates a launch against the variant's row and the device *before*
+anything runs, compiles once per process (and once per machine, through CuPy's kernel
+cache), and returns the device result.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ..core.cuda import (
+    DEFAULT_SMEM_LIMIT,
+    NVRTC_OPTIONS,
+    allow_shared_memory,
+    device_smem_limit,
+    expand_source,
+)
+from ..core.operators import Operator, get_operator
+from .registry import VARIANTS, Variant, _Launch, get_variant, instantiations
+
+
+@functools.cache
+def _module(variant_name: str, params: tuple[tuple[str, int], ...], device: int) -> Any:
+    """One NVRTC compile per variant and parameter set, holding every dtype and operator."""
+    import cupy as cp
+
+    variant = VARIANTS[variant_name]
+    return cp.RawModule(
+        code=expand_source(variant.source),
+        options=NVRTC_OPTIONS,
+        name_expressions=None if variant.fixed_entry else instantiations(variant, dict(params)),
+    )
+
+def compiled_kernels(variant: Variant, dtype: str, op: str | Operator,
+                     params: dict[str, int]) -> dict[str, Any]:
+    """The compiled entry points of one instantiation, keyed by entry name."""
+    import cupy as cp
+
+    mod = _module(variant.name, tuple(sorted(params.items())), cp.cuda.Device().id)
+    return {e: mod.get_function(variant.name_expression(e, dtype, op, params))
+            for e in variant.entries}
+
+def plan(
+    x: Any,
+    variant: str | Variant,
+    op: str | Operator = "add",
+    block: int = 256,
+    params: dict[str, int] | None = None,
+    out: Any = None,
+) -> _Launch:
+    """A validated, compiled launch of ``variant`` on ``x``; call it to run the scan.
+
+    The launch is checked against the variant's row and the device first; a refused
+    launch raises :class:`LaunchError` and leaves the process able to launch again.
+    """
+    import cupy as cp
+
+    var = get_variant(variant)
+    oper = get_operator(op)
+    oper.check_elements(x)
+    n = int(x.shape[0])
+    resolved = var.check(n, block, x.dtype.name, oper, params, smem_limit=device_smem_limit())
+    xd = cp.ascontiguousarray(cp.asarray(x))
+    out = cp.empty_like(xd) if out is None else out
+    kernels = compiled_kernels(var, xd.dtype.name, oper, resolved)
+    smem = var.smem(block, xd.itemsize * oper.width, resolved)
+    if smem > DEFAULT_SMEM_LIMIT:
+        for k in kernels.values():
+            allow_shared_memory(k, smem)
+    return _Launch(var, kernels, xd, out, n, block, resolved, smem)
+
+
+def scan(
+    x: Any,
+    variant: str | Variant,
+    op: str | Operator = "add",
+    block: int = 256,
+    params: dict[str, int] | None = None,
+) -> Any:
+    """Run ``variant``'s kernel on ``x`` (NumPy or CuPy) and return the scan as a CuPy array."""
+    return plan(x, variant, op, block, params)()

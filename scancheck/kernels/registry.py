@@ -1,0 +1,398 @@
+"""The variant registry: one row per scan algorithm, and how each row is launched.
+
+A :class:`Variant` row names the CUDA source under ``kernels/``, its template entry
+points, what it computes, the launch shapes it accepts, its shared memory, its host-side
+launch sequence and its CPU model in :mod:`scancheck.kernels.models`.
+
+Adding a variant is one ``.cu`` file, one ``build_*`` model and one row of
+:data:`VARIANTS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core.arrays import as_dtype
+from ..core.cuda import DEFAULT_SMEM_LIMIT, LaunchError, check_block, lookback_smem
+from ..core.operators import KERNEL_DTYPES, OPERATORS, Operator, get_operator
+from . import models
+from .network import Network
+
+#: What every variant runs: each operator whose CUDA functor rounds as NumPy does, so that a
+#: kernel equals its model bit for bit.  logaddexp calls CUDA's expf and log1pf: only the
+#: look-back runs it, judged by the log-sum-exp bound (scancheck.oracle.logsumexp).
+KERNEL_OPERATORS: tuple[str, ...] = tuple(op for op in OPERATORS if op != "logaddexp")
+
+Launcher = Callable[["_Launch"], None]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One scan algorithm: its kernel source, launch rules, shared memory and model."""
+
+    name: str
+    source: str
+    entries: tuple[str, ...]
+    inclusive: bool
+    #: "block": one block scans everything (n is limited); "grid": any n.
+    scope: str
+    model: Callable[..., Network]
+    launch: Launcher
+    #: Elements one block holds, as a function of (block, params); None for grid scope.
+    capacity: Callable[[int, dict], int] | None
+    #: Dynamic shared memory in bytes for (block, element size, params).
+    smem: Callable[[int, int, dict], int]
+    min_block: int = 1
+    block_multiple: int = 1
+    operators: tuple[str, ...] = KERNEL_OPERATORS
+    dtypes: tuple[str, ...] = KERNEL_DTYPES
+    #: Template parameters after <T, Op>, with their allowed values; the first is the default.
+    params: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    racy: bool = False
+    #: Same bits on every run even for rounding operators (decoupled look-back is not:
+    #: its tile prefixes fold whatever predecessors had published).
+    deterministic: bool = True
+    #: The plain extern "C" kernel this row runs, for rows that are not templates.
+    fixed_entry: str | None = None
+    #: A proven upper bound on any output's summation-tree depth at (n, block, params),
+    #: for sizes whose model is too large to build (checked against the models in tests).
+    max_depth: Callable[[int, int, dict], int] | None = None
+    doc: str = ""
+
+    def resolve_params(self, params: dict[str, int] | None) -> dict[str, int]:
+        """Defaults filled in; raises LaunchError for unknown or disallowed values."""
+        params = dict(params or {})
+        for key in params:
+            if key not in self.params:
+                allowed = ", ".join(self.params) or "none"
+                raise LaunchError(f"{self.name} has no parameter {key!r}; allowed: {allowed}")
+        out = {}
+        for key, allowed in self.params.items():
+            value = params.get(key, allowed[0])
+            if value not in allowed:
+                raise LaunchError(
+                    f"{key}={value} is not allowed for {self.name}; allowed: {allowed}"
+                )
+            out[key] = value
+        return out
+
+    def check(self, n: int, block: int, dtype: str, op: str | Operator,
+              params: dict[str, int] | None = None, smem_limit: int | None = None) -> dict:
+        """Validate a launch; returns the resolved params or raises LaunchError naming the limit."""
+        oper = get_operator(op)
+        if oper.name not in self.operators:
+            raise LaunchError(
+                f"operator={oper.name!r} is not supported by {self.name}; "
+                f"allowed: {', '.join(self.operators)}"
+            )
+        dt = as_dtype(dtype).name
+        allowed = [d for d in self.dtypes if d in oper.dtypes]
+        if dt not in allowed:
+            raise LaunchError(
+                f"dtype={dt!r} with operator {oper.name!r} is not supported by {self.name}; "
+                f"allowed: {', '.join(allowed)}"
+            )
+        check_block(block)
+        if block < self.min_block or block % self.block_multiple:
+            raise LaunchError(
+                f"block={block} is not allowed for {self.name}: it needs at least "
+                f"{self.min_block} threads, a multiple of {self.block_multiple}"
+            )
+        if n < 1:
+            raise LaunchError(f"n={n}: the input is empty; a scan needs at least one element")
+        resolved = self.resolve_params(params)
+        if self.capacity is not None:
+            cap = self.capacity(block, resolved)
+            if n > cap:
+                raise LaunchError(
+                    f"n={n} is over the single-block limit of {self.name}: {cap} elements at "
+                    f"block={block}; use a grid-scope variant for longer inputs"
+                )
+        itemsize = as_dtype(dt).itemsize * oper.width
+        need = self.smem(block, itemsize, resolved)
+        limit = DEFAULT_SMEM_LIMIT if smem_limit is None else smem_limit
+        if need > limit:
+            raise LaunchError(
+                f"{self.name} at block={block} needs {need} bytes of shared memory, over the "
+                f"device limit of {limit} bytes per block"
+            )
+        return resolved
+
+    def depth_bound(self, n: int, block: int, params: dict[str, int] | None = None) -> int:
+        """Largest summation-tree depth of any output: closed form, else from the model."""
+        resolved = self.resolve_params(params)
+        if self.max_depth is not None:
+            return self.max_depth(n, block, resolved)
+        return int(self.build_model(n, block, resolved).metrics().output_depths.max())
+
+    def build_model(self, n: int, block: int, params: dict[str, int] | None = None) -> Network:
+        """The CPU model of this variant for ``n`` elements at ``block`` threads."""
+        return self.model(n, block, **self.resolve_params(params))
+
+    def name_expression(self, entry: str, dtype: str, op: str | Operator,
+                        params: dict[str, int]) -> str:
+        """The C++ template instantiation of ``entry`` for this element type and operator."""
+        if self.fixed_entry is not None:
+            return self.fixed_entry
+        oper = get_operator(op)
+        args = [oper.cuda_element(dtype), oper.cuda_functor_type(dtype)]
+        args += [str(params[k]) for k in self.params]
+        return f"{entry}<{', '.join(args)}>"
+
+
+# -- shared-memory sizes --------------------------------------------------------------
+
+
+def _smem_elems(count: Callable[[int, dict], int]) -> Callable[[int, int, dict], int]:
+    return lambda block, itemsize, params: count(block, params) * itemsize
+
+def _lookback_smem(block: int, itemsize: int, params: dict) -> int:
+    return lookback_smem(block, params["items"], itemsize, itemsize)
+
+
+# -- host orchestration ---------------------------------------------------------------
+
+
+@dataclass
+class _Launch:
+    """Everything a launcher needs: the compiled kernels, the arrays and the launch shape.
+
+    Scratch arrays (block sums, tile flags, counters) are allocated on the first run
+    and reused, zeroed where the algorithm needs zeros, so repeated runs time only
+    the scan itself.
+    """
+
+    variant: Variant
+    kernels: dict[str, Any]
+    x: Any
+    out: Any
+    n: int
+    block: int
+    params: dict[str, int]
+    smem: int
+    _scratch: dict[str, Any] = field(default_factory=dict)
+
+    def run(self, entry: str, grid: int, args: tuple, smem: int | None = None) -> None:
+        self.kernels[entry]((grid,), (self.block,), args,
+                            shared_mem=self.smem if smem is None else smem)
+
+    def scratch(self, key: str, count: int, dtype: Any = None, zero: bool = False) -> Any:
+        """A device array of ``count`` elements (of x's element type unless ``dtype``)."""
+        import cupy as cp
+
+        arr = self._scratch.get(key)
+        if arr is None:
+            if dtype is None:
+                arr = cp.empty((count,) + self.x.shape[1:], dtype=self.x.dtype)
+            else:
+                arr = cp.empty(count, dtype=dtype)
+            self._scratch[key] = arr
+        if zero:
+            arr.fill(0)
+        return arr
+
+    def __call__(self) -> Any:
+        self.variant.launch(self)
+        return self.out
+
+
+def _launch_single(lc: _Launch) -> None:
+    lc.run(lc.variant.entries[0], 1, (lc.x, lc.out, np.int64(lc.n)))
+
+
+def _blocks(n: int, per_block: int) -> int:
+    return -(-n // per_block)
+
+
+def _levels(n: int, block: int) -> int:
+    """Levels of the recursive scan: block scans until one block remains."""
+    levels = 1
+    while n > block:
+        n, levels = _blocks(n, block), levels + 1
+    return levels
+
+
+def _launch_hierarchical(lc: _Launch) -> None:
+    nb = _blocks(lc.n, lc.block)
+    sums = lc.scratch("block_sums", nb)
+    k1, k2, k3 = lc.variant.entries
+    lc.run(k1, nb, (lc.x, lc.out, sums, np.int64(lc.n)))
+    lc.run(k2, 1, (sums, np.int64(nb)))
+    lc.run(k3, nb, (lc.out, sums, np.int64(lc.n)))
+
+
+def _launch_recursive(lc: _Launch) -> None:
+    level_in, sizes, prefixes = lc.x, [lc.n], [lc.out]
+    while True:
+        m = sizes[-1]
+        nb = _blocks(m, lc.block)
+        sums = lc.scratch(f"sums{len(sizes) - 1}", nb)
+        lc.run("recursive_level", nb, (level_in, prefixes[-1], sums, np.int64(m)))
+        if nb == 1:
+            break
+        sizes.append(nb)
+        prefixes.append(lc.scratch(f"prefix{len(sizes) - 1}", nb))
+        level_in = sums
+    for lv in range(len(sizes) - 2, -1, -1):
+        m = sizes[lv]
+        lc.run("recursive_add", _blocks(m, lc.block), (prefixes[lv], prefixes[lv + 1],
+                                                        np.int64(m), np.int32(lc.block)))
+
+
+def _launch_chained(lc: _Launch) -> None:
+    import cupy as cp
+
+    nb = _blocks(lc.n, lc.block)
+    counter = lc.scratch("counter", 1, cp.uint32, zero=True)
+    flags = lc.scratch("flags", nb, cp.int32, zero=True)
+    incl = lc.scratch("inclusive", nb)
+    lc.run("chained", nb, (lc.x, lc.out, np.int64(lc.n), counter, incl, flags))
+
+
+def _launch_lookback(lc: _Launch) -> None:
+    import cupy as cp
+
+    nb = _blocks(lc.n, lc.block * lc.params["items"])
+    counter = lc.scratch("counter", 1, cp.uint32, zero=True)
+    if lc.x.itemsize * lc.x[0].size == 4:  # flag and value packed in one 64-bit word
+        words = lc.scratch("status", nb, cp.uint64, zero=True)
+        flags = agg = incl = lc.scratch("unused", 1, cp.int32)
+    else:
+        flags = lc.scratch("flags", nb, cp.int32, zero=True)
+        agg, incl = lc.scratch("aggregates", nb), lc.scratch("inclusives", nb)
+        words = lc.scratch("unused", 1, cp.uint64)
+    lc.run("decoupled_lookback", nb,
+           (lc.x, lc.out, np.int64(lc.n), counter, flags, agg, incl, words))
+
+
+# -- the registry ---------------------------------------------------------------------
+
+VARIANTS: dict[str, Variant] = {
+    v.name: v
+    for v in (
+        Variant(
+            "hillis_steele_inplace", "hillis_steele_inplace.cu", ("hillis_steele_inplace",),
+            inclusive=True, scope="block", model=models.build_hillis_steele_inplace,
+            launch=_launch_single, capacity=lambda b, p: b, smem=_smem_elems(lambda b, p: b),
+            racy=True, doc="seed 001 algorithm 1: one buffer, no temporary - the race to catch",
+        ),
+        Variant(
+            "hillis_steele_double", "hillis_steele_double.cu", ("hillis_steele_double",),
+            inclusive=False, scope="block", model=models.build_hillis_steele_double,
+            launch=_launch_single, capacity=lambda b, p: b, smem=_smem_elems(lambda b, p: 2 * b),
+            doc="seed 001 algorithm 2: double-buffered, exclusive",
+        ),
+        Variant(
+            "kogge_stone", "kogge_stone.cu", ("kogge_stone",), inclusive=True, scope="block",
+            model=models.build_kogge_stone, launch=_launch_single, capacity=lambda b, p: b,
+            smem=_smem_elems(lambda b, p: b), doc="seed 002 11.2: temporary and two barriers",
+        ),
+        Variant(
+            "brent_kung", "brent_kung.cu", ("brent_kung",), inclusive=True, scope="block",
+            model=models.build_brent_kung, launch=_launch_single, capacity=lambda b, p: 2 * b,
+            smem=_smem_elems(lambda b, p: 2 * b), doc="seed 002 11.3: reduction and reverse trees",
+        ),
+        Variant(
+            "blelloch", "blelloch.cu", ("blelloch",), inclusive=False, scope="block",
+            model=models.build_blelloch, launch=_launch_single, capacity=lambda b, p: 2 * b,
+            smem=_smem_elems(lambda b, p: 2 * b), doc="seed 000: up-sweep, down-sweep",
+        ),
+        Variant(
+            "blelloch_bcf", "blelloch_bcf.cu", ("blelloch_bcf",), inclusive=False, scope="block",
+            model=models.build_blelloch, launch=_launch_single, capacity=lambda b, p: 2 * b,
+            smem=_smem_elems(lambda b, p: 2 * b + (2 * b >> 5)),
+            doc="Blelloch with bank-conflict-free padding (GPU Gems 3, 39.2.3)",
+        ),
+        Variant(
+            "coarsened", "coarsened.cu", ("coarsened",), inclusive=True, scope="block",
+            model=models.build_coarsened, launch=_launch_single,
+            capacity=lambda b, p: b * p["coarse"],
+            smem=_smem_elems(lambda b, p: b * p["coarse"]), params={"coarse": (4, 1, 2, 8, 16)},
+            doc="seed 002 11.4: sequential runs, Kogge-Stone of run totals, add back",
+        ),
+        Variant(
+            "warp_shuffle", "warp_shuffle.cu", ("warp_shuffle",), inclusive=True, scope="block",
+            model=models.build_warp_shuffle, launch=_launch_single, capacity=lambda b, p: b,
+            smem=_smem_elems(lambda b, p: 32), min_block=32, block_multiple=32,
+            doc="seed 004 task 3: __shfl_up_sync within warps, warp sums in shared memory",
+        ),
+        Variant(
+            "recurrence_float2", "recurrence_float2.cu", ("scan_recurrence_float2",),
+            inclusive=True, scope="block", model=models.build_warp_shuffle,
+            launch=_launch_single, capacity=lambda b, p: b, smem=_smem_elems(lambda b, p: 32),
+            min_block=32, block_multiple=32, operators=("recurrence",), dtypes=("float32",),
+            fixed_entry="scan_recurrence_float2",
+            doc="seed 004 task 4 as described: float2 pairs and recurrence_op",
+        ),
+        Variant(
+            "hierarchical", "hierarchical.cu",
+            ("hierarchical_block_scan", "hierarchical_scan_sums", "hierarchical_add"),
+            inclusive=True, scope="grid", model=models.build_hierarchical,
+            launch=_launch_hierarchical, capacity=None, smem=_smem_elems(lambda b, p: 33),
+            min_block=32, block_multiple=32,
+            # two warp-shuffle block scans (11 each), the serial carry over chunks of sums
+            max_depth=lambda n, b, p: _blocks(_blocks(n, b), b) + 24,
+            doc="seed 004 task 2: block scans, scan of block sums, add back",
+        ),
+        Variant(
+            "recursive", "recursive.cu", ("recursive_level", "recursive_add"), inclusive=False,
+            scope="grid", model=models.build_recursive, launch=_launch_recursive, capacity=None,
+            smem=_smem_elems(lambda b, p: 2 * b), min_block=2,
+            # per level: a Hillis-Steele block scan, the block sum, the added offset
+            max_depth=lambda n, b, p: _levels(n, b) * (b.bit_length() + 2),
+            doc="seed 003: block scans and block sums level by level, offsets back down",
+        ),
+        Variant(
+            "chained", "chained.cu", ("chained",), inclusive=True, scope="grid",
+            model=models.build_chained, launch=_launch_chained, capacity=None,
+            smem=_smem_elems(lambda b, p: 33), min_block=32, block_multiple=32,
+            max_depth=lambda n, b, p: _blocks(n, b) + 12,  # one combine per tile in the chain
+            doc="seed 002 11.6: single pass, each tile waits for its predecessor (safe order)",
+        ),
+        Variant(
+            "decoupled_lookback", "decoupled_lookback.cu", ("decoupled_lookback",),
+            inclusive=True, scope="grid", model=models.build_decoupled_lookback,
+            launch=_launch_lookback, capacity=None, smem=_lookback_smem, min_block=32,
+            block_multiple=32, params={"items": (8, 1, 2, 4, 16)}, deterministic=False,
+            operators=(*KERNEL_OPERATORS, "logaddexp"),
+            max_depth=lambda n, b, p: _blocks(n, b * p["items"]) + p["items"] + 16,
+            doc="Merrill & Garland 2016: single pass, decoupled look-back",
+        ),
+    )
+}
+
+
+def get_variant(name: str | Variant) -> Variant:
+    """Look a variant up by name, raising a ValueError that lists the known ones."""
+    if isinstance(name, Variant):
+        return name
+    try:
+        return VARIANTS[name]
+    except KeyError:
+        raise ValueError(f"variant={name!r} is unknown; allowed: {', '.join(VARIANTS)}") from None
+
+def instantiations(variant: Variant, params: dict[str, int] | None = None) -> list[str]:
+    """Name expressions of a variant: each entry at each dtype and operator, and at
+    ``params`` if given, else at every allowed parameter value."""
+    combos = [variant.resolve_params(params)] if params is not None else _param_combos(variant)
+    exprs = []
+    for op in variant.operators:
+        oper = OPERATORS[op]
+        for dt in variant.dtypes:
+            if dt not in oper.dtypes:
+                continue
+            for combo in combos:
+                for entry in variant.entries:
+                    exprs.append(variant.name_expression(entry, dt, oper, combo))
+    return sorted(set(exprs))
+
+
+def _param_combos(variant: Variant) -> list[dict[str, int]]:
+    combos: list[dict[str, int]] = [{}]
+    for key, values in variant.params.items():
+        combos = [{**c, key: v} for c in combos for v in values]
+    return combos

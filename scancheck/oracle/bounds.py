@@ -1,0 +1,413 @@
+"""Error metrics against the exact oracle, rigorous rounding bounds, and the verdict per output.
+
+An output computed by a summation tree of depth ``d`` over inputs ``x_i`` satisfies
+``|computed - exact| <= gamma_d * sum|x_i|`` with ``gamma_d = d*u / (1 - d*u)``
+(Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., eq. 4.4).
+:func:`classify` compares each output with the correctly rounded exact value:
+an error larger than the bound plus half an ulp of that value (its own rounding)
+cannot be rounding, whatever its size — it is a logic error.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.arrays import as_dtype
+from ..core.operators import FLOAT_DTYPES, SIGNIFICAND_BITS, finfo, get_operator, shifted
+from .exact import exact_scan
+
+UNIT_ROUNDOFF = {dt: 2.0**-p for dt, p in SIGNIFICAND_BITS.items()}
+
+
+class Verdict(enum.IntEnum):
+    """How an output compares with the exact answer (ordered from best to worst)."""
+
+    EXACT = 0
+    WITHIN_BOUND = 1
+    #: An infinity or NaN (or a finite value where the exact sum rounds to infinity) at a
+    #: prefix whose magnitudes reach the overflow threshold: some summation orders overflow
+    #: there, so it is legitimate rounding, not a proven error.
+    OVERFLOWED = 2
+    BEYOND_BOUND = 3
+
+    @property
+    def label(self) -> str:
+        """The verdict as reports print it: ``within bound``."""
+        return self.name.lower().replace("_", " ")
+
+
+def gamma(depth: np.ndarray | int, dtype: str) -> np.ndarray:
+    """Higham's gamma_d = d*u / (1 - d*u) for the unit roundoff of ``dtype``; +inf where
+    d*u >= 1, where no bound of this form exists (a float32 sequential sum of 2**24 terms)."""
+    try:
+        u = UNIT_ROUNDOFF[as_dtype(dtype).name]
+    except KeyError:
+        raise ValueError(f"dtype={dtype!r} has no rounding bound; allowed: "
+                         f"{', '.join(FLOAT_DTYPES)}") from None
+    d = np.asarray(depth, dtype=np.float64)
+    if np.any(d < 0):
+        raise ValueError("depth must be non-negative")
+    with np.errstate(divide="ignore"):
+        return np.where(d * u < 1, d * u / np.maximum(1 - d * u, 0), np.inf)
+
+
+def sequential_depths(n: int, inclusive: bool = True) -> np.ndarray:
+    """Tree depth of each output of a left-to-right scan: k-1 roundings for the k-th prefix."""
+    d = np.arange(n, dtype=np.int64)
+    return d if inclusive else np.concatenate([[0], d[:-1]])
+
+
+def log_depths(n: int) -> np.ndarray:
+    """The smallest depth any scan can have at every output: ceil(log2(k)) for the k-th prefix."""
+    k = np.arange(1, n + 1)
+    return np.ceil(np.log2(k)).astype(np.int64)
+
+
+def ulp(values: np.ndarray, dtype: str) -> np.ndarray:
+    """The spacing of ``dtype`` floats at each of ``values`` (the ulp of the exact answer),
+    as float64: 2**(e - p + 1) for a value in [2**e, 2**(e+1)), the subnormal spacing below
+    the smallest normal, NaN at infinities."""
+    from ..core.arrays import array_module
+
+    xp = array_module(values)  # device values stay on the device
+    dt = as_dtype(dtype)
+    info = finfo(dt)
+    v = xp.abs(xp.asarray(values).astype(dt).astype(np.float64))
+    e = xp.frexp(v)[1] - 1  # v in [2**e, 2**(e+1))
+    e = xp.where(v > 0, xp.maximum(e, int(info.minexp)), int(info.minexp))
+    with np.errstate(invalid="ignore"):
+        return xp.where(xp.isfinite(v), xp.ldexp(xp.float64(1.0), e - SIGNIFICAND_BITS[dt.name] + 1),
+                        xp.nan)
+
+
+def _float_elements(x: np.ndarray, argname: str, who: str, rows: bool = False) -> np.ndarray:
+    """``x`` checked and made native and contiguous: 1-D, or 2-D rows with ``rows``."""
+    if rows:
+        x = np.asarray(x)
+        if x.ndim != 2:
+            raise ValueError(f"{argname} must be 2-D (one scan per row), got shape {x.shape}")
+        x = np.ascontiguousarray(x.astype(x.dtype.newbyteorder("=")) if not x.dtype.isnative else x)
+    else:
+        x = get_operator("add").host_elements(x, argname, allow_empty=True)
+    if x.dtype.name not in UNIT_ROUNDOFF:
+        raise ValueError(f"{argname} has dtype {x.dtype.name!r}; {who} takes "
+                         f"{', '.join(FLOAT_DTYPES)}")
+    return x
+
+
+def certified(x: np.ndarray, inclusive: bool = True, flush: bool = False, rows: bool = False
+              ) -> np.ndarray:
+    """Per output of an add-scan of ``x``: True where *every* summation order is exact.
+
+    That holds where every input of the prefix is a multiple of 2**e and the prefix's
+    sum of magnitudes is below 2**(p+e) (p significand bits) and below the overflow
+    threshold: then every partial sum of any order is some m * 2**e with |m| < 2**p, which
+    the dtype represents, so no addition rounds.  A scan that differs from the exact answer
+    at a certified output has dropped, repeated or misplaced an element, or kept a partial
+    sum in fewer bits -- a proven error, with no bound needed.  Prefixes with NaN or
+    infinities are never certified; the comparison ignores the sign of a zero sum.  With
+    ``flush`` (subnormals may read as zero) the grid 2**e must also be at least the smallest
+    normal number, so that no nonzero partial sum is subnormal.  With ``rows``, ``x`` is 2-D
+    and each row is a scan of its own.
+    """
+    x = _float_elements(x, "x", "the certificate", rows)
+    kind = x.dtype.name
+    from .exact import lowest_set_bit
+
+    if x.size == 0:
+        return np.zeros(x.shape, dtype=bool)
+    finite = np.logical_and.accumulate(np.isfinite(x), axis=-1)
+    low = lowest_set_bit(np.where(np.isfinite(x), x, 0).astype(x.dtype))
+    e = np.minimum.accumulate(low, axis=-1)  # zeros impose nothing (their lowest bit is +inf)
+    p = SIGNIFICAND_BITS[kind]
+    with np.errstate(over="ignore"):
+        limit = np.ldexp(1.0, np.clip(p + e, -1100, 1100).astype(np.int64))
+    s = abs_sums(x)  # upper bounds: "bound < limit" implies "sum < limit"
+    ok = finite & (s < limit) & (s < float(finfo(x.dtype).max))
+    if flush:
+        ok &= e >= int(finfo(x.dtype).minexp)
+    return ok if inclusive else shifted(ok, True)
+
+
+def overflow_threshold(dtype: str, halved: bool = False) -> float:
+    """The smallest magnitude that rounds to infinity in ``dtype``: the largest finite value
+    plus half its ulp, (2 - 2**-p) * 2**emax (half that with ``halved``).  For float64 the
+    whole of it is past every float64, so the answer is +inf there: a float64 bound reaches
+    it exactly when it overflows itself."""
+    dt = as_dtype(dtype)
+    p = SIGNIFICAND_BITS[dt.name]
+    with np.errstate(over="ignore"):
+        return float(np.ldexp(2.0 - 2.0**-p, int(finfo(dt).maxexp) - 1 - int(halved)))
+
+
+def may_overflow(x: np.ndarray, depths: np.ndarray, inclusive: bool = True,
+                 sums: np.ndarray | None = None) -> np.ndarray:
+    """Per output of an add-scan of ``x``: True where some summation order of depth at most
+    ``depths`` may overflow, so an infinity or NaN there can be rounding.
+
+    Every partial sum of a prefix is at most ``(1 + u)**d * sum|x|`` in magnitude (each of at
+    most d roundings on its path grows it by at most a factor 1 + u), so where
+    that stays below :func:`overflow_threshold` no order overflows and a non-finite output is
+    a proven error.  Prefixes holding a NaN or an infinity are never True: IEEE arithmetic
+    fixes their outputs exactly.
+    """
+    x = _float_elements(x, "x", "may_overflow", rows=np.ndim(x) == 2)
+    if sums is None:
+        sums = abs_sums(x, inclusive)
+    finite = np.logical_and.accumulate(np.isfinite(x), axis=-1)
+    if not inclusive:
+        finite = shifted(finite, True)
+    depths = np.broadcast_to(np.asarray(depths, dtype=np.int64), x.shape)
+    u = UNIT_ROUNDOFF[x.dtype.name]
+    with np.errstate(over="ignore", invalid="ignore"):
+        # exp and the products round too: a relative 2**-40 more covers them.
+        reach = sums * np.exp(depths * np.log1p(u)) * (1 + 2.0**-40)
+    return finite & (reach >= overflow_threshold(x.dtype.name))
+
+
+def flush_allowance(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
+    """Per output, how far reading subnormals as zero can move an add-scan: the subnormal
+    inputs of the prefix dropped (DAZ), and each of the prefix's k - 1 combines, and the
+    output, flushed (FTZ), each by less than the smallest normal number."""
+    tiny = float(finfo(x.dtype).smallest_normal)
+    a = np.abs(np.where(np.isfinite(x), x, 0)).astype(np.float64)
+    dropped = np.cumsum(np.where(a < tiny, a, 0.0), axis=-1)
+    out = (dropped + tiny * np.arange(1, x.shape[-1] + 1)) * (1 + 2.0**-40)
+    return out if inclusive else shifted(out, 0.0)
+
+
+def abs_sums(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
+    """Upper bounds on sum|x_i| of each prefix (finite terms): the float64 running sum, whose
+    k-th value errs by at most gamma_(k-1) of the true sum, inflated by 4*k*2**-53 to cover
+    that error and the inflation's own roundings (valid for k < 2**50)."""
+    from ..core.arrays import array_module
+
+    xp = array_module(x)  # device arrays stay on the device
+    a = xp.abs(xp.where(xp.isfinite(x), x, 0)).astype(np.float64)
+    with np.errstate(over="ignore"):
+        s = xp.cumsum(a, axis=-1)
+        s *= 1 + 4.0 * xp.arange(1, a.shape[-1] + 1, dtype=np.float64) * 2.0**-53
+    return s if inclusive else shifted(s, 0.0)
+
+
+@dataclass
+class Judgement:
+    """Per output of a scan held to a bound of its own (products, log-sum-exp): acceptable or
+    not, its error (relative for products), the bound (NaN where only IEEE's specials and
+    signs are checked), why a failing output fails, and the float64 reference it was judged
+    against, specials applied (for reports)."""
+
+    ok: np.ndarray
+    error: np.ndarray
+    bound: np.ndarray
+    reason: np.ndarray
+    reference: np.ndarray
+
+    @classmethod
+    def start(cls, error: np.ndarray, bound: np.ndarray, reference: np.ndarray) -> Judgement:
+        """Every output acceptable until a rule fails it."""
+        return cls(np.ones(error.shape, dtype=bool), error, bound,
+                   np.full(error.shape, "", dtype=object), reference)
+
+    def fail(self, where: np.ndarray, why: str) -> None:
+        """Fail the outputs ``where`` selects for ``why``, unless an earlier rule failed them."""
+        new = where & self.ok
+        self.reason[new] = why
+        self.ok[new] = False
+
+
+@dataclass
+class ErrorReport:
+    """Per-output errors of one computed scan against the exact answer, with the verdicts."""
+
+    name: str
+    dtype: str
+    abs_err: np.ndarray
+    rel_err: np.ndarray
+    ulp_err: np.ndarray
+    bound: np.ndarray
+    verdicts: np.ndarray
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def measured(self) -> np.ndarray:
+        """Outputs whose rounding error is a number: all but the overflowed ones (their
+        error is infinite and legitimate, so the figures below leave them out)."""
+        return self.verdicts != Verdict.OVERFLOWED
+
+    @property
+    def overflowed(self) -> np.ndarray:
+        """Indices of outputs that overflowed where some summation order may overflow."""
+        return np.flatnonzero(self.verdicts == Verdict.OVERFLOWED)
+
+    @property
+    def rms(self) -> float:
+        err = self.abs_err[self.measured]
+        return float(np.sqrt(np.mean(err**2))) if err.size else 0.0
+
+    @property
+    def l2(self) -> float:
+        return float(np.sqrt(np.sum(self.abs_err[self.measured] ** 2)))
+
+    @property
+    def max_abs(self) -> float:
+        return float(self.abs_err[self.measured].max(initial=0.0))
+
+    @property
+    def max_ulps(self) -> float:
+        return float(self.ulp_err[self.measured].max(initial=0.0))
+
+    @property
+    def worst_index(self) -> int:
+        """The output whose error is the largest fraction of its bound."""
+        return int(np.argmax(self.bound_fraction))
+
+    @property
+    def bound_fraction(self) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frac = np.where(self.bound > 0, self.abs_err / self.bound, np.where(self.abs_err > 0, np.inf, 0))
+        return np.where(self.measured, frac, 0.0)
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict(int(self.verdicts.max(initial=Verdict.EXACT)))
+
+    @property
+    def beyond(self) -> np.ndarray:
+        """Indices of outputs whose error rounding cannot explain."""
+        return np.flatnonzero(self.verdicts == Verdict.BEYOND_BOUND)
+
+    def row(self) -> dict[str, object]:
+        return {
+            "scan": self.name,
+            "dtype": self.dtype,
+            "max ulps": self.max_ulps,
+            "mean ulps": float(self.ulp_err[self.measured].mean()) if self.measured.any() else 0.0,
+            "max err/bound": float(self.bound_fraction.max()),
+            "RMS": self.rms,
+            "L2": self.l2,
+            "max abs": self.max_abs,
+            "worst index": self.worst_index,
+            "overflowed": int(self.overflowed.size),
+            "verdict": self.verdict.label,
+        }
+
+
+def rounding_bound(x: np.ndarray, half_ulp: np.ndarray, depths: np.ndarray, inclusive: bool = True,
+                   slack: float = 1.0, sums: np.ndarray | None = None) -> np.ndarray:
+    """Per output, ``gamma_d * sum|x| + ulp/2`` (each term times ``slack``; ``half_ulp`` is
+    half an ulp of each exact output; ``sums`` is ``abs_sums(x, inclusive)`` where the
+    caller has it): the largest error rounding alone can cause at summation-tree depth d."""
+    if sums is None:
+        sums = abs_sums(x, inclusive)
+    return gamma(depths, x.dtype.name) * sums * slack + half_ulp * slack
+
+
+def _specials_agree(computed: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    both_nan = np.isnan(computed) & np.isnan(exact)
+    same_inf = np.isinf(exact) & (computed == exact)
+    return both_nan | same_inf
+
+
+def classify(
+    x: np.ndarray,
+    computed: np.ndarray,
+    depths: np.ndarray,
+    inclusive: bool = True,
+    name: str = "scan",
+    exact: np.ndarray | None = None,
+    sums: np.ndarray | None = None,
+    flush: bool = False,
+    rows: bool = False,
+) -> ErrorReport:
+    """Compare a computed float add-scan of ``x`` with the exact answer, output by output.
+
+    ``depths[k]`` is the summation-tree depth of output k (0 for an output that is
+    a copy of one input).  An output is BEYOND_BOUND only when rounding provably
+    cannot explain it: ``|computed - exact_rounded| > gamma_d * sum|x| + ulp/2``, or it is
+    non-finite where the exact sum is not (or the other way round) and no summation order
+    can overflow (:func:`may_overflow`); where one can, it is OVERFLOWED.
+    ``exact`` and ``sums`` (``abs_sums(x, inclusive)``) may be passed in where one input
+    is classified against several scans.  With ``flush`` the bound grows by
+    :func:`flush_allowance`: the target may read subnormals as zero.  With ``rows``, ``x``
+    and ``computed`` are 2-D and each row is a scan of its own (``exact`` is then required).
+    """
+    x = _float_elements(x, "x", "classify", rows)
+    if rows:
+        computed = _float_elements(computed, "computed", "classify", rows)
+        if exact is None:
+            raise ValueError("classify(rows=True) needs exact= (exact_scan_axis of x)")
+    else:
+        computed = get_operator("add").host_elements(computed, "computed", allow_empty=True)
+    dtype = x.dtype.name
+    if computed.shape != x.shape:
+        raise ValueError(f"computed has shape {computed.shape}, expected {x.shape} like x")
+    depths = np.broadcast_to(np.asarray(depths, dtype=np.int64), x.shape)
+    if exact is None:
+        exact = exact_scan(x, inclusive=inclusive)
+    if sums is None:  # the bound and the overflow judgement both need it
+        sums = abs_sums(x, inclusive)
+    ex = exact.astype(np.float64)
+    cp = computed.astype(np.float64)
+    finite = np.isfinite(ex) & np.isfinite(cp)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        abs_err = np.where(finite, np.abs(cp - ex), 0.0)
+        half_ulp = ulp(exact, dtype) / 2
+        # float64 differences of float64 data may round: inflate by a relative 2**-50.
+        slack = 1 + 2.0**-50
+        bound = rounding_bound(x, half_ulp, depths, inclusive, slack, sums)
+        if flush:
+            bound = bound + flush_allowance(x, inclusive)
+        rel_err = np.where(ex != 0, abs_err / np.abs(ex), np.where(abs_err > 0, np.inf, 0))
+        ulp_err = abs_err / np.where(half_ulp > 0, 2 * half_ulp, np.inf)
+    verdicts = np.full(x.shape, Verdict.WITHIN_BOUND, dtype=np.int8)
+    equal = (cp == ex) | _specials_agree(cp, ex)
+    verdicts[equal] = Verdict.EXACT
+    wrong_special = ~finite & ~_specials_agree(cp, ex)
+    verdicts[(abs_err > bound) | wrong_special] = Verdict.BEYOND_BOUND
+    # A partial sum that overflows stays infinite (or meets the other sign's infinity: NaN)
+    # in every later combine; where no order can overflow that is a proven error.
+    overflowed = np.zeros(x.shape, dtype=bool)
+    if wrong_special.any():
+        # +inf needs the positive terms to reach the threshold in some order, -inf the
+        # negative ones, NaN both (+inf meeting -inf).
+        up = may_overflow(np.maximum(x, 0).astype(x.dtype), depths, inclusive)
+        down = may_overflow(np.maximum(-x, 0).astype(x.dtype), depths, inclusive)
+        can = np.where(cp == np.inf, up, np.where(cp == -np.inf, down,
+                                                  np.where(np.isnan(cp), up & down, up | down)))
+        overflowed = wrong_special & can
+    # Where the exact sum itself rounds to infinity, a finite answer is rounding only if it
+    # has that sign and lies within the bound of it: |answer| + gamma_d * sum|x| reaches the
+    # threshold (halved, so that float64's is a float64).
+    with np.errstate(invalid="ignore", over="ignore"):
+        reach = (np.abs(cp) + gamma(depths, dtype) * sums) * 0.5
+    finite_for_inf = np.isinf(ex) & np.isfinite(cp)
+    implausible = finite_for_inf & ((np.sign(cp) != np.sign(ex)) |
+                                    ~(reach >= overflow_threshold(dtype, halved=True)))
+    verdicts[overflowed & ~implausible] = Verdict.OVERFLOWED
+    abs_err = np.where(wrong_special, np.inf, abs_err)
+    ulp_err = np.where(wrong_special, np.inf, ulp_err)
+    return ErrorReport(name, dtype, abs_err, rel_err, ulp_err, bound, verdicts)
+
+
+def format_table(rows: list[dict[str, object]], title: str | None = None) -> str:
+    """Render report rows as an aligned plain-text table (floats in 3 significant digits)."""
+    if not rows:
+        return "(no rows)"
+    cols = list(rows[0])
+
+    def cell(v: object) -> str:
+        if isinstance(v, float | np.floating):
+            return f"{v:.3g}"
+        return str(v)
+
+    body = [[cell(r.get(c, "")) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(cols)]
+    lines = [title] if title else []
+    lines.append("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend("  ".join(v.ljust(w) for v, w in zip(b, widths)) for b in body)
+    return "\n".join(lines)

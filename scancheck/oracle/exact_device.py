@@ -1,0 +1,225 @@
+"""The exact oracle on the GPU: :func:`scancheck.oracle.exact.exact_scan` where the data lies.
+
+``kernels/oracle/exact_scan.cu`` turns every finite value into an exact fixed-point
+integer of W 64-bit words, takes the integer prefix sums in one decoupled look-back
+pass and rounds each once to the input's format (nearest, ties to even), reading and
+writing the float bits alone: the same 2 * itemsize bytes a float scan moves.  W comes
+from one pass over the data's exponents, so the integers are as wide as the data needs
+and no wider.  Past :data:`WARP_FROM` words an integer per thread no longer fits in
+registers, and each warp holds one integer instead (``exact_scan_warp``).  Results are
+bit for bit those of the CPU oracle, which ``tests/oracle/test_exact_device.py`` checks on
+every data distribution.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from ..core.arrays import as_dtype
+from ..core.cuda import (
+    DEFAULT_SMEM_LIMIT,
+    KERNEL_DIR,
+    IeeeModule,
+    allow_shared_memory,
+    expand_source,
+    lookback_smem,
+)
+from ..core.operators import CUDA_SCALAR, SIGNIFICAND_BITS
+
+#: Storage (the unsigned integer of the same width), significand bits and exponent bits of
+#: each format the device oracle reads.  CuPy has no bfloat16 arrays: bfloat16 comes as a
+#: torch tensor (:func:`exact_scan_device`), and is scanned as its bits.
+FORMATS: dict[str, tuple[str, int, int]] = {
+    d: (CUDA_SCALAR[f"uint{8 * as_dtype(d).itemsize}"], SIGNIFICAND_BITS[d],
+        8 * as_dtype(d).itemsize - SIGNIFICAND_BITS[d])
+    for d in ("float16", "bfloat16", "float32", "float64")
+}
+#: Integer widths compiled, in 64-bit words; the narrowest that holds every prefix is used.
+#: 34 words hold any float64 data up to 2**34 elements (exponents -1074 to 1023).
+WIDTHS = (1, 2, 3, 4, 6, 8, 16, 34)
+BLOCK = 256
+#: Widths from which a warp holds one integer (two words a lane, up to 64) and walks a
+#: chunk of CHUNK values in order, instead of each thread holding its own.
+WARP_FROM = 8
+CHUNK = 1024
+#: Elements a thread of the look-back path scans: 16 was the fastest measured on an H100 at
+#: 1, 2 and 6 words (8 or 32 beside it), placements being recomputed, not held.
+ITEMS = 16
+#: Elements from which the conformance checks of a GPU target take the exact answer from
+#: the device oracle: below it, the copy to the device costs more than the CPU oracle.
+DEVICE_FROM = 1 << 16
+
+
+def _format(dtype: str) -> str:
+    return ", ".join(map(str, FORMATS[dtype]))
+
+
+def _range_name(dtype: str) -> str:
+    return f"exponent_range<{_format(dtype)}>"
+
+
+def _scan_name(dtype: str, words: int, items: int | None = None) -> str:
+    return f"exact_scan<{_format(dtype)}, {words}, {items or ITEMS}>"
+
+
+def _warp_name(dtype: str, chunk: int = CHUNK) -> str:
+    return f"exact_scan_warp<{_format(dtype)}, {chunk}>"
+
+
+def instantiations(dtype: str) -> list[str]:
+    """The kernel name expressions the oracle may launch for ``dtype``."""
+    return ([_range_name(dtype), _warp_name(dtype)]
+            + [_scan_name(dtype, w) for w in WIDTHS if w < WARP_FROM])
+
+
+@functools.cache
+def _kernel(name: str, device: int) -> Any:
+    # One small module per instantiation: a float32 check compiles only the widths it meets.
+    return IeeeModule(expand_source("exact_scan.cu", KERNEL_DIR / "oracle"),
+                       name_expressions=(name,)).get_function(name)
+
+
+def words_needed(lo: int, hi: int, n: int) -> int:
+    """Words that hold any prefix sum of ``n`` values whose bits lie in [2**lo, 2**(hi+1)),
+    with its sign."""
+    bits = (hi - lo + 1) + max(n, 1).bit_length() + 1
+    need = -(-bits // 64)
+    for w in WIDTHS:
+        if w >= need:
+            return w
+    raise ValueError(f"the data spans {hi - lo + 1} bits of exponent at n = {n:,}: over the "
+                     f"{64 * WIDTHS[-1]}-bit integers the device oracle compiles")
+
+
+def as_device_array(x: Any) -> Any:
+    """``x`` as a CuPy array without a copy: CuPy arrays, ``__cuda_array_interface__`` or DLPack."""
+    import cupy as cp
+
+    if isinstance(x, cp.ndarray):
+        return x
+    if hasattr(x, "__cuda_array_interface__"):
+        return cp.asarray(x)
+    return cp.from_dlpack(x)
+
+
+def exact_scan_device(x: Any, inclusive: bool = True) -> Any:
+    """The exact add scan of a 1-D device float array, rounded once per output to its dtype:
+    bit for bit :func:`scancheck.oracle.exact.exact_scan` of the same values, as a CuPy array (a
+    torch tensor for a torch bfloat16 tensor, which CuPy cannot hold)."""
+    import cupy as cp
+
+    if is_torch_bfloat16(x):
+        import torch
+
+        if x.ndim != 1:
+            raise ValueError(f"x must be 1-D for the device oracle, got shape {tuple(x.shape)}")
+        bits = cp.from_dlpack(x.contiguous().view(torch.int16)).view(cp.uint16)
+        out = _exact_bits(bits, "bfloat16", inclusive)
+        return torch.from_dlpack(out.view(cp.int16)).view(torch.bfloat16)
+    a = as_device_array(x)
+    if a.ndim != 1:
+        raise ValueError(f"x must be 1-D for the device oracle, got shape {tuple(a.shape)}")
+    dtype = a.dtype.name
+    if dtype not in FORMATS:
+        raise ValueError(f"dtype={dtype!r} is not supported by the device oracle; allowed: "
+                         f"{', '.join(FORMATS)}")
+    a = cp.ascontiguousarray(a)
+    return _exact_bits(a.view(f"u{a.itemsize}"), dtype, inclusive).view(a.dtype)
+
+
+def is_torch_bfloat16(x: Any) -> bool:
+    """Whether ``x`` is a torch bfloat16 tensor (which the device oracle reads as its bits)."""
+    return type(x).__module__.startswith("torch") and str(getattr(x, "dtype", "")) == "torch.bfloat16"
+
+
+def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
+    """:func:`exact_scan_device` on the bits of a contiguous 1-D array of ``dtype``."""
+    import cupy as cp
+
+    n = bits.shape[0]
+    out = cp.empty_like(bits)
+    if n:
+        dev = cp.cuda.Device().id
+        rng = cp.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0, 0], dtype=cp.int32)
+        grid = min(-(-n // (BLOCK * 16 // bits.itemsize)), 4 * 1024)
+        _kernel(_range_name(dtype), dev)((grid,), (BLOCK,), (bits, np.int64(n), rng))
+        lo, hi, special, first_zero = (int(v) for v in rng.get())
+        words = words_needed(lo, hi, n) if lo <= hi else 0
+        if not words:  # no nonzero finite value: every finite prefix is zero
+            out.fill(0)
+        elif words >= WARP_FROM:
+            _launch_warp(bits, out, n, lo, dtype, dev)
+        else:
+            _launch(bits, out, n, lo, dtype, words, dev)
+        if special or first_zero:
+            if dtype == "bfloat16":  # as float32, whose top half bfloat16 is: exactly
+                wide = [(v.astype(cp.uint32) << 16).view(cp.float32) for v in (bits, out)]
+                overlay_specials(*wide, cp)
+                out = (wide[1].view(cp.uint32) >> 16).astype(cp.uint16)
+            else:
+                overlay_specials(bits.view(dtype), out.view(dtype), cp)
+    if not inclusive and n:
+        out = cp.concatenate([cp.zeros(1, dtype=out.dtype), out[:-1]])
+    return out
+
+
+def _launch(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev: int,
+            items: int | None = None) -> None:
+    import cupy as cp
+
+    items = items or ITEMS
+    tiles = -(-n // (BLOCK * items))
+    counter = cp.zeros(1, dtype=cp.uint32)
+    flags = cp.zeros(tiles, dtype=cp.int32)
+    aggregates = cp.empty((tiles, words), dtype=cp.uint64)
+    inclusives = cp.empty((tiles, words), dtype=cp.uint64)
+    smem = lookback_smem(BLOCK, items, 8 * words, bits.itemsize)
+    kernel = _kernel(_scan_name(dtype, words, items), dev)
+    if smem > DEFAULT_SMEM_LIMIT:
+        allow_shared_memory(kernel, smem)
+    kernel((tiles,), (BLOCK,), (bits, out, np.int64(n), np.int32(base), counter, flags,
+                                aggregates, inclusives), shared_mem=smem)
+
+
+def _launch_warp(bits: Any, out: Any, n: int, base: int, dtype: str, dev: int,
+                 chunk: int = CHUNK) -> None:
+    import cupy as cp
+
+    chunks = -(-n // chunk)
+    warps = BLOCK // 32
+    counter = cp.zeros(1, dtype=cp.uint32)
+    flags = cp.zeros(chunks, dtype=cp.int32)
+    # 64 words a chunk, twice: for 2**32 values 4 GiB, a quarter of a float32 input's bytes.
+    aggregates = cp.empty((chunks, 64), dtype=cp.uint64)
+    inclusives = cp.empty((chunks, 64), dtype=cp.uint64)
+    _kernel(_warp_name(dtype, chunk), dev)((-(-chunks // warps),), (BLOCK,), (
+        bits, out, np.int64(n), np.int32(base), counter, flags, aggregates, inclusives))
+
+
+def overlay_specials(x: Any, out: Any, xp: Any) -> None:
+    """IEEE's rules over the finite sums of a 1-D scan, in place, as
+    ``exact._apply_specials`` states them: NaN from a NaN on, or once both infinities were
+    seen; +-inf from the first of its sign; -0.0 while every input so far was -0.0.  Each
+    rule starts or ends at one index, so nothing of the size of ``x`` is kept.  ``xp`` is
+    the array module of ``x`` and ``out`` (CuPy, or NumPy in the CPU tests)."""
+    n = x.shape[0]
+
+    def first(mask: Any) -> int:
+        i = int(xp.argmax(mask))
+        return i if bool(mask[i]) else n
+
+    pinf, ninf = first(x == xp.inf), first(x == -xp.inf)
+    nan = min(first(xp.isnan(x)), max(pinf, ninf))
+    out[pinf:] = xp.inf
+    out[ninf:] = -xp.inf
+    out[nan:] = xp.nan
+    # Copied, not filled: CuPy 14.2 stores +0.0 when a slice is assigned or filled with the
+    # scalar -0.0, in every float dtype (docs/findings.md); the inputs there are -0.0.
+    # By bits, not by value: CuPy compiles its kernels with -ftz=true, so there
+    # ``x == 0`` holds for every subnormal and a -tiny would extend the -0.0 run.
+    sign = 1 << (8 * x.dtype.itemsize - 1)
+    negzero = first(x.view(f"u{x.dtype.itemsize}") != sign)
+    out[:negzero] = x[:negzero]

@@ -1,0 +1,131 @@
+"""The operator vocabulary: identities, evaluation order, NaN rules, CUDA names."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scancheck.core.operators import (
+    INTERVAL_ERROR,
+    OPERATORS,
+    arg_extreme_scan,
+    extreme_scan,
+    get_operator,
+    interval_expected,
+    interval_input,
+    sequential_scan,
+)
+from scancheck.engine.spec import TargetSpec
+from scancheck.oracle.exact import exact_scan
+from scancheck.testing import assert_same_bits
+
+
+@pytest.mark.parametrize("name", list(OPERATORS))
+def test_identity_is_neutral_on_both_sides(name):
+    op = OPERATORS[name]
+    for dt in op.dtypes:
+        e = op.identity(dt)
+        x = interval_input(5) if name == "interval" else (
+            np.array([True, False, True, True, False]) if dt == "bool" else
+            np.arange(1, 6, dtype=dt) if op.width == 1 else np.arange(10, dtype=dt).reshape(5, 2))
+        np.testing.assert_array_equal(op.combine(np.broadcast_to(e, x.shape), x), x)
+        np.testing.assert_array_equal(op.combine(x, np.broadcast_to(e, x.shape)), x)
+
+
+def test_recurrence_pair_composes_earlier_then_later():
+    op = get_operator("recurrence")
+    x = np.array([[2.0, 3.0]])
+    y = np.array([[5.0, 7.0]])
+    # y_1 = 2*y0 + 3, y_2 = 5*y_1 + 7 = 10*y0 + 22
+    assert op.combine(x, y).tolist() == [[10.0, 22.0]]
+    assert op.combine_exact((2, 3), (5, 7)) == (10, 22)
+
+
+def test_interval_monoid_joins_only_adjacent_intervals():
+    op = get_operator("interval")
+    a = np.array([[0, 3], [0, 3], [0, 3]], dtype=np.int32)
+    b = np.array([[4, 9], [5, 9], list(INTERVAL_ERROR)], dtype=np.int32)
+    assert op.combine(a, b).tolist() == [[0, 9], list(INTERVAL_ERROR), list(INTERVAL_ERROR)]
+
+
+def test_max_propagates_nan_and_keeps_the_earlier_of_equals():
+    op = get_operator("max")
+    a = np.array([np.nan, 1.0, -0.0, 2.0], dtype=np.float32)
+    b = np.array([3.0, np.nan, 0.0, 1.0], dtype=np.float32)
+    got = op.combine(a, b)
+    assert np.isnan(got[0]) and np.isnan(got[1]) and np.signbit(got[2]) and got[3] == 2.0
+
+
+def test_min_mirrors_max():
+    got = get_operator("min").combine(np.array([1, 5]), np.array([3, 2]))
+    assert got.tolist() == [1, 2]
+
+
+def test_cuda_names():
+    assert get_operator("add").cuda_functor_type("float64") == "scancheck::Add<double>"
+    assert get_operator("recurrence").cuda_element("float32") == "scancheck::Pair<float>"
+    assert get_operator("interval").cuda_element("int32") == "scancheck::Interval"
+
+
+def test_sequential_scan_and_interval_expectation_agree():
+    for inclusive in (True, False):
+        got = sequential_scan(interval_input(9), "interval", inclusive)
+        np.testing.assert_array_equal(got, interval_expected(9, inclusive))
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: get_operator("xor"), "operator='xor' is unknown; allowed: add"),
+        (lambda: get_operator("interval").identity("float32"), "allowed: int32"),
+        (lambda: sequential_scan(np.zeros((3, 3)), "add"), "must be 1-D"),
+        (lambda: sequential_scan(np.zeros(3), "recurrence"), r"shape \(n, 2\)"),
+        (lambda: sequential_scan(np.zeros(3, dtype=np.complex64), "add"),
+         "x: dtype='complex64' is not supported with operator 'add'"),
+        (lambda: interval_input(0), "n=0"),
+    ],
+)
+def test_bad_arguments_name_what_is_allowed(call, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        call()
+
+
+def test_extreme_scans_order_zeros_and_treat_nan_as_declared():
+    x = np.array([-0.0, 0.0, np.nan, -0.0], dtype=np.float32)
+    bits = lambda a: np.signbit(a).tolist()  # noqa: E731
+    assert bits(extreme_scan(x[:2], "max")) == [True, True]  # the earlier zero wins ties
+    assert bits(extreme_scan(x[:2], "max", zeros="ordered")) == [True, False]
+    assert bits(extreme_scan(-x[:2], "min", zeros="ordered")) == [False, True]
+    assert np.isnan(extreme_scan(x, "max")[2:]).all()
+    ignored = extreme_scan(x, "max", zeros="ordered", nans="ignore")
+    assert ignored.tolist() == [0, 0, 0, 0] and bits(ignored) == [True, False, False, False]
+    assert np.isnan(extreme_scan(np.array([np.nan, 1.0]), "min", nans="ignore")[0])
+    with pytest.raises(ValueError, match="zeros='signed'.*allowed: either, ordered"):
+        extreme_scan(x, "max", zeros="signed")
+    with pytest.raises(ValueError, match="nans='drop'.*allowed: propagate, ignore"):
+        TargetSpec(op="max", nans="drop")
+    with pytest.raises(ValueError, match="apply to max and min, not to operator 'add'"):
+        exact_scan(x, "add", zeros="ordered")
+
+
+@given(x=st.lists(st.sampled_from([-1.0, 0.0, -0.0, 2.0, float("nan"), float("inf"),
+                                   float("-inf")]), min_size=1, max_size=40),
+       which=st.sampled_from(["max", "min"]))
+def test_cummax_and_cummin_with_indices_are_the_argmax_and_argmin_monoids(x, which):
+    """The vectorised oracle equals a left fold of the monoid on (value, index) pairs: the
+    last index of each running extreme, a NaN's once one is seen, the value at it."""
+    a = np.array(x)
+    values, idx = arg_extreme_scan(a, which)
+    pairs = sequential_scan(np.stack([a, np.arange(a.size, dtype=float)], -1), f"arg{which}")
+    np.testing.assert_array_equal(idx, pairs[:, 1])
+    assert_same_bits(values, pairs[:, 0])
+    assert_same_bits(values, a[idx])
+
+
+def test_integer_products_wrap_and_float_products_are_not_rounded_once():
+    x = np.array([2**20, 2**20, 3], dtype=np.int32)
+    np.testing.assert_array_equal(exact_scan(x, "mul"), [2**20, 0, 0])  # 2**40 wraps to 0
+    with pytest.raises(ValueError, match="judged against a bound"):
+        exact_scan(np.ones(3, np.float32), "mul")

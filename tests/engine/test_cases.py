@@ -1,0 +1,162 @@
+"""Cases, sizes and budgets: every scale is reached, the budget bounds a search, and a
+failure ends at the smallest n that fails."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
+
+from scancheck.engine.cases import (
+    DEFAULT_MAX_N,
+    Budget,
+    Case,
+    ladder,
+    scaled_sizes,
+    search,
+    smallest_failing,
+)
+
+
+@given(st.data())
+def test_scaled_sizes_stay_in_range(data):
+    max_n = data.draw(st.integers(1, 2**26))
+    assert 1 <= data.draw(scaled_sizes(max_n)) <= max_n
+
+
+@pytest.mark.parametrize("max_n", [2**20, 2**24])
+def test_scaled_sizes_reach_every_scale_and_every_tile_edge(max_n):
+    for k in (0, 5, 12, max_n.bit_length() - 2):
+        lo = 1 << k
+        for edge in (lo - 1, lo, lo + 1):
+            if edge >= 1:
+                find(scaled_sizes(max_n), lambda n, e=edge: n == e,
+                     settings=settings(max_examples=5000, database=None))
+    find(scaled_sizes(max_n), lambda n: n > max_n // 2,
+         settings=settings(max_examples=1000, database=None))
+
+
+def test_ladder_walks_every_scale_to_the_top_with_every_dtype_and_distribution():
+    rungs = ladder(("float32", "float64"), ("integers", "dyadic"), 2**20, empty=True)
+    pairs = {(d, s) for d in ("float32", "float64") for s in ("integers", "dyadic")}
+    small, scales = rungs[1:5], [c.n for c in rungs[5:]]
+    assert rungs[0].n == 0 and {(c.dtype, c.distribution) for c in small} == pairs
+    assert all(c.n <= 17 for c in small)  # every kind of data early, where it is cheap
+    assert scales[-1] == 2**20 and scales == sorted(scales)
+    assert all(any(abs(n - 2**k) <= 1 for n in scales) for k in range(21))  # every scale's edge
+    assert {(c.dtype, c.distribution) for c in rungs[5:]} == pairs
+    assert ladder(("int32",), ("uniform",), 100, empty=False)[0].n == 1
+
+
+def test_cases_rebuild_their_data_bit_for_bit():
+    a = Case(1000, "float32", "wide", 7).data("add")
+    assert a.tobytes() == Case(1000, "float32", "wide", 7).data("add").tobytes()
+    assert Case(10, "float64", "uniform", 1).data("recurrence").shape == (10, 2)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(seconds=0), "budget=0 seconds must be a positive number"),
+    (dict(seconds=float("nan")), "positive number"),
+    (dict(seconds=True), "positive number"),
+    (dict(max_examples=0), "max_examples=0 must be a positive integer"),
+    (dict(max_n=-5), "max_n=-5 must be a positive integer"),
+    (dict(max_n=2.5), "max_n=2.5"),
+])
+def test_bad_budgets_are_refused_naming_the_argument(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        Budget(**kwargs)
+
+
+def test_the_budget_picks_the_largest_n_by_device_within_caps():
+    assert Budget().top("gpu") == DEFAULT_MAX_N["gpu"] >= 2**24
+    assert Budget().top("cpu") == DEFAULT_MAX_N["cpu"] >= 2**20
+    assert Budget(max_n=1000).top("gpu", 300, None) == 300
+
+
+def test_a_search_stops_when_its_budget_is_spent():
+    def slow(case):
+        time.sleep(0.01)
+
+    t0 = time.monotonic()
+    found = search(slow, ("float32",), ("uniform",), 2**20, Budget(0.5))
+    assert found.failing is None and found.budget_spent
+    assert time.monotonic() - t0 < 2.0
+    assert found.cases > 10
+
+
+def test_no_budget_cuts_the_ladder_short_of_the_largest_n():
+    """A budget smaller than the ladder's cost still reaches the top scale: a bug that needs
+    many tiles cannot hide behind a short budget."""
+    def slow(case):
+        time.sleep(0.02)
+        return "wrong" if case.n > 262_144 else None
+
+    found = search(slow, ("int32",), ("uniform",), 2**20, Budget(0.01))
+    assert found.failing is not None and found.failing.n > 262_144
+
+
+def test_a_search_reaches_the_largest_n_and_says_so():
+    found = search(lambda case: None, ("int32",), ("uniform",), 2**20, Budget(5, max_examples=50))
+    assert found.largest_n == 2**20 and not found.budget_spent
+
+
+def test_a_failure_past_many_tiles_is_found_and_taken_to_its_threshold():
+    """A bug that strikes past n = 262,144 (1024 tiles of 256): the default sizes reach it,
+    and the smallest failing n is exactly one past the threshold."""
+    def check(case):
+        return "wrong" if case.n > 262_144 else None
+
+    found = search(check, ("int32",), ("uniform",), 2**20, Budget(5))
+    assert found.failing is not None and found.failing.n > 262_144
+    smallest = smallest_failing(lambda c: check(c) is not None, found.failing)
+    assert smallest.n == 262_145
+    # With the old fixed largest n of 5000, nothing fails.
+    assert search(check, ("int32",), ("uniform",), 5000, Budget(1)).failing is None
+
+
+@given(st.integers(1, 3000), st.integers(2, 10**6))
+def test_smallest_failing_finds_any_threshold(threshold, top):
+    top = max(top, threshold)
+    case = Case(top, "int32", "uniform", 0)
+    assert smallest_failing(lambda c: c.n >= threshold, case).n == threshold
+
+
+def test_smallest_failing_walks_up_from_one_before_it_bisects():
+    # Fails at 65 and past 4000 only: the walk finds 65, where bisection alone would not.
+    case = Case(5000, "int32", "uniform", 0)
+    assert smallest_failing(lambda c: c.n == 65 or c.n > 4000, case).n == 65
+
+
+def test_hypothesis_draws_dtypes_and_distributions_in_the_search():
+    seen = set()
+
+    def check(case):
+        seen.add((case.dtype, case.distribution))
+
+    search(check, ("float32", "float64"), ("uniform", "wide"), 4096, Budget(2, max_examples=200))
+    assert len(seen) == 4
+    assert np.isfinite(Case(5, "float32", "uniform", 1).data("add")).all()
+
+
+def test_a_case_too_costly_for_the_time_left_is_cut_to_fit():
+    """One kind of data is slow (1 s per 2**18 elements): after the ladder (about 0.7 s here),
+    each case Hypothesis draws of it is cut to what the time left allows at the rate measured,
+    so the search ends near its budget instead of a whole large case past it."""
+    t0 = time.monotonic()
+    over = []
+
+    def check(case):
+        if case.distribution == "slow":
+            left = t0 + 2 - time.monotonic()
+            # The rate is measured on a loaded machine too, so it only errs towards smaller cuts.
+            over.append(case.n / 2**18 - max(left, 0.0))
+            time.sleep(case.n / 2**18)
+
+    found = search(check, ("float64",), ("fast", "slow"), 2**17, Budget(2))
+    assert found.budget_spent and found.largest_n == 2**17
+    # The ladder's slow rungs run whole (up to 0.5 s at n = 2**17), before the deadline.
+    assert max(over) < 0.05, max(over)
+    assert time.monotonic() - t0 < 2 + 1.0

@@ -1,0 +1,237 @@
+"""Targets in child processes: faults and hangs are verdicts, usage errors are not, and
+sanitizer runs see through memory pools and name the size that showed a report.
+
+The real compute-sanitizer runs in the GPU tests; here a stand-in on PATH checks what
+scancheck hands it and how it reads the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import pytest
+
+from scancheck.engine.cases import Budget
+from scancheck.engine.conformance import check
+from scancheck.engine.isolation import (
+    UsageError,
+    _spec_from,
+    check_isolated,
+    first_report_size,
+    plan,
+)
+from scancheck.engine.resolve import resolve
+from scancheck.engine.spec import TargetSpec
+
+
+def test_a_faulting_target_is_reported_and_the_session_goes_on(budget):
+    props = ("integers exact", "recurrence", "floats within bound")
+    report = check_isolated("scancheck.testing:crashing_scan", props, budget=budget, timeout=30)
+    statuses = {r.name: r.status for r in report.results}
+    assert statuses["integers exact"] == "fault" and statuses["recurrence"] == "skip"
+    assert "SIGABRT" in report.results[0].diagnosis
+    assert [r.name for r in report.results] == list(props)  # in order, whoever ran them
+    assert report.verdict.cause.name == "FAULT"
+    # ... and this process can go on checking other targets.
+    assert check(resolve("numpy.cumsum"), ("integers exact",), budget=budget).passed
+
+
+def test_a_target_that_never_returns_is_a_hang_at_the_size_it_hung(budget):
+    report = check_isolated("scancheck.testing:hanging_scan", ("integers exact", "deterministic"),
+                            budget=budget, timeout=1)
+    hang, below = report.results
+    assert hang.status == "hang" and hang.smallest_case == {"n": 5}
+    assert hang.diagnosis.startswith("the target gave no answer in 1 s at n = 5")
+    # The next property goes on in a new child below that size, says so, and (the target
+    # hangs from n = 4) is a hang of its own there: the smallest, so the diagnosis's.
+    assert below.status == "hang" and below.smallest_case == {"n": 4}
+    assert below.detail["checked"] == "below n = 5 (the target's hang in 'integers exact' was there)"
+    assert report.diagnosis.startswith("fault: hang in 'deterministic': the target gave no "
+                                       "answer in 1 s at n = 4")
+
+
+@pytest.mark.parametrize("locator, message", [
+    ("nope_mod:fn", "module 'nope_mod' cannot be imported"),
+    ("scancheck.controls:no_such_scan", "has no attribute 'no_such_scan'"),
+    ("/no/such/file.cu", "is not a file"),
+    ("kernel:no_such_variant", "variant='no_such_variant' is unknown"),
+])
+def test_a_target_that_cannot_be_loaded_is_a_usage_error_not_a_verdict(locator, message):
+    with pytest.raises(UsageError, match=message):
+        check_isolated(locator, ("integers exact",))
+
+
+def test_bad_options_are_refused_before_anything_runs():
+    with pytest.raises(ValueError, match="timeout=0"):
+        check_isolated("numpy.cumsum", timeout=0)
+    with pytest.raises(ValueError, match="sanitize='leakcheck' is unknown"):
+        check_isolated("numpy.cumsum", sanitize=("leakcheck",))
+
+
+_STAND_IN = """#!/bin/sh
+# compute-sanitizer stand-in: record the pool settings, run the command, report a read
+# error right after the launch at n = 257.
+env | grep -E 'SCANCHECK_NO_MEMORY_POOL|PYTORCH_NO_CUDA|XLA_PYTHON' > {envfile}
+echo "$*" > {envfile}.args
+while [ "${{1#--}}" != "$1" ]; do shift 2; done
+echo "========= COMPUTE-SANITIZER"
+"$@" | while read -r line; do
+  echo "$line"
+  [ "$line" = "scancheck-sanitize: n=257" ] && echo "========= Invalid __global__ read of size 4 bytes"
+done
+echo "========= ERROR SUMMARY: 1 error"
+"""
+
+
+def test_a_sanitizer_run_has_every_pool_off_and_names_the_size_of_the_first_report(
+        tmp_path, monkeypatch, budget):
+    envfile = tmp_path / "env.txt"
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text(_STAND_IN.format(envfile=envfile))
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    report = check_isolated("numpy.cumsum", (), sanitize=("memcheck",), budget=budget)
+    r = report.results[0]
+    assert (r.name, r.status, r.cause) == ("sanitizer: memcheck", "fail", "FAULT")
+    assert r.diagnosis == "memory error: memcheck reported 1 (first at n = 257, allocators unpooled)"
+    assert r.detail["sizes"] == "1, 31, 33, 255, 257, 1000, 4099, 70001"
+    assert set(envfile.read_text().split()) == {
+        "SCANCHECK_NO_MEMORY_POOL=1", "PYTORCH_NO_CUDA_MEMORY_CACHING=1",
+        "XLA_PYTHON_CLIENT_PREALLOCATE=false", "XLA_PYTHON_CLIENT_ALLOCATOR=platform"}
+    # A failed host API call is no memory error of the kernel's: numba-cuda's driver probes
+    # (cuGetProcAddress) made memcheck report 48 on a correct scan.
+    assert "--report-api-errors no" in (tmp_path / "env.txt.args").read_text()
+
+
+def test_the_first_report_is_traced_to_the_size_launched_before_it():
+    out = "\n".join(["========= COMPUTE-SANITIZER", "scancheck-sanitize: n=1",
+                     "scancheck-sanitize: n=33", "========= Error: Race reported between Write",
+                     "=========     at 0x1c0 in scan", "scancheck-sanitize: n=257",
+                     "========= RACECHECK SUMMARY: 1 hazard displayed"])
+    assert first_report_size(out) == 33
+    assert first_report_size("========= ERROR SUMMARY: 0 errors") is None
+
+
+def test_gpu_targets_get_the_sanitizers_and_the_large_checks_by_default():
+    gpu, cpu = TargetSpec(device="gpu"), TargetSpec()
+    props = ("integers exact",)
+    assert plan(gpu, props, None, None, True) == [
+        ("property", "integers exact"), ("property", "past 2**31"), ("property", "past 2**32"),
+        *[("sanitizer", t) for t in ("memcheck", "initcheck", "racecheck", "synccheck")]]
+    assert plan(gpu, props, None, None, False) == plan(gpu, props, None, (), True)
+    assert plan(gpu, props, False, (), True) == [("property", "integers exact")]  # --quick
+    assert plan(cpu, props, None, None, True) == [("property", "integers exact")]
+    assert plan(cpu, props, True, ("memcheck",), True)[1:] == [
+        ("property", "past 2**31"), ("property", "past 2**32"), ("sanitizer", "memcheck")]
+    batched = TargetSpec(device="gpu", axis="arg")
+    assert plan(batched, props, None, (), True)[1:] == [
+        ("property", "past 2**31"), ("property", "past 2**32"), ("property", "batch past 2**32")]
+
+
+def test_after_a_fault_the_other_properties_go_on_below_its_size_and_say_so(budget):
+    """A crash at n = 4 leaves n <= 3 to check: properties after it run there, in new children;
+    the checks past 2**31 and 2**32 have nothing below their size and are not retried."""
+    from scancheck.engine.isolation import _run_properties
+
+    crash, exact, det = _run_properties("scancheck.testing:crashing_scan",
+                                        ("integers exact", "certified exact", "deterministic"),
+                                        budget, 30, None)
+    assert crash.status == "fault" and crash.smallest_case == {"n": 5}
+    assert "SIGABRT" in crash.diagnosis
+    assert exact.status == "fault" and exact.smallest_case == {"n": 4}  # the ladder's next size
+    assert det.status == "pass" and det.detail["largest n"] == 3
+    assert det.detail["checked"] == "below n = 4 (the target's fault in 'certified exact' was there)"
+    big = _run_properties("scancheck.testing:crashing_scan", ("past 2**31", "past 2**32"),
+                          budget, 30, None)
+    assert [r.status for r in big][1:] == ["skip"]
+
+
+def test_a_target_that_breaks_only_on_empty_input_is_checked_from_n_1(budget):
+    from scancheck.engine.isolation import _run_properties
+
+    empty, other = _run_properties("scancheck.testing:crashing_on_empty_scan",
+                                   ("integers exact", "certified exact"), budget, 30, None)
+    assert empty.status == "fault" and empty.smallest_case == {"n": 0}
+    assert other.status == "pass" and other.detail["checked"].startswith("from n = 1")
+
+
+def test_the_properties_share_as_few_children_as_keep_the_workers_busy():
+    from scancheck.engine.isolation import _groups
+
+    props = ("integers exact", "certified exact", "floats within bound", "recurrence")
+    tasks = [("property", p) for p in (*props, "past 2**31", "past 2**32")] + [
+        ("sanitizer", "memcheck")]
+    groups, skipped = _groups(tasks, TargetSpec(device="gpu"), workers=2)
+    assert groups == [("property", ("integers exact", "floats within bound")),
+                      ("property", ("certified exact",)),
+                      ("property", ("past 2**31", "past 2**32")), ("sanitizer", ("memcheck",))]
+    assert skipped["recurrence"].status == "skip"  # no child for what cannot apply
+    assert _groups(tasks[:3], TargetSpec(), workers=1)[0] == [("property", props[:3])]
+
+
+def test_a_pinned_check_runs_its_children_on_its_gpu_alone(tmp_path, monkeypatch):
+    """check --jobs on several GPUs pins each target's children to one, round-robin: the
+    child sees only that GPU, whatever CUDA_VISIBLE_DEVICES the parent had."""
+    seen = tmp_path / "seen.txt"
+    (tmp_path / "envscan.py").write_text(
+        "import os\nimport numpy as np\n\n"
+        "def scan(x):\n"
+        f"    with open({str(seen)!r}, 'a') as fh:\n"
+        "        fh.write(os.environ.get('CUDA_VISIBLE_DEVICES', '') + '\\n')\n"
+        "    return np.cumsum(x, dtype=x.dtype)\n")
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    rep = check_isolated("envscan:scan", properties=("integers exact",),
+                         budget=Budget(0.5, max_n=4096), gpu="5")
+    assert rep.passed and set(seen.read_text().split()) == {"5"}
+
+
+def test_targets_go_round_robin_over_the_visible_gpus(monkeypatch):
+    from scancheck.cli import _round_robin
+    from scancheck.core.devices import visible_gpus
+
+    visible_gpus.cache_clear()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    try:
+        assert _round_robin(["a", "b", "c"]) == {"a": "3", "b": "5", "c": "3"}
+        visible_gpus.cache_clear()
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+        assert _round_robin(["a", "b"]) == {}  # one GPU: nothing to share out
+    finally:
+        visible_gpus.cache_clear()
+
+
+def test_the_checks_past_2_to_the_31_hold_the_gpu_alone(tmp_path, monkeypatch):
+    """While any child of a GPU target runs, a large check cannot take its GPU; children of
+    CPU targets take no turn at all."""
+    import fcntl
+
+    from scancheck.engine.isolation import _device_turn
+    from scancheck.engine.large import lock_dir
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    locks = Path(lock_dir())
+    gpu = TargetSpec(device="gpu")
+    with _device_turn(gpu, "7", exclusive=False), _device_turn(gpu, "7", exclusive=False):
+        with open(locks / "scancheck-gpu-7.lock") as fh:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with _device_turn(gpu, "7", exclusive=True):
+        with open(locks / "scancheck-gpu-7.lock") as fh:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    with _device_turn(TargetSpec(), None, exclusive=True):
+        assert not (locks / "scancheck-gpu-all.lock").exists()
+
+
+def test_a_spec_with_promotions_reaches_the_child_intact(budget):
+    """The spec travels as JSON: the promotions' pairs come back as pairs."""
+    spec = TargetSpec(dtypes=("int8", "bool"), promote=(("int8", "int64"), ("bool", "int64")))
+    assert _spec_from(json.loads(json.dumps(asdict(spec)))) == spec
+    report = check_isolated("numpy:cumsum", spec=spec, properties=("integers exact",),
+                            budget=replace(budget, max_n=4096), large=False, sanitize=())
+    assert report.passed, report.rows()

@@ -1,0 +1,136 @@
+"""Batched inputs: every shape class and layout is drawn, views are what they claim, and the
+'rows' property judges every row of them."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scancheck import controls
+from scancheck.core.operators import DTYPES
+from scancheck.engine.cases import Case
+from scancheck.engine.conformance import check_property
+from scancheck.engine.layouts import LAYOUTS, SHAPES, batch
+from scancheck.engine.spec import TargetSpec
+from scancheck.engine.strategies import generate_data
+from scancheck.engine.targets import Target
+from scancheck.oracle.exact import exact_scan, exact_scan_axis
+
+
+def test_every_shape_class_and_layout_is_drawn():
+    seen, scattered = set(), set()
+    for seed in range(400):
+        b = batch(Case(200, "float32", "uniform", seed))
+        assert 0 <= b.axis < b.x.ndim and b.x.ndim >= 2
+        seen.add((b.shape_class, b.layout))
+        if not b.x.flags.c_contiguous:
+            scattered.add(b.layout)
+    assert {s for s, _ in seen} == set(SHAPES) and {la for _, la in seen} == set(LAYOUTS)
+    # Every layout but C order and an offset reaches the target as a non-contiguous view.
+    assert scattered == set(LAYOUTS) - {"C", "offset"}
+
+
+def test_the_same_case_gives_the_same_batch_and_other_data_the_same_layout():
+    a, b = batch(Case(500, "int32", "uniform", 7)), batch(Case(500, "int32", "uniform", 7))
+    assert a.describe() == b.describe() and np.array_equal(a.x, b.x)
+    c = batch(Case(500, "int32", "uniform", 7), data_seed=8)
+    assert c.describe() == a.describe() and not np.array_equal(c.x, a.x)
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from(DTYPES), st.sampled_from(["add", "max", "min"]),
+       st.booleans())
+def test_exact_scan_axis_is_exact_scan_of_every_row(seed, dtype, op, inclusive):
+    dist = "specials" if dtype.startswith(("float", "bfloat")) and seed % 2 else "uniform"
+    b = batch(Case(60, dtype, dist, seed))
+    got = np.moveaxis(exact_scan_axis(b.x, op, b.axis, inclusive), b.axis, -1)
+    rows = np.moveaxis(b.x, b.axis, -1)
+    for r in np.ndindex(rows.shape[:-1]):
+        want = exact_scan(rows[r], op, inclusive)
+        np.testing.assert_array_equal(got[r].astype(np.float64), want.astype(np.float64))
+
+
+def test_numpy_conforms_on_batches_and_ignoring_strides_is_caught_with_the_layout(budget):
+    numpy = Target("np", lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
+                   TargetSpec(dtypes=DTYPES, axis="arg"))
+    assert check_property(numpy, "rows", budget).status == "pass"
+    r = check_property(Target("c-only", controls.strides_ignored, TargetSpec(axis="arg")),
+                       "rows", budget)
+    assert r.status == "fail" and r.cause == "LOGIC"
+    case = r.smallest_case
+    assert case["layout"] in ("F", "transposed", "strided", "reversed") and "row" in case
+    # 1-D inputs are contiguous: no 1-D property sees it.
+    assert check_property(Target("c-only", controls.strides_ignored, TargetSpec(axis="arg")),
+                          "integers exact", budget).status == "pass"
+
+
+def test_a_fixed_axis_target_gets_its_axis_and_1_d_targets_skip_the_property(budget):
+    last = Target("last", lambda x: np.cumsum(x, axis=-1, dtype=x.dtype), TargetSpec(axis=-1))
+    assert check_property(last, "rows", budget).status == "pass"
+    one_d = Target("1-D", lambda x: np.cumsum(x, dtype=x.dtype), TargetSpec())
+    assert check_property(one_d, "rows", budget).status == "skip"
+
+
+def test_batched_precision_loss_is_told_from_a_logic_error(budget):
+    """A float16 carry between the rows' tiles of 8 loses precision (right on 'steps' data);
+    an off-by-one between them is a logic error."""
+    def carried(x, axis, wrong):
+        m = np.moveaxis(x, axis, -1).astype(np.float32)
+        out = np.cumsum(m, axis=-1)
+        if m.shape[-1] > 8:
+            head = out[..., 7:8]
+            carry = head - m[..., 7:8] if wrong else head.astype(np.float16).astype(np.float32)
+            out[..., 8:] = np.cumsum(m[..., 8:], axis=-1) + carry
+        return np.moveaxis(out, -1, axis).astype(x.dtype)
+
+    spec = TargetSpec(dtypes=("float32",), axis="arg")
+    lossy = check_property(Target("lossy", lambda x, a: carried(x, a, False), spec), "rows", budget)
+    broken = check_property(Target("broken", lambda x, a: carried(x, a, True), spec), "rows", budget)
+    assert lossy.cause == "PRECISION" and broken.cause == "LOGIC", (lossy, broken)
+
+
+def test_zero_size_dimensions_give_empty_scans():
+    x = generate_data(np.random.default_rng(0), 0, "float32", "uniform").reshape(3, 0, 2)
+    assert exact_scan_axis(x, "add", 1).shape == (3, 0, 2)
+
+
+def _batched(fn, op, **spec):
+    return Target(fn.__name__, fn, TargetSpec(op=op, axis="arg", **spec))
+
+
+def test_products_log_sum_exp_and_indices_are_judged_row_by_row(budget):
+    """Correct batched cumprod, logcumsumexp and cummax pass 'rows'; a cumprod that never
+    restarts at a row's start and a cummax counting indices from the batch's start fail
+    it, and only it: every 1-D input is one row."""
+    from scancheck.core.operators import arg_extreme_scan
+    from scancheck.engine.conformance import PROPERTIES
+
+    def cummax(x, axis):
+        v, i = arg_extreme_scan(np.moveaxis(x, axis, -1), "max")
+        return np.moveaxis(v, -1, axis), np.moveaxis(i, -1, axis)
+
+    good = [_batched(lambda x, a: np.cumprod(x, axis=a, dtype=x.dtype), "mul", dtypes=DTYPES),
+            _batched(np.logaddexp.accumulate, "logaddexp", dtypes=("float32", "float64")),
+            _batched(cummax, "max", dtypes=DTYPES, indices=True)]
+    for t in good:
+        assert check_property(t, "rows", budget).status == "pass", t.spec
+    for fn, op, words in ((controls.cumprod_carried_across_rows, "mul", "mixes rows"),
+                          (controls.cummax_flat_indices, "max", "an index other than")):
+        t = _batched(fn, op, dtypes=("float32", "float64"), indices=op == "max")
+        results = {p: check_property(t, p, budget) for p in PROPERTIES}
+        failing = {p for p, r in results.items() if r.status == "fail"}
+        assert failing == {"rows"}, (fn.__name__, results)
+        r = results["rows"]
+        assert r.cause == "LOGIC" and words in r.diagnosis and "row" in r.smallest_case
+
+
+def test_a_batched_product_beyond_its_bound_alone_too_is_precision_lost(budget):
+    """A cumprod rounding every product to 8 significand bits is beyond the bound row by row
+    and as a 1-D array alike: precision lost, not the batching."""
+    def coarse(x, axis):
+        out = np.cumprod(x, axis=axis, dtype=np.float64)
+        m, e = np.frexp(out)
+        return np.ldexp(np.round(m * 256) / 256, e).astype(x.dtype)
+
+    r = check_property(_batched(coarse, "mul", dtypes=("float32",)), "rows", budget)
+    assert r.status == "fail" and r.cause == "PRECISION" and "alone" in r.diagnosis, r

@@ -1,0 +1,343 @@
+"""Each property's criterion, the control that only it catches, and how a failing case is
+attributed to one cause (logic or precision, NaN handling or logic, varying order or race)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from scancheck import controls
+from scancheck.core.operators import arg_extreme_scan, extreme_scan
+from scancheck.engine.conformance import check_property
+from scancheck.engine.resolve import resolve
+from scancheck.engine.spec import TargetSpec
+from scancheck.engine.targets import Target
+
+FLOATS = TargetSpec(dtypes=("float32", "float64"))
+
+
+def _target(fn, spec=None, fill=None):
+    return Target(getattr(fn, "__name__", "fn"), fn, spec or TargetSpec(), output_fill=fill)
+
+
+def test_the_certificate_alone_catches_a_carry_kept_8_bits_short(budget):
+    t = resolve("scancheck.controls:carry_8_bits_short")
+    assert check_property(t, "floats within bound", budget).status == "pass"
+    r = check_property(t, "certified exact", budget)
+    assert r.status == "fail" and r.cause == "PRECISION", r
+    assert r.smallest_case["n"] == 513  # the first carried output of tiles of 512
+    bits = r.detail["behaves like bits"]
+    assert bits in (15, 16, 17) if r.smallest_case["dtype"] == "float32" else bits in (44, 45, 46)
+
+
+def test_precision_lost_is_told_from_a_logic_error_without_integer_dtypes(budget):
+    """Both break the certificate; only the logic error breaks 'steps' data too."""
+    lossy = check_property(resolve("scancheck.controls:lower_precision_intermediate"),
+                           "certified exact", budget)
+    assert lossy.cause == "PRECISION" and "about 11 significand bits" in lossy.diagnosis
+    broken = check_property(_target(controls.off_by_one_at_block_boundaries, FLOATS),
+                            "certified exact", budget)
+    assert broken.cause == "LOGIC" and "'steps' data" in broken.diagnosis
+    assert broken.smallest_case["n"] == 65
+
+
+def test_a_logic_error_in_nan_data_is_not_blamed_on_nan_handling(budget):
+    nan_bug = check_property(resolve("scancheck.controls:nan_dropping_max"), "nan and inf", budget)
+    assert nan_bug.cause == "SPECIALS" and nan_bug.independent
+    logic_bug = check_property(resolve("scancheck.controls:dropped_partial_block"), "nan and inf",
+                               budget)
+    assert logic_bug.cause == "LOGIC" and not logic_bug.independent
+    assert "NaNs and infinities replaced by 1" in logic_bug.diagnosis
+
+
+def _reordered_sum(x):
+    """A correct scan whose rounding order varies: a random tile size each call."""
+    tile = int(np.random.default_rng().integers(1, 64))
+    out = np.empty_like(x)
+    carry = x.dtype.type(0)
+    for lo in range(0, x.size, tile):
+        local = np.add.accumulate(x[lo:lo + tile], dtype=x.dtype)
+        out[lo:lo + tile] = carry + local
+        carry = out[min(lo + tile, x.size) - 1]
+    return out
+
+
+def _sometimes_drops(x):
+    out = np.cumsum(x, dtype=x.dtype)
+    if x.size > 100 and np.random.default_rng().random() < 0.5:
+        out[x.size // 2:] -= x[x.size // 2]
+    return out
+
+
+def test_varying_bits_within_the_bound_are_non_determinism_and_wrong_ones_are_logic(budget):
+    varying = check_property(_target(_reordered_sum, FLOATS), "deterministic", budget)
+    assert varying.cause == "NONDETERMINISM" and varying.independent
+    flaky = check_property(_target(_sometimes_drops, FLOATS), "deterministic", budget)
+    assert flaky.cause == "LOGIC" and "bits differ between runs" in flaky.diagnosis
+
+
+def test_every_property_tries_the_empty_scan_first_where_the_spec_allows_it(budget):
+    refusing = resolve("scancheck.controls:scan_refusing_empty_input")
+    for prop in ("integers exact", "certified exact", "floats within bound", "nan and inf",
+                 "deterministic"):
+        r = check_property(refusing, prop, budget)
+        assert r.status == "fail" and r.smallest_case["n"] == 0, (prop, r)
+    no_empty = _target(controls.scan_refusing_empty_input, TargetSpec(allows_empty=False))
+    assert check_property(no_empty, "integers exact", budget).status == "pass"
+
+
+def test_an_output_left_holding_the_fill_is_named_never_written(budget):
+    def skips_last(x):
+        out = np.cumsum(x, dtype=x.dtype)
+        out.view(np.uint8)[-x.itemsize:] = 0xFF
+        return out
+
+    r = check_property(_target(skips_last, TargetSpec(allows_empty=False), fill=0xFF),
+                       "integers exact", budget)
+    assert r.smallest_case["n"] == 1 and "never written" in r.diagnosis
+
+
+def test_a_wrong_shape_or_dtype_is_a_logic_error(budget):
+    r = check_property(_target(lambda x: np.cumsum(x)), "integers exact", budget)  # int32 -> int64
+    assert r.cause == "LOGIC" and "dtype int64" in r.diagnosis
+
+
+def test_equal_zeros_may_come_back_either_way_unless_the_spec_orders_them(budget):
+    """A max that follows IEEE 754-2019 (max(-0, +0) = +0) and one that keeps the earlier
+    zero both conform by default; declared ordered, only the first does, and the second is
+    refused on signed-zero data."""
+    def ieee_2019_max(x):
+        return extreme_scan(x, "max", zeros="ordered")
+
+    either = TargetSpec(op="max", dtypes=("float32", "float64"))
+    ordered = replace(either, zeros="ordered")
+    for fn in (ieee_2019_max, controls.max_keeping_the_earlier_zero):
+        assert check_property(_target(fn, either), "floats within bound", budget).status == "pass"
+    assert check_property(_target(ieee_2019_max, ordered), "floats within bound",
+                          budget).status == "pass"
+    r = check_property(_target(controls.max_keeping_the_earlier_zero, ordered),
+                       "floats within bound", budget)
+    assert r.status == "fail" and r.cause == "LOGIC" and r.smallest_case["data"] == "zeros"
+    got, want = r.smallest_case["got"], r.smallest_case["expected"]
+    assert got == want == 0 and np.signbit(got) and not np.signbit(want)
+
+
+def test_nan_handling_is_checked_as_the_spec_declares(budget):
+    ignoring = TargetSpec(op="min", dtypes=("float32", "float64"), nans="ignore")
+    fmin = _target(lambda x: np.fmin.accumulate(x), ignoring)
+    assert check_property(fmin, "nan and inf", budget).status == "pass"
+    r = check_property(_target(controls.min_propagating_nan, ignoring), "nan and inf", budget)
+    assert r.status == "fail" and r.cause == "SPECIALS" and "nans='ignore'" in r.diagnosis
+
+
+def test_overflow_is_rounding_only_where_some_order_can_overflow(budget):
+    """numpy.cumsum overflows on 'overflow' data and conforms; a guard that returns infinity
+    at half the largest float is refused, with the reach of the prefix in its diagnosis."""
+    assert check_property(resolve("numpy.cumsum"), "floats within bound", budget).status == "pass"
+    r = check_property(resolve("scancheck.controls:overflow_guard_too_low"),
+                       "floats within bound", budget)
+    assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "overflow"
+    assert "no summation order can overflow" in r.diagnosis
+
+
+def test_subnormals_read_as_zero_are_named_and_conform_where_declared(budget):
+    t = resolve("scancheck.controls:subnormal_inputs_read_as_zero")
+    r = check_property(t, "floats within bound", budget)
+    assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "subnormal"
+    assert "subnormals read as zero" in r.diagnosis
+    flushing = replace(t.spec, subnormals="flush")
+    assert check_property(_target(t.fn, flushing), "floats within bound", budget).status == "pass"
+    # Declaring it takes nothing from other errors: a dropped block is still refused.
+    broken = _target(controls.dropped_partial_block, replace(FLOATS, subnormals="flush"))
+    assert check_property(broken, "floats within bound", budget).cause == "LOGIC"
+
+
+def test_accumulation_precision_is_proved_not_guessed():
+    """numpy's float16 and bfloat16 cumsum round every partial sum to the type; a scan that
+    accumulates in float32 and rounds once is correctly rounded at every output."""
+    from scancheck.engine.properties import accumulation_precision
+
+    spec = TargetSpec(dtypes=("float16", "bfloat16"))
+    narrow = _target(lambda x: np.cumsum(x, dtype=x.dtype), spec)
+    wide = _target(lambda x: np.cumsum(x.astype(np.float32)).astype(x.dtype), spec)
+    for dt in ("float16", "bfloat16"):
+        found = accumulation_precision(narrow, dt)
+        assert found[f"accumulation {dt}"].startswith(f"some partial sums rounded to {dt}")
+        assert found[f"max err {dt} (ulps)"] >= 1
+        assert accumulation_precision(wide, dt)[f"accumulation {dt}"].startswith("float32")
+        assert accumulation_precision(wide, dt)[f"max err {dt} (ulps)"] == 0
+    # float32: numpy's sequential float32 against float64 accumulation rounded once.
+    f32 = TargetSpec(dtypes=("float32",))
+    assert accumulation_precision(_target(lambda x: np.cumsum(x, dtype=x.dtype), f32),
+                                  "float32")["accumulation float32"].startswith("some partial")
+    double = _target(lambda x: np.cumsum(x, dtype=np.float64).astype(x.dtype), f32)
+    assert accumulation_precision(double, "float32")["accumulation float32"].startswith("float64")
+
+
+def test_product_accumulation_precision_is_proved_on_factors_of_small_odd_parts():
+    """A cumprod rounding every partial product to the type is told apart; one that
+    multiplies in the wider type and rounds once is correctly rounded everywhere, and so is
+    any order of the wider multiplications (a tree here)."""
+    from scancheck.core.operators import sequential_scan
+    from scancheck.engine.properties import accumulation_precision
+
+    def tree(x):  # Hillis-Steele in float64: another order, the same exact products
+        y = x.astype(np.float64)
+        d = 1
+        while d < y.size:
+            y[d:] = y[d:] * y[:-d].copy()
+            d *= 2
+        return y.astype(x.dtype)
+
+    spec = TargetSpec(op="mul", dtypes=("float16", "bfloat16", "float32"))
+    narrow = _target(lambda x: sequential_scan(x, "mul"), spec)
+    for dt in ("float16", "bfloat16", "float32"):
+        found = accumulation_precision(narrow, dt)
+        assert found[f"accumulation {dt}"].startswith(f"some partial products rounded to {dt}")
+        assert found[f"max err {dt} (ulps)"] >= 1
+        wide = accumulation_precision(_target(tree, spec), dt)
+        assert wide[f"accumulation {dt}"].startswith("float"), wide
+        assert wide[f"max err {dt} (ulps)"] == 0
+
+
+def test_a_promotion_is_declared_or_refused(budget):
+    """numpy.cumsum without dtype= returns int64 for int8 input: a logic error unless the spec
+    declares it, and then the oracle scans in int64 (no wrap at 8 bits)."""
+    plain = TargetSpec(dtypes=("int8", "int16"))
+    r = check_property(_target(np.cumsum, plain), "integers exact", budget)
+    assert r.status == "fail" and "expected dtype int8" in r.diagnosis
+    declared = replace(plain, promote=(("int8", "int64"), ("int16", "int64")))
+    assert check_property(_target(np.cumsum, declared), "integers exact", budget).status == "pass"
+    wraps = _target(lambda x: np.cumsum(x, dtype=x.dtype).astype(np.int64), declared)
+    r = check_property(wraps, "integers exact", budget)
+    assert r.status == "fail" and "promotion must come before the first add" in r.diagnosis
+
+
+def test_bool_sums_are_taken_in_the_promoted_type_and_bool_extremes_in_bool(budget):
+    """A running or and a running and are max and min scans of booleans; a sum of booleans
+    is a count, in the type the spec promotes bool to (in bool, + would be an or)."""
+    count = _target(lambda x: np.cumsum(x), TargetSpec(dtypes=("bool",),
+                                                      promote=(("bool", "int64"),)))
+    assert check_property(count, "integers exact", budget).status == "pass"
+    ored = _target(lambda x: np.cumsum(x, dtype=bool).astype(np.int64), count.spec)
+    r = check_property(ored, "integers exact", budget)
+    assert r.status == "fail" and "(a logical or), widened to int64" in r.diagnosis
+    assert r.smallest_case["n"] == 2  # the second true is the first wrong count
+    for op, ufunc in (("max", np.logical_or), ("min", np.logical_and)):
+        t = _target(ufunc.accumulate, TargetSpec(op=op, dtypes=("bool",)))
+        assert check_property(t, "integers exact", budget).status == "pass"
+        flipped = _target(lambda x, u=ufunc: ~u.accumulate(~x), t.spec)  # the other one
+        assert check_property(flipped, "integers exact", budget).status == "fail"
+
+
+def test_accumulation_precision_says_undetermined_where_no_prefix_passes_2_to_the_p():
+    from scancheck.engine.properties import accumulation_precision
+
+    small = _target(lambda x: np.cumsum(x, dtype=x.dtype), TargetSpec(dtypes=("float32",),
+                                                                      max_n=20_000))
+    assert accumulation_precision(small, "float32")["accumulation float32"].startswith(
+        "undetermined")
+
+
+def test_long_recurrences_are_checked_rigorously_past_the_rationals_reach():
+    """At 100,000 pairs (exact rationals stop at 300): a right scan by another association
+    (doubling) passes, and a scan wrong only past 1024 pairs fails with operand order."""
+    from scancheck.core.operators import get_operator
+    from scancheck.engine.cases import Case
+    from scancheck.engine.properties import TABLE
+
+    op = get_operator("recurrence")
+
+    def doubling(x):
+        out = x.copy()
+        d = 1
+        with np.errstate(all="ignore"):
+            while d < out.shape[0]:
+                out[d:] = op.combine(out[:-d], out[d:])
+                d *= 2
+        return out
+
+    spec = TargetSpec(op="recurrence", dtypes=("float32",))
+    case = Case(100_000, "float32", "uniform", seed=3)
+    assert TABLE["recurrence"].check(Target("doubling", doubling, spec), case) is None
+    wrong = TABLE["recurrence"].check(Target("late", controls.long_blocks_in_the_wrong_order,
+                                             spec), case)
+    assert wrong is not None and wrong.index == 1024 and "operand order" in wrong.diagnosis
+
+
+# -- a target that writes into its input --------------------------------------------------
+
+
+def test_the_input_writing_controls_are_refused_with_that_cause_alone():
+    """Zeroing the input and returning zeros, or adding 1 to the last input and the last
+    output, is the right scan of what the target leaves behind: judged on the input as it
+    was, every property that runs it refuses it for the write, and for nothing else."""
+    from scancheck.engine.cases import Budget
+    from scancheck.engine.conformance import check
+
+    for name in ("zeroing_its_input", "adding_one_to_its_last_input_and_output"):
+        rep = check(resolve(f"scancheck.controls:{name}"), budget=Budget(0.3))
+        verdict = rep.verdict
+        assert verdict.cause.name == "INPUT_WRITTEN" and not verdict.also, verdict.line
+        assert verdict.line.startswith("writes into its input: x[")
+        assert "after the call (smallest case n=1" in verdict.line
+        failing = {r.name for r in rep.results if r.status == "fail"}
+        assert failing == {"integers exact", "certified exact", "floats within bound",
+                           "nan and inf", "deterministic"}, rep.rows()
+        assert all(r.cause == "INPUT_WRITTEN" for r in rep.results if r.status == "fail")
+
+
+def _recurrence(x):
+    from scancheck.core.operators import sequential_scan
+
+    return sequential_scan(x, "recurrence")
+
+
+#: Per value property: a spec it runs on, and a right scan for that spec.
+_RIGHT = {
+    "integers exact": (TargetSpec(dtypes=("int32",)), lambda x: np.cumsum(x, dtype=x.dtype)),
+    "certified exact": (TargetSpec(dtypes=("float32",)), lambda x: np.cumsum(x, dtype=x.dtype)),
+    "floats within bound": (TargetSpec(op="max", dtypes=("float64",)), np.maximum.accumulate),
+    "nan and inf": (TargetSpec(dtypes=("float16",)), lambda x: np.cumsum(x, dtype=x.dtype)),
+    "deterministic": (TargetSpec(dtypes=("float32",)), lambda x: np.cumsum(x, dtype=x.dtype)),
+    "recurrence": (TargetSpec(op="recurrence", dtypes=("float32",)), _recurrence),
+    "rows": (TargetSpec(op="mul", dtypes=("float32", "int32"), axis="arg"),
+             lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype)),
+    "products within bound": (TargetSpec(op="mul", dtypes=("float64",)),
+                              lambda x: np.cumprod(x, dtype=x.dtype)),
+    "logsumexp within bound": (TargetSpec(op="logaddexp", dtypes=("float32",)),
+                               np.logaddexp.accumulate),
+    "indices": (TargetSpec(op="min", dtypes=("float32",), indices=True),
+                lambda x: arg_extreme_scan(x, "min")),
+}
+
+
+def _zeroes(x):
+    x[...] = 0
+
+
+def _adds_one_to_the_last(x):
+    if x.size:
+        x[(-1,) * x.ndim] += 1
+
+
+@pytest.mark.parametrize("prop", list(_RIGHT))
+def test_every_value_property_refuses_a_target_that_writes_into_its_input(prop):
+    """The right scan of what the target leaves in its input, after zeroing it or adding 1 to
+    its last element, conforms where the expected answer follows the input; here it is
+    refused for the write, by every property that runs the target on values."""
+    from scancheck.engine.cases import Budget
+
+    spec, right = _RIGHT[prop]
+    for write in (_zeroes, _adds_one_to_the_last):
+        def leaves(x, *axis, write=write):
+            write(x)
+            return right(x, *axis)
+
+        r = check_property(_target(leaves, spec), prop, Budget(0.3, max_n=4096))
+        assert r.status == "fail" and r.cause == "INPUT_WRITTEN", (prop, write, r)
+        assert " after the call" in r.diagnosis and "input index" in r.smallest_case
+        same = check_property(_target(right, spec), prop, Budget(0.05, max_n=64))
+        assert same.status == "pass", (prop, same)

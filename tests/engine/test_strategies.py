@@ -1,0 +1,141 @@
+"""Public strategies: the hard sizes are there, values are valid, failures shrink small."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
+
+from scancheck.core.operators import finfo
+from scancheck.engine.strategies import (
+    DISTRIBUTIONS,
+    block_sizes,
+    dtypes,
+    elements_for,
+    finite_floats,
+    generate_data,
+    hard_sizes,
+    launches,
+    recurrence_pairs,
+    scan_data,
+    scan_sizes,
+    sizes_and_blocks,
+)
+from scancheck.kernels.registry import get_variant
+
+
+def test_hard_sizes_hold_the_classic_failure_points():
+    sizes = hard_sizes(4, 5000)
+    for s in (1, 3, 4, 5, 23, 15, 16, 17, 63, 64, 65):
+        assert s in sizes
+    assert 23 not in hard_sizes(8, 5000) or 23 in (2, 3, 5, 7, 11, 13, 17, 19, 23)
+
+
+@given(sizes_and_blocks(max_size=3000))
+def test_sizes_and_blocks_are_in_range(nb):
+    n, block = nb
+    assert 1 <= n <= 3000 and block & (block - 1) == 0 and 2 <= block <= 1024
+
+
+@pytest.mark.parametrize(
+    "fails, smallest",
+    [
+        (lambda n, b: n % b != 0, (1, 2)),  # any partial block
+        (lambda n, b: n > 2 * b, (5, 2)),  # past two blocks
+        (lambda n, b: b >= 8 and n > b, (9, 8)),  # one past a block, blocks of 8 or more
+        (lambda n, b: n >= 1000, (1000, 2)),  # past a size threshold
+    ],
+)
+def test_failures_shrink_to_the_smallest_size_and_block(fails, smallest):
+    """Bugs that strike at every size past some point shrink to their smallest case."""
+    for _ in range(5):
+        found = find(sizes_and_blocks(), lambda nb: fails(*nb),
+                     settings=settings(database=None, max_examples=1000))
+        assert found == smallest
+
+
+@pytest.mark.parametrize("dist", DISTRIBUTIONS)
+@given(data=st.data())
+def test_scan_data_draws_the_asked_distribution(dist, data):
+    n = data.draw(st.integers(1, 200))
+    dtype = data.draw(dtypes())
+    x = data.draw(scan_data(n, dtype, dist))
+    assert x.shape == (n,) and x.dtype == np.dtype(dtype)
+    if dist == "integers":
+        assert ((x >= 0) & (x < 1000)).all() and (x == np.round(x)).all()
+    if dist == "subnormal" and x.dtype.kind == "f":
+        assert (np.abs(x) <= 4 * finfo(x.dtype).smallest_normal).all()  # rounding may reach 4
+    if dist == "zeros" and x.dtype.kind == "f":
+        assert (x <= 0).all() or (x >= 0).all()
+    if dist != "specials" and x.dtype.kind == "f":
+        assert np.isfinite(x).all()
+
+
+@given(finite_floats("float32"))
+def test_finite_floats_are_finite(x):
+    assert np.isfinite(x).all() and x.dtype == np.float32
+
+
+@given(recurrence_pairs(50, "float64", contracting=True), recurrence_pairs(50, "float64", False))
+def test_recurrence_pairs_contract_or_expand_as_asked(c, e):
+    assert (np.abs(c[:, 0]) < 1).all() and (np.abs(e[:, 0]) > 1).all()
+
+
+@given(launches("coarsened", max_size=5000))
+def test_launches_respect_the_variant_capacity(launch):
+    n, block, dtype, op = launch
+    assert n <= block * 4 and op in get_variant("coarsened").operators
+
+
+@given(elements_for("interval", 7, "int32"))
+def test_interval_elements_are_the_proof_input(x):
+    assert x.tolist() == [[i, i] for i in range(7)]
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: block_sizes(0), "min_value=0"),
+        (lambda: block_sizes(2, 2048), "max_value=2048 is over the limit of 1024"),
+        (lambda: block_sizes(64, 32), "greater than"),
+        (lambda: scan_sizes(0), "block=0"),
+        (lambda: dtypes(("complex64",)), "subset"),
+        (lambda: scan_data(5, "float32", "gaussian").example(), "distribution='gaussian'"),
+    ],
+)
+def test_bad_arguments_name_the_argument(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@given(st.integers(64, 5000), st.integers(0, 2**32 - 1))
+def test_dyadic_data_cross_the_exactness_edge(dtype, n, seed):
+    from scancheck.engine.strategies import generate_data
+    from scancheck.oracle.bounds import certified
+    from scancheck.oracle.exact import lowest_set_bit
+
+    x = generate_data(np.random.default_rng(seed), n, dtype, "dyadic")
+    low = lowest_set_bit(x)
+    assert np.ptp(low[np.isfinite(low)]) < np.finfo(dtype).nmant + 1  # one power of two apart
+    where = certified(x)
+    assert where[0] and where.mean() > 0.05  # exact at first, for about n/8 outputs or more
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])
+@given(st.integers(1, 3000), st.integers(0, 2**32 - 1))
+def test_steps_data_keep_every_sum_of_adjacent_elements_tiny(dtype, n, seed):
+    from scancheck.engine.strategies import generate_data
+
+    x = generate_data(np.random.default_rng(seed), n, dtype, "steps")
+    assert (x != 0).all() and (np.abs(x) <= 3).all()
+    s = np.concatenate([[0], np.cumsum(x.astype(np.int64))])
+    assert s.min() >= 0 and s.max() <= 3  # so every range sum s[j] - s[i] lies in [-3, 3]
+
+
+def test_bool_data_come_sparse_even_and_dense():
+    """A running or must stay false, and a running and true, for a while in some arrays."""
+    means = [generate_data(np.random.default_rng(s), 2000, "bool", "uniform").mean()
+             for s in range(40)]
+    assert min(means) < 0.1 and max(means) > 0.9 and any(0.3 < m < 0.7 for m in means)

@@ -1,0 +1,280 @@
+"""The variant registry, the kernel sources, and the kernels themselves on a GPU.
+
+CPU tests check the registry and compile every instantiation with nvcc (so a CUDA
+syntax error fails CI without a GPU).  Tests marked ``gpu`` run the kernels: bit for
+bit against their models, the interval proof, rounding within bound, compute-sanitizer,
+and launches refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scancheck.core.cuda import LaunchError, expand_source
+from scancheck.core.operators import OPERATORS, interval_expected, interval_input
+from scancheck.engine.strategies import DISTRIBUTIONS, elements_for, launches
+from scancheck.kernels.registry import VARIANTS, get_variant, instantiations
+from scancheck.oracle.bounds import Verdict, classify
+from scancheck.oracle.logsumexp import judge_logsumexp
+from scancheck.oracle.products import judge_products
+from scancheck.testing import assert_same_bits, nvcc_errors
+
+CORRECT = [name for name, v in VARIANTS.items() if not v.racy]
+WITH_ADD = [name for name in CORRECT if "add" in VARIANTS[name].operators]
+WITH_INTERVAL = [name for name, v in VARIANTS.items() if "interval" in v.operators]
+GRID = [name for name, v in VARIANTS.items() if v.scope == "grid"]
+# One Hypothesis test per (variant, operator) and per (variant, float dtype): each pair gets
+# the profile's whole example budget and its own database entry, and a failure's test id
+# names the operator or dtype that broke.
+CORRECT_OPS = [(name, op) for name in CORRECT for op in VARIANTS[name].operators]
+WITH_ADD_FLOATS = [(name, dt) for name in WITH_ADD for dt in ("float32", "float64")
+                   if dt in VARIANTS[name].dtypes]
+
+
+# -- the registry, on the CPU ---------------------------------------------------------
+
+
+def test_every_row_names_an_existing_source_with_its_entries():
+    for v in VARIANTS.values():
+        src = expand_source(v.source)
+        for entry in v.entries:
+            assert entry in src, f"{v.name}: entry {entry} is not in {v.source}"
+        assert v.inclusive == v.build_model(5, max(v.min_block, 32)).inclusive
+
+
+def test_every_functor_of_the_python_vocabulary_is_in_the_header():
+    header = expand_source("scan_ops.cuh")
+    for op in OPERATORS.values():
+        assert f"struct {op.cuda_functor.split('::')[-1]}" in header
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(block=48), "power of two"),
+        (dict(block=2048), "over the limit of 1024 threads"),
+        (dict(n=0), "empty"),
+        (dict(n=257), "single-block limit"),
+        (dict(dtype="float16"), "dtype='float16'"),
+        (dict(op="interval", dtype="float32"), "allowed: int32"),
+        (dict(op="xor"), "operator='xor' is unknown"),
+    ],
+)
+def test_bad_launches_are_refused_naming_the_limit(kwargs, message):
+    args = dict(n=100, block=256, dtype="float32", op="add") | kwargs
+    with pytest.raises(ValueError, match=message):
+        get_variant("kogge_stone").check(**args)
+
+
+def test_shared_memory_over_the_limit_is_refused():
+    var = get_variant("coarsened")
+    with pytest.raises(LaunchError, match="shared memory"):
+        var.check(1000, 1024, "float64", "add", {"coarse": 16}, smem_limit=48 * 1024)
+
+
+def test_warp_variants_refuse_blocks_below_a_warp():
+    with pytest.raises(LaunchError, match="multiple of 32"):
+        get_variant("warp_shuffle").check(10, 16, "float32", "add")
+
+
+def test_unknown_parameter_is_refused():
+    with pytest.raises(LaunchError, match="no parameter 'items'"):
+        get_variant("kogge_stone").check(10, 32, "float32", "add", {"items": 4})
+
+
+nvcc = shutil.which("nvcc")
+
+
+@pytest.mark.skipif(nvcc is None, reason="nvcc is not on PATH")
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_every_instantiation_compiles_with_nvcc(name, tmp_path):
+    var = VARIANTS[name]
+    src = expand_source(var.source)
+    if not var.fixed_entry:
+        refs = ",\n".join(f"  reinterpret_cast<const void*>(&{e})" for e in instantiations(var))
+        src += f"\nconst void* scancheck_instances[] = {{\n{refs}\n}};\n"
+    assert not (err := nvcc_errors(src, tmp_path, fmad=False)), err
+
+
+# -- the kernels, on a GPU ------------------------------------------------------------
+
+
+def _draw_input(data, op, n, dtype):
+    dist = data.draw(st.sampled_from(DISTRIBUTIONS), label="distribution")
+    return data.draw(elements_for(op, n, dtype, dist), label="x")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, op", CORRECT_OPS)
+@given(data=st.data())
+def test_kernel_equals_its_model_bit_for_bit(name, op, data):
+    from scancheck.kernels.launch import scan
+
+    var = VARIANTS[name]
+    n, block, dtype, _ = data.draw(launches(name, ops=(op,), max_size=3000), label="launch")
+    x = _draw_input(data, op, n, dtype)
+    got = scan(x, name, op, block).get()
+    expected = var.build_model(n, block).run(x, op)
+    if (var.deterministic and op != "logaddexp") or OPERATORS[op].exact_in(dtype):
+        assert_same_bits(got, expected, f"{name} n={n} block={block} {dtype} {op}")
+    elif op == "mul":  # the look-back's order varies: judged as any product scan is
+        judged = judge_products(x, got, var.inclusive)
+        assert judged.ok.all(), judged.reason[~judged.ok][:1]
+    elif op == "logaddexp":  # CUDA's expf and log1pf: within the bound, not NumPy's bits
+        judged = judge_logsumexp(x, got, var.inclusive)
+        assert judged.ok.all(), judged.reason[~judged.ok][:1]
+    elif op == "add":
+        depths = var.build_model(n, block).metrics().output_depths
+        report = classify(x, got, depths, inclusive=var.inclusive, name=name)
+        assert report.verdict != Verdict.BEYOND_BOUND, report.row()
+    else:  # recurrence under a non-deterministic look-back: same values up to rounding
+        np.testing.assert_allclose(got, expected, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", WITH_INTERVAL)
+@given(data=st.data())
+def test_interval_proof_holds_on_the_gpu(name, data):
+    from scancheck.kernels.launch import scan
+
+    var = VARIANTS[name]
+    n, block, _, _ = data.draw(launches(name, ops=("interval",), max_size=20000))
+    got = scan(interval_input(n), name, "interval", block).get()
+    if var.racy and not np.array_equal(got, interval_expected(n, var.inclusive)):
+        return  # a race may or may not strike on a given run; racecheck must catch it
+    np.testing.assert_array_equal(got, interval_expected(n, var.inclusive))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, dtype", WITH_ADD_FLOATS)
+@given(data=st.data())
+def test_float_errors_stay_within_the_bound(name, dtype, data):
+    from scancheck.kernels.launch import scan
+
+    var = VARIANTS[name]
+    n, block, _, _ = data.draw(launches(name, ops=("add",), dtypes_=(dtype,)))
+    dist = data.draw(st.sampled_from(["integers", "uniform", "wide", "cancellation"]))
+    x = data.draw(elements_for("add", n, dtype, dist))
+    got = scan(x, name, "add", block).get()
+    depths = var.build_model(n, block).metrics().output_depths
+    report = classify(x, got, depths, inclusive=var.inclusive, name=name)
+    assert report.verdict != Verdict.BEYOND_BOUND, report.row()
+
+
+@pytest.mark.gpu
+def test_seed_004_float2_kernel_equals_the_generic_pair_instantiation():
+    from scancheck.kernels.launch import scan
+
+    rng = np.random.default_rng(4)
+    for n in (1, 31, 33, 500, 1024):
+        x = np.stack([rng.uniform(-1, 1, n), rng.uniform(-1, 1, n)], -1).astype(np.float32)
+        assert_same_bits(scan(x, "recurrence_float2", "recurrence", 1024),
+                         scan(x, "warp_shuffle", "recurrence", 1024), f"n={n}")
+
+
+@pytest.mark.gpu
+def test_refused_launch_leaves_the_process_able_to_launch():
+    import cupy as cp
+
+    from scancheck.kernels.launch import scan
+
+    x = cp.arange(300, dtype=cp.float32)
+    for bad in (dict(block=100), dict(block=4096), dict(block=128, params={"coarse": 3})):
+        with pytest.raises(LaunchError):
+            scan(x, "coarsened", "add", **bad)
+    with pytest.raises(LaunchError, match="single-block limit"):
+        scan(x, "kogge_stone", "add", 256)
+    np.testing.assert_array_equal(scan(x, "hierarchical", "add", 256).get(),
+                                  np.cumsum(np.arange(300, dtype=np.float32)))
+
+
+@pytest.mark.gpu
+def test_recursive_kernel_reproduces_seed_003():
+    from scancheck.kernels.launch import scan
+
+    got = scan(np.ones(23, dtype=np.int32), "recursive", "add", 4).get()
+    np.testing.assert_array_equal(got, np.arange(23))
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.parametrize("name", GRID)
+def test_grid_scans_of_a_million_equal_the_model(name):
+    from scancheck.kernels.launch import scan
+
+    n = 1_000_003
+    x = np.random.default_rng(1).integers(-1000, 1000, n).astype(np.int32)
+    assert_same_bits(scan(x, name, "add", 256), get_variant(name).build_model(n, 256).run(x))
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", ["racecheck", "synccheck"])
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_sanitizer_reports_only_the_racy_kernel(name, tool):
+    from scancheck.engine.sanitizer import find_sanitizer, sanitize_variant
+
+    if find_sanitizer() is None:
+        pytest.skip("compute-sanitizer is not installed")
+    var = VARIANTS[name]
+    op = var.operators[0]
+    dtype = "float32" if "float32" in var.dtypes else var.dtypes[0]
+    n = 256 * 9 + 5 if var.scope == "grid" else var.capacity(256, var.resolve_params(None))
+    # One run takes 1-2 s alone and up to ~10 s beside a full suite: a minute means it hung,
+    # and this test fails saying so before pytest-timeout would take the worker down.
+    report = sanitize_variant(tool, name, n, 256, dtype, op, timeout=60)
+    assert not report.timed_out, f"{tool} did not finish in 60 s:\n{report.output[-3000:]}"
+    assert report.returncode == 0 and report.issues >= 0, report.output[-3000:]
+    if var.racy and tool == "racecheck":
+        assert report.issues > 0, "racecheck missed the in-place Hillis-Steele race"
+    else:
+        assert report.issues == 0, report.first_lines()
+
+
+@pytest.mark.gpu
+@pytest.mark.huge
+@pytest.mark.parametrize("size", ["past 2**31", "past 2**32"])
+@pytest.mark.parametrize("name", ["decoupled_lookback", "hierarchical", "chained", "recursive"])
+def test_past_2_to_the_31_and_32_no_index_overflows(name, size):
+    """n = 2**31 + 17 and 2**32 + 17 float32, ones around both boundaries: a step function
+    whose every output the step checker verifies on the device."""
+    from scancheck.engine.conformance import check_property
+    from scancheck.engine.library import kernel_target
+
+    result = check_property(kernel_target(name), size)
+    assert result.status == "pass", (result.diagnosis, result.smallest_case)
+
+
+@pytest.mark.parametrize("name", [n for n, v in VARIANTS.items() if v.max_depth is not None])
+@given(data=st.data())
+def test_closed_form_depth_bounds_hold_for_the_models(name, data):
+    var = VARIANTS[name]
+    block = data.draw(st.sampled_from([b for b in (2, 4, 32, 64, 256) if b >= var.min_block
+                                       and b % var.block_multiple == 0]))
+    n = data.draw(st.integers(1, 60_000))
+    measured = int(var.build_model(n, block).metrics().output_depths.max())
+    assert var.depth_bound(n, block) >= measured
+
+
+@pytest.mark.skipif(nvcc is None, reason="nvcc is not on PATH")
+def test_every_cuda_file_under_kernels_compiles(tmp_path):
+    """Registry sources are compiled above, the oracle's kernels by test_exact_device and
+    test_large at the instantiations they launch; here every other .cu (the negative
+    controls, conformance-target signature) at float and int."""
+    from scancheck.core.cuda import KERNEL_DIR
+    from scancheck.engine.resolve import cu_prelude
+
+    registered = {v.source for v in VARIANTS.values()}
+    others = [p for p in sorted(KERNEL_DIR.rglob("*.cu"))
+              if p.name not in registered and p.parent.name != "oracle"]
+    assert others, "expected the negative controls under kernels/controls"
+    for path in others:
+        for dtype in ("float32", "int32"):
+            err = nvcc_errors(cu_prelude(dtype) + expand_source(path.name, path.parent), tmp_path)
+            assert not err, f"{path.name} {dtype}:\n{err}"

@@ -1,0 +1,107 @@
+"""The package's floor plan, read from its source: each layer imports only from the layers
+beneath it, and no modules import each other in a circle (lazy imports included)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "scancheck"
+
+#: Floors from the ground up; the package's top level (its faces: CLI, plugin, reports)
+#: is the top floor.
+FLOORS = ("core", "oracle", "kernels", "engine", "")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _floor(module: str) -> int:
+    head = module.split(".")[0]
+    return FLOORS.index(head) if head in FLOORS[:-1] else len(FLOORS) - 1
+
+
+def _imports(path: Path) -> dict[str, set[str]]:
+    """Module -> the names this file takes from it, for every import of the package's own
+    modules in ``path`` (at any depth: lazy imports inside functions count)."""
+    module = _module_name(path)
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    modules = {_module_name(p) for p in PACKAGE.rglob("*.py")}
+    found: dict[str, set[str]] = {}
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                target = ".".join([*base, *([node.module] if node.module else [])])
+            elif (node.module or "").startswith("scancheck."):
+                target = node.module[len("scancheck."):]
+            else:
+                continue
+            for alias in node.names:  # ``from . import models`` imports a module
+                sub = f"{target}.{alias.name}".strip(".")
+                name = sub if sub in modules else target
+                found.setdefault(name, set()).add(alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("scancheck."):
+                    found.setdefault(alias.name[len("scancheck."):], set()).add("*")
+    return {m: names for m, names in found.items() if m != module and m in modules}
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, dict[str, set[str]]]:
+    return {_module_name(p): _imports(p) for p in PACKAGE.rglob("*.py")}
+
+
+def test_the_graph_is_read_from_the_source(graph):
+    """The reader sees the imports it must: a lazy one, a relative one from a sub-package,
+    and the floors have the modules they are named for."""
+    assert "core.operators" in graph["engine.properties"]
+    assert "kernels.registry" in graph["kernels.launch"]
+    assert "core.cuda" in graph["oracle.exact_device"]
+    assert {_floor(m) for m in graph} == set(range(len(FLOORS)))
+
+
+def test_no_module_imports_from_a_floor_above_its_own(graph):
+    upward = [f"{m} (floor {FLOORS[_floor(m)] or 'top'}) imports {', '.join(sorted(names))} "
+              f"from {dep} (floor {FLOORS[_floor(dep)] or 'top'})"
+              for m, deps in graph.items() for dep, names in deps.items()
+              if _floor(dep) > _floor(m)]
+    assert not upward, "imports from a higher floor:\n" + "\n".join(upward)
+
+
+def test_no_modules_import_each_other_in_a_circle(graph):
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(m: str) -> None:  # Tarjan's strongly connected components
+        index[m] = low[m] = len(index)
+        stack.append(m)
+        for dep in graph[m]:
+            if dep not in index:
+                visit(dep)
+                low[m] = min(low[m], low[dep])
+            elif dep in stack:
+                low[m] = min(low[m], index[dep])
+        if low[m] == index[m]:
+            component = []
+            while True:
+                top = stack.pop()
+                component.append(top)
+                if top == m:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for m in graph:
+        if m not in index:
+            visit(m)
+    ties = [f"{a} -> {b}: {', '.join(sorted(graph[a][b]))}"
+            for circle in circles for a in circle for b in circle if b in graph[a]]
+    assert not circles, f"modules importing each other in a circle: {circles}\n" + "\n".join(ties)
