@@ -372,13 +372,13 @@ def classify(
     # in every later combine; where no order can overflow that is a proven error.
     overflowed = np.zeros(x.shape, dtype=bool)
     if wrong_special.any():
-        # +inf needs the positive terms to reach the threshold in some order, -inf the
-        # negative ones, NaN both (+inf meeting -inf).
-        up = may_overflow(np.maximum(x, 0).astype(x.dtype), depths, inclusive)
-        down = may_overflow(np.maximum(-x, 0).astype(x.dtype), depths, inclusive)
-        can = np.where(cp == np.inf, up, np.where(cp == -np.inf, down,
-                                                  np.where(np.isnan(cp), up & down, up | down)))
-        overflowed = wrong_special & can
+        # +inf needs a +inf in the prefix or positive terms that reach the threshold in
+        # some order, and no -inf (which turns it into NaN); -inf likewise; NaN both.
+        up, down, p_inf, n_inf, nan = _infinities_in_reach(x, depths, inclusive)
+        can = np.where(cp == np.inf, up & ~n_inf, np.where(cp == -np.inf, down & ~p_inf,
+                                                           np.where(np.isnan(cp), up & down,
+                                                                    up | down)))
+        overflowed = wrong_special & can & ~nan
     # Where the exact sum itself rounds to infinity, a finite answer is rounding only if it
     # has that sign and lies within the bound of it: |answer| + gamma_d * sum|x| reaches the
     # threshold (halved, so that float64's is a float64).
@@ -391,6 +391,25 @@ def classify(
     abs_err = np.where(wrong_special, np.inf, abs_err)
     ulp_err = np.where(wrong_special, np.inf, ulp_err)
     return ErrorReport(name, dtype, abs_err, rel_err, ulp_err, bound, verdicts)
+
+
+def _infinities_in_reach(x: np.ndarray, depths: np.ndarray, inclusive: bool
+                         ) -> tuple[np.ndarray, ...]:
+    """Per output: whether some order of depth at most ``depths`` can make a partial sum +inf
+    (a +inf in the prefix, or finite positive terms that may overflow), whether -inf likewise,
+    whether the prefix holds a +inf, a -inf, and a NaN (then NaN is the only answer)."""
+    finite = np.isfinite(x)
+    zero = np.zeros((), dtype=x.dtype)
+
+    def held(mask: np.ndarray) -> np.ndarray:
+        h = np.logical_or.accumulate(mask, axis=-1)
+        return h if inclusive else shifted(h, False)
+
+    p_inf, n_inf = held(x == np.inf), held(x == -np.inf)
+    with np.errstate(invalid="ignore"):
+        up = p_inf | may_overflow(np.where(finite & (x > 0), x, zero), depths, inclusive)
+        down = n_inf | may_overflow(np.where(finite & (x < 0), -x, zero), depths, inclusive)
+    return up, down, p_inf, n_inf, held(np.isnan(x))
 
 
 def format_table(rows: list[dict[str, object]], title: str | None = None) -> str:

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scancheck.core.operators import sequential_scan
 from scancheck.kernels.registry import VARIANTS
 from scancheck.oracle.bounds import (
     Verdict,
@@ -249,3 +250,20 @@ def test_only_the_overflows_some_order_can_make_are_rounding():
     assert verdict == {"inf": Verdict.EXACT, "max": Verdict.OVERFLOWED, "zero": Verdict.BEYOND_BOUND,
                        "-max": Verdict.BEYOND_BOUND, "-inf": Verdict.BEYOND_BOUND,
                        "nan": Verdict.BEYOND_BOUND}
+
+
+def test_an_overflow_that_meets_an_infinity_of_the_other_sign_is_rounding():
+    """float16 partial sums that overflow to +inf before a -inf arrives give NaN where the
+    exact prefix is -inf: rounding (some order overflows).  Without terms that can reach the
+    threshold, the same NaN is a proven error, and so is +inf once a -inf is in the prefix."""
+    big = np.array([60000, 60000, -np.inf, 1], dtype=np.float16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        got = sequential_scan(big)
+    assert np.isnan(got[2:]).all() and np.isneginf(exact_scan(big)[2:]).all()
+    assert classify(big, got, sequential_depths(4)).verdicts.tolist()[2:] == [Verdict.OVERFLOWED] * 2
+    small = np.array([1, 2, -np.inf, 1], dtype=np.float16)
+    nan = np.array([1, 3, np.nan, np.nan], dtype=np.float16)
+    assert classify(small, nan, sequential_depths(4)).verdicts.tolist()[2:] == [Verdict.BEYOND_BOUND] * 2
+    pinf = got.copy()
+    pinf[2:] = np.inf
+    assert classify(big, pinf, sequential_depths(4)).verdicts.tolist()[2:] == [Verdict.BEYOND_BOUND] * 2
