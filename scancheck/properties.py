@@ -18,6 +18,12 @@
   (:mod:`.logsumexp`);
 * ``indices`` -- cummax and cummin return the last position of each running extreme.
 
+Subnormals: a target's spec keeps them (IEEE) or declares the float dtypes whose subnormals
+read as zero (``subnormals='flush'``), and each operator's ``flush`` column
+(:data:`~scancheck.operators.FLUSH_RULES`) says what that allows: rounding operators may
+flush, selecting ones (max, min, indices) must.  A failure that the other rule explains is
+named as such ("subnormals read as zero", "subnormals kept"), with the subnormal that shows it.
+
 A failing float case is a logic error if the target is also wrong on ``steps`` data of the
 same size, where every sum of adjacent elements lies in [-3, 3] so that any scan that adds
 adjacent ranges is exact in 3 bits; otherwise the precision was lost, and the error says
@@ -188,7 +194,7 @@ def _exact(target: Target, x: np.ndarray,
     spec = target.spec
     if spec.op in ("max", "min"):
         if _flushes(target, x.dtype):
-            return _extreme_agree(spec, x, x, True)[1]
+            return _extreme_answers(spec, x, True)[0]
         return exact_scan(x, spec.op, spec.inclusive, zeros=spec.zeros, nans=spec.nans)
     if spec.op == "recurrence" and is_float(x.dtype) and x.shape[0] > RATIONAL_RECURRENCE_MAX:
         lo, hi = enclosure or _recurrence_reference(x, spec.inclusive)[:2]
@@ -216,13 +222,11 @@ def _agree(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray) -> 
     return same_bits(got, want)
 
 
-def _extreme_agree(spec: TargetSpec, x: np.ndarray, got: np.ndarray, flush: bool
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Per output of a float max or min scan of ``x`` along its last axis: whether ``got`` is
-    what the spec allows, and the answer it is judged against.  That is the exact scan bit
-    for bit, either zero for a zero where the spec leaves the order of zeros open; with
-    ``flush``, the scan of the inputs read as zero (FLUSH_RULES, "exact"), or at a zero
-    answer the bits of the first or the last input tied with it."""
+def _extreme_answers(spec: TargetSpec, x: np.ndarray, flush: bool
+                     ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The max or min scan of ``x`` along its last axis under the spec's rules, and with
+    ``flush`` (FLUSH_RULES, "exact") that of the inputs read as zero and, per output, the
+    first and the last input tied with it."""
     if flush:
         want, first, last = flushed_extreme_scan(x, spec.op, spec.zeros, spec.nans)
         picks = [np.take_along_axis(x, i, axis=-1) for i in (first, last)]
@@ -231,6 +235,17 @@ def _extreme_agree(spec: TargetSpec, x: np.ndarray, got: np.ndarray, flush: bool
     if not spec.inclusive:
         ident = get_operator(spec.op).identity(x.dtype.name)
         want, picks = shifted(want, ident), [shifted(p, ident) for p in picks]
+    return want, picks
+
+
+def _extreme_agree(spec: TargetSpec, x: np.ndarray, got: np.ndarray, flush: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Per output of a float max or min scan of ``x`` along its last axis: whether ``got`` is
+    what the spec allows, and the answer it is judged against.  That is the exact scan bit
+    for bit, either zero for a zero where the spec leaves the order of zeros open; with
+    ``flush``, the scan of the inputs read as zero, or at a zero answer the bits of the
+    first or the last input tied with it (what a compare-and-select returns)."""
+    want, picks = _extreme_answers(spec, x, flush)
 
     def same(a: np.ndarray) -> np.ndarray:
         return same_bits(got.ravel(), a.ravel()).reshape(got.shape)
@@ -314,7 +329,7 @@ def _flush_attributed(target: Target, x: np.ndarray, failure: Failure, ok_flush:
     witness = _subnormal_witness(x, failure, target.spec.inclusive)
     if witness is None and not underflow:
         return failure
-    if fresh and not (declared and ok_keep.all()):
+    if fresh and not declared:  # what reads subnormals as zero makes none of its own
         return failure
     other = ok_keep if declared else ok_flush
     dt, rule = x.dtype.name, target.spec.subnormals
@@ -460,13 +475,12 @@ def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     assert k is not None
     detail = _bound_fractions(x, got, want, target.spec.inclusive, k)
     if not _flushes(target, x.dtype) and _flush_explains(target, x, got, want):
+        witness = _subnormal_witness(x, failure, target.spec.inclusive)
         return Failure(Cause.PRECISION, f"{failure.diagnosis}: subnormals read as zero (DAZ or "
                        f"FTZ), and within the bound once subnormal inputs and results may be "
                        f"flushed; a target that flushes by design declares "
-                       f"TargetSpec(subnormals='flush'); "
-                       f"{_subnormal_witness(x, failure, target.spec.inclusive) or 'x has subnormals'}",
-                       k, got[k],
-                       want[k], {**detail, "subnormals": "read as zero"})
+                       f"TargetSpec(subnormals='flush'); {witness or 'x has subnormals'}",
+                       k, got[k], want[k], {**detail, "subnormals": "read as zero"})
     probe = _steps_probe(target, case)
     if probe is not None:
         where = f"index {probe.index}" if probe.index is not None else "the call itself"
