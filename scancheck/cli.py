@@ -22,11 +22,13 @@ from typing import Any
 
 from .core.operators import (
     DTYPES,
+    FLOAT_DTYPES,
     INPUT_DTYPES,
     NAN_RULES,
     SUBNORMAL_RULES,
     TARGET_OPERATORS,
     ZERO_ORDERS,
+    flushed_dtypes,
 )
 from .oracle.bounds import format_table
 from .progress import Progress
@@ -410,6 +412,17 @@ def _promotion(text: str) -> tuple[str, str]:
     return parts  # type: ignore[return-value]
 
 
+def _subnormal_rule(text: str) -> str:
+    """A --subnormals value: a key of SUBNORMAL_RULES, or flush:DTYPE,... of float dtypes."""
+    try:
+        flushed_dtypes(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(map(repr, SUBNORMAL_RULES))}, "
+            f"or 'flush:DTYPE,...' of {', '.join(FLOAT_DTYPES)})") from None
+    return text
+
+
 #: Where the spec flags keep their values: ``spec_<field>``, present only when given.
 _SPEC_DEST = "spec_"
 
@@ -439,8 +452,11 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
         help="whether it takes an empty input (and returns an empty scan)")
     add("zeros", choices=tuple(ZERO_ORDERS), help="max, min: how -0 and +0 are ordered")
     add("nans", choices=tuple(NAN_RULES), help="max, min: what a NaN does")
-    add("subnormals", choices=tuple(SUBNORMAL_RULES),
-        help="float add: whether subnormals may read as zero")
+    add("subnormals", type=_subnormal_rule, metavar="RULE",
+        help=f"floats: whether subnormals read as zero, {', '.join(SUBNORMAL_RULES)} or "
+             f"flush:DTYPE,... (the dtypes that flush: flush:float32 for -ftz=true on NVIDIA "
+             f"GPUs); add, mul, logaddexp and the recurrence may flush, max, min and "
+             f"cummax/cummin must flush every one")
     add("promote", nargs="*", type=_promotion, metavar="IN:OUT",
         help="the target returns OUT for input of IN (bool:int64 int32:int64, as numpy.cumsum "
         "does without dtype=); the exact scan is taken in OUT; none given: no promotion")

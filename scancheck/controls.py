@@ -202,6 +202,56 @@ def subnormal_inputs_read_as_zero(x: np.ndarray) -> np.ndarray:
         return np.add.accumulate(np.where(np.abs(x) < tiny, x * 0, x), dtype=x.dtype)
 
 
+def max_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
+    """A running max as fmaxf compiled with -ftz=true computes it (max.ftz: subnormal inputs
+    read as zeros of their sign, -0 below +0; docs/ftz-h100.txt), declaring IEEE gradual
+    underflow: only subnormal data show it."""
+    from .core.operators import extreme_scan, read_as_zero
+
+    return extreme_scan(read_as_zero(x), "max", zeros="ordered")
+
+
+def max_keeping_subnormals_declared_flushing(x: np.ndarray) -> np.ndarray:
+    """A right IEEE running max whose spec declares subnormals='flush', which for max means
+    every subnormal reads as zero: its subnormal answers are kept, not flushed."""
+    with np.errstate(invalid="ignore"):
+        return np.maximum.accumulate(x)
+
+
+def cumprod_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
+    """A sequential cumprod with DAZ and FTZ (subnormal factors and products read as zeros of
+    their sign), declaring IEEE gradual underflow: the products from the first subnormal on
+    are zeros, where every order of multiplication of signed powers of two is exact."""
+    from .core.operators import read_as_zero, subnormal
+
+    y = read_as_zero(x)
+    with np.errstate(all="ignore"):
+        out = np.multiply.accumulate(y, dtype=x.dtype)
+        under = subnormal(out)
+        if under.any():  # flushed there, a zero ever after: NaN from an infinity or NaN on
+            t = int(np.argmax(under))
+            sign = np.logical_xor.accumulate(np.signbit(y))[t:]
+            dead = np.logical_or.accumulate(~np.isfinite(y[t:]))
+            out[t:] = np.where(dead, np.nan, np.where(sign, -0.0, 0.0))
+    return out
+
+
+def recurrence_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
+    """Recurrence pairs scanned right (by doubling) from inputs read as zero below the normal
+    numbers, outputs flushed the same way (DAZ and FTZ), declaring IEEE gradual underflow:
+    only pairs whose y_k are subnormal show it."""
+    from .core.operators import get_operator, read_as_zero
+
+    op = get_operator("recurrence")
+    y = read_as_zero(x).copy()
+    with np.errstate(all="ignore"):
+        d = 1
+        while d < y.shape[0]:
+            y[d:] = op.combine(y[:-d], y[d:])
+            d *= 2
+    return read_as_zero(y)
+
+
 def strides_ignored(x: np.ndarray, axis: int) -> np.ndarray:
     """An N-D scan along ``axis`` that reads its input as if it were C-contiguous from its
     data pointer (a kernel indexing ``row * n + i``): right on C-contiguous arrays, wrong on
@@ -377,6 +427,11 @@ for fn, spec in (
     (block_totals_from_the_exclusive_scan, TargetSpec(inclusive=False)),
     (strides_ignored, TargetSpec(axis="arg")),
     (subnormal_inputs_read_as_zero, TargetSpec(dtypes=_FLOATS)),
+    (max_reading_subnormals_as_zero, TargetSpec(op="max", dtypes=_FLOATS)),
+    (max_keeping_subnormals_declared_flushing, TargetSpec(op="max", dtypes=_FLOATS,
+                                                          subnormals="flush")),
+    (cumprod_reading_subnormals_as_zero, TargetSpec(op="mul", dtypes=_FLOATS)),
+    (recurrence_reading_subnormals_as_zero, TargetSpec(op="recurrence", dtypes=_FLOATS)),
     (product_carried_in_8_bits, TargetSpec(op="mul", dtypes=_FLOATS)),
     (logcumsumexp_through_exp, TargetSpec(op="logaddexp", dtypes=_FLOATS)),
     (cummax_first_index, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), indices=True)),
@@ -472,6 +527,20 @@ CONTROLS: tuple[Control, ...] = (
     Control("subnormal inputs read as zero", _C + "subnormal_inputs_read_as_zero",
             Cause.PRECISION, "subnormals read as zero", "floats within bound on 'subnormal' "
             "data; declared subnormals='flush', the same scan conforms"),
+    Control("max reading subnormals as zero", _C + "max_reading_subnormals_as_zero",
+            Cause.PRECISION, "subnormals read as zero", "floats within bound on 'subnormal' "
+            "data; declared subnormals='flush', the same scan conforms"),
+    Control("max declaring flush and keeping subnormals",
+            _C + "max_keeping_subnormals_declared_flushing", Cause.PRECISION, "subnormals kept",
+            "floats within bound on 'subnormal' data, where 'flush' is exact for max: the same "
+            "scan declaring subnormals='keep' conforms"),
+    Control("cumprod reading subnormals as zero", _C + "cumprod_reading_subnormals_as_zero",
+            Cause.PRECISION, "subnormals read as zero", "products within bound on 'powers' "
+            "data, by the products' exactness certificate; declared flush, it conforms"),
+    Control("recurrence reading subnormals as zero",
+            _C + "recurrence_reading_subnormals_as_zero", Cause.PRECISION,
+            "subnormals read as zero", "recurrence on 'subnormal' pairs, past the allowance of "
+            "gradual underflow; declared flush, it conforms"),
     Control("strides ignored (N-D)", _C + "strides_ignored", Cause.LOGIC, "layout",
             "rows only: every 1-D input is contiguous; a transposed, strided, reversed or "
             "Fortran-order view is not"),

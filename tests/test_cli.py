@@ -138,6 +138,7 @@ def _spec_overrides(*argv: str) -> dict:
     (["--accepts-max-n", "4096", "--no-allows-empty"], {"max_n": 4096, "allows_empty": False}),
     (["--zeros", "ordered", "--nans", "ignore", "--subnormals", "flush"],
      {"zeros": "ordered", "nans": "ignore", "subnormals": "flush"}),
+    (["--subnormals", "flush:float32,bfloat16"], {"subnormals": "flush:float32,bfloat16"}),
 ])
 def test_the_flags_given_and_only_those_become_overrides(argv, fields):
     assert _spec_overrides(*argv) == fields

@@ -29,7 +29,9 @@ def _imports(path: Path) -> dict[str, set[str]]:
     """Module -> the names this file takes from it, for every import of the package's own
     modules in ``path`` (at any depth: lazy imports inside functions count)."""
     module = _module_name(path)
-    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    package = [part for part in module.split(".") if part]
+    if path.name != "__init__.py":
+        package = package[:-1]
     modules = {_module_name(p) for p in PACKAGE.rglob("*.py")}
     found: dict[str, set[str]] = {}
     for node in ast.walk(ast.parse(path.read_text())):
@@ -49,6 +51,8 @@ def _imports(path: Path) -> dict[str, set[str]]:
             for alias in node.names:
                 if alias.name.startswith("scancheck."):
                     found.setdefault(alias.name[len("scancheck."):], set()).add("*")
+    missing = sorted(m for m in found if m not in modules and m != "")
+    assert not missing, f"{module} imports modules that do not exist: {missing}"
     return {m: names for m, names in found.items() if m != module and m in modules}
 
 

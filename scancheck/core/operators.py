@@ -87,10 +87,35 @@ NAN_RULES: dict[str, str] = {
               "IEEE 754-2019 maximumNumber and minimumNumber)",
 }
 
-#: What a float scan does with subnormal numbers, as a target's spec declares it.
+#: What a float scan does with subnormal numbers, as a target's spec declares it; also
+#: "flush:DTYPE,...", "flush" in the float dtypes named alone (:func:`flushed_dtypes`).
 SUBNORMAL_RULES: dict[str, str] = {
     "keep": "IEEE gradual underflow: subnormal inputs and results are numbers like any other",
-    "flush": "subnormal inputs and results may read as zero (DAZ and FTZ, as XLA does on CPUs)",
+    "flush": "subnormal inputs and results read as zero of their sign (DAZ and FTZ, as XLA does "
+             "on CPUs) in every float dtype; what that allows depends on the operator "
+             "(FLUSH_RULES).  'flush:float32' names the dtypes that flush: -ftz=true on NVIDIA "
+             "GPUs flushes float32, never float64 (docs/ftz-h100.txt)",
+}
+#: What subnormals='flush' allows, per operator (the ``flush`` column of :data:`OPERATORS`).
+#: Decided from what flush-to-zero hardware computes (docs/ftz-h100.txt, an H100 under
+#: -ftz=true and --use_fast_math, float32; float64 never flushes there): add, mul, fma and
+#: exp-log arithmetic read subnormal operands as zeros of their sign and flush subnormal
+#: results to them, sign kept; fmaxf and fminf (max.ftz, min.ftz) do the same and order -0
+#: below +0; a compare-and-select (setp.ftz, then selp) compares subnormals as zeros but
+#: returns the selected operand's bits unflushed; moves never flush.  The CPU libraries agree:
+#: jax's cummax returns flushed zeros, torch's cummax under set_flush_denormal(True) the
+#: flushed value at the last tied index.
+FLUSH_RULES: dict[str, str] = {
+    # Rounding operators: a flushed output is a rounding of its own, so 'flush' permits it.
+    "within bound": "may flush: every output is held to the operator's criterion grown by what "
+                    "reading subnormal inputs and partial results as zero can move it; a scan "
+                    "that keeps every subnormal conforms too",
+    # Selecting operators round nothing: flushing is visible in the bits, so it is required.
+    "exact": "must flush: every comparison reads a subnormal as a zero of its sign, and each "
+             "output is the exact scan of those zeros (fmaxf under -ftz=true), or the first or "
+             "the last input tied with it, unflushed (a compare-and-select: the earlier or the "
+             "later operand winning ties); an index names the last tied input, its value that "
+             "input or its zero.  A scan that keeps subnormals, or flushes only some, fails",
 }
 
 #: The interval monoid's encoding of its identity and of its absorbing error element.
@@ -226,6 +251,8 @@ class Operator:
     _identity: Callable[[str], Any]
     #: True when every combine is exact in the element type (no rounding anywhere).
     exact_in: Callable[[str], bool]
+    #: What subnormals='flush' allows for it: a key of :data:`FLUSH_RULES`.
+    flush: str
     doc: str = ""
 
     def check_dtype(self, dtype: str) -> np.dtype:
@@ -311,6 +338,7 @@ OPERATORS: dict[str, Operator] = {
             combine_exact=lambda a, b: a + b,
             _identity=lambda dt: 0,
             exact_in=lambda dt: not is_float(dt),
+            flush="within bound",
             doc="a + b; integers wrap modulo 2**bits, floats round to nearest",
         ),
         Operator(
@@ -323,6 +351,7 @@ OPERATORS: dict[str, Operator] = {
             combine_exact=max,
             _identity=_lowest,
             exact_in=lambda dt: True,
+            flush="exact",
             doc="NaN-propagating maximum; the earlier operand wins ties",
         ),
         Operator(
@@ -335,6 +364,7 @@ OPERATORS: dict[str, Operator] = {
             combine_exact=min,
             _identity=_highest,
             exact_in=lambda dt: True,
+            flush="exact",
             doc="NaN-propagating minimum; the earlier operand wins ties",
         ),
         Operator(
@@ -347,6 +377,7 @@ OPERATORS: dict[str, Operator] = {
             combine_exact=lambda a, b: a * b,
             _identity=lambda dt: 1,
             exact_in=lambda dt: not is_float(dt),
+            flush="within bound",
             doc="a * b (cumprod); integers wrap modulo 2**bits, floats round to nearest",
         ),
         Operator(
@@ -359,6 +390,7 @@ OPERATORS: dict[str, Operator] = {
             combine_exact=_logaddexp_exact,
             _identity=lambda dt: -np.inf,
             exact_in=lambda dt: False,
+            flush="within bound",
             doc="log(exp(a) + exp(b)) (logcumsumexp), as max + log1p(exp(min - max))",
         ),
         Operator(
@@ -371,6 +403,7 @@ OPERATORS: dict[str, Operator] = {
             combine_exact=_arg_exact("max"),
             _identity=lambda dt: (_lowest(dt), -1),
             exact_in=lambda dt: True,
+            flush="exact",
             doc="(value, index): the larger value, NaN above all, the later index on ties "
                 "(cummax with indices)",
         ),
@@ -384,6 +417,7 @@ OPERATORS: dict[str, Operator] = {
             combine_exact=_arg_exact("min"),
             _identity=lambda dt: (_highest(dt), -1),
             exact_in=lambda dt: True,
+            flush="exact",
             doc="(value, index): the smaller value, NaN below all, the later index on ties "
                 "(cummin with indices)",
         ),
@@ -397,6 +431,7 @@ OPERATORS: dict[str, Operator] = {
             combine_exact=lambda x, y: (y[0] * x[0], y[0] * x[1] + y[1]),
             _identity=lambda dt: (1, 0),
             exact_in=lambda dt: not is_float(dt),
+            flush="within bound",
             doc="(a1, b1) then (a2, b2) = (a2*a1, a2*b1 + b2): y_n = a_n*y_{n-1} + b_n",
         ),
         Operator(
@@ -409,6 +444,7 @@ OPERATORS: dict[str, Operator] = {
             combine_exact=_interval_exact,
             _identity=lambda dt: INTERVAL_IDENTITY,
             exact_in=lambda dt: True,
+            flush="exact",
             doc="[i, j] then [j+1, k] = [i, k]; any other pair is the absorbing error",
         ),
     )
@@ -453,10 +489,24 @@ def sequential_scan(x: np.ndarray, op: str | Operator = "add", inclusive: bool =
 
 def check_rules(zeros: str = "either", nans: str = "propagate", subnormals: str = "keep") -> None:
     """Raise a ValueError naming the argument unless each is a known rule."""
-    for name, value, allowed in (("zeros", zeros, ZERO_ORDERS), ("nans", nans, NAN_RULES),
-                                 ("subnormals", subnormals, SUBNORMAL_RULES)):
+    for name, value, allowed in (("zeros", zeros, ZERO_ORDERS), ("nans", nans, NAN_RULES)):
         if value not in allowed:
             raise ValueError(f"{name}={value!r} is unknown; allowed: {', '.join(allowed)}")
+    flushed_dtypes(subnormals)
+
+
+def flushed_dtypes(subnormals: str) -> tuple[str, ...]:
+    """The float dtypes whose subnormals a target with the subnormal rule ``subnormals``
+    (:data:`SUBNORMAL_RULES`) reads as zero, or a ValueError naming what is allowed."""
+    if subnormals in SUBNORMAL_RULES:
+        return () if subnormals == "keep" else FLOAT_DTYPES
+    head, _, named = str(subnormals).partition(":")
+    dtypes = tuple(named.split(",")) if named else ()
+    if head != "flush" or not dtypes or not set(dtypes) <= set(FLOAT_DTYPES):
+        raise ValueError(f"subnormals={subnormals!r} is unknown; allowed: "
+                         f"{', '.join(SUBNORMAL_RULES)}, or flush:DTYPE,... of "
+                         f"{', '.join(FLOAT_DTYPES)}")
+    return dtypes
 
 
 def extreme_scan(x: np.ndarray, which: str, zeros: str = "either", nans: str = "propagate"
@@ -485,6 +535,51 @@ def extreme_scan(x: np.ndarray, which: str, zeros: str = "either", nans: str = "
     seen = np.logical_or.accumulate(zero & (np.signbit(x) == (which == "min")), axis=-1)
     wanted = x.dtype.type(-0.0 if which == "min" else 0.0)
     return np.where(out == 0, np.where(seen, wanted, -wanted), out)
+
+
+def subnormal(x: np.ndarray) -> np.ndarray:
+    """Per element of ``x``: True where it is a nonzero float below the smallest normal number
+    of its dtype in magnitude (never for integers, NaN or infinities)."""
+    if not is_float(x.dtype):
+        return np.zeros(np.shape(x), dtype=bool)
+    a = np.abs(np.asarray(x, dtype=np.float64))
+    with np.errstate(invalid="ignore"):
+        return (a > 0) & (a < float(finfo(x.dtype).smallest_normal))
+
+
+def read_as_zero(x: np.ndarray) -> np.ndarray:
+    """``x`` with each subnormal replaced by a zero of its sign, as flush-to-zero hardware
+    reads it (DAZ); other values unchanged, bit for bit."""
+    tiny = subnormal(x)
+    if not tiny.any():
+        return x
+    return np.where(tiny, np.copysign(x.dtype.type(0), x), x).astype(x.dtype)
+
+
+def flushed_extreme_scan(x: np.ndarray, which: str, zeros: str = "either",
+                         nans: str = "propagate") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What a max or min scan along the last axis of ``x`` may return under
+    subnormals='flush' (:data:`FLUSH_RULES`, "exact"): the scan of :func:`read_as_zero` of
+    ``x``, and per output the positions of the first and the last input tied with it (equal
+    once read as zero; under the "ordered" zero order, with its sign too), whose own bits a
+    compare-and-select returns."""
+    key = read_as_zero(x)
+    answer = extreme_scan(key, which, zeros, nans)
+    with np.errstate(invalid="ignore"):
+        tied = key == answer
+        if zeros == "ordered":
+            tied &= np.signbit(key) == np.signbit(answer)
+        same = answer[..., 1:] == answer[..., :-1]
+        if zeros == "ordered":
+            same &= np.signbit(answer[..., 1:]) == np.signbit(answer[..., :-1])
+    at = np.broadcast_to(np.arange(x.shape[-1]), x.shape)
+    # The running answer takes a new value only from an input equal to it: its first tie.
+    changed = np.concatenate([np.ones(x.shape[:-1] + (min(1, x.shape[-1]),), dtype=bool), ~same],
+                             axis=-1)
+    first = np.maximum.accumulate(np.where(changed, at, 0), axis=-1)
+    # Inputs tied with the answer when they came are tied with it still, until it changes.
+    last = np.maximum.accumulate(np.where(tied, at, 0), axis=-1)
+    return answer, first, np.maximum(first, last)
 
 
 def arg_extreme_scan(x: np.ndarray, which: str) -> tuple[np.ndarray, np.ndarray]:

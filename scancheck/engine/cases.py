@@ -75,7 +75,7 @@ class Case:
         """The input, bit for bit the same on every call (pairs for a pair operator)."""
         rng = np.random.default_rng(self.seed)
         if get_operator(op).width == 2:
-            return generate_pairs(rng, self.n, self.dtype)
+            return generate_pairs(rng, self.n, self.dtype, distribution=self.distribution)
         return generate_data(rng, self.n, self.dtype, self.distribution)
 
     def with_n(self, n: int) -> Case:

@@ -18,6 +18,12 @@
   (:mod:`.logsumexp`);
 * ``indices`` -- cummax and cummin return the last position of each running extreme.
 
+Subnormals: a target's spec keeps them (IEEE) or declares the float dtypes whose subnormals
+read as zero (``subnormals='flush'``), and each operator's ``flush`` column
+(:data:`~scancheck.core.operators.FLUSH_RULES`) says what that allows: rounding operators may
+flush, selecting ones (max, min, indices) must.  A failure that the other rule explains is
+named as such ("subnormals read as zero", "subnormals kept"), with the subnormal that shows it.
+
 A failing float case is a logic error if the target is also wrong on ``steps`` data of the
 same size, where every sum of adjacent elements lies in [-3, 3] so that any scan that adds
 adjacent ranges is exact in 3 bits; otherwise the precision was lost, and the error says
@@ -43,10 +49,16 @@ from ..core.operators import (
     NAN_RULES,
     SIGNIFICAND_BITS,
     arg_extreme_scan,
+    extreme_scan,
     finfo,
+    flushed_dtypes,
+    flushed_extreme_scan,
+    get_operator,
     is_float,
+    read_as_zero,
     sequential_scan,
     shifted,
+    subnormal,
 )
 from ..oracle.bounds import (
     Judgement,
@@ -181,6 +193,8 @@ def _exact(target: Target, x: np.ndarray,
 
     spec = target.spec
     if spec.op in ("max", "min"):
+        if _flushes(target, x.dtype):
+            return _extreme_answers(spec, x, True)[0]
         return exact_scan(x, spec.op, spec.inclusive, zeros=spec.zeros, nans=spec.nans)
     if spec.op == "recurrence" and is_float(x.dtype) and x.shape[0] > RATIONAL_RECURRENCE_MAX:
         lo, hi = enclosure or _recurrence_reference(x, spec.inclusive)[:2]
@@ -197,13 +211,51 @@ def _exact(target: Target, x: np.ndarray,
     return exact_scan(x, spec.op, spec.inclusive)
 
 
-def _agree(target: Target, got: np.ndarray, want: np.ndarray) -> np.ndarray:
-    """Per output: the exact answer bit for bit (any NaN for a NaN), except that a max or min
-    whose spec leaves the order of zeros open may answer either zero for a zero."""
-    ok = same_bits(got, want)
-    if target.spec.op in ("max", "min") and target.spec.zeros == "either" and is_float(got.dtype):
+def _agree(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Per output of a scan of ``x`` (along its last axis): the exact answer ``want`` bit for
+    bit (any NaN for a NaN), except that a float max or min is held to its spec's zero order
+    and subnormal rule (:func:`_extreme_agree`)."""
+    if target.spec.op in ("max", "min") and is_float(got.dtype):
+        return _extreme_agree(target.spec, x, got, _flushes(target, x.dtype))[0]
+    if get_operator(target.spec.op).width == 1:  # rows: per element, not per row
+        return same_bits(got.ravel(), want.ravel()).reshape(got.shape)
+    return same_bits(got, want)
+
+
+def _extreme_answers(spec: TargetSpec, x: np.ndarray, flush: bool
+                     ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The max or min scan of ``x`` along its last axis under the spec's rules, and with
+    ``flush`` (FLUSH_RULES, "exact") that of the inputs read as zero and, per output, the
+    first and the last input tied with it."""
+    if flush:
+        want, first, last = flushed_extreme_scan(x, spec.op, spec.zeros, spec.nans)
+        picks = [np.take_along_axis(x, i, axis=-1) for i in (first, last)]
+    else:
+        want, picks = extreme_scan(x, spec.op, spec.zeros, spec.nans), []
+    if not spec.inclusive:
+        ident = get_operator(spec.op).identity(x.dtype.name)
+        want, picks = shifted(want, ident), [shifted(p, ident) for p in picks]
+    return want, picks
+
+
+def _extreme_agree(spec: TargetSpec, x: np.ndarray, got: np.ndarray, flush: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Per output of a float max or min scan of ``x`` along its last axis: whether ``got`` is
+    what the spec allows, and the answer it is judged against.  That is the exact scan bit
+    for bit, either zero for a zero where the spec leaves the order of zeros open; with
+    ``flush``, the scan of the inputs read as zero, or at a zero answer the bits of the
+    first or the last input tied with it (what a compare-and-select returns)."""
+    want, picks = _extreme_answers(spec, x, flush)
+
+    def same(a: np.ndarray) -> np.ndarray:
+        return same_bits(got.ravel(), a.ravel()).reshape(got.shape)
+
+    ok = same(want)
+    if spec.zeros == "either":
         ok |= (got == 0) & (want == 0)
-    return ok
+    for pick in picks:
+        ok |= (want == 0) & same(pick)
+    return ok, want
 
 
 def _ran(target: Target, case: Case) -> tuple[np.ndarray, np.ndarray] | Failure:
@@ -222,15 +274,130 @@ def _outputs(target: Target, case: Case) -> tuple[np.ndarray, np.ndarray, np.nda
     return ran if isinstance(ran, Failure) else (*ran, _exact(target, ran[0]))
 
 
-def _bits_differ(target: Target, got: np.ndarray, want: np.ndarray) -> Failure | None:
-    return _first_bad(target, _agree(target, got, want), got, want, "differs from the exact scan")
+def _bits_differ(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
+                 ) -> Failure | None:
+    failure = _first_bad(target, _agree(target, x, got, want), got, want,
+                         "differs from the exact scan")
+    if failure is None or target.spec.op not in ("max", "min") or not is_float(x.dtype):
+        return failure
+    spec = target.spec
+    return _flush_attributed(target, x, failure, _extreme_agree(spec, x, got, True)[0],
+                             _extreme_agree(spec, x, got, False)[0],
+                             _new_subnormals(x, got), some=_extreme_some(spec, x, got))
+
+
+def _extreme_some(spec: TargetSpec, x: np.ndarray, got: np.ndarray) -> np.ndarray:
+    """Per output of a float max or min scan of ``x`` along its last axis: whether ``got`` is
+    the running extreme of ``x`` with some of its subnormals read as zero (each output the
+    one before it, an input not beyond it staying behind, or that input or its zero, not
+    behind it), where no NaN has come; a restart or a skipped input is none."""
+    ident = get_operator(spec.op).identity(x.dtype.name)
+    xs = x if spec.inclusive else shifted(x, ident)
+    zs = read_as_zero(xs)
+    prev = shifted(got, ident)
+    ahead = np.greater_equal if spec.op == "max" else np.less_equal
+    low = np.minimum(xs, zs) if spec.op == "max" else np.maximum(xs, zs)
+
+    def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return same_bits(a.ravel(), b.ravel()).reshape(a.shape)
+
+    with np.errstate(invalid="ignore"):
+        taken = (same(got, xs) | same(got, zs)) & ahead(got, prev)
+        kept = (same(got, prev) | ((got == 0) & (prev == 0))) & ahead(prev, low)
+    return (taken | kept) & ~np.logical_or.accumulate(np.isnan(xs), axis=-1)
+
+
+# -- subnormals: flushing declared, or not ---------------------------------------------
+
+
+def _flush_attributed(target: Target, x: np.ndarray, failure: Failure, ok_flush: np.ndarray,
+                      ok_keep: np.ndarray, fresh: bool, underflow: bool = False,
+                      some: np.ndarray | None = None) -> Failure:
+    """``failure`` (of a float scan of ``x``) as a matter of subnormals where the outputs'
+    verdicts under the two subnormal rules, ``ok_flush`` and ``ok_keep``, show it: every
+    output right under the rule not declared, or (where the operator's flushing is exact,
+    :data:`~scancheck.core.operators.FLUSH_RULES`) each output right under one rule or the other,
+    or right once read as zero itself (``some``: some subnormals flushed, others kept); and a
+    subnormal shows at the failing output (an input of its prefix, the output or its exact
+    value), or ``underflow``: the judge relaxed only where a partial result does.  A scan
+    that returned a subnormal of its own making (``fresh``) flushes nothing: none is read as
+    zero there."""
+    declared = _flushes(target, x.dtype)
+    exact = get_operator(target.spec.op).flush == "exact"
+    if declared and not exact:  # flushing is allowed, not required: keeping is no failure
+        return failure
+    witness = _subnormal_witness(x, failure, target.spec.inclusive)
+    if witness is None and not underflow:
+        return failure
+    if fresh and not declared:  # what reads subnormals as zero makes none of its own
+        return failure
+    other = ok_keep if declared else ok_flush
+    dt, rule = x.dtype.name, target.spec.subnormals
+    if other.all():
+        text = (f"subnormals kept (IEEE gradual underflow) where the spec declares every "
+                f"{dt} subnormal read as zero (subnormals={rule!r}); a scan that keeps them "
+                f"declares subnormals='keep', or names the dtypes it flushes ('flush:float32')"
+                if declared else
+                f"subnormals read as zero (DAZ or FTZ): every output is right once subnormal "
+                f"inputs and results read as zeros of their sign; a target that flushes by "
+                f"design declares TargetSpec(subnormals='flush'), or 'flush:{dt}' where {dt} "
+                f"alone flushes")
+    elif exact and (ok_flush | ok_keep | (False if some is None else some)).all():
+        text = ("some subnormals read as zero and others kept (DAZ or FTZ on some values "
+                "only): every output is right once it and some of the subnormal inputs read as "
+                "zero, so neither subnormals='keep' nor subnormals='flush' describes it")
+    else:
+        return failure
+    failure.cause = Cause.PRECISION
+    failure.diagnosis = (f"{failure.diagnosis}: {text}; " + (
+        witness or f"a partial result falls below the smallest normal number "
+                   f"{float(finfo(x.dtype).smallest_normal)!r}"))
+    failure.detail["subnormals"] = ("kept" if declared and other.all() else
+                                    "read as zero" if other.all() else "some read as zero")
+    return failure
+
+
+def _new_subnormals(x: np.ndarray, got: np.ndarray) -> bool:
+    """Whether ``got`` holds a subnormal whose bits no element of ``x`` has: a result that
+    flushing arithmetic never returns (a move or a selection returns an input unflushed)."""
+    out = np.asarray(got).reshape(-1)
+    made = out[subnormal(out)]
+    if not made.size:
+        return False
+    view = {2: np.uint16, 4: np.uint32, 8: np.uint64}[out.dtype.itemsize]
+    return not np.isin(made.view(view), np.ascontiguousarray(x).reshape(-1).view(view)).all()
+
+
+def _subnormal_witness(x: np.ndarray, failure: Failure, inclusive: bool) -> str | None:
+    """The subnormal that shows a flush at the failure's output: a subnormal input of its
+    prefix (the one the output or its exact value is, if either is), and the output or its
+    exact value where those are subnormal (None where none is)."""
+    k = failure.index
+    told = []
+    if k is not None:
+        prefix = x[:k + 1] if inclusive else x[:k]
+        tiny = subnormal(prefix)
+        hits = np.argwhere(tiny)
+        if hits.size:
+            values = {np.asarray(v).tobytes() for v in (failure.got, failure.expected)}
+            named = [h for h in hits if prefix[tuple(h)].tobytes() in values] or list(hits)
+            at = tuple(int(i) for i in named[-1])
+            where = f"x[{at[0]}]" + "".join(f"[{i}]" for i in at[1:])
+            told.append(f"{where} = {float(prefix[at])!r} is subnormal")
+        for what, v in (("output", failure.got), ("exact output", failure.expected)):
+            v = np.asarray(v)
+            if v.dtype.kind == "f" and subnormal(v.reshape(-1)).any():
+                told.append(f"the {what} {_short(v)!r} " + ("holds a subnormal" if v.ndim else
+                                                            "is subnormal"))
+    return ", ".join(told) or None
 
 
 # -- float add: the certificate, the bound, and what a failure means -------------------
 
 
-def _flushes(target: Target) -> bool:
-    return target.spec.subnormals == "flush"
+def _flushes(target: Target, dtype: Any) -> bool:
+    """Whether the target's spec reads subnormals of ``dtype`` as zero."""
+    return as_dtype(dtype).name in flushed_dtypes(target.spec.subnormals)
 
 
 def _flush_explains(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray) -> bool:
@@ -248,7 +415,7 @@ def _flush_explains(target: Target, x: np.ndarray, got: np.ndarray, want: np.nda
 
 def _certificate_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
                          ) -> Failure | None:
-    where = certified(x, target.spec.inclusive, flush=_flushes(target))
+    where = certified(x, target.spec.inclusive, flush=_flushes(target, x.dtype))
     # The values, not the bits: adding the identity +0.0 to a -0.0 sum is a correct +0.0.
     return _first_bad(target, ~where | (got == want), got, want,
                       "differs from the exact sum where every summation order is exact "
@@ -259,7 +426,7 @@ def _bound_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndar
                    ) -> Failure | None:
     inc = target.spec.inclusive
     rep = classify(x, got, sequential_depths(x.shape[0], inc), inclusive=inc, exact=want,
-                   flush=_flushes(target))
+                   flush=_flushes(target, x.dtype))
     if rep.verdict != Verdict.BEYOND_BOUND:
         return None
     k = int(rep.beyond[0])
@@ -307,11 +474,13 @@ def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     k = failure.index
     assert k is not None
     detail = _bound_fractions(x, got, want, target.spec.inclusive, k)
-    if not _flushes(target) and _flush_explains(target, x, got, want):
+    if not _flushes(target, x.dtype) and _flush_explains(target, x, got, want):
+        witness = _subnormal_witness(x, failure, target.spec.inclusive)
         return Failure(Cause.PRECISION, f"{failure.diagnosis}: subnormals read as zero (DAZ or "
                        f"FTZ), and within the bound once subnormal inputs and results may be "
                        f"flushed; a target that flushes by design declares "
-                       f"TargetSpec(subnormals='flush')", k, got[k], want[k], detail)
+                       f"TargetSpec(subnormals='flush'); {witness or 'x has subnormals'}",
+                       k, got[k], want[k], {**detail, "subnormals": "read as zero"})
     probe = _steps_probe(target, case)
     if probe is not None:
         where = f"index {probe.index}" if probe.index is not None else "the call itself"
@@ -363,7 +532,7 @@ def _judge(target: Target, case: Case, x: np.ndarray, got: np.ndarray) -> Failur
     x = _promoted(target, x)
     want = _exact(target, x)
     if target.spec.op != "add" or not is_float(x.dtype):
-        return _bits_differ(target, got, want)
+        return _bits_differ(target, x, got, want)
     failure = _certificate_failure(target, x, got, want) or _bound_failure(target, x, got, want)
     return failure and _float_failure(target, case, x, got, want, failure)
 
@@ -387,7 +556,7 @@ def _on_outputs(judge: Judge) -> Check:
 @_on_outputs
 def _integers_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                     want: np.ndarray) -> Failure | None:
-    failure = _bits_differ(target, got, want)
+    failure = _bits_differ(target, x, got, want)
     if failure is not None and case.dtype != x.dtype.name:
         # The widening was exact: the promoted input goes back to the input's type as it was.
         _narrow_first(target, x.astype(as_dtype(case.dtype)), got, failure)
@@ -420,7 +589,7 @@ def _float_check(criterion: Callable[[Target, np.ndarray, np.ndarray, np.ndarray
     def check(target: Target, case: Case, x: np.ndarray, got: np.ndarray, want: np.ndarray
               ) -> Failure | None:
         if target.spec.op != "add":  # max and min round nothing: exact, bit for bit
-            return _bits_differ(target, got, want)
+            return _bits_differ(target, x, got, want)
         failure = criterion(target, x, got, want)
         return failure and _float_failure(target, case, x, got, want, failure)
 
@@ -436,7 +605,7 @@ def _specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     if target.spec.op == "add":  # an overflow some summation order makes is rounding
         inc = target.spec.inclusive
         ok |= classify(x, got, sequential_depths(x.shape[0], inc), inclusive=inc, exact=want,
-                       flush=_flushes(target)).verdicts == Verdict.OVERFLOWED
+                       flush=_flushes(target, x.dtype)).verdicts == Verdict.OVERFLOWED
     spec = target.spec
     rule = ("NaN or infinity not propagated as IEEE arithmetic says" if spec.op == "add" else
             f"NaN not handled as the spec declares (nans={spec.nans!r}: {NAN_RULES[spec.nans]})")
@@ -487,15 +656,18 @@ def _recurrence_check(target: Target, case: Case) -> Failure | None:
     if isinstance(ran, Failure):
         return ran
     x, got = ran
-    text = ("recurrence y_n = a_n*y_{n-1} + b_n not solved: operand order of the "
-            "non-commutative pair, or a logic error")
+    text = "recurrence y_n = a_n*y_{n-1} + b_n not solved"
+    cause = ": operand order of the non-commutative pair, or a logic error"
     if not is_float(x.dtype) or x.shape[0] <= RATIONAL_RECURRENCE_MAX:
         want = _exact(target, x)  # exact rationals (or wrapping integers)
         if not is_float(x.dtype):
-            return _first_bad(target, same_bits(got, want), got, want, text)
+            return _first_bad(target, same_bits(got, want), got, want, text + cause)
         lo = hi = want[:, 1].astype(np.float64)
-        mags = exact_scan(np.abs(x).astype(np.float64), "recurrence", target.spec.inclusive)
-        mags = mags[:, 1]
+        # An upper bound, rounded upward in order: rationals here cost as much as want's
+        # (subnormal pairs' denominators run to 2**1074).
+        mags = recurrence_magnitudes(x)
+        if not target.spec.inclusive:
+            mags = np.r_[0.0, mags[:-1]]
     else:  # rigorous enclosures [lo, hi] of y_k, computed once for the case
         lo, hi, mags = _recurrence_reference(x, target.spec.inclusive)
         want = _exact(target, x, (lo, hi))
@@ -503,11 +675,43 @@ def _recurrence_check(target: Target, case: Case) -> Failure | None:
     # Fail only where the output lies farther from [lo, hi] than the bound: a proven error.
     bound = gamma(2 * (np.arange(x.shape[0]) + 1), x.dtype.name) * mags * 1.01
     g = got[:, 1].astype(np.float64)
-    with np.errstate(invalid="ignore"):
-        err = np.maximum(np.maximum(lo - g, g - hi), 0)  # at least |g - y_k|
-        ok = ~(err > bound + np.spacing(np.abs(want[:, 1])))  # NaN: no claim, or NaN got
-    ok &= np.isfinite(g) | ~(np.isfinite(lo) & np.isfinite(hi))
-    return _first_bad(target, ok, got, want, text)
+    info = finfo(x.dtype)
+
+    def within(flush: bool) -> np.ndarray:
+        # Below the normal numbers rounding is absolute: gradual underflow errs by half the
+        # smallest subnormal a step, flushing by less than the smallest normal number.
+        unit = float(info.smallest_normal) if flush else float(info.smallest_subnormal) / 2
+        allowed = bound + _underflow_allowance(x, mags, unit, target.spec.inclusive)
+        with np.errstate(invalid="ignore"):
+            err = np.maximum(np.maximum(lo - g, g - hi), 0)  # at least |g - y_k|
+            ok = ~(err > allowed + np.spacing(np.abs(want[:, 1])))  # NaN: no claim, or NaN got
+        return ok & (np.isfinite(g) | ~(np.isfinite(lo) & np.isfinite(hi)))
+
+    failure = _first_bad(target, within(_flushes(target, x.dtype)), got, want, text)
+    if failure is None or "never written" in failure.diagnosis:
+        return failure  # never written: the fill's own words
+    failure = _flush_attributed(target, x, failure, within(True), within(False),
+                                _new_subnormals(x, got))
+    if "subnormals" not in failure.detail:
+        failure.diagnosis += cause
+    return failure
+
+
+def _underflow_allowance(x: np.ndarray, mags: np.ndarray, unit: float, inclusive: bool
+                         ) -> np.ndarray:
+    """Per output of a float recurrence scan of the pairs ``x`` (``mags``: the magnitudes'
+    recurrence, per output): how far absolute errors of at most ``unit`` in every input and
+    every partial result can move it.  Output k's tree has at most 3k operations on 2(k+1)
+    inputs; an error in a range's b reaches y_k times the later a's, one in its a times a
+    partial y too, so each is carried by at most the prefix's product of max(1, |a|) and
+    scaled by at most 1 + the largest magnitude so far."""
+    n = x.shape[0]
+    with np.errstate(over="ignore", invalid="ignore"):
+        grow = np.multiply.accumulate(np.maximum(np.abs(x[:, 0].astype(np.float64)), 1.0))
+        if not inclusive:
+            grow = np.r_[1.0, grow[:-1]]
+        big = np.maximum.accumulate(np.where(np.isnan(mags), np.inf, mags))
+        return unit * 6 * (np.arange(n) + 1) * grow * (1 + big) * 1.01
 
 
 def _recurrence_reference(x: np.ndarray, inclusive: bool
@@ -532,10 +736,17 @@ def _judged(target: Target, case: Case, judge: Callable[[np.ndarray, np.ndarray,
     if isinstance(ran, Failure):
         return ran
     x, got = ran
-    judged = judge(x, got, target.spec.inclusive)
+    inc = target.spec.inclusive
+    judged = judge(x, got, inc, flush=_flushes(target, x.dtype))
     first = np.flatnonzero(~judged.ok)
     failure = None if not first.size else _first_bad(
         target, judged.ok, got, judged.reference.astype(got.dtype), str(judged.reason[first[0]]))
+    if failure is not None and "never written" not in failure.diagnosis:
+        # A product's judge relaxes under flush only where some range of the prefix
+        # multiplies to below the smallest normal number: that is its evidence.
+        failure = _flush_attributed(target, x, failure, judge(x, got, inc, flush=True).ok,
+                                    judge(x, got, inc, flush=False).ok, _new_subnormals(x, got),
+                                    underflow=judge is judge_products)
     return x, judged, failure
 
 
@@ -544,11 +755,15 @@ def _products_check(target: Target, case: Case) -> Failure | None:
     if isinstance(out, Failure):
         return out
     x, judged, failure = out
-    if failure is None or "bound" not in failure.diagnosis:  # specials, signs, never written
-        return failure
+    if failure is None or "subnormals" in failure.detail or not (
+            "bound" in failure.diagnosis or "exactness certificate" in failure.diagnosis):
+        return failure  # specials, signs, never written, or flushing
     k = failure.index
     inc = target.spec.inclusive
-    failure.diagnosis += f" ({judged.error[k] / judged.bound[k]:.3g}x the bound)"
+    if "bound" in failure.diagnosis:
+        failure.diagnosis += f" ({judged.error[k] / judged.bound[k]:.3g}x the bound)"
+    if not judged.error[k] < 0.5:  # a zero, an infinity or a factor 1.5: no rounding does that
+        return failure
     # Factors +-1, +-2 and +-1/2 multiply exactly in every order while in range: a scan
     # wrong on them has no rounding to blame.
     for seed in (case.seed, case.seed + 1, case.seed + 2):
@@ -580,7 +795,7 @@ def _logsumexp_check(target: Target, case: Case) -> Failure | None:
     if isinstance(out, Failure):
         return out
     x, judged, failure = out
-    if failure is None or "never written" in failure.diagnosis:
+    if failure is None or "never written" in failure.diagnosis or "subnormals" in failure.detail:
         return failure
     k = failure.index
     if "bound" in failure.diagnosis:
@@ -610,8 +825,8 @@ def _indices_check(target: Target, case: Case) -> Failure | None:
     if wrong:
         return Failure(Cause.LOGIC, wrong)
     values, idx = out
-    want_v, want_i = arg_extreme_scan(x, spec.op)
-    ok_i = idx == want_i
+    flush = _flushes(target, x.dtype)
+    ok_i, ok_v, want_v, want_i = _indices_agree(spec, x, values, idx, flush)
     failure = _first_bad(target, ok_i, idx, want_i,
                          f"an index other than the last position of the running {spec.op} "
                          f"(ties and NaNs go to the later index)")
@@ -619,9 +834,57 @@ def _indices_check(target: Target, case: Case) -> Failure | None:
         k = failure.index
         failure.detail = {"value": _short(x[k]), "x at the index returned":
                           _short(x[idx[k]]) if 0 <= idx[k] < x.shape[0] else "out of range"}
+    else:
+        failure = _first_bad(target, ok_v, values, want_v,
+                             f"values other than the running {spec.op} (each is x at its index)")
+    if failure is None or not is_float(x.dtype):
         return failure
-    return _first_bad(target, same_bits(values, want_v), values, want_v,
-                      f"values other than the running {spec.op} (each is x at its index)")
+    # The witness is the value: an index is no subnormal.
+    shown = replace(failure, got=values[failure.index], expected=want_v[failure.index])
+    verdicts = [np.logical_and(*_indices_agree(spec, x, values, idx, f)[:2]) for f in (True, False)]
+    told = _flush_attributed(target, x, shown, *verdicts, _new_subnormals(x, values),
+                             some=_indices_some(spec, x, values, idx))
+    failure.cause, failure.diagnosis = told.cause, told.diagnosis
+    return failure
+
+
+def _indices_some(spec: TargetSpec, x: np.ndarray, values: np.ndarray, idx: np.ndarray
+                  ) -> np.ndarray:
+    """Per output of a cummax or cummin: whether it names the index before it or its own,
+    an input tied with the running extreme of the inputs read as zero, and returns that
+    input or its zero (what a scan that flushes some subnormals and keeps others returns)."""
+    m = x.shape[-1]
+    inside = (idx == np.arange(m)) | (idx == shifted(idx, -1))
+    at = np.clip(idx, 0, max(m - 1, 0))
+    picked = np.take_along_axis(x, at, axis=-1) if x.size else x
+    want_v = arg_extreme_scan(read_as_zero(x), spec.op)[0]
+    zeroed = read_as_zero(picked)
+
+    def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return same_bits(a.ravel(), b.ravel()).reshape(a.shape)
+
+    with np.errstate(invalid="ignore"):
+        tied = same(zeroed, want_v) | ((zeroed == 0) & (want_v == 0))
+    return inside & tied & (same(values, picked) | same(values, zeroed))
+
+
+def _indices_agree(spec: TargetSpec, x: np.ndarray, values: np.ndarray, idx: np.ndarray,
+                   flush: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per output of a cummax or cummin of ``x`` along its last axis: whether the index and
+    whether the value are right, and the values and indices due.  With ``flush`` the indices
+    are those of the inputs read as zero (a subnormal ties with the zeros), and a value may
+    be the input at its index or that input read as zero (FLUSH_RULES, "exact")."""
+    want_v, want_i = arg_extreme_scan(read_as_zero(x) if flush else x, spec.op)
+    ok_i = idx == want_i
+
+    def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return same_bits(a.ravel(), b.ravel()).reshape(a.shape)
+
+    ok_v = same(values, want_v)
+    if flush:
+        at = np.clip(want_i, 0, max(x.shape[-1] - 1, 0))
+        ok_v |= same(values, np.take_along_axis(x, at, axis=-1) if x.size else x)
+    return ok_i, ok_v, want_v, want_i
 
 
 def _indices_shape_failure(x: np.ndarray, out: Any) -> str | None:
@@ -652,26 +915,31 @@ def _row_verdicts(target: Target, xs: np.ndarray, gs: Any) -> tuple[np.ndarray, 
     (a pair of them for indices): which outputs are wrong, and for one of them why, what
     came back and what was due."""
     spec = target.spec
+    flush = _flushes(target, xs.dtype)
     if spec.indices:
         values, idx = gs
-        want_v, want_i = arg_extreme_scan(xs, spec.op)
-        wrong_i = idx != want_i
-        bad = wrong_i | ~same_bits(values.ravel(), want_v.ravel()).reshape(values.shape)
+        ok_i, ok_v, want_v, want_i = _indices_agree(spec, xs, values, idx, flush)
+        wrong_i = ~ok_i
+        bad = wrong_i | ~ok_v
         return bad, lambda r, k: (
             (f"an index other than the last position of the running {spec.op} (ties and NaNs "
              f"go to the later index)", idx[r, k], want_i[r, k]) if wrong_i[r, k] else
             (f"values other than the running {spec.op}", values[r, k], want_v[r, k]))
     judge = _judge_of(spec, xs.dtype)
     if judge is not None:
-        judged = judge(xs, gs, spec.inclusive)
+        judged = judge(xs, gs, spec.inclusive, flush=flush)
         return ~judged.ok, lambda r, k: (str(judged.reason[r, k]), gs[r, k],
                                          judged.reference[r, k])
-    kw = dict(zeros=spec.zeros, nans=spec.nans) if spec.op in ("max", "min") else {}
-    ws = exact_scan_axis(xs, spec.op, -1, spec.inclusive, **kw)
-    bad = ~_agree(target, gs.ravel(), ws.ravel()).reshape(gs.shape)
+    if spec.op in ("max", "min") and is_float(xs.dtype):
+        ok, ws = _extreme_agree(spec, xs, gs, flush)
+        bad = ~ok
+    else:
+        kw = dict(zeros=spec.zeros, nans=spec.nans) if spec.op in ("max", "min") else {}
+        ws = exact_scan_axis(xs, spec.op, -1, spec.inclusive, **kw)
+        bad = ~_agree(target, xs, gs, ws)
     if not (bad.any() and spec.op == "add" and is_float(xs.dtype)):
         return bad, lambda r, k: ("differs from its exact scan", gs[r, k], ws[r, k])
-    inc, flush = spec.inclusive, _flushes(target)
+    inc = spec.inclusive
     wrong_certified = certified(xs, inc, flush, rows=True) & (gs != ws)
     rep = classify(xs, gs, sequential_depths(xs.shape[-1], inc), inc, exact=ws, flush=flush,
                    rows=True)
@@ -721,9 +989,26 @@ def _rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fai
     why, shown, wanted = told(r, k)
     failure = Failure(Cause.LOGIC, f"row {row} (of shape {list(x.shape)}, axis {b.axis}, "
                       f"{b.layout} layout): {why}", k, shown, wanted, at={**at, "row": row})
+    if is_float(x.dtype) and "never written" not in failure.diagnosis:
+        # The same rows judged under the other subnormal rule: flushing, declared or not.
+        flushing = _flushes(target, x.dtype)
+        flipped = replace(target, spec=replace(spec, subnormals="keep" if flushing else "flush"))
+        gs = tuple(rows(v) for v in got) if spec.indices else rows(got)
+        bad_other = _row_verdicts(flipped, xs, gs)[0]
+        ok_flush, ok_keep = (~bad, ~bad_other) if flushing else (~bad_other, ~bad)
+        some = None
+        if spec.op in ("max", "min"):
+            some = _indices_some(spec, xs, *gs) if spec.indices else _extreme_some(spec, xs, gs)
+        fresh = _new_subnormals(xs, gs[0] if spec.indices else gs)
+        failure = _flush_attributed(target, xs[r], failure, ok_flush, ok_keep, fresh,
+                                    underflow=_judge_of(spec, x.dtype) is judge_products,
+                                    some=some)
+        if "subnormals" in failure.detail:
+            return failure
     if spec.op == "add" and is_float(x.dtype):
         return _rows_attribution(target, case, failure)
-    if _judge_of(spec, x.dtype) is not None and "bound" in failure.diagnosis:
+    if _judge_of(spec, x.dtype) is not None and (
+            "bound" in failure.diagnosis or "exactness certificate" in failure.diagnosis):
         return _row_alone(target, xs[r], failure)
     return failure
 
@@ -774,16 +1059,17 @@ TABLE: dict[str, Property] = {p.name: p for p in (
     Property("nan and inf", _specials_check, FLOAT_DTYPES, ("specials",), ORDERED),
     Property("deterministic", _determinism_check, FLOAT_DTYPES, ("uniform", "cancellation"),
              ORDERED),
-    Property("recurrence", _recurrence_check, DTYPES, ("uniform",), ("recurrence",)),
+    Property("recurrence", _recurrence_check, DTYPES, ("uniform", "subnormal"), ("recurrence",)),
     Property("rows", _rows_check, INPUT_DTYPES, ("integers", "uniform", "dyadic", "specials",
-                                           "factors", "steps"),
+                                           "factors", "steps", "subnormal"),
              (*ORDERED, "mul", "logaddexp"), batched=True),
-    Property("products within bound", _products_check, FLOAT_DTYPES, ("factors", "specials"),
-             ("mul",)),
+    Property("products within bound", _products_check, FLOAT_DTYPES,
+             ("factors", "specials", "powers"), ("mul",)),
     Property("logsumexp within bound", _logsumexp_check, FLOAT_DTYPES,
-             ("uniform", "integers", "wide", "cancellation", "specials"), ("logaddexp",)),
-    Property("indices", _indices_check, INPUT_DTYPES, ("steps", "zeros", "specials", "integers"),
-             ("max", "min")),
+             ("uniform", "integers", "wide", "cancellation", "specials", "subnormal"),
+             ("logaddexp",)),
+    Property("indices", _indices_check, INPUT_DTYPES,
+             ("steps", "zeros", "specials", "integers", "subnormal"), ("max", "min")),
 )}
 PROPERTIES: tuple[str, ...] = tuple(TABLE)
 

@@ -36,7 +36,8 @@ class TargetSpec:
     zeros: str = "either"
     #: Max and min: what a NaN does (a key of ``operators.NAN_RULES``).
     nans: str = "propagate"
-    #: Float add: whether subnormals may read as zero (a key of ``operators.SUBNORMAL_RULES``).
+    #: Floats: whether subnormals read as zero (a key of ``operators.SUBNORMAL_RULES``; what
+    #: "flush" allows for each operator is its ``flush`` column, ``operators.FLUSH_RULES``).
     subnormals: str = "keep"
     #: (input dtype, output dtype) pairs where the scan returns a wider type than it takes,
     #: as NumPy's and PyTorch's default int32 -> int64; the oracle then scans in the wider one.

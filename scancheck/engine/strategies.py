@@ -28,6 +28,7 @@ DISTRIBUTIONS: tuple[str, ...] = (
     "overflow",  # magnitudes whose running sum crosses the overflow threshold, some of them max
     "zeros",  # -0.0 and +0.0 in every position among small values of one sign
     "factors",  # products' data: magnitudes near 1 of both signs, some zeros, some huge or tiny
+    "powers",  # signed powers of two (a few times 3) whose products dip below the normal numbers
 )
 
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 61, 127, 251, 509, 1021, 2039, 4093, 8191)
@@ -147,10 +148,23 @@ def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: st
         return np.where(rng.random(n) < 0.5, big, small).astype(dt)
     if distribution == "subnormal":
         tiny, least = float(info.smallest_normal), float(info.smallest_subnormal)
-        x = (rng.uniform(-4, 4, n) * tiny).astype(dt)
-        # The largest subnormal (one bit short of normal) and the smallest, of either sign.
+        u = rng.uniform(-4, 4, n)
+        kind = rng.integers(3)
+        # Normal values of one sign, or none, and none in the first quarter (three at least):
+        # a max or min scan stays among the subnormals and zeros there, where reading them
+        # as zero shows, or for the whole array.
+        if kind == 1:
+            u = np.where(np.abs(u) >= 1, np.abs(u) * rng.choice([-1.0, 1.0]), u)
+        elif kind == 2:
+            u /= 4
+        head = max(3, n // 4)
+        u[:head] /= 4
+        x = (u * tiny).astype(dt)
+        # The largest subnormal (one bit short of normal) and the smallest, of either sign,
+        # past the first quarter: there the running max and min lie anywhere, not at its ends.
         edges = np.array([tiny - least, least]).astype(dt)
         edge = rng.random(n) < 0.3
+        edge[:head] = False
         x[edge] = rng.choice(edges, int(edge.sum())) * rng.choice([-1, 1], int(edge.sum()))
         return x
     if distribution == "overflow":
@@ -167,6 +181,8 @@ def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: st
         return (x if rng.random() < 0.5 else -x).astype(dt)
     if distribution == "factors":
         return _factors(rng, n, dt)
+    if distribution == "powers":
+        return _powers(rng, n, dt)
     if distribution == "specials":
         x = rng.uniform(-1, 1, n).astype(dt)
         specials = np.array([np.nan, np.inf, -np.inf, -0.0], dtype=dt)
@@ -209,6 +225,28 @@ def _factors(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     return x.astype(dt)
 
 
+def _powers(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
+    """Signed powers of two, a few later ones times 3, whose running product falls steadily
+    from 1 to a power of two among the subnormals (or the smallest normal), then climbs back
+    by less than the largest float's exponent minus p: every range's product lies between
+    the smallest subnormal and 2**-p times the largest float, and the 3s multiply to less
+    than 2**(p-1), so every order of multiplication is exact.  Reading subnormals as zero is
+    not: the products from the dip on come back zero."""
+    info = finfo(dt)
+    p = SIGNIFICAND_BITS[dt.name]
+    lowest = int(info.minexp) - p + 1  # the smallest subnormal is 2**lowest
+    depth = int(rng.integers(lowest + 1, int(info.minexp) + 1))
+    back = int(rng.integers(0, int(info.maxexp) - p))
+    down = (n + 1) // 2
+    path = np.r_[np.round(np.linspace(0, depth, down + 1))[1:],
+                 np.round(np.linspace(depth, depth + back, n - down + 1))[1:]]
+    e = np.diff(np.r_[0.0, path])
+    threes = np.zeros(n)  # on the way back up, so that the dip itself is a power of two
+    threes[down + rng.choice(n - down, min(n // 4, int((p - 1) / np.log2(3))), replace=False)] = 1
+    x = np.ldexp(3.0**threes, e.astype(np.int64)) * rng.choice([-1.0, 1.0], n)
+    return x.astype(dt)
+
+
 def _overflowing(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     """Magnitudes near the largest float over a k drawn between n/8 and n, clipped to it.
 
@@ -229,10 +267,12 @@ def _overflowing(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     return (sign * np.minimum(frac, 1.0) * big).astype(dt)
 
 
-def generate_pairs(rng: np.random.Generator, n: int, dtype: str, contracting: bool | None = True
-                   ) -> np.ndarray:
+def generate_pairs(rng: np.random.Generator, n: int, dtype: str, contracting: bool | None = True,
+                   distribution: str = "uniform") -> np.ndarray:
     """``(n, 2)`` recurrence pairs (a, b) of ``dtype``; |a| < 1 if contracting, > 1 if not,
-    either if None (small integers for integer dtypes)."""
+    either if None (small integers for integer dtypes).  b is uniform in [-1, 1), or with
+    ``distribution`` "subnormal" in [-4, 4) times the smallest normal number, some of them
+    the largest or smallest subnormal: then many y_k are subnormal."""
     dt = as_dtype(dtype)
     if not is_float(dt):
         return rng.integers(-3, 4, (n, 2)).astype(dt)
@@ -240,7 +280,10 @@ def generate_pairs(rng: np.random.Generator, n: int, dtype: str, contracting: bo
     if contracting is None:
         mag = np.where(rng.random(n) < 0.5, mag, 1 / mag)
     a = mag * rng.choice([-1.0, 1.0], n)
-    return np.stack([a, rng.uniform(-1, 1, n)], axis=-1).astype(dt)
+    b = rng.uniform(-1, 1, n)
+    if distribution == "subnormal":
+        b = generate_data(rng, n, dtype, "subnormal").astype(np.float64)
+    return np.stack([a, b], axis=-1).astype(dt)
 
 
 @st.composite

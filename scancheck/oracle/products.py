@@ -9,6 +9,14 @@ multiplies adjacent ranges x_i ... x_j: :func:`judge_products` claims the bound 
 every such range of the prefix stays in the normal range, and otherwise checks what no
 order can change (the sign; zeros, infinities and NaN as IEEE arithmetic makes them).
 
+Where every order is exact, the product must be exact, subnormal or not (the exactness
+certificate for products): each factor is an odd integer m_i times 2**e_i, the prefix's
+m_i multiply to less than 2**p, and every range's sum of e_i keeps its product between the
+smallest subnormal and the largest float, so that every partial product any order forms is
+representable.  A scan that reads subnormals as zero (DAZ, FTZ) returns zero there; under
+subnormals='flush' (within bound: it may) a zero of the product's sign is allowed where
+some range of the prefix falls below the smallest normal number.
+
 The reference is a double-double significand and a separate integer exponent, multiplied
 in order (:func:`_reference`, compiled by Numba): its relative error stays below
 2**-100 per factor, a hundred million times under the bound of any float type.
@@ -23,6 +31,7 @@ import numpy as np
 
 from ..core.operators import SIGNIFICAND_BITS, finfo, shifted
 from .bounds import Judgement
+from .exact import lowest_set_bit
 
 _SPLIT = 134217729.0  # 2**27 + 1: Dekker's split of a float64 into two halves
 
@@ -70,10 +79,34 @@ def _prefix_products(xf: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return hi, lo, ex
 
 
-def judge_products(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> Judgement:
+def _certified(xf: np.ndarray, dt: str) -> tuple[np.ndarray, np.ndarray]:
+    """Per output of a product scan of the float64 ``xf`` (values of ``dt``, shifted already
+    for an exclusive scan): where every order of multiplication is exact in ``dt``, and where
+    moreover no range of the prefix falls below the smallest normal number (so that no order
+    meets a subnormal to flush).  Zeros, infinities and NaN certify nothing."""
+    info = finfo(dt)
+    p = SIGNIFICAND_BITS[dt]
+    plain = np.isfinite(xf) & (xf != 0)
+    mag = np.where(plain, np.abs(xf), 1.0)
+    e = lowest_set_bit(mag).astype(np.int64)  # mag = odd * 2**e, odd an integer below 2**p
+    with np.errstate(over="ignore"):  # exact below 2**53; past it, at least 2**53
+        odd = np.logical_and.accumulate(plain, axis=-1) & (
+            np.multiply.accumulate(np.ldexp(mag, -e), axis=-1) < 2.0**p)
+    s = np.concatenate([np.zeros(xf.shape[:-1] + (1,), dtype=np.int64), np.cumsum(e, axis=-1)],
+                       axis=-1)
+    # A range's product is its odd parts' times 2**(its sum of e): at least 2**that, below
+    # 2**(that + p), so its largest and smallest sums bound every partial product.
+    rise = np.maximum.accumulate(s[..., 1:] - np.minimum.accumulate(s[..., :-1], axis=-1), axis=-1)
+    fall = np.minimum.accumulate(s[..., 1:] - np.maximum.accumulate(s[..., :-1], axis=-1), axis=-1)
+    exact = odd & (rise + p <= int(info.maxexp)) & (fall >= int(info.minexp) - p + 1)
+    return exact, exact & (fall >= int(info.minexp))
+
+
+def judge_products(x: np.ndarray, got: np.ndarray, inclusive: bool = True, flush: bool = False
+                   ) -> Judgement:
     """Judge ``got``, a float product scan of ``x`` along its last axis (each row on its own;
     both in one float dtype), output by output against the rules in the module docstring;
-    the error is relative."""
+    the error is relative.  With ``flush`` the target may read subnormals as zero."""
     dt = x.dtype.name
     n = x.shape[-1]
     xf = x.astype(np.float64)
@@ -128,6 +161,10 @@ def judge_products(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> Ju
         exact & ~no_overflow & ~no_underflow)
     fail(nan & ~np.isnan(g), "not NaN where the prefix has a NaN, or a zero and an infinity")
     fail(~may_nan & np.isnan(g), "NaN where no order of multiplication makes one")
+    certified, unflushed = _certified(xf, dt)
+    flushed = flush & certified & ~unflushed & (g == 0) & sign_ok
+    fail(certified & ~(g == reference) & ~flushed, "differs from the exact product where every "
+         "order of multiplication is exact (the exactness certificate)")
     fail(zero & ~nan & ~np.isnan(g) & ~((g == 0) & sign_ok), "not a zero of the product's "
          "sign where the prefix has a zero")
     fail(inf & ~nan & ~zero & ~np.isnan(g) & ~(np.isinf(g) & sign_ok), "not an infinity of the "
