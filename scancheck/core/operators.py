@@ -234,6 +234,15 @@ def _highest(dtype: str) -> Any:
     return np.inf if is_float(dtype) else np.iinfo(dtype).max
 
 
+#: How an operator's elements are made for a case (its ``elements`` column).
+ELEMENT_KINDS: dict[str, str] = {
+    "scalars": "n values of the dtype, drawn from the case's distribution",
+    "value-index": "(value, index) pairs: n values drawn as scalars, each with its position",
+    "pairs": "(a, b) pairs of the first-order recurrence, drawn as such (contracting or not)",
+    "intervals": "the interval proof's input, [k, k] at position k: no data is drawn",
+}
+
+
 @dataclass(frozen=True)
 class Operator:
     """One monoid: its identity, laws, NumPy and exact evaluation, and CUDA functor."""
@@ -254,6 +263,12 @@ class Operator:
     #: What subnormals='flush' allows for it: a key of :data:`FLUSH_RULES`.
     flush: str
     doc: str = ""
+    #: How its elements are made for a case: a key of :data:`ELEMENT_KINDS`.
+    elements: str = "scalars"
+    #: Why a target may not declare it ("" where it may): scancheck's own devices.
+    not_a_target: str = ""
+    #: The C++ element type where it is one type, not a template over the dtype.
+    cuda_type: str = ""
 
     def check_dtype(self, dtype: str) -> np.dtype:
         """Return ``dtype`` as a NumPy dtype, or raise naming the dtypes this operator takes."""
@@ -277,15 +292,15 @@ class Operator:
         """C++ element type of this monoid at ``dtype``, as the kernels are instantiated."""
         dt = self.check_dtype(dtype).name
         scalar = CUDA_SCALAR[dt]
-        if self.name == "interval":
-            return "scancheck::Interval"
+        if self.cuda_type:
+            return self.cuda_type
         if self.width == 2:
             return f"scancheck::Pair<{scalar}>"
         return scalar
 
     def cuda_functor_type(self, dtype: str) -> str:
         dt = self.check_dtype(dtype).name
-        if self.name == "interval":
+        if self.cuda_type:
             return self.cuda_functor
         return f"{self.cuda_functor}<{CUDA_SCALAR[dt]}>"
 
@@ -406,6 +421,9 @@ OPERATORS: dict[str, Operator] = {
             flush="exact",
             doc="(value, index): the larger value, NaN above all, the later index on ties "
                 "(cummax with indices)",
+            elements="value-index",
+            not_a_target=("the monoid cummax and cummin are evaluated in; a target returning "
+                          "indices declares op='max' with indices=True"),
         ),
         Operator(
             name="argmin",
@@ -420,6 +438,9 @@ OPERATORS: dict[str, Operator] = {
             flush="exact",
             doc="(value, index): the smaller value, NaN below all, the later index on ties "
                 "(cummin with indices)",
+            elements="value-index",
+            not_a_target=("the monoid cummax and cummin are evaluated in; a target returning "
+                          "indices declares op='min' with indices=True"),
         ),
         Operator(
             name="recurrence",
@@ -433,6 +454,7 @@ OPERATORS: dict[str, Operator] = {
             exact_in=lambda dt: not is_float(dt),
             flush="within bound",
             doc="(a1, b1) then (a2, b2) = (a2*a1, a2*b1 + b2): y_n = a_n*y_{n-1} + b_n",
+            elements="pairs",
         ),
         Operator(
             name="interval",
@@ -446,13 +468,15 @@ OPERATORS: dict[str, Operator] = {
             exact_in=lambda dt: True,
             flush="exact",
             doc="[i, j] then [j+1, k] = [i, k]; any other pair is the absorbing error",
+            elements="intervals",
+            not_a_target="scancheck's proof device (the interval of summation), not a scan to check",
+            cuda_type="scancheck::Interval",
         ),
     )
 }
-#: The operators a scan target declares: interval is scancheck's proof device, and argmax and
-#: argmin are how cummax and cummin are evaluated (declared as max and min with indices).
+#: The operators a scan target declares (the others say why not: ``not_a_target``).
 TARGET_OPERATORS: tuple[str, ...] = tuple(
-    name for name in OPERATORS if name not in ("interval", "argmax", "argmin"))
+    name for name, op in OPERATORS.items() if not op.not_a_target)
 
 
 def get_operator(op: str | Operator) -> Operator:

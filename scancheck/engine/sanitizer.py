@@ -132,7 +132,7 @@ def _child(argv: list[str] | None = None) -> int:
     from ..kernels.launch import scan
 
     oper = get_operator(args.op)
-    if oper.name == "interval":
+    if oper.elements == "intervals":
         x = interval_input(args.n)
     else:
         rng = np.random.default_rng(0)

@@ -73,12 +73,8 @@ class TargetSpec:
         if self.reverse and not oper.commutative:
             raise ValueError(f"reverse=True with op={self.op!r}: a reverse scan of a "
                              f"non-commutative operator is not defined here; use add, max or min")
-        if oper.name == "interval":
-            raise ValueError("op='interval' is scancheck's proof device, not a target operator")
-        if oper.name in ("argmax", "argmin"):
-            raise ValueError(f"op={self.op!r} is the monoid scancheck evaluates cummax and cummin "
-                             f"in; a target returning indices declares op='{self.op[3:]}' "
-                             f"with indices=True")
+        if oper.not_a_target:
+            raise ValueError(f"op={self.op!r} is {oper.not_a_target}")
         if self.indices and (self.op not in ("max", "min") or self.reverse):
             raise ValueError(f"indices=True with op={self.op!r}, reverse={self.reverse}: only "
                              f"forward max and min scans return indices here (cummax, cummin)")

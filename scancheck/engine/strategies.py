@@ -343,14 +343,14 @@ def elements_for(
     """Input elements of operator ``op``: scalars, recurrence pairs, or the interval proof's input."""
     oper = get_operator(op)
     oper.check_dtype(dtype)
-    if oper.name == "recurrence":
+    if oper.elements == "pairs":
         return draw(recurrence_pairs(n, dtype))
-    if oper.name == "interval":
+    if oper.elements == "intervals":
         from ..core.operators import interval_input
 
         return interval_input(n)
     values = draw(scan_data(n, dtype, distribution))
-    if oper.name in ("argmax", "argmin"):  # (value, index) pairs, the index in the value's type
+    if oper.elements == "value-index":  # the index in the value's type
         return np.stack([values, np.arange(n).astype(values.dtype)], axis=-1)
     return values
 

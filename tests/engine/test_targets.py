@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -402,3 +403,14 @@ def test_a_file_target_and_its_overrides_reach_a_child_process(user_file):
     assert rep.target == f"{user_file}:running_max"
     assert (rep.spec["op"], tuple(rep.spec["dtypes"]), rep.spec["zeros"]) == (
         "max", ("float32",), "ordered")
+
+
+def test_an_operator_a_target_may_not_declare_is_refused_with_the_table_s_reason():
+    from scancheck.core.operators import ELEMENT_KINDS, OPERATORS, TARGET_OPERATORS
+
+    assert all(op.elements in ELEMENT_KINDS for op in OPERATORS.values())
+    refused = [op for op in OPERATORS.values() if op.name not in TARGET_OPERATORS]
+    assert {op.name for op in refused} == {"interval", "argmax", "argmin"}
+    for op in refused:
+        with pytest.raises(ValueError, match=re.escape(op.not_a_target)):
+            TargetSpec(op=op.name)
