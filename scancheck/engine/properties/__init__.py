@@ -1,0 +1,98 @@
+"""The conformance properties, one row each (:data:`TABLE`), and how a failing case is
+attributed to a cause.  Each family of checks is a module of this package: ``values``,
+``determinism``, ``recurrence``, ``own_rules`` (products, log-sum-exp, indices), ``rows``;
+``running`` calls the target and compares, ``subnormals`` tells flushing apart, ``base``
+holds the row and the failure, ``summaries`` what a passing target's floats look like.
+
+* ``integers exact`` -- integer scans equal the exact answer (two's-complement wrap);
+* ``certified exact`` -- where every summation order is exact (:func:`~scancheck.oracle.bounds.certified`),
+  float outputs equal the exact sum: no bound needed, so a carry kept in 16 bits shows
+  although its error stays inside the any-order bound;
+* ``floats within bound`` -- float errors within the rounding bound of any summation order
+  (depth k-1 for the k-th prefix), infinities only where some order may overflow; max and
+  min exact, with the zero order and NaN rule their spec declares;
+* ``nan and inf`` -- NaN and infinities propagate as IEEE arithmetic says;
+* ``deterministic`` -- the same bits on every run;
+* ``recurrence`` -- the (a, b) pair scan solves y_n = a_n*y_{n-1} + b_n;
+* ``rows`` -- every row of an N-D input, any axis and layout, by the criteria of its
+  operator's 1-D properties (bounds, exact answers, indices);
+* ``products within bound`` -- cumprod within gamma(k-1) of the exact product where no range
+  leaves the normal numbers, and IEEE's signs, zeros, infinities and NaN (:mod:`scancheck.oracle.products`);
+* ``logsumexp within bound`` -- logcumsumexp within its combine-tree bound, specials exact
+  (:mod:`scancheck.oracle.logsumexp`);
+* ``indices`` -- cummax and cummin return the last position of each running extreme.
+
+Subnormals: a target's spec keeps them (IEEE) or declares the float dtypes whose subnormals
+read as zero (``subnormals='flush'``), and each operator's ``flush`` column
+(:data:`~scancheck.core.operators.FLUSH_RULES`) says what that allows: rounding operators may
+flush, selecting ones (max, min, indices) must.  A failure that the other rule explains is
+named as such ("subnormals read as zero", "subnormals kept"), with the subnormal that shows it.
+
+A failing float case is a logic error if the target is also wrong on ``steps`` data of the
+same size, where every sum of adjacent elements lies in [-3, 3] so that any scan that adds
+adjacent ranges is exact in 3 bits; otherwise the precision was lost, and the error says
+how many significand bits the target behaves like.  A NaN/inf failure is a logic error if
+the same input with its NaNs and infinities replaced by 1 is wrong too; runs whose bits
+differ are a logic error if one of them is wrong.
+"""
+
+from __future__ import annotations
+
+from ...core.operators import DTYPES, FLOAT_DTYPES, INPUT_DTYPES, INT_DTYPES
+from ..spec import TargetSpec
+from .base import Failure, Property
+from .determinism import determinism_check
+from .own_rules import indices_check, logsumexp_check, products_check
+from .recurrence import recurrence_check
+from .rows import rows_check
+from .summaries import ACCUMULATION_PROBE, accumulation_precision, bound_summary, float_summary
+from .values import bound_failure, certificate_failure, float_check, integers_check, specials_check
+
+__all__ = ["ACCUMULATION_PROBE", "ORDERED", "PROPERTIES", "TABLE", "Failure", "Property",
+           "accumulation_precision", "applies", "bound_summary", "float_summary"]
+
+
+ORDERED = ("add", "max", "min")
+
+
+TABLE: dict[str, Property] = {p.name: p for p in (
+    Property("integers exact", integers_check, (*INT_DTYPES, "bool"),
+             ("integers", "uniform", "steps"), (*ORDERED, "mul")),
+    Property("certified exact", float_check(certificate_failure), FLOAT_DTYPES,
+             ("dyadic", "integers"), ("add",)),
+    Property("floats within bound", float_check(bound_failure), FLOAT_DTYPES,
+             ("integers", "uniform", "wide", "cancellation", "dyadic", "overflow", "zeros",
+              "subnormal"), ORDERED),
+    Property("nan and inf", specials_check, FLOAT_DTYPES, ("specials",), ORDERED),
+    Property("deterministic", determinism_check, FLOAT_DTYPES, ("uniform", "cancellation"),
+             ORDERED),
+    Property("recurrence", recurrence_check, DTYPES, ("uniform", "subnormal"), ("recurrence",)),
+    Property("rows", rows_check, INPUT_DTYPES, ("integers", "uniform", "dyadic", "specials",
+                                           "factors", "steps", "subnormal"),
+             (*ORDERED, "mul", "logaddexp"), batched=True),
+    Property("products within bound", products_check, FLOAT_DTYPES,
+             ("factors", "specials", "powers"), ("mul",)),
+    Property("logsumexp within bound", logsumexp_check, FLOAT_DTYPES,
+             ("uniform", "integers", "wide", "cancellation", "specials", "subnormal"),
+             ("logaddexp",)),
+    Property("indices", indices_check, INPUT_DTYPES,
+             ("steps", "zeros", "specials", "integers", "subnormal"), ("max", "min")),
+)}
+
+
+PROPERTIES: tuple[str, ...] = tuple(TABLE)
+
+
+def applies(prop: Property, spec: TargetSpec) -> str | None:
+    """Why ``prop`` does not apply to a target with this spec (None if it does)."""
+    if spec.op not in prop.ops:
+        return f"not applicable to operator {spec.op!r}"
+    if not any(d in spec.dtypes for d in prop.dtypes):
+        return f"no dtype of {prop.dtypes} is declared"
+    if prop.batched and spec.axis is None:
+        return "the target scans 1-D arrays (its spec has no axis)"
+    if spec.indices and prop.name not in ("indices", "rows"):
+        return "the target returns (values, indices): 'indices' and 'rows' check both"
+    if prop.name == "indices" and not spec.indices:
+        return "the target returns no indices (its spec has indices=False)"
+    return None

@@ -1,0 +1,64 @@
+"""What a property is (its row: check, dtypes, data, operators) and what a failing
+case returns (:class:`Failure`: cause, diagnosis, the first wrong output)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..cases import Case
+from ..diagnosis import Cause
+from ..targets import Target
+
+
+@dataclass
+class Failure:
+    """Why one case failed: its cause, one line of diagnosis, and where."""
+
+    cause: Cause
+    diagnosis: str
+    index: int | None = None
+    got: Any = None
+    expected: Any = None
+    detail: dict[str, Any] = field(default_factory=dict)
+    #: The case's own evidence shows this failure does not follow from a logic error
+    #: (the input without its NaNs is right; every run is within the bound).
+    independent: bool = False
+    #: Where in a batched input: the row, the shape, the axis, the layout.
+    at: dict[str, Any] = field(default_factory=dict)
+
+    def where(self) -> dict[str, Any]:
+        if self.index is None:
+            return dict(self.at)
+        return {**self.at, "index": self.index, "got": short(self.got),
+                "expected": short(self.expected)}
+
+
+Check = Callable[[Target, Case], "Failure | None"]
+
+
+@dataclass(frozen=True)
+class Property:
+    """One conformance property: its check, and the dtypes, data and operators it covers."""
+
+    name: str
+    check: Check
+    dtypes: tuple[str, ...]
+    distributions: tuple[str, ...]
+    ops: tuple[str, ...]
+    #: Its own largest n (the recurrence's rational oracle grows with n).
+    max_n: int | None = None
+    #: Whether it checks N-D inputs (targets whose spec has an axis only).
+    batched: bool = False
+
+
+def short(v: Any) -> Any:
+    """``v`` as a Python number or nested list, as a report shows it."""
+    v = np.asarray(v)
+    return v.item() if v.ndim == 0 else v.tolist()
+
+
+Told = Callable[[int, int], tuple[str, Any, Any]]

@@ -1,0 +1,43 @@
+"""``deterministic``: the same bits on every run, and a logic error where one of two
+differing runs is wrong (a race)."""
+
+from __future__ import annotations
+
+from ...core.arrays import same_bits
+from ...core.operators import (
+    is_float,
+)
+from ..cases import Case
+from ..diagnosis import Cause
+from ..targets import Target
+from .base import Failure
+from .running import first_bad, run
+from .values import judge_output
+
+
+def determinism_check(target: Target, case: Case) -> Failure | None:
+    x = case.data(target.spec.op)
+    first, bad = run(target, x)
+    if bad is not None:
+        return bad
+    for _ in range(3):
+        again = target(x)
+        differ = first_bad(target, same_bits(again, first), again, first,
+                            "bits differ between runs on the same input, every run within the "
+                            "rounding bound (an order of combines that varies, or a race)",
+                            Cause.NONDETERMINISM)
+        if differ is None:
+            continue
+        judged = [judge_output(target, case, x, out) if is_float(x.dtype) else None
+                  for out in (first, again)]
+        wrong = next((w for w in judged if w is not None), None)
+        if wrong is None:
+            differ.independent = True
+            return differ
+        if None in judged:
+            # Wrong in one run of an input and right in another: no loss of precision comes
+            # and goes like that, whatever the probe runs happened to see.
+            wrong.cause = Cause.LOGIC
+        wrong.diagnosis += "; and the bits differ between runs (a race?)"
+        return wrong
+    return None

@@ -1,0 +1,159 @@
+"""The operators with rules of their own: ``products within bound`` (cumprod),
+``logsumexp within bound`` (logcumsumexp) and ``indices`` (cummax and cummin)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ...core.operators import (
+    SIGNIFICAND_BITS,
+    is_float,
+)
+from ...oracle.bounds import (
+    Judgement,
+)
+from ...oracle.logsumexp import judge_logsumexp
+from ...oracle.products import judge_products
+from ..cases import Case
+from ..diagnosis import Cause
+from ..targets import Target
+from .base import Failure, short
+from .running import called, first_bad, run, run_case
+from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
+
+
+def _judged(target: Target, case: Case, judge: Callable[[np.ndarray, np.ndarray, bool], Judgement]
+            ) -> Failure | tuple[np.ndarray, Judgement, Failure | None]:
+    """The case's input, ``judge``'s judgement of the target's output on it, and the first
+    output it rejects as a failure named by its rule (None if none); or the failed call."""
+    ran = run_case(target, case)
+    if isinstance(ran, Failure):
+        return ran
+    x, got = ran
+    inc = target.spec.inclusive
+    judged = judge(x, got, inc, flush=flushes(target, x.dtype))
+    first = np.flatnonzero(~judged.ok)
+    failure = None if not first.size else first_bad(
+        target, judged.ok, got, judged.reference.astype(got.dtype), str(judged.reason[first[0]]))
+    if failure is not None and "never written" not in failure.diagnosis:
+        # A product's judge relaxes under flush only where some range of the prefix
+        # multiplies to below the smallest normal number: that is its evidence.
+        failure = flush_attributed(target, x, failure, judge(x, got, inc, flush=True).ok,
+                                    judge(x, got, inc, flush=False).ok, new_subnormals(x, got),
+                                    underflow=judge is judge_products)
+    return x, judged, failure
+
+
+def products_check(target: Target, case: Case) -> Failure | None:
+    out = _judged(target, case, judge_products)
+    if isinstance(out, Failure):
+        return out
+    x, judged, failure = out
+    if failure is None or "subnormals" in failure.detail or not (
+            "bound" in failure.diagnosis or "exactness certificate" in failure.diagnosis):
+        return failure  # specials, signs, never written, or flushing
+    k = failure.index
+    inc = target.spec.inclusive
+    if "bound" in failure.diagnosis:
+        failure.diagnosis += f" ({judged.error[k] / judged.bound[k]:.3g}x the bound)"
+    if not judged.error[k] < 0.5:  # a zero, an infinity or a factor 1.5: no rounding does that
+        return failure
+    # Factors +-1, +-2 and +-1/2 multiply exactly in every order while in range: a scan
+    # wrong on them has no rounding to blame.
+    for seed in (case.seed, case.seed + 1, case.seed + 2):
+        rng = np.random.default_rng(seed)
+        xs = rng.choice(np.array([1.0, -1.0, 2.0, -2.0, 0.5, -0.5]), case.n,
+                        p=[0.4, 0.4, 0.05, 0.05, 0.05, 0.05]).astype(x.dtype)
+        got_s, bad = run(target, xs)
+        if bad is not None:
+            return bad
+        exact = judge_products(xs, got_s, inc)
+        wrong = ~exact.ok | (~np.isnan(exact.bound) & (exact.error != 0))
+        if wrong.any():
+            failure.diagnosis += (f"; wrong also on factors of +-1, +-2 and +-1/2, whose every "
+                                  f"product is exact (index {int(np.flatnonzero(wrong)[0])}), "
+                                  f"so no rounding explains it")
+            return failure
+    bits = int(np.floor(-np.log2(judged.error[k])))
+    failure.cause = Cause.PRECISION
+    failure.diagnosis += (f"; relative error 2**-{bits}, as if some product kept about {bits} "
+                          f"significand bits ({x.dtype.name} has "
+                          f"{SIGNIFICAND_BITS[x.dtype.name]}), and factors whose products are "
+                          f"exact come out exact")
+    failure.detail["behaves like bits"] = bits
+    return failure
+
+
+def logsumexp_check(target: Target, case: Case) -> Failure | None:
+    out = _judged(target, case, judge_logsumexp)
+    if isinstance(out, Failure):
+        return out
+    x, judged, failure = out
+    if failure is None or "never written" in failure.diagnosis or "subnormals" in failure.detail:
+        return failure
+    k = failure.index
+    if "bound" in failure.diagnosis:
+        err = judged.error[k]
+        failure.diagnosis += f" ({err / judged.bound[k]:.3g}x the bound, off by {err:.3g})"
+        if err < 0.5:  # a factor e**0.5 in the sum: no term lost or counted twice
+            failure.cause = Cause.PRECISION
+            failure.diagnosis += "; no term is missing or counted twice"
+        else:
+            failure.diagnosis += "; a term missing or counted twice, not rounding"
+    elif "+inf where" in failure.diagnosis:
+        failure.cause = Cause.PRECISION
+        failure.diagnosis += (": some intermediate leaves the float range (exp taken before "
+                              "the running maximum is subtracted?)")
+    elif not np.isfinite(x).all():
+        failure.cause = Cause.SPECIALS
+    return failure
+
+
+def indices_check(target: Target, case: Case) -> Failure | None:
+    spec = target.spec
+    x = case.data(spec.op)
+    out, refused = called(target, x)
+    if refused is not None:
+        return refused
+    wrong = indices_shape_failure(x, out)
+    if wrong:
+        return Failure(Cause.LOGIC, wrong)
+    values, idx = out
+    flush = flushes(target, x.dtype)
+    ok_i, ok_v, want_v, want_i = indices_agree(spec, x, values, idx, flush)
+    failure = first_bad(target, ok_i, idx, want_i,
+                         f"an index other than the last position of the running {spec.op} "
+                         f"(ties and NaNs go to the later index)")
+    if failure is not None:
+        k = failure.index
+        failure.detail = {"value": short(x[k]), "x at the index returned":
+                          short(x[idx[k]]) if 0 <= idx[k] < x.shape[0] else "out of range"}
+    else:
+        failure = first_bad(target, ok_v, values, want_v,
+                             f"values other than the running {spec.op} (each is x at its index)")
+    if failure is None or not is_float(x.dtype):
+        return failure
+    # The witness is the value: an index is no subnormal.
+    shown = replace(failure, got=values[failure.index], expected=want_v[failure.index])
+    verdicts = [np.logical_and(*indices_agree(spec, x, values, idx, f)[:2]) for f in (True, False)]
+    told = flush_attributed(target, x, shown, *verdicts, new_subnormals(x, values),
+                             some=indices_some(spec, x, values, idx))
+    failure.cause, failure.diagnosis = told.cause, told.diagnosis
+    return failure
+
+
+def indices_shape_failure(x: np.ndarray, out: Any) -> str | None:
+    """Why ``out`` is not the (values, indices) pair a cummax or cummin of ``x`` returns
+    (None if it is)."""
+    if (isinstance(out, tuple) and len(out) == 2 and out[0].shape == x.shape
+            and out[1].shape == x.shape and out[0].dtype == x.dtype
+            and np.issubdtype(out[1].dtype, np.integer)):
+        return None
+    what = (f"a {type(out).__name__}" if not isinstance(out, tuple) else
+            ", ".join(f"{getattr(v, 'shape', '?')} {getattr(v, 'dtype', '?')}" for v in out))
+    return (f"returned {what} for shape {x.shape} dtype {x.dtype}; indices=True means (values "
+            f"of dtype {x.dtype}, integer indices)")

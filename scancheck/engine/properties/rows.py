@@ -1,0 +1,179 @@
+"""``rows``: every row of an N-D input, any axis and layout, by its operator's 1-D
+criteria; a failing row is checked alone, to tell a layout bug from a value bug."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ...core.operators import (
+    is_float,
+)
+from ...oracle.bounds import (
+    Judgement,
+    Verdict,
+    certified,
+    classify,
+    sequential_depths,
+)
+from ...oracle.exact import (
+    exact_scan_axis,
+)
+from ...oracle.logsumexp import judge_logsumexp
+from ...oracle.products import judge_products
+from ..cases import Case
+from ..diagnosis import Cause
+from ..layouts import batch
+from ..spec import TargetSpec
+from ..targets import NotAnArray, Target
+from .base import Failure, Told
+from .own_rules import indices_shape_failure
+from .running import agree, extreme_agree, extreme_some, promoted
+from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
+
+
+def _judge_of(spec: TargetSpec, dtype: np.dtype) -> Callable[..., Judgement] | None:
+    """The judge of a float product or log-sum-exp scan (None where the answer is exact)."""
+    if not is_float(dtype):
+        return None
+    return {"mul": judge_products, "logaddexp": judge_logsumexp}.get(spec.op)
+
+
+def _row_verdicts(target: Target, xs: np.ndarray, gs: Any) -> tuple[np.ndarray, Told]:
+    """For rows ``xs`` (2-D, each scanned along the last axis) and the target's rows ``gs``
+    (a pair of them for indices): which outputs are wrong, and for one of them why, what
+    came back and what was due."""
+    spec = target.spec
+    flush = flushes(target, xs.dtype)
+    if spec.indices:
+        values, idx = gs
+        ok_i, ok_v, want_v, want_i = indices_agree(spec, xs, values, idx, flush)
+        wrong_i = ~ok_i
+        bad = wrong_i | ~ok_v
+        return bad, lambda r, k: (
+            (f"an index other than the last position of the running {spec.op} (ties and NaNs "
+             f"go to the later index)", idx[r, k], want_i[r, k]) if wrong_i[r, k] else
+            (f"values other than the running {spec.op}", values[r, k], want_v[r, k]))
+    judge = _judge_of(spec, xs.dtype)
+    if judge is not None:
+        judged = judge(xs, gs, spec.inclusive, flush=flush)
+        return ~judged.ok, lambda r, k: (str(judged.reason[r, k]), gs[r, k],
+                                         judged.reference[r, k])
+    if spec.op in ("max", "min") and is_float(xs.dtype):
+        ok, ws = extreme_agree(spec, xs, gs, flush)
+        bad = ~ok
+    else:
+        kw = dict(zeros=spec.zeros, nans=spec.nans) if spec.op in ("max", "min") else {}
+        ws = exact_scan_axis(xs, spec.op, -1, spec.inclusive, **kw)
+        bad = ~agree(target, xs, gs, ws)
+    if not (bad.any() and spec.op == "add" and is_float(xs.dtype)):
+        return bad, lambda r, k: ("differs from its exact scan", gs[r, k], ws[r, k])
+    inc = spec.inclusive
+    wrong_certified = certified(xs, inc, flush, rows=True) & (gs != ws)
+    rep = classify(xs, gs, sequential_depths(xs.shape[-1], inc), inc, exact=ws, flush=flush,
+                   rows=True)
+    return wrong_certified | (rep.verdicts == Verdict.BEYOND_BOUND), lambda r, k: (
+        "differs from the exact sum where every summation order is exact (the exactness "
+        "certificate)" if wrong_certified[r, k] else
+        "beyond the rounding bound of any summation order", gs[r, k], ws[r, k])
+
+
+def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Failure | None:
+    """Every row of a batched input (a shape, layout and axis drawn from the case) against
+    the exact scan of that row, by the criteria of the 1-D properties, all rows at once."""
+    spec = target.spec
+    b = batch(case, fixed_axis=spec.axis if isinstance(spec.axis, int) else None,
+              data_seed=data_seed)
+    at = b.describe()
+    try:
+        got = target(b.x, b.axis)
+    except Exception as exc:
+        if b.x.size or isinstance(exc, NotAnArray):  # the latter: an answer, not a refusal
+            raise
+        return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on a zero-size input of shape "
+                       f"{b.x.shape} ({str(exc)[:120]}); its scan is an empty array", at=at)
+    out = spec.output_dtype(b.x.dtype)
+    wrong = indices_shape_failure(b.x, got) if spec.indices else (
+        None if got.shape == b.x.shape and got.dtype.name == out else
+        f"returned shape {got.shape} dtype {got.dtype} for shape {b.x.shape} dtype "
+        f"{b.x.dtype} (expected dtype {out})")
+    if wrong:
+        return Failure(Cause.LOGIC, wrong, at=at)
+    x = promoted(target, b.x)
+    if x.size == 0:
+        return None
+    moved = np.moveaxis(x, b.axis, -1)
+    m = moved.shape[-1]
+
+    def rows(a: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(np.moveaxis(a, b.axis, -1)).reshape(x.size // m, m)
+
+    xs = rows(x)
+    bad, told = _row_verdicts(target, xs, tuple(rows(v) for v in got) if spec.indices
+                              else rows(got))
+    if not bad.any():
+        return None
+    r, k = (int(v) for v in np.argwhere(bad)[0])
+    row = [int(i) for i in np.unravel_index(r, moved.shape[:-1])]
+    why, shown, wanted = told(r, k)
+    failure = Failure(Cause.LOGIC, f"row {row} (of shape {list(x.shape)}, axis {b.axis}, "
+                      f"{b.layout} layout): {why}", k, shown, wanted, at={**at, "row": row})
+    if is_float(x.dtype) and "never written" not in failure.diagnosis:
+        # The same rows judged under the other subnormal rule: flushing, declared or not.
+        flushing = flushes(target, x.dtype)
+        flipped = replace(target, spec=replace(spec, subnormals="keep" if flushing else "flush"))
+        gs = tuple(rows(v) for v in got) if spec.indices else rows(got)
+        bad_other = _row_verdicts(flipped, xs, gs)[0]
+        ok_flush, ok_keep = (~bad, ~bad_other) if flushing else (~bad_other, ~bad)
+        some = None
+        if spec.op in ("max", "min"):
+            some = indices_some(spec, xs, *gs) if spec.indices else extreme_some(spec, xs, gs)
+        fresh = new_subnormals(xs, gs[0] if spec.indices else gs)
+        failure = flush_attributed(target, xs[r], failure, ok_flush, ok_keep, fresh,
+                                    underflow=_judge_of(spec, x.dtype) is judge_products,
+                                    some=some)
+        if "subnormals" in failure.detail:
+            return failure
+    if spec.op == "add" and is_float(x.dtype):
+        return _rows_attribution(target, case, failure)
+    if _judge_of(spec, x.dtype) is not None and (
+            "bound" in failure.diagnosis or "exactness certificate" in failure.diagnosis):
+        return _row_alone(target, xs[r], failure)
+    return failure
+
+
+def _row_alone(target: Target, row: np.ndarray, failure: Failure) -> Failure:
+    """A product or log-sum-exp row beyond its bound: a logic error of the batching if the
+    same row scanned alone (a contiguous 1-D array) is within it, else precision lost."""
+    if target.spec.axis != "arg":  # a fixed-axis target takes no 1-D row
+        return failure
+    judged = _judge_of(target.spec, row.dtype)(row, target(row.copy(), 0), target.spec.inclusive)
+    if judged.ok.all():
+        failure.diagnosis += ("; the same row scanned alone (1-D, contiguous) is within the "
+                              "bound: the batched scan mixes rows or misreads the layout")
+    else:
+        failure.cause = Cause.PRECISION
+        failure.diagnosis += ("; the same row scanned alone is beyond the bound too: precision "
+                              "lost, not the batching")
+    return failure
+
+
+def _rows_attribution(target: Target, case: Case, failure: Failure) -> Failure:
+    """A logic error if the same shape, layout and axis on 'steps' data (every sum of
+    adjacent elements in [-3, 3]) fail too, else precision lost."""
+    if case.distribution == "steps":
+        return failure
+    steps = replace(case, distribution="steps")
+    probe = next((p for s in range(3) if (p := rows_check(target, steps, case.seed + s))), None)
+    if probe is not None:
+        failure.cause = Cause.LOGIC
+        failure.diagnosis += (f"; wrong also on 'steps' data of the same shape and layout "
+                              f"(row {probe.at.get('row')}), so no rounding explains it")
+    else:
+        failure.cause = Cause.PRECISION
+        failure.diagnosis += ("; right on 'steps' data of the same shape and layout: precision "
+                              "lost, not a logic error")
+    return failure

@@ -1,0 +1,229 @@
+"""Running a target on a case: its outputs, the answer it owes, and where they differ.
+
+Every property calls the target through :func:`ran` or :func:`outputs` (a call that
+raises, returns no array or writes into its input is the failure itself) and compares
+with :func:`agree`, which reads the spec's zero order, NaN rule and subnormal rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...core.arrays import as_dtype, same_bits
+from ...core.operators import (
+    extreme_scan,
+    flushed_extreme_scan,
+    get_operator,
+    is_float,
+    read_as_zero,
+    shifted,
+)
+from ...oracle.exact import (
+    RATIONAL_RECURRENCE_MAX,
+    exact_scan,
+    recurrence_enclosure,
+    recurrence_magnitudes,
+)
+from ..cases import Case
+from ..diagnosis import Cause
+from ..spec import TargetSpec
+from ..targets import NotAnArray, Target
+from .base import Check, Failure
+from .subnormals import flush_attributed, flushes, new_subnormals
+
+
+def called(target: Target, x: np.ndarray) -> tuple[Any, Failure | None]:
+    """Whatever the target returns for ``x``, or a failure if it refuses an empty input
+    (other exceptions are the caller's: a fault)."""
+    try:
+        return target(x), None
+    except Exception as exc:
+        if x.shape[0] or isinstance(exc, NotAnArray):  # the latter: an answer, not a refusal
+            raise
+        return None, Failure(Cause.LOGIC, f"raised {type(exc).__name__} on an empty input "
+                             f"({str(exc)[:120]}); the scan of nothing is an empty array")
+
+
+def run(target: Target, x: np.ndarray) -> tuple[np.ndarray | None, Failure | None]:
+    """The target's output on ``x``, or a failure if it refuses an empty input or returns
+    the wrong shape or dtype (other exceptions are the caller's: a fault)."""
+    got, refused = called(target, x)
+    if refused is not None:
+        return None, refused
+    out = target.spec.output_dtype(x.dtype)
+    if got.shape != x.shape or got.dtype.name != out:
+        return None, Failure(Cause.LOGIC, f"returned shape {got.shape} dtype {got.dtype} for "
+                             f"shape {x.shape} dtype {x.dtype} (expected dtype {out})")
+    return got, None
+
+
+def promoted(target: Target, x: np.ndarray) -> np.ndarray:
+    """``x`` in the dtype the target returns for it: the type its exact scan is taken in."""
+    out = target.spec.output_dtype(x.dtype)
+    return x if out == x.dtype.name else x.astype(as_dtype(out))
+
+
+def first_bad(target: Target, ok: np.ndarray, got: np.ndarray, want: np.ndarray,
+               diagnosis: str, cause: Cause = Cause.LOGIC) -> Failure | None:
+    """A failure at the first output where ``ok`` is False (None if there is none); an
+    output that still holds the harness's fill bytes is named as never written."""
+    if ok.all():
+        return None
+    k = int(np.flatnonzero(~ok)[0])
+    fill = target.output_fill
+    if fill is not None and (np.atleast_1d(got[k]).view(np.uint8) == fill).all():
+        diagnosis = (f"output {k} never written (it still holds the 0x{fill:02x} bytes the "
+                     f"harness fills outputs with)")
+    return Failure(cause, diagnosis, k, got[k], want[k])
+
+
+def exact_answer(target: Target, x: np.ndarray,
+           enclosure: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+    """The exact answer for ``x``: for a GPU target's large float add cases, computed on the
+    device (bit for bit the CPU oracle's, a thousand times faster), so that the time budget
+    buys cases rather than oracle work.  A float recurrence past the rationals' reach gets
+    the midpoint of its enclosure (``enclosure``, if the caller has it), within the
+    enclosure's width of the exact answer, and its products by a running product."""
+    from ...oracle.exact_device import DEVICE_FROM, FORMATS
+
+    spec = target.spec
+    if spec.op in ("max", "min"):
+        if flushes(target, x.dtype):
+            return _extreme_answers(spec, x, True)[0]
+        return exact_scan(x, spec.op, spec.inclusive, zeros=spec.zeros, nans=spec.nans)
+    if spec.op == "recurrence" and is_float(x.dtype) and x.shape[0] > RATIONAL_RECURRENCE_MAX:
+        lo, hi = enclosure or recurrence_reference(x, spec.inclusive)[:2]
+        with np.errstate(over="ignore", under="ignore"):
+            products = np.cumprod(x[:, 0].astype(np.float64))
+        if not spec.inclusive:
+            products = np.r_[1.0, products[:-1]]
+        return np.stack([products, lo / 2 + hi / 2], axis=-1).astype(x.dtype)
+    if (spec.device == "gpu" and spec.op == "add" and x.ndim == 1 and x.size >= DEVICE_FROM
+            and x.dtype.name in FORMATS):
+        import cupy as cp
+
+        return exact_scan(cp.asarray(x), spec.op, spec.inclusive).get()
+    return exact_scan(x, spec.op, spec.inclusive)
+
+
+def agree(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """Per output of a scan of ``x`` (along its last axis): the exact answer ``want`` bit for
+    bit (any NaN for a NaN), except that a float max or min is held to its spec's zero order
+    and subnormal rule (:func:`extreme_agree`)."""
+    if target.spec.op in ("max", "min") and is_float(got.dtype):
+        return extreme_agree(target.spec, x, got, flushes(target, x.dtype))[0]
+    if get_operator(target.spec.op).width == 1:  # rows: per element, not per row
+        return same_bits(got.ravel(), want.ravel()).reshape(got.shape)
+    return same_bits(got, want)
+
+
+def _extreme_answers(spec: TargetSpec, x: np.ndarray, flush: bool
+                     ) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The max or min scan of ``x`` along its last axis under the spec's rules, and with
+    ``flush`` (FLUSH_RULES, "exact") that of the inputs read as zero and, per output, the
+    first and the last input tied with it."""
+    if flush:
+        want, first, last = flushed_extreme_scan(x, spec.op, spec.zeros, spec.nans)
+        picks = [np.take_along_axis(x, i, axis=-1) for i in (first, last)]
+    else:
+        want, picks = extreme_scan(x, spec.op, spec.zeros, spec.nans), []
+    if not spec.inclusive:
+        ident = get_operator(spec.op).identity(x.dtype.name)
+        want, picks = shifted(want, ident), [shifted(p, ident) for p in picks]
+    return want, picks
+
+
+def extreme_agree(spec: TargetSpec, x: np.ndarray, got: np.ndarray, flush: bool
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Per output of a float max or min scan of ``x`` along its last axis: whether ``got`` is
+    what the spec allows, and the answer it is judged against.  That is the exact scan bit
+    for bit, either zero for a zero where the spec leaves the order of zeros open; with
+    ``flush``, the scan of the inputs read as zero, or at a zero answer the bits of the
+    first or the last input tied with it (what a compare-and-select returns)."""
+    want, picks = _extreme_answers(spec, x, flush)
+
+    def same(a: np.ndarray) -> np.ndarray:
+        return same_bits(got.ravel(), a.ravel()).reshape(got.shape)
+
+    ok = same(want)
+    if spec.zeros == "either":
+        ok |= (got == 0) & (want == 0)
+    for pick in picks:
+        ok |= (want == 0) & same(pick)
+    return ok, want
+
+
+def run_case(target: Target, case: Case) -> tuple[np.ndarray, np.ndarray] | Failure:
+    """The case's input (in the type the target returns) and the target's output, or the
+    failure of the call."""
+    x = case.data(target.spec.op)
+    got, bad = run(target, x)
+    if bad is not None:
+        return bad
+    return promoted(target, x), got
+
+
+def _outputs(target: Target, case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray] | Failure:
+    """The case's input, the target's output and the exact answer, or the failure of the call."""
+    ran = run_case(target, case)
+    return ran if isinstance(ran, Failure) else (*ran, exact_answer(target, ran[0]))
+
+
+def bits_differ(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
+                 ) -> Failure | None:
+    failure = first_bad(target, agree(target, x, got, want), got, want,
+                         "differs from the exact scan")
+    if failure is None or target.spec.op not in ("max", "min") or not is_float(x.dtype):
+        return failure
+    spec = target.spec
+    return flush_attributed(target, x, failure, extreme_agree(spec, x, got, True)[0],
+                             extreme_agree(spec, x, got, False)[0],
+                             new_subnormals(x, got), some=extreme_some(spec, x, got))
+
+
+def extreme_some(spec: TargetSpec, x: np.ndarray, got: np.ndarray) -> np.ndarray:
+    """Per output of a float max or min scan of ``x`` along its last axis: whether ``got`` is
+    the running extreme of ``x`` with some of its subnormals read as zero (each output the
+    one before it, an input not beyond it staying behind, or that input or its zero, not
+    behind it), where no NaN has come; a restart or a skipped input is none."""
+    ident = get_operator(spec.op).identity(x.dtype.name)
+    xs = x if spec.inclusive else shifted(x, ident)
+    zs = read_as_zero(xs)
+    prev = shifted(got, ident)
+    ahead = np.greater_equal if spec.op == "max" else np.less_equal
+    low = np.minimum(xs, zs) if spec.op == "max" else np.maximum(xs, zs)
+
+    def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return same_bits(a.ravel(), b.ravel()).reshape(a.shape)
+
+    with np.errstate(invalid="ignore"):
+        taken = (same(got, xs) | same(got, zs)) & ahead(got, prev)
+        kept = (same(got, prev) | ((got == 0) & (prev == 0))) & ahead(prev, low)
+    return (taken | kept) & ~np.logical_or.accumulate(np.isnan(xs), axis=-1)
+
+
+Judge = Callable[[Target, Case, np.ndarray, np.ndarray, np.ndarray], "Failure | None"]
+
+
+def on_outputs(judge: Judge) -> Check:
+    """A check that runs the target on the case and hands ``judge`` the input, the output
+    and the exact answer (a failed call is the check's failure)."""
+    def check(target: Target, case: Case) -> Failure | None:
+        out = _outputs(target, case)
+        return out if isinstance(out, Failure) else judge(target, case, *out)
+
+    return check
+
+
+def recurrence_reference(x: np.ndarray, inclusive: bool
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Enclosures of y_k, (lo, hi), and an upper bound on the magnitudes' recurrence, per
+    output of a long float recurrence scan (exclusive: shifted, y_{-1} = 0 first)."""
+    lo, hi = recurrence_enclosure(x)
+    mags = recurrence_magnitudes(x)
+    if inclusive:
+        return lo, hi, mags
+    return tuple(np.r_[0.0, a[:-1]] for a in (lo, hi, mags))  # type: ignore[return-value]

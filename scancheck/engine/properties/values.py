@@ -1,0 +1,227 @@
+"""The value properties: ``integers exact``, ``certified exact``, ``floats within bound``
+and ``nan and inf``, and what a float failure means (logic or precision, from ``steps``
+data of the same size)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+
+from ...core.arrays import as_dtype
+from ...core.operators import (
+    NAN_RULES,
+    SIGNIFICAND_BITS,
+    is_float,
+    shifted,
+)
+from ...oracle.bounds import (
+    Verdict,
+    abs_sums,
+    certified,
+    classify,
+    log_depths,
+    overflow_threshold,
+    sequential_depths,
+)
+from ..cases import Case
+from ..diagnosis import Cause
+from ..targets import Target
+from .base import Check, Failure
+from .running import bits_differ, exact_answer, first_bad, on_outputs, promoted, run
+from .subnormals import flush_explains, flushes, subnormal_witness
+
+
+def certificate_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
+                         ) -> Failure | None:
+    where = certified(x, target.spec.inclusive, flush=flushes(target, x.dtype))
+    # The values, not the bits: adding the identity +0.0 to a -0.0 sum is a correct +0.0.
+    return first_bad(target, ~where | (got == want), got, want,
+                      "differs from the exact sum where every summation order is exact "
+                      "(the exactness certificate)")
+
+
+def bound_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
+                   ) -> Failure | None:
+    inc = target.spec.inclusive
+    rep = classify(x, got, sequential_depths(x.shape[0], inc), inclusive=inc, exact=want,
+                   flush=flushes(target, x.dtype))
+    if rep.verdict != Verdict.BEYOND_BOUND:
+        return None
+    k = int(rep.beyond[0])
+    if not (np.isfinite(got[k]) and np.isfinite(want[k])):
+        return Failure(Cause.LOGIC, f"{got[k]} where the exact prefix is {want[k]}", k,
+                       got[k], want[k])
+    return Failure(Cause.LOGIC, f"beyond the rounding bound of any summation order "
+                   f"({rep.bound_fraction[k]:.3g}x the bound)", k, got[k], want[k])
+
+
+def bound_fractions(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive: bool,
+                     k: int | None = None) -> dict[str, float]:
+    """The error at output k (the worst output if None) as fractions of the bounds of the
+    sequential order and of a log2-depth tree, the deepest and the shallowest scans."""
+    n = x.shape[0]
+    tree = log_depths(n) if inclusive else np.r_[0, log_depths(max(n - 1, 0))][:n]
+    out = {}
+    for label, depths in (("err/seq bound", sequential_depths(n, inclusive)),
+                          ("err/log2 bound", tree)):
+        frac = classify(x, got, depths, inclusive=inclusive, exact=want).bound_fraction
+        out[label] = float(frac.max() if k is None else frac[k])
+    return out
+
+
+def _steps_probe(target: Target, case: Case) -> Failure | None:
+    """The target on ``steps`` data of the case's size (three seeds): any difference from
+    the exact answer there is a logic error, since no partial sum of adjacent elements
+    needs more than 3 bits."""
+    for seed in (case.seed, case.seed + 1, case.seed + 2):
+        x = Case(case.n, case.dtype, "steps", seed).data("add")
+        got, bad = run(target, x)
+        if bad is not None:
+            return bad
+        want = exact_answer(target, promoted(target, x))
+        found = first_bad(target, got == want, got, want, "")
+        if found is not None:
+            return found
+    return None
+
+
+def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
+                   want: np.ndarray, failure: Failure) -> Failure:
+    """Attribute a float add failure at ``failure.index``: a logic error if ``steps`` data of
+    the same size show it too, else precision lost, with the bits the target behaves like."""
+    k = failure.index
+    assert k is not None
+    detail = bound_fractions(x, got, want, target.spec.inclusive, k)
+    if not flushes(target, x.dtype) and flush_explains(target, x, got, want):
+        witness = subnormal_witness(x, failure, target.spec.inclusive)
+        return Failure(Cause.PRECISION, f"{failure.diagnosis}: subnormals read as zero (DAZ or "
+                       f"FTZ), and within the bound once subnormal inputs and results may be "
+                       f"flushed; a target that flushes by design declares "
+                       f"TargetSpec(subnormals='flush'); {witness or 'x has subnormals'}",
+                       k, got[k], want[k], {**detail, "subnormals": "read as zero"})
+    probe = _steps_probe(target, case)
+    if probe is not None:
+        where = f"index {probe.index}" if probe.index is not None else "the call itself"
+        text = probe.diagnosis if "never written" in probe.diagnosis else (
+            f"{failure.diagnosis}; wrong also on data whose every sum of adjacent elements is "
+            f"at most 3 ('steps' data, n={case.n}, {where}), so no rounding explains it")
+        return Failure(Cause.LOGIC, text, k, got[k], want[k], detail)
+    p = SIGNIFICAND_BITS[x.dtype.name]
+    if not np.isfinite(got[k]):
+        reach = abs_sums(x, target.spec.inclusive)[k] / overflow_threshold(x.dtype.name)
+        return Failure(Cause.PRECISION, f"{failure.diagnosis}: an infinity or NaN where no "
+                       f"summation order can overflow (the prefix's magnitudes sum to "
+                       f"{reach:.3g} of the overflow threshold), while data with tiny partial "
+                       f"sums are exact: some intermediate has less range than "
+                       f"{x.dtype.name} (a narrower type, or an overflow guard set too low)",
+                       k, got[k], want[k], detail)
+    # At the smallest failing n one lossy step shows (one carry, say), its error at most
+    # 2**-bits of what it rounds: the worst of 16 seeds comes within a few percent of that.
+    worst = _relative_error(x, got, want, target.spec.inclusive)
+    for seed in range(case.seed + 1, case.seed + 16):
+        xs = replace(case, seed=seed).data("add")
+        got_s, wide = target(xs), promoted(target, xs)
+        worst = max(worst, _relative_error(wide, got_s, exact_answer(target, wide),
+                                           target.spec.inclusive))
+    bits = int(np.floor(-np.log2(worst))) if worst > 0 else p
+    detail["behaves like bits"] = bits
+    if bits < 4:
+        return Failure(Cause.LOGIC, f"{failure.diagnosis}; relative error 2**-{bits} of the "
+                       f"prefix's magnitude, too large for lost precision (data with tiny "
+                       f"partial sums pass: an error that grows with the values)", k, got[k],
+                       want[k], detail)
+    return Failure(Cause.PRECISION, f"{failure.diagnosis}; behaves like about {bits} significand "
+                   f"bits ({x.dtype.name} has {p}), and data with tiny partial sums are exact",
+                   k, got[k], want[k], detail)
+
+
+def _relative_error(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive: bool) -> float:
+    """The largest finite error of ``got`` as a fraction of its prefix's sum of magnitudes
+    (the scale every partial sum of that prefix lives at)."""
+    scale = abs_sums(x, inclusive)
+    err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    ok = np.isfinite(err) & (scale > 0)
+    return float(np.max(err[ok] / scale[ok], initial=0.0))
+
+
+def judge_output(target: Target, case: Case, x: np.ndarray, got: np.ndarray) -> Failure | None:
+    """Everything a finite output must satisfy for the target's operator and dtype, with the
+    failure attributed (used on twins and on repeated runs)."""
+    x = promoted(target, x)
+    want = exact_answer(target, x)
+    if target.spec.op != "add" or not is_float(x.dtype):
+        return bits_differ(target, x, got, want)
+    failure = certificate_failure(target, x, got, want) or bound_failure(target, x, got, want)
+    return failure and _float_failure(target, case, x, got, want, failure)
+
+
+@on_outputs
+def integers_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
+                    want: np.ndarray) -> Failure | None:
+    failure = bits_differ(target, x, got, want)
+    if failure is not None and case.dtype != x.dtype.name:
+        # The widening was exact: the promoted input goes back to the input's type as it was.
+        _narrow_first(target, x.astype(as_dtype(case.dtype)), got, failure)
+    return failure
+
+
+def _narrow_first(target: Target, x: np.ndarray, got: np.ndarray, failure: Failure) -> None:
+    """Names the cause of a wrong promoted sum or product of ``x`` (the input, in its own
+    type) whose every output is the scan in that type (wrapping; in bool a logical or or
+    and), widened afterwards."""
+    spec = target.spec
+    ufunc = {"add": np.add, "mul": np.multiply}.get(spec.op)
+    if ufunc is None or not x.size:
+        return
+    with np.errstate(over="ignore"):
+        narrow = ufunc.accumulate(x, dtype=x.dtype)
+    if not spec.inclusive:
+        narrow = shifted(narrow, spec.op == "mul")  # the identity: 1 or 0
+    if np.array_equal(narrow.astype(got.dtype), got):
+        kept = {"add": "a logical or", "mul": "a logical and"}[spec.op] if x.dtype == np.bool_ \
+            else f"wrapping modulo 2**{8 * x.dtype.itemsize}"
+        failure.diagnosis += (f"; every output is the scan in {x.dtype.name} ({kept}), widened "
+                              f"to {got.dtype.name} after: the promotion must come before the "
+                              f"first {spec.op}")
+
+
+def float_check(criterion: Callable[[Target, np.ndarray, np.ndarray, np.ndarray], Failure | None]
+                 ) -> Check:
+    @on_outputs
+    def check(target: Target, case: Case, x: np.ndarray, got: np.ndarray, want: np.ndarray
+              ) -> Failure | None:
+        if target.spec.op != "add":  # max and min round nothing: exact, bit for bit
+            return bits_differ(target, x, got, want)
+        failure = criterion(target, x, got, want)
+        return failure and _float_failure(target, case, x, got, want, failure)
+
+    return check
+
+
+@on_outputs
+def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
+                    want: np.ndarray) -> Failure | None:
+    # Finite outputs are judged elsewhere; here only where NaN and infinities must be.
+    special = ~np.isfinite(want) | ~np.isfinite(got)
+    ok = ~special | (np.isnan(got) & np.isnan(want)) | (got == want)
+    if target.spec.op == "add":  # an overflow some summation order makes is rounding
+        inc = target.spec.inclusive
+        ok |= classify(x, got, sequential_depths(x.shape[0], inc), inclusive=inc, exact=want,
+                       flush=flushes(target, x.dtype)).verdicts == Verdict.OVERFLOWED
+    spec = target.spec
+    rule = ("NaN or infinity not propagated as IEEE arithmetic says" if spec.op == "add" else
+            f"NaN not handled as the spec declares (nans={spec.nans!r}: {NAN_RULES[spec.nans]})")
+    failure = first_bad(target, ok, got, want, rule, Cause.SPECIALS)
+    if failure is None or "never written" in failure.diagnosis:
+        return failure
+    twin = np.where(np.isfinite(x), x, 1).astype(x.dtype)
+    twin_got, twin_bad = run(target, twin)
+    wrong = twin_bad or judge_output(target, case, twin, twin_got)
+    if wrong is not None:
+        wrong.diagnosis = (f"{wrong.diagnosis} (the same input with its NaNs and infinities "
+                           f"replaced by 1; here it shows as a wrong NaN or infinity)")
+        return wrong
+    failure.independent = True
+    return failure
