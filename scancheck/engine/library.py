@@ -230,7 +230,9 @@ def kernel_target(variant: str, block: int = 256, op: str = "add") -> Target:
     # The launcher refuses an empty input with a LaunchError (no grid has zero blocks).
     spec = TargetSpec(op=op, inclusive=var.inclusive, dtypes=_variant_dtypes(var, op),
                       deterministic=var.deterministic, device="gpu", max_n=cap, allows_empty=False)
-    return Target(f"scancheck:{variant}", lambda x: scan(x, variant, op, block), spec,
+    # Named by its operator too where that is not add: a report lists several of one kernel.
+    name = f"scancheck:{variant}" + (f" ({op})" if op != "add" else "")
+    return Target(name, lambda x: scan(x, variant, op, block), spec,
                   no_gpu(), locator=f"kernel:{variant}:{block}:{op}")
 
 

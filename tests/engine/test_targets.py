@@ -414,3 +414,8 @@ def test_an_operator_a_target_may_not_declare_is_refused_with_the_table_s_reason
     for op in refused:
         with pytest.raises(ValueError, match=re.escape(op.not_a_target)):
             TargetSpec(op=op.name)
+
+
+def test_a_kernel_built_for_another_operator_is_named_by_it_in_reports():
+    assert resolve("kernel:decoupled_lookback").name == "scancheck:decoupled_lookback"
+    assert resolve("kernel:decoupled_lookback:256:mul").name == "scancheck:decoupled_lookback (mul)"
