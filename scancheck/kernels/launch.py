@@ -18,7 +18,7 @@ from ..core.cuda import (
     expand_source,
 )
 from ..core.operators import Operator, get_operator
-from .registry import VARIANTS, Variant, _Launch, get_variant, instantiations
+from .registry import VARIANTS, Launch, Variant, get_variant, instantiations
 
 
 @functools.cache
@@ -32,6 +32,7 @@ def _module(variant_name: str, params: tuple[tuple[str, int], ...], device: int)
         options=NVRTC_OPTIONS,
         name_expressions=None if variant.fixed_entry else instantiations(variant, dict(params)),
     )
+
 
 def compiled_kernels(variant: Variant, dtype: str, op: str | Operator,
                      params: dict[str, int]) -> dict[str, Any]:
@@ -49,7 +50,7 @@ def plan(
     block: int = 256,
     params: dict[str, int] | None = None,
     out: Any = None,
-) -> _Launch:
+) -> Launch:
     """A validated, compiled launch of ``variant`` on ``x``; call it to run the scan.
 
     The launch is checked against the variant's row and the device first; a refused
@@ -69,7 +70,7 @@ def plan(
     if smem > DEFAULT_SMEM_LIMIT:
         for k in kernels.values():
             allow_shared_memory(k, smem)
-    return _Launch(var, kernels, xd, out, n, block, resolved, smem)
+    return Launch(var, kernels, xd, out, n, block, resolved, smem)
 
 
 def scan(

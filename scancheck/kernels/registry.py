@@ -27,7 +27,7 @@ from .network import Network
 #: look-back runs it, judged by the log-sum-exp bound (scancheck.oracle.logsumexp).
 KERNEL_OPERATORS: tuple[str, ...] = tuple(op for op in OPERATORS if op != "logaddexp")
 
-Launcher = Callable[["_Launch"], None]
+Launcher = Callable[["Launch"], None]
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ def _lookback_smem(block: int, itemsize: int, params: dict) -> int:
 
 
 @dataclass
-class _Launch:
+class Launch:
     """Everything a launcher needs: the compiled kernels, the arrays and the launch shape.
 
     Scratch arrays (block sums, tile flags, counters) are allocated on the first run
@@ -200,7 +200,7 @@ class _Launch:
         return self.out
 
 
-def _launch_single(lc: _Launch) -> None:
+def _launch_single(lc: Launch) -> None:
     lc.run(lc.variant.entries[0], 1, (lc.x, lc.out, np.int64(lc.n)))
 
 
@@ -216,7 +216,7 @@ def _levels(n: int, block: int) -> int:
     return levels
 
 
-def _launch_hierarchical(lc: _Launch) -> None:
+def _launch_hierarchical(lc: Launch) -> None:
     nb = _blocks(lc.n, lc.block)
     sums = lc.scratch("block_sums", nb)
     k1, k2, k3 = lc.variant.entries
@@ -225,7 +225,7 @@ def _launch_hierarchical(lc: _Launch) -> None:
     lc.run(k3, nb, (lc.out, sums, np.int64(lc.n)))
 
 
-def _launch_recursive(lc: _Launch) -> None:
+def _launch_recursive(lc: Launch) -> None:
     level_in, sizes, prefixes = lc.x, [lc.n], [lc.out]
     while True:
         m = sizes[-1]
@@ -243,7 +243,7 @@ def _launch_recursive(lc: _Launch) -> None:
                                                         np.int64(m), np.int32(lc.block)))
 
 
-def _launch_chained(lc: _Launch) -> None:
+def _launch_chained(lc: Launch) -> None:
     import cupy as cp
 
     nb = _blocks(lc.n, lc.block)
@@ -253,7 +253,7 @@ def _launch_chained(lc: _Launch) -> None:
     lc.run("chained", nb, (lc.x, lc.out, np.int64(lc.n), counter, incl, flags))
 
 
-def _launch_lookback(lc: _Launch) -> None:
+def _launch_lookback(lc: Launch) -> None:
     import cupy as cp
 
     nb = _blocks(lc.n, lc.block * lc.params["items"])

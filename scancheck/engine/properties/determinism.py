@@ -16,6 +16,8 @@ from .values import judge_output
 
 
 def determinism_check(target: Target, case: Case) -> Failure | None:
+    """``deterministic``: the same bits on a second run; differing runs of which one is
+    wrong are a logic error (a race)."""
     x = case.data(target.spec.op)
     first, bad = run(target, x)
     if bad is not None:

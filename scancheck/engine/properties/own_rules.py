@@ -49,6 +49,7 @@ def _judged(target: Target, case: Case, judge: Callable[[np.ndarray, np.ndarray,
 
 
 def products_check(target: Target, case: Case) -> Failure | None:
+    """``products within bound``: cumprod judged by :func:`~scancheck.oracle.products.judge_products`."""
     out = _judged(target, case, judge_products)
     if isinstance(out, Failure):
         return out
@@ -89,6 +90,7 @@ def products_check(target: Target, case: Case) -> Failure | None:
 
 
 def logsumexp_check(target: Target, case: Case) -> Failure | None:
+    """``logsumexp within bound``: judged by :func:`~scancheck.oracle.logsumexp.judge_logsumexp`."""
     out = _judged(target, case, judge_logsumexp)
     if isinstance(out, Failure):
         return out
@@ -114,6 +116,7 @@ def logsumexp_check(target: Target, case: Case) -> Failure | None:
 
 
 def indices_check(target: Target, case: Case) -> Failure | None:
+    """``indices``: cummax and cummin name the last position of each running extreme."""
     spec = target.spec
     x = case.data(spec.op)
     out, refused = called(target, x)

@@ -25,7 +25,8 @@ from .subnormals import flush_attributed, flushes, new_subnormals
 
 
 def recurrence_check(target: Target, case: Case) -> Failure | None:
-    ran = run_case(target, case)  # not _outputs: a long case's enclosure is computed once, here
+    """``recurrence``: the pair scan solves y_n = a_n*y_{n-1} + b_n within its bound."""
+    ran = run_case(target, case)  # not on_outputs: a long case's enclosure is computed once, here
     if isinstance(ran, Failure):
         return ran
     x, got = ran

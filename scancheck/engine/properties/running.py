@@ -1,8 +1,8 @@
 """Running a target on a case: its outputs, the answer it owes, and where they differ.
 
-Every property calls the target through :func:`ran` or :func:`outputs` (a call that
-raises, returns no array or writes into its input is the failure itself) and compares
-with :func:`agree`, which reads the spec's zero order, NaN rule and subnormal rule.
+Every property calls the target through :func:`run_case` or :func:`on_outputs` (a call
+that raises, returns no array or writes into its input is the failure itself) and
+compares with :func:`agree`, which reads the spec's zero order, NaN rule and subnormal rule.
 """
 
 from __future__ import annotations
@@ -174,6 +174,8 @@ def _outputs(target: Target, case: Case) -> tuple[np.ndarray, np.ndarray, np.nda
 
 def bits_differ(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
                  ) -> Failure | None:
+    """The first output that differs from the exact answer under the spec's rules, with
+    flushing named where it explains the difference."""
     failure = first_bad(target, agree(target, x, got, want), got, want,
                          "differs from the exact scan")
     if failure is None or target.spec.op not in ("max", "min") or not is_float(x.dtype):

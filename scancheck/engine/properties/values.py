@@ -35,6 +35,8 @@ from .subnormals import flush_explains, flushes, subnormal_witness
 
 def certificate_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
                          ) -> Failure | None:
+    """``certified exact``: where every summation order is exact, the output must be the
+    exact sum (a narrow carry shows even inside the any-order bound)."""
     where = certified(x, target.spec.inclusive, flush=flushes(target, x.dtype))
     # The values, not the bits: adding the identity +0.0 to a -0.0 sum is a correct +0.0.
     return first_bad(target, ~where | (got == want), got, want,
@@ -44,6 +46,8 @@ def certificate_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np
 
 def bound_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
                    ) -> Failure | None:
+    """``floats within bound``: every error within the rounding bound of any summation
+    order, infinities only where some order may overflow."""
     inc = target.spec.inclusive
     rep = classify(x, got, sequential_depths(x.shape[0], inc), inclusive=inc, exact=want,
                    flush=flushes(target, x.dtype))
@@ -160,6 +164,8 @@ def judge_output(target: Target, case: Case, x: np.ndarray, got: np.ndarray) -> 
 @on_outputs
 def integers_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                     want: np.ndarray) -> Failure | None:
+    """``integers exact``: the exact answer bit for bit (two's-complement wrap), a
+    narrowed type named as such."""
     failure = bits_differ(target, x, got, want)
     if failure is not None and case.dtype != x.dtype.name:
         # The widening was exact: the promoted input goes back to the input's type as it was.
@@ -189,6 +195,8 @@ def _narrow_first(target: Target, x: np.ndarray, got: np.ndarray, failure: Failu
 
 def float_check(criterion: Callable[[Target, np.ndarray, np.ndarray, np.ndarray], Failure | None]
                  ) -> Check:
+    """A float property from its ``criterion`` on the outputs; a failure is attributed
+    (logic or precision) by the target's answer on ``steps`` data."""
     @on_outputs
     def check(target: Target, case: Case, x: np.ndarray, got: np.ndarray, want: np.ndarray
               ) -> Failure | None:
@@ -203,6 +211,8 @@ def float_check(criterion: Callable[[Target, np.ndarray, np.ndarray, np.ndarray]
 @on_outputs
 def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                     want: np.ndarray) -> Failure | None:
+    """``nan and inf``: NaN and infinities where IEEE arithmetic (and the spec's NaN rule)
+    puts them, and nowhere else."""
     # Finite outputs are judged elsewhere; here only where NaN and infinities must be.
     special = ~np.isfinite(want) | ~np.isfinite(got)
     ok = ~special | (np.isnan(got) & np.isnan(want)) | (got == want)
