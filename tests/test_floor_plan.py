@@ -25,14 +25,13 @@ def _floor(module: str) -> int:
     return FLOORS.index(head) if head in FLOORS[:-1] else len(FLOORS) - 1
 
 
-def _imports(path: Path) -> dict[str, set[str]]:
+def _imports(path: Path, modules: set[str]) -> dict[str, set[str]]:
     """Module -> the names this file takes from it, for every import of the package's own
     modules in ``path`` (at any depth: lazy imports inside functions count)."""
     module = _module_name(path)
     package = [part for part in module.split(".") if part]
     if path.name != "__init__.py":
         package = package[:-1]
-    modules = {_module_name(p) for p in PACKAGE.rglob("*.py")}
     found: dict[str, set[str]] = {}
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
@@ -58,7 +57,9 @@ def _imports(path: Path) -> dict[str, set[str]]:
 
 @pytest.fixture(scope="module")
 def graph() -> dict[str, dict[str, set[str]]]:
-    return {_module_name(p): _imports(p) for p in PACKAGE.rglob("*.py")}
+    paths = list(PACKAGE.rglob("*.py"))
+    modules = {_module_name(p) for p in paths}
+    return {_module_name(p): _imports(p, modules) for p in paths}
 
 
 def test_the_graph_is_read_from_the_source(graph):
