@@ -202,8 +202,10 @@ def _print_report(rep) -> None:
     verdict = rep.verdict
     print(f"verdict: {'conforms' if rep.passed else 'DOES NOT CONFORM'}"
           + (f" - {verdict.line}" if verdict.line else ""))
-    if verdict.explained:
-        print(f"  explained by it: {', '.join(verdict.explained)}")
+    if verdict.findings:  # each cause once, with the properties it explains folded under it
+        print("causes, primary first:")
+        for k, finding in enumerate(verdict.findings, 1):
+            print(f"  {k}. {finding.folded()}")
     print(rep.time_spent())
 
 

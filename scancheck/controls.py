@@ -151,6 +151,46 @@ def scan_refusing_empty_input(x: np.ndarray) -> np.ndarray:
     return np.cumsum(x, dtype=x.dtype)
 
 
+def empty_input_refused_and_wrong_from_100(x: np.ndarray) -> np.ndarray:
+    """Raises on an empty input, and from n = 100 adds 1 to every output from the 100th on
+    (a second pass over tiles of 99 that counts one too many): two bugs, the first of which
+    used to hide the second."""
+    if x.size == 0:
+        raise ValueError("empty input")
+    with np.errstate(all="ignore"):
+        out = np.add.accumulate(x, dtype=x.dtype)
+        out[99:] += x.dtype.type(1)
+    return out
+
+
+#: What the allocator of :func:`quadratic_workspace` may hand out, in bytes.
+WORKSPACE_LIMIT = 2**30
+
+
+def quadratic_workspace(x: np.ndarray) -> np.ndarray:
+    """A scan as the product of a lower-triangular matrix of ones with x, which asks its
+    allocator (a pool of 1 GiB) for the n-by-n matrix: out of memory from n = 11,586 in
+    float64 and 16,385 in 4-byte types, right below (the scan itself is taken directly:
+    only the workspace request is the matrix's)."""
+    need = x.size * x.size * x.itemsize
+    if need > WORKSPACE_LIMIT:
+        raise MemoryError(f"Unable to allocate {need / 2**30:.1f} GiB for an array with shape "
+                          f"({x.size}, {x.size}) and data type {x.dtype}")
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
+def tail_wrong_at_some_sizes(x: np.ndarray) -> np.ndarray:
+    """A scan whose tail code path, taken only for n in [1000, 1010] and [3000, 3010] (a
+    table of tile shapes with a wrong entry there), leaves the last element out of the last
+    output: every other size is right, no tile edge among them."""
+    with np.errstate(all="ignore"):
+        out = np.add.accumulate(x, dtype=x.dtype)
+        if 1000 <= x.size <= 1010 or 3000 <= x.size <= 3010:
+            out[-1] = out[-2]
+    return out
+
+
 def tile_size_varying_between_runs(x: np.ndarray) -> np.ndarray:
     """A correct blocked scan whose tile size changes from run to run (as one picked from
     whatever the device has free would), so its float rounding does: declared deterministic,
@@ -419,6 +459,9 @@ for fn, spec in (
     (block_sums_scanned_by_one_block, TargetSpec()),
     (exclusive_scan_with_wrong_first_output, TargetSpec(inclusive=False)),
     (scan_refusing_empty_input, TargetSpec()),
+    (empty_input_refused_and_wrong_from_100, TargetSpec()),
+    (quadratic_workspace, TargetSpec()),
+    (tail_wrong_at_some_sizes, TargetSpec()),
     (nan_dropping_max, TargetSpec(op="max", dtypes=_FLOATS)),
     (tile_size_varying_between_runs, TargetSpec()),
     (overflow_guard_too_low, TargetSpec(dtypes=_FLOATS)),
@@ -467,12 +510,18 @@ class Control:
     caught_by: str
     gpu: bool = False
     spec: TargetSpec | None = None
+    #: Words each further cause must contain, one per cause, in the verdict's order: a
+    #: control with two bugs must get both, each once.
+    also: tuple[str, ...] = ()
+    #: Seconds each property's search needs to catch it, where only the search's draws can
+    #: (no size of the ladder shows it); None where the ladder catches it at any budget.
+    seconds: float | None = None
 
     def check(self, isolated: bool = True, **kwargs: Any) -> tuple[Any, bool]:
         """Check this control in child processes at ``check_isolated``'s defaults (``kwargs``
         override them), or with ``isolated=False`` in this process as ``conformance.check``
         does (no fault or hang to survive, no child to start); the report, and whether its
-        diagnosis is the expected one, alone."""
+        diagnosis is the expected one, with exactly the further causes it expects."""
         if isolated:
             from .engine.isolation import check_isolated
 
@@ -483,7 +532,10 @@ class Control:
 
             rep = check(resolve(self.locator, self.spec), **kwargs)
         verdict = rep.verdict
-        return rep, verdict.cause == self.cause and self.expect in verdict.line and not verdict.also
+        head = verdict.findings[0].line if verdict.findings else ""
+        return rep, (verdict.cause == self.cause and self.expect in head
+                     and len(verdict.also) == len(self.also)
+                     and all(w in a for w, a in zip(self.also, verdict.also)))
 
 
 _CU = Path(KERNEL_DIR) / "controls"
@@ -511,6 +563,19 @@ CONTROLS: tuple[Control, ...] = (
             Cause.LOGIC, "logic error", "every property at n = 1; one diagnosis, not three"),
     Control("empty input refused", _C + "scan_refusing_empty_input", Cause.LOGIC, "empty input",
             "n = 0, which every property tries first where the spec allows it"),
+    Control("empty input refused, wrong from n = 100",
+            _C + "empty_input_refused_and_wrong_from_100", Cause.LOGIC, "empty input",
+            "n = 0, then the search from n = 1: an empty input refused ends no search",
+            also=("(smallest case n=100",)),
+    Control("workspace of n**2 elements", _C + "quadratic_workspace", Cause.RESOURCE,
+            "raised MemoryError", "any size past 11,585: out of memory is its own cause, and "
+            "the search goes on below it, where the scan is right"),
+    Control("tail wrong only at n in [1000, 1010] and [3000, 3010]",
+            _C + "tail_wrong_at_some_sizes", Cause.LOGIC, "logic error",
+            "the search's draws, each scale given its share of the time and cheap cases run "
+            "several to an example: no ladder size is there",
+            # A fifth of the default 30 s: the share of each of five properties in one child.
+            seconds=5.0),
     Control("NaN-dropping max", _C + "nan_dropping_max", Cause.SPECIALS, "NaN",
             "nan and inf; the same data without NaNs pass"),
     Control("tile size varying between runs", _C + "tile_size_varying_between_runs",

@@ -68,8 +68,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(repeatable); without paths, only these tests run")
     group.addoption("--scan-budget", type=_positive(float, "seconds > 0"), default=30.0,
                     help="seconds each conformance property may search (default 30)")
-    group.addoption("--scan-examples", type=_positive(int, "an integer >= 1"), default=1000,
-                    help="Hypothesis examples per conformance property at most (default 1000)")
+    group.addoption("--scan-examples", type=_positive(int, "an integer >= 1"), default=None,
+                    help="Hypothesis examples per conformance property at most (default: no "
+                         "cap, the budget's seconds end each search)")
     group.addoption("--scan-max-n", type=_positive(int, "an integer >= 1"), default=None,
                     help="largest n searched (default 2**24 for GPU targets, 2**20 for CPU ones)")
     group.addoption("--scan-timeout", type=_positive(float, "seconds > 0"), default=60.0,
@@ -245,7 +246,9 @@ def run_check(config: pytest.Config, locator: str, check: str) -> tuple[str, str
     from .engine.cases import Budget
     from .engine.isolation import EnvironmentProblem, UsageError, check_isolated
 
-    budget = Budget(config.getoption("scan_budget"), config.getoption("scan_examples"),
+    # No count ends a search unless asked: at 1000 examples one ended after 5 s of its 30.
+    budget = Budget(config.getoption("scan_budget"),
+                    config.getoption("scan_examples") or Budget.max_examples,
                     config.getoption("scan_max_n"))
     what = dict(properties=(), large=True, sanitize=()) if check == LARGE_CHECK else (
         dict(properties=(), large=False, sanitize=(check,)) if check in TOOLS else
@@ -269,8 +272,9 @@ def run_check(config: pytest.Config, locator: str, check: str) -> tuple[str, str
              f"verdict: {report.diagnosis}"]
     for r in failed:
         named = f"{r.name}: " if len(report.results) > 1 else ""
-        lines += [f"{named}diagnosis: {r.diagnosis}",
-                  f"{named}smallest case: {_shown_case(r.smallest_case)}"]
+        for f in (*r.more, r):  # the failures that moved its search too, each once
+            lines += [f"{named}diagnosis: {f.diagnosis}",
+                      f"{named}smallest case: {_shown_case(f.smallest_case)}"]
     return "fail", "\n".join(lines)
 
 

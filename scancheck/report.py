@@ -198,8 +198,9 @@ def markdown(reports: list[ConformanceReport], path: str | Path) -> str:
         verdict = r.verdict
         out.append(f"**{'Conforms' if r.passed else 'Does not conform'}**" +
                    (f": {verdict.line}" if verdict.line else "."))
-        if verdict.explained:
-            out.append(f"\nExplained by the same cause: {', '.join(verdict.explained)}.")
+        if verdict.findings:  # each cause once, the properties it explains folded under it
+            out += ["", "Causes, primary first:", ""]
+            out += [f"{k}. {_cell(f.folded())}" for k, f in enumerate(verdict.findings, 1)]
         spec = ", ".join(f"{k}={v}" for k, v in r.spec.items())
         out += ["", f"Spec: `{spec}`", "", "| property | verdict | diagnosis / detail | "
                 "smallest failing case |", "|---|---|---|---|"]

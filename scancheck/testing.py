@@ -68,3 +68,11 @@ def nvcc_errors(source: str, workdir: Path, *, fmad: bool = True) -> str:
            *([] if fmad else ["-fmad=false"]), str(cu), "-o", str(cu.with_suffix(".ptx"))]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     return "" if proc.returncode == 0 else proc.stderr[-4000:] or f"nvcc exit {proc.returncode}"
+
+
+def raising_scan(x: np.ndarray) -> np.ndarray:
+    """A target that raises a Python exception for n > 3 (its process goes on), and is right
+    on any other input."""
+    if x.shape[0] > 3:
+        raise ValueError("too long")
+    return np.cumsum(x, dtype=x.dtype)

@@ -80,6 +80,7 @@ def test_each_failure_comes_with_a_snippet_that_reproduces_it(user_module, budge
     assert not rep.passed
     text = markdown([rep], user_module / "report.md")
     assert "does not conform" in text and "## Environment" in text
+    assert f"Causes, primary first:\n\n1. {rep.verdict.findings[0].line}" in text
     got, exact = re.search(r"output \d+: got (\S+) exact (\S+)", _snippet_output(text, user_module)
                            ).groups()
     want = float(rep.verdict.smallest_case["expected"])

@@ -1,20 +1,23 @@
 """What a conformance property runs on: cases, their sizes, and the time budget of a search.
 
 A :class:`Case` is ``(n, dtype, distribution, seed)``: short enough to print, enough to
-rebuild the input bit for bit.  Sizes spread log-uniformly over every scale from 1 to the
-largest n, with the tile edges ``2**k - 1``, ``2**k`` and ``2**k + 1`` of every scale
-(the edges of any power-of-two tile, block or level).  :func:`search` always walks a
-ladder of one edge per scale, smallest first, up to the largest n, then lets Hypothesis draw
-cases until the :class:`Budget` is spent; :func:`smallest_failing` takes a failure down to the smallest n
+rebuild the input bit for bit.  Sizes cover every scale from 1 to the largest n, with the
+tile edges ``2**k - 1``, ``2**k`` and ``2**k + 1`` of every scale (the edges of any
+power-of-two tile, block or level), the multiples m * 2**j of smaller tiles, and the
+neighbours of each within 2.  :func:`search` always walks a ladder of one edge per scale,
+smallest first, up to the largest n, then lets Hypothesis draw cases until the
+:class:`Budget` is spent, each scale about as often as it is cheap (the time, not the count,
+shared among the scales); :func:`smallest_failing` takes a failure down to the smallest n
 that still fails.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -85,22 +88,111 @@ class Case:
         return {"n": self.n, "dtype": self.dtype, "data": self.distribution, "seed": self.seed}
 
 
+#: Tile multiples m * 2**j drawn within a scale 2**k have at most 2**(TILES_LOG2 + 1) - 1
+#: tiles: j >= k - TILES_LOG2.
+TILES_LOG2 = 6
+
+
 @st.composite
-def scaled_sizes(draw: st.DrawFn, max_n: int) -> int:
-    """n in [1, max_n]: a scale k with 2**k <= max_n first, then the tile edge 2**k - 1,
-    2**k or 2**k + 1, or any n in [2**k, 2**(k+1)).  Shrinks toward small scales."""
-    k = draw(st.integers(0, max_n.bit_length() - 1))
+def scaled_sizes(draw: st.DrawFn, max_n: int, scales: tuple[int, ...] | None = None) -> int:
+    """n in [1, max_n]: a scale k with 2**k <= max_n first (from ``scales``, where a scale
+    may repeat to be drawn more often; else every scale alike), then, within [2**k,
+    2**(k+1)): a tile edge 2**k + d, a multiple m * 2**j of a smaller power-of-two tile
+    (at most 127 tiles) + d, with d in [-2, 2], or any n (half the draws).  Shrinks toward
+    small scales and toward the edge."""
+    k = draw(st.sampled_from(scales) if scales else st.integers(0, max_n.bit_length() - 1))
     where = draw(st.integers(0, 3))
     lo = 1 << k
-    n = lo + draw(st.integers(0, lo - 1)) if where == 0 else lo + where - 2
+    if where == 0:  # the edge of a tile, block or level of 2**k, and its neighbours
+        n = lo + draw(st.integers(-2, 2))
+    elif where == 1 and k > 0:  # m tiles of 2**j, and their neighbours
+        i = draw(st.integers(1, min(k, TILES_LOG2)))
+        n = (draw(st.integers(1 << i, (2 << i) - 1)) << (k - i)) + draw(st.integers(-2, 2))
+    else:
+        n = lo + draw(st.integers(0, lo - 1))
     return min(max(n, 1), max_n)
 
 
-def cases(dtypes: tuple[str, ...], distributions: tuple[str, ...], max_n: int
-          ) -> st.SearchStrategy[Case]:
+def cases(dtypes: tuple[str, ...], distributions: tuple[str, ...], max_n: int,
+          scales: tuple[int, ...] | None = None) -> st.SearchStrategy[Case]:
     """Cases of any declared dtype and distribution at :func:`scaled_sizes`."""
-    return st.builds(Case, scaled_sizes(max_n), st.sampled_from(dtypes),
+    return st.builds(Case, scaled_sizes(max_n, scales), st.sampled_from(dtypes),
                      st.sampled_from(distributions), st.integers(0, 2**32 - 1))
+
+
+#: The most times a cheap scale is drawn for each draw of the costliest one.
+SCALE_WEIGHT_CAP = 64
+#: Seconds Hypothesis spends on each example it draws, beside the check (0.5 to 1 ms on this
+#: project's CPU machine, whatever the case's size).
+DRAW_SECONDS = 1e-3
+#: Seconds of companion cases run for each example drawn at a scale where cases cost less:
+#: three times Hypothesis's own, so that it takes a quarter of the time of cheap scales, not
+#: half or more.
+COMPANION_SECONDS = 3e-3
+#: The most companion cases run for one example drawn.
+MAX_COMPANIONS = 31
+
+
+@dataclass(frozen=True)
+class TimeShare:
+    """How a search shares its time among the scales: the scales to draw from (a scale
+    repeated to be drawn more often), and at each scale how many companion cases to run
+    for every example Hypothesis draws there."""
+
+    scales: tuple[int, ...]
+    companions: tuple[int, ...]
+
+
+def share_time(timings: list[tuple[int, float]], max_n: int) -> TimeShare:
+    """A cost a + b*n per case fit to ``timings`` ((n, seconds) of cases run), and from it:
+    at each scale, as many companions as fit in :data:`COMPANION_SECONDS` (at most
+    :data:`MAX_COMPANIONS`), and the scale repeated about as many times as an example there
+    (its cases and Hypothesis's time) is cheaper than one at ``max_n`` (at most
+    :data:`SCALE_WEIGHT_CAP`).  Each scale then gets about the same share of the search's
+    time, so that a cheap one is searched by thousands of cases where an even draw of
+    examples would give it tens."""
+    top = max_n.bit_length() - 1
+    runs = [(n, t) for n, t in timings if n > 0]
+    if not runs:
+        return TimeShare(tuple(range(top + 1)), (0,) * (top + 1))
+    small = sorted(t for n, t in runs if n <= 64) or [min(t for _, t in runs)]
+    a = max(small[len(small) // 2], 1e-6)  # the cost of a call, whatever its size
+    # ... and of each element, where elements dominate; medians, as a first call that
+    # compiles (numba, CUDA) costs many times the calls after it.
+    per = sorted(max(t - a, 0.0) / n for n, t in runs if n >= 4096)
+    b = per[len(per) // 2] if per else 0.0
+    cost = [a + b * 1.5 * (1 << k) for k in range(top + 1)]  # the middle of each scale
+    extra = [min(MAX_COMPANIONS, int(COMPANION_SECONDS / c)) for c in cost]
+    example = [DRAW_SECONDS + (1 + e) * c for c, e in zip(cost, extra)]
+    scales = tuple(k for k in range(top + 1)
+                   for _ in range(max(1, min(SCALE_WEIGHT_CAP, round(example[top] / example[k])))))
+    return TimeShare(scales, tuple(extra))
+
+
+def companions(case: Case, count: int, dtypes: tuple[str, ...], distributions: tuple[str, ...],
+               max_n: int) -> list[Case]:
+    """``count`` more cases at ``case``'s scale, each drawn as :func:`scaled_sizes` draws
+    within a scale (an edge, a tile multiple, or any n) from ``case``'s seed: the same
+    example always brings the same companions."""
+    if count < 1:
+        return []
+    rng = np.random.default_rng([case.seed, case.n])
+    k = max(case.n, 1).bit_length() - 1
+    lo = 1 << k
+    out = []
+    for _ in range(count):
+        where = int(rng.integers(0, 4))
+        if where == 0:
+            n = lo + int(rng.integers(-2, 3))
+        elif where == 1 and k > 0:
+            i = int(rng.integers(1, min(k, TILES_LOG2) + 1))
+            n = (int(rng.integers(1 << i, 2 << i)) << (k - i)) + int(rng.integers(-2, 3))
+        else:
+            n = lo + int(rng.integers(0, lo))
+        out.append(Case(min(max(n, 1), max_n), dtypes[int(rng.integers(len(dtypes)))],
+                        distributions[int(rng.integers(len(distributions)))],
+                        int(rng.integers(0, 2**32))))
+    return out
 
 
 def ladder(dtypes: tuple[str, ...], distributions: tuple[str, ...], max_n: int,
@@ -124,6 +216,12 @@ def ladder(dtypes: tuple[str, ...], distributions: tuple[str, ...], max_n: int,
 class _Spent(BaseException):
     """Raised inside Hypothesis's search when the budget is spent: a BaseException, so the
     engine stops at once instead of trying to shrink it as a failure."""
+
+
+class _Found(BaseException):
+    """Raised inside Hypothesis's search when a companion case fails: the example it was
+    drawn for passed, so Hypothesis has nothing to shrink (:func:`smallest_failing` takes
+    the case down)."""
 
 
 @dataclass
@@ -151,6 +249,7 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
     t0 = time.monotonic()
     deadline = t0 + budget.seconds
     ran = {"cases": 0, "largest": -1}
+    timings: list[tuple[int, float]] = []  # (n, seconds) of each rung: what a scale costs
     found: list[tuple[Case, F]] = []
     # (dtype, distribution) -> (n, seconds) of the largest case of that kind so far: the cost
     # of an oracle grows with n and with the data's exponent span, and differs 100-fold by kind.
@@ -174,8 +273,10 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
         start = time.monotonic()
         failure = check(case)
         key = (case.dtype, case.distribution)
+        took = time.monotonic() - start
         if case.n >= cost.get(key, (0, 0.0))[0]:
-            cost[key] = (case.n, time.monotonic() - start)
+            cost[key] = (case.n, took)
+        timings.append((case.n, took))
         ran["cases"] += 1
         ran["largest"] = max(ran["largest"], case.n)
         return case, failure
@@ -191,34 +292,81 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
             found.append((case, failure))
             return result(False)
 
-    def fails(case: Case) -> bool:
-        nonlocal deadline
-        if time.monotonic() > deadline:
-            raise _Spent
-        case, failure = run(case)
+    db = example_database() if key is not None else None
+    # The failing cases themselves, as found: a companion is no example Hypothesis could
+    # replay, and the scales it draws from depend on this run's timings.
+    for case in _stored(db, key, dtypes, distributions, max_n):
+        case, failure = run(case, cut=False)
         if failure is not None:
-            if not found:
-                deadline = time.monotonic() + budget.seconds
             found.append((case, failure))
-        return failure is not None
+            return result(False)
+
+    # The time, not the count of examples, shared evenly among the scales: each drawn about
+    # as often as an example there is cheaper than one at the top, and a case cheaper than
+    # Hypothesis's own work on an example run with companions.
+    share = share_time(timings, max_n)
+
+    def fails(example: Case) -> bool:
+        nonlocal deadline
+        # While Hypothesis shrinks a failing example, the example alone is its test.
+        extra = 0 if found else share.companions[min(max(example.n, 1).bit_length() - 1,
+                                                     len(share.companions) - 1)]
+        for k, case in enumerate((example, *companions(example, extra, dtypes, distributions,
+                                                       max_n))):
+            if time.monotonic() > deadline:
+                raise _Spent
+            case, failure = run(case)
+            if failure is not None:
+                if not found:
+                    deadline = time.monotonic() + budget.seconds
+                    if db is not None:
+                        db.save(key + _CASES, json.dumps(asdict(case)).encode())
+                found.append((case, failure))
+                if k:  # a companion: the example drawn has nothing of it to shrink
+                    raise _Found
+                return True
+        return False
 
     spent = False
-    db = example_database() if key is not None else None
     try:
         with with_reporter(lambda _: None), private_storage():
-            find(cases(dtypes, distributions, max_n), fails, settings=settings(
+            find(cases(dtypes, distributions, max_n, share.scales), fails, settings=settings(
                 max_examples=budget.max_examples, database=db, deadline=None,
                 suppress_health_check=list(HealthCheck)), database_key=key if db else None)
     except NoSuchExample:
         pass
     except _Spent:
         spent = not found
+    except _Found:
+        pass
     except Exception:
         # A target that fails only sometimes (a race) makes Hypothesis's replay raise: the
         # failure it saw is still the one to report.
         if not found:
             raise
     return result(spent)
+
+
+#: Appended to a search's key: where the failing cases it found are stored, each whole.
+_CASES = b"\0cases"
+
+
+def _stored(db: Any, key: bytes | None, dtypes: tuple[str, ...],
+            distributions: tuple[str, ...], max_n: int) -> list[Case]:
+    """The failing cases stored under ``key`` that this search could draw (its dtypes,
+    distributions and sizes); an entry that is not a case is passed over."""
+    if db is None or key is None:
+        return []
+    out = []
+    for value in db.fetch(key + _CASES):
+        try:
+            case = Case(**json.loads(value))
+        except (ValueError, TypeError):
+            continue
+        if (isinstance(case.n, int) and 1 <= case.n <= max_n and case.dtype in dtypes
+                and case.distribution in distributions and isinstance(case.seed, int)):
+            out.append(case)
+    return out
 
 
 def smallest_failing(fails: Callable[[Case], bool], case: Case, walk: int = 300) -> Case:

@@ -1,8 +1,10 @@
 """Conformance of any scan implementation: a verdict per property and one diagnosis.
 
 Each property (:mod:`scancheck.engine.properties`) searches for its smallest failing case within a
-time :class:`~scancheck.engine.cases.Budget`, over sizes spread log-uniformly up to 2**24 for GPU
-targets and 2**20 for CPU ones (:mod:`scancheck.engine.cases`); the checks past 2**31 and 2**32
+time :class:`~scancheck.engine.cases.Budget`, over sizes at every scale up to 2**24 for GPU targets
+and 2**20 for CPU ones (:mod:`scancheck.engine.cases`); a case on which the target gives no answer
+(it raises, or runs out of memory) moves the search to where it answers, a wrong answer
+ends it; the checks past 2**31 and 2**32
 elements are in :mod:`scancheck.engine.large`; the verdicts combine into one root cause
 (:mod:`scancheck.engine.diagnosis`).  :func:`check` runs in this process;
 :func:`~scancheck.engine.isolation.check_isolated` runs the target in child processes, under
@@ -14,13 +16,20 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from .cases import Budget, Case, search, smallest_failing
-from .diagnosis import Cause, Diagnosis, PropertyResult, diagnose
+from .diagnosis import (
+    Cause,
+    Diagnosis,
+    PropertyResult,
+    cause_of,
+    diagnose,
+    is_resource_error,
+)
 from .large import BATCH_CHECKS, LARGE_SIZES, check_batch, check_large
 from .properties import (
     ACCUMULATION_PROBE,
@@ -33,7 +42,7 @@ from .properties import (
     float_summary,
 )
 from .spec import TargetSpec
-from .targets import InputWritten, NotAnArray, Target, forward, seeded
+from .targets import InputWritten, NotAnArray, Target, forward, raised_by_target, seeded
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
            "check_property"]
@@ -89,24 +98,35 @@ class ConformanceReport:
         return f"time: {'; '.join(parts)}; wall {self.seconds:.1f} s"
 
     def rows(self) -> list[dict[str, object]]:
+        """One row per property, and one more for each earlier failure that moved its
+        search (an empty input, an exception, memory), in the order they were found."""
         verdict = self.verdict
         out = []
         for r in self.results:
-            case = r.smallest_case or {}
-            where = ", ".join(f"{k}={v}" for k, v in case.items() if k != "x")
-            text = r.diagnosis or _detail(r.detail)
-            if r.name in verdict.explained:
-                text = f"explained by the {verdict.cause.label}: {text}"
-            out.append({"property": r.name, "verdict": r.status, "diagnosis / detail": text,
-                        "smallest failing case": where})
+            for f in (*r.more, r):
+                case = f.smallest_case or {}
+                where = ", ".join(f"{k}={v}" for k, v in case.items() if k != "x")
+                text = f.diagnosis or _detail(f.detail)
+                by = next((g for g in verdict.findings
+                           if f.name in g.explained and g.cause != cause_of(f)), None)
+                if by is not None:
+                    text = f"explained by the {by.cause.label}: {text}"
+                out.append({"property": f.name, "verdict": f.status,
+                            "diagnosis / detail": text, "smallest failing case": where})
         return out
 
     def to_json(self) -> str:
+        """Every property's result whole (earlier failures under ``more``), and the verdict:
+        its primary cause, and each distinct cause once with the properties it explains."""
         d = asdict(self)
         verdict = self.verdict
         d["verdict"] = {"cause": verdict.cause.name if verdict.cause is not None else None,
                         "line": verdict.line, "explained": verdict.explained,
-                        "also": verdict.also, "largest n": self.largest_n}
+                        "also": verdict.also, "largest n": self.largest_n,
+                        "findings": [{"cause": f.cause.name, "line": f.line, "source": f.source,
+                                      "smallest case": f.smallest_case,
+                                      "properties": f.properties, "explains": f.explained}
+                                     for f in verdict.findings]}
         return json.dumps(d, default=jsonable, indent=1)
 
 
@@ -129,7 +149,10 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
     """Search within ``budget`` for the smallest case on which ``target`` breaks ``prop``
     (``on_case(n)`` is called before each case: a heartbeat for watchdogs).  The target is
     handed copies (:meth:`Target.run`) and judged on its input as it was; one that writes
-    into its input fails with that cause, wherever in the property the write shows."""
+    into its input fails with that cause, wherever in the property the write shows.  Where
+    the target gives no answer (it refuses the empty input, raises, or runs out of memory)
+    the search goes on where it answers, and the result keeps each such failure in
+    ``more``; a wrong answer ends it."""
     try:
         return _check_property(target, prop, budget, on_case)
     except InputWritten as exc:  # outside the search: a summary, a check past 2**31
@@ -181,29 +204,98 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             return _written(exc)
         except NotAnArray as exc:
             return Failure(Cause.LOGIC, str(exc))
+        except Exception as exc:
+            failure = _raised(target, exc, case.n)
+            if failure is None:
+                raise
+            return failure
 
     if prop == "deterministic" and not spec.deterministic:
         seen = check(Case(top, dtypes[0], row.distributions[0], 0))
+        differ = seen is not None and not isinstance(seen, _NoAnswer)
         return PropertyResult(prop, "skip", "declared non-deterministic" + (
-            f"; observed: bits differ between runs at n={top}" if seen else ""))
+            f"; observed: bits differ between runs at n={top}" if differ else ""))
     # The same target and property share their failures across runs and runners.
     key = f"scancheck\0{target.locator or target.name}\0{prop}".encode()
-    found = search(check, dtypes, row.distributions, top, budget, empty=spec.allows_empty, key=key)
-    stats = {"largest n": found.largest_n, "cases": found.cases,
-             "seconds": round(found.seconds, 1)}
-    if found.budget_spent:
-        stats["budget spent"] = f"{budget.seconds:g} s"
-    if found.failing is None:
-        if prop == "floats within bound" and spec.op == "add":
-            # The report's curve stops at 2**22: past it each point is seconds of host work.
-            stats.update(float_summary(target, dtypes[0], min(top, 2**22)))
-        elif prop in ("products within bound", "logsumexp within bound"):
-            stats.update(bound_summary(target, dtypes))
-        if prop in ("floats within bound", "products within bound") and spec.op in ("add", "mul"):
-            for dt in ACCUMULATION_PROBE:
-                if dt in dtypes and spec.output_dtype(dt) == dt:
-                    stats.update(accumulation_precision(target, dt))
-        return PropertyResult(prop, "pass", detail=stats)
+    t0 = time.monotonic()
+    empty, cap = spec.allows_empty, top
+    earlier: list[PropertyResult] = []  # failures that moved the search, not ended it
+    stats: dict[str, Any] = {"largest n": -1, "cases": 0, "seconds": 0.0}
+    while True:
+        left = budget.seconds - (time.monotonic() - t0)
+        # After a failure that moved it, the search goes on with what is left of the budget;
+        # its ladder still runs whole, below the failure's size.
+        found = search(check, dtypes, row.distributions, cap,
+                       replace(budget, seconds=max(left, 0.01)) if earlier else budget,
+                       empty=empty, key=key)
+        stats = {"largest n": max(stats["largest n"], found.largest_n),
+                 "cases": stats["cases"] + found.cases,
+                 "seconds": round(stats["seconds"] + found.seconds, 1)}
+        if found.budget_spent:
+            stats["budget spent"] = f"{budget.seconds:g} s"
+        if found.failing is None:
+            break
+        result, moved = _failed(prop, found, check, stats)
+        if not moved:  # a wrong answer: its search ends here
+            result.more = earlier
+            return _searched(result, earlier, empty, cap)
+        earlier.append(result)
+        if result.smallest_case["n"] == 0:
+            empty = False  # the sizes from 1 up are still to be searched
+        else:
+            cap = result.smallest_case["n"] - 1
+        if cap < 1:
+            break
+    if earlier:  # no wrong answer where the target answers: its last failure is the result
+        result, result.more = earlier[-1], earlier[:-1]
+        # Checked means answered: the sizes at and past a failure that moved the search only
+        # raised.
+        stats["largest n"] = min(stats["largest n"], cap)
+        result.detail.update(stats)
+        return _searched(result, earlier, empty, cap)
+    if prop == "floats within bound" and spec.op == "add":
+        # The report's curve stops at 2**22: past it each point is seconds of host work.
+        stats.update(float_summary(target, dtypes[0], min(top, 2**22)))
+    elif prop in ("products within bound", "logsumexp within bound"):
+        stats.update(bound_summary(target, dtypes))
+    if prop in ("floats within bound", "products within bound") and spec.op in ("add", "mul"):
+        for dt in ACCUMULATION_PROBE:
+            if dt in dtypes and spec.output_dtype(dt) == dt:
+                stats.update(accumulation_precision(target, dt))
+    return PropertyResult(prop, "pass", detail=stats)
+
+
+class _NoAnswer(Failure):
+    """A case on which the target gave no answer: it raised (the empty input refused, too),
+    or ran out of memory.  It moves its property's search to where the target answers (from
+    n = 1, or below its size) instead of ending it."""
+
+
+def _raised(target: Target, exc: Exception, n: int) -> Failure | None:
+    """The failure of a case on which the target's own code raised ``exc``: out of memory
+    on any device, the empty input refused (a logic error: the scan of nothing is an empty
+    array), and any other exception of a CPU target (a fault of that case alone).  None
+    where scancheck raised it, or where a GPU target did at n >= 1: that may leave its CUDA
+    context unusable for every later call, so it ends the process (in a child, one that
+    starts afresh below its size takes over)."""
+    if not raised_by_target(exc):
+        return None
+    if is_resource_error(exc):
+        where = " on an empty input" if n == 0 else ""
+        return _NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} ({str(exc)[:200]})"
+                         f"{where}", independent=True)
+    if n == 0:
+        return _NoAnswer(Cause.LOGIC, f"raised {type(exc).__name__} on an empty input "
+                         f"({str(exc)[:120]}); the scan of nothing is an empty array")
+    if target.spec.device == "gpu":
+        return None
+    return _NoAnswer(Cause.FAULT, f"raised {type(exc).__name__} ({str(exc)[:200]})")
+
+
+def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
+            stats: dict[str, Any]) -> tuple[PropertyResult, bool]:
+    """The failure ``found``, taken down to its smallest n, as the property's result; and
+    whether it moves the search rather than ends it (the target gave no answer there)."""
     case, failure = found.failing, found.failure
     if case.n > 1:
         seen: dict[int, Any] = {}
@@ -215,9 +307,23 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         case = smallest_failing(fails, case)
         failure = seen.get(case.n) or failure  # the found case itself was not checked again
     assert failure is not None
-    return PropertyResult(prop, "fail", failure.diagnosis, {**case.describe(), **failure.where()},
+    return PropertyResult(prop, "fault" if failure.cause == Cause.FAULT else "fail",
+                          failure.diagnosis, {**case.describe(), **failure.where()},
                           {**failure.detail, **stats}, cause=failure.cause.name,
-                          independent=failure.independent)
+                          independent=failure.independent), isinstance(failure, _NoAnswer)
+
+
+def _searched(result: PropertyResult, earlier: list[PropertyResult], empty: bool,
+              cap: int) -> PropertyResult:
+    """``result``, saying where its search went on after the failures that moved it."""
+    if earlier:
+        why = "; ".join(
+            f"out of memory at n = {f.smallest_case['n']:,}" if f.cause == Cause.RESOURCE.name
+            else "the empty input refused" if f.smallest_case["n"] == 0
+            else f"raised at n = {f.smallest_case['n']:,}" for f in earlier)
+        lo = 0 if empty else 1
+        result.detail["searched"] = f"n = {lo} to {cap:,} ({why})" if cap >= lo else why
+    return result
 
 
 def not_applicable(spec: TargetSpec, prop: str) -> str | None:
@@ -251,7 +357,8 @@ def _seeded(result: PropertyResult, inclusive: bool) -> PropertyResult:
 def check(target: Target, properties: tuple[str, ...] = PROPERTIES, large: bool = False,
           budget: Budget | None = None) -> ConformanceReport:
     """Check ``target`` in this process against every property (and past 2**31 and 2**32
-    elements if ``large``); a property on which the target raises is reported as a fault."""
+    elements if ``large``); an exception that ends a property (a GPU target's, or one
+    raised outside a case) is reported as that property's fault."""
     t0 = time.time()
     results = []
     for p in tuple(properties) + (LARGE if large else ()):

@@ -4,11 +4,15 @@ Every failure carries a :class:`Cause`, decided by the evidence of its own case 
 error that data with tiny partial sums do not show is lost precision; a NaN missing from
 an output is a logic error if the same input without its NaNs is wrong too).  The verdict
 names the highest-ranked cause -- fault or hang > data race > logic error > precision lost
-> NaN/inf semantics > non-determinism > index overflow > writes into its input -- with its
-smallest case.  Other failures of the same cause are its evidence; a failure of another
-cause is listed beside it only where its own evidence shows that it does not follow from
-the primary one.  A write into the input is its own evidence: every answer is judged on the
-input as it was, so the write explains no other failure and none but a race explains it.
+> NaN/inf semantics > non-determinism > index overflow > out of memory > writes into its
+input -- with its smallest case.  Other failures of the same cause are its evidence; a
+failure of another cause is listed beside it only where its own evidence shows that it does
+not follow from the primary one.  A write into the input is its own evidence: every answer
+is judged on the input as it was, so the write explains no other failure and none but a race
+explains it.  Each distinct cause is one :class:`Finding`, primary first, with the
+properties that show it and those it explains; a failure on the empty input is a finding of
+its own, as is running out of memory: neither says anything about the sizes where the
+target answers.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ class Cause(enum.IntEnum):
     SPECIALS = 5
     NONDETERMINISM = 6
     INDEX_OVERFLOW = 7
-    INPUT_WRITTEN = 8  # the target changed the array it was handed
+    RESOURCE = 8  # the target raised out of memory: no answer, and no evidence of a wrong one
+    INPUT_WRITTEN = 9  # the target changed the array it was handed
 
     @property
     def label(self) -> str:
@@ -43,6 +48,7 @@ _LABELS = {
     Cause.SPECIALS: "NaN/inf semantics broken",
     Cause.NONDETERMINISM: "non-deterministic",
     Cause.INDEX_OVERFLOW: "index overflow",
+    Cause.RESOURCE: "out of memory",
     Cause.INPUT_WRITTEN: "writes into its input",
 }
 
@@ -63,6 +69,74 @@ class PropertyResult:
     #: Wall seconds the property took whole: its search, shrinking and report (a sanitizer
     #: tool's run; for a hang or fault, its child's time).
     seconds: float = 0.0
+    #: Failures of this property found before its result that did not end its search, only
+    #: moved it to where the target answers (an empty input refused, an exception or memory
+    #: exhausted at some n: the search went on from n = 1, or below that n); each is a
+    #: result of its own, with its own cause and smallest case.
+    more: list[PropertyResult] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # From JSON (a child's report), the earlier failures come back as dicts.
+        self.more = [m if isinstance(m, PropertyResult) else PropertyResult(**m)
+                     for m in self.more]
+
+
+#: Names of exception classes (in a class's MRO) that say memory ran out: Python's and
+#: NumPy's MemoryError, CuPy's OutOfMemoryError (a MemoryError), torch.OutOfMemoryError
+#: (a RuntimeError).  Matched by name, so that no library is imported to ask.
+_MEMORY_ERRORS = {"MemoryError", "OutOfMemoryError"}
+#: What libraries whose exceptions have no such class say: XLA (JAX), CUDA's runtime and
+#: driver through CuPy, torch before 2.5.
+_MEMORY_WORDS = ("RESOURCE_EXHAUSTED", "cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY",
+                 "CUDA out of memory")
+
+
+def is_resource_error(exc: BaseException) -> bool:
+    """Whether ``exc`` says memory ran out (host or device), by its classes' names or, for
+    libraries with no such class, their own words for it; no library is imported."""
+    if any(c.__name__ in _MEMORY_ERRORS for c in type(exc).__mro__):
+        return True
+    text = str(exc)[:2000]
+    return any(w in text for w in _MEMORY_WORDS)
+
+
+@dataclass
+class Finding:
+    """One distinct cause: its headline failure (the smallest case of the property that
+    shows it best), every property failing with it, and the failures of other causes that
+    follow from it."""
+
+    cause: Cause
+    source: str
+    #: The source's own diagnosis, and its status (a fault or a hang is told as one).
+    diagnosis: str
+    status: str = "fail"
+    smallest_case: dict[str, Any] | None = None
+    #: Properties failing with this cause, the source first.
+    properties: list[str] = field(default_factory=list)
+    #: Properties failing with another cause that follows from this one.
+    explained: list[str] = field(default_factory=list)
+    #: The cause of each of ``explained``, by property.
+    explained_causes: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def text(self) -> str:
+        """What went wrong, a fault or hang named with its property."""
+        return self.diagnosis if self.status == "fail" else (
+            f"{self.status} in '{self.source}': {self.diagnosis}")
+
+    @property
+    def line(self) -> str:
+        """The cause, what went wrong, and its smallest case."""
+        return f"{self.cause.label}: {self.text}{_where(self.smallest_case)}"
+
+    def folded(self) -> str:
+        """The line, and the properties it explains folded after it (one of another cause
+        with that cause named)."""
+        shown = [*self.properties,
+                 *(f"{p} (as {self.explained_causes.get(p, 'another cause')})"
+                   for p in self.explained)]
+        return f"{self.line} -- explains: {', '.join(shown)}" if shown else self.line
 
 
 @dataclass
@@ -77,20 +151,25 @@ class Diagnosis:
     same_cause: list[str] = field(default_factory=list)
     #: Failing properties whose failure follows from the primary cause.
     explained: list[str] = field(default_factory=list)
-    #: Other causes with evidence of their own, one line each.
+    #: Other causes with evidence of their own, one line each, in the order of ``findings``.
     also: list[str] = field(default_factory=list)
+    #: Each distinct cause once, the primary first, with the properties it explains.
+    findings: list[Finding] = field(default_factory=list)
 
     @property
     def line(self) -> str:
         """One line for a person: the primary cause first, independent ones after it."""
         if self.cause is None:
             return ""
-        where = ""
-        if self.smallest_case and "n" in self.smallest_case:
-            where = f" (smallest case n={self.smallest_case['n']}"
-            where += f", index {self.smallest_case['index']})" if "index" in self.smallest_case else ")"
-        head = f"{self.cause.label}: {self.text}{where}"
+        head = f"{self.cause.label}: {self.text}{_where(self.smallest_case)}"
         return "; ".join([head, *(f"also {a}" for a in self.also)])
+
+
+def _where(case: dict[str, Any] | None) -> str:
+    if not case or "n" not in case:
+        return ""
+    index = f", index {case['index']}" if "index" in case else ""
+    return f" (smallest case n={case['n']}{index})"
 
 
 def cause_of(result: PropertyResult) -> Cause:
@@ -105,28 +184,61 @@ def _smallest_n(result: PropertyResult) -> float:
     return case.get("n", float("inf"))
 
 
+def _empty(result: PropertyResult) -> bool:
+    """Whether ``result`` failed on the empty input (n = 0)."""
+    return (result.smallest_case or {}).get("n") == 0
+
+
 def diagnose(results: list[PropertyResult]) -> Diagnosis:
-    """The one diagnosis that explains these property results (``cause`` None if all pass)."""
-    failing = [r for r in results if r.status in ("fail", "fault", "hang")]
+    """The one diagnosis that explains these property results (``cause`` None if all pass):
+    the primary cause, and each other distinct cause once, with what it explains.
+
+    Failures of one cause are one finding, except that a failure on the empty input is one
+    of its own (it says nothing of n >= 1).  The highest-ranked (smallest n among equals)
+    leads the first finding; failures of other causes that follow from it are folded under
+    it; the rest make the next findings, in the same way."""
+    failing = [f for r in results for f in (*r.more, r)
+               if f.status in ("fail", "fault", "hang")]
     if not failing:
         return Diagnosis(None)
-    primary = min(failing, key=lambda r: (cause_of(r), _smallest_n(r)))
-    top = cause_of(primary)
-    text = primary.diagnosis if primary.status == "fail" else (
-        f"{primary.status} in '{primary.name}': {primary.diagnosis}")
-    out = Diagnosis(top, primary.name, text, primary.smallest_case)
     causes = {cause_of(r) for r in failing}
-    for r in failing:
-        if r is primary:
-            continue
-        c = cause_of(r)
-        if c == top:
-            out.same_cause.append(r.name)
-        elif _independent(r, c, top, causes, primary):
-            out.also.append(f"{c.label} in '{r.name}': {r.diagnosis}")
-        else:
-            out.explained.append(r.name)
+    left = sorted(failing, key=lambda r: (cause_of(r), _smallest_n(r)))
+    findings: list[Finding] = []
+    while left:
+        head = left[0]
+        c0 = cause_of(head)
+        finding = Finding(c0, head.name, head.diagnosis, head.status, head.smallest_case)
+        rest = []
+        for r in left:
+            c = cause_of(r)
+            if c == c0 and _empty(r) == _empty(head):
+                if r.name not in finding.properties:
+                    finding.properties.append(r.name)
+            # A failure on the empty input, or of memory, explains nothing at other sizes.
+            elif (c != c0 and not _empty(head) and c0 != Cause.RESOURCE
+                  and not _independent(r, c, c0, causes, head)):
+                if r.name not in finding.explained:
+                    finding.explained.append(r.name)
+                    finding.explained_causes[r.name] = c.label
+            else:
+                rest.append(r)
+        findings.append(finding)
+        left = rest
+    primary = findings[0]
+    out = Diagnosis(primary.cause, primary.source, primary.text, primary.smallest_case,
+                    findings=findings)
+    out.same_cause = [p for p in primary.properties if p != primary.source]
+    out.explained = list(primary.explained)
+    out.also = [_also(f) for f in findings[1:]]
     return out
+
+
+def _also(finding: Finding) -> str:
+    """A finding beside the primary one, in one line: its cause, where, what, how small."""
+    others = len(finding.properties) - 1
+    more = f" and {others} other{'s' * (others > 1)}" if others > 0 else ""
+    return f"{finding.cause.label} in '{finding.source}'{more}: {finding.diagnosis}" + _where(
+        finding.smallest_case)
 
 
 #: Sanitizer findings that, like a race, can corrupt any result of the same target: a read
@@ -137,6 +249,8 @@ _CORRUPTING = ("sanitizer: memcheck", "sanitizer: initcheck")
 def _independent(r: PropertyResult, c: Cause, top: Cause, causes: set[Cause],
                  primary: PropertyResult | None = None) -> bool:
     """Whether failure ``r`` (cause ``c``) stands on its own beside the primary cause ``top``."""
+    if c == Cause.RESOURCE:
+        return True  # memory that ran out is no answer, wrong or right: nothing explains it
     if top == Cause.RACE:
         return False  # a race can corrupt any result
     if primary is not None and primary.name in _CORRUPTING and c != Cause.INPUT_WRITTEN:

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..core.arrays import as_dtype
 from ..core.operators import CUDA_SCALAR
-from .diagnosis import Cause, PropertyResult
+from .diagnosis import Cause, PropertyResult, is_resource_error
 from .targets import Target
 
 LARGE_SIZES: dict[str, int] = {"past 2**31": 2**31 + 17, "past 2**32": 2**32 + 17}
@@ -355,7 +355,7 @@ def check_large(target: Target, name: str,
         try:
             wrong = test(n)
         except Exception as exc:
-            if "OutOfMemory" in type(exc).__name__:
+            if is_resource_error(exc):
                 return PropertyResult(name, "skip", f"not run: the target ran out of memory at "
                                       f"n = {n:,} ({str(exc)[:160]})")
             raise
@@ -524,7 +524,7 @@ def check_batch(target: Target, name: str = "batch past 2**32",
                 x = batch_data(shape, dtype, spec.op, 0, xp)
                 wrong = batch_test(target, x, axis)
             except Exception as exc:
-                if "OutOfMemory" in type(exc).__name__:
+                if is_resource_error(exc):
                     not_run.append(detail.setdefault(
                         f"shape {list(shape)}", f"not run: out of memory ({str(exc)[:120]})"))
                     continue

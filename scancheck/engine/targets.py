@@ -10,6 +10,7 @@ become targets in :mod:`scancheck.engine.resolve`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 from collections.abc import Callable
@@ -22,6 +23,14 @@ from ..core.operators import (
     get_operator,
 )
 from .spec import TargetSpec
+
+#: Set on an exception raised inside a target's own code (see :meth:`Target.run`).
+_RAISED_BY_TARGET = "_scancheck_raised_by_target"
+
+
+def raised_by_target(exc: BaseException) -> bool:
+    """Whether ``exc`` came out of a target's own code, not scancheck's around it."""
+    return bool(getattr(exc, _RAISED_BY_TARGET, False))
 
 
 class NotAnArray(Exception):
@@ -75,16 +84,24 @@ class Target:
         given = x if getattr(self.fn, _HANDS_OVER_COPIES, False) else _twin(x)
         if self.watch is not None:
             self.watch("call", n)
-        # Overflow and NaN warnings of the target's own arithmetic are not ours to print.
-        with np.errstate(all="ignore"):
-            out = (self.fn(given, 0 if axis is None else axis) if self.spec.axis == "arg"
-                   else self.fn(given))
-            if self.spec.device == "gpu":
-                import cupy as cp
+        try:
+            # Overflow and NaN warnings of the target's own arithmetic are not ours to print.
+            with np.errstate(all="ignore"):
+                out = (self.fn(given, 0 if axis is None else axis) if self.spec.axis == "arg"
+                       else self.fn(given))
+                if self.spec.device == "gpu":
+                    import cupy as cp
 
-                cp.cuda.Device().synchronize()
-        if self.watch is not None:
-            self.watch("return", n)
+                    cp.cuda.Device().synchronize()
+        except Exception as exc:
+            # Marked, so that a property can tell the target's exception from its oracle's.
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(exc, _RAISED_BY_TARGET, True)
+            raise
+        finally:
+            # The call is over, raised or not: the watchdog's per-call limit ends with it.
+            if self.watch is not None:
+                self.watch("return", n)
         if given is not x:
             written = _first_write(x, given)
             if written is not None:

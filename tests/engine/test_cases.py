@@ -12,11 +12,15 @@ from hypothesis import strategies as st
 
 from scancheck.engine.cases import (
     DEFAULT_MAX_N,
+    DRAW_SECONDS,
     Budget,
     Case,
+    TimeShare,
+    companions,
     ladder,
     scaled_sizes,
     search,
+    share_time,
     smallest_failing,
 )
 
@@ -28,15 +32,58 @@ def test_scaled_sizes_stay_in_range(data):
 
 
 @pytest.mark.parametrize("max_n", [2**20, 2**24])
-def test_scaled_sizes_reach_every_scale_and_every_tile_edge(max_n):
-    for k in (0, 5, 12, max_n.bit_length() - 2):
+def test_scaled_sizes_reach_every_scale_every_tile_edge_and_tile_multiple(max_n):
+    """Within a scale 2**k: each edge 2**k + d and the multiples of smaller tiles
+    m * 2**j + d, |d| <= 2 (here 3 * 2**(k-1) + d); and the top scale, drawing scales
+    evenly."""
+    top = max_n.bit_length() - 1
+    for k in (0, 5, 11, top - 1):
         lo = 1 << k
-        for edge in (lo - 1, lo, lo + 1):
-            if edge >= 1:
-                find(scaled_sizes(max_n), lambda n, e=edge: n == e,
-                     settings=settings(max_examples=5000, database=None))
+        wanted = {lo + d for d in range(-2, 3)} | (
+            {3 * lo // 2 + d for d in (-2, 2)} if k > 1 else set())
+        for n in sorted(v for v in wanted if v >= 1):
+            find(scaled_sizes(max_n, (k,)), lambda v, n=n: v == n,
+                 settings=settings(max_examples=5000, database=None))
     find(scaled_sizes(max_n), lambda n: n > max_n // 2,
          settings=settings(max_examples=1000, database=None))
+
+
+def test_companions_are_drawn_within_the_example_s_scale_the_same_every_time():
+    example = Case(3000, "int32", "uniform", 12345)
+    more = companions(example, 31, ("int32", "int64"), ("uniform", "integers"), 2**20)
+    assert more == companions(example, 31, ("int32", "int64"), ("uniform", "integers"), 2**20)
+    assert len(more) == 31 and len({c.n for c in more}) > 10
+    assert all(2046 <= c.n <= 4096 for c in more)  # the scale of 2**11, and its edges' +-2
+    assert {c.dtype for c in more} == {"int32", "int64"} and len({c.seed for c in more}) == 31
+    assert all(c.n <= 2500 for c in companions(example, 31, ("int32",), ("uniform",), 2500))
+    assert companions(example, 0, ("int32",), ("uniform",), 2**20) == []
+    # Tile multiples and their neighbours: 47 * 64 + d (d in [-2, 2]) among the companions
+    # of 200 examples at the scale of 2**11; and [3000, 3010] drawn at least half as often
+    # as an even draw over the scale would (the tile multiples take a quarter of the draws).
+    sizes = [c.n for seed in range(200)
+             for c in companions(Case(2048, "int32", "uniform", seed), 31, ("int32",),
+                                 ("uniform",), 2**20)]
+    assert {3006, 3007, 3008, 3009, 3010} <= set(sizes)
+    assert sum(3000 <= n <= 3010 for n in sizes) > 0.5 * len(sizes) * 11 / 2048
+
+
+def test_each_scale_gets_about_the_same_share_of_a_search_s_time():
+    """A case costs 0.2 ms plus 12 ns an element (integers exact on numpy.cumsum, this
+    project's CPU machine): the cheap scales run companions and are drawn more often, so
+    that every scale costs about as much as the top one, where each costs the same count
+    of examples when drawn evenly (the top few scales then took nine tenths of the time)."""
+    def cost(n):
+        return 2e-4 + 12e-9 * n
+
+    timings = [(n, cost(n)) for n in (1, 3, 7, 16, 31, 65, 4097, 2**14, 2**17, 2**20)]
+    share = share_time(timings, 2**20)
+    draws = {k: share.scales.count(k) for k in range(21)}
+    assert set(share.scales) == set(range(21)) and draws[20] == 1 and share.companions[20] == 0
+    assert share.companions[9] >= 10 and draws[9] >= 5  # n = 1000: cheap
+    seconds = [draws[k] * (DRAW_SECONDS + (1 + share.companions[k]) * cost(1.5 * 2**k))
+               for k in range(21)]
+    assert max(seconds) / min(seconds) < 2.5, seconds
+    assert share_time([], 4096) == TimeShare(tuple(range(13)), (0,) * 13)
 
 
 def test_ladder_walks_every_scale_to_the_top_with_every_dtype_and_distribution():

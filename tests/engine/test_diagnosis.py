@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict
+
 from scancheck.engine.diagnosis import Cause, PropertyResult, diagnose
 
 
@@ -39,7 +42,7 @@ def test_a_failure_with_its_own_evidence_stands_beside_the_primary():
     d = diagnose([_fail("integers exact", Cause.LOGIC, 65),
                   _fail("nan and inf", Cause.SPECIALS, 2, independent=True, text="NaN dropped")])
     assert d.cause == Cause.LOGIC and d.explained == []
-    assert d.also == ["NaN/inf semantics broken in 'nan and inf': NaN dropped"]
+    assert d.also == ["NaN/inf semantics broken in 'nan and inf': NaN dropped (smallest case n=2)"]
     assert "; also NaN/inf semantics broken" in d.line
 
 
@@ -80,7 +83,8 @@ def test_a_write_into_the_input_stands_beside_other_causes_and_a_race_explains_i
                           "(smallest case n=1)")
     beside = diagnose([_fail("integers exact", Cause.LOGIC, 65), written])
     assert beside.cause == Cause.LOGIC and beside.also == [
-        "writes into its input in 'nan and inf': x[0] was 1.0, is 0.0 after the call"]
+        "writes into its input in 'nan and inf': x[0] was 1.0, is 0.0 after the call "
+        "(smallest case n=1)"]
     raced = diagnose([_fail("sanitizer: racecheck", Cause.RACE, 257), written])
     assert raced.explained == ["nan and inf"] and not raced.also
 
@@ -94,3 +98,47 @@ def test_wrong_answers_beside_a_memcheck_finding_are_explained_by_it():
                PropertyResult("integers exact", "fail", "differs", {"n": 300}, cause="LOGIC")]
     d = diagnose(results)
     assert d.cause.name == "FAULT" and not d.also and d.explained == ["integers exact"]
+
+
+def test_each_cause_is_listed_once_with_the_properties_it_explains_folded_under_it():
+    """A hang at 2**31 beside an exclusive scan wrong at output 0: seven properties fail with
+    the one logic error, which is one 'also', not seven."""
+    props = ["integers exact", "certified exact", "floats within bound", "nan and inf",
+             "rows", "recurrence", "deterministic"]
+    d = diagnose([_fail("past 2**31", None, 2**31 + 17, status="hang", text="no answer"),
+                  *(_fail(p, Cause.LOGIC, 1, text="output 0 differs") for p in props)])
+    assert d.cause == Cause.FAULT and len(d.findings) == 2
+    assert d.also == ["logic error in 'integers exact' and 6 others: output 0 differs "
+                      "(smallest case n=1)"]
+    assert d.findings[1].properties == props
+    assert d.findings[1].folded() == ("logic error: output 0 differs (smallest case n=1) -- "
+                                      "explains: " + ", ".join(props))
+
+
+def test_an_empty_input_refused_is_a_finding_of_its_own_that_explains_nothing_else():
+    d = diagnose([_fail("integers exact", Cause.LOGIC, 0, text="raised on an empty input"),
+                  _fail("floats within bound", Cause.LOGIC, 0, text="raised on an empty input"),
+                  _fail("certified exact", Cause.PRECISION, 513, text="carry short")])
+    assert [(f.cause, f.properties) for f in d.findings] == [
+        (Cause.LOGIC, ["integers exact", "floats within bound"]),
+        (Cause.PRECISION, ["certified exact"])]
+    assert d.explained == [] and "also precision lost in 'certified exact'" in d.line
+
+
+def test_out_of_memory_explains_nothing_and_nothing_explains_it():
+    memory = _fail("deterministic", Cause.RESOURCE, 5000, text="raised MemoryError")
+    alone = diagnose([memory])
+    assert alone.line == "out of memory: raised MemoryError (smallest case n=5000)"
+    beside = diagnose([memory, _fail("certified exact", Cause.PRECISION, 513)])
+    assert [f.cause for f in beside.findings] == [Cause.PRECISION, Cause.RESOURCE]
+    under_race = diagnose([_fail("sanitizer: racecheck", Cause.RACE, 257), memory])
+    assert under_race.also and under_race.explained == []
+
+
+def test_failures_that_moved_a_search_are_findings_and_come_back_from_json():
+    refused = _fail("integers exact", Cause.LOGIC, 0, text="raised on an empty input")
+    main = PropertyResult("integers exact", "fail", "differs", {"n": 100}, cause="LOGIC",
+                          more=[refused])
+    back = PropertyResult(**json.loads(json.dumps(asdict(main))))
+    assert back == main and isinstance(back.more[0], PropertyResult)
+    assert [f.smallest_case["n"] for f in diagnose([back]).findings] == [0, 100]

@@ -235,3 +235,20 @@ def test_a_spec_with_promotions_reaches_the_child_intact(budget):
     report = check_isolated("numpy:cumsum", spec=spec, properties=("integers exact",),
                             budget=replace(budget, max_n=4096), large=False, sanitize=())
     assert report.passed, report.rows()
+
+
+def test_an_exception_in_a_child_fails_its_case_and_the_search_goes_on_below(budget):
+    """A Python exception ends no child: each property takes it to its smallest n and
+    searches below it, in the same child, so that nothing is restarted and every property
+    says where it looked."""
+    from scancheck.engine.diagnosis import diagnose
+    from scancheck.engine.isolation import _run_properties
+
+    results = _run_properties("scancheck.testing:raising_scan",
+                              ("integers exact", "deterministic"), budget, 30, None)
+    for r in results:
+        assert r.status == "fault" and r.smallest_case["n"] == 4, r
+        assert r.diagnosis == "raised ValueError (too long)" and "checked" not in r.detail
+        assert r.detail["searched"] == "n = 0 to 3 (raised at n = 4)"
+    assert [f.properties for f in diagnose(results).findings] == [
+        ["integers exact", "deterministic"]]

@@ -25,7 +25,7 @@ from ...oracle.exact import (
 from ...oracle.logsumexp import judge_logsumexp
 from ...oracle.products import judge_products
 from ..cases import Case
-from ..diagnosis import Cause
+from ..diagnosis import Cause, is_resource_error
 from ..layouts import batch
 from ..spec import TargetSpec
 from ..targets import NotAnArray, Target
@@ -91,7 +91,8 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
     try:
         got = target(b.x, b.axis)
     except Exception as exc:
-        if b.x.size or isinstance(exc, NotAnArray):  # the latter: an answer, not a refusal
+        # NotAnArray is an answer, not a refusal; memory is a verdict of its own.
+        if b.x.size or isinstance(exc, NotAnArray) or is_resource_error(exc):
             raise
         return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on a zero-size input of shape "
                        f"{b.x.shape} ({str(exc)[:120]}); its scan is an empty array", at=at)

@@ -1,0 +1,132 @@
+"""One failure does not hide the next: an empty input refused, an exception or memory running
+out at some size moves a property's search to where the target answers, and the verdict
+lists each distinct cause once.  In this process, on small sizes: a child's start-up would
+cost more than these checks."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from scancheck.engine.cases import Budget
+from scancheck.engine.conformance import _raised, check, check_property
+from scancheck.engine.diagnosis import Cause, is_resource_error
+from scancheck.engine.spec import TargetSpec
+from scancheck.engine.targets import Target
+
+SMALL = Budget(0.2, max_n=4096)
+
+
+class OutOfMemoryError(RuntimeError):
+    """As torch.OutOfMemoryError: a RuntimeError by its class, out of memory by its name."""
+
+
+def _scan(empty: Exception | None = None, raises: Exception | None = None, at: int = 3000,
+          wrong_from: int | None = None, device: str = "cpu") -> Target:
+    """A sum scan that raises ``empty`` on an empty input, ``raises`` from n = ``at``, and
+    adds 1 to every output from index ``wrong_from - 1``."""
+    def fn(x: np.ndarray) -> np.ndarray:
+        if empty is not None and x.size == 0:
+            raise empty
+        if raises is not None and x.size >= at:
+            raise raises
+        out = np.cumsum(x, dtype=x.dtype)
+        if wrong_from is not None and x.size >= wrong_from:
+            out[wrong_from - 1:] += 1
+        return out
+
+    return Target("user scan", fn, TargetSpec(dtypes=("int32", "float64"), device=device))
+
+
+def test_an_empty_input_refused_ends_no_search_the_wrong_answer_past_it_is_found():
+    rep = check(_scan(empty=ValueError("no data"), wrong_from=100), ("integers exact",),
+                budget=SMALL)
+    (r,) = rep.results
+    assert r.status == "fail" and r.smallest_case["n"] == 100 and r.cause == "LOGIC"
+    (refused,) = r.more
+    assert refused.smallest_case["n"] == 0 and "raised ValueError on an empty input" in \
+        refused.diagnosis
+    assert r.detail["searched"] == "n = 1 to 4,096 (the empty input refused)"
+    verdict = rep.verdict
+    assert [(f.cause, f.smallest_case["n"]) for f in verdict.findings] == [
+        (Cause.LOGIC, 0), (Cause.LOGIC, 100)]
+    assert verdict.line.startswith("logic error: raised ValueError on an empty input")
+    assert verdict.also == ["logic error in 'integers exact': differs from the exact scan "
+                            "(smallest case n=100, index 99)"]
+    # Every result stays in the JSON, the failures that moved a search under 'more'.
+    data = json.loads(rep.to_json())
+    assert data["results"][0]["more"][0]["smallest_case"]["n"] == 0
+    assert [f["properties"] for f in data["verdict"]["findings"]] == [["integers exact"]] * 2
+    assert [row["smallest failing case"][:5] for row in rep.rows()] == ["n=0, ", "n=100"]
+
+
+@pytest.mark.parametrize("error", [
+    MemoryError("Unable to allocate 50.0 GiB for an array"),
+    OutOfMemoryError("CUDA out of memory. Tried to allocate 50.00 GiB"),
+    RuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 53687091200 bytes"),
+], ids=["MemoryError", "torch", "XLA"])
+def test_out_of_memory_is_its_own_cause_and_the_search_goes_on_below_it(error):
+    assert is_resource_error(error)
+    rep = check(_scan(raises=error, at=300, wrong_from=100), ("integers exact", "deterministic"),
+                budget=SMALL)
+    wrong, memory = rep.results
+    assert wrong.cause == "LOGIC" and wrong.smallest_case["n"] == 100
+    assert memory.status == "fail" and memory.cause == "RESOURCE"
+    assert memory.smallest_case["n"] == 300 and memory.detail["largest n"] == 299
+    assert memory.detail["searched"] == "n = 0 to 299 (out of memory at n = 300)"
+    # Neither explains the other: a wrong answer is not for want of memory.
+    verdict = rep.verdict
+    assert [f.cause for f in verdict.findings] == [Cause.LOGIC, Cause.RESOURCE]
+    assert verdict.also[0].startswith(f"out of memory in 'deterministic': raised "
+                                      f"{type(error).__name__}")
+
+
+def test_out_of_memory_on_the_empty_input_is_not_a_logic_error():
+    rep = check(_scan(empty=MemoryError("Unable to allocate 50.0 GiB")), ("integers exact",),
+                budget=SMALL)
+    assert rep.verdict.line == ("out of memory: raised MemoryError (Unable to allocate 50.0 GiB) "
+                                "on an empty input (smallest case n=0)")
+    assert rep.results[0].detail["searched"] == "n = 1 to 4,096 (out of memory at n = 0)"
+
+
+def test_an_exception_at_some_size_is_a_fault_there_and_wrong_answers_below_it_are_found():
+    rep = check(_scan(raises=ValueError("boom"), at=3000, wrong_from=100),
+                ("integers exact", "deterministic"), budget=SMALL)
+    wrong, fault = rep.results
+    assert wrong.cause == "LOGIC" and wrong.smallest_case["n"] == 100
+    assert fault.status == "fault" and fault.smallest_case["n"] == 3000
+    assert fault.diagnosis == "raised ValueError (boom)" and fault.detail["largest n"] == 2999
+    verdict = rep.verdict
+    assert verdict.line == ("fault: fault in 'deterministic': raised ValueError (boom) (smallest "
+                            "case n=3000); also logic error in 'integers exact': differs from "
+                            "the exact scan (smallest case n=100, index 99)")
+    assert [f.folded() for f in verdict.findings][1].endswith("-- explains: integers exact")
+
+
+def test_scancheck_s_own_errors_are_not_blamed_on_the_target(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("an oracle's bug")
+
+    monkeypatch.setattr("scancheck.engine.properties.running.exact_answer", broken)
+    with pytest.raises(RuntimeError, match="an oracle's bug"):
+        check_property(_scan(), "integers exact", SMALL)
+
+
+def test_a_gpu_target_s_error_ends_its_process_but_its_out_of_memory_does_not():
+    """An error from a GPU target may leave its CUDA context unusable, so that every later
+    call fails: it is not a failure of one case (in a child, the child dies and a new one
+    goes on below its size); out of memory leaves the context as it was."""
+    def raised(error: Exception) -> Exception:
+        try:
+            _scan(raises=error, at=0).run(np.zeros(3, dtype=np.int32))
+        except Exception as exc:
+            return exc
+        raise AssertionError("no exception")
+
+    gpu = _scan(device="gpu")
+    assert _raised(gpu, raised(ValueError("illegal address")), 5) is None
+    assert _raised(gpu, raised(MemoryError("no room")), 5).cause == Cause.RESOURCE
+    assert _raised(_scan(), raised(ValueError("boom")), 5).cause == Cause.FAULT
+    assert _raised(_scan(), ValueError("not the target's"), 5) is None
