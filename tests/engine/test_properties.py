@@ -23,7 +23,7 @@ def _target(fn, spec=None, fill=None):
 
 
 def test_the_certificate_alone_catches_a_carry_kept_8_bits_short(budget):
-    t = resolve("scancheck.controls:carry_8_bits_short")
+    t = resolve("scancheck.controls.broken:carry_8_bits_short")
     assert check_property(t, "floats within bound", budget).status == "pass"
     r = check_property(t, "certified exact", budget)
     assert r.status == "fail" and r.cause == "PRECISION", r
@@ -34,7 +34,7 @@ def test_the_certificate_alone_catches_a_carry_kept_8_bits_short(budget):
 
 def test_precision_lost_is_told_from_a_logic_error_without_integer_dtypes(budget):
     """Both break the certificate; only the logic error breaks 'steps' data too."""
-    lossy = check_property(resolve("scancheck.controls:lower_precision_intermediate"),
+    lossy = check_property(resolve("scancheck.controls.broken:lower_precision_intermediate"),
                            "certified exact", budget)
     assert lossy.cause == "PRECISION" and "about 11 significand bits" in lossy.diagnosis
     broken = check_property(_target(controls.off_by_one_at_block_boundaries, FLOATS),
@@ -44,9 +44,9 @@ def test_precision_lost_is_told_from_a_logic_error_without_integer_dtypes(budget
 
 
 def test_a_logic_error_in_nan_data_is_not_blamed_on_nan_handling(budget):
-    nan_bug = check_property(resolve("scancheck.controls:nan_dropping_max"), "nan and inf", budget)
+    nan_bug = check_property(resolve("scancheck.controls.broken:nan_dropping_max"), "nan and inf", budget)
     assert nan_bug.cause == "SPECIALS" and nan_bug.independent
-    logic_bug = check_property(resolve("scancheck.controls:dropped_partial_block"), "nan and inf",
+    logic_bug = check_property(resolve("scancheck.controls.broken:dropped_partial_block"), "nan and inf",
                                budget)
     assert logic_bug.cause == "LOGIC" and not logic_bug.independent
     assert "NaNs and infinities replaced by 1" in logic_bug.diagnosis
@@ -79,7 +79,7 @@ def test_varying_bits_within_the_bound_are_non_determinism_and_wrong_ones_are_lo
 
 
 def test_every_property_tries_the_empty_scan_first_where_the_spec_allows_it(budget):
-    refusing = resolve("scancheck.controls:scan_refusing_empty_input")
+    refusing = resolve("scancheck.controls.broken:scan_refusing_empty_input")
     for prop in ("integers exact", "certified exact", "floats within bound", "nan and inf",
                  "deterministic"):
         r = check_property(refusing, prop, budget)
@@ -136,14 +136,14 @@ def test_overflow_is_rounding_only_where_some_order_can_overflow(budget):
     """numpy.cumsum overflows on 'overflow' data and conforms; a guard that returns infinity
     at half the largest float is refused, with the reach of the prefix in its diagnosis."""
     assert check_property(resolve("numpy.cumsum"), "floats within bound", budget).status == "pass"
-    r = check_property(resolve("scancheck.controls:overflow_guard_too_low"),
+    r = check_property(resolve("scancheck.controls.broken:overflow_guard_too_low"),
                        "floats within bound", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "overflow"
     assert "no summation order can overflow" in r.diagnosis
 
 
 def test_subnormals_read_as_zero_are_named_and_conform_where_declared(budget):
-    t = resolve("scancheck.controls:subnormal_inputs_read_as_zero")
+    t = resolve("scancheck.controls.broken:subnormal_inputs_read_as_zero")
     r = check_property(t, "floats within bound", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "subnormal"
     assert "subnormals read as zero" in r.diagnosis
@@ -278,7 +278,7 @@ def test_the_input_writing_controls_are_refused_with_that_cause_alone():
     from scancheck.engine.conformance import check
 
     for name in ("zeroing_its_input", "adding_one_to_its_last_input_and_output"):
-        rep = check(resolve(f"scancheck.controls:{name}"), budget=Budget(0.3))
+        rep = check(resolve(f"scancheck.controls.broken:{name}"), budget=Budget(0.3))
         verdict = rep.verdict
         assert verdict.cause.name == "INPUT_WRITTEN" and not verdict.also, verdict.line
         assert verdict.line.startswith("writes into its input: x[")

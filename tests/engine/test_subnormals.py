@@ -145,7 +145,7 @@ def test_a_flushing_max_or_min_is_named_and_conforms_where_declared(which, budge
 def test_a_declared_flush_of_max_must_flush_every_subnormal(budget):
     """Keeping them all, or flushing every other one, fails with the subnormal named; the
     same right scan declared 'keep' conforms."""
-    kept = resolve("scancheck.controls:max_keeping_subnormals_declared_flushing")
+    kept = resolve("scancheck.controls.broken:max_keeping_subnormals_declared_flushing")
     r = check_property(kept, "floats within bound", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and "subnormals kept" in r.diagnosis
     assert check_property(_target(kept.fn, op="max"), "floats within bound",
@@ -192,7 +192,7 @@ def test_declaring_flush_hides_no_other_error(budget):
 def test_a_flushing_cumprod_is_named_and_conforms_where_declared(budget):
     """Caught by the products' certificate on 'powers' data only (every order of
     multiplication is exact there, subnormal products included)."""
-    t = resolve("scancheck.controls:cumprod_reading_subnormals_as_zero")
+    t = resolve("scancheck.controls.broken:cumprod_reading_subnormals_as_zero")
     r = check_property(t, "products within bound", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "powers"
     assert "subnormals read as zero" in r.diagnosis and "product's sign" not in r.diagnosis
@@ -226,7 +226,7 @@ def test_the_product_certificate_allows_a_flushed_zero_only_where_declared(dtype
 
 
 def test_a_flushing_recurrence_is_named_and_conforms_where_declared(budget):
-    t = resolve("scancheck.controls:recurrence_reading_subnormals_as_zero")
+    t = resolve("scancheck.controls.broken:recurrence_reading_subnormals_as_zero")
     r = check_property(t, "recurrence", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "subnormal"
     assert "subnormals read as zero" in r.diagnosis and "operand order" not in r.diagnosis

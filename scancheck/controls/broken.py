@@ -1,24 +1,17 @@
-"""Negative controls: deliberately broken scans that scancheck must refuse, each with the one
-diagnosis it must give at the default flags of ``scancheck check``.
-
-The CPU ones are NumPy functions here; the GPU ones are ``.cu`` targets under
-``kernels/controls/`` with the documented ``scan`` signature, and one CuPy function.  Each
-row says which check catches it, and why no weaker check would.
+"""The broken scans of the negative controls (:mod:`scancheck.controls`), each with the spec
+it declares: NumPy functions, and the CuPy ones of the GPU rows.  Each is wrong in one way
+that one check of scancheck, and no weaker one, must catch.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .core.cuda import KERNEL_DIR
-from .core.operators import SIGNIFICAND_BITS, finfo
-from .engine.diagnosis import Cause
-from .engine.spec import TargetSpec
+from ..core.operators import SIGNIFICAND_BITS, finfo
+from ..engine.spec import TargetSpec
 
 BLOCK = 64
 
@@ -60,7 +53,7 @@ def dropped_partial_block(x: np.ndarray) -> np.ndarray:
 
 def block_sums_in_the_wrong_order(x: np.ndarray) -> np.ndarray:
     """Recurrence pairs: each block's carry is combined on the wrong side (fine for add)."""
-    from .core.operators import get_operator
+    from ..core.operators import get_operator
 
     op = get_operator("recurrence")
     out = np.empty_like(x)
@@ -78,7 +71,7 @@ def long_blocks_in_the_wrong_order(x: np.ndarray) -> np.ndarray:
     """Recurrence pairs in blocks of 1024, each scanned right (by doubling, vectorised),
     each block's carry combined on the wrong side: wrong only from n = 1025, past the
     reach of exact rationals."""
-    from .core.operators import get_operator
+    from ..core.operators import get_operator
 
     op = get_operator("recurrence")
     block = 1024
@@ -223,7 +216,7 @@ def overflow_guard_too_low(x: np.ndarray) -> np.ndarray:
 def max_keeping_the_earlier_zero(x: np.ndarray) -> np.ndarray:
     """A max scan declared IEEE 754-2019 (-0 < +0) whose ties keep the earlier operand, as a
     ``b > a ? b : a`` functor does: the max of -0 and +0 comes back -0."""
-    from .core.operators import extreme_scan
+    from ..core.operators import extreme_scan
 
     return extreme_scan(x, "max", zeros="either")
 
@@ -246,7 +239,7 @@ def max_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
     """A running max as fmaxf compiled with -ftz=true computes it (max.ftz: subnormal inputs
     read as zeros of their sign, -0 below +0; docs/ftz-h100.txt), declaring IEEE gradual
     underflow: only subnormal data show it."""
-    from .core.operators import extreme_scan, read_as_zero
+    from ..core.operators import extreme_scan, read_as_zero
 
     return extreme_scan(read_as_zero(x), "max", zeros="ordered")
 
@@ -262,7 +255,7 @@ def cumprod_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
     """A sequential cumprod with DAZ and FTZ (subnormal factors and products read as zeros of
     their sign), declaring IEEE gradual underflow: the products from the first subnormal on
     are zeros, where every order of multiplication of signed powers of two is exact."""
-    from .core.operators import read_as_zero, subnormal
+    from ..core.operators import read_as_zero, subnormal
 
     y = read_as_zero(x)
     with np.errstate(all="ignore"):
@@ -280,7 +273,7 @@ def recurrence_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
     """Recurrence pairs scanned right (by doubling) from inputs read as zero below the normal
     numbers, outputs flushed the same way (DAZ and FTZ), declaring IEEE gradual underflow:
     only pairs whose y_k are subnormal show it."""
-    from .core.operators import get_operator, read_as_zero
+    from ..core.operators import get_operator, read_as_zero
 
     op = get_operator("recurrence")
     y = read_as_zero(x).copy()
@@ -313,7 +306,7 @@ def block_totals_from_the_exclusive_scan(x: np.ndarray) -> np.ndarray:
     """Seed 004's three-kernel exclusive scan (blocks of 128) with each block's total read
     from its exclusive scan, which lacks the block's last element: on the practical's data
     its RMS against scan_gold is 2.25e6, the figure the seed blamed on rounding."""
-    from .practical import multi_block_scan
+    from ..practical import multi_block_scan
 
     return multi_block_scan(x, 128, totals_from_exclusive=True)
 
@@ -368,7 +361,7 @@ def cummax_flat_indices(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarra
     """A batched cummax whose indices count from the start of the batch (a kernel storing
     its global element index), not from the start of each row; its values are right, and
     so is every 1-D input."""
-    from .core.operators import arg_extreme_scan
+    from ..core.operators import arg_extreme_scan
 
     moved = np.moveaxis(x, axis, -1)
     values, idx = arg_extreme_scan(moved, "max")
@@ -496,171 +489,3 @@ for fn, spec in (
                                                 deterministic=False)),
 ):
     fn.scan_spec = spec  # type: ignore[attr-defined]
-
-
-@dataclass(frozen=True)
-class Control:
-    """A broken scan, its one expected cause, words its diagnosis must contain, and what
-    catches it."""
-
-    name: str
-    locator: str
-    cause: Cause
-    expect: str
-    caught_by: str
-    gpu: bool = False
-    spec: TargetSpec | None = None
-    #: Words each further cause must contain, one per cause, in the verdict's order: a
-    #: control with two bugs must get both, each once.
-    also: tuple[str, ...] = ()
-    #: Seconds each property's search needs to catch it, where only the search's draws can
-    #: (no size of the ladder shows it); None where the ladder catches it at any budget.
-    seconds: float | None = None
-
-    def check(self, isolated: bool = True, **kwargs: Any) -> tuple[Any, bool]:
-        """Check this control in child processes at ``check_isolated``'s defaults (``kwargs``
-        override them), or with ``isolated=False`` in this process as ``conformance.check``
-        does (no fault or hang to survive, no child to start); the report, and whether its
-        diagnosis is the expected one, with exactly the further causes it expects."""
-        if isolated:
-            from .engine.isolation import check_isolated
-
-            rep = check_isolated(self.locator, spec=self.spec, **kwargs)
-        else:
-            from .engine.conformance import check
-            from .engine.resolve import resolve
-
-            rep = check(resolve(self.locator, self.spec), **kwargs)
-        verdict = rep.verdict
-        head = verdict.findings[0].line if verdict.findings else ""
-        return rep, (verdict.cause == self.cause and self.expect in head
-                     and len(verdict.also) == len(self.also)
-                     and all(w in a for w, a in zip(self.also, verdict.also)))
-
-
-_CU = Path(KERNEL_DIR) / "controls"
-_C = "scancheck.controls:"
-_GPU_SPEC = TargetSpec(device="gpu", dtypes=("float32", "int32"))
-
-CONTROLS: tuple[Control, ...] = (
-    Control("off-by-one at block boundaries", _C + "off_by_one_at_block_boundaries", Cause.LOGIC,
-            "logic error", "integers exact and the bound, from n = 65"),
-    Control("last partial block dropped", _C + "dropped_partial_block", Cause.LOGIC,
-            "logic error", "integers exact and the bound, from n = 65"),
-    Control("block sums in the wrong order", _C + "block_sums_in_the_wrong_order", Cause.LOGIC,
-            "operand order", "recurrence: only a non-commutative operator shows it"),
-    Control("long blocks in the wrong order", _C + "long_blocks_in_the_wrong_order", Cause.LOGIC,
-            "operand order", "recurrence past 1024 pairs: the interval enclosure, where exact "
-            "rationals (300 pairs) cannot go"),
-    Control("block totals carried in float16", _C + "lower_precision_intermediate",
-            Cause.PRECISION, "precision lost", "the certificate and the bound; 'steps' data "
-            "pass, so it is precision, not logic, with no integer dtype declared"),
-    Control("carry kept 8 significand bits short", _C + "carry_8_bits_short", Cause.PRECISION,
-            "precision lost", "certified exact only: the error stays inside the any-order bound"),
-    Control("block sums scanned by one block", _C + "block_sums_scanned_by_one_block",
-            Cause.LOGIC, "logic error", "sizes past 262,144: the default largest n, not 5000"),
-    Control("wrong first output of an exclusive scan", _C + "exclusive_scan_with_wrong_first_output",
-            Cause.LOGIC, "logic error", "every property at n = 1; one diagnosis, not three"),
-    Control("empty input refused", _C + "scan_refusing_empty_input", Cause.LOGIC, "empty input",
-            "n = 0, which every property tries first where the spec allows it"),
-    Control("empty input refused, wrong from n = 100",
-            _C + "empty_input_refused_and_wrong_from_100", Cause.LOGIC, "empty input",
-            "n = 0, then the search from n = 1: an empty input refused ends no search",
-            also=("(smallest case n=100",)),
-    Control("workspace of n**2 elements", _C + "quadratic_workspace", Cause.RESOURCE,
-            "raised MemoryError", "any size past 11,585: out of memory is its own cause, and "
-            "the search goes on below it, where the scan is right"),
-    Control("tail wrong only at n in [1000, 1010] and [3000, 3010]",
-            _C + "tail_wrong_at_some_sizes", Cause.LOGIC, "logic error",
-            "the search's draws, each scale given its share of the time and cheap cases run "
-            "several to an example: no ladder size is there",
-            # A fifth of the default 30 s: the share of each of five properties in one child.
-            seconds=5.0),
-    Control("NaN-dropping max", _C + "nan_dropping_max", Cause.SPECIALS, "NaN",
-            "nan and inf; the same data without NaNs pass"),
-    Control("tile size varying between runs", _C + "tile_size_varying_between_runs",
-            Cause.NONDETERMINISM, "bits differ", "deterministic; every run is within the bound"),
-    Control("overflow guard set too low", _C + "overflow_guard_too_low", Cause.PRECISION,
-            "no summation order can overflow", "floats within bound on 'overflow' data: an "
-            "infinity is rounding only where the prefix's magnitudes reach the threshold"),
-    Control("max keeping the earlier zero", _C + "max_keeping_the_earlier_zero", Cause.LOGIC,
-            "differs from the exact scan", "floats within bound on 'zeros' data, under the "
-            "spec's IEEE 754-2019 zero order"),
-    Control("block totals from the exclusive scan (seed 004)",
-            _C + "block_totals_from_the_exclusive_scan", Cause.LOGIC, "logic error",
-            "integers exact and the certificate, from n = 129: the seed's 'precision bug'"),
-    Control("subnormal inputs read as zero", _C + "subnormal_inputs_read_as_zero",
-            Cause.PRECISION, "subnormals read as zero", "floats within bound on 'subnormal' "
-            "data; declared subnormals='flush', the same scan conforms"),
-    Control("max reading subnormals as zero", _C + "max_reading_subnormals_as_zero",
-            Cause.PRECISION, "subnormals read as zero", "floats within bound on 'subnormal' "
-            "data; declared subnormals='flush', the same scan conforms"),
-    Control("max declaring flush and keeping subnormals",
-            _C + "max_keeping_subnormals_declared_flushing", Cause.PRECISION, "subnormals kept",
-            "floats within bound on 'subnormal' data, where 'flush' is exact for max: the same "
-            "scan declaring subnormals='keep' conforms"),
-    Control("cumprod reading subnormals as zero", _C + "cumprod_reading_subnormals_as_zero",
-            Cause.PRECISION, "subnormals read as zero", "products within bound on 'powers' "
-            "data, by the products' exactness certificate; declared flush, it conforms"),
-    Control("recurrence reading subnormals as zero",
-            _C + "recurrence_reading_subnormals_as_zero", Cause.PRECISION,
-            "subnormals read as zero", "recurrence on 'subnormal' pairs, past the allowance of "
-            "gradual underflow; declared flush, it conforms"),
-    Control("strides ignored (N-D)", _C + "strides_ignored", Cause.LOGIC, "layout",
-            "rows only: every 1-D input is contiguous; a transposed, strided, reversed or "
-            "Fortran-order view is not"),
-    Control("min propagating NaN", _C + "min_propagating_nan", Cause.SPECIALS, "NaN",
-            "nan and inf, under the spec's NaN-ignoring rule; the same data without NaNs pass"),
-    Control("product carried in 8 bits", _C + "product_carried_in_8_bits", Cause.PRECISION,
-            "significand bits", "products within bound: no other property checks a product"),
-    Control("logcumsumexp through exp", _C + "logcumsumexp_through_exp", Cause.PRECISION,
-            "precision lost", "logsumexp within bound: no other property checks a log-sum-exp"),
-    Control("cummax naming the first of equal maxima", _C + "cummax_first_index", Cause.LOGIC,
-            "last position", "indices, on data with ties: its values are right"),
-    Control("initial value in the first tile only", _C + "initial_value_in_the_first_tile_only",
-            Cause.LOGIC, "differs from the exact", "integers exact and the bounds, through the "
-            "initial value each case draws as its element 0: from the identity it is right"),
-    Control("sum promoted after it is taken", _C + "promoted_after_the_sum", Cause.LOGIC,
-            "the promotion must come before", "integers exact, scanned in the promoted type: "
-            "the dtype is right, and the same scan of int64 input conforms"),
-    Control("cumprod carried across rows (N-D)", _C + "cumprod_carried_across_rows",
-            Cause.LOGIC, "mixes rows", "rows, with products judged by their bound: a 1-D input "
-            "is one row, and right"),
-    Control("cummax indices counted from the batch's start (N-D)", _C + "cummax_flat_indices",
-            Cause.LOGIC, "an index other than", "rows, with indices checked: a 1-D input is one "
-            "row, and right; the values are right"),
-    Control("zeroing its input", _C + "zeroing_its_input", Cause.INPUT_WRITTEN,
-            "after the call", "every value property: the target is handed a copy, compared "
-            "bit for bit with its input after the call, and judged on the input as it was"),
-    Control("adding 1 to its last input and output",
-            _C + "adding_one_to_its_last_input_and_output", Cause.INPUT_WRITTEN, "after the call",
-            "every value property, as for the zeroing one: its output is the right scan of the "
-            "input it leaves"),
-    Control("missing barrier", f"cu:{_CU / 'missing_barrier.cu'}:1024", Cause.RACE, "data race",
-            "racecheck", gpu=True,
-            spec=TargetSpec(device="gpu", max_n=1024, dtypes=("float32", "int32"))),
-    Control("32-bit index overflow", f"cu:{_CU / 'index_overflow.cu'}:256", Cause.FAULT,
-            "past 2**31", "the check past 2**31: an illegal address", gpu=True, spec=_GPU_SPEC),
-    Control("unsigned 32-bit index", f"cu:{_CU / 'unsigned_index.cu'}:256", Cause.INDEX_OVERFLOW,
-            "past 2**32", "the check past 2**32 only: right at 2**31 + 17, no fault", gpu=True,
-            spec=_GPU_SPEC),
-    Control("row offsets in 32 bits (N-D)", _C + "row_offsets_in_32_bits", Cause.INDEX_OVERFLOW,
-            "product of dimension sizes", "the batch past 2**32 only: the 1-D checks see one "
-            "row, the rows property stays below 2**25 elements", gpu=True),
-    Control("sign lost past 2**31", f"cu:{_CU / 'sign_lost_past_2_31.cu'}:256", Cause.LOGIC,
-            "random integer data", "the random data past 2**31: step data have no sign",
-            gpu=True, spec=_GPU_SPEC),
-    Control("deadlock-prone chained scan", f"cu:{_CU / 'chained_in_launch_order.cu'}:256",
-            Cause.FAULT, "hang", "any size with more tiles than fit on the GPU", gpu=True,
-            spec=_GPU_SPEC),
-    Control("bounded look-back window", f"cu:{_CU / 'bounded_lookback.cu'}:256", Cause.LOGIC,
-            "logic error", "sizes past 262,144: the default largest n of a GPU target", gpu=True,
-            spec=_GPU_SPEC),
-    Control("out-of-bounds read in the last tile", f"cu:{_CU / 'out_of_bounds_read.cu'}:256",
-            Cause.FAULT, "memory error", "memcheck with CuPy's pool off, at a size with a tail",
-            gpu=True, spec=_GPU_SPEC),
-    Control("output never written", f"cu:{_CU / 'output_never_written.cu'}:256", Cause.LOGIC,
-            "never written", "the harness's 0xff fill of every output", gpu=True, spec=_GPU_SPEC),
-    Control("padded tail read uninitialised", _C + "padded_tail_read_uninitialised", Cause.FAULT,
-            "uninitialised", "initcheck with CuPy's pool off", gpu=True),
-)
