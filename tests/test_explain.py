@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scancheck import controls
 from scancheck.cli import main
+from scancheck.controls import broken as controls
 from scancheck.engine.strategies import generate_data
 from scancheck.explain import EXACT, PROVEN, ROUNDING, SUSPICIOUS, explain, load_array
 from scancheck.kernels.registry import VARIANTS

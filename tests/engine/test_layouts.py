@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scancheck import controls
+from scancheck.controls import broken as controls
 from scancheck.core.operators import DTYPES
 from scancheck.engine.cases import Case
 from scancheck.engine.conformance import check_property

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from scancheck import controls
+from scancheck.controls import broken as controls
 from scancheck.core.operators import arg_extreme_scan, extreme_scan
 from scancheck.engine.conformance import check_property
 from scancheck.engine.resolve import resolve

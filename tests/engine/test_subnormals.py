@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scancheck import controls
+from scancheck.controls import broken as controls
 from scancheck.core.operators import (
     FLUSH_RULES,
     OPERATORS,
