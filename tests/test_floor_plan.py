@@ -110,3 +110,14 @@ def test_no_modules_import_each_other_in_a_circle(graph):
     ties = [f"{a} -> {b}: {', '.join(sorted(graph[a][b]))}"
             for circle in circles for a in circle for b in circle if b in graph[a]]
     assert not circles, f"modules importing each other in a circle: {circles}\n" + "\n".join(ties)
+
+
+def test_every_package_folder_ships_in_the_wheel():
+    """A folder missing from pyproject's package list imports in an editable install and
+    is absent from a wheel: the failure only a user who installed the wheel would see."""
+    text = (PACKAGE.parent / "pyproject.toml").read_text()
+    listed = text[text.index("packages = ["):text.index("]", text.index("packages = ["))]
+    folders = {".".join(("scancheck", *p.parent.relative_to(PACKAGE).parts))
+               for p in PACKAGE.rglob("__init__.py")}
+    missing = sorted(f for f in folders if f'"{f}"' not in listed)
+    assert not missing, f"package folders missing from pyproject.toml's packages: {missing}"
