@@ -29,6 +29,15 @@ template <> __device__ __forceinline__ bool greater(float a, float b) {
   asm("{ .reg .pred p; setp.gt.f32 p, %1, %2; selp.u32 %0, 1, 0, p; }" : "=r"(r) : "f"(a), "f"(b));
   return r != 0;
 }
+// Integer sums and products wrap modulo 2^32 or 2^64, as NumPy's do: computed in the
+// unsigned type, since signed overflow is undefined behaviour the compiler may assume away.
+template <> __device__ __forceinline__ int add_rn(int a, int b) {
+  return static_cast<int>(static_cast<unsigned>(a) + static_cast<unsigned>(b));
+}
+template <> __device__ __forceinline__ long long add_rn(long long a, long long b) {
+  return static_cast<long long>(static_cast<unsigned long long>(a) +
+                                static_cast<unsigned long long>(b));
+}
 template <> __device__ __forceinline__ int mul_rn(int a, int b) {
   return static_cast<int>(static_cast<unsigned>(a) * static_cast<unsigned>(b));
 }

@@ -8,6 +8,7 @@ but unavailable, saying why.
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
 import os
 from collections.abc import Callable
@@ -151,11 +152,21 @@ def _jax_numpy(name: str, x64: bool, keep_dtype: bool = True
     return run
 
 
+@functools.cache
+def _jitted_prefix_sum() -> Any:
+    """jax.lax.associative_scan of add under jax.jit, once per process: called eagerly, each
+    of its O(log n) slicing steps is compiled on its own for every new length, three times
+    the compile time of the whole scan compiled at once (and programs call it jitted)."""
+    jax = _jax()
+    return jax.jit(lambda x: jax.lax.associative_scan(jax.numpy.add, x))
+
+
 def _jax_associative_scan(x64: bool) -> Callable[[np.ndarray], np.ndarray]:
+    """jax.lax.associative_scan of add, jitted, with 64-bit types on where ``x64``."""
     def run(x: np.ndarray) -> np.ndarray:
         jax = _jax()
         with _x64(jax, x64):
-            return np.asarray(jax.lax.associative_scan(jax.numpy.add, jax.numpy.asarray(x)))
+            return np.asarray(_jitted_prefix_sum()(jax.numpy.asarray(x)))
 
     return run
 
