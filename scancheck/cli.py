@@ -564,7 +564,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scancheck`` console script."""
-    from .engine.large import LockRefused
+    from .core.locks import LockRefused
 
     args = build_parser().parse_args(argv)
     try:

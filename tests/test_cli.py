@@ -226,7 +226,7 @@ def test_spec_flags_with_the_negative_controls_exit_2(capsys):
 
 def test_an_unsafe_lock_directory_exits_2_not_a_traceback(capsys, monkeypatch):
     import scancheck.engine.isolation
-    from scancheck.engine.large import LockRefused
+    from scancheck.core.locks import LockRefused
 
     def refused(*args, **kwargs):
         raise LockRefused("/tmp/scancheck-locks-1 belongs to uid 0 with mode 777; it must be "

@@ -174,7 +174,7 @@ def _device_turn(spec: TargetSpec, gpu: str | None, exclusive: bool) -> Iterator
     if spec.device != "gpu":
         yield
         return
-    from .large import file_lock
+    from ..core.locks import file_lock
 
     key = gpu if gpu is not None else os.environ.get("CUDA_VISIBLE_DEVICES", "all")
     with file_lock(f"scancheck-gpu-{key.replace(',', '_')}.lock", exclusive):

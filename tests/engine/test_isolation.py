@@ -210,8 +210,8 @@ def test_the_checks_past_2_to_the_31_hold_the_gpu_alone(tmp_path, monkeypatch):
     CPU targets take no turn at all."""
     import fcntl
 
+    from scancheck.core.locks import lock_dir
     from scancheck.engine.isolation import _device_turn
-    from scancheck.engine.large import lock_dir
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     locks = Path(lock_dir())

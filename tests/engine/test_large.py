@@ -217,75 +217,30 @@ def private_tmp(tmp_path, monkeypatch):
     return tmp_path
 
 
-def test_a_lock_is_never_taken_through_a_planted_symbolic_link(private_tmp):
-    import os
-
-    from scancheck.engine.large import LockRefused, file_lock, lock_dir
-
-    victim = private_tmp / "victim.txt"
-    victim.write_text("someone's data\n")
-    # Where the lock used to be: a fixed name in the shared temporary directory.
-    (private_tmp / "scancheck-large-host.lock").symlink_to(victim)
-    with file_lock("scancheck-large-host.lock"):
-        pass
-    where = lock_dir()
-    assert os.stat(where).st_mode & 0o777 == 0o700
-    assert sorted(os.listdir(where)) == ["scancheck-large-host.lock"]
-    # In the user's own directory too, a link is refused, not written through.
-    os.symlink(victim, os.path.join(where, "scancheck-gpu-0.lock"))
-    with pytest.raises(LockRefused, match="must be a plain file, not a symbolic link"):
-        with file_lock("scancheck-gpu-0.lock", exclusive=False):
-            pass
-    assert victim.read_text() == "someone's data\n"
-
-
 def test_a_lock_directory_others_could_write_is_refused_and_the_big_checks_say_so(
         private_tmp, monkeypatch):
     import os
 
-    import scancheck.engine.large as large
+    import scancheck.core.locks as locks
 
     where = private_tmp / f"scancheck-locks-{os.getuid()}"
     elsewhere = private_tmp / "theirs"
     elsewhere.mkdir()
     where.symlink_to(elsewhere)
-    with pytest.raises(large.LockRefused, match="is not a directory .*remove .* or set TMPDIR"):
-        large.lock_dir()
+    with pytest.raises(locks.LockRefused, match="is not a directory .*remove .* or set TMPDIR"):
+        locks.lock_dir()
     where.unlink()
     where.mkdir(mode=0o700)
     where.chmod(0o777)
-    with pytest.raises(large.LockRefused, match="mode 777"):
-        large.lock_dir()
+    with pytest.raises(locks.LockRefused, match="mode 777"):
+        locks.lock_dir()
     where.chmod(0o700)
-    assert large.lock_dir() == str(where)
+    assert locks.lock_dir() == str(where)
     # Another user's directory under the name this user's would have.
     uid = os.getuid()
     (private_tmp / f"scancheck-locks-{uid + 1}").mkdir(mode=0o700)
-    monkeypatch.setattr(large.os, "getuid", lambda: uid + 1)
-    with pytest.raises(large.LockRefused, match=f"belongs to uid {uid} "):
-        large.lock_dir()
+    monkeypatch.setattr(locks.os, "getuid", lambda: uid + 1)
+    with pytest.raises(locks.LockRefused, match=f"belongs to uid {uid} "):
+        locks.lock_dir()
     r = check_large(_numpy(), "past 2**31")
     assert r.status == "skip" and r.diagnosis.startswith("not run: ") and "belongs to" in r.diagnosis
-
-
-def test_shared_locks_share_and_exclusive_ones_exclude(private_tmp):
-    import fcntl
-    import os
-
-    from scancheck.engine.large import file_lock, lock_dir
-
-    def try_lock(kind):
-        fd = os.open(os.path.join(lock_dir(), "gpu.lock"), os.O_RDWR)
-        try:
-            fcntl.flock(fd, kind | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            return False
-        finally:
-            os.close(fd)
-
-    with file_lock("gpu.lock", exclusive=False):
-        assert try_lock(fcntl.LOCK_SH) and not try_lock(fcntl.LOCK_EX)
-    with file_lock("gpu.lock"):
-        assert not try_lock(fcntl.LOCK_SH)
-    assert try_lock(fcntl.LOCK_EX)
