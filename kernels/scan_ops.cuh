@@ -161,6 +161,20 @@ struct Recurrence {
   }
 };
 
+// Segmented sum over head flags: (f1, v1) then (f2, v2) is (f2 ? f2 : f1, f2 ? v2 : v1 + v2);
+// identity (0, 0).  Non-commutative, so a kernel that swaps operands is caught under it.
+// Flags live in the value's type (one aligned Pair<S>); on flags of 0 and 1 the first
+// part is their "or".
+template <typename S>
+struct SegmentedAdd {
+  using value_type = Pair<S>;
+  __device__ static Pair<S> identity() { return Pair<S>{S(0), S(0)}; }
+  __device__ Pair<S> operator()(Pair<S> x, Pair<S> y) const {
+    const bool head = y.a != S(0);
+    return Pair<S>{head ? y.a : x.a, head ? y.b : add_rn(x.b, y.b)};
+  }
+};
+
 // Interval of summation (Chong, Donaldson & Ketema, POPL 2014): [i, j] then [j+1, k]
 // is [i, k]; (-1, -1) is the identity, (-2, -2) the absorbing error.
 struct IntervalOp {

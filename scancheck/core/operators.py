@@ -148,6 +148,17 @@ def _recurrence_np(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         return np.stack([a2 * a1, a2 * b1 + b2], axis=-1)
 
 
+def _segmented_add_np(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # (f1, v1) then (f2, v2): a head flag f2 starts a new segment, so the sum restarts at v2.
+    f1, v1 = x[..., 0], x[..., 1]
+    f2, v2 = y[..., 0], y[..., 1]
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.add(v1, v2, dtype=np.result_type(v1, v2))  # integers wrap, as in CUDA
+    # The later flag where it is one, else the earlier: "or" on flags of 0 and 1, and the
+    # identity (0, 0) neutral on any flag value.
+    return np.stack([np.where(f2 != 0, f2, f1), np.where(f2 != 0, v2, total)], axis=-1)
+
+
 def _mul_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore", under="ignore", invalid="ignore"):
         return np.multiply(a, b, dtype=np.result_type(a, b))  # integers wrap, as in CUDA
@@ -240,6 +251,8 @@ ELEMENT_KINDS: dict[str, str] = {
     "value-index": "(value, index) pairs: n values drawn as scalars, each with its position",
     "pairs": "(a, b) pairs of the first-order recurrence, drawn as such (contracting or not)",
     "intervals": "the interval proof's input, [k, k] at position k: no data is drawn",
+    "flagged": "(flag, value) pairs of a segmented scan: values drawn as scalars, flags 0 or 1 "
+               "(1 starts a segment) at a density drawn per case",
 }
 
 
@@ -455,6 +468,23 @@ OPERATORS: dict[str, Operator] = {
             flush="within bound",
             doc="(a1, b1) then (a2, b2) = (a2*a1, a2*b1 + b2): y_n = a_n*y_{n-1} + b_n",
             elements="pairs",
+        ),
+        Operator(
+            name="segmented_add",
+            cuda_functor="scancheck::SegmentedAdd",
+            commutative=False,
+            width=2,
+            dtypes=KERNEL_DTYPES,
+            combine=_segmented_add_np,
+            combine_exact=lambda x, y: (y[0] or x[0], y[1] if y[0] else x[1] + y[1]),
+            _identity=lambda dt: (0, 0),
+            exact_in=lambda dt: not is_float(dt),
+            flush="within bound",
+            doc="(f1, v1) then (f2, v2) = (f2 or f1, v2 if f2 else v1 + v2): a sum restarted "
+                "at every head flag (Blelloch's segmented scan as one monoid)",
+            elements="flagged",
+            not_a_target=("the head-flag monoid the segmented reference kernels scan in; a "
+                          "segmented target declares its segments in its spec"),
         ),
         Operator(
             name="interval",

@@ -28,7 +28,7 @@ from hypothesis.reporting import with_reporter
 
 from ..core.database import example_database, private_storage
 from ..core.operators import get_operator
-from .strategies import generate_data, generate_pairs
+from .strategies import generate_data, generate_flagged, generate_pairs
 
 #: The largest n a search reaches by default: many tiles of any realistic kernel (a GPU
 #: tile is at most a few thousand elements), within what the exact oracle checks in a
@@ -77,6 +77,8 @@ class Case:
     def data(self, op: str) -> np.ndarray:
         """The input, bit for bit the same on every call (pairs for a pair operator)."""
         rng = np.random.default_rng(self.seed)
+        if get_operator(op).elements == "flagged":
+            return generate_flagged(rng, self.n, self.dtype, self.distribution)
         if get_operator(op).width == 2:
             return generate_pairs(rng, self.n, self.dtype, distribution=self.distribution)
         return generate_data(rng, self.n, self.dtype, self.distribution)

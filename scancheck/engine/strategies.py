@@ -286,6 +286,17 @@ def generate_pairs(rng: np.random.Generator, n: int, dtype: str, contracting: bo
     return np.stack([a, b], axis=-1).astype(dt)
 
 
+def generate_flagged(rng: np.random.Generator, n: int, dtype: str,
+                     distribution: str = "integers") -> np.ndarray:
+    """``(n, 2)`` (flag, value) pairs of a segmented scan: values from ``distribution``,
+    head flags (0 or 1) at a density drawn from none to every element, so that empty-free
+    runs of every length meet tile boundaries."""
+    density = rng.choice([0.0, 1 / 1024, 1 / 64, 1 / 8, 1 / 2, 1.0])
+    flags = rng.random(n) < density
+    values = generate_data(rng, n, dtype, distribution)
+    return np.stack([flags.astype(values.dtype), values], axis=-1)
+
+
 @st.composite
 def scan_data(
     draw: st.DrawFn,
@@ -340,7 +351,8 @@ def recurrence_pairs(
 def elements_for(
     draw: st.DrawFn, op: str, n: int, dtype: str = "float32", distribution: str = "integers"
 ) -> np.ndarray:
-    """Input elements of operator ``op``: scalars, recurrence pairs, or the interval proof's input."""
+    """Input elements of operator ``op``: scalars, recurrence pairs, (flag, value) pairs, or the
+    interval proof's input."""
     oper = get_operator(op)
     oper.check_dtype(dtype)
     if oper.elements == "pairs":
@@ -349,6 +361,9 @@ def elements_for(
         from ..core.operators import interval_input
 
         return interval_input(n)
+    if oper.elements == "flagged":
+        seed = draw(st.integers(0, 2**32 - 1))
+        return generate_flagged(np.random.default_rng(seed), n, dtype, distribution)
     values = draw(scan_data(n, dtype, distribution))
     if oper.elements == "value-index":  # the index in the value's type
         return np.stack([values, np.arange(n).astype(values.dtype)], axis=-1)

@@ -25,7 +25,10 @@ from .network import Network
 #: What every variant runs: each operator whose CUDA functor rounds as NumPy does, so that a
 #: kernel equals its model bit for bit.  logaddexp calls CUDA's expf and log1pf: only the
 #: look-back runs it, judged by the log-sum-exp bound (scancheck.oracle.logsumexp).
-KERNEL_OPERATORS: tuple[str, ...] = tuple(op for op in OPERATORS if op != "logaddexp")
+#: The segmented sum runs on Blelloch's variant alone, where segmented scans come from (every
+#: operator a variant runs is compiled into its module, at a cost to every check of it).
+KERNEL_OPERATORS: tuple[str, ...] = tuple(op for op in OPERATORS
+                                          if op not in ("logaddexp", "segmented_add"))
 
 Launcher = Callable[["Launch"], None]
 
@@ -300,6 +303,7 @@ VARIANTS: dict[str, Variant] = {
             "blelloch", "blelloch.cu", ("blelloch",), inclusive=False, scope="block",
             model=models.build_blelloch, launch=_launch_single, capacity=lambda b, p: 2 * b,
             smem=_smem_elems(lambda b, p: 2 * b), doc="seed 000: up-sweep, down-sweep",
+            operators=(*KERNEL_OPERATORS, "segmented_add"),
         ),
         Variant(
             "blelloch_bcf", "blelloch_bcf.cu", ("blelloch_bcf",), inclusive=False, scope="block",

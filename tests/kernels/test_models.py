@@ -189,3 +189,34 @@ def test_recursive_levels_shrink_by_the_block_size(block, n):
     levels = [r for r in net.regions if r.startswith("sums")]
     sizes = [net.regions[r][1] for r in sorted(levels, key=lambda r: int(r[4:]))]
     assert sizes[-1] == 1 and all(a == -(-b // block) for a, b in zip(sizes, [n] + sizes))
+
+
+SEGMENTED = [n for n, v in VARIANTS.items() if "segmented_add" in v.operators]
+
+
+def _segmented_sums(x: np.ndarray, inclusive: bool) -> np.ndarray:
+    """Each element's running sum since the latest head flag, written out plainly (not
+    through the operator): what a segmented scan computes, as a (flag, value) scan."""
+    out, flag, acc = np.zeros_like(x), 0, 0
+    for k, (f, v) in enumerate(x.tolist()):
+        if not inclusive:
+            out[k] = (flag, acc)
+        flag, acc = (f, v) if f else (flag, acc + v)
+        if inclusive:
+            out[k] = (flag, acc)
+    return out
+
+
+@pytest.mark.parametrize("name", SEGMENTED)
+@given(data=st.data())
+def test_segmented_variants_restart_the_sum_at_every_head_flag(name, data):
+    """The head-flag monoid is non-commutative: a schedule that combined any two partial
+    results in the wrong order, or carried a sum across a head, would differ here."""
+    from scancheck.engine.strategies import elements_for, launches
+
+    var = VARIANTS[name]
+    n, block, _, _ = data.draw(launches(name, ops=("segmented_add",), dtypes_=("int64",),
+                                        max_size=3000), label="launch")
+    x = data.draw(elements_for("segmented_add", n, "int64"), label="x")
+    got = var.build_model(n, block).run(x, "segmented_add")
+    np.testing.assert_array_equal(got, _segmented_sums(x, var.inclusive))
