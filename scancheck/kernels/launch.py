@@ -43,6 +43,15 @@ def compiled_kernels(variant: Variant, dtype: str, op: str | Operator,
     return {e: mod.get_function(variant.name_expression(e, dtype, op, params))
             for e in variant.entries}
 
+def warm(variant: str | Variant) -> None:
+    """Compile ``variant`` at its default parameters into CuPy's kernel cache on disk, so
+    that every later process on this machine loads it instead of compiling it again."""
+    var = get_variant(variant)
+    op = get_operator(var.operators[0])
+    dtype = next(d for d in var.dtypes if d in op.dtypes)
+    compiled_kernels(var, dtype, op, var.resolve_params(None))
+
+
 def plan(
     x: Any,
     variant: str | Variant,

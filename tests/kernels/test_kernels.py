@@ -278,3 +278,20 @@ def test_every_cuda_file_under_kernels_compiles(tmp_path):
         for dtype in ("float32", "int32"):
             err = nvcc_errors(cu_prelude(dtype) + expand_source(path.name, path.parent), tmp_path)
             assert not err, f"{path.name} {dtype}:\n{err}"
+
+
+@pytest.mark.gpu
+def test_warm_leaves_the_compiled_variant_in_cupys_kernel_cache(tmp_path):
+    """What the GPU suite warms before its workers start (gpusuite._warm_kernels): a child
+    compiles the variant into the disk cache, and another process then compiles nothing."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, CUPY_CACHE_DIR=str(tmp_path))
+    code = "from scancheck.kernels.launch import warm; warm('kogge_stone')"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
+    cached = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
+    assert cached, "warm() left nothing in CuPy's kernel cache"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == cached
