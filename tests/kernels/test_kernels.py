@@ -291,7 +291,10 @@ def test_warm_leaves_the_compiled_variant_in_cupys_kernel_cache(tmp_path):
     env = dict(os.environ, CUPY_CACHE_DIR=str(tmp_path))
     code = "from scancheck.kernels.launch import warm; warm('kogge_stone')"
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
-    cached = sorted(p.name for p in tmp_path.rglob("*") if p.is_file())
+    def files():
+        return sorted((p.name, p.stat().st_mtime_ns) for p in tmp_path.rglob("*") if p.is_file())
+
+    cached = files()
     assert cached, "warm() left nothing in CuPy's kernel cache"
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
-    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == cached
+    assert files() == cached, "the second process compiled the variant again"
