@@ -51,6 +51,13 @@ def segments_check(target: Target, case: Case) -> Failure | None:
     if is_float(x.dtype) and spec.op == "add" and failure.cause == Cause.LOGIC and (
             "bound" in failure.diagnosis or "certificate" in failure.diagnosis):
         failure = _steps_attribution(target, x, layout, failure)
+    if is_float(x.dtype) and not np.isfinite(x).all() and failure.cause != Cause.INPUT_WRITTEN:
+        special = np.isnan(failure.got) != np.isnan(failure.expected) or (
+            np.isinf(failure.got) != np.isinf(failure.expected))
+        if special:  # as 'nan and inf' tells it of an unsegmented scan
+            failure.cause = Cause.SPECIALS
+            failure.diagnosis += (f"; {failure.got} where IEEE arithmetic gives "
+                                  f"{failure.expected}, the segment holding NaN or infinities")
     return failure
 
 
