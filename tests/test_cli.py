@@ -143,6 +143,8 @@ def _spec_overrides(*argv: str) -> dict:
     (["--zeros", "ordered", "--nans", "ignore", "--subnormals", "flush"],
      {"zeros": "ordered", "nans": "ignore", "subnormals": "flush"}),
     (["--subnormals", "flush:float32,bfloat16"], {"subnormals": "flush:float32,bfloat16"}),
+    (["--segments", "offsets", "--axis", "0"], {"segments": "offsets", "axis": 0}),
+    (["--segments", "none"], {"segments": None}),
 ])
 def test_the_flags_given_and_only_those_become_overrides(argv, fields):
     assert _spec_overrides(*argv) == fields
@@ -169,6 +171,8 @@ def test_rule_flags_take_the_operator_vocabularys_names(flag, table, capsys):
     (["--accepts-max-n", "0"], "argument --accepts-max-n: 0 is not a positive integer"),
     (["--axis", "rows"], "argument --axis: 'rows' is none of"),
     (["--device", "tpu"], "argument --device: invalid choice: 'tpu'"),
+    (["--segments", "ragged"], "argument --segments: invalid choice: 'ragged' (choose from "
+                               "'offsets', 'flags', 'keys', 'groups', 'none')"),
 ])
 def test_a_bad_spec_flag_value_exits_2_naming_it(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
