@@ -4,6 +4,7 @@ chunkings (one scan split across chunks, the carries stitched)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -84,6 +85,49 @@ def _irregular(size: int) -> tuple[int, ...]:
     return tuple(out) or (0,)
 
 
+#: The virtual CPU devices a JAX scan is sharded over (``--xla_force_host_platform_device_count``).
+JAX_DEVICES = 4
+
+
+def jax_sharded_cumsum(devices: int = JAX_DEVICES) -> Callable[[np.ndarray], np.ndarray]:
+    """jax.numpy.cumsum of each shard of a 1-D array split over ``devices`` virtual CPU
+    devices (``jax.shard_map``), each shard's carry the sum of the totals of the shards
+    before it (``all_gather``): one scan stitched across device seams.  The devices exist
+    only if XLA_FLAGS asks for them before JAX starts, so this sets them before importing
+    JAX and refuses to run in a process where JAX started with fewer."""
+    def run(x: np.ndarray) -> np.ndarray:
+        flags = os.environ.get("XLA_FLAGS", "")
+        if "xla_force_host_platform_device_count" not in flags:
+            os.environ["XLA_FLAGS"] = (f"{flags} --xla_force_host_platform_device_count="
+                                       f"{devices}").strip()
+        import jax
+        import jax.numpy as jnp
+        from jax.sharding import Mesh, PartitionSpec
+
+        cpus = jax.devices("cpu")
+        if len(cpus) < devices:
+            raise RuntimeError(f"JAX started in this process with {len(cpus)} CPU device(s) "
+                               f"before XLA_FLAGS could ask for {devices}: run this target in "
+                               f"a process of its own (scancheck check isolates it)")
+        n = x.shape[0]
+        if n == 0:
+            return np.asarray(jnp.cumsum(jnp.asarray(x), dtype=x.dtype))
+        padded = np.concatenate([x, np.zeros(-n % devices, x.dtype)])  # after: no prefix reads it
+
+        def local(a: Any) -> Any:
+            c = jnp.cumsum(a, dtype=a.dtype)
+            totals = jax.lax.all_gather(c[-1], "d")
+            before = jnp.arange(devices) < jax.lax.axis_index("d")
+            return c + jnp.sum(jnp.where(before, totals, jnp.zeros_like(totals)), dtype=a.dtype)
+
+        mesh = Mesh(np.array(cpus[:devices]), ("d",))
+        spec = PartitionSpec("d")
+        f = jax.jit(jax.shard_map(local, mesh=mesh, in_specs=spec, out_specs=spec))
+        return np.asarray(f(jnp.asarray(padded)))[:n]
+
+    return run
+
+
 def segment_targets(not_installed: Callable[[str], str | None]) -> list[Target]:
     """The built-in segmented and chunked targets (``not_installed(module)`` says why one
     whose library is missing cannot run)."""
@@ -127,4 +171,16 @@ def segment_targets(not_installed: Callable[[str], str | None]) -> list[Target]:
             spec = TargetSpec(dtypes=floats_ints, axis="arg", max_n=cap)
             out.append(library(f"dask.array.cumsum (chunks={chunks}, method={method})",
                                dask_cumsum(chunks, method), spec, not_installed("dask")))
+    # Compiled anew for every n: checked to 2**12, as jax.lax.scan is.  XLA on CPUs reads
+    # subnormals as zero (see the other JAX targets).
+    out.append(library(f"jax.numpy.cumsum (sharded over {JAX_DEVICES} CPU devices)",
+                       jax_sharded_cumsum(), TargetSpec(dtypes=("float32", "int32"),
+                                                        subnormals="flush", max_n=2**12),
+                       not_installed("jax")))
+    # Compiled anew for every n: checked to 2**12, as jax.lax.scan is.  XLA on CPUs reads
+    # subnormals as zero (see the other JAX targets).
+    out.append(library(f"jax.numpy.cumsum (sharded over {JAX_DEVICES} CPU devices)",
+                       jax_sharded_cumsum(), TargetSpec(dtypes=("float32", "int32"),
+                                                        subnormals="flush", max_n=2**12),
+                       not_installed("jax")))
     return out

@@ -3,8 +3,6 @@ controls fail with a smallest case of few segments, and no other property runs t
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
@@ -23,7 +21,6 @@ TARGETS = builtin_targets()
 #: compensated sum subtracts inf from inf); Series.cumsum does not.
 FINDING = "pandas groupby().cumsum()"
 SEGMENTED = [n for n, t in TARGETS.items() if t.spec.segments and n != FINDING]
-DASK = [n for n in TARGETS if n.startswith("dask.")]
 SEG_CONTROLS = [c for c in CONTROLS if resolve(c.locator, c.spec).spec.segments]
 
 
@@ -34,25 +31,6 @@ def test_correct_segmented_targets_conform(name):
         pytest.skip(f"{name}: {target.unavailable}")
     result = check_property(target, "segments", Budget(2, max_n=2**14))
     assert result.status == "pass", (result.diagnosis, result.smallest_case)
-
-
-@pytest.mark.parametrize("name", DASK)
-def test_dask_cumsum_carries_exactly_across_its_chunks(name):
-    if importlib.util.find_spec("dask") is None:
-        pytest.skip("dask is not installed")
-    for prop in ("integers exact", "floats within bound"):
-        result = check_property(TARGETS[name], prop, Budget(1, max_n=4096))
-        assert result.status == "pass", (prop, result.diagnosis, result.smallest_case)
-
-
-def test_pandas_groupby_cumsum_makes_nan_of_an_infinity():
-    target = TARGETS[FINDING]
-    if target.unavailable:
-        pytest.skip(f"{FINDING}: {target.unavailable}")
-    result = check_property(target, "segments", Budget(2, max_n=2**14))
-    assert result.status == "fail" and result.cause == "SPECIALS", result.diagnosis
-    case = result.smallest_case
-    assert np.isnan(case["got"]) and np.isinf(case["expected"]) and len(case["x"]) <= 3
 
 
 def test_a_segmented_target_gets_the_segments_property_alone():
