@@ -173,7 +173,8 @@ def draw_layout(rng: np.random.Generator, t: int, kind: str) -> Layout:
 def shrunk_layouts(layout: Layout) -> Iterator[tuple[Layout, np.ndarray]]:
     """Smaller layouts than ``layout``, each with the positions (along axis 0) of the
     elements it keeps, fewest segments first: halves, quarters ... of the segments
-    removed, then each segment emptied, cut to one element, halved."""
+    removed or joined to the segment before them, then each segment emptied, cut to one
+    element, halved."""
     if layout.labels is not None:
         labels = np.asarray(layout.labels)
         groups = list(dict.fromkeys(labels.tolist()))
@@ -195,10 +196,25 @@ def shrunk_layouts(layout: Layout) -> Iterator[tuple[Layout, np.ndarray]]:
                                 tuple(keys)), layout.kind), pos.astype(np.int64)
 
     for drop in _chunks(segs):
-        kept = [i for i in segs if i not in set(drop)]
+        gone = set(drop)
+        kept = [i for i in segs if i not in gone]
         yield keeping([lengths[i] for i in kept],
                       [np.arange(starts[i], starts[i + 1]) for i in kept],
                       [layout.keys[i] for i in kept] if layout.keys else None)
+        # The same segments joined to the one before them instead: fewer segments, every
+        # element where it was (a bug at a tile or chunk boundary stays there).
+        gone.discard(0)
+        if not gone:
+            continue
+        merged: list[int] = []
+        for i in segs:
+            if i in gone:
+                merged[-1] += lengths[i]
+            else:
+                merged.append(lengths[i])
+        yield keeping(merged, [np.arange(starts[-1])],
+                      [k for i, k in enumerate(layout.keys) if i not in gone]
+                      if layout.keys else None)
     for i in segs:
         for new_len in ((0,) if layout.kind == "offsets" else ()) + (1, lengths[i] // 2):
             if not 0 <= new_len < lengths[i]:

@@ -26,7 +26,7 @@ from .running import promoted
 #: Trailing shapes (H, ...) of a target with axis=0: one head, a few, odd, two dimensions.
 HEADS: tuple[tuple[int, ...], ...] = ((1,), (2,), (3,), (4,), (2, 3))
 #: What the shrinking of one failure may spend: target calls, and seconds.
-SHRINK_CALLS = 400
+SHRINK_CALLS = 1000
 SHRINK_SECONDS = 10.0
 #: Inputs up to this many elements are shown whole in a smallest case.
 SHOWN = 40
