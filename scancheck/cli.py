@@ -483,7 +483,8 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
         help="the target takes an initial value: it is called as fn(x, initial=v)")
     add("segments", type=_segments, metavar="KIND",
         help=f"a segmented scan, called as fn(x, s), s one of {', '.join(SEGMENT_KINDS)} "
-             f"(offsets: cu_seqlens, int32 or int64; flags: bool heads; keys: runs of equal "
+             f"(offsets: cu_seqlens, int32 and int64 drawn, offsets:int32 or offsets:int64 "
+             f"where it takes one; flags: bool heads; keys: runs of equal "
              f"keys; groups: labels in any order), segments along axis 0; 'none': one sequence")
 
 

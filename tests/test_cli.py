@@ -145,6 +145,7 @@ def _spec_overrides(*argv: str) -> dict:
     (["--subnormals", "flush:float32,bfloat16"], {"subnormals": "flush:float32,bfloat16"}),
     (["--segments", "offsets", "--axis", "0"], {"segments": "offsets", "axis": 0}),
     (["--segments", "none"], {"segments": None}),
+    (["--segments", "offsets:int32"], {"segments": "offsets:int32"}),
 ])
 def test_the_flags_given_and_only_those_become_overrides(argv, fields):
     assert _spec_overrides(*argv) == fields
@@ -172,7 +173,8 @@ def test_rule_flags_take_the_operator_vocabularys_names(flag, table, capsys):
     (["--axis", "rows"], "argument --axis: 'rows' is none of"),
     (["--device", "tpu"], "argument --device: invalid choice: 'tpu'"),
     (["--segments", "ragged"], "argument --segments: invalid choice: 'ragged' (choose from "
-                               "'offsets', 'flags', 'keys', 'groups', 'none')"),
+                               "'offsets', 'offsets:int32', 'offsets:int64', 'flags', 'keys', "
+                               "'groups', 'none')"),
 ])
 def test_a_bad_spec_flag_value_exits_2_naming_it(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:

@@ -150,8 +150,10 @@ def for_kind(layout: Layout, kind: str) -> Layout:
     return replace(layout, kind=kind)
 
 
-def draw_layout(rng: np.random.Generator, t: int, kind: str) -> Layout:
-    """A layout of ``t`` elements for description ``kind``, in a class drawn from ``rng``."""
+def draw_layout(rng: np.random.Generator, t: int, kind: str, index_dtype: str | None = None
+                ) -> Layout:
+    """A layout of ``t`` elements for description ``kind``, in a class drawn from ``rng``;
+    offsets of ``index_dtype`` (None: int32 or int64, drawn)."""
     if kind == "groups":
         cls = _pick(rng, GROUP_CLASSES)
         if cls == "one group":
@@ -165,7 +167,8 @@ def draw_layout(rng: np.random.Generator, t: int, kind: str) -> Layout:
         return Layout((t,), kind, cls, labels=tuple(int(v) for v in labels))
     cls = _pick(rng, CLASSES)
     lengths = _lengths(rng, t, cls)
-    layout = Layout(tuple(lengths), kind, cls, "int32" if rng.random() < 0.5 else "int64",
+    drawn = "int32" if rng.random() < 0.5 else "int64"
+    layout = Layout(tuple(lengths), kind, cls, index_dtype or drawn,
                     keys=_keys(rng, len(lengths)), flag_first=bool(rng.random() < 0.8))
     return for_kind(layout, kind)
 

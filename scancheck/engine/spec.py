@@ -17,11 +17,13 @@ from ..core.operators import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, check_rules, g
 #: Where a target's arrays live: "cpu", NumPy arrays; "gpu", CuPy arrays.
 DEVICES: tuple[str, ...] = ("cpu", "gpu")
 #: How a segmented scan is told its segments, its second argument ``fn(x, s)``: "offsets"
-#: (cu_seqlens: int32 or int64, nseg + 1 of them, 0 to n, non-decreasing), "flags" (bool,
-#: True where a segment starts), "keys" (a run of equal keys is a segment, as Thrust's by-key
-#: scans), "groups" (labels in any order; each label's elements scan in order, as pandas'
-#: ``groupby().cumsum()``).
-SEGMENT_KINDS: tuple[str, ...] = ("offsets", "flags", "keys", "groups")
+#: (cu_seqlens: nseg + 1 of them, 0 to n, non-decreasing; int32 and int64 both drawn, or
+#: "offsets:int32" / "offsets:int64" for a target that takes one, as a kernel does), "flags"
+#: (bool, True where a segment starts), "keys" (a run of equal keys is a segment, as Thrust's
+#: by-key scans), "groups" (labels in any order; each label's elements scan in order, as
+#: pandas' ``groupby().cumsum()``).
+SEGMENT_KINDS: tuple[str, ...] = ("offsets", "offsets:int32", "offsets:int64", "flags", "keys",
+                                  "groups")
 
 
 @dataclass(frozen=True)

@@ -81,3 +81,14 @@ def test_index_overflow_model_is_right_below_2_31():
     starts = np.array([0, 2**29], np.int32)
     with np.errstate(over="ignore"):
         assert (starts * np.int32(4))[1] < 0  # the wrap it would meet at T * H = 2**31
+
+
+@pytest.mark.parametrize("declared", ["offsets:int32", "offsets:int64"])
+def test_a_target_taking_one_offsets_dtype_gets_that_one_alone(declared):
+    seen = set()
+
+    t = Target("one dtype", lambda x, o: (seen.add(o.dtype.name), x.copy())[1],
+               TargetSpec(segments=declared, dtypes=("int32",)))
+    for seed in range(20):
+        segments_check(t, Case(50, "int32", "integers", seed))
+    assert seen == {declared.partition(":")[2]}

@@ -41,7 +41,8 @@ def segments_check(target: Target, case: Case) -> Failure | None:
     heads = () if spec.axis is None else HEADS[int(rng.integers(len(HEADS)))]
     width = int(np.prod(heads, dtype=np.int64))
     t = case.n // width if case.n >= width else min(case.n, 1)
-    layout = draw_layout(rng, t, spec.segments)
+    kind, _, index_dtype = spec.segments.partition(":")
+    layout = draw_layout(rng, t, kind, index_dtype or None)
     x = generate_data(np.random.default_rng(case.seed), t * width, case.dtype,
                       case.distribution).reshape((t, *heads))
     failure = judge(target, x, layout)
@@ -78,8 +79,8 @@ def call(target: Target, x: np.ndarray, desc: np.ndarray) -> Any:
     moved = ~same_bits(desc, given)
     if moved.any():
         k = int(np.flatnonzero(moved)[0])
-        raise DescriptionWritten(f"writes into its {target.spec.segments}: "
-                                 f"{target.spec.segments}[{k}] was {desc[k]}, is {given[k]} "
+        kind = target.spec.segments.partition(":")[0]
+        raise DescriptionWritten(f"writes into its {kind}: {kind}[{k}] was {desc[k]}, is {given[k]} "
                                  f"after the call")
     return out
 
