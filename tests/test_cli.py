@@ -272,6 +272,28 @@ def test_check_hands_the_named_fields_alone_to_every_target(capsys, monkeypatch)
                             ("numpy.cumsum", None, {"dtypes": ("float32",)})]
 
 
+def test_a_file_target_declared_segmented_on_the_command_line_is_checked_per_segment(
+        tmp_path, capsys):
+    """--segments offsets: the file's plain function is called as fn(x, offsets) in a
+    child; a scan that ignores the offsets fails naming a segment, one that reads them
+    conforms."""
+    (tmp_path / "segscan.py").write_text(
+        "import numpy as np\n"
+        "def right(x, offsets):\n"
+        "    out = np.empty_like(x)\n"
+        "    for a, b in zip(offsets[:-1], offsets[1:]):\n"
+        "        out[a:b] = np.cumsum(x[a:b], dtype=x.dtype)\n"
+        "    return out\n"
+        "def whole(x, offsets):\n"
+        "    return np.cumsum(x, dtype=x.dtype)\n")
+    common = ["--segments", "offsets", "--dtypes", "int32", "--budget", "1", "--max-n", "256"]
+    assert main(["check", f"{tmp_path / 'segscan.py'}:right", *common]) == 0
+    capsys.readouterr()
+    assert main(["check", f"{tmp_path / 'segscan.py'}:whole", *common]) == 1
+    out = capsys.readouterr().out
+    assert "logic error: segment" in out, out
+
+
 # -- help --------------------------------------------------------------------------------
 
 def test_check_help_lists_the_builtin_targets_and_every_help_fits_100_columns(capsys,
