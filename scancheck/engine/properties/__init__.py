@@ -82,7 +82,8 @@ TABLE: dict[str, Property] = {p.name: p for p in (
     Property("indices", indices_check, INPUT_DTYPES,
              ("steps", "zeros", "specials", "integers", "subnormal"), ("max", "min")),
     Property("segments", segments_check, INPUT_DTYPES, ("integers", "uniform", "dyadic",
-                                                        "specials", "factors", "steps"),
+                                                        "specials", "factors", "steps",
+                                                        "zeros", "subnormal", "cancellation"),
              (*ORDERED, "mul", "logaddexp")),
 )}
 
