@@ -155,6 +155,8 @@ def _spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
         given["axis"] = {"arg": "arg", "none": None}.get(given["axis"], given["axis"])
         if isinstance(given["axis"], str) and given["axis"] != "arg":
             given["axis"] = int(given["axis"])
+    if given.get("segments") == "none":
+        given["segments"] = None
     for key in ("dtypes", "promote"):
         if key in given:
             given[key] = tuple(given[key])
@@ -402,6 +404,16 @@ def _axis(text: str) -> str:
     raise argparse.ArgumentTypeError(f"{text!r} is none of: an integer, 'arg', 'none'")
 
 
+def _segments(text: str) -> str:
+    """A --segments value: a segment kind, or 'none' (one unbroken sequence)."""
+    from .engine.spec import SEGMENT_KINDS
+
+    if text in (*SEGMENT_KINDS, "none"):
+        return text
+    raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from "
+                                     f"{', '.join(map(repr, (*SEGMENT_KINDS, 'none')))})")
+
+
 def _promotion(text: str) -> tuple[str, str]:
     """A --promote value: IN:OUT, an input dtype and the wider one returned for it."""
     parts = tuple(text.split(":"))
@@ -432,7 +444,7 @@ _SPEC_DEST = "spec_"
 def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     """A flag per TargetSpec field (``--accepts-max-n`` for ``max_n``), each left unset
     unless given, so that only the fields named replace the target's declared spec."""
-    from .engine.spec import DEVICES
+    from .engine.spec import DEVICES, SEGMENT_KINDS
 
     g = p.add_argument_group(
         "what the target computes", "each flag replaces that field of the target's own spec "
@@ -469,6 +481,11 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
         help="max or min: the target returns (values, indices), as cummax and cummin do")
     add("initial", action=argparse.BooleanOptionalAction,
         help="the target takes an initial value: it is called as fn(x, initial=v)")
+    add("segments", type=_segments, metavar="KIND",
+        help=f"a segmented scan, called as fn(x, s), s one of {', '.join(SEGMENT_KINDS)} "
+             f"(offsets: cu_seqlens, int32 and int64 drawn, offsets:int32 or offsets:int64 "
+             f"where it takes one; flags: bool heads; keys: runs of equal "
+             f"keys; groups: labels in any order), segments along axis 0; 'none': one sequence")
 
 
 def _spec_flag(group: Any, field_name: str, **kw: Any) -> None:

@@ -143,6 +143,9 @@ def _spec_overrides(*argv: str) -> dict:
     (["--zeros", "ordered", "--nans", "ignore", "--subnormals", "flush"],
      {"zeros": "ordered", "nans": "ignore", "subnormals": "flush"}),
     (["--subnormals", "flush:float32,bfloat16"], {"subnormals": "flush:float32,bfloat16"}),
+    (["--segments", "offsets", "--axis", "0"], {"segments": "offsets", "axis": 0}),
+    (["--segments", "none"], {"segments": None}),
+    (["--segments", "offsets:int32"], {"segments": "offsets:int32"}),
 ])
 def test_the_flags_given_and_only_those_become_overrides(argv, fields):
     assert _spec_overrides(*argv) == fields
@@ -169,6 +172,9 @@ def test_rule_flags_take_the_operator_vocabularys_names(flag, table, capsys):
     (["--accepts-max-n", "0"], "argument --accepts-max-n: 0 is not a positive integer"),
     (["--axis", "rows"], "argument --axis: 'rows' is none of"),
     (["--device", "tpu"], "argument --device: invalid choice: 'tpu'"),
+    (["--segments", "ragged"], "argument --segments: invalid choice: 'ragged' (choose from "
+                               "'offsets', 'offsets:int32', 'offsets:int64', 'flags', 'keys', "
+                               "'groups', 'none')"),
 ])
 def test_a_bad_spec_flag_value_exits_2_naming_it(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -264,6 +270,28 @@ def test_check_hands_the_named_fields_alone_to_every_target(capsys, monkeypatch)
     assert main(["check", "a.py:f", "numpy.cumsum", "--dtypes", "float32", "--quick"]) == 2
     assert sorted(seen) == [("a.py:f", None, {"dtypes": ("float32",)}),
                             ("numpy.cumsum", None, {"dtypes": ("float32",)})]
+
+
+def test_a_file_target_declared_segmented_on_the_command_line_is_checked_per_segment(
+        tmp_path, capsys):
+    """--segments offsets: the file's plain function is called as fn(x, offsets) in a
+    child; a scan that ignores the offsets fails naming a segment, one that reads them
+    conforms."""
+    (tmp_path / "segscan.py").write_text(
+        "import numpy as np\n"
+        "def right(x, offsets):\n"
+        "    out = np.empty_like(x)\n"
+        "    for a, b in zip(offsets[:-1], offsets[1:]):\n"
+        "        out[a:b] = np.cumsum(x[a:b], dtype=x.dtype)\n"
+        "    return out\n"
+        "def whole(x, offsets):\n"
+        "    return np.cumsum(x, dtype=x.dtype)\n")
+    common = ["--segments", "offsets", "--dtypes", "int32", "--budget", "1", "--max-n", "256"]
+    assert main(["check", f"{tmp_path / 'segscan.py'}:right", *common]) == 0
+    capsys.readouterr()
+    assert main(["check", f"{tmp_path / 'segscan.py'}:whole", *common]) == 1
+    out = capsys.readouterr().out
+    assert "logic error: segment" in out, out
 
 
 # -- help --------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from ..core.operators import (
     KERNEL_DTYPES,
     get_operator,
 )
+from .library_segments import segment_targets
 from .spec import TargetSpec
 from .targets import Target
 
@@ -364,6 +365,7 @@ def builtin_targets() -> dict[str, Target]:
                               deterministic=device == "cpu", **extra)
             targets.append(library(f"torch.{name} ({'CPU' if device == 'cpu' else 'CUDA'})",
                                    _torch_op(name, device == "gpu"), spec, missing))
+    targets += segment_targets(not_installed)
     for name, var in VARIANTS.items():
         if var.racy or "add" not in var.operators:
             continue

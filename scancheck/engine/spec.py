@@ -16,6 +16,14 @@ from ..core.operators import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, check_rules, g
 
 #: Where a target's arrays live: "cpu", NumPy arrays; "gpu", CuPy arrays.
 DEVICES: tuple[str, ...] = ("cpu", "gpu")
+#: How a segmented scan is told its segments, its second argument ``fn(x, s)``: "offsets"
+#: (cu_seqlens: nseg + 1 of them, 0 to n, non-decreasing; int32 and int64 both drawn, or
+#: "offsets:int32" / "offsets:int64" for a target that takes one, as a kernel does), "flags"
+#: (bool, True where a segment starts), "keys" (a run of equal keys is a segment, as Thrust's
+#: by-key scans), "groups" (labels in any order; each label's elements scan in order, as
+#: pandas' ``groupby().cumsum()``).
+SEGMENT_KINDS: tuple[str, ...] = ("offsets", "offsets:int32", "offsets:int64", "flags", "keys",
+                                  "groups")
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,10 @@ class TargetSpec:
     #: of x's dtype (CUB's and Thrust's exclusive scan with ``init``): output k combines v
     #: with x[:k] (exclusive) or x[:k+1] (inclusive).
     initial: bool = False
+    #: None: one unbroken sequence.  A key of :data:`SEGMENT_KINDS`: the target scans each
+    #: segment on its own, called as ``fn(x, s)``, the segments along axis 0 (``axis=0``: x
+    #: is (T, H, ...), every column segmented alike).
+    segments: str | None = None
 
     def __post_init__(self) -> None:
         if not (self.axis is None or self.axis == "arg" or isinstance(self.axis, int)):
@@ -82,6 +94,8 @@ class TargetSpec:
             raise ValueError(f"initial=True with axis={self.axis!r}, reverse={self.reverse}, "
                              f"indices={self.indices}: an initial value is checked on forward "
                              f"1-D scans without indices (axis=None)")
+        if self.segments is not None:
+            self._check_segments()
         unknown = [d for d in self.dtypes if d not in INPUT_DTYPES]
         if unknown:
             raise ValueError(f"dtypes={self.dtypes!r}: {', '.join(map(str, unknown))} "
@@ -101,6 +115,19 @@ class TargetSpec:
                              + (" (and bool, promoted to an integer type)" if promotable else ""))
         if self.device not in DEVICES:
             raise ValueError(f"device={self.device!r} must be one of {', '.join(DEVICES)}")
+
+    def _check_segments(self) -> None:
+        if self.segments not in SEGMENT_KINDS:
+            raise ValueError(f"segments={self.segments!r} must be None (one sequence) or one "
+                             f"of {', '.join(SEGMENT_KINDS)}")
+        if self.axis not in (None, 0) or self.initial or self.indices:
+            raise ValueError(f"segments={self.segments!r} with axis={self.axis!r}, initial="
+                             f"{self.initial}, indices={self.indices}: a segmented scan is "
+                             f"checked 1-D (axis=None) or along axis 0 of (T, H, ...) "
+                             f"(axis=0), without an initial value or indices")
+        if get_operator(self.op).width != 1:
+            raise ValueError(f"segments={self.segments!r} with op={self.op!r}: segmented "
+                             f"scans are checked with add, mul, max, min and logaddexp")
 
     def output_dtype(self, dtype: Any) -> str:
         """The dtype the scan returns for input of ``dtype`` (its own, unless promoted)."""

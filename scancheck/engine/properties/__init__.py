@@ -20,7 +20,10 @@ holds the row and the failure, ``summaries`` what a passing target's floats look
   leaves the normal numbers, and IEEE's signs, zeros, infinities and NaN (:mod:`scancheck.oracle.products`);
 * ``logsumexp within bound`` -- logcumsumexp within its combine-tree bound, specials exact
   (:mod:`scancheck.oracle.logsumexp`);
-* ``indices`` -- cummax and cummin return the last position of each running extreme.
+* ``indices`` -- cummax and cummin return the last position of each running extreme;
+* ``segments`` -- a segmented scan (offsets, flags, keys or groups), every segment by the
+  criteria of its operator's 1-D properties against its own exact scan, the seams drawn
+  on purpose (:mod:`scancheck.engine.segments`); it alone checks a segmented target.
 
 Subnormals: a target's spec keeps them (IEEE) or declares the float dtypes whose subnormals
 read as zero (``subnormals='flush'``), and each operator's ``flush`` column
@@ -45,6 +48,7 @@ from .determinism import determinism_check
 from .own_rules import indices_check, logsumexp_check, products_check
 from .recurrence import recurrence_check
 from .rows import rows_check
+from .segments import segments_check
 from .summaries import ACCUMULATION_PROBE, accumulation_precision, bound_summary, float_summary
 from .values import bound_failure, certificate_failure, float_check, integers_check, specials_check
 
@@ -77,6 +81,10 @@ TABLE: dict[str, Property] = {p.name: p for p in (
              ("logaddexp",)),
     Property("indices", indices_check, INPUT_DTYPES,
              ("steps", "zeros", "specials", "integers", "subnormal"), ("max", "min")),
+    Property("segments", segments_check, INPUT_DTYPES, ("integers", "uniform", "dyadic",
+                                                        "specials", "factors", "steps",
+                                                        "zeros", "subnormal", "cancellation"),
+             (*ORDERED, "mul", "logaddexp")),
 )}
 
 
@@ -85,6 +93,9 @@ PROPERTIES: tuple[str, ...] = tuple(TABLE)
 
 def applies(prop: Property, spec: TargetSpec) -> str | None:
     """Why ``prop`` does not apply to a target with this spec (None if it does)."""
+    if (prop.name == "segments") != (spec.segments is not None):
+        return ("the target scans segments: 'segments' checks it" if spec.segments else
+                "the target scans one sequence (its spec has no segments)")
     if spec.op not in prop.ops:
         return f"not applicable to operator {spec.op!r}"
     if not any(d in spec.dtypes for d in prop.dtypes):

@@ -1,0 +1,188 @@
+"""``segments``: a segmented scan (offsets, flags, keys or groups; forward or reverse;
+1-D or (T, H, ...) with the segments along T) judged segment by segment, each by its
+operator's 1-D criteria against the exact scan of that segment alone; a failure shrinks to
+the fewest segments and elements that still fail."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from ...core.arrays import same_bits
+from ...core.operators import is_float
+from ...oracle.segmented import gather_rows, segment_ids, segment_rows
+from ..cases import Case
+from ..diagnosis import Cause
+from ..segments import Layout, draw_layout, shrunk_layouts
+from ..strategies import generate_data
+from ..targets import Target
+from .base import Failure
+from .rows import _row_verdicts
+from .running import promoted
+
+#: Trailing shapes (H, ...) of a target with axis=0: one head, a few, odd, two dimensions.
+HEADS: tuple[tuple[int, ...], ...] = ((1,), (2,), (3,), (4,), (2, 3))
+#: What the shrinking of one failure may spend: target calls, and seconds.
+SHRINK_CALLS = 1000
+SHRINK_SECONDS = 10.0
+#: Inputs up to this many elements are shown whole in a smallest case.
+SHOWN = 40
+
+
+def segments_check(target: Target, case: Case) -> Failure | None:
+    """The case's data in a segment layout drawn from its seed (:func:`draw_layout`), the
+    target's output judged segment by segment; a failure shrunk to fewer segments and
+    elements (:func:`shrink`)."""
+    spec = target.spec
+    rng = np.random.default_rng([case.seed, 0x5E6])
+    heads = () if spec.axis is None else HEADS[int(rng.integers(len(HEADS)))]
+    width = int(np.prod(heads, dtype=np.int64))
+    t = case.n // width if case.n >= width else min(case.n, 1)
+    kind, _, index_dtype = spec.segments.partition(":")
+    layout = draw_layout(rng, t, kind, index_dtype or None)
+    x = generate_data(np.random.default_rng(case.seed), t * width, case.dtype,
+                      case.distribution).reshape((t, *heads))
+    failure = judge(target, x, layout)
+    if failure is None:
+        return None
+    x, layout, failure = shrink(target, x, layout, failure)
+    if is_float(x.dtype) and spec.op == "add" and failure.cause == Cause.LOGIC and (
+            "bound" in failure.diagnosis or "certificate" in failure.diagnosis):
+        failure = _steps_attribution(target, x, layout, failure)
+    if is_float(x.dtype) and not np.isfinite(x).all() and failure.cause != Cause.INPUT_WRITTEN:
+        special = np.isnan(failure.got) != np.isnan(failure.expected) or (
+            np.isinf(failure.got) != np.isinf(failure.expected))
+        if special:  # as 'nan and inf' tells it of an unsegmented scan
+            failure.cause = Cause.SPECIALS
+            failure.diagnosis += (f"; {failure.got} where IEEE arithmetic gives "
+                                  f"{failure.expected}, the segment holding NaN or infinities")
+    return failure
+
+
+def call(target: Target, x: np.ndarray, desc: np.ndarray) -> Any:
+    """The target on ``x`` and a copy of the description ``desc`` (on the device for a GPU
+    target), as :meth:`Target.__call__` runs it: the data handed as a copy and checked for
+    writes; :class:`DescriptionWritten` where the call changed the description."""
+    given = desc.copy()
+    handed: Any = given
+    if target.spec.device == "gpu":
+        import cupy as cp
+
+        handed = cp.asarray(given)
+    fn = target.fn
+    out = replace(target, fn=lambda a: fn(a, handed))(x)
+    if handed is not given:
+        given = handed.get()
+    moved = ~same_bits(desc, given)
+    if moved.any():
+        k = int(np.flatnonzero(moved)[0])
+        kind = target.spec.segments.partition(":")[0]
+        raise DescriptionWritten(f"writes into its {kind}: {kind}[{k}] was {desc[k]}, is {given[k]} "
+                                 f"after the call")
+    return out
+
+
+class DescriptionWritten(Exception):
+    """The target changed the segment description it was handed."""
+
+
+def judge(target: Target, x: np.ndarray, layout: Layout) -> Failure | None:
+    """The target's scan of ``x`` (segments along axis 0 as ``layout`` says) against the
+    exact scan of every segment alone, by the 1-D criteria of its operator; the first wrong
+    output in element order (None where none is)."""
+    spec = target.spec
+    desc = layout.description()
+    at = {**layout.describe(), "shape": list(x.shape)}
+    if x.size <= SHOWN:
+        at["x"] = x.tolist()
+    try:
+        got = call(target, x, desc)
+    except DescriptionWritten as exc:
+        return Failure(Cause.INPUT_WRITTEN, str(exc), at=at, independent=True)
+    out = spec.output_dtype(x.dtype)
+    if got.shape != x.shape or got.dtype.name != out:
+        return Failure(Cause.LOGIC, f"returned shape {got.shape} dtype {got.dtype} for shape "
+                       f"{x.shape} dtype {x.dtype} (expected dtype {out})", at=at)
+    if x.size == 0:
+        return None
+    xp = promoted(target, x)
+    ids = segment_ids(layout.kind, desc, x.shape[0])
+    plan = segment_rows(ids, spec.reverse)
+    cols = x.size // x.shape[0]
+    worst: tuple[int, int, str, Any, Any, int] | None = None
+    for index, seg in zip(plan.index, plan.segment):
+        bad, told = _row_verdicts(target, gather_rows(xp, index), gather_rows(got, index))
+        bad = bad.reshape(index.shape[0], cols, index.shape[1]) & (index >= 0)[:, None, :]
+        if not bad.any():
+            continue
+        r, c, k = np.argwhere(bad).T
+        pos = index[r, k]
+        first = int(np.lexsort((c, pos))[0])
+        p, col = int(pos[first]), int(c[first])
+        if worst is None or (p, col) < worst[:2]:
+            why, shown, wanted = told(int(r[first]) * cols + col, int(k[first]))
+            worst = (p, col, why, shown, wanted, int(seg[r[first]]))
+    if worst is None:
+        return None
+    p, col, why, shown, wanted, s = worst
+    members = np.flatnonzero(ids == s)
+    name = _segment_name(layout, desc, ids, s)
+    head = f", column {list(np.unravel_index(col, x.shape[1:]))}" if x.ndim > 1 else ""
+    span = (f"elements {members[0]}..{members[-1]}" if layout.kind != "groups" else
+            f"{members.size} elements")
+    diagnosis = (f"{name} ({span} of {x.shape[0]}){head}, output {p}: {why}"
+                 + (" (a reverse scan: output k combines its segment from k to the end)"
+                    if spec.reverse else ""))
+    return Failure(Cause.LOGIC, diagnosis, p, shown, wanted,
+                   at={**at, "segment": s, **({"column": col} if x.ndim > 1 else {})})
+
+
+def _segment_name(layout: Layout, desc: np.ndarray, ids: np.ndarray, s: int) -> str:
+    """How a person finds segment ``s``: a group by its label, a segment by its number."""
+    if layout.kind == "groups":
+        return f"group {np.unique(desc)[s]}"
+    count = desc.size - 1 if layout.kind == "offsets" else int(ids[-1]) + 1
+    return f"segment {s} of {count}"
+
+
+def shrink(target: Target, x: np.ndarray, layout: Layout, failure: Failure
+           ) -> tuple[np.ndarray, Layout, Failure]:
+    """A smaller input and layout that fail with the same cause: whole segments removed
+    first, then segments emptied, cut to one element or halved, for as long as one still
+    fails (at most :data:`SHRINK_CALLS` calls and :data:`SHRINK_SECONDS` seconds)."""
+    deadline = time.monotonic() + SHRINK_SECONDS
+    calls = 0
+    improved = True
+    while improved:
+        improved = False
+        for smaller, keep in shrunk_layouts(layout):
+            calls += 1
+            if calls > SHRINK_CALLS or time.monotonic() > deadline:
+                return x, layout, failure
+            try:
+                f = judge(target, x[keep], smaller)
+            except Exception:  # a smaller input the target refuses shows nothing of this bug
+                continue
+            if f is not None and f.cause == failure.cause:
+                x, layout, failure, improved = x[keep], smaller, f, True
+                break
+    return x, layout, failure
+
+
+def _steps_attribution(target: Target, x: np.ndarray, layout: Layout, failure: Failure
+                       ) -> Failure:
+    """A logic error if the same shape and layout on 'steps' data (every sum of adjacent
+    elements in [-3, 3], exact in any order) fail too, else precision lost."""
+    for seed in range(3):
+        steps = generate_data(np.random.default_rng(seed), x.size, x.dtype.name,
+                              "steps").reshape(x.shape)
+        if judge(target, steps, layout) is not None:
+            failure.diagnosis += ("; wrong also on 'steps' data in the same segments, so no "
+                                  "rounding explains it")
+            return failure
+    failure.cause = Cause.PRECISION
+    failure.diagnosis += "; right on 'steps' data in the same segments: precision lost"
+    return failure

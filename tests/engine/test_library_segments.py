@@ -1,0 +1,50 @@
+"""The built-in segmented and chunked targets of libraries: dask's chunks and JAX's device
+shards carry exactly across their seams; pandas' groupby cumsum has a finding."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from scancheck.engine.cases import Budget
+from scancheck.engine.conformance import check_property
+from scancheck.engine.isolation import check_isolated
+from scancheck.engine.library import builtin_targets
+from scancheck.engine.library_segments import JAX_DEVICES
+
+TARGETS = builtin_targets()
+DASK = [n for n in TARGETS if n.startswith("dask.")]
+FINDING = "pandas groupby().cumsum()"
+SHARDED = f"jax.numpy.cumsum (sharded over {JAX_DEVICES} CPU devices)"
+
+
+@pytest.mark.parametrize("name", DASK)
+def test_dask_cumsum_carries_exactly_across_its_chunks(name):
+    if importlib.util.find_spec("dask") is None:
+        pytest.skip("dask is not installed")
+    for prop in ("integers exact", "floats within bound"):
+        result = check_property(TARGETS[name], prop, Budget(1, max_n=4096))
+        assert result.status == "pass", (prop, result.diagnosis, result.smallest_case)
+
+
+def test_a_jax_scan_sharded_over_virtual_cpu_devices_carries_exactly():
+    """In a child process of its own: the virtual devices exist only if XLA_FLAGS asks for
+    them before JAX starts.  Compiled anew for every n, so checked to 256 elements here."""
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("jax is not installed")
+    rep = check_isolated(f"builtin:{SHARDED}", properties=("integers exact",),
+                         budget=Budget(1, max_n=256), workers=1)
+    (result,) = rep.results
+    assert result.status == "pass", (result.diagnosis, result.smallest_case)
+
+
+def test_pandas_groupby_cumsum_makes_nan_of_an_infinity():
+    target = TARGETS[FINDING]
+    if target.unavailable:
+        pytest.skip(f"{FINDING}: {target.unavailable}")
+    result = check_property(target, "segments", Budget(2, max_n=2**14))
+    assert result.status == "fail" and result.cause == "SPECIALS", result.diagnosis
+    case = result.smallest_case
+    assert np.isnan(case["got"]) and np.isinf(case["expected"]) and len(case["x"]) <= 3
