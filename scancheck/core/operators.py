@@ -484,7 +484,8 @@ OPERATORS: dict[str, Operator] = {
                 "at every head flag (Blelloch's segmented scan as one monoid)",
             elements="flagged",
             not_a_target=("the head-flag monoid the segmented reference kernels scan in; a "
-                          "segmented target declares its segments in its spec"),
+                          "segmented sum declares op='add' with segments='flags' (or 'offsets', "
+                          "'keys', 'groups')"),
         ),
         Operator(
             name="interval",
