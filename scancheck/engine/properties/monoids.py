@@ -181,6 +181,12 @@ def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
         if _same(monoid, got, alt).all():
             return (f"the target follows reverse={other!r} ({REVERSE_CONVENTIONS[other]}), "
                     f"not the declared reverse={conv!r}")
+    for other in ([None] if conv else ["flip", "suffix"]):
+        alt = monoid_scan(monoid, elems, spec.inclusive, other, axis)
+        if _same(monoid, got, alt).all():
+            return (f"the target scans {'forward' if other is None else 'in reverse'} "
+                    f"({'out[k] combines x[:k+1]' if other is None else REVERSE_CONVENTIONS[other]})"
+                    f", not {'forward' if conv is None else f'in reverse ({conv!r})'} as declared")
     if not monoid.commutative:
         alt = monoid_scan(_swapped(monoid), elems, spec.inclusive, conv, axis)
         if _same(monoid, got, alt).all():
