@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.monoids import Leaves, Monoid, MonoidError
-from ..core.operators import is_float
+from ..core.operators import finfo, is_float
 from .exact import round_fraction
 
 #: The reverse conventions of a scan of a non-commutative operator.
@@ -53,13 +53,17 @@ def monoid_scan(monoid: Monoid, elems: Leaves, inclusive: bool = True,
     for k in order:
         xk = tuple(v[k] for v in x)
         if not inclusive:
-            for o, a in zip(out, acc):
-                o[k] = a
+            _store(out, k, acc)
         acc = monoid.apply(xk, acc, exact) if reverse == "suffix" else monoid.apply(acc, xk, exact)
         if inclusive:
-            for o, a in zip(out, acc):
-                o[k] = a
+            _store(out, k, acc)
     return tuple(np.moveaxis(o, 0, axis) for o in out)
+
+
+def _store(out: list[np.ndarray], k: int, acc: Leaves) -> None:
+    for o, a in zip(out, acc):
+        # An object array would hold a 0-d array itself, not the number in it.
+        o[k] = a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
 
 
 def _as_exact(v: np.ndarray) -> np.ndarray:
@@ -210,25 +214,40 @@ def _at(leaves: Leaves, i: int) -> tuple:
     return tuple(np.asarray(v)[i].item() for v in leaves)
 
 
-def _differ(monoid: Monoid, a: Leaves, b: Leaves, exact: bool) -> np.ndarray:
-    """Per element: whether the leaves of ``a`` and ``b`` differ (exactly; floats that are
-    not rational within 8 ulps of their dtype, NaN equal to NaN)."""
+def _differ(monoid: Monoid, a: Leaves, b: Leaves, exact: bool, scale: np.ndarray
+            ) -> np.ndarray:
+    """Per element: whether the leaves of ``a`` and ``b`` differ: exactly, or for floats that
+    are not rational by more than 64 units of roundoff of the largest magnitude among both
+    sides and ``scale`` (the operands': a law's two sides round differently), NaN equal to NaN."""
     bad = np.zeros(np.shape(a[0]), dtype=bool)
     for u, v, d in zip(a, b, monoid.dtypes):
         if exact or not is_float(d):
             bad |= np.asarray(u != v, dtype=bool)
             continue
         u64, v64 = np.asarray(u, np.float64), np.asarray(v, np.float64)
-        tol = 8 * np.spacing(np.maximum(np.abs(u64), np.abs(v64)).astype(d)).astype(np.float64)
         with np.errstate(invalid="ignore"):
+            big = np.fmax(np.fmax(np.abs(u64), np.abs(v64)), scale)
+            tol = 64 * float(finfo(d).eps) * big
             bad |= ~((np.abs(u64 - v64) <= tol) | (np.isnan(u64) & np.isnan(v64)) | (u64 == v64))
     return bad
+
+
+def _magnitude(monoid: Monoid, *operands: Leaves) -> np.ndarray:
+    """Per element: the largest finite magnitude of any float leaf of ``operands``."""
+    out = np.zeros(np.shape(operands[0][0]))
+    for t in operands:
+        for v, d in zip(t, monoid.dtypes):
+            if is_float(d):
+                w = np.abs(np.asarray(v, np.float64))
+                out = np.fmax(out, np.where(np.isfinite(w), w, 0))
+    return out
 
 
 def broken_law(monoid: Monoid, count: int, seed: int) -> LawBroken | None:
     """The first of ``count`` drawn triples on which associativity, the identity (on either
     side) or a declared commutativity fails; None where all hold.  Exact for integer leaves
-    and rational float combines; other float combines within 8 ulps."""
+    and rational float combines; other float combines within 64 units of roundoff of the
+    largest magnitude in the law (:func:`_differ`)."""
     rng = np.random.default_rng(seed)
     a, b, c = (monoid.draw(rng, (count,)) for _ in range(3))
     exact = monoid.floats and rational(monoid, a)
@@ -246,9 +265,10 @@ def broken_law(monoid: Monoid, count: int, seed: int) -> LawBroken | None:
     if monoid.commutative:
         checks.append(("commutativity (declared): combine(a, b) == combine(b, a)",
                        ap(a, b), ap(b, a), {"a": a, "b": b}))
+    scale = np.zeros(count) if exact else _magnitude(monoid, a, b, c)
     found = []
     for law, left, right, ops in checks:
-        bad = _differ(monoid, left, right, exact)
+        bad = _differ(monoid, left, right, exact, scale)
         if bad.any():
             i = int(np.argmax(bad))
             found.append(LawBroken(law, i, {k: _shown(_at(v, i)) for k, v in ops.items()},

@@ -223,13 +223,13 @@ def _judge_spread(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, ax
     """A float combine with no exact answer here: each output within twice the spread of the
     association orders tried (and 4 ulps) of the float64 sequential answer."""
     conv = convention(target)
-    if conv == "suffix" and not monoid.commutative:
-        conv = None  # judged as the flip of the flipped input below
-    nrows = int(np.prod(elems[0].shape)) // elems[0].shape[axis]
+    if conv == "suffix":  # x[k] + ... + x[n-1] is the flip convention of the swapped combine
+        monoid, conv = _swapped(monoid), "flip"
+    if elems[0].size == 0:
+        return None  # nothing to judge: the shapes were checked
+    nrows = elems[0].size // elems[0].shape[axis]
     for row in range(nrows):
         x, g = _row(elems, axis, row), _row(got, axis, row)
-        if target.spec.reverse == "suffix" and not monoid.commutative:
-            return None  # no spread of suffix orders here: see monoid_summary
         sp = float_spread(monoid, x, target.spec.inclusive, conv)
         for i, d in enumerate(monoid.dtypes):
             if not is_float(d):
