@@ -177,6 +177,24 @@ def test_an_integer_user_monoid_is_checked_by_its_laws_and_its_scan(budget):
                                                                    "monoid scan"}
 
 
+def test_a_user_monoid_named_like_a_builtin_operator_falls_into_none_of_its_paths(budget):
+    """Named 'add', over two leaves of float32: judged by its own laws and its exact scan
+    only, never by the sum's certificate, bounds or checks past 2**31."""
+    def add2(a, b):
+        return (a[0] + b[0], a[1] + b[1])
+    m = Monoid(add2, (np.int64(0), np.float32(0)), name="add")
+
+    def exact_sum(elems):  # the sum of the float leaf, rounded once per output
+        from scancheck.oracle.monoid_scan import exact_monoid_scan
+
+        return exact_monoid_scan(m, elems)
+    rep = check(Target("sum", exact_sum, TargetSpec(op=m)), large=True, budget=budget)
+    assert rep.passed, rep.rows()
+    ran = {r.name: r.detail.get("oracle") for r in rep.results if r.status != "skip"}
+    assert ran == {"operator laws": "exact: rational arithmetic, rounded once per output",
+                   "monoid scan": "exact: rational arithmetic, rounded once per output"}
+
+
 def test_a_target_of_a_user_monoid_that_returns_the_wrong_form_fails(budget):
     m = PROBES["affine mod 2**32"]
     res = check_property(Target("one", lambda e: e[0], TargetSpec(op=m)), "monoid scan", budget)
