@@ -431,8 +431,11 @@ def _operator(text: str) -> str:
     return text
 
 
-def _reverse(text: str) -> str:
-    """A --reverse value: the convention of a reverse scan of a non-commutative operator."""
+def _reverse(text: str) -> str | bool:
+    """A --reverse value: the convention of a reverse scan of a non-commutative operator
+    (``true``: none named, the bare flag)."""
+    if text == "true":
+        return True
     if text not in ("flip", "suffix"):
         raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from 'flip', "
                                          f"'suffix', or none: --reverse alone)")
@@ -491,7 +494,7 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
         "does without dtype=); the exact scan is taken in OUT; none given: no promotion")
     add("axis", type=_axis, metavar="AXIS", help="the target takes N-D arrays and scans this axis; 'arg': it "
         "is called as fn(x, axis); 'none': it scans 1-D arrays")
-    add("reverse", nargs="?", const=True, type=_reverse, metavar="CONVENTION",
+    add("reverse", nargs="?", const=True, type=_reverse, metavar="flip|suffix",
         help="the target scans from the end; for a non-commutative operator in which "
              "convention: flip (flip(scan(flip(x))), JAX's and Triton's) or suffix "
              "(out[k] = x[k] + ... + x[n-1])")
@@ -598,11 +601,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reverse_forms(argv: list[str]) -> list[str]:
+    """``argv`` with ``--reverse CONVENTION`` as ``--reverse=CONVENTION`` and a bare
+    ``--reverse`` as ``--reverse=true``: a convention is optional, and the word after a bare
+    ``--reverse`` is a target, never its value."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[i:]
+        if out and out[-1] == "--reverse" and arg in ("flip", "suffix"):
+            out[-1] = f"--reverse={arg}"
+            continue
+        if out and out[-1] == "--reverse":
+            out[-1] = "--reverse=true"
+        out.append(arg)
+    if out and out[-1] == "--reverse":
+        out[-1] = "--reverse=true"
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scancheck`` console script."""
     from .engine.large import LockRefused
 
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_reverse_forms(sys.argv[1:] if argv is None else argv))
     try:
         return args.func(args)
     # Bad arguments, a target that cannot be loaded or cannot run on this machine, an

@@ -289,7 +289,7 @@ def test_check_help_lists_the_builtin_targets_and_every_help_fits_100_columns(ca
     (["--op", "nomod_zz:M"], "argument --op: op='nomod_zz:M' cannot be loaded"),
     (["--op", "scancheck.core.monoids:PROBES"], "is a dict, not a scancheck.Monoid"),
     (["--op", "sum"], "argument --op: invalid choice: 'sum'"),
-    (["--reverse", "backwards"], "argument --reverse: invalid choice: 'backwards'"),
+    (["--reverse=backwards"], "argument --reverse: invalid choice: 'backwards'"),
     (["--combine", "--op", "max"], "combine=True with op='max'"),
     (["--combine", "--reverse"], "declare the convention"),
 ])
@@ -308,8 +308,11 @@ def test_a_generic_scan_is_checked_under_the_probes_from_the_command_line(capsys
     assert status == 1 and "operand order" in out and "probe monoids" in out
     # Declared the other way round, the flag replaces only that field and the target conforms
     # to none of the reverse conventions either.
-    assert main(["check", "sequential (generic)", "--reverse", "suffix", "--budget", "1"]) == 1
+    assert main(["check", "--reverse", "suffix", "sequential (generic)", "--budget", "1"]) == 1
     assert "the target scans forward" in capsys.readouterr().out
+    # A bare --reverse takes no target as its value.
+    assert main(["check", "--reverse", "sequential (generic)", "--budget", "1"]) == 2
+    assert "declare the convention" in capsys.readouterr().err
 
 
 def test_a_users_monoid_is_named_by_op_module_attr(capsys):

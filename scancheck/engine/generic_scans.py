@@ -86,6 +86,39 @@ def blelloch(elems: Leaves, combine: Callable, axis: int = 0, swap_down: bool = 
     return tuple(np.moveaxis(v[:n], 0, axis) for v in x)
 
 
+def network_scan(net: Any, elems: Leaves, combine: Callable) -> Leaves:
+    """A kernel model's combine network (:class:`~scancheck.kernels.network.Network`) run
+    over tuples of arrays with ``combine``: every step in its order, a serial step one op at a
+    time, padding read from ``combine.identity`` -- the kernel's schedule under any monoid."""
+    x = tuple(np.asarray(v) for v in elems)
+    mem = tuple(np.zeros((net.size, *v.shape[1:]), dtype=v.dtype) for v in x)
+    for m, e, v in zip(mem, combine.identity, x):
+        m[net.IDENT] = e
+        m[net.IN:net.IN + net.n] = v
+    for step in net.steps:
+        parts = ([slice(k, k + 1) for k in range(step.dst.size)] if step.serial
+                 else [slice(None)])
+        for sel in parts:
+            b = _take(mem, step.b[sel])
+            _put(mem, step.dst[sel], combine(_take(mem, step.a[sel]), b) if step.combine else b)
+    return tuple(m[net.OUT:net.OUT + net.n].copy() for m in mem)
+
+
+def model_generic(variant: str, block: int = 64) -> Target:
+    """A kernel's CPU model as a target that takes the combine: its network over tuples."""
+    from ..kernels.registry import get_variant
+
+    var = get_variant(variant)
+    cap = var.capacity(block, var.resolve_params(None)) if var.capacity else None
+
+    def run(elems: Leaves, combine: Callable) -> Leaves:
+        return network_scan(var.build_model(elems[0].shape[0], block), elems, combine)
+
+    spec = TargetSpec(combine=True, inclusive=var.inclusive, max_n=cap, allows_empty=False)
+    return Target(f"model:{variant} (generic)", run, spec,
+                  locator=f"builtin:model:{variant} (generic)")
+
+
 def _jax_associative(reverse: bool, load: Callable[[], Any], x64: Callable[[Any, bool], Any]
                      ) -> Callable[..., Leaves]:
     """jax.lax.associative_scan with the combine and an axis (JAX from ``load()``), compiled
@@ -116,6 +149,8 @@ def generic_targets(not_installed: Callable[[str], str | None], load_jax: Callab
                 unavailable: str | None = None) -> Target:
         return Target(name, fn, spec, unavailable, locator=f"builtin:{name}")
 
+    from ..kernels.registry import VARIANTS
+
     jax = not_installed("jax")
     # JAX compiles every shape anew (about a second each on a 2-core CPU): checked to 2**7.
     return [
@@ -127,4 +162,6 @@ def generic_targets(not_installed: Callable[[str], str | None], load_jax: Callab
                 TargetSpec(combine=True, axis="arg", max_n=2**7), jax),
         library("jax.lax.associative_scan (generic, reverse)", _jax_associative(True, load_jax, x64),
                 TargetSpec(combine=True, axis="arg", reverse="flip", max_n=2**7), jax),
+        # Every kernel's schedule under the probes: the CPU models' networks over tuples.
+        *(model_generic(name) for name, var in VARIANTS.items() if not var.racy),
     ]

@@ -275,3 +275,34 @@ def test_jax_reverse_follows_the_flip_convention_not_the_suffix_one():
     t = replace(t, spec=replace(t.spec, reverse="suffix", axis=None))
     res = check_property(t, "probe monoids", Budget(0.5, max_n=8))
     assert res.status == "fail" and "follows reverse='flip'" in res.diagnosis
+
+
+MODELS = [n for n in builtin_targets() if n.startswith("model:") and n.endswith("(generic)")]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_every_kernels_schedule_conforms_under_the_probes(name, budget):
+    """Each kernel's model, its combine network run over tuples: the schedule the kernel
+    performs is right for every monoid the probes stand for, not only for add."""
+    res = check_property(builtin_targets()[name], "probe monoids", budget)
+    assert res.status == "pass", res
+
+
+def test_a_schedule_with_one_combine_swapped_is_caught():
+    from dataclasses import replace as dc_replace
+
+    from scancheck.engine.generic_scans import network_scan
+    from scancheck.kernels.registry import get_variant
+
+    var = get_variant("blelloch")
+
+    def swapped(elems, combine):
+        net = var.build_model(elems[0].shape[0], 64)
+        last = max(i for i, st in enumerate(net.steps) if st.combine)
+        net.steps[last] = dc_replace(net.steps[last], a=net.steps[last].b, b=net.steps[last].a)
+        return network_scan(net, elems, combine)
+
+    res = check_property(Target("bl", swapped, TargetSpec(combine=True, inclusive=False,
+                                                          max_n=128)),
+                         "probe monoids", Budget(1.0))
+    assert res.status == "fail" and "operand order" in res.diagnosis
