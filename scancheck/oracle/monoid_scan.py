@@ -162,37 +162,55 @@ class Spread:
 
 
 def float_spread(monoid: Monoid, elems: Leaves, inclusive: bool = True,
-                 reverse: str | None = None) -> Spread:
-    """The spread of association orders of a non-rational float combine on 1-D ``elems``:
-    the sequential order in float64 as the reference, and the sequential, Kogge-Stone and
-    tiled (4, 32) orders in the leaves' own dtypes, each compared with it."""
+                 reverse: str | None = None, reference: Leaves | None = None) -> Spread:
+    """The spread of association orders of a float combine on 1-D ``elems``: the sequential,
+    Kogge-Stone and tiled (4, 32) orders in the leaves' own dtypes, each compared with
+    ``reference`` (the exact answer, where the caller has one) or else with the sequential
+    order in float64.  ``reverse='suffix'`` of a non-commutative combine is the 'flip' scan
+    of the combine with its operands swapped."""
     if reverse == "suffix" and not monoid.commutative:
-        raise ValueError("float_spread: reverse='suffix' of a non-commutative float combine is "
-                         "not evaluated; use 'flip'")
+        swapped = Monoid(lambda a, b: monoid.combine(b, a), monoid.identity, name=monoid.name)
+        return float_spread(swapped, elems, inclusive, "flip", reference)
     x = tuple(np.asarray(v) for v in elems)
     if reverse:
         x = tuple(v[::-1] for v in x)
-    wide = _wide(monoid)
-    widened = tuple(v.astype(np.float64) if is_float(v.dtype) else v for v in x)
-    ref = monoid_scan(wide, widened)
-    runs = [monoid_scan(monoid, x)] + [_tree_scan(monoid, x, s) for s in (1, 4, 32)]
+
+    def framed(r: Leaves) -> Leaves:
+        """An inclusive forward scan of the (flipped) input as the target's outputs."""
+        if not inclusive:
+            r = tuple(np.concatenate([[e.astype(v.dtype)], v[:-1]])
+                      for e, v in zip(monoid.identity, r))
+        return tuple(v[::-1] for v in r) if reverse else r
+
+    runs = [framed(r) for r in [monoid_scan(monoid, x)] + [_tree_scan(monoid, x, s)
+                                                              for s in (1, 4, 32)]]
+    if reference is None:
+        widened = tuple(v.astype(np.float64) if is_float(v.dtype) else v for v in x)
+        reference = framed(monoid_scan(_wide(monoid), widened))
+    ref = tuple(np.asarray(v, dtype=np.float64) if is_float(d) else np.asarray(v)
+                for v, d in zip(reference, monoid.dtypes))
     spread = []
     for i, d in enumerate(monoid.dtypes):
         if not is_float(d):
             spread.append(np.zeros(ref[i].shape))
             continue
         with np.errstate(all="ignore"):
-            dist = np.max([np.abs(r[i].astype(np.float64) - ref[i]) for r in runs], axis=0)
-        spread.append(dist)
-    out_ref, out_spread = ref, tuple(spread)
-    if not inclusive:
-        out_ref = tuple(np.concatenate([[np.float64(v) if is_float(v.dtype) else v], r[:-1]])
-                        for v, r in zip(monoid.identity, out_ref))
-        out_spread = tuple(np.concatenate([[0.0], s[:-1]]) for s in out_spread)
-    if reverse:
-        out_ref = tuple(r[::-1] for r in out_ref)
-        out_spread = tuple(s[::-1] for s in out_spread)
-    return Spread(out_ref, out_spread, len(runs))
+            spread.append(np.max([np.abs(r[i].astype(np.float64) - ref[i]) for r in runs],
+                                 axis=0))
+    return Spread(ref, tuple(spread), len(runs))
+
+
+def exact_reference(monoid: Monoid, elems: Leaves, inclusive: bool = True,
+                    reverse: str | None = None) -> Leaves | None:
+    """The exact answer of a rational float combine with its float leaves correctly rounded
+    to float64 (a reference finer than the leaves' dtypes), or None where there is none."""
+    if not rational(monoid) or not all(np.isfinite(v).all() for v, d in
+                                       zip(elems, monoid.dtypes) if is_float(d)):
+        return None
+    exact = monoid_scan(monoid, elems, inclusive, reverse, exact=True)
+    return tuple(np.asarray([float(Fraction(e)) for e in np.asarray(v).ravel()]).reshape(
+        np.shape(v)) if is_float(d) else np.asarray(v).astype(d)
+        for v, d in zip(exact, monoid.dtypes))
 
 
 @dataclass
