@@ -178,6 +178,15 @@ def test_the_other_convention_is_outside_the_spread(declared, done, budget):
     res = check_property(Target("w", fn, TargetSpec(op=LOG_AFFINE, reverse=declared)),
                          "monoid scan", budget)
     assert res.status == "fail" and "not proven" in res.diagnosis
+    assert f"follows reverse={done!r}" in res.diagnosis
+
+
+@pytest.mark.parametrize("m", [LOG_AFFINE, AFFINE64], ids=["log-affine", "affine float64"])
+def test_a_float_scan_with_the_operands_swapped_is_told(m, budget):
+    def fn(elems):
+        return sequential(elems, lambda a, b: m.bound(b, a))
+    res = check_property(Target("w", fn, TargetSpec(op=m)), "monoid scan", budget)
+    assert res.status == "fail" and "operands swapped" in res.diagnosis
 
 
 def test_a_wrong_answer_to_a_combine_with_exp_is_caught(budget):

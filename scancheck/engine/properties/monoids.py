@@ -219,6 +219,29 @@ def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
     return ""
 
 
+def _outside(monoid: Monoid, x: Leaves, g: Leaves, inclusive: bool, conv: str | None
+             ) -> tuple[int, np.ndarray, Any, bool] | None:
+    """The first leaf of the 1-D row ``g`` with outputs outside twice the spread of the
+    association orders around the answer for ``x`` (exact for a rational combine, else the
+    float64 sequential one, within 4 ulps more): (leaf, its bad outputs, the spread,
+    whether exact); None where every output is inside."""
+    exact = exact_reference(monoid, x, inclusive, conv)
+    sp = float_spread(monoid, x, inclusive, conv, exact)
+    for i, d in enumerate(monoid.dtypes):
+        if not is_float(d):
+            bad = g[i] != sp.reference[i]
+        else:
+            allowed = 2 * sp.spread[i]
+            if exact is None:
+                ulp = np.spacing(np.abs(sp.reference[i]).astype(d)).astype(np.float64)
+                allowed = allowed + 4 * np.where(np.isfinite(ulp), ulp, float(finfo(d).max))
+            with np.errstate(invalid="ignore"):
+                bad = ~(np.abs(g[i].astype(np.float64) - sp.reference[i]) <= allowed)
+        if bad.any():
+            return i, bad, sp, exact is not None
+    return None
+
+
 def _judge_spread(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int
                   ) -> Failure | None:
     """A float combine: each output within twice the spread of the association orders tried
@@ -232,31 +255,45 @@ def _judge_spread(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, ax
     nrows = elems[0].size // elems[0].shape[axis]
     for row in range(nrows):
         x, g = _row(elems, axis, row), _row(got, axis, row)
-        exact = exact_reference(monoid, x, inclusive, conv)
-        sp = float_spread(monoid, x, inclusive, conv, exact)
-        for i, d in enumerate(monoid.dtypes):
-            if not is_float(d):
-                bad = g[i] != sp.reference[i]
-            else:
-                allowed = 2 * sp.spread[i]
-                if exact is None:
-                    ulp = np.spacing(np.abs(sp.reference[i]).astype(d)).astype(np.float64)
-                    allowed = allowed + 4 * np.where(np.isfinite(ulp), ulp, float(finfo(d).max))
-                with np.errstate(invalid="ignore"):
-                    bad = ~(np.abs(g[i].astype(np.float64) - sp.reference[i]) <= allowed)
-            if bad.any():
-                k = int(np.flatnonzero(bad)[-1 if conv else 0])
-                what = ("the exact answer" if exact is not None else
-                        "the float64 sequential answer: not proven (the combine is not "
-                        "rational, so there is no exact answer)")
-                at = {} if len(elems[0].shape) == 1 else {
-                    "row": row, "shape": list(elems[0].shape), "axis": axis}
-                return Failure(Cause.LOGIC, (
-                    f"{monoid.name}: output {k} leaf {i} is {g[i][k]!r}, beyond twice the "
-                    f"spread of {sp.orders} association orders ({sp.spread[i][k]:.3g}) around "
-                    f"{sp.reference[i][k]!r}, {what}"), k, [v[k].item() for v in g],
-                    [v[k].item() for v in sp.reference], detail={"monoid": monoid.name}, at=at)
+        out = _outside(monoid, x, g, inclusive, conv)
+        if out is None:
+            continue
+        i, bad, sp, exact = out
+        k = int(np.flatnonzero(bad)[-1 if conv else 0])
+        what = ("the exact answer" if exact else "the float64 sequential answer: not proven "
+                "(the combine is not rational, so there is no exact answer)")
+        at = {} if len(elems[0].shape) == 1 else {
+            "row": row, "shape": list(elems[0].shape), "axis": axis}
+        text = (f"{monoid.name}: output {k} leaf {i} is {g[i][k].item()!r}, beyond twice the "
+                f"spread of {sp.orders} association orders ({sp.spread[i][k]:.3g}) around "
+                f"{sp.reference[i][k].item()!r}, {what}")
+        why = _told_spread(monoid, x, g, inclusive, conv)
+        return Failure(Cause.LOGIC, text + (f"; {why}" if why else ""), k,
+                       [v[k].item() for v in g], [v[k].item() for v in sp.reference],
+                       detail={"monoid": monoid.name}, at=at)
     return None
+
+
+def _told_spread(monoid: Monoid, x: Leaves, g: Leaves, inclusive: bool, conv: str | None
+                 ) -> str:
+    """What a float scan did, where another convention or the operands swapped put every
+    output inside the spread ('' where none does)."""
+    tries: list[tuple[Monoid, str | None, str]] = [
+        (monoid, other, f"the target follows reverse={other!r} ({REVERSE_CONVENTIONS[other]}), "
+                        f"not the declared reverse={conv!r}" if conv and other else
+                        f"the target scans {'forward' if other is None else 'in reverse'}, "
+                        f"not {'forward' if conv is None else f'in reverse ({conv!r})'} as "
+                        f"declared")
+        for other in (None, "flip", "suffix") if other != conv]
+    if not monoid.commutative:
+        tries.append((_swapped(monoid), conv, "every output is the scan with combine's operands "
+                      "swapped, combine(b, a) where combine(a, b) is due (operand order)"))
+    for m, c, words in tries:
+        if monoid.commutative and c is not None and conv is not None:
+            continue  # both conventions are the same scan
+        if _outside(m, x, g, inclusive, c) is None:
+            return words
+    return ""
 
 
 def _drawn(monoid: Monoid, target: Target, case: Case) -> tuple[Leaves, int]:
