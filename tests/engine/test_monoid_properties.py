@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scancheck import Monoid
 from scancheck.controls import CONTROLS
@@ -334,3 +336,43 @@ def test_a_schedule_with_one_combine_swapped_is_caught():
                                                           max_n=128)),
                          "probe monoids", Budget(1.0))
     assert res.status == "fail" and "operand order" in res.diagnosis
+
+
+@given(st.integers(2, 64), st.integers(0, 2**32 - 1), st.sampled_from(["skip", "duplicate",
+                                                                       "swap", "split"]),
+       st.data())
+@settings(max_examples=60, deadline=None)
+def test_every_order_bug_shows_on_one_case_of_the_affine_probe(n, seed, bug, data):
+    """An element skipped, counted twice, two elements swapped, or the prefix's two halves
+    combined later-first: one case of the affine maps mod 2**32 shows it."""
+    from scancheck.engine.properties.monoids import judge
+
+    m = PROBES["affine mod 2**32"]
+    x = m.draw(np.random.default_rng(seed), (n,))
+    j = data.draw(st.integers(0, n - 2))
+    if bug == "skip":
+        idx = [i for i in range(n) if i != j] + [j]
+        y = tuple(np.concatenate([v[idx[:-1]], m.identity_like((1,))[k]])
+                  for k, v in enumerate(x))
+    elif bug == "duplicate":
+        y = tuple(np.array(v) for v in x)
+        both = m.apply(tuple(v[j:j + 1] for v in x), tuple(v[j:j + 1] for v in x))
+        for v, b in zip(y, both):
+            v[j] = b[0]
+    elif bug == "swap":
+        idx = [*range(j), j + 1, j, *range(j + 2, n)]
+        y = tuple(v[idx] for v in x)
+    if bug == "split":
+        got = sequential(x, m.bound)
+        head = tuple(v[j:j + 1] for v in got)
+        tail = tuple(v[-1:] for v in sequential(tuple(v[j + 1:] for v in x), m.bound))
+        last = m.apply(tail, head)  # x[j+1:] before x[:j+1]
+        for v, w in zip(got, last):
+            v[-1] = w[0]
+    else:
+        got = sequential(y, m.bound)
+    target = Target("bug", None, TargetSpec(combine=True))
+    failure = judge(target, m, x, got, 0)
+    assert failure is not None
+    if bug == "split":
+        assert "operand order" in failure.diagnosis, failure.diagnosis
