@@ -26,7 +26,7 @@ class Cause(enum.IntEnum):
     """Why a scan is wrong, ranked: a lower value is the more fundamental cause."""
 
     #: A user's operator breaks a monoid law: no scan of it is judged.
-    OPERATOR = 0
+    OPERATOR = -1  # ranks first, and is truthy as every cause is
     FAULT = 1  # the process died or hung, or touched memory it does not own
     RACE = 2
     LOGIC = 3
