@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core.monoids import Leaves, Monoid, MonoidError
-from ..core.operators import finfo, is_float
+from ..core.operators import SIGNIFICAND_BITS, finfo, is_float
 from .exact import round_fraction
 
 #: The reverse conventions of a scan of a non-commutative operator.
@@ -211,6 +211,103 @@ def exact_reference(monoid: Monoid, elems: Leaves, inclusive: bool = True,
     return tuple(np.asarray([float(Fraction(e)) for e in np.asarray(v).ravel()]).reshape(
         np.shape(v)) if is_float(d) else np.asarray(v).astype(d)
         for v, d in zip(exact, monoid.dtypes))
+
+
+class _Magnitude:
+    """A bound on the magnitude of a value computed with + - * max min (subtraction adds
+    magnitudes), and the longest chain of rounding operations behind it.  Division has no
+    such bound without a floor on the divisor: it raises, and the combine is not bounded."""
+
+    __slots__ = ("m", "d")
+
+    def __init__(self, m: float, d: int = 0) -> None:
+        self.m, self.d = m, d
+
+    @staticmethod
+    def of(v: Any) -> _Magnitude:
+        return v if isinstance(v, _Magnitude) else _Magnitude(abs(float(v)))
+
+    def _op(self, other: Any, mul: bool) -> Any:
+        if isinstance(other, np.ndarray):
+            return NotImplemented  # NumPy applies the operation element by element
+        o = _Magnitude.of(other)
+        return _Magnitude(self.m * o.m if mul else self.m + o.m, max(self.d, o.d) + 1)
+
+    def __add__(self, o: Any) -> Any:
+        return self._op(o, False)
+
+    __radd__ = __sub__ = __rsub__ = __add__
+
+    def __mul__(self, o: Any) -> Any:
+        return self._op(o, True)
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> _Magnitude:
+        return self
+
+    __pos__ = __abs__ = __neg__
+
+    # A selection (max, min) rounds nothing: the larger magnitude bounds either choice.
+    def __gt__(self, o: Any) -> bool:
+        return self.m > _Magnitude.of(o).m
+
+    def __ge__(self, o: Any) -> bool:
+        return self.m >= _Magnitude.of(o).m
+
+    def __lt__(self, o: Any) -> bool:
+        return self.m < _Magnitude.of(o).m
+
+    def __le__(self, o: Any) -> bool:
+        return self.m <= _Magnitude.of(o).m
+
+    def __truediv__(self, o: Any) -> _Magnitude:
+        raise TypeError("a quotient's magnitude has no bound without a floor on the divisor")
+
+    __rtruediv__ = __truediv__
+
+
+def _as_magnitudes(v: np.ndarray) -> np.ndarray:
+    out = np.empty(np.shape(v), dtype=object)
+    for idx, e in np.ndenumerate(np.asarray(v)):
+        out[idx] = _Magnitude(abs(float(e)))
+    return out
+
+
+def rounding_bound(monoid: Monoid, elems: Leaves, inclusive: bool = True,
+                   reverse: str | None = None) -> Leaves | None:
+    """Per output and float leaf of a 1-D scan: how far any association order, evaluated in
+    the leaf's dtype, may lie from the exact answer -- gamma(D) times the magnitudes of its
+    terms (every subtraction an addition), D the longest chain of operations any order has
+    (the sequential one's), plus D smallest subnormals for underflow.  None where the
+    combine is not built from + - * max min alone (a division, a function)."""
+    x = tuple(_as_magnitudes(v) if is_float(d) else np.asarray(v)
+              for v, d in zip(elems, monoid.dtypes))
+    mag = Monoid(monoid.combine, monoid.identity, name=monoid.name)
+    mag.identity_like = lambda shape: tuple(  # type: ignore[method-assign]
+        _as_magnitudes(np.full(shape, v)) if is_float(v.dtype) else np.full(shape, v)
+        for v in monoid.identity)
+    try:
+        with np.errstate(all="ignore"):
+            out = monoid_scan(mag, x, inclusive, reverse, exact=True)
+    except (TypeError, AttributeError, ValueError, ArithmeticError, MonoidError):
+        return None
+    bounds = []
+    for v, d in zip(out, monoid.dtypes):
+        if not is_float(d):
+            bounds.append(np.zeros(np.shape(v)))
+            continue
+        flat = np.asarray(v).ravel()
+        if not all(isinstance(e, _Magnitude) for e in flat):
+            return None
+        u = 2.0 ** -SIGNIFICAND_BITS[d]
+        depth = np.array([e.d + 1 for e in flat], dtype=np.float64)  # the output's rounding too
+        m = np.array([e.m for e in flat], dtype=np.float64)
+        with np.errstate(all="ignore"):
+            gamma = np.where(depth * u < 1, depth * u / (1 - depth * u), np.inf)
+            tiny = float(finfo(d).smallest_subnormal)
+            bounds.append((gamma * m * 1.01 + depth * tiny).reshape(np.shape(v)))
+    return tuple(bounds)
 
 
 @dataclass

@@ -134,3 +134,34 @@ def test_the_two_partial_results_combined_later_first_are_found():
 def test_an_unknown_convention_is_refused():
     with pytest.raises(ValueError, match="reverse='backwards'"):
         monoid_scan(AFFINE, AFFINE.draw(np.random.default_rng(0), (3,)), reverse="backwards")
+
+
+def _affine32(a, b):
+    return (b[0] * a[0], b[0] * a[1] + b[1])
+
+
+AFFINE32 = Monoid(_affine32, (np.float32(1), np.float32(0)), name="affine float32",
+                  elements=lambda rng, shape: (rng.uniform(-1.5, 1.5, shape).astype(np.float32),
+                                               rng.normal(0, 1, shape).astype(np.float32)))
+
+
+@given(st.integers(1, 200), st.integers(0, 2**32 - 1), st.sampled_from([1, 3, 4, 16, 32]))
+def test_no_association_order_leaves_the_rounding_bound(n, seed, span):
+    """Sequential, Kogge-Stone and tiled orders in float32, against the exact answer: every
+    output within the bound (the bound is what makes a failure proven)."""
+    from scancheck.oracle.monoid_scan import _tree_scan, exact_reference, rounding_bound
+
+    x = AFFINE32.draw(np.random.default_rng(seed), (n,))
+    exact = exact_reference(AFFINE32, x)
+    bound = rounding_bound(AFFINE32, x)
+    for got in (monoid_scan(AFFINE32, x), _tree_scan(AFFINE32, x, span)):
+        for g, e, b in zip(got, exact, bound):
+            assert np.all(np.abs(g.astype(np.float64) - e) <= b)
+
+
+def test_a_combine_that_divides_or_calls_a_function_has_no_rounding_bound():
+    from scancheck.oracle.monoid_scan import rounding_bound
+
+    ratio = Monoid(lambda a, b: (a[0] / b[0],), (np.float64(1),), name="ratio")
+    assert rounding_bound(ratio, (np.ones(3),)) is None
+    assert rounding_bound(SOFTMAX, SOFTMAX.draw(np.random.default_rng(0), (3,))) is None

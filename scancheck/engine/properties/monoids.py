@@ -30,6 +30,7 @@ from ...oracle.monoid_scan import (
     exact_reference,
     float_spread,
     monoid_scan,
+    rounding_bound,
     wrong_order_split,
 )
 from ..cases import Case
@@ -40,6 +41,9 @@ from .base import Failure
 
 #: The distribution under which a combine-taking target is driven by its spec's own monoid.
 DECLARED = "declared monoid"
+#: How far past the spread of the association orders tried a float output may lie: other
+#: orders (a target's tiles) round differently again.
+SPREAD_FACTOR = 4
 #: Drawn triples on which a user's monoid's laws are checked before any scan of it is judged.
 LAW_TRIPLES = 256
 
@@ -221,33 +225,40 @@ def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
 
 def _outside(monoid: Monoid, x: Leaves, g: Leaves, inclusive: bool, conv: str | None
              ) -> tuple[int, np.ndarray, Any, bool] | None:
-    """The first leaf of the 1-D row ``g`` with outputs outside twice the spread of the
-    association orders around the answer for ``x`` (exact for a rational combine, else the
-    float64 sequential one, within 4 ulps more): (leaf, its bad outputs, the spread,
-    whether exact); None where every output is inside."""
+    """The first leaf of the 1-D row ``g`` with outputs outside the allowance around the
+    answer for ``x`` (:func:`_judge_spread`): (leaf, its bad outputs, the spread, whether
+    exact); None where every output is inside."""
     exact = exact_reference(monoid, x, inclusive, conv)
     sp = float_spread(monoid, x, inclusive, conv, exact)
+    bound = rounding_bound(monoid, x, inclusive, conv) if exact is not None else None
     for i, d in enumerate(monoid.dtypes):
         if not is_float(d):
             bad = g[i] != sp.reference[i]
+        elif bound is not None:  # proven: beyond what any order's rounding can reach
+            with np.errstate(invalid="ignore"):
+                bad = ~(np.abs(g[i].astype(np.float64) - sp.reference[i]) <= bound[i])
         else:
-            allowed = 2 * sp.spread[i]
+            ulp = np.spacing(np.abs(sp.reference[i]).astype(d)).astype(np.float64)
+            ulp = np.where(np.isfinite(ulp), ulp, float(finfo(d).max))
+            # Orders not tried round differently again: one ulp more wherever the orders
+            # tried already differ, none where every one gives the answer exactly.
+            allowed = SPREAD_FACTOR * sp.spread[i] + np.where(sp.spread[i] > 0, ulp, 0)
             if exact is None:
-                ulp = np.spacing(np.abs(sp.reference[i]).astype(d)).astype(np.float64)
-                allowed = allowed + 4 * np.where(np.isfinite(ulp), ulp, float(finfo(d).max))
+                allowed = allowed + 4 * ulp
             with np.errstate(invalid="ignore"):
                 bad = ~(np.abs(g[i].astype(np.float64) - sp.reference[i]) <= allowed)
         if bad.any():
-            return i, bad, sp, exact is not None
+            return i, bad, sp, "bound" if bound is not None else (
+                "exact" if exact is not None else "")
     return None
 
 
 def _judge_spread(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int
                   ) -> Failure | None:
-    """A float combine: each output within twice the spread of the association orders tried
-    around the exact answer (a rational combine: + - * / max min), so exactly that answer
-    where every order gives it; otherwise around the float64 sequential answer, within 4
-    ulps more, and not proven."""
+    """A float combine: each output within :data:`SPREAD_FACTOR` times the spread of the
+    association orders tried, and an ulp, around the exact answer (a rational combine: + - *
+    / max min), so exactly that answer where every order gives it; otherwise around the
+    float64 sequential answer, within 4 ulps more, and not proven."""
     conv = convention(target)
     inclusive = target.spec.inclusive
     if elems[0].size == 0:
@@ -258,15 +269,21 @@ def _judge_spread(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, ax
         out = _outside(monoid, x, g, inclusive, conv)
         if out is None:
             continue
-        i, bad, sp, exact = out
+        i, bad, sp, how = out
         k = int(np.flatnonzero(bad)[-1 if conv else 0])
-        what = ("the exact answer" if exact else "the float64 sequential answer: not proven "
-                "(the combine is not rational, so there is no exact answer)")
         at = {} if len(elems[0].shape) == 1 else {
             "row": row, "shape": list(elems[0].shape), "axis": axis}
-        text = (f"{monoid.name}: output {k} leaf {i} is {g[i][k].item()!r}, beyond twice the "
-                f"spread of {sp.orders} association orders ({sp.spread[i][k]:.3g}) around "
-                f"{sp.reference[i][k].item()!r}, {what}")
+        head = f"{monoid.name}: output {k} leaf {i} is {g[i][k].item()!r}, "
+        if how == "bound":
+            text = head + (f"farther from the exact answer {sp.reference[i][k].item()!r} than "
+                           f"the rounding of any association order can reach (proven)")
+        else:
+            what = ("the exact answer (not proven: the combine divides)" if how == "exact" else
+                    "the float64 sequential answer: not proven (the combine is not rational, "
+                    "so there is no exact answer)")
+            text = head + (f"beyond {SPREAD_FACTOR} times the spread of {sp.orders} association "
+                           f"orders ({sp.spread[i][k]:.3g}) and an ulp around "
+                           f"{sp.reference[i][k].item()!r}, {what}")
         why = _told_spread(monoid, x, g, inclusive, conv)
         return Failure(Cause.LOGIC, text + (f"; {why}" if why else ""), k,
                        [v[k].item() for v in g], [v[k].item() for v in sp.reference],
@@ -369,10 +386,15 @@ def monoid_summary(target: Target) -> dict[str, Any]:
         return {}
     from ...oracle.monoid_scan import rational
 
+    probe = monoid.draw(np.random.default_rng(0), (4,))
+    if rational(monoid) and rounding_bound(monoid, probe) is not None:
+        return {"oracle": "exact rationals; each float output within the rounding bound of "
+                "any association order (gamma of the longest chain of operations times the "
+                "magnitudes of the terms): a failure is proven"}
     if rational(monoid):
-        return {"oracle": "exact rationals; each float output within twice the spread of 4 "
-                "association orders (sequential, Kogge-Stone, tiles of 4 and 32) of the exact "
-                "answer: equal to it wherever every order gives it"}
-    return {"verdict": "not proven: the combine is not rational, so each output was judged "
-            "against twice the spread of 4 association orders (sequential, Kogge-Stone, "
-            "tiles of 4 and 32) around the float64 sequential answer"}
+        return {"oracle": f"exact rationals; each float output within {SPREAD_FACTOR} times "
+                "the spread of 4 association orders (sequential, Kogge-Stone, tiles of 4 and "
+                "32) and an ulp of the exact answer: equal to it wherever every order gives it"}
+    return {"verdict": f"not proven: the combine is not rational, so each output was judged "
+            f"against {SPREAD_FACTOR} times the spread of 4 association orders (sequential, "
+            f"Kogge-Stone, tiles of 4 and 32) and 5 ulps around the float64 sequential answer"}
