@@ -236,8 +236,9 @@ def markdown(reports: list[ConformanceReport], path: str | Path) -> str:
         out += _curve(r, files, f"bounds-{i}", path.parent)
         snippet = None if r.passed else reproducer(r, files, f"case-{i}")
         if snippet:
-            out += ["", "Reproduce it (NumPy and the target's own library; no scancheck):", "",
-                    "```python", snippet.rstrip(), "```"]
+            how = ("the case drawn again from its monoid and seed" if "load_monoid" in snippet
+                   else "NumPy and the target's own library; no scancheck")
+            out += ["", f"Reproduce it ({how}):", "", "```python", snippet.rstrip(), "```"]
     out += ["", "## Environment", "", "| | |", "|---|---|"]
     out += [f"| {k} | {_cell(v)} |" for k, v in environment().items()]
     text = "\n".join(out) + "\n"

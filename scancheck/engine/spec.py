@@ -141,6 +141,10 @@ class TargetSpec:
                                  f"(op={self.op!r}, combine={self.combine}): not checked here")
         if self.promote:
             raise ValueError(f"promote={self.promote!r}: a monoid's leaves keep their dtypes")
+        unknown = [d for d in self.dtypes if d not in INPUT_DTYPES]
+        if unknown:  # not read over tuples (each monoid's leaves have theirs), still checked
+            raise ValueError(f"dtypes={self.dtypes!r}: {', '.join(map(str, unknown))} "
+                             f"unknown; allowed dtypes are {', '.join(INPUT_DTYPES)}")
         if self.device != "cpu":
             raise ValueError(f"device={self.device!r} with op={self.op!r}, combine="
                              f"{self.combine}: monoid targets are checked on the CPU here")

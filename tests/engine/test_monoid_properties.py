@@ -264,6 +264,7 @@ def test_a_target_that_writes_into_a_leaf_is_told(budget):
     ({"op": "nomodule_q:M"}, "cannot be loaded"),
     ({"op": 3}, "op=3 must be"),
     ({"op": "recurrence", "reverse": "flip"}, "non-commutative operator is not defined"),
+    ({"combine": True, "dtypes": ("float128",)}, "float128 unknown"),
 ])
 def test_a_bad_spec_over_tuples_is_refused(kwargs, words):
     with pytest.raises((ValueError, TypeError), match=words.replace("(", r"\(")):
