@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .core.cuda import LaunchError
+    from .core.monoids import Monoid
     from .core.operators import OPERATORS, Operator, get_operator
     from .engine.cases import Budget
     from .engine.conformance import ConformanceReport, check
@@ -39,6 +40,7 @@ __version__ = "0.1.0"
 
 _HOME = {
     "core.cuda": ("LaunchError",),
+    "core.monoids": ("Monoid",),
     "core.operators": ("OPERATORS", "Operator", "get_operator"),
     "engine.cases": ("Budget",),
     "engine.conformance": ("ConformanceReport", "check"),
@@ -53,7 +55,8 @@ _HOME = {
 }
 _MODULE_OF = {name: module for module, names in _HOME.items() for name in names}
 __all__ = [
-    "OPERATORS", "VARIANTS", "Budget", "ConformanceReport", "ErrorReport", "LaunchError", "Operator",
+    "OPERATORS", "VARIANTS", "Budget", "ConformanceReport", "ErrorReport", "LaunchError", "Monoid",
+    "Operator",
     "Target", "TargetSpec", "Variant", "Verdict", "check", "check_isolated", "check_laws",
     "classify", "exact_scan", "get_operator", "scan",
 ]

@@ -426,6 +426,34 @@ def _promotion(text: str) -> tuple[str, str]:
     return parts  # type: ignore[return-value]
 
 
+def _operator(text: str) -> str:
+    """An --op value: a built-in operator's name, or module:ATTR naming a scancheck.Monoid."""
+    if ":" in text:
+        from .core.monoids import load_monoid
+
+        try:
+            load_monoid(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
+    if text not in TARGET_OPERATORS:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(map(repr, TARGET_OPERATORS))}, "
+            f"or module:ATTR naming a scancheck.Monoid)")
+    return text
+
+
+def _reverse(text: str) -> str | bool:
+    """A --reverse value: the convention of a reverse scan of a non-commutative operator
+    (``true``: none named, the bare flag)."""
+    if text == "true":
+        return True
+    if text not in ("flip", "suffix"):
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from 'flip', "
+                                         f"'suffix', or none: --reverse alone)")
+    return text
+
+
 def _subnormal_rule(text: str) -> str:
     """A --subnormals value: a key of SUBNORMAL_RULES, or flush:DTYPE,... of float dtypes."""
     try:
@@ -450,7 +478,9 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
         "what the target computes", "each flag replaces that field of the target's own spec "
         "(built-in, scan_spec or SCAN_SPEC); fields not named stay as declared")
     add = partial(_spec_flag, g)
-    add("op", choices=TARGET_OPERATORS, help="the operator it scans with")
+    add("op", type=_operator, metavar="OP", help=f"the operator it scans with: "
+        f"{', '.join(TARGET_OPERATORS)}, or module:ATTR naming a scancheck.Monoid (the target "
+        f"then takes and returns tuples of arrays)")
     add("inclusive", action=argparse.BooleanOptionalAction,
         help="inclusive (out[k] includes x[k]) or exclusive scan")
     g.add_argument("--exclusive", dest=_SPEC_DEST + "inclusive", action="store_const",
@@ -476,9 +506,18 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
         "does without dtype=); the exact scan is taken in OUT; none given: no promotion")
     add("axis", type=_axis, metavar="AXIS", help="the target takes N-D arrays and scans this axis; 'arg': it "
         "is called as fn(x, axis); 'none': it scans 1-D arrays")
-    add("reverse", action=argparse.BooleanOptionalAction, help="the target scans from the end")
+    add("reverse", nargs="?", const=True, type=_reverse, metavar="flip|suffix",
+        help="the target scans from the end; for a non-commutative operator in which "
+             "convention: flip (flip(scan(flip(x))), JAX's and Triton's) or suffix "
+             "(out[k] = x[k] + ... + x[n-1])")
+    g.add_argument("--no-reverse", dest=_SPEC_DEST + "reverse", action="store_const",
+                   const=False, default=argparse.SUPPRESS, help="the target scans from the start")
     add("indices", action=argparse.BooleanOptionalAction,
         help="max or min: the target returns (values, indices), as cummax and cummin do")
+    add("combine", action=argparse.BooleanOptionalAction,
+        help="the target takes the combine: called as fn(elems, combine), elems a tuple of "
+             "arrays, and driven by scancheck's probe monoids (jax.lax.associative_scan's "
+             "form)")
     add("initial", action=argparse.BooleanOptionalAction,
         help="the target takes an initial value: it is called as fn(x, initial=v)")
     add("segments", type=_segments, metavar="KIND",
@@ -579,11 +618,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _reverse_forms(argv: list[str]) -> list[str]:
+    """``argv`` with ``--reverse CONVENTION`` as ``--reverse=CONVENTION`` and a bare
+    ``--reverse`` as ``--reverse=true``: a convention is optional, and the word after a bare
+    ``--reverse`` is a target, never its value."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[i:]
+        if out and out[-1] == "--reverse" and arg in ("flip", "suffix"):
+            out[-1] = f"--reverse={arg}"
+            continue
+        if out and out[-1] == "--reverse":
+            out[-1] = "--reverse=true"
+        out.append(arg)
+    if out and out[-1] == "--reverse":
+        out[-1] = "--reverse=true"
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scancheck`` console script."""
     from .core.locks import LockRefused
 
-    args = build_parser().parse_args(argv)
+    args = build_parser().parse_args(_reverse_forms(sys.argv[1:] if argv is None else argv))
     try:
         return args.func(args)
     # Bad arguments, a target that cannot be loaded or cannot run on this machine, an

@@ -146,6 +146,31 @@ def _expected(op: str, inclusive: bool, dtype: str, k: int) -> str:
             f"  # no rounding\n")
 
 
+def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: str) -> str:
+    """The failing case of a target over tuples of arrays: its elements drawn again from the
+    monoid and the seed (a monoid's draw is its own: no literal), and the call."""
+    op = report.spec.get("op")
+    if case["data"] in ("drawn", "declared monoid"):
+        monoid = f"load_monoid({op!r})"
+    else:
+        monoid = f"PROBES[{case['data']!r}]"
+    head = ("import numpy as np\nfrom scancheck.core.monoids import PROBES, load_monoid\n"
+            f"from scancheck.engine.resolve import resolve\n\nmonoid = {monoid}\n")
+    if prop == "operator laws":
+        return head + ("from scancheck.oracle.monoid_scan import broken_law\n"
+                       f"print(broken_law(monoid, {case['n']}, {case['seed']}))\n")
+    shape = tuple(case.get("shape") or (case["n"],))
+    axis = case.get("axis", 0)
+    args = ", monoid.bound" if report.spec.get("combine") else ""
+    if report.spec.get("axis") == "arg":
+        args += f", {axis}"
+    return head + (f"elems = monoid.draw(np.random.default_rng({case['seed']}), {shape})\n"
+                   f"target = resolve({report.target!r}).fn\n"
+                   f"got = target(elems{args})\n"
+                   f"print('output {case.get('index')}:', [np.moveaxis(v, {axis}, -1)"
+                   f"[..., {case.get('index')}] for v in got])\n")
+
+
 def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
     """A Python snippet that reproduces the report's primary failure, or None where the
     failure has no case to rebuild (a fault in the target's set-up, say)."""
@@ -154,6 +179,8 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
     if verdict.source is None or not {"n", "dtype", "data", "seed"} <= set(case) \
             or report.spec.get("op") == "recurrence" or report.spec.get("segments"):
         return None  # a segmented case shows its shrunk input and description instead
+    if verdict.source in ("operator laws", "monoid scan", "probe monoids"):
+        return _monoid_reproducer(report, case, verdict.source)
     x, axis = _input_of(report, case, verdict.source)
     imports, call = _call(report.target, report.spec, axis)
     lines = ["import base64, math, zlib\nfrom fractions import Fraction\n\nimport mpmath\n"
@@ -209,8 +236,9 @@ def markdown(reports: list[ConformanceReport], path: str | Path) -> str:
         out += _curve(r, files, f"bounds-{i}", path.parent)
         snippet = None if r.passed else reproducer(r, files, f"case-{i}")
         if snippet:
-            out += ["", "Reproduce it (NumPy and the target's own library; no scancheck):", "",
-                    "```python", snippet.rstrip(), "```"]
+            how = ("the case drawn again from its monoid and seed" if "load_monoid" in snippet
+                   else "NumPy and the target's own library; no scancheck")
+            out += ["", f"Reproduce it ({how}):", "", "```python", snippet.rstrip(), "```"]
     out += ["", "## Environment", "", "| | |", "|---|---|"]
     out += [f"| {k} | {_cell(v)} |" for k, v in environment().items()]
     text = "\n".join(out) + "\n"

@@ -311,3 +311,41 @@ def test_check_help_lists_the_builtin_targets_and_every_help_fits_100_columns(ca
     text = commands["check"].format_help()
     assert all(name in text for name in builtin_targets())
     assert "--accepts-max-n" in text and "not --max-n" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--op", "nomod_zz:M"], "argument --op: op='nomod_zz:M' cannot be loaded"),
+    (["--op", "scancheck.core.monoids:PROBES"], "is a dict, not a scancheck.Monoid"),
+    (["--op", "sum"], "argument --op: invalid choice: 'sum'"),
+    (["--reverse=backwards"], "argument --reverse: invalid choice: 'backwards'"),
+    (["--combine", "--op", "max"], "combine=True with op='max'"),
+    (["--combine", "--reverse"], "declare the convention"),
+])
+def test_bad_monoid_flags_exit_2_naming_the_flag(argv, message, capsys):
+    try:  # argparse's own refusals exit; the spec's are returned
+        status = main(["check", "sequential (generic)", "--budget", "1", *argv])
+    except SystemExit as exc:
+        status = exc.code
+    assert status == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_generic_scan_is_checked_under_the_probes_from_the_command_line(capsys):
+    status = main(["check", "scancheck.controls.broken:combines_later_first", "--budget", "1"])
+    out = capsys.readouterr().out
+    assert status == 1 and "operand order" in out and "probe monoids" in out
+    # Declared the other way round, the flag replaces only that field and the target conforms
+    # to none of the reverse conventions either.
+    assert main(["check", "--reverse", "suffix", "sequential (generic)", "--budget", "1"]) == 1
+    assert "the target scans forward" in capsys.readouterr().out
+    # A bare --reverse takes no target as its value.
+    assert main(["check", "--reverse", "sequential (generic)", "--budget", "1"]) == 2
+    assert "declare the convention" in capsys.readouterr().err
+
+
+def test_a_users_monoid_is_named_by_op_module_attr(capsys):
+    status = main(["check", "scancheck.controls.broken:fold_of_the_declared_monoid",
+                   "--op", "scancheck.controls.broken:ONLINE_SOFTMAX_FORGETTING_A_RESCALE",
+                   "--budget", "1"])
+    assert status == 1
+    assert "operator is no monoid" in capsys.readouterr().out

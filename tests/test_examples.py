@@ -63,3 +63,16 @@ def test_the_examples_are_right_past_2_to_the_31(name, needs):
     _usable(needs)
     r = check_large(resolve(name), "past 2**31")
     assert r.status == "pass" and r.detail["random data"] == "right", r
+
+
+@pytest.mark.parametrize("name, prop", [
+    ("examples.linear_recurrence:chunked_scan", "operator laws"),
+    ("examples.linear_recurrence:chunked_scan", "monoid scan"),
+    ("examples.linear_recurrence:generic_scan", "probe monoids"),
+])
+def test_the_linear_recurrence_example_conforms(name, prop, budget):
+    """A user's Monoid over float32 pairs (a, b) and a chunked scan of it, judged within the
+    rounding bound of any association order around the exact answer; the same scan taking
+    the combine, under the probe monoids.  CPU only: NumPy."""
+    res = check_property(resolve(name), prop, budget)
+    assert res.status == "pass", res

@@ -102,3 +102,18 @@ def test_a_large_input_is_written_beside_the_report(user_module, budget, monkeyp
     text = markdown([rep], user_module / "report.md")
     assert "np.load(" in text and list((user_module / "report-inputs").glob("case-0.npy"))
     assert "output" in _snippet_output(text, user_module)
+
+
+def test_a_failure_under_a_probe_monoid_is_reproduced_by_drawing_it_again(tmp_path, budget):
+    """The snippet draws the case again from its monoid and seed and calls the target: the
+    wrong output it prints is the one the report names."""
+    target = load_import_path("scancheck.controls.broken:combines_later_first", None)
+    rep = check(target, properties=("probe monoids",), budget=budget)
+    text = markdown([rep], tmp_path / "report.md")
+    assert "the case drawn again from its monoid and seed" in text
+    snippet = text.split("```python\n")[1].split("```")[0]
+    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    got = [int(v) for v in re.findall(r"array\((\d+)", out.stdout)]
+    assert got == rep.verdict.smallest_case["got"]

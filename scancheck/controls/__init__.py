@@ -168,6 +168,18 @@ CONTROLS: tuple[Control, ...] = (
     Control("chunked scan dropping the carry of a chunk whose last segment is empty",
             _C + "chunked_dropping_carry_after_empty_last_segment", Cause.LOGIC, "segment",
             "segments, on an empty segment just before a segment that spans a chunk of 64"),
+    Control("Blelloch down-sweep with swapped operands", _C + "blelloch_down_sweep_swapped",
+            Cause.LOGIC, "operand order", "probe monoids: add, max and min forgive the swap"),
+    Control("reverse scan in the wrong convention", _C + "reverse_in_the_flip_convention",
+            Cause.LOGIC, "follows reverse='flip'", "probe monoids: both conventions agree "
+                                                     "for a commutative operator"),
+    Control("a scan that combines (b, a)", _C + "combines_later_first", Cause.LOGIC,
+            "operands swapped", "probe monoids: only a non-commutative operator shows it"),
+    Control("identity dropped on one leaf of a tuple", _C + "identity_on_the_first_leaf_only",
+            Cause.LOGIC, "identity's role dropped", "probe monoids: the sequence hash, whose "
+            "second leaf's identity is 1"),
+    Control("an operator that is no monoid", _C + "fold_of_the_declared_monoid", Cause.OPERATOR,
+            "is no monoid", "operator laws, before any scan is judged"),
     Control("missing barrier", f"cu:{_CU / 'missing_barrier.cu'}:1024", Cause.RACE, "data race",
             "racecheck", gpu=True,
             spec=TargetSpec(device="gpu", max_n=1024, dtypes=("float32", "int32"))),

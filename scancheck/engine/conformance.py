@@ -41,7 +41,8 @@ from .properties import (
     bound_summary,
     float_summary,
 )
-from .spec import TargetSpec
+from .properties.monoids import monoid_summary
+from .spec import TargetSpec, over_tuples
 from .targets import InputWritten, NotAnArray, Target, forward, raised_by_target, seeded
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
@@ -178,11 +179,15 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
                          f"{', '.join(PROPERTIES + LARGE)}")
     if target.unavailable:
         return PropertyResult(prop, "skip", f"not available here: {target.unavailable}")
+    tuples = over_tuples(target.spec)  # judged in its own convention: no view of it
+    if tuples and (prop in LARGE or not_applicable(target.spec, prop)):
+        return PropertyResult(prop, "skip", not_applicable(target.spec, prop) or
+                              "the checks past 2**31 take arrays of numbers, not tuples")
     if target.spec.segments is not None and prop in LARGE:
         return PropertyResult(prop, "skip", "segmented scans past 2**31 are not checked yet")
     # Checked as the forward scan it mirrors, indices mapped back (a segmented one judges
     # its own reverse: its description would have to be mirrored too).
-    if target.spec.reverse and target.spec.segments is None:
+    if target.spec.reverse and not tuples and target.spec.segments is None:
         return _mirrored(check_property(forward(target), prop, budget, on_case))
     if target.spec.initial:  # checked as a plain scan of [initial value, data...]
         return _seeded(check_property(seeded(target), prop, budget, on_case),
@@ -196,7 +201,8 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
     why = not_applicable(spec, prop)
     if why:
         return PropertyResult(prop, "skip", why)
-    dtypes = tuple(d for d in row.dtypes if d in spec.dtypes)
+    # Over tuples, each monoid's leaves have their dtypes: the row's dtype only labels a case.
+    dtypes = row.dtypes if tuples else tuple(d for d in row.dtypes if d in spec.dtypes)
     top = budget.top(spec.device, row.max_n, spec.max_n)
 
     def check(case: Case):  # noqa: ANN202
@@ -257,7 +263,9 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         stats["largest n"] = min(stats["largest n"], cap)
         result.detail.update(stats)
         return _searched(result, earlier, empty, cap)
-    if prop == "floats within bound" and spec.op == "add":
+    if tuples:
+        stats.update(monoid_summary(target))
+    elif prop == "floats within bound" and spec.op == "add":
         # The report's curve stops at 2**22: past it each point is seconds of host work.
         stats.update(float_summary(target, dtypes[0], min(top, 2**22)))
     elif prop in ("products within bound", "logsumexp within bound"):

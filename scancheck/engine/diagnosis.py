@@ -25,6 +25,8 @@ from typing import Any
 class Cause(enum.IntEnum):
     """Why a scan is wrong, ranked: a lower value is the more fundamental cause."""
 
+    #: A user's operator breaks a monoid law: no scan of it is judged.
+    OPERATOR = -1  # ranks first, and is truthy as every cause is
     FAULT = 1  # the process died or hung, or touched memory it does not own
     RACE = 2
     LOGIC = 3
@@ -41,6 +43,7 @@ class Cause(enum.IntEnum):
 
 
 _LABELS = {
+    Cause.OPERATOR: "operator is no monoid",
     Cause.FAULT: "fault",
     Cause.RACE: "data race",
     Cause.LOGIC: "logic error",

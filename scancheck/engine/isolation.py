@@ -33,7 +33,7 @@ from typing import Any
 
 from .cases import Budget
 from .diagnosis import Cause, PropertyResult
-from .spec import TargetSpec
+from .spec import TargetSpec, op_json
 
 #: Sizes of a sanitizer run: odd tails past 32, 256 and 1024, and several tiles.
 SANITIZE_SIZES = (1, 31, 33, 255, 257, 1000, 4099, 70001)
@@ -203,7 +203,7 @@ def _child_cmd(locator: str, out: str, spec: TargetSpec | None, gpu: str | None,
                *extra: str, overrides: dict[str, Any] | None = None) -> list[str]:
     cmd = [sys.executable, "-m", "scancheck.engine.isolation", locator, out, *extra]
     if spec is not None:
-        cmd += ["--spec", json.dumps(asdict(spec))]
+        cmd += ["--spec", json.dumps(asdict(spec), default=op_json)]
     if overrides:
         cmd += ["--overrides", json.dumps(overrides)]
     if gpu is not None:

@@ -24,6 +24,7 @@ from ..core.operators import (
     KERNEL_DTYPES,
     get_operator,
 )
+from .generic_scans import generic_targets
 from .library_segments import segment_targets
 from .spec import TargetSpec
 from .targets import Target
@@ -371,4 +372,5 @@ def builtin_targets() -> dict[str, Target]:
             continue
         targets.append(kernel_target(name))
         targets.append(model_target(name))
+    targets += generic_targets(not_installed, _jax, _x64)  # they take the combine: the probes drive them
     return {t.name: t for t in targets}

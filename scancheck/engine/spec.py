@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.arrays import as_dtype
+from ..core.monoids import Monoid, load_monoid
 from ..core.operators import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, check_rules, get_operator, is_float
 
 #: Where a target's arrays live: "cpu", NumPy arrays; "gpu", CuPy arrays.
@@ -30,7 +31,10 @@ SEGMENT_KINDS: tuple[str, ...] = ("offsets", "offsets:int32", "offsets:int64", "
 class TargetSpec:
     """What a scan implementation claims to compute."""
 
-    op: str = "add"
+    #: A built-in operator's name, a user's :class:`~scancheck.core.monoids.Monoid`, or
+    #: ``module:ATTR`` naming one (the target is then called as ``fn(elems)``, ``elems`` a
+    #: tuple of arrays, and returns one).
+    op: str | Monoid = "add"
     inclusive: bool = True
     dtypes: tuple[str, ...] = KERNEL_DTYPES
     deterministic: bool = True
@@ -53,8 +57,10 @@ class TargetSpec:
     #: None: the target scans 1-D arrays.  An int: it takes N-D arrays and scans that axis.
     #: "arg": it takes N-D arrays and an axis, and is called as ``fn(x, axis)``.
     axis: int | str | None = None
-    #: Whether it scans from the last element to the first (out[k] combines x[k:]).
-    reverse: bool = False
+    #: Whether it scans from the last element to the first (out[k] combines x[k:]); for a
+    #: non-commutative operator, in which convention: "flip" (flip(scan(flip(x))), JAX's and
+    #: Triton's) or "suffix" (x[k] + ... + x[n-1] in index order).
+    reverse: bool | str = False
     #: Max and min: whether it returns (values, indices) as cummax and cummin do, each index
     #: the last position of its extreme (a NaN's, once one is seen).
     indices: bool = False
@@ -66,8 +72,17 @@ class TargetSpec:
     #: segment on its own, called as ``fn(x, s)``, the segments along axis 0 (``axis=0``: x
     #: is (T, H, ...), every column segmented alike).
     segments: str | None = None
+    #: Whether it takes the combine: called as ``fn(elems, combine)`` (``fn(elems, combine,
+    #: axis)`` with axis='arg'), ``elems`` a tuple of arrays, as jax.lax.associative_scan is;
+    #: scancheck drives it with its probe monoids (and ``op``'s monoid where it is one).
+    combine: bool = False
 
     def __post_init__(self) -> None:
+        if self.reverse not in (False, True, "flip", "suffix"):
+            raise ValueError(f"reverse={self.reverse!r}; allowed: False, True, 'flip' "
+                             f"(flip(scan(flip(x)))), 'suffix' (x[k] + ... + x[n-1])")
+        if not isinstance(self.combine, bool):
+            raise TypeError(f"combine={self.combine!r} must be True or False")
         if not (self.axis is None or self.axis == "arg" or isinstance(self.axis, int)):
             raise ValueError(f"axis={self.axis!r} must be None (1-D), an int (the axis it "
                              f"scans) or 'arg' (it takes the axis as an argument)")
@@ -81,6 +96,15 @@ class TargetSpec:
                     is_float(pair[0]) != is_float(pair[1])):
                 raise ValueError(f"promote: {pair[0]} -> {pair[1]} is no promotion: it must "
                                  f"widen, integers (and bool) to integers, floats to floats")
+        if self.device not in DEVICES:
+            raise ValueError(f"device={self.device!r} must be one of {', '.join(DEVICES)}")
+        if over_tuples(self):
+            if self.segments is not None:
+                raise ValueError(f"segments={self.segments!r} with combine={self.combine}, "
+                                 f"op={self.op!r}: segmented scans are checked with "
+                                 f"add, mul, max, min and logaddexp, not over tuples")
+            self._check_monoid()
+            return
         oper = get_operator(self.op)
         if self.reverse and not oper.commutative:
             raise ValueError(f"reverse=True with op={self.op!r}: a reverse scan of a "
@@ -113,8 +137,35 @@ class TargetSpec:
             raise ValueError(f"dtypes={self.dtypes!r} with op={self.op!r}: allowed dtypes are "
                              f"{', '.join(oper.dtypes)}"
                              + (" (and bool, promoted to an integer type)" if promotable else ""))
-        if self.device not in DEVICES:
-            raise ValueError(f"device={self.device!r} must be one of {', '.join(DEVICES)}")
+
+    def _check_monoid(self) -> None:
+        """The rules of a target over tuples of arrays: a user's monoid, or the combine taken
+        as an argument."""
+        mono = monoid_of(self)
+        if self.combine and mono is None and self.op != "add":
+            raise ValueError(f"combine=True with op={self.op!r}: a target that takes the "
+                             f"combine is driven by scancheck's probe monoids; leave op unset, "
+                             f"or give a scancheck.Monoid (or module:ATTR) to add to them")
+        commutative = mono is not None and mono.commutative and not self.combine
+        if self.reverse is True and not commutative:
+            given = "combine=True" if self.combine else f"op={self.op!r}"
+            raise ValueError(f"reverse=True with {given}: "
+                             f"for a non-commutative operator declare the convention, "
+                             f"reverse='flip' (flip(scan(flip(x))), JAX's and Triton's) or "
+                             f"reverse='suffix' (out[k] = x[k] + ... + x[n-1])")
+        for field_name in ("indices", "initial"):
+            if getattr(self, field_name):
+                raise ValueError(f"{field_name}=True with a monoid over tuples of arrays "
+                                 f"(op={self.op!r}, combine={self.combine}): not checked here")
+        if self.promote:
+            raise ValueError(f"promote={self.promote!r}: a monoid's leaves keep their dtypes")
+        unknown = [d for d in self.dtypes if d not in INPUT_DTYPES]
+        if unknown:  # not read over tuples (each monoid's leaves have theirs), still checked
+            raise ValueError(f"dtypes={self.dtypes!r}: {', '.join(map(str, unknown))} "
+                             f"unknown; allowed dtypes are {', '.join(INPUT_DTYPES)}")
+        if self.device != "cpu":
+            raise ValueError(f"device={self.device!r} with op={self.op!r}, combine="
+                             f"{self.combine}: monoid targets are checked on the CPU here")
 
     def _check_segments(self) -> None:
         if self.segments not in SEGMENT_KINDS:
@@ -133,6 +184,36 @@ class TargetSpec:
         """The dtype the scan returns for input of ``dtype`` (its own, unless promoted)."""
         name = as_dtype(dtype).name
         return dict(self.promote).get(name, name)
+
+
+def monoid_of(spec: TargetSpec) -> Monoid | None:
+    """The user's monoid a spec declares (``op`` a :class:`Monoid` or ``module:ATTR``), or
+    None where ``op`` names a built-in operator."""
+    if isinstance(spec.op, Monoid):
+        return spec.op
+    if isinstance(spec.op, str) and ":" in spec.op:
+        return load_monoid(spec.op)
+    if not isinstance(spec.op, str):
+        raise TypeError(f"op={spec.op!r} must be an operator's name, a scancheck.Monoid or "
+                        f"module:ATTR naming one")
+    return None
+
+
+def over_tuples(spec: TargetSpec) -> bool:
+    """Whether the target takes and returns tuples of arrays: it takes the combine, or its
+    operator is a user's monoid."""
+    return spec.combine or not isinstance(spec.op, str) or ":" in spec.op
+
+
+def op_json(v: object) -> str:
+    """A spec's user monoid as its JSON form, the ``module:ATTR`` it was loaded from; a
+    TypeError where it has none (a child process could not load it)."""
+    if isinstance(v, Monoid):
+        if v.locator:
+            return v.locator
+        raise TypeError(f"op={v!r} was given as an object: a child process cannot load it; "
+                        f"name it as op='module:ATTR'")
+    raise TypeError(f"{type(v).__name__} is not JSON serializable")
 
 
 def spec_flag(field_name: str) -> str:

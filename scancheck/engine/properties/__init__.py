@@ -24,6 +24,10 @@ holds the row and the failure, ``summaries`` what a passing target's floats look
 * ``segments`` -- a segmented scan (offsets, flags, keys or groups), every segment by the
   criteria of its operator's 1-D properties against its own exact scan, the seams drawn
   on purpose (:mod:`scancheck.engine.segments`); it alone checks a segmented target.
+* ``operator laws``, ``monoid scan`` -- a user's monoid over tuples of arrays is one, and the
+  target's scan of it is exact; ``probe monoids`` -- a target that takes the combine is
+  exact under scancheck's non-commutative probe monoids (:mod:`.monoids`), forward or in
+  its declared reverse convention.
 
 Subnormals: a target's spec keeps them (IEEE) or declares the float dtypes whose subnormals
 read as zero (``subnormals='flush'``), and each operator's ``flush`` column
@@ -41,10 +45,12 @@ differ are a logic error if one of them is wrong.
 
 from __future__ import annotations
 
+from ...core.monoids import PROBES
 from ...core.operators import DTYPES, FLOAT_DTYPES, INPUT_DTYPES, INT_DTYPES
-from ..spec import TargetSpec
+from ..spec import TargetSpec, monoid_of, over_tuples
 from .base import Failure, Property
 from .determinism import determinism_check
+from .monoids import DECLARED, laws_check, monoid_check, not_judged, probes_check
 from .own_rules import indices_check, logsumexp_check, products_check
 from .recurrence import recurrence_check
 from .rows import rows_check
@@ -52,7 +58,7 @@ from .segments import segments_check
 from .summaries import ACCUMULATION_PROBE, accumulation_precision, bound_summary, float_summary
 from .values import bound_failure, certificate_failure, float_check, integers_check, specials_check
 
-__all__ = ["ACCUMULATION_PROBE", "ORDERED", "PROPERTIES", "TABLE", "Failure", "Property",
+__all__ = ["ACCUMULATION_PROBE", "MONOID_PROPERTIES", "ORDERED", "PROPERTIES", "TABLE", "Failure", "Property",
            "accumulation_precision", "applies", "bound_summary", "float_summary"]
 
 
@@ -85,7 +91,16 @@ TABLE: dict[str, Property] = {p.name: p for p in (
                                                         "specials", "factors", "steps",
                                                         "zeros", "subnormal", "cancellation"),
              (*ORDERED, "mul", "logaddexp")),
+    # Over tuples of arrays: the distributions are the monoids that drive the target (the
+    # dtype is the case's label only: each monoid's leaves have their own).
+    Property("operator laws", laws_check, ("int64",), ("drawn",), (), max_n=2**12),
+    Property("monoid scan", monoid_check, ("int64",), ("drawn",), (), max_n=2**12),
+    Property("probe monoids", probes_check, ("int64",), (*PROBES, DECLARED), (), max_n=2**12),
 )}
+
+#: The properties of targets over tuples of arrays, and which spec each applies to.
+MONOID_PROPERTIES: dict[str, str] = {"operator laws": "declared", "monoid scan": "monoid",
+                                     "probe monoids": "combine"}
 
 
 PROPERTIES: tuple[str, ...] = tuple(TABLE)
@@ -93,6 +108,8 @@ PROPERTIES: tuple[str, ...] = tuple(TABLE)
 
 def applies(prop: Property, spec: TargetSpec) -> str | None:
     """Why ``prop`` does not apply to a target with this spec (None if it does)."""
+    if over_tuples(spec) or prop.name in MONOID_PROPERTIES:
+        return _applies_over_tuples(prop, spec)
     if (prop.name == "segments") != (spec.segments is not None):
         return ("the target scans segments: 'segments' checks it" if spec.segments else
                 "the target scans one sequence (its spec has no segments)")
@@ -106,4 +123,25 @@ def applies(prop: Property, spec: TargetSpec) -> str | None:
         return "the target returns (values, indices): 'indices' and 'rows' check both"
     if prop.name == "indices" and not spec.indices:
         return "the target returns no indices (its spec has indices=False)"
+    return None
+
+
+def _applies_over_tuples(prop: Property, spec: TargetSpec) -> str | None:
+    """Routed by the spec's form, never by an operator's name: a target over tuples of
+    arrays gets only the properties of tuples, and no other target gets those."""
+    if not over_tuples(spec):
+        return "the target scans arrays of numbers (no monoid over tuples, no combine=True)"
+    kind = MONOID_PROPERTIES.get(prop.name)
+    if kind is None:
+        return ("the target's elements are tuples of arrays: 'operator laws', 'monoid scan' "
+                "and 'probe monoids' check it")
+    if kind == "combine" and not spec.combine:
+        return "the target does not take the combine (its spec has combine=False)"
+    if kind == "monoid" and spec.combine:
+        return "the target takes the combine: 'probe monoids' drives it (the declared monoid too)"
+    monoid = monoid_of(spec)
+    if kind == "declared" and monoid is None:
+        return "no monoid is declared (op names a built-in operator): the probes' laws hold"
+    if kind == "monoid":
+        return not_judged(monoid)
     return None

@@ -1,0 +1,266 @@
+"""Operators over tuples of arrays: a user's :class:`Monoid`, and scancheck's probe monoids.
+
+A :class:`Monoid` is what ``jax.lax.associative_scan``, torch's ``associative_scan`` and
+Triton's ``tl.associative_scan`` take: ``combine(a, b)`` of two tuples of arrays (``a`` the
+earlier elements, ``b`` the later), elementwise, returning a tuple of as many arrays; and its
+identity, a tuple of scalars whose dtypes are the leaves' dtypes.  The probe monoids
+(:data:`PROBES`) drive a scan that takes the combine as an argument: each is exact in
+integer arithmetic, and all but the built-in operators are non-commutative, so that every
+element skipped, duplicated or taken in the wrong order changes the answer.  Their combines
+use only operators and the array's own namespace, so JAX and torch can trace them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .arrays import as_dtype
+from .operators import OPERATORS, is_float
+
+Leaves = tuple[Any, ...]
+Combine = Callable[[Leaves, Leaves], Leaves]
+#: Draws ``shape`` elements: ``elements(rng, shape)`` returns one array per leaf.
+Elements = Callable[[np.random.Generator, tuple[int, ...]], Leaves]
+
+#: The leaf dtypes a monoid may have: every numeric dtype NumPy holds natively, and bool.
+LEAF_DTYPES: tuple[str, ...] = ("float32", "float64", "float16", "int8", "int16", "int32",
+                                "int64", "uint8", "uint16", "uint32", "uint64", "bool")
+
+
+class Monoid:
+    """An associative ``combine`` over tuples of arrays with an identity: an operator a scan
+    target may declare (``TargetSpec(op=monoid)``) beside the built-in ones."""
+
+    def __init__(self, combine: Combine, identity: Sequence[Any], *, name: str,
+                 commutative: bool = False, elements: Elements | None = None) -> None:
+        if not callable(combine):
+            raise TypeError(f"combine={combine!r} must be callable as combine(a, b), a and b "
+                            f"tuples of arrays")
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"name={name!r} must be a non-empty string")
+        if isinstance(identity, np.ndarray | str | bytes) or not isinstance(identity, Sequence) \
+                or not identity:
+            raise TypeError(f"identity={identity!r} must be a non-empty tuple of scalars, one "
+                            f"per leaf (their dtypes are the leaves' dtypes)")
+        ident = []
+        for i, v in enumerate(identity):
+            arr = np.asarray(v)
+            if arr.ndim != 0 or arr.dtype.name not in LEAF_DTYPES:
+                raise TypeError(f"identity[{i}]={v!r} must be a scalar of one of "
+                                f"{', '.join(LEAF_DTYPES)} (np.uint32(1), 0.0, ...)")
+            ident.append(arr)
+        if elements is not None and not callable(elements):
+            raise TypeError(f"elements={elements!r} must be callable as elements(rng, shape), "
+                            f"returning one array per leaf")
+        self.combine = combine
+        self.identity: Leaves = tuple(ident)
+        self.name = name
+        self.commutative = bool(commutative)
+        self._elements = elements
+        #: ``module:ATTR`` where it was loaded from (a child process loads it again there).
+        self.locator: str | None = None
+        self._bound: BoundCombine | None = None
+
+    @property
+    def bound(self) -> BoundCombine:
+        """The combine as targets are handed it, the same object every time (a JIT compiler
+        caches what it traced by the function)."""
+        if self._bound is None:
+            self._bound = BoundCombine(self)
+        return self._bound
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Monoid:
+        return self  # a spec's asdict copies its fields; an operator is a value, not state
+
+    def __repr__(self) -> str:
+        return f"Monoid({self.name!r}, leaves {', '.join(self.dtypes)})"
+
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        """The leaves' dtypes, as the identity gives them."""
+        return tuple(v.dtype.name for v in self.identity)
+
+    @property
+    def floats(self) -> bool:
+        """Whether some leaf is a float (its scan is not exact in the leaves' own arithmetic)."""
+        return any(is_float(d) for d in self.dtypes)
+
+    def identity_like(self, shape: tuple[int, ...]) -> Leaves:
+        """The identity, each leaf an array of ``shape``."""
+        return tuple(np.full(shape, v, dtype=v.dtype) for v in self.identity)
+
+    def apply(self, a: Leaves, b: Leaves, exact: bool = False) -> Leaves:
+        """``combine(a, b)``, checked: as many leaves as the identity, each of the shape of
+        ``a``'s and of its leaf's dtype (``exact``: Python-number object arrays allowed), or a
+        :class:`MonoidError` saying what the combine returned."""
+        with np.errstate(all="ignore"):
+            out = self.combine(a, b)
+        if not isinstance(out, tuple | list) or len(out) != len(self.identity):
+            got = f"{len(out)} leaves" if isinstance(out, tuple | list) else type(out).__name__
+            raise MonoidError(f"monoid {self.name!r}: combine returned {got}; it must return a "
+                              f"tuple of {len(self.identity)} arrays, one per leaf of the "
+                              f"identity")
+        leaves = []
+        for i, (leaf, want) in enumerate(zip(out, self.identity)):
+            leaf = np.asarray(leaf)
+            shape = np.shape(a[i])
+            if leaf.shape != shape:
+                leaf = np.broadcast_to(leaf, shape) if leaf.ndim == 0 else leaf
+            if leaf.shape != shape:
+                raise MonoidError(f"monoid {self.name!r}: combine returned leaf {i} of shape "
+                                  f"{leaf.shape} for operands of shape {shape}: it must work "
+                                  f"elementwise")
+            if not (exact and leaf.dtype == object) and leaf.dtype != want.dtype:
+                raise MonoidError(f"monoid {self.name!r}: combine returned leaf {i} of dtype "
+                                  f"{leaf.dtype}; the identity makes it {want.dtype}")
+            leaves.append(leaf)
+        return tuple(leaves)
+
+    def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> Leaves:
+        """``shape`` elements of this monoid, one array per leaf, from its own element
+        strategy (where it has one) or else from each leaf's dtype."""
+        if self._elements is not None:
+            out = tuple(np.asarray(v) for v in self._elements(rng, shape))
+            if len(out) != len(self.identity) or any(
+                    v.shape != shape or v.dtype != w.dtype for v, w in zip(out, self.identity)):
+                raise MonoidError(f"monoid {self.name!r}: elements(rng, {shape}) returned "
+                                  f"{[(v.shape, v.dtype.name) for v in out]}; it must return "
+                                  f"arrays of shape {shape} of dtypes {', '.join(self.dtypes)}")
+            return out
+        return tuple(_leaf_values(rng, shape, d) for d in self.dtypes)
+
+
+class BoundCombine:
+    """A monoid's combine as a target that takes the combine is handed it: called as
+    ``combine(a, b)`` on tuples of arrays, the identity at hand as ``combine.identity`` (an
+    exclusive scan starts from it)."""
+
+    def __init__(self, monoid: Monoid) -> None:
+        self.monoid = monoid
+        self.identity: Leaves = monoid.identity
+
+    def __call__(self, a: Leaves, b: Leaves) -> Leaves:
+        return tuple(self.monoid.combine(tuple(a), tuple(b)))
+
+    def __repr__(self) -> str:
+        return f"combine of {self.monoid.name!r}"
+
+
+class MonoidError(ValueError):
+    """A monoid's combine, identity or element strategy does not do what a monoid must."""
+
+
+def _leaf_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+    """Values of ``dtype``: any value of an integer type; small integers, halves and
+    normal values of a float type (no NaN: a NaN is equal to nothing, itself included)."""
+    dt = as_dtype(dtype)
+    if dt == np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    if not is_float(dt):
+        info = np.iinfo(dt)
+        return rng.integers(int(info.min), int(info.max), shape, dtype=dt, endpoint=True)
+    kind = rng.integers(0, 3, shape)
+    vals = np.where(kind == 0, rng.integers(-8, 9, shape),
+                    np.where(kind == 1, rng.integers(-16, 17, shape) / 2, rng.normal(0, 4, shape)))
+    return vals.astype(dt)
+
+
+def namespace(a: Any) -> Any:
+    """The array namespace of ``a`` (NumPy's for NumPy arrays and scalars, JAX's and torch's
+    for theirs): what a probe's combine calls, so that a tracer gets its own functions."""
+    if hasattr(a, "__array_namespace__") and not isinstance(a, np.ndarray | np.generic):
+        return a.__array_namespace__()
+    return np
+
+
+# The probes' combines: operators and namespace functions only (JAX and torch trace them).
+
+def _affine(a: Leaves, b: Leaves) -> Leaves:
+    # x -> m*x + c, then the later map: m2*(m1*x + c1) + c2, modulo 2**32.
+    return (b[0] * a[0], b[0] * a[1] + b[1])
+
+
+def _affine_elements(rng: np.random.Generator, shape: tuple[int, ...]) -> Leaves:
+    # Odd multipliers: each map is invertible, so no element's effect is ever erased.
+    m = rng.integers(0, 2**31, shape, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    return (m, rng.integers(0, 2**32, shape, dtype=np.uint32))
+
+
+def _bicyclic(a: Leaves, b: Leaves) -> Leaves:
+    # (p, q): q closing brackets then p opening ones, reduced; the later's closers cancel
+    # the earlier's openers.
+    xp = namespace(a[0])
+    m = xp.minimum(a[0], b[1])
+    return (a[0] - m + b[0], a[1] + b[1] - m)
+
+
+def _bicyclic_elements(rng: np.random.Generator, shape: tuple[int, ...]) -> Leaves:
+    return (rng.integers(0, 4, shape, dtype=np.int64), rng.integers(0, 4, shape, dtype=np.int64))
+
+
+def _hash(a: Leaves, b: Leaves) -> Leaves:
+    # (count, base**count, polynomial hash) of a sequence: the earlier hash shifted by the
+    # later's length, mod 2**64.
+    return (a[0] + b[0], a[1] * b[1], a[2] * b[1] + b[2])
+
+
+_HASH_BASE = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _hash_elements(rng: np.random.Generator, shape: tuple[int, ...]) -> Leaves:
+    return (np.ones(shape, dtype=np.int32), np.full(shape, _HASH_BASE, dtype=np.uint64),
+            rng.integers(0, 2**64 - 1, shape, dtype=np.uint64, endpoint=True))
+
+
+def _builtin(name: str, dtype: str) -> Monoid:
+    """The table's operator ``name`` (add, max, min) at an integer ``dtype``, as a one-leaf
+    monoid: its identity from the table's identity column."""
+    oper = OPERATORS[name]
+    combine: Combine
+    if name == "add":
+        def combine(a: Leaves, b: Leaves) -> Leaves:
+            return (a[0] + b[0],)
+    else:
+        def combine(a: Leaves, b: Leaves) -> Leaves:
+            return (getattr(namespace(a[0]), "maximum" if name == "max" else "minimum")(
+                a[0], b[0]),)
+    return Monoid(combine, (oper.identity(dtype)[()],), name=f"{name} ({dtype})",
+                  commutative=oper.commutative)
+
+
+#: scancheck's probe monoids, by name: exact in integer arithmetic, the first three
+#: non-commutative (every reordering, skip or duplicate shows), then the built-in operators.
+PROBES: dict[str, Monoid] = {m.name: m for m in (
+    Monoid(_affine, (np.uint32(1), np.uint32(0)), name="affine mod 2**32",
+           elements=_affine_elements),
+    Monoid(_bicyclic, (np.int64(0), np.int64(0)), name="bicyclic", elements=_bicyclic_elements),
+    Monoid(_hash, (np.int32(0), np.uint64(1), np.uint64(0)), name="sequence hash",
+           elements=_hash_elements),
+    _builtin("add", "int32"),
+    _builtin("max", "int64"),
+    _builtin("min", "int32"),
+)}
+
+
+def load_monoid(locator: str) -> Monoid:
+    """The :class:`Monoid` named ``package.module:ATTR``, or a ValueError naming the locator
+    and what is wrong with it."""
+    import importlib
+
+    module, _, attr = locator.partition(":")
+    if not module or not attr:
+        raise ValueError(f"op={locator!r}: a user's operator is named module:ATTR, "
+                         f"ATTR a scancheck.Monoid")
+    try:
+        obj: Any = importlib.import_module(module)
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"op={locator!r} cannot be loaded: {exc}") from None
+    if not isinstance(obj, Monoid):
+        raise ValueError(f"op={locator!r} is a {type(obj).__name__}, not a scancheck.Monoid")
+    obj.locator = locator
+    return obj

@@ -1,0 +1,167 @@
+"""Built-in scans that take the combine (``TargetSpec(combine=True)``): scancheck's own NumPy
+networks over tuples of arrays, and ``jax.lax.associative_scan``.
+
+Each is called as ``fn(elems, combine)`` or ``fn(elems, combine, axis)``, ``elems`` a tuple
+of arrays scanned along the axis, ``combine(a, b)`` elementwise on tuples (``a`` earlier);
+an exclusive one starts from ``combine.identity``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .spec import TargetSpec
+from .targets import Target
+
+Leaves = tuple[Any, ...]
+
+
+def _take(x: Leaves, idx: Any) -> Leaves:
+    return tuple(v[idx] for v in x)
+
+
+def _put(x: Leaves, idx: Any, vals: Leaves) -> None:
+    for v, w in zip(x, vals):
+        v[idx] = w
+
+
+def sequential(elems: Leaves, combine: Callable, axis: int = 0) -> Leaves:
+    """The inclusive scan, one combine per element, left to right."""
+    x = tuple(np.moveaxis(np.array(v), axis, 0) for v in elems)
+    for k in range(1, x[0].shape[0]):
+        _put(x, slice(k, k + 1), combine(_take(x, slice(k - 1, k)), _take(x, slice(k, k + 1))))
+    return tuple(np.moveaxis(v, 0, axis) for v in x)
+
+
+def brent_kung(elems: Leaves, combine: Callable, axis: int = 0) -> Leaves:
+    """The inclusive Brent-Kung network (up-sweep, then the inclusive down-sweep), any n, no
+    identity needed; a level's combines are one vectorised call."""
+    x = tuple(np.moveaxis(np.array(v), axis, 0) for v in elems)
+    n = x[0].shape[0]
+    s = 2
+    while s <= n:
+        hi = np.arange(s - 1, n, s)
+        _put(x, hi, combine(_take(x, hi - s // 2), _take(x, hi)))
+        s *= 2
+    s //= 2
+    while s >= 2:
+        hi = np.arange(s - 1 + s // 2, n, s)
+        if hi.size:
+            _put(x, hi, combine(_take(x, hi - s // 2), _take(x, hi)))
+        s //= 2
+    return tuple(np.moveaxis(v, 0, axis) for v in x)
+
+
+def blelloch(elems: Leaves, combine: Callable, axis: int = 0, swap_down: bool = False
+             ) -> Leaves:
+    """The exclusive Blelloch scan (up-sweep, the root set to ``combine.identity``, the
+    down-sweep), n padded with the identity to a power of two.  ``swap_down``: the classic
+    bug, each down-sweep combine with its operands swapped (a control)."""
+    x0 = tuple(np.moveaxis(np.asarray(v), axis, 0) for v in elems)
+    n = x0[0].shape[0]
+    if n == 0:
+        return tuple(np.array(v) for v in elems)
+    size = 1 << (n - 1).bit_length()
+    ident = combine.identity
+    x = tuple(np.concatenate([v, np.full((size - n, *v.shape[1:]), e, dtype=v.dtype)])
+              for v, e in zip(x0, ident))
+    s = 2
+    while s <= size:
+        hi = np.arange(s - 1, size, s)
+        _put(x, hi, combine(_take(x, hi - s // 2), _take(x, hi)))
+        s *= 2
+    _put(x, size - 1, tuple(np.full(v.shape[1:], e, dtype=v.dtype) for v, e in zip(x, ident)))
+    s = size
+    while s >= 2:
+        hi = np.arange(s - 1, size, s)
+        lo = hi - s // 2
+        left, parent = _take(x, lo), _take(x, hi)
+        _put(x, lo, parent)
+        # The parent's prefix comes before the left subtree's total.
+        _put(x, hi, combine(left, parent) if swap_down else combine(parent, left))
+        s //= 2
+    return tuple(np.moveaxis(v[:n], 0, axis) for v in x)
+
+
+def network_scan(net: Any, elems: Leaves, combine: Callable) -> Leaves:
+    """A kernel model's combine network (:class:`~scancheck.kernels.network.Network`) run
+    over tuples of arrays with ``combine``: every step in its order, a serial step one op at a
+    time, padding read from ``combine.identity`` -- the kernel's schedule under any monoid."""
+    x = tuple(np.asarray(v) for v in elems)
+    mem = tuple(np.zeros((net.size, *v.shape[1:]), dtype=v.dtype) for v in x)
+    for m, e, v in zip(mem, combine.identity, x):
+        m[net.IDENT] = e
+        m[net.IN:net.IN + net.n] = v
+    for step in net.steps:
+        parts = ([slice(k, k + 1) for k in range(step.dst.size)] if step.serial
+                 else [slice(None)])
+        for sel in parts:
+            b = _take(mem, step.b[sel])
+            _put(mem, step.dst[sel], combine(_take(mem, step.a[sel]), b) if step.combine else b)
+    return tuple(m[net.OUT:net.OUT + net.n].copy() for m in mem)
+
+
+def model_generic(variant: str, block: int = 64) -> Target:
+    """A kernel's CPU model as a target that takes the combine: its network over tuples."""
+    from ..kernels.registry import get_variant
+
+    var = get_variant(variant)
+    cap = var.capacity(block, var.resolve_params(None)) if var.capacity else None
+
+    def run(elems: Leaves, combine: Callable) -> Leaves:
+        return network_scan(var.build_model(elems[0].shape[0], block), elems, combine)
+
+    spec = TargetSpec(combine=True, inclusive=var.inclusive, max_n=cap, allows_empty=False)
+    return Target(f"model:{variant} (generic)", run, spec,
+                  locator=f"builtin:model:{variant} (generic)")
+
+
+def _jax_associative(reverse: bool, load: Callable[[], Any], x64: Callable[[Any, bool], Any]
+                     ) -> Callable[..., Leaves]:
+    """jax.lax.associative_scan with the combine and an axis (JAX from ``load()``), compiled
+    once per combine and axis, 64-bit types on for the call (``x64``: the probes' int64 and
+    uint64 leaves stay so)."""
+    compiled: dict[tuple[int, int], Any] = {}
+
+    def run(elems: Leaves, combine: Callable, axis: int = 0) -> Leaves:
+        jax = load()
+        with x64(jax, True):
+            key = (id(combine), axis)
+            if key not in compiled:
+                compiled.clear()  # one combine at a time: no id is reused while it is held
+                compiled[key] = (combine, jax.jit(lambda e: jax.lax.associative_scan(
+                    lambda a, b: tuple(combine(tuple(a), tuple(b))), e, reverse=reverse,
+                    axis=axis)))
+            out = compiled[key][1](tuple(jax.numpy.asarray(v) for v in elems))
+            return tuple(np.asarray(v) for v in out)
+
+    return run
+
+
+def generic_targets(not_installed: Callable[[str], str | None], load_jax: Callable[[], Any],
+                    x64: Callable[[Any, bool], Any]) -> list[Target]:
+    """The built-in targets that take the combine, available or not (JAX's loaded by
+    ``load_jax``, its 64-bit types turned on by ``x64``)."""
+    def library(name: str, fn: Callable[..., Any], spec: TargetSpec,
+                unavailable: str | None = None) -> Target:
+        return Target(name, fn, spec, unavailable, locator=f"builtin:{name}")
+
+    from ..kernels.registry import VARIANTS
+
+    jax = not_installed("jax")
+    # JAX compiles every shape anew (about a second each on a 2-core CPU): checked to 2**7.
+    return [
+        library("sequential (generic)", sequential, TargetSpec(combine=True, axis="arg")),
+        library("brent_kung (generic)", brent_kung, TargetSpec(combine=True, axis="arg")),
+        library("blelloch (generic)", blelloch,
+                TargetSpec(combine=True, inclusive=False, axis="arg")),
+        library("jax.lax.associative_scan (generic)", _jax_associative(False, load_jax, x64),
+                TargetSpec(combine=True, axis="arg", max_n=2**7), jax),
+        library("jax.lax.associative_scan (generic, reverse)", _jax_associative(True, load_jax, x64),
+                TargetSpec(combine=True, axis="arg", reverse="flip", max_n=2**7), jax),
+        # Every kernel's schedule under the probes: the CPU models' networks over tuples.
+        *(model_generic(name) for name, var in VARIANTS.items() if not var.racy),
+    ]

@@ -1,0 +1,409 @@
+"""The exact scan of any :class:`~scancheck.core.monoids.Monoid`, its laws, and what a wrong
+scan of one did.
+
+:func:`monoid_scan` folds the elements one at a time, in the order the scan's convention
+defines (forward, ``reverse='flip'`` or ``reverse='suffix'``), inclusive or exclusive.  Integer
+leaves are exact in their own arithmetic (two's-complement wrap is a ring homomorphism);
+float leaves of a combine built from + - * / max min are folded on ``fractions.Fraction``
+values and rounded once per output; any other float combine has no exact answer here, and
+:func:`float_spread` gives the spread of several association orders instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..core.monoids import Leaves, Monoid, MonoidError
+from ..core.operators import SIGNIFICAND_BITS, finfo, is_float
+from .exact import round_fraction
+
+#: The reverse conventions of a scan of a non-commutative operator.
+REVERSE_CONVENTIONS: dict[str, str] = {
+    "flip": "the result equals flip(scan(flip(x))) (jax.lax.associative_scan, Triton): "
+            "out[k] = x[n-1] + ... + x[k], later indices first",
+    "suffix": "out[k] = x[k] + ... + x[n-1] in index order",
+}
+
+
+def _moved(leaves: Leaves, axis: int) -> Leaves:
+    return tuple(np.moveaxis(np.asarray(v), axis, 0) for v in leaves)
+
+
+def monoid_scan(monoid: Monoid, elems: Leaves, inclusive: bool = True,
+                reverse: str | None = None, axis: int = 0, exact: bool = False) -> Leaves:
+    """The scan of ``elems`` (one array per leaf, scanned along ``axis``) by sequential
+    folding: forward, or in the ``reverse`` convention of :data:`REVERSE_CONVENTIONS`; in
+    the leaves' own arithmetic, or on Python numbers where ``exact`` (object arrays)."""
+    if reverse not in (None, *REVERSE_CONVENTIONS):
+        raise ValueError(f"reverse={reverse!r}; allowed: None, "
+                         f"{', '.join(map(repr, REVERSE_CONVENTIONS))}")
+    x = _moved(elems, axis)
+    n = x[0].shape[0]
+    batch = x[0].shape[1:]
+    acc = monoid.identity_like(batch)
+    if exact:
+        acc = tuple(_as_exact(v) for v in acc)
+        x = tuple(_as_exact(v) for v in x)
+    out = [np.empty((n, *batch), dtype=object if exact else v.dtype) for v in monoid.identity]
+    order = range(n - 1, -1, -1) if reverse else range(n)
+    for k in order:
+        xk = tuple(v[k] for v in x)
+        if not inclusive:
+            _store(out, k, acc)
+        acc = monoid.apply(xk, acc, exact) if reverse == "suffix" else monoid.apply(acc, xk, exact)
+        if inclusive:
+            _store(out, k, acc)
+    return tuple(np.moveaxis(o, 0, axis) for o in out)
+
+
+def _store(out: list[np.ndarray], k: int, acc: Leaves) -> None:
+    for o, a in zip(out, acc):
+        # An object array would hold a 0-d array itself, not the number in it.
+        o[k] = a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
+
+
+def _as_exact(v: np.ndarray) -> np.ndarray:
+    """Float leaves as object arrays of Fractions (exact); other leaves as they are."""
+    v = np.asarray(v)
+    if not is_float(v.dtype):
+        return v
+    out = np.empty(v.shape, dtype=object)
+    for idx, e in np.ndenumerate(v):
+        out[idx] = Fraction(float(e))
+    return out
+
+
+def rational(monoid: Monoid, probe: Leaves | None = None) -> bool:
+    """Whether ``monoid``'s combine evaluates exactly on Fractions: built from + - * / max min
+    (a call on object arrays of Fractions returns Fractions and integers only)."""
+    rng = np.random.default_rng(0)
+    probe = probe or monoid.draw(rng, (4,))
+    try:
+        a = tuple(_as_exact(v) for v in probe)
+        out = monoid.apply(a, a, exact=True)
+    except (TypeError, AttributeError, ValueError, ArithmeticError, MonoidError):
+        return False
+    return all(all(isinstance(e, Fraction | int | np.integer) for e in np.asarray(v).ravel())
+               for v, d in zip(out, monoid.dtypes) if is_float(d))
+
+
+def rounded(monoid: Monoid, leaves: Leaves) -> Leaves:
+    """Exact (object array) leaves rounded once to their leaves' dtypes."""
+    out = []
+    for v, d in zip(leaves, monoid.dtypes):
+        if is_float(d):
+            flat = [round_fraction(Fraction(e), d) for e in np.asarray(v).ravel()]
+            out.append(np.asarray(flat, dtype=d).reshape(np.shape(v)))
+        else:
+            out.append(np.asarray(v).astype(d))
+    return tuple(out)
+
+
+def exact_monoid_scan(monoid: Monoid, elems: Leaves, inclusive: bool = True,
+                      reverse: str | None = None, axis: int = 0) -> Leaves | None:
+    """The exact answer: integer leaves in their own arithmetic, rational float combines
+    rounded once per output; None where the combine has float leaves and is not rational."""
+    if not monoid.floats:
+        return monoid_scan(monoid, elems, inclusive, reverse, axis)
+    if not rational(monoid) or not all(np.isfinite(v).all() for v, d in
+                                       zip(elems, monoid.dtypes) if is_float(d)):
+        return None
+    return rounded(monoid, monoid_scan(monoid, elems, inclusive, reverse, axis, exact=True))
+
+
+def _wide(monoid: Monoid) -> Monoid:
+    """``monoid`` with float leaves carried in float64 (the elements widened by the caller)."""
+    ident = tuple(np.float64(v) if is_float(v.dtype) else v for v in monoid.identity)
+    return Monoid(monoid.combine, ident, name=monoid.name + " (float64)",
+                  commutative=monoid.commutative)
+
+
+def _tree_scan(monoid: Monoid, x: Leaves, span: int) -> Leaves:
+    """An inclusive forward scan along axis 0 in another association order: tiles of
+    ``span`` scanned sequentially, the tiles' totals scanned, each carried into its tile
+    (span 1: Kogge-Stone doubling, a log-depth order)."""
+    n = x[0].shape[0]
+    if span == 1:
+        acc = tuple(np.array(v) for v in x)
+        d = 1
+        while d < n:
+            head = tuple(v[:-d] for v in acc)
+            tail = tuple(v[d:] for v in acc)
+            new = monoid.apply(head, tail)
+            acc = tuple(np.concatenate([a[:d], b]) for a, b in zip(acc, new))
+            d *= 2
+        return acc
+    out = tuple(np.array(v) for v in x)
+    carry = None
+    for lo in range(0, n, span):
+        tile = tuple(v[lo:lo + span] for v in x)
+        local = monoid_scan(monoid, tile)
+        if carry is not None:
+            local = monoid.apply(tuple(np.broadcast_to(c, v.shape) for c, v in zip(carry, local)),
+                                 local)
+        for o, v in zip(out, local):
+            o[lo:lo + span] = v
+        carry = tuple(v[-1] for v in local)
+    return out
+
+
+@dataclass
+class Spread:
+    """Per output and leaf: the float64 answer of the sequential order, and the largest
+    distance from it of the other association orders evaluated in the leaf's own dtype."""
+
+    reference: Leaves
+    spread: Leaves
+    orders: int
+
+
+def float_spread(monoid: Monoid, elems: Leaves, inclusive: bool = True,
+                 reverse: str | None = None, reference: Leaves | None = None) -> Spread:
+    """The spread of association orders of a float combine on 1-D ``elems``: the sequential,
+    Kogge-Stone and tiled (4, 32) orders in the leaves' own dtypes, each compared with
+    ``reference`` (the exact answer, where the caller has one) or else with the sequential
+    order in float64.  ``reverse='suffix'`` of a non-commutative combine is the 'flip' scan
+    of the combine with its operands swapped."""
+    if reverse == "suffix" and not monoid.commutative:
+        swapped = Monoid(lambda a, b: monoid.combine(b, a), monoid.identity, name=monoid.name)
+        return float_spread(swapped, elems, inclusive, "flip", reference)
+    x = tuple(np.asarray(v) for v in elems)
+    if reverse:
+        x = tuple(v[::-1] for v in x)
+
+    def framed(r: Leaves) -> Leaves:
+        """An inclusive forward scan of the (flipped) input as the target's outputs."""
+        if not inclusive:
+            r = tuple(np.concatenate([[e.astype(v.dtype)], v[:-1]])
+                      for e, v in zip(monoid.identity, r))
+        return tuple(v[::-1] for v in r) if reverse else r
+
+    runs = [framed(r) for r in [monoid_scan(monoid, x)] + [_tree_scan(monoid, x, s)
+                                                              for s in (1, 4, 32)]]
+    if reference is None:
+        widened = tuple(v.astype(np.float64) if is_float(v.dtype) else v for v in x)
+        reference = framed(monoid_scan(_wide(monoid), widened))
+    ref = tuple(np.asarray(v, dtype=np.float64) if is_float(d) else np.asarray(v)
+                for v, d in zip(reference, monoid.dtypes))
+    spread = []
+    for i, d in enumerate(monoid.dtypes):
+        if not is_float(d):
+            spread.append(np.zeros(ref[i].shape))
+            continue
+        with np.errstate(all="ignore"):
+            spread.append(np.max([np.abs(r[i].astype(np.float64) - ref[i]) for r in runs],
+                                 axis=0))
+    return Spread(ref, tuple(spread), len(runs))
+
+
+def exact_reference(monoid: Monoid, elems: Leaves, inclusive: bool = True,
+                    reverse: str | None = None) -> Leaves | None:
+    """The exact answer of a rational float combine with its float leaves correctly rounded
+    to float64 (a reference finer than the leaves' dtypes), or None where there is none."""
+    if not rational(monoid) or not all(np.isfinite(v).all() for v, d in
+                                       zip(elems, monoid.dtypes) if is_float(d)):
+        return None
+    exact = monoid_scan(monoid, elems, inclusive, reverse, exact=True)
+    return tuple(np.asarray([float(Fraction(e)) for e in np.asarray(v).ravel()]).reshape(
+        np.shape(v)) if is_float(d) else np.asarray(v).astype(d)
+        for v, d in zip(exact, monoid.dtypes))
+
+
+class _Magnitude:
+    """A bound on the magnitude of a value computed with + - * max min (subtraction adds
+    magnitudes), and the longest chain of rounding operations behind it.  Division has no
+    such bound without a floor on the divisor: it raises, and the combine is not bounded."""
+
+    __slots__ = ("m", "d")
+
+    def __init__(self, m: float, d: int = 0) -> None:
+        self.m, self.d = m, d
+
+    @staticmethod
+    def of(v: Any) -> _Magnitude:
+        return v if isinstance(v, _Magnitude) else _Magnitude(abs(float(v)))
+
+    def _op(self, other: Any, mul: bool) -> Any:
+        if isinstance(other, np.ndarray):
+            return NotImplemented  # NumPy applies the operation element by element
+        o = _Magnitude.of(other)
+        return _Magnitude(self.m * o.m if mul else self.m + o.m, max(self.d, o.d) + 1)
+
+    def __add__(self, o: Any) -> Any:
+        return self._op(o, False)
+
+    __radd__ = __sub__ = __rsub__ = __add__
+
+    def __mul__(self, o: Any) -> Any:
+        return self._op(o, True)
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> _Magnitude:
+        return self
+
+    __pos__ = __abs__ = __neg__
+
+    # A selection (max, min) rounds nothing: the larger magnitude bounds either choice.
+    def __gt__(self, o: Any) -> bool:
+        return self.m > _Magnitude.of(o).m
+
+    def __ge__(self, o: Any) -> bool:
+        return self.m >= _Magnitude.of(o).m
+
+    def __lt__(self, o: Any) -> bool:
+        return self.m < _Magnitude.of(o).m
+
+    def __le__(self, o: Any) -> bool:
+        return self.m <= _Magnitude.of(o).m
+
+    def __truediv__(self, o: Any) -> _Magnitude:
+        raise TypeError("a quotient's magnitude has no bound without a floor on the divisor")
+
+    __rtruediv__ = __truediv__
+
+
+def _as_magnitudes(v: np.ndarray) -> np.ndarray:
+    out = np.empty(np.shape(v), dtype=object)
+    for idx, e in np.ndenumerate(np.asarray(v)):
+        out[idx] = _Magnitude(abs(float(e)))
+    return out
+
+
+def rounding_bound(monoid: Monoid, elems: Leaves, inclusive: bool = True,
+                   reverse: str | None = None) -> Leaves | None:
+    """Per output and float leaf of a 1-D scan: how far any association order, evaluated in
+    the leaf's dtype, may lie from the exact answer -- gamma(D) times the magnitudes of its
+    terms (every subtraction an addition), D the longest chain of operations any order has
+    (the sequential one's), plus D smallest subnormals for underflow.  None where the
+    combine is not built from + - * max min alone (a division, a function)."""
+    x = tuple(_as_magnitudes(v) if is_float(d) else np.asarray(v)
+              for v, d in zip(elems, monoid.dtypes))
+    mag = Monoid(monoid.combine, monoid.identity, name=monoid.name)
+    mag.identity_like = lambda shape: tuple(  # type: ignore[method-assign]
+        _as_magnitudes(np.full(shape, v)) if is_float(v.dtype) else np.full(shape, v)
+        for v in monoid.identity)
+    try:
+        with np.errstate(all="ignore"):
+            out = monoid_scan(mag, x, inclusive, reverse, exact=True)
+    except (TypeError, AttributeError, ValueError, ArithmeticError, MonoidError):
+        return None
+    bounds = []
+    for v, d in zip(out, monoid.dtypes):
+        if not is_float(d):
+            bounds.append(np.zeros(np.shape(v)))
+            continue
+        flat = np.asarray(v).ravel()
+        if not all(isinstance(e, _Magnitude) for e in flat):
+            return None
+        u = 2.0 ** -SIGNIFICAND_BITS[d]
+        depth = np.array([e.d + 1 for e in flat], dtype=np.float64)  # the output's rounding too
+        m = np.array([e.m for e in flat], dtype=np.float64)
+        with np.errstate(all="ignore"):
+            gamma = np.where(depth * u < 1, depth * u / (1 - depth * u), np.inf)
+            tiny = float(finfo(d).smallest_subnormal)
+            bounds.append((gamma * m * 1.01 + depth * tiny).reshape(np.shape(v)))
+    return tuple(bounds)
+
+
+@dataclass
+class LawBroken:
+    """A monoid law that fails, on which drawn elements, with both sides."""
+
+    law: str
+    index: int
+    operands: dict[str, Any]
+    sides: tuple[Any, Any]
+
+    def line(self, name: str) -> str:
+        ops = ", ".join(f"{k}={v}" for k, v in self.operands.items())
+        return (f"the operator {name!r} is no monoid: {self.law} fails at {ops}: "
+                f"{self.sides[0]} != {self.sides[1]}")
+
+
+def _at(leaves: Leaves, i: int) -> tuple:
+    return tuple(np.asarray(v)[i].item() for v in leaves)
+
+
+def _differ(monoid: Monoid, a: Leaves, b: Leaves, exact: bool, scale: np.ndarray
+            ) -> np.ndarray:
+    """Per element: whether the leaves of ``a`` and ``b`` differ: exactly, or for floats that
+    are not rational by more than 64 units of roundoff of the largest magnitude among both
+    sides and ``scale`` (the operands': a law's two sides round differently), NaN equal to NaN."""
+    bad = np.zeros(np.shape(a[0]), dtype=bool)
+    for u, v, d in zip(a, b, monoid.dtypes):
+        if exact or not is_float(d):
+            bad |= np.asarray(u != v, dtype=bool)
+            continue
+        u64, v64 = np.asarray(u, np.float64), np.asarray(v, np.float64)
+        with np.errstate(invalid="ignore"):
+            big = np.fmax(np.fmax(np.abs(u64), np.abs(v64)), scale)
+            tol = 64 * float(finfo(d).eps) * big
+            bad |= ~((np.abs(u64 - v64) <= tol) | (np.isnan(u64) & np.isnan(v64)) | (u64 == v64))
+    return bad
+
+
+def _magnitude(monoid: Monoid, *operands: Leaves) -> np.ndarray:
+    """Per element: the largest finite magnitude of any float leaf of ``operands``."""
+    out = np.zeros(np.shape(operands[0][0]))
+    for t in operands:
+        for v, d in zip(t, monoid.dtypes):
+            if is_float(d):
+                w = np.abs(np.asarray(v, np.float64))
+                out = np.fmax(out, np.where(np.isfinite(w), w, 0))
+    return out
+
+
+def broken_law(monoid: Monoid, count: int, seed: int) -> LawBroken | None:
+    """The first of ``count`` drawn triples on which associativity, the identity (on either
+    side) or a declared commutativity fails; None where all hold.  Exact for integer leaves
+    and rational float combines; other float combines within 64 units of roundoff of the
+    largest magnitude in the law (:func:`_differ`)."""
+    rng = np.random.default_rng(seed)
+    a, b, c = (monoid.draw(rng, (count,)) for _ in range(3))
+    exact = monoid.floats and rational(monoid, a)
+    if exact:
+        a, b, c = (tuple(_as_exact(v) for v in t) for t in (a, b, c))
+    e = tuple(_as_exact(v) if exact else v for v in monoid.identity_like((count,)))
+
+    def ap(p: Leaves, q: Leaves) -> Leaves:
+        return monoid.apply(p, q, exact)
+
+    checks = [("associativity combine(combine(a, b), c) == combine(a, combine(b, c))",
+               ap(ap(a, b), c), ap(a, ap(b, c)), {"a": a, "b": b, "c": c}),
+              ("the identity on the left: combine(identity, a) == a", ap(e, a), a, {"a": a}),
+              ("the identity on the right: combine(a, identity) == a", ap(a, e), a, {"a": a})]
+    if monoid.commutative:
+        checks.append(("commutativity (declared): combine(a, b) == combine(b, a)",
+                       ap(a, b), ap(b, a), {"a": a, "b": b}))
+    scale = np.zeros(count) if exact else _magnitude(monoid, a, b, c)
+    found = []
+    for law, left, right, ops in checks:
+        bad = _differ(monoid, left, right, exact, scale)
+        if bad.any():
+            i = int(np.argmax(bad))
+            found.append(LawBroken(law, i, {k: _shown(_at(v, i)) for k, v in ops.items()},
+                                   (_shown(_at(left, i)), _shown(_at(right, i)))))
+    return min(found, key=lambda f: f.index) if found else None
+
+
+def _shown(t: tuple) -> tuple:
+    return tuple(float(v) if isinstance(v, Fraction) else v for v in t)
+
+
+def wrong_order_split(monoid: Monoid, elems: Leaves, k: int, got: tuple) -> int | None:
+    """For a forward inclusive output ``k`` of 1-D ``elems`` whose value is ``got`` (one
+    scalar per leaf): the j in [1, k] such that ``got`` is the partial result of x[j:k+1]
+    combined before that of x[:j] (the two halves swapped), or None."""
+    x = tuple(np.asarray(v)[:k + 1] for v in elems)
+    heads = monoid_scan(monoid, x)
+    tails = monoid_scan(monoid, x, reverse="suffix")  # tails[j] = x[j] + ... + x[k]
+    for j in range(1, k + 1):
+        both = monoid.apply(tuple(v[j:j + 1] for v in tails), tuple(v[j - 1:j] for v in heads))
+        if all(np.asarray(v)[0] == g for v, g in zip(both, got)):
+            return j
+    return None

@@ -1,0 +1,103 @@
+"""A user's Monoid is validated at the edge, and the probe monoids are monoids that see order."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scancheck.core.monoids import PROBES, Monoid, MonoidError, load_monoid
+from scancheck.oracle.monoid_scan import broken_law, monoid_scan
+
+
+def _add(a, b):
+    return (a[0] + b[0],)
+
+
+@pytest.mark.parametrize("kwargs, error, words", [
+    ({"combine": 3, "identity": (0,)}, TypeError, "combine=3 must be callable"),
+    ({"combine": _add, "identity": ()}, TypeError, "non-empty tuple of scalars"),
+    ({"combine": _add, "identity": np.zeros(2)}, TypeError, "non-empty tuple of scalars"),
+    ({"combine": _add, "identity": ([0, 1],)}, TypeError, "identity[0]=[0, 1] must be a scalar"),
+    ({"combine": _add, "identity": ("x",)}, TypeError, "identity[0]='x'"),
+    ({"combine": _add, "identity": (0,), "elements": 5}, TypeError, "elements=5 must be callable"),
+])
+def test_a_bad_monoid_is_refused_naming_the_argument(kwargs, error, words):
+    with pytest.raises(error, match=words.replace("[", r"\[").replace("]", r"\]")
+                       .replace("(", r"\(").replace(")", r"\)")):
+        Monoid(name="m", **kwargs)
+
+
+def test_a_monoid_needs_a_name():
+    with pytest.raises(ValueError, match="name=''"):
+        Monoid(_add, (0,), name="")
+
+
+@pytest.mark.parametrize("combine, words", [
+    (lambda a, b: (a[0] + b[0], a[0]), "returned 2 leaves; it must return a tuple of 1"),
+    (lambda a, b: a[0] + b[0], "returned ndarray"),
+    (lambda a, b: ((a[0] + b[0]).astype(np.float64),), "leaf 0 of dtype float64; the identity "
+                                                       "makes it int64"),
+    (lambda a, b: (np.zeros(3, np.int64),), "leaf 0 of shape (3,) for operands of shape (5,)"),
+])
+def test_a_combine_that_returns_the_wrong_leaves_is_named(combine, words):
+    m = Monoid(combine, (np.int64(0),), name="bad")
+    x = m.draw(np.random.default_rng(0), (5,))
+    with pytest.raises(MonoidError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        m.apply(x, x)
+
+
+def test_an_element_strategy_of_the_wrong_form_is_named():
+    m = Monoid(_add, (np.int32(0),), name="m", elements=lambda rng, shape: (np.zeros(shape),))
+    with pytest.raises(MonoidError, match="elements"):
+        m.draw(np.random.default_rng(0), (4,))
+
+
+@pytest.mark.parametrize("name", list(PROBES))
+def test_every_probe_is_a_monoid(name):
+    assert broken_law(PROBES[name], 2000, 1) is None
+
+
+@pytest.mark.parametrize("name", ["affine mod 2**32", "sequence hash"])
+def test_the_exact_probes_see_every_swap_skip_and_duplicate(name):
+    """Swapping two neighbours, dropping one element or doubling one changes the total of
+    every drawn sequence (so that any order bug shows on one case)."""
+    m = PROBES[name]
+    rng = np.random.default_rng(0)
+    seen = {"swap": 0, "skip": 0, "duplicate": 0}
+    for _ in range(50):
+        x = m.draw(rng, (8,))
+        total = tuple(v[-1] for v in monoid_scan(m, x))
+        k = int(rng.integers(0, 7))
+        order = {"swap": [*range(k), k + 1, k, *range(k + 2, 8)],
+                 "skip": [i for i in range(8) if i != k],
+                 "duplicate": [*range(k + 1), k, *range(k + 1, 8)]}
+        for what, idx in order.items():
+            y = tuple(v[idx] for v in x)
+            seen[what] += tuple(v[-1] for v in monoid_scan(m, y)) != total
+    assert min(seen.values()) == 50, seen
+    assert not m.commutative
+
+
+def test_the_bicyclic_probe_does_not_commute():
+    m = PROBES["bicyclic"]
+    a, b = (np.array([1]), np.array([0])), (np.array([0]), np.array([1]))
+    assert m.apply(a, b) != m.apply(b, a)
+
+
+def test_the_mixed_probe_has_leaves_of_several_dtypes():
+    assert len(set(PROBES["sequence hash"].dtypes)) > 1
+
+
+@pytest.mark.parametrize("locator, words", [
+    ("scancheck.core.monoids", "named module:ATTR"),
+    ("no_such_module_x:M", "cannot be loaded"),
+    ("scancheck.core.monoids:PROBES", "is a dict, not a scancheck.Monoid"),
+])
+def test_load_monoid_names_what_is_wrong(locator, words):
+    with pytest.raises(ValueError, match=words):
+        load_monoid(locator)
+
+
+def test_load_monoid_keeps_its_locator():
+    m = load_monoid("scancheck.controls.broken:ONLINE_SOFTMAX_FORGETTING_A_RESCALE")
+    assert m.locator == "scancheck.controls.broken:ONLINE_SOFTMAX_FORGETTING_A_RESCALE"

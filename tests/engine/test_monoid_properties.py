@@ -1,0 +1,392 @@
+"""Targets over tuples of arrays: a user's monoid and scans that take the combine, judged
+exactly under the probe monoids, in their declared reverse convention."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from scancheck import Monoid
+from scancheck.controls import CONTROLS
+from scancheck.core.monoids import PROBES, namespace
+from scancheck.engine.cases import Budget
+from scancheck.engine.conformance import check, check_property
+from scancheck.engine.generic_scans import brent_kung, sequential
+from scancheck.engine.library import builtin_targets
+from scancheck.engine.properties import TABLE, applies
+from scancheck.engine.resolve import resolve
+from scancheck.engine.spec import TargetSpec
+from scancheck.engine.targets import Target
+from scancheck.oracle.monoid_scan import monoid_scan
+
+GENERIC = ["sequential (generic)", "brent_kung (generic)", "blelloch (generic)"]
+NEW_CONTROLS = [c for c in CONTROLS if c.spec is None and c.locator.split(":")[-1] in (
+    "blelloch_down_sweep_swapped", "reverse_in_the_flip_convention", "combines_later_first",
+    "identity_on_the_first_leaf_only")]
+
+
+@pytest.mark.parametrize("name", GENERIC)
+def test_no_correct_generic_scan_trips_the_probes(name, budget):
+    rep = check(builtin_targets()[name], budget=budget)
+    assert rep.passed, rep.rows()
+    ran = [r.name for r in rep.results if r.status != "skip"]
+    assert ran == ["probe monoids"]
+
+
+def _reversed(scan, convention):
+    def run(elems, combine, axis=0):
+        if convention == "flip":
+            out = scan(tuple(np.flip(v, axis) for v in elems), combine, axis)
+            return tuple(np.flip(v, axis) for v in out)
+        # suffix: the forward scan of the flipped input with the operands swapped
+        out = scan(tuple(np.flip(v, axis) for v in elems), lambda a, b: combine(b, a), axis)
+        return tuple(np.flip(v, axis) for v in out)
+    return run
+
+
+@pytest.mark.parametrize("convention", ["flip", "suffix"])
+@pytest.mark.parametrize("axis", [None, 0, -1, "arg"])
+def test_a_correct_reverse_scan_in_either_convention_conforms(convention, axis, budget):
+    def fn(elems, combine, ax=None):
+        return _reversed(brent_kung, convention)(elems, combine,
+                                                 ax if axis == "arg" else (axis or 0))
+    spec = TargetSpec(combine=True, reverse=convention, axis=axis)
+    res = check_property(Target("bk", fn, spec), "probe monoids", budget)
+    assert res.status == "pass", res
+
+
+@pytest.mark.parametrize("declared, done", [("flip", "suffix"), ("suffix", "flip")])
+def test_the_wrong_convention_is_named(declared, done, budget):
+    fn = _reversed(sequential, done)
+    res = check_property(Target("r", fn, TargetSpec(combine=True, reverse=declared)),
+                         "probe monoids", budget)
+    assert res.status == "fail" and f"follows reverse={done!r}" in res.diagnosis
+    assert f"not the declared reverse={declared!r}" in res.diagnosis
+
+
+@pytest.mark.parametrize("control", NEW_CONTROLS, ids=[c.name for c in NEW_CONTROLS])
+def test_the_new_controls_pass_under_every_commutative_operator(control):
+    """What only the non-commutative probes catch: under add, max and min each is right."""
+    target = resolve(control.locator)
+    for name, m in PROBES.items():
+        if not m.commutative:
+            continue
+        x = m.draw(np.random.default_rng(0), (37,))
+        got = target.fn(x, m.bound)
+        want = monoid_scan(m, x, target.spec.inclusive,
+                           None if not target.spec.reverse else target.spec.reverse)
+        assert all(np.array_equal(g, w) for g, w in zip(got, want)), name
+
+
+@pytest.mark.parametrize("control", NEW_CONTROLS, ids=[c.name for c in NEW_CONTROLS])
+def test_the_new_controls_are_caught_at_the_smallest_n(control, budget):
+    rep, caught = control.check(isolated=False, budget=budget)
+    assert caught, rep.verdict.line
+    assert rep.verdict.smallest_case["n"] <= 4
+
+
+def test_the_blelloch_control_names_the_two_partial_results(budget):
+    (c,) = [c for c in NEW_CONTROLS if "Blelloch" in c.name]
+    rep, _ = c.check(isolated=False, budget=budget)
+    assert "the partial results of x[0:2] and x[2:3] were combined later-first" in rep.diagnosis
+
+
+# A user's monoid: exact integers, rational floats, and a combine with exp (not proven).
+
+def _affine64(a, b):
+    return (b[0] * a[0], b[0] * a[1] + b[1])
+
+
+AFFINE64 = Monoid(_affine64, (np.float64(1), np.float64(0)), name="affine float64")
+
+
+def _softmax(a, b):
+    xp = namespace(a[0])
+    m = xp.maximum(a[0], b[0])
+    return (m, a[1] * xp.exp(a[0] - m) + b[1] * xp.exp(b[0] - m))
+
+
+SOFTMAX = Monoid(_softmax, (np.float64(-np.inf), np.float64(0)), name="online softmax",
+                 elements=lambda rng, shape: (rng.normal(0, 3, shape), rng.uniform(0, 1, shape)))
+
+
+def _log_affine(a, b):
+    # x -> exp(l)*x + c, the multiplier kept as its log: associative, not commutative.
+    xp = namespace(a[0])
+    return (a[0] + b[0], xp.exp(b[0]) * a[1] + b[1])
+
+
+LOG_AFFINE = Monoid(_log_affine, (np.float64(0), np.float64(0)), name="log-affine",
+                    elements=lambda rng, shape: (rng.normal(0, 0.3, shape),
+                                                 rng.normal(0, 1, shape)))
+
+
+def _fold_of(m):
+    def run(elems):
+        return sequential(elems, m.bound)
+    return run
+
+
+def test_a_rational_float_monoid_is_judged_around_its_exact_answer(budget):
+    """float64 affine maps: a sequential fold rounds at every step, inside the spread of
+    association orders around the exact answer; an error of 2**-30 relative is outside."""
+    spec = TargetSpec(op=AFFINE64)
+    res = check_property(Target("fold", _fold_of(AFFINE64), spec), "monoid scan", budget)
+    assert res.status == "pass", res
+    assert res.detail["oracle"].startswith("exact rationals")
+
+    def off(elems):
+        out = sequential(elems, AFFINE64.bound)
+        return (out[0], out[1] * (1 + 2.0**-30))
+    res = check_property(Target("off", off, spec), "monoid scan", budget)
+    assert res.status == "fail" and "from the exact answer" in res.diagnosis
+    assert "(proven)" in res.diagnosis
+
+
+def test_a_rational_combine_outside_its_rounding_bound_is_proven_wrong():
+    """float32 sums of small integers: a sum off by one whole unit at one output is farther
+    from the exact answer than any order's rounding can reach."""
+    m = Monoid(lambda a, b: (a[0] + b[0],), (np.float32(0),), name="float32 sum",
+               elements=lambda rng, shape: (rng.integers(-8, 9, shape).astype(np.float32),))
+
+    def off_by_one(elems):
+        out = sequential(elems, m.bound)[0].copy()
+        out[-1] += 1
+        return (out,)
+    res = check_property(Target("u", off_by_one, TargetSpec(op=m)), "monoid scan",
+                         Budget(1.0, max_n=64))
+    assert res.status == "fail" and "(proven)" in res.diagnosis, res
+    assert res.smallest_case["n"] == 1
+
+
+def test_a_combine_that_divides_is_judged_around_its_exact_answer_not_proven(budget):
+    m = Monoid(lambda a, b: (a[0] * b[0] / (a[0] * 0 + 1),), (np.float64(1),), name="ratio",
+               elements=lambda rng, shape: (rng.uniform(0.5, 2, shape),))
+
+    def off(elems):
+        return ((sequential(elems, m.bound)[0] * (1 + 2.0**-20)),)
+    res = check_property(Target("off", off, TargetSpec(op=m)), "monoid scan", budget)
+    assert res.status == "fail" and "not proven: the combine divides" in res.diagnosis
+    res = check_property(Target("ok", _fold_of(m), TargetSpec(op=m)), "monoid scan", budget)
+    assert res.status == "pass" and "spread" in res.detail["oracle"]
+
+
+@pytest.mark.parametrize("m", [SOFTMAX, LOG_AFFINE], ids=["softmax", "log-affine"])
+@pytest.mark.parametrize("reverse", [False, "flip", "suffix"])
+def test_a_combine_with_exp_is_judged_not_proven(m, reverse, budget):
+    def fn(elems):
+        if not reverse:
+            return sequential(elems, m.bound)
+        return _reversed(sequential, reverse)(elems, m.bound)
+    target = Target("fold", fn, TargetSpec(op=m, reverse=reverse))
+    res = check_property(target, "monoid scan", budget)
+    assert res.status == "pass", res
+    assert res.detail["verdict"].startswith("not proven")
+
+
+@pytest.mark.parametrize("declared, done", [("flip", "suffix"), ("suffix", "flip")])
+def test_the_other_convention_is_outside_the_spread(declared, done, budget):
+    def fn(elems):
+        return _reversed(sequential, done)(elems, LOG_AFFINE.bound)
+    res = check_property(Target("w", fn, TargetSpec(op=LOG_AFFINE, reverse=declared)),
+                         "monoid scan", budget)
+    assert res.status == "fail" and "not proven" in res.diagnosis
+    assert f"follows reverse={done!r}" in res.diagnosis
+
+
+@pytest.mark.parametrize("m", [LOG_AFFINE, AFFINE64], ids=["log-affine", "affine float64"])
+def test_a_float_scan_with_the_operands_swapped_is_told(m, budget):
+    def fn(elems):
+        return sequential(elems, lambda a, b: m.bound(b, a))
+    res = check_property(Target("w", fn, TargetSpec(op=m)), "monoid scan", budget)
+    assert res.status == "fail" and "operands swapped" in res.diagnosis
+
+
+def test_a_wrong_answer_to_a_combine_with_exp_is_caught(budget):
+    def wrong(elems):
+        out = sequential(elems, SOFTMAX.bound)
+        return (out[0], out[1] * 1.001)
+    res = check_property(Target("w", wrong, TargetSpec(op=SOFTMAX)), "monoid scan", budget)
+    assert res.status == "fail" and "not proven" in res.diagnosis
+
+
+def test_an_integer_user_monoid_is_checked_by_its_laws_and_its_scan(budget):
+    m = PROBES["bicyclic"]
+    rep = check(Target("fold", _fold_of(m), TargetSpec(op=m)), budget=budget)
+    assert rep.passed, rep.rows()
+    assert {r.name for r in rep.results if r.status == "pass"} == {"operator laws",
+                                                                   "monoid scan"}
+
+
+def test_a_user_monoid_named_like_a_builtin_operator_falls_into_none_of_its_paths(budget):
+    """Named 'add', over two leaves of float32: judged by its own laws and its exact scan
+    only, never by the sum's certificate, bounds or checks past 2**31."""
+    def add2(a, b):
+        return (a[0] + b[0], a[1] + b[1])
+    m = Monoid(add2, (np.int64(0), np.float32(0)), name="add")
+
+    def exact_sum(elems):  # the sum of the float leaf, rounded once per output
+        from scancheck.oracle.monoid_scan import exact_monoid_scan
+
+        return exact_monoid_scan(m, elems)
+    rep = check(Target("sum", exact_sum, TargetSpec(op=m)), large=True, budget=budget)
+    assert rep.passed, rep.rows()
+    ran = {r.name: r.detail.get("oracle") for r in rep.results if r.status != "skip"}
+    assert set(ran) == {"operator laws", "monoid scan"}
+    assert all(v.startswith("exact rationals") for v in ran.values())
+
+
+def test_a_target_of_a_user_monoid_that_returns_the_wrong_form_fails(budget):
+    m = PROBES["affine mod 2**32"]
+    res = check_property(Target("one", lambda e: e[0], TargetSpec(op=m)), "monoid scan", budget)
+    assert res.status == "fail" and "returned leaf 0 of shape" not in res.diagnosis
+    assert "a tuple of 2 arrays" in res.diagnosis
+
+
+def test_a_target_that_writes_into_a_leaf_is_told(budget):
+    def writes(elems, combine):
+        elems[1][-1] = 0
+        return sequential(elems, combine)
+    res = check_property(Target("w", writes, TargetSpec(combine=True)), "probe monoids", budget)
+    assert res.status == "fail" and res.cause == "INPUT_WRITTEN"
+    assert "is 0 after the call" in res.diagnosis
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"combine": True, "op": "max"}, "combine=True with op='max'"),
+    ({"combine": True, "reverse": True}, "declare the convention"),
+    ({"combine": True, "reverse": "backwards"}, "reverse='backwards'"),
+    ({"combine": 1}, "combine=1 must be True or False"),
+    ({"combine": True, "initial": True}, "initial=True with a monoid"),
+    ({"combine": True, "device": "gpu"}, "checked on the CPU here"),
+    ({"op": "nomodule_q:M"}, "cannot be loaded"),
+    ({"op": 3}, "op=3 must be"),
+    ({"op": "recurrence", "reverse": "flip"}, "non-commutative operator is not defined"),
+    ({"combine": True, "dtypes": ("float128",)}, "float128 unknown"),
+])
+def test_a_bad_spec_over_tuples_is_refused(kwargs, words):
+    with pytest.raises((ValueError, TypeError), match=words.replace("(", r"\(")):
+        TargetSpec(**kwargs)
+
+
+def test_reverse_true_of_a_commutative_user_monoid_means_either_convention():
+    m = Monoid(lambda a, b: (a[0] + b[0],), (np.int64(0),), name="sum", commutative=True)
+    assert TargetSpec(op=m, reverse=True).reverse is True
+
+
+def test_properties_are_routed_by_the_specs_form_not_by_an_operators_name():
+    m = Monoid(lambda a, b: (a[0] + b[0],), (np.int64(0),), name="add")  # named like one
+    for spec, want in ((TargetSpec(op=m), {"operator laws", "monoid scan"}),
+                       (TargetSpec(combine=True), {"probe monoids"}),
+                       (TargetSpec(combine=True, op=m), {"operator laws", "probe monoids"}),
+                       (TargetSpec(), set())):
+        got = {name for name, row in TABLE.items() if applies(row, spec) is None}
+        assert got & {"operator laws", "monoid scan", "probe monoids"} == want
+        if spec != TargetSpec():
+            assert got == want
+
+
+def test_a_monoid_given_as_an_object_cannot_reach_a_child_process():
+    from scancheck.engine.isolation import _child_cmd
+
+    m = Monoid(lambda a, b: (a[0] + b[0],), (np.int64(0),), name="sum")
+    with pytest.raises(TypeError, match="name it as op='module:ATTR'"):
+        _child_cmd("x:y", "out", TargetSpec(op=m), None)
+
+
+JAX_TARGETS = ["jax.lax.associative_scan (generic)",
+               "jax.lax.associative_scan (generic, reverse)"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", JAX_TARGETS)
+def test_jax_associative_scan_conforms_under_the_probes(name):
+    pytest.importorskip("jax", reason="jax is not installed")
+    rep = check(builtin_targets()[name], budget=Budget(0.5))
+    assert rep.passed, rep.rows()
+    (res,) = [r for r in rep.results if r.status != "skip"]
+    assert res.detail["largest n"] == 2**7
+
+
+@pytest.mark.slow
+def test_jax_reverse_follows_the_flip_convention_not_the_suffix_one():
+    pytest.importorskip("jax", reason="jax is not installed")
+    from dataclasses import replace
+
+    t = builtin_targets()["jax.lax.associative_scan (generic, reverse)"]
+    t = replace(t, spec=replace(t.spec, reverse="suffix", axis=None))
+    res = check_property(t, "probe monoids", Budget(0.5, max_n=8))
+    assert res.status == "fail" and "follows reverse='flip'" in res.diagnosis
+
+
+MODELS = [n for n in builtin_targets() if n.startswith("model:") and n.endswith("(generic)")]
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_every_kernels_schedule_conforms_under_the_probes(name, budget):
+    """Each kernel's model, its combine network run over tuples: the schedule the kernel
+    performs is right for every monoid the probes stand for, not only for add."""
+    res = check_property(builtin_targets()[name], "probe monoids", budget)
+    assert res.status == "pass", res
+
+
+def test_a_schedule_with_one_combine_swapped_is_caught():
+    from dataclasses import replace as dc_replace
+
+    from scancheck.engine.generic_scans import network_scan
+    from scancheck.kernels.registry import get_variant
+
+    var = get_variant("blelloch")
+
+    def swapped(elems, combine):
+        net = var.build_model(elems[0].shape[0], 64)
+        last = max(i for i, st in enumerate(net.steps) if st.combine)
+        net.steps[last] = dc_replace(net.steps[last], a=net.steps[last].b, b=net.steps[last].a)
+        return network_scan(net, elems, combine)
+
+    res = check_property(Target("bl", swapped, TargetSpec(combine=True, inclusive=False,
+                                                          max_n=128)),
+                         "probe monoids", Budget(1.0))
+    assert res.status == "fail" and "operand order" in res.diagnosis
+
+
+@given(st.integers(2, 64), st.integers(0, 2**32 - 1), st.sampled_from(["skip", "duplicate",
+                                                                       "swap", "split"]),
+       st.data())
+@settings(max_examples=60, deadline=None)
+def test_every_order_bug_shows_on_one_case_of_the_affine_probe(n, seed, bug, data):
+    """An element skipped, counted twice, two elements swapped, or the prefix's two halves
+    combined later-first: one case of the affine maps mod 2**32 shows it."""
+    from scancheck.engine.properties.monoids import judge
+
+    m = PROBES["affine mod 2**32"]
+    x = m.draw(np.random.default_rng(seed), (n,))
+    j = data.draw(st.integers(0, n - 2))
+    if bug == "skip":
+        idx = [i for i in range(n) if i != j] + [j]
+        y = tuple(np.concatenate([v[idx[:-1]], m.identity_like((1,))[k]])
+                  for k, v in enumerate(x))
+    elif bug == "duplicate":
+        y = tuple(np.array(v) for v in x)
+        both = m.apply(tuple(v[j:j + 1] for v in x), tuple(v[j:j + 1] for v in x))
+        for v, b in zip(y, both):
+            v[j] = b[0]
+    elif bug == "swap":
+        idx = [*range(j), j + 1, j, *range(j + 2, n)]
+        y = tuple(v[idx] for v in x)
+    if bug == "split":
+        got = sequential(x, m.bound)
+        head = tuple(v[j:j + 1] for v in got)
+        tail = tuple(v[-1:] for v in sequential(tuple(v[j + 1:] for v in x), m.bound))
+        last = m.apply(tail, head)  # x[j+1:] before x[:j+1]
+        for v, w in zip(got, last):
+            v[-1] = w[0]
+    else:
+        got = sequential(y, m.bound)
+    target = Target("bug", None, TargetSpec(combine=True))
+    failure = judge(target, m, x, got, 0)
+    assert failure is not None
+    if bug == "split":
+        assert "operand order" in failure.diagnosis, failure.diagnosis

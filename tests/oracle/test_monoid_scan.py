@@ -1,0 +1,167 @@
+"""The exact scan of a monoid in every convention, its laws, and what a wrong scan did."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scancheck.core.monoids import PROBES, Monoid, namespace
+from scancheck.oracle.exact import round_fraction
+from scancheck.oracle.monoid_scan import (
+    broken_law,
+    exact_monoid_scan,
+    float_spread,
+    monoid_scan,
+    rational,
+    wrong_order_split,
+)
+
+AFFINE = PROBES["affine mod 2**32"]
+
+
+def _fold(m, xs):
+    """The combine of the elements ``xs`` (a list of one-element tuples), left to right."""
+    acc = m.identity_like((1,))
+    for x in xs:
+        acc = m.apply(acc, x)
+    return tuple(int(v[0]) for v in acc)
+
+
+@given(st.integers(1, 12), st.integers(0, 2**32 - 1), st.sampled_from(list(PROBES)))
+def test_each_convention_is_its_definition(n, seed, name):
+    m = PROBES[name]
+    x = m.draw(np.random.default_rng(seed), (n,))
+    el = [tuple(v[k:k + 1] for v in x) for k in range(n)]
+    for inclusive in (True, False):
+        fwd = monoid_scan(m, x, inclusive)
+        flip = monoid_scan(m, x, inclusive, "flip")
+        suffix = monoid_scan(m, x, inclusive, "suffix")
+        for k in range(n):
+            upto = el[:k + 1] if inclusive else el[:k]
+            after = el[k:] if inclusive else el[k + 1:]
+            assert tuple(int(v[k]) for v in fwd) == _fold(m, upto)
+            assert tuple(int(v[k]) for v in suffix) == _fold(m, after)  # in index order
+            assert tuple(int(v[k]) for v in flip) == _fold(m, after[::-1])
+        # flip is the scan of the flipped input, flipped back.
+        back = monoid_scan(m, tuple(v[::-1] for v in x), inclusive)
+        assert all(np.array_equal(a, b[::-1]) for a, b in zip(flip, back))
+
+
+def test_scans_along_an_axis_are_the_rows_scans():
+    x = AFFINE.draw(np.random.default_rng(3), (4, 9))
+    got = monoid_scan(AFFINE, x, True, "flip", axis=1)
+    for r in range(4):
+        row = monoid_scan(AFFINE, tuple(v[r] for v in x), True, "flip")
+        assert all(np.array_equal(g[r], w) for g, w in zip(got, row))
+
+
+def _matmul2(a, b):
+    # 2x2 matrices [[p, q], [r, s]], the earlier times the later.
+    p, q, r, s = a
+    P, Q, R, S = b
+    return (p * P + q * R, p * Q + q * S, r * P + s * R, r * Q + s * S)
+
+
+MATRICES = Monoid(_matmul2, tuple(np.float32(v) for v in (1, 0, 0, 1)), name="2x2 float32")
+
+
+def test_a_rational_float_combine_is_rounded_once_per_output():
+    assert rational(MATRICES)
+    x = MATRICES.draw(np.random.default_rng(5), (7,))
+    got = exact_monoid_scan(MATRICES, x)
+    acc = [Fraction(1), Fraction(0), Fraction(0), Fraction(1)]
+    for k in range(7):
+        acc = list(_matmul2(acc, [Fraction(float(v[k])) for v in x]))
+        assert [float(v[k]) for v in got] == [round_fraction(q, "float32") for q in acc]
+
+
+def _softmax(a, b):
+    xp = namespace(a[0])
+    m = xp.maximum(a[0], b[0])
+    return (m, a[1] * xp.exp(a[0] - m) + b[1] * xp.exp(b[0] - m))
+
+
+SOFTMAX = Monoid(_softmax, (np.float64(-np.inf), np.float64(0)), name="online softmax",
+                 elements=lambda rng, shape: (rng.normal(0, 3, shape), rng.uniform(0, 1, shape)))
+
+
+def test_a_combine_with_exp_has_no_exact_answer_only_a_spread():
+    assert not rational(SOFTMAX)
+    x = SOFTMAX.draw(np.random.default_rng(0), (40,))
+    assert exact_monoid_scan(SOFTMAX, x) is None
+    sp = float_spread(SOFTMAX, x)
+    assert sp.orders == 4
+    # The running max is exact in every order; the sums differ by roundings only.
+    assert np.all(sp.spread[0] == 0)
+    assert np.all(sp.spread[1] <= 1e-12 * np.abs(sp.reference[1]) + 1e-300)
+
+
+def test_a_law_that_fails_is_found_with_its_operands():
+    diff = Monoid(lambda a, b: (a[0] - b[0],), (np.int64(0),), name="difference")
+    broken = broken_law(diff, 64, 0)
+    assert broken is not None and broken.law.startswith("associativity")
+    a, b, c = (broken.operands[k][0] for k in "abc")
+    assert (a - b) - c != a - (b - c)
+    assert "is no monoid" in broken.line("difference")
+
+
+def test_a_wrong_identity_is_a_broken_law():
+    bad = Monoid(lambda a, b: (a[0] * b[0],), (np.int64(0),), name="mul with identity 0")
+    assert "identity" in broken_law(bad, 64, 0).law
+
+
+def test_a_commutativity_declared_and_false_is_a_broken_law():
+    m = Monoid(AFFINE.combine, AFFINE.identity, name="affine", commutative=True,
+               elements=AFFINE._elements)
+    assert "commutativity" in broken_law(m, 64, 0).law
+
+
+def test_the_two_partial_results_combined_later_first_are_found():
+    x = AFFINE.draw(np.random.default_rng(1), (9,))
+    head = tuple(v[:3] for v in x)
+    tail = tuple(v[3:7] for v in x)
+    swapped = AFFINE.apply(tuple(v[-1:] for v in monoid_scan(AFFINE, tail)),
+                           tuple(v[-1:] for v in monoid_scan(AFFINE, head)))
+    assert wrong_order_split(AFFINE, x, 6, tuple(int(v[0]) for v in swapped)) == 3
+    right = tuple(int(v[6]) for v in monoid_scan(AFFINE, x))
+    assert wrong_order_split(AFFINE, x, 6, right) is None
+
+
+def test_an_unknown_convention_is_refused():
+    with pytest.raises(ValueError, match="reverse='backwards'"):
+        monoid_scan(AFFINE, AFFINE.draw(np.random.default_rng(0), (3,)), reverse="backwards")
+
+
+def _affine32(a, b):
+    return (b[0] * a[0], b[0] * a[1] + b[1])
+
+
+AFFINE32 = Monoid(_affine32, (np.float32(1), np.float32(0)), name="affine float32",
+                  elements=lambda rng, shape: (rng.uniform(-1.5, 1.5, shape).astype(np.float32),
+                                               rng.normal(0, 1, shape).astype(np.float32)))
+
+
+@given(st.integers(1, 200), st.integers(0, 2**32 - 1), st.sampled_from([1, 3, 4, 16, 32]))
+def test_no_association_order_leaves_the_rounding_bound(n, seed, span):
+    """Sequential, Kogge-Stone and tiled orders in float32, against the exact answer: every
+    output within the bound (the bound is what makes a failure proven)."""
+    from scancheck.oracle.monoid_scan import _tree_scan, exact_reference, rounding_bound
+
+    x = AFFINE32.draw(np.random.default_rng(seed), (n,))
+    exact = exact_reference(AFFINE32, x)
+    bound = rounding_bound(AFFINE32, x)
+    for got in (monoid_scan(AFFINE32, x), _tree_scan(AFFINE32, x, span)):
+        for g, e, b in zip(got, exact, bound):
+            assert np.all(np.abs(g.astype(np.float64) - e) <= b)
+
+
+def test_a_combine_that_divides_or_calls_a_function_has_no_rounding_bound():
+    from scancheck.oracle.monoid_scan import rounding_bound
+
+    ratio = Monoid(lambda a, b: (a[0] / b[0],), (np.float64(1),), name="ratio")
+    assert rounding_bound(ratio, (np.ones(3),)) is None
+    assert rounding_bound(SOFTMAX, SOFTMAX.draw(np.random.default_rng(0), (3,))) is None
