@@ -88,6 +88,7 @@ def test_keys_of_touching_segments_are_made_distinct():
     ({"segments": "flags", "initial": True}, "without an initial value"),
     ({"segments": "keys", "op": "max", "indices": True}, "without an initial value or indices"),
     ({"segments": "groups", "op": "recurrence", "dtypes": ("float32",)}, "add, mul, max"),
+    ({"segments": "flags", "combine": True}, "not over tuples"),
 ])
 def test_a_spec_with_segments_it_cannot_check_is_refused(fields, words):
     with pytest.raises(ValueError, match=words):
