@@ -66,7 +66,7 @@ settings.load_profile(os.environ.get("SCANCHECK_HYPOTHESIS_PROFILE", "ci"))
 #: has two cores and 90 s for the suite, one H100 60 s for the GPU tests; users' checks
 #: default to 30 s a check (``scancheck check --budget``), as the GPU suite's ``check
 #: --controls`` and library checks run them; ``thorough`` is the nightly search.
-PROPERTY_SECONDS = {"ci": 0.25, "gpu": 1.0, "thorough": 8.0}
+PROPERTY_SECONDS = {"ci": 0.1, "gpu": 1.0, "thorough": 8.0}
 
 
 @pytest.fixture

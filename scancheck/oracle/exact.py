@@ -41,10 +41,20 @@ _EMAX = {"float32": 127, "float64": 1023, "float16": 15, "bfloat16": 127}
 
 
 def _float_kind(dtype: np.dtype) -> str:
+    try:
+        return _KINDS[dtype]
+    except (KeyError, TypeError):  # not seen yet, or unhashable: named the long way
+        pass
     name = as_dtype(dtype).name
     if name not in SIGNIFICAND_BITS:
         raise ValueError(f"dtype={name!r} is not a float type; allowed: {', '.join(FLOAT_DTYPES)}")
+    _KINDS[dtype] = name
     return name
+
+
+#: dtype (as given) -> its float kind: the exact recurrence rounds every output through
+#: ``round_dyadic``, and naming a NumPy dtype costs more than the rounding.
+_KINDS: dict[Any, str] = {}
 
 
 def round_dyadic(man: int, exp: int, dtype: str) -> float:
