@@ -2,7 +2,9 @@
 check of a CPU library scan and of a GPU kernel, each timed whole against its goal.
 
 A benchmark, not a test: run it before and after a change that may slow the suite, and the
-table shows what the change cost (tests and examples run, largest n reached, slowest test).
+table shows what the change cost (tests and Hypothesis examples run, largest n reached,
+slowest test), with the CPU seconds of each part next to its wall time: on a machine that
+others share, the CPU time moves less than the wall time does.
 
     python -m scancheck.feedback [--parts tests gpu-tests cpu-check gpu-check] [--json FILE]
 """
@@ -13,6 +15,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -37,14 +40,35 @@ class Timing:
     command: str
     seconds: float
     goal: float
-    ran: str  # tests passed/failed/skipped, or the largest n and cases of a check
+    ran: str  # tests passed/failed/skipped and examples, or the largest n and cases of a check
     slowest: str = ""
     ok: bool = True
+    cpu: float = 0.0  # user + system seconds of the part's processes, children included
 
     def row(self) -> dict[str, object]:
-        return {"part": self.part, "wall s": round(self.seconds, 1), "goal s": self.goal,
+        return {"part": self.part, "wall s": round(self.seconds, 1),
+                "cpu s": round(self.cpu, 1), "goal s": self.goal,
                 "within": "yes" if self.seconds <= self.goal and self.ok else "NO",
                 "ran": self.ran, "slowest": self.slowest}
+
+
+def _children_cpu() -> float:
+    """User + system seconds of this process's finished children so far."""
+    use = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return use.ru_utime + use.ru_stime
+
+
+def counted(stdout: str) -> tuple[str, int]:
+    """From the output of a pytest run with ``--hypothesis-show-statistics``: its outcome
+    counts ("670 passed, 369 skipped") and the Hypothesis examples its tests ran, every
+    phase's (generated, replayed and shrunk; passing, failing and invalid)."""
+    lines = stdout.strip().splitlines()
+    tail = lines[-1] if lines else ""
+    counts = ", ".join(f"{n} {what}" for n, what in re.findall(
+        r"(\d+) (passed|failed|skipped|errors?)", tail))
+    examples = sum(int(a) + int(b) + int(c) for a, b, c in re.findall(
+        r"- (\d+) passing, (\d+) failing, and (\d+) invalid test cases", stdout))
+    return counts, examples
 
 
 def _env() -> dict[str, str]:
@@ -54,31 +78,32 @@ def _env() -> dict[str, str]:
 
 
 def _pytest(part: str, args: list[str]) -> Timing:
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=1", *args]
-    t0 = time.monotonic()
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--durations=1",
+           "--hypothesis-show-statistics", *args]
+    t0, cpu0 = time.monotonic(), _children_cpu()
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env=_env())
-    secs = time.monotonic() - t0
-    tail = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-200:]
-    counts = ", ".join(f"{n} {what}" for n, what in re.findall(
-        r"(\d+) (passed|failed|skipped|errors?)", tail))
+    secs, cpu = time.monotonic() - t0, _children_cpu() - cpu0
+    counts, examples = counted(proc.stdout)
+    if not counts:
+        counts = proc.stderr.strip()[-200:]
     slow = re.search(r"^([\d.]+)s (?:call|setup)\s+(\S+)", proc.stdout, re.M)
     profile = os.environ.get("SCANCHECK_HYPOTHESIS_PROFILE", "ci")
     return Timing(part, "pytest " + " ".join(args), secs, GOALS[part],
-                  f"{counts} ({profile} profile)",
+                  f"{counts}, {examples} examples ({profile} profile)",
                   f"{slow.group(2).split('::')[-1][:60]} {slow.group(1)} s" if slow else "",
-                  proc.returncode in (0, 5) and "failed" not in counts)
+                  proc.returncode in (0, 5) and "failed" not in counts, cpu)
 
 
 def _check(part: str, target: str) -> Timing:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "report.json"
         cmd = [sys.executable, "-m", "scancheck.cli", "check", target, "--json", str(out)]
-        t0 = time.monotonic()
+        t0, cpu0 = time.monotonic(), _children_cpu()
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp, env=_env())
-        secs = time.monotonic() - t0
+        secs, cpu = time.monotonic() - t0, _children_cpu() - cpu0
         if not out.exists():
             return Timing(part, f"scancheck check {target}", secs, GOALS[part],
-                          f"no report: {proc.stderr.strip()[-160:]}", ok=False)
+                          f"no report: {proc.stderr.strip()[-160:]}", ok=False, cpu=cpu)
         rep = json.loads(out.read_text())[0]
     results = rep["results"]
     cases = sum(int(r["detail"].get("cases", 0)) for r in results)
@@ -87,7 +112,7 @@ def _check(part: str, target: str) -> Timing:
                   f"largest n {rep['verdict']['largest n']:,}, {cases} cases, "
                   f"{sum(r['status'] != 'skip' for r in results)} checks",
                   ", ".join(f"{r['name']} {r.get('seconds', 0.0):.0f} s" for r in longest),
-                  proc.returncode == 0)
+                  proc.returncode == 0, cpu)
 
 
 def measure(parts: list[str]) -> list[Timing]:

@@ -70,6 +70,30 @@ def nvcc_errors(source: str, workdir: Path, *, fmad: bool = True) -> str:
     return "" if proc.returncode == 0 else proc.stderr[-4000:] or f"nvcc exit {proc.returncode}"
 
 
+def nvcc_errors_each(sources: dict[str, str], workdir: Path, *, fmad: bool = True
+                     ) -> dict[str, str]:
+    """What nvcc says against each of ``sources`` (name -> source), as :func:`nvcc_errors`
+    would: one nvcc run takes them all (its start-up and host passes paid once), and only
+    where that run fails is each compiled alone, so that each error is named by its source."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return dict.fromkeys(sources, "nvcc is not on PATH")
+    files = []
+    for i, source in enumerate(sources.values()):
+        files.append(Path(workdir) / f"each{i}.cu")
+        files[-1].write_text(source)
+    cmd = [nvcc, "-std=c++17", "-arch=sm_90", "-Werror", "all-warnings", "-ptx", "-Xcicc", "-O0",
+           *([] if fmad else ["-fmad=false"]), *map(str, files), "--output-directory", str(workdir)]
+    if subprocess.run(cmd, capture_output=True, text=True).returncode == 0:
+        return dict.fromkeys(sources, "")
+    out = {}
+    for i, (name, source) in enumerate(sources.items()):
+        alone = Path(workdir) / f"alone{i}"
+        alone.mkdir(exist_ok=True)
+        out[name] = nvcc_errors(source, alone, fmad=fmad)
+    return out
+
+
 def raising_scan(x: np.ndarray) -> np.ndarray:
     """A target that raises a Python exception for n > 3 (its process goes on), and is right
     on any other input."""

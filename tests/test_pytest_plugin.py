@@ -53,14 +53,14 @@ def test_faults_exits_and_hangs_are_failures_and_the_session_goes_on(pytester):
     # Both forms of a user's target: an import path and a file path.
     targets = ("scan_targets:crash", "scan_targets.py:leave", "scan_targets:hang")
     result = pytester.runpytest_subprocess(*(f"--scan-target={t}" for t in targets),
-                                           "--scan-timeout", "2", *QUICK, timeout=120)
+                                           "--scan-timeout", "1", *QUICK, timeout=120)
     result.assert_outcomes(failed=3, deselected=3 * len(PROPERTIES) - 3)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines_random([
         "*verdict: fault: fault in 'nan and inf': the process died (killed by SIGSEGV)*",
         "diagnosis: the process died (killed by SIGSEGV) at n = *",
         "*verdict: fault: fault in 'nan and inf': the process died (exit status 3)*",
-        "*verdict: fault: hang in 'nan and inf': the target gave no answer in 2 s*",
+        "*verdict: fault: hang in 'nan and inf': the target gave no answer in 1 s*",
         "smallest case: n=*",
     ])
 

@@ -31,7 +31,8 @@ def test_a_hang_and_a_crash_are_reported_without_stopping_the_run(pytester):
     )
     # Without scancheck's own plugin: this is xdist's and pytest-timeout's behaviour, and each
     # worker (a crashed one is replaced) would import scancheck's engine for nothing.
-    result = pytester.runpytest_subprocess("-n", "2", "--timeout=2", "-o", "timeout_method=thread",
+    # One second: the passing tests take milliseconds, and the hang's wait is the test's time.
+    result = pytester.runpytest_subprocess("-n", "2", "--timeout=1", "-o", "timeout_method=thread",
                                            "-p", "no:cacheprovider", "-p", "no:scancheck")
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(["*crashed while running*test_hangs*"])

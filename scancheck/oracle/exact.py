@@ -41,10 +41,20 @@ _EMAX = {"float32": 127, "float64": 1023, "float16": 15, "bfloat16": 127}
 
 
 def _float_kind(dtype: np.dtype) -> str:
+    try:
+        return _KINDS[dtype]
+    except (KeyError, TypeError):  # not seen yet, or unhashable: named the long way
+        pass
     name = as_dtype(dtype).name
     if name not in SIGNIFICAND_BITS:
         raise ValueError(f"dtype={name!r} is not a float type; allowed: {', '.join(FLOAT_DTYPES)}")
+    _KINDS[dtype] = name
     return name
+
+
+#: dtype (as given) -> its float kind: the exact recurrence rounds every output through
+#: ``round_dyadic``, and naming a NumPy dtype costs more than the rounding.
+_KINDS: dict[Any, str] = {}
 
 
 def round_dyadic(man: int, exp: int, dtype: str) -> float:
@@ -321,10 +331,32 @@ def exact_recurrence(pairs: np.ndarray) -> np.ndarray:
         raise ValueError("pairs must be finite for the exact recurrence")
     kind = _float_kind(pairs.dtype)
     out = np.empty(pairs.shape, dtype=np.float64)
-    acc_a, acc_b = Fraction(1), Fraction(0)
+    # Every float is m * 2**e, and so is every prefix: integers and a shared exponent carry
+    # the rationals exactly, without the gcd a Fraction takes at each step.
+    ma, ea, mb, eb = 1, 0, 0, 0
     for k, (a, b) in enumerate(pairs.tolist()):
-        fa, fb = Fraction(a), Fraction(b)
-        acc_a, acc_b = fa * acc_a, fa * acc_b + fb
-        out[k, 0] = round_fraction(acc_a, kind)
-        out[k, 1] = round_fraction(acc_b, kind)
+        (na, ka), (nb, kb) = _dyadic(a), _dyadic(b)
+        ma, ea, mb, eb = na * ma, ka + ea, na * mb, ka + eb
+        if eb <= kb:
+            mb += nb << (kb - eb)
+        else:
+            mb, eb = (mb << (eb - kb)) + nb, kb
+        ma, ea = _trimmed(ma, ea)
+        mb, eb = _trimmed(mb, eb)
+        out[k, 0] = round_dyadic(ma, ea, kind)
+        out[k, 1] = round_dyadic(mb, eb, kind)
     return out.astype(pairs.dtype)
+
+
+def _dyadic(v: float) -> tuple[int, int]:
+    """A finite float as (m, e), v = m * 2**e exactly."""
+    num, den = v.as_integer_ratio()  # den is a power of two
+    return num, 1 - den.bit_length()
+
+
+def _trimmed(m: int, e: int) -> tuple[int, int]:
+    """m * 2**e with the trailing zero bits of m moved into e (0 as (0, 0))."""
+    if m == 0:
+        return 0, 0
+    tz = (m & -m).bit_length() - 1
+    return m >> tz, e + tz

@@ -22,7 +22,7 @@ from scancheck.kernels.registry import VARIANTS, get_variant, instantiations
 from scancheck.oracle.bounds import Verdict, classify
 from scancheck.oracle.logsumexp import judge_logsumexp
 from scancheck.oracle.products import judge_products
-from scancheck.testing import assert_same_bits, nvcc_errors
+from scancheck.testing import assert_same_bits, nvcc_errors, nvcc_errors_each
 
 CORRECT = [name for name, v in VARIANTS.items() if not v.racy]
 WITH_ADD = [name for name in CORRECT if "add" in VARIANTS[name].operators]
@@ -274,10 +274,9 @@ def test_every_cuda_file_under_kernels_compiles(tmp_path):
     others = [p for p in sorted(KERNEL_DIR.rglob("*.cu"))
               if p.name not in registered and p.parent.name != "oracle"]
     assert others, "expected the negative controls under kernels/controls"
-    for path in others:
-        for dtype in ("float32", "int32"):
-            err = nvcc_errors(cu_prelude(dtype) + expand_source(path.name, path.parent), tmp_path)
-            assert not err, f"{path.name} {dtype}:\n{err}"
+    errors = nvcc_errors_each({f"{path.name} {dtype}": cu_prelude(dtype) + expand_source(
+        path.name, path.parent) for path in others for dtype in ("float32", "int32")}, tmp_path)
+    assert not any(errors.values()), "\n".join(f"{k}:\n{e}" for k, e in errors.items() if e)
 
 
 @pytest.mark.gpu
@@ -291,6 +290,7 @@ def test_warm_leaves_the_compiled_variant_in_cupys_kernel_cache(tmp_path):
     env = dict(os.environ, CUPY_CACHE_DIR=str(tmp_path))
     code = "from scancheck.kernels.launch import warm; warm('kogge_stone')"
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
+
     def files():
         return sorted((p.name, p.stat().st_mtime_ns) for p in tmp_path.rglob("*") if p.is_file())
 

@@ -151,6 +151,21 @@ def test_exact_recurrence_matches_the_sequential_recurrence_in_rationals(pairs):
         assert got[k, 1] == round_fraction(y, "float64")
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "bfloat16"])
+@given(data=st.data())
+def test_both_components_of_the_recurrence_are_its_rationals_rounded_once(dtype, data):
+    """Arbitrary finite floats, subnormals and the whole exponent range: the product and y_k
+    each equal the Fractions' value rounded once (the oracle carries them otherwise)."""
+    flat = data.draw(finite_floats(dtype, 2, 24), label="x")
+    pairs = flat[:flat.size // 2 * 2].reshape(-1, 2)
+    got = exact_recurrence(pairs)
+    p, y = Fraction(1), Fraction(0)
+    for k, (a, b) in enumerate(pairs.tolist()):
+        p, y = Fraction(a) * p, Fraction(a) * y + Fraction(b)
+        want = [round_fraction(q, dtype) for q in (p, y)]
+        assert got[k].astype(np.float64).tolist() == want, (k, got[k], want)
+
+
 @given(st.data())
 def test_the_recurrence_enclosure_contains_the_exact_answer(data):
     """Outward-rounded intervals: the exact rational y_k lies in [lo, hi] at every k, and the
