@@ -24,6 +24,7 @@ from .core.operators import (
     DTYPES,
     FLOAT_DTYPES,
     INPUT_DTYPES,
+    NAN_PREFIXES,
     NAN_RULES,
     SUBNORMAL_RULES,
     TARGET_OPERATORS,
@@ -155,7 +156,7 @@ def _spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
         given["axis"] = {"arg": "arg", "none": None}.get(given["axis"], given["axis"])
         if isinstance(given["axis"], str) and given["axis"] != "arg":
             given["axis"] = int(given["axis"])
-    for key in ("dtypes", "promote"):
+    for key in ("dtypes", "promote", "ndim", "accumulates"):
         if key in given:
             given[key] = tuple(given[key])
     return given
@@ -432,6 +433,7 @@ _SPEC_DEST = "spec_"
 def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     """A flag per TargetSpec field (``--accepts-max-n`` for ``max_n``), each left unset
     unless given, so that only the fields named replace the target's declared spec."""
+    from .engine.contracts import OVERFLOW_RULES
     from .engine.spec import DEVICES
 
     g = p.add_argument_group(
@@ -453,7 +455,11 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     add("allows_empty", action=argparse.BooleanOptionalAction,
         help="whether it takes an empty input (and returns an empty scan)")
     add("zeros", choices=tuple(ZERO_ORDERS), help="max, min: how -0 and +0 are ordered")
-    add("nans", choices=tuple(NAN_RULES), help="max, min: what a NaN does")
+    add("nans", choices=tuple(NAN_RULES), help="add, mul, max, min: what a NaN input does: "
+        "propagate (IEEE), ignore (left out: fmax, nancumsum) or skip (NaN at the NaN, the "
+        "rest scanned without it: pandas' skipna)")
+    add("nan_prefix", choices=tuple(NAN_PREFIXES), help="with --nans ignore: what an output "
+        "whose whole prefix is NaN holds, NaN or the identity (nancumsum, pyarrow)")
     add("subnormals", type=_subnormal_rule, metavar="RULE",
         help=f"floats: whether subnormals read as zero, {', '.join(SUBNORMAL_RULES)} or "
              f"flush:DTYPE,... (the dtypes that flush: flush:float32 for -ftz=true on NVIDIA "
@@ -469,6 +475,13 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
         help="max or min: the target returns (values, indices), as cummax and cummin do")
     add("initial", action=argparse.BooleanOptionalAction,
         help="the target takes an initial value: it is called as fn(x, initial=v)")
+    add("overflow", choices=tuple(OVERFLOW_RULES), help="integer add, mul: wrap (two's "
+        "complement) or raise (checked: raises exactly when some prefix overflows)")
+    add("ndim", nargs="+", type=_positive(int), metavar="RANK",
+        help="with --axis: the ranks of array the target takes (2 for DataFrame.cumsum)")
+    add("accumulates", nargs="*", type=_promotion, metavar="IN:ACC",
+        help="float add, mul: input IN is accumulated in the wider ACC and each output "
+        "rounded once (float32:float64 for polars); none given: not declared")
 
 
 def _spec_flag(group: Any, field_name: str, **kw: Any) -> None:

@@ -95,8 +95,18 @@ CONTROLS: tuple[Control, ...] = (
             "several to an example: no ladder size is there",
             # A fifth of the default 30 s: the share of each of five properties in one child.
             seconds=5.0),
-    Control("NaN-dropping max", _C + "nan_dropping_max", Cause.SPECIALS, "NaN",
-            "nan and inf; the same data without NaNs pass"),
+    Control("NaN-dropping max", _C + "nan_dropping_max", Cause.CONTRACT,
+            "declare --nans ignore", "nan and inf: the NaN rule it keeps (C fmax) is named, "
+            "with its flag; the same data without NaNs pass"),
+    Control("max writing zero for NaN", _C + "max_writing_zero_for_nan", Cause.SPECIALS, "NaN",
+            "nan and inf; no NaN rule explains it and the same data without NaNs pass"),
+    Control("sum declaring skip that propagates", _C + "sum_declaring_skip_that_propagates",
+            Cause.CONTRACT, "declare --nans propagate",
+            "nan and inf under nans='skip': the outputs after a NaN are judged as the scan of "
+            "the other inputs"),
+    Control("product skipping NaN as one", _C + "product_skipping_nan_as_one", Cause.CONTRACT,
+            "declare --nans ignore --nan-prefix identity",
+            "products within bound under nans='skip': NaN inputs' outputs must be NaN"),
     Control("tile size varying between runs", _C + "tile_size_varying_between_runs",
             Cause.NONDETERMINISM, "bits differ", "deterministic; every run is within the bound"),
     Control("overflow guard set too low", _C + "overflow_guard_too_low", Cause.PRECISION,
@@ -128,8 +138,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("strides ignored (N-D)", _C + "strides_ignored", Cause.LOGIC, "layout",
             "rows only: every 1-D input is contiguous; a transposed, strided, reversed or "
             "Fortran-order view is not"),
-    Control("min propagating NaN", _C + "min_propagating_nan", Cause.SPECIALS, "NaN",
-            "nan and inf, under the spec's NaN-ignoring rule; the same data without NaNs pass"),
+    Control("min propagating NaN", _C + "min_propagating_nan", Cause.CONTRACT,
+            "declare --nans propagate", "nan and inf, under the spec's NaN-ignoring rule; "
+            "the rule it keeps is named"),
     Control("product carried in 8 bits", _C + "product_carried_in_8_bits", Cause.PRECISION,
             "significand bits", "products within bound: no other property checks a product"),
     Control("logcumsumexp through exp", _C + "logcumsumexp_through_exp", Cause.PRECISION,

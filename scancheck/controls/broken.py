@@ -199,6 +199,29 @@ def nan_dropping_max(x: np.ndarray) -> np.ndarray:
         return np.fmax.accumulate(x)
 
 
+def max_writing_zero_for_nan(x: np.ndarray) -> np.ndarray:
+    """A running maximum that leaves NaN out (C fmax) but writes 0.0 as a NaN input's own
+    output: no NaN rule (propagate, ignore, skip) returns that, so it is broken NaN
+    handling, not another contract."""
+    with np.errstate(all="ignore"):
+        out = np.fmax.accumulate(x)
+    return np.where(np.isnan(x), x.dtype.type(0), out).astype(x.dtype)
+
+
+def sum_declaring_skip_that_propagates(x: np.ndarray) -> np.ndarray:
+    """A running sum declared NaN-skipping (pandas' skipna) that propagates NaN as IEEE
+    arithmetic does: NaN at each NaN input, as declared, but NaN after it too."""
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
+def product_skipping_nan_as_one(x: np.ndarray) -> np.ndarray:
+    """A running product declared NaN-skipping that leaves a NaN input's output at the
+    product before it (NaN read as 1) instead of NaN: numpy.nancumprod's rule, not pandas'."""
+    with np.errstate(all="ignore"):
+        return np.multiply.accumulate(np.where(np.isnan(x), x.dtype.type(1), x), dtype=x.dtype)
+
+
 def overflow_guard_too_low(x: np.ndarray) -> np.ndarray:
     """A sequential scan that sets its running sum to +inf once it passes half the largest
     float (a guard against overflow written with the wrong threshold): it returns infinities
@@ -456,6 +479,9 @@ for fn, spec in (
     (quadratic_workspace, TargetSpec()),
     (tail_wrong_at_some_sizes, TargetSpec()),
     (nan_dropping_max, TargetSpec(op="max", dtypes=_FLOATS)),
+    (max_writing_zero_for_nan, TargetSpec(op="max", dtypes=_FLOATS)),
+    (sum_declaring_skip_that_propagates, TargetSpec(dtypes=_FLOATS, nans="skip")),
+    (product_skipping_nan_as_one, TargetSpec(op="mul", dtypes=_FLOATS, nans="skip")),
     (tile_size_varying_between_runs, TargetSpec()),
     (overflow_guard_too_low, TargetSpec(dtypes=_FLOATS)),
     (max_keeping_the_earlier_zero, TargetSpec(op="max", dtypes=_FLOATS, zeros="ordered")),

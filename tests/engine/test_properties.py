@@ -44,7 +44,8 @@ def test_precision_lost_is_told_from_a_logic_error_without_integer_dtypes(budget
 
 
 def test_a_logic_error_in_nan_data_is_not_blamed_on_nan_handling(budget):
-    nan_bug = check_property(resolve("scancheck.controls.broken:nan_dropping_max"), "nan and inf", budget)
+    nan_bug = check_property(resolve("scancheck.controls.broken:max_writing_zero_for_nan"),
+                             "nan and inf", budget)
     assert nan_bug.cause == "SPECIALS" and nan_bug.independent
     logic_bug = check_property(resolve("scancheck.controls.broken:dropped_partial_block"), "nan and inf",
                                budget)
@@ -129,7 +130,8 @@ def test_nan_handling_is_checked_as_the_spec_declares(budget):
     fmin = _target(lambda x: np.fmin.accumulate(x), ignoring)
     assert check_property(fmin, "nan and inf", budget).status == "pass"
     r = check_property(_target(controls.min_propagating_nan, ignoring), "nan and inf", budget)
-    assert r.status == "fail" and r.cause == "SPECIALS" and "nans='ignore'" in r.diagnosis
+    assert r.status == "fail" and r.cause == "CONTRACT" and "nans='ignore'" in r.diagnosis
+    assert "declare --nans propagate" in r.diagnosis
 
 
 def test_overflow_is_rounding_only_where_some_order_can_overflow(budget):

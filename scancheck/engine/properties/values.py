@@ -29,6 +29,7 @@ from ..cases import Case
 from ..diagnosis import Cause
 from ..targets import Target
 from .base import Check, Failure
+from .nan_rules import contract_failure, nan_rule_kept
 from .running import bits_differ, exact_answer, first_bad, on_outputs, promoted, run
 from .subnormals import flush_explains, flushes, subnormal_witness
 
@@ -226,6 +227,9 @@ def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     failure = first_bad(target, ok, got, want, rule, Cause.SPECIALS)
     if failure is None or "never written" in failure.diagnosis:
         return failure
+    kept = nan_rule_kept(target, x, got)
+    if kept is not None:
+        return contract_failure(target, kept, failure.index, got, x)
     twin = np.where(np.isfinite(x), x, 1).astype(x.dtype)
     twin_got, twin_bad = run(target, twin)
     wrong = twin_bad or judge_output(target, case, twin, twin_got)
