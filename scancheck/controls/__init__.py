@@ -98,6 +98,12 @@ CONTROLS: tuple[Control, ...] = (
     Control("NaN-dropping max", _C + "nan_dropping_max", Cause.CONTRACT,
             "declare --nans ignore", "nan and inf: the NaN rule it keeps (C fmax) is named, "
             "with its flag; the same data without NaNs pass"),
+    Control("checked sum raising one element late", _C + "checked_sum_raising_one_late",
+            Cause.LOGIC, "checks overflow too late",
+            "integers exact under overflow='raise': the smallest case overflows at its last "
+            "output"),
+    Control("checked sum wrapping", _C + "checked_sum_wrapping", Cause.CONTRACT,
+            "declare --overflow wrap", "integers exact under overflow='raise'"),
     Control("max writing zero for NaN", _C + "max_writing_zero_for_nan", Cause.SPECIALS, "NaN",
             "nan and inf; no NaN rule explains it and the same data without NaNs pass"),
     Control("sum declaring skip that propagates", _C + "sum_declaring_skip_that_propagates",

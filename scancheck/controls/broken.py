@@ -222,6 +222,40 @@ def product_skipping_nan_as_one(x: np.ndarray) -> np.ndarray:
         return np.multiply.accumulate(np.where(np.isnan(x), x.dtype.type(1), x), dtype=x.dtype)
 
 
+def _overflows(acc: int, dtype: np.dtype) -> bool:
+    info = np.iinfo(dtype)
+    return not int(info.min) <= acc <= int(info.max)
+
+
+def checked_sum_raising_one_late(x: np.ndarray) -> np.ndarray:
+    """A checked integer sum (as pyarrow's cumulative_sum_checked) that tests each prefix
+    for overflow only when the next element comes: the last output may wrap silently."""
+    out = np.add.accumulate(x, dtype=x.dtype) if x.size else x.copy()
+    acc = 0
+    for k, v in enumerate(x.tolist()[:-1]):
+        acc += v
+        if _overflows(acc, x.dtype):
+            raise OverflowError(f"overflow at index {k}")
+    return out
+
+
+def checked_sum_wrapping(x: np.ndarray) -> np.ndarray:
+    """An integer sum declared checked (overflow='raise') that wraps silently."""
+    with np.errstate(over="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
+def checked_sum(x: np.ndarray) -> np.ndarray:
+    """A correct checked integer sum: raises OverflowError exactly when a prefix leaves the
+    type (a reference, not a control: it must conform under overflow='raise')."""
+    acc = 0
+    for k, v in enumerate(x.tolist()):
+        acc += v
+        if _overflows(acc, x.dtype):
+            raise OverflowError(f"overflow at index {k}")
+    return np.add.accumulate(x, dtype=x.dtype) if x.size else x.copy()
+
+
 def overflow_guard_too_low(x: np.ndarray) -> np.ndarray:
     """A sequential scan that sets its running sum to +inf once it passes half the largest
     float (a guard against overflow written with the wrong threshold): it returns infinities
@@ -464,6 +498,7 @@ def row_offsets_in_32_bits(x: Any, axis: int) -> Any:
 
 
 _FLOATS = ("float32", "float64")
+_INTS = ("int8", "int32", "int64", "uint16")
 for fn, spec in (
     (off_by_one_at_block_boundaries, TargetSpec()),
     (dropped_partial_block, TargetSpec()),
@@ -479,6 +514,9 @@ for fn, spec in (
     (quadratic_workspace, TargetSpec()),
     (tail_wrong_at_some_sizes, TargetSpec()),
     (nan_dropping_max, TargetSpec(op="max", dtypes=_FLOATS)),
+    (checked_sum_raising_one_late, TargetSpec(dtypes=_INTS, overflow="raise")),
+    (checked_sum_wrapping, TargetSpec(dtypes=_INTS, overflow="raise")),
+    (checked_sum, TargetSpec(dtypes=_INTS, overflow="raise")),
     (max_writing_zero_for_nan, TargetSpec(op="max", dtypes=_FLOATS)),
     (sum_declaring_skip_that_propagates, TargetSpec(dtypes=_FLOATS, nans="skip")),
     (product_skipping_nan_as_one, TargetSpec(op="mul", dtypes=_FLOATS, nans="skip")),
