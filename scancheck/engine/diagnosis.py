@@ -258,6 +258,10 @@ def _independent(r: PropertyResult, c: Cause, top: Cause, causes: set[Cause],
         return True  # memory that ran out is no answer, wrong or right: nothing explains it
     if top == Cause.RACE:
         return False  # a race can corrupt any result
+    if top == Cause.CONTRACT:
+        # A documented behaviour undeclared shows as a contract difference wherever it is
+        # met (each property names it so): a failure of another cause is one of its own.
+        return True
     if primary is not None and primary.name in _CORRUPTING and c != Cause.INPUT_WRITTEN:
         return False
     if c == Cause.INDEX_OVERFLOW:

@@ -63,20 +63,24 @@ def contract_failure(target: Target, flags: str, k: int, got: np.ndarray, x: np.
     spec = target.spec
     own = f"nans={spec.nans!r}" + (f", nan_prefix={spec.nan_prefix!r}"
                                    if spec.nans == "ignore" else "")
-    return Failure(Cause.CONTRACT, f"{BEHAVIOUR[flags]}, where its spec declares {own}: "
-                   f"declare {flags}", k, got.ravel()[k], x.ravel()[k],
+    first, *others = flags.split(" or ")
+    more = (f" (or {' or '.join(others)}: this case does not tell them apart)"
+            if others else "")
+    return Failure(Cause.CONTRACT, f"{BEHAVIOUR[first]}, where its spec declares {own}: "
+                   f"declare {first}{more}", k, got.ravel()[k], x.ravel()[k],
                    {"contract": flags})
 
 
 def nan_rule_kept(target: Target, x: np.ndarray, got: np.ndarray) -> str | None:
-    """The flags of the first NaN rule other than the declared one under which ``got`` is a
-    right scan of ``x`` (1-D or rows along the last axis), by the operator's criteria (add
+    """The flags of each NaN rule other than the declared one under which ``got`` is a
+    right scan of ``x`` (joined by " or ": a case may not tell them apart) (1-D or rows along the last axis), by the operator's criteria (add
     within the any-order bound, mul by the products' judge, max and min exact); None where
     none is, or ``x`` has no NaN."""
     spec = target.spec
     if spec.op not in ("add", "mul", "max", "min") or not is_float(x.dtype) or (
             got.shape != x.shape or not np.isnan(x).any()):
         return None
+    kept: list[str] = []
     for flags, fields in ALTERNATIVES:
         if all(getattr(spec, f) == v for f, v in fields.items()):
             continue
@@ -90,8 +94,8 @@ def nan_rule_kept(target: Target, x: np.ndarray, got: np.ndarray) -> str | None:
             if wrong.any():
                 continue
         if _right(alt, target, xs, gs):
-            return flags
-    return None
+            kept.append(flags)
+    return " or ".join(kept) or None
 
 
 def _right(spec: TargetSpec, target: Target, x: np.ndarray, got: np.ndarray) -> bool:
