@@ -94,7 +94,7 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
     the exact scan of that row, by the criteria of the 1-D properties, all rows at once."""
     spec = target.spec
     b = batch(case, fixed_axis=spec.axis if isinstance(spec.axis, int) else None,
-              data_seed=data_seed)
+              data_seed=data_seed, ranks=spec.ndim)
     at = b.describe()
     try:
         got = target(b.x, b.axis)

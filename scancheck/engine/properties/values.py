@@ -28,6 +28,7 @@ from ...oracle.bounds import (
 from ..cases import Case
 from ..diagnosis import Cause
 from ..targets import Target
+from .accumulation import accumulated_failure
 from .base import Check, Failure
 from .nan_rules import contract_failure, nan_rule_kept
 from .running import bits_differ, exact_answer, first_bad, on_outputs, promoted, run
@@ -53,7 +54,7 @@ def bound_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarr
     rep = classify(x, got, sequential_depths(x.shape[0], inc), inclusive=inc, exact=want,
                    flush=flushes(target, x.dtype))
     if rep.verdict != Verdict.BEYOND_BOUND:
-        return None
+        return accumulated_failure(target, x, got, want)
     k = int(rep.beyond[0])
     if not (np.isfinite(got[k]) and np.isfinite(want[k])):
         return Failure(Cause.LOGIC, f"{got[k]} where the exact prefix is {want[k]}", k,
