@@ -98,6 +98,12 @@ CONTROLS: tuple[Control, ...] = (
     Control("NaN-dropping max", _C + "nan_dropping_max", Cause.CONTRACT,
             "declare --nans ignore", "nan and inf: the NaN rule it keeps (C fmax) is named, "
             "with its flag; the same data without NaNs pass"),
+    Control("float32 sum declaring float64 accumulation",
+            _C + "float32_sum_declaring_float64_accumulation", Cause.PRECISION,
+            "accumulated in float64", "floats within bound under the declared accumulator's "
+            "bound: float32's own bound holds"),
+    Control("matrix scan refusing rank 3", _C + "matrix_scan_refusing_rank_3", Cause.FAULT,
+            "raised ValueError", "rows, on the 3-D arrays its declared ndim=(2, 3) allows"),
     Control("checked sum raising one element late", _C + "checked_sum_raising_one_late",
             Cause.LOGIC, "checks overflow too late",
             "integers exact under overflow='raise': the smallest case overflows at its last "

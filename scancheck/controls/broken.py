@@ -256,6 +256,20 @@ def checked_sum(x: np.ndarray) -> np.ndarray:
     return np.add.accumulate(x, dtype=x.dtype) if x.size else x.copy()
 
 
+def float32_sum_declaring_float64_accumulation(x: np.ndarray) -> np.ndarray:
+    """A float32 running sum in float32 that declares float64 accumulation (as polars'
+    cum_sum has): within float32's own bound, not within that of a float64 accumulator."""
+    return np.add.accumulate(x, dtype=x.dtype)
+
+
+def matrix_scan_refusing_rank_3(x: np.ndarray, axis: int) -> np.ndarray:
+    """A scan along an axis that declares ranks 2 and 3 (ndim=(2, 3)) but refuses 3-D
+    arrays, as a 2-D-only API wrapped without its declared rank."""
+    if x.ndim != 2 and x.shape[axis] > 1:  # rows of one element pass: only the rank shows
+        raise ValueError(f"expected a 2-D array, got shape {x.shape}")
+    return np.add.accumulate(x, axis=axis, dtype=x.dtype)
+
+
 def overflow_guard_too_low(x: np.ndarray) -> np.ndarray:
     """A sequential scan that sets its running sum to +inf once it passes half the largest
     float (a guard against overflow written with the wrong threshold): it returns infinities
@@ -514,6 +528,9 @@ for fn, spec in (
     (quadratic_workspace, TargetSpec()),
     (tail_wrong_at_some_sizes, TargetSpec()),
     (nan_dropping_max, TargetSpec(op="max", dtypes=_FLOATS)),
+    (float32_sum_declaring_float64_accumulation,
+     TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),))),
+    (matrix_scan_refusing_rank_3, TargetSpec(dtypes=_INTS, axis="arg", ndim=(2, 3))),
     (checked_sum_raising_one_late, TargetSpec(dtypes=_INTS, overflow="raise")),
     (checked_sum_wrapping, TargetSpec(dtypes=_INTS, overflow="raise")),
     (checked_sum, TargetSpec(dtypes=_INTS, overflow="raise")),
