@@ -197,16 +197,36 @@ def _writing(path: str, flag: str) -> Iterator[None]:
                          f"({exc.strerror or type(exc).__name__})") from None
 
 
+#: Columns a result table fits in; the whole text of each cell is in --report and --json.
+_TABLE_WIDTH = 100
+
+
+def _fit(rows: list[dict], widths: dict[str, int]) -> list[dict]:
+    """``rows`` with the named columns cut to their widths (an ellipsis where cut), so that
+    a table fits :data:`_TABLE_WIDTH` columns."""
+    def cut(v: object, w: int) -> object:
+        text = str(v)
+        return text if len(text) <= w else text[:w - 1] + "…"
+
+    return [{k: cut(v, widths[k]) if k in widths else v for k, v in r.items()} for r in rows]
+
+
 def _print_report(rep) -> None:
-    print(format_table(rep.rows(), title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
+    rows = _fit(rep.rows(), {"property": 22, "diagnosis / detail": 48,
+                             "smallest failing case": 16})
+    print(format_table(rows, title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
                        f"checked {rep.largest_n:,})"))
+    import textwrap
+
     verdict = rep.verdict
-    print(f"verdict: {'conforms' if rep.passed else 'DOES NOT CONFORM'}"
-          + (f" - {verdict.line}" if verdict.line else ""))
+    print(textwrap.fill(f"verdict: {'conforms' if rep.passed else 'DOES NOT CONFORM'}"
+                        + (f" - {verdict.line}" if verdict.line else ""), _TABLE_WIDTH,
+                        subsequent_indent="  ", break_on_hyphens=False))
     if verdict.findings:  # each cause once, with the properties it explains folded under it
         print("causes, primary first:")
         for k, finding in enumerate(verdict.findings, 1):
-            print(f"  {k}. {finding.folded()}")
+            print(textwrap.fill(f"{k}. {finding.folded()}", _TABLE_WIDTH, initial_indent="  ",
+                                subsequent_indent="     ", break_on_hyphens=False))
     print(rep.time_spent())
 
 
@@ -248,9 +268,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for rep in reports:
         _print_report(rep)
         status |= int(not rep.passed)
-    rows = [{"target": r.target, "verdict": "conforms" if r.passed else "FAILS",
-             "largest n": f"{r.largest_n:,}", "seconds": round(r.seconds),
-             "diagnosis": r.diagnosis[:110]} for r in reports]
+    rows = _fit([{"target": r.target, "verdict": "conforms" if r.passed else "FAILS",
+                  "largest n": f"{r.largest_n:,}", "seconds": round(r.seconds),
+                  "diagnosis": r.diagnosis} for r in reports], {"target": 28, "diagnosis": 44})
     if gpu:  # which GPU ran what
         for row, name in zip(rows, args.targets):
             row["GPU"] = gpu[name]
@@ -318,7 +338,7 @@ def _run_controls(args: argparse.Namespace) -> int:
         rep, ok = checked[c.name]
         caught += ok
         rows.append({"control": c.name, "expected": f"{c.cause.label}: {c.expect}",
-                     "diagnosis": rep.diagnosis[:120], "seconds": round(rep.seconds),
+                     "diagnosis": rep.diagnosis, "seconds": round(rep.seconds),
                      "caught": "yes" if ok else "NO"})
     run = len(checked)
     for name, (rep, ok) in checked.items():
@@ -326,7 +346,8 @@ def _run_controls(args: argparse.Namespace) -> int:
             print(f"\n{name} was not caught as expected:")
             _print_report(rep)
     _write_json(args.json, [rep for rep, _ in checked.values()])
-    print(format_table(rows, title="\nnegative controls"))
+    print(format_table(_fit(rows, {"control": 24, "expected": 30, "diagnosis": 30}),
+                       title="\nnegative controls"))
     print(f"\nscore: {caught} of {run} negative controls caught with the right diagnosis")
     return 0 if caught == run else 1
 

@@ -104,6 +104,10 @@ CONTROLS: tuple[Control, ...] = (
             "bound: float32's own bound holds"),
     Control("matrix scan refusing rank 3", _C + "matrix_scan_refusing_rank_3", Cause.FAULT,
             "raised ValueError", "rows, on the 3-D arrays its declared ndim=(2, 3) allows"),
+    Control("sum compensated past infinity", _C + "sum_compensated_past_infinity",
+            Cause.SPECIALS, "inf - inf inside a compensated (Kahan) sum",
+            "floats within bound and nan and inf: NaN where the exact prefix is an infinity "
+            "that inputs of one sign reach"),
     Control("checked sum raising one element late", _C + "checked_sum_raising_one_late",
             Cause.LOGIC, "checks overflow too late",
             "integers exact under overflow='raise': the smallest case overflows at its last "

@@ -270,6 +270,16 @@ def matrix_scan_refusing_rank_3(x: np.ndarray, axis: int) -> np.ndarray:
     return np.add.accumulate(x, axis=axis, dtype=x.dtype)
 
 
+def sum_compensated_past_infinity(x: np.ndarray) -> np.ndarray:
+    """A compensated (Kahan) running sum, in effect: exact enough on finite data, but once
+    the running sum is infinite its correction term is inf - inf, and every later output
+    NaN (pandas' groupby cumsum on an inf)."""
+    with np.errstate(all="ignore"):
+        out = np.add.accumulate(x, dtype=x.dtype)
+    gone = np.logical_or.accumulate(np.isinf(out)) if out.size else np.isinf(out)
+    return np.where(gone, x.dtype.type(np.nan), out).astype(x.dtype)
+
+
 def overflow_guard_too_low(x: np.ndarray) -> np.ndarray:
     """A sequential scan that sets its running sum to +inf once it passes half the largest
     float (a guard against overflow written with the wrong threshold): it returns infinities
@@ -531,6 +541,7 @@ for fn, spec in (
     (float32_sum_declaring_float64_accumulation,
      TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),))),
     (matrix_scan_refusing_rank_3, TargetSpec(dtypes=_INTS, axis="arg", ndim=(2, 3))),
+    (sum_compensated_past_infinity, TargetSpec(dtypes=_FLOATS)),
     (checked_sum_raising_one_late, TargetSpec(dtypes=_INTS, overflow="raise")),
     (checked_sum_wrapping, TargetSpec(dtypes=_INTS, overflow="raise")),
     (checked_sum, TargetSpec(dtypes=_INTS, overflow="raise")),

@@ -19,6 +19,13 @@ FLOATS = ("float32", "float64")
 INTS = ("int8", "int32", "int64", "uint16")
 
 
+@pytest.fixture
+def budget(budget):
+    """The session's seconds, sizes to 2**12: every property walks its whole ladder of
+    sizes, and these contracts show at small n."""
+    return Budget(budget.seconds, max_n=2**12)
+
+
 def _target(fn, **spec):
     return Target(getattr(fn, "__name__", "fn"), fn, TargetSpec(**spec))
 
@@ -169,6 +176,7 @@ def test_the_accumulation_probe_stays_within_max_n(budget):
     target = _target(lambda x: np.cumsum(x.astype(np.float64)).astype(x.dtype),
                      dtypes=("float32",))
     r = check_property(target, "floats within bound", Budget(budget.seconds, max_n=1000))
+    assert r.detail["largest n"] <= 1000
     assert r.status == "pass" and r.detail["accumulation float32"].startswith("undetermined")
 
 
@@ -223,3 +231,10 @@ def test_polars_float32_sum_accumulates_in_float64(budget):
 
     spec = dict(dtypes=("float32",), accumulates=(("float32", "float64"),))
     assert check(_target(cumsum, **spec), budget=budget).passed
+
+
+def test_inf_minus_inf_of_a_compensated_sum_has_its_own_diagnosis(budget):
+    fn = controls.sum_compensated_past_infinity
+    rep = check(Target(fn.__name__, fn, fn.scan_spec), budget=budget)
+    assert rep.verdict.cause.name == "SPECIALS" and "compensated (Kahan) sum" in rep.diagnosis
+    assert "narrower type" not in rep.diagnosis

@@ -82,9 +82,9 @@ def contract_failure(target: Target, flags: str, k: int, got: np.ndarray, x: np.
 
 def nan_rule_kept(target: Target, x: np.ndarray, got: np.ndarray) -> str | None:
     """The flags of each NaN rule other than the declared one under which ``got`` is a
-    right scan of ``x`` (joined by " or ": a case may not tell them apart) (1-D or rows along the last axis), by the operator's criteria (add
-    within the any-order bound, mul by the products' judge, max and min exact); None where
-    none is, or ``x`` has no NaN."""
+    right scan of ``x`` (1-D, or rows along the last axis), joined by " or " (a case may
+    not tell them apart), by the operator's criteria (add within the any-order bound, mul
+    by the products' judge, max and min exact); None where none is, or ``x`` has no NaN."""
     spec = target.spec
     if spec.op not in ("add", "mul", "max", "min") or not is_float(x.dtype) or (
             got.shape != x.shape or not np.isnan(x).any()):

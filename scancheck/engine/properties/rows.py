@@ -136,7 +136,8 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
         failure.index, failure.at = k, {**at, "row": row}
         return failure
     why, shown, wanted = told(r, k)
-    failure = Failure(Cause.SPECIALS if why.startswith("NaN rule") else Cause.LOGIC, f"row {row} (of shape {list(x.shape)}, axis {b.axis}, "
+    cause = Cause.SPECIALS if why.startswith("NaN rule") else Cause.LOGIC
+    failure = Failure(cause, f"row {row} (of shape {list(x.shape)}, axis {b.axis}, "
                       f"{b.layout} layout): {why}", k, shown, wanted, at={**at, "row": row})
     if is_float(x.dtype) and "never written" not in failure.diagnosis:
         # The same rows judged under the other subnormal rule: flushing, declared or not.
