@@ -212,8 +212,8 @@ def _fit(rows: list[dict], widths: dict[str, int]) -> list[dict]:
 
 
 def _print_report(rep) -> None:
-    rows = _fit(rep.rows(), {"property": 22, "diagnosis / detail": 48,
-                             "smallest failing case": 16})
+    rows = _fit(rep.rows(), {"property": 22, "diagnosis / detail": 40,
+                             "smallest failing case": 21})
     print(format_table(rows, title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
                        f"checked {rep.largest_n:,})"))
     import textwrap
@@ -270,7 +270,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
         status |= int(not rep.passed)
     rows = _fit([{"target": r.target, "verdict": "conforms" if r.passed else "FAILS",
                   "largest n": f"{r.largest_n:,}", "seconds": round(r.seconds),
-                  "diagnosis": r.diagnosis} for r in reports], {"target": 28, "diagnosis": 44})
+                  "diagnosis": r.diagnosis} for r in reports], {"target": 26, "diagnosis": 36})
     if gpu:  # which GPU ran what
         for row, name in zip(rows, args.targets):
             row["GPU"] = gpu[name]
