@@ -24,6 +24,7 @@ from .core.operators import (
     DTYPES,
     FLOAT_DTYPES,
     INPUT_DTYPES,
+    NAN_PREFIXES,
     NAN_RULES,
     SUBNORMAL_RULES,
     TARGET_OPERATORS,
@@ -157,7 +158,7 @@ def _spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
             given["axis"] = int(given["axis"])
     if given.get("segments") == "none":
         given["segments"] = None
-    for key in ("dtypes", "promote"):
+    for key in ("dtypes", "promote", "ndim", "accumulates"):
         if key in given:
             given[key] = tuple(given[key])
     return given
@@ -198,16 +199,36 @@ def _writing(path: str, flag: str) -> Iterator[None]:
                          f"({exc.strerror or type(exc).__name__})") from None
 
 
+#: Columns a result table fits in; the whole text of each cell is in --report and --json.
+_TABLE_WIDTH = 100
+
+
+def _fit(rows: list[dict], widths: dict[str, int]) -> list[dict]:
+    """``rows`` with the named columns cut to their widths (an ellipsis where cut), so that
+    a table fits :data:`_TABLE_WIDTH` columns."""
+    def cut(v: object, w: int) -> object:
+        text = str(v)
+        return text if len(text) <= w else text[:w - 1] + "…"
+
+    return [{k: cut(v, widths[k]) if k in widths else v for k, v in r.items()} for r in rows]
+
+
 def _print_report(rep) -> None:
-    print(format_table(rep.rows(), title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
+    rows = _fit(rep.rows(), {"property": 22, "diagnosis / detail": 40,
+                             "smallest failing case": 21})
+    print(format_table(rows, title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
                        f"checked {rep.largest_n:,})"))
+    import textwrap
+
     verdict = rep.verdict
-    print(f"verdict: {'conforms' if rep.passed else 'DOES NOT CONFORM'}"
-          + (f" - {verdict.line}" if verdict.line else ""))
+    print(textwrap.fill(f"verdict: {'conforms' if rep.passed else 'DOES NOT CONFORM'}"
+                        + (f" - {verdict.line}" if verdict.line else ""), _TABLE_WIDTH,
+                        subsequent_indent="  ", break_on_hyphens=False))
     if verdict.findings:  # each cause once, with the properties it explains folded under it
         print("causes, primary first:")
         for k, finding in enumerate(verdict.findings, 1):
-            print(f"  {k}. {finding.folded()}")
+            print(textwrap.fill(f"{k}. {finding.folded()}", _TABLE_WIDTH, initial_indent="  ",
+                                subsequent_indent="     ", break_on_hyphens=False))
     print(rep.time_spent())
 
 
@@ -249,9 +270,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     for rep in reports:
         _print_report(rep)
         status |= int(not rep.passed)
-    rows = [{"target": r.target, "verdict": "conforms" if r.passed else "FAILS",
-             "largest n": f"{r.largest_n:,}", "seconds": round(r.seconds),
-             "diagnosis": r.diagnosis[:110]} for r in reports]
+    rows = _fit([{"target": r.target, "verdict": "conforms" if r.passed else "FAILS",
+                  "largest n": f"{r.largest_n:,}", "seconds": round(r.seconds),
+                  "diagnosis": r.diagnosis} for r in reports], {"target": 26, "diagnosis": 36})
     if gpu:  # which GPU ran what
         for row, name in zip(rows, args.targets):
             row["GPU"] = gpu[name]
@@ -319,7 +340,7 @@ def _run_controls(args: argparse.Namespace) -> int:
         rep, ok = checked[c.name]
         caught += ok
         rows.append({"control": c.name, "expected": f"{c.cause.label}: {c.expect}",
-                     "diagnosis": rep.diagnosis[:120], "seconds": round(rep.seconds),
+                     "diagnosis": rep.diagnosis, "seconds": round(rep.seconds),
                      "caught": "yes" if ok else "NO"})
     run = len(checked)
     for name, (rep, ok) in checked.items():
@@ -327,7 +348,8 @@ def _run_controls(args: argparse.Namespace) -> int:
             print(f"\n{name} was not caught as expected:")
             _print_report(rep)
     _write_json(args.json, [rep for rep, _ in checked.values()])
-    print(format_table(rows, title="\nnegative controls"))
+    print(format_table(_fit(rows, {"control": 24, "expected": 30, "diagnosis": 30}),
+                       title="\nnegative controls"))
     print(f"\nscore: {caught} of {run} negative controls caught with the right diagnosis")
     return 0 if caught == run else 1
 
@@ -472,6 +494,7 @@ _SPEC_DEST = "spec_"
 def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     """A flag per TargetSpec field (``--accepts-max-n`` for ``max_n``), each left unset
     unless given, so that only the fields named replace the target's declared spec."""
+    from .engine.contracts import OVERFLOW_RULES
     from .engine.spec import DEVICES, SEGMENT_KINDS
 
     g = p.add_argument_group(
@@ -495,7 +518,11 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
     add("allows_empty", action=argparse.BooleanOptionalAction,
         help="whether it takes an empty input (and returns an empty scan)")
     add("zeros", choices=tuple(ZERO_ORDERS), help="max, min: how -0 and +0 are ordered")
-    add("nans", choices=tuple(NAN_RULES), help="max, min: what a NaN does")
+    add("nans", choices=tuple(NAN_RULES), help="add, mul, max, min: what a NaN input does: "
+        "propagate (IEEE), ignore (left out: fmax, nancumsum) or skip (NaN at the NaN, the "
+        "rest scanned without it: pandas' skipna)")
+    add("nan_prefix", choices=tuple(NAN_PREFIXES), help="with --nans ignore: what an output "
+        "whose whole prefix is NaN holds, NaN or the identity (nancumsum, pyarrow)")
     add("subnormals", type=_subnormal_rule, metavar="RULE",
         help=f"floats: whether subnormals read as zero, {', '.join(SUBNORMAL_RULES)} or "
              f"flush:DTYPE,... (the dtypes that flush: flush:float32 for -ftz=true on NVIDIA "
@@ -525,6 +552,13 @@ def _add_spec_flags(p: argparse.ArgumentParser) -> None:
              f"(offsets: cu_seqlens, int32 and int64 drawn, offsets:int32 or offsets:int64 "
              f"where it takes one; flags: bool heads; keys: runs of equal "
              f"keys; groups: labels in any order), segments along axis 0; 'none': one sequence")
+    add("overflow", choices=tuple(OVERFLOW_RULES), help="integer add, mul: wrap (two's "
+        "complement) or raise (checked: raises exactly when some prefix overflows)")
+    add("ndim", nargs="+", type=_positive(int), metavar="RANK",
+        help="with --axis: the ranks of array the target takes (2 for DataFrame.cumsum)")
+    add("accumulates", nargs="*", type=_promotion, metavar="IN:ACC",
+        help="float add, mul: input IN is accumulated in the wider ACC and each output "
+        "rounded once (float32:float64 for polars); none given: not declared")
 
 
 def _spec_flag(group: Any, field_name: str, **kw: Any) -> None:

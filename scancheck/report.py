@@ -73,7 +73,8 @@ def _input_of(report: ConformanceReport, case: dict[str, Any], prop: str
         from .engine.layouts import batch
 
         spec_axis = report.spec.get("axis")
-        b = batch(c, fixed_axis=spec_axis if isinstance(spec_axis, int) else None)
+        b = batch(c, fixed_axis=spec_axis if isinstance(spec_axis, int) else None,
+                  ranks=tuple(report.spec.get("ndim") or ()))
         return b.x, b.axis
     return c.data(report.spec["op"]), None
 

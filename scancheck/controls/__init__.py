@@ -95,8 +95,34 @@ CONTROLS: tuple[Control, ...] = (
             "several to an example: no ladder size is there",
             # A fifth of the default 30 s: the share of each of five properties in one child.
             seconds=5.0),
-    Control("NaN-dropping max", _C + "nan_dropping_max", Cause.SPECIALS, "NaN",
-            "nan and inf; the same data without NaNs pass"),
+    Control("NaN-dropping max", _C + "nan_dropping_max", Cause.CONTRACT,
+            "declare --nans ignore", "nan and inf: the NaN rule it keeps (C fmax) is named, "
+            "with its flag; the same data without NaNs pass"),
+    Control("float32 sum declaring float64 accumulation",
+            _C + "float32_sum_declaring_float64_accumulation", Cause.PRECISION,
+            "accumulated in float64", "floats within bound under the declared accumulator's "
+            "bound: float32's own bound holds"),
+    Control("matrix scan refusing rank 3", _C + "matrix_scan_refusing_rank_3", Cause.FAULT,
+            "raised ValueError", "rows, on the 3-D arrays its declared ndim=(2, 3) allows"),
+    Control("sum compensated past infinity", _C + "sum_compensated_past_infinity",
+            Cause.SPECIALS, "inf - inf inside a compensated (Kahan) sum",
+            "floats within bound and nan and inf: NaN where the exact prefix is an infinity "
+            "that inputs of one sign reach"),
+    Control("checked sum raising one element late", _C + "checked_sum_raising_one_late",
+            Cause.LOGIC, "checks overflow too late",
+            "integers exact under overflow='raise': the smallest case overflows at its last "
+            "output"),
+    Control("checked sum wrapping", _C + "checked_sum_wrapping", Cause.CONTRACT,
+            "declare --overflow wrap", "integers exact under overflow='raise'"),
+    Control("max writing zero for NaN", _C + "max_writing_zero_for_nan", Cause.SPECIALS, "NaN",
+            "nan and inf; no NaN rule explains it and the same data without NaNs pass"),
+    Control("sum declaring skip that propagates", _C + "sum_declaring_skip_that_propagates",
+            Cause.CONTRACT, "declare --nans propagate",
+            "nan and inf under nans='skip': the outputs after a NaN are judged as the scan of "
+            "the other inputs"),
+    Control("product skipping NaN as one", _C + "product_skipping_nan_as_one", Cause.CONTRACT,
+            "declare --nans ignore --nan-prefix identity",
+            "products within bound under nans='skip': NaN inputs' outputs must be NaN"),
     Control("tile size varying between runs", _C + "tile_size_varying_between_runs",
             Cause.NONDETERMINISM, "bits differ", "deterministic; every run is within the bound"),
     Control("overflow guard set too low", _C + "overflow_guard_too_low", Cause.PRECISION,
@@ -128,8 +154,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("strides ignored (N-D)", _C + "strides_ignored", Cause.LOGIC, "layout",
             "rows only: every 1-D input is contiguous; a transposed, strided, reversed or "
             "Fortran-order view is not"),
-    Control("min propagating NaN", _C + "min_propagating_nan", Cause.SPECIALS, "NaN",
-            "nan and inf, under the spec's NaN-ignoring rule; the same data without NaNs pass"),
+    Control("min propagating NaN", _C + "min_propagating_nan", Cause.CONTRACT,
+            "declare --nans propagate", "nan and inf, under the spec's NaN-ignoring rule; "
+            "the rule it keeps is named"),
     Control("product carried in 8 bits", _C + "product_carried_in_8_bits", Cause.PRECISION,
             "significand bits", "products within bound: no other property checks a product"),
     Control("logcumsumexp through exp", _C + "logcumsumexp_through_exp", Cause.PRECISION,

@@ -199,6 +199,87 @@ def nan_dropping_max(x: np.ndarray) -> np.ndarray:
         return np.fmax.accumulate(x)
 
 
+def max_writing_zero_for_nan(x: np.ndarray) -> np.ndarray:
+    """A running maximum that leaves NaN out (C fmax) but writes 0.0 as a NaN input's own
+    output: no NaN rule (propagate, ignore, skip) returns that, so it is broken NaN
+    handling, not another contract."""
+    with np.errstate(all="ignore"):
+        out = np.fmax.accumulate(x)
+    return np.where(np.isnan(x), x.dtype.type(0), out).astype(x.dtype)
+
+
+def sum_declaring_skip_that_propagates(x: np.ndarray) -> np.ndarray:
+    """A running sum declared NaN-skipping (pandas' skipna) that propagates NaN as IEEE
+    arithmetic does: NaN at each NaN input, as declared, but NaN after it too."""
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
+def product_skipping_nan_as_one(x: np.ndarray) -> np.ndarray:
+    """A running product declared NaN-skipping that leaves a NaN input's output at the
+    product before it (NaN read as 1) instead of NaN: numpy.nancumprod's rule, not pandas'."""
+    with np.errstate(all="ignore"):
+        return np.multiply.accumulate(np.where(np.isnan(x), x.dtype.type(1), x), dtype=x.dtype)
+
+
+def _overflows(acc: int, dtype: np.dtype) -> bool:
+    info = np.iinfo(dtype)
+    return not int(info.min) <= acc <= int(info.max)
+
+
+def checked_sum_raising_one_late(x: np.ndarray) -> np.ndarray:
+    """A checked integer sum (as pyarrow's cumulative_sum_checked) that tests each prefix
+    for overflow only when the next element comes: the last output may wrap silently."""
+    out = np.add.accumulate(x, dtype=x.dtype) if x.size else x.copy()
+    acc = 0
+    for k, v in enumerate(x.tolist()[:-1]):
+        acc += v
+        if _overflows(acc, x.dtype):
+            raise OverflowError(f"overflow at index {k}")
+    return out
+
+
+def checked_sum_wrapping(x: np.ndarray) -> np.ndarray:
+    """An integer sum declared checked (overflow='raise') that wraps silently."""
+    with np.errstate(over="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
+def checked_sum(x: np.ndarray) -> np.ndarray:
+    """A correct checked integer sum: raises OverflowError exactly when a prefix leaves the
+    type (a reference, not a control: it must conform under overflow='raise')."""
+    acc = 0
+    for k, v in enumerate(x.tolist()):
+        acc += v
+        if _overflows(acc, x.dtype):
+            raise OverflowError(f"overflow at index {k}")
+    return np.add.accumulate(x, dtype=x.dtype) if x.size else x.copy()
+
+
+def float32_sum_declaring_float64_accumulation(x: np.ndarray) -> np.ndarray:
+    """A float32 running sum in float32 that declares float64 accumulation (as polars'
+    cum_sum has): within float32's own bound, not within that of a float64 accumulator."""
+    return np.add.accumulate(x, dtype=x.dtype)
+
+
+def matrix_scan_refusing_rank_3(x: np.ndarray, axis: int) -> np.ndarray:
+    """A scan along an axis that declares ranks 2 and 3 (ndim=(2, 3)) but refuses 3-D
+    arrays, as a 2-D-only API wrapped without its declared rank."""
+    if x.ndim != 2 and x.shape[axis] > 1:  # rows of one element pass: only the rank shows
+        raise ValueError(f"expected a 2-D array, got shape {x.shape}")
+    return np.add.accumulate(x, axis=axis, dtype=x.dtype)
+
+
+def sum_compensated_past_infinity(x: np.ndarray) -> np.ndarray:
+    """A compensated (Kahan) running sum, in effect: exact enough on finite data, but once
+    the running sum is infinite its correction term is inf - inf, and every later output
+    NaN (pandas' groupby cumsum on an inf)."""
+    with np.errstate(all="ignore"):
+        out = np.add.accumulate(x, dtype=x.dtype)
+    gone = np.logical_or.accumulate(np.isinf(out)) if out.size else np.isinf(out)
+    return np.where(gone, x.dtype.type(np.nan), out).astype(x.dtype)
+
+
 def overflow_guard_too_low(x: np.ndarray) -> np.ndarray:
     """A sequential scan that sets its running sum to +inf once it passes half the largest
     float (a guard against overflow written with the wrong threshold): it returns infinities
@@ -512,6 +593,7 @@ def fold_of_the_declared_monoid(elems: tuple) -> tuple:
     return sequential(elems, BoundCombine(ONLINE_SOFTMAX_FORGETTING_A_RESCALE))
 
 
+_INTS = ("int8", "int32", "int64", "uint16")
 for fn, spec in (
     (off_by_one_at_block_boundaries, TargetSpec()),
     (dropped_partial_block, TargetSpec()),
@@ -527,6 +609,16 @@ for fn, spec in (
     (quadratic_workspace, TargetSpec()),
     (tail_wrong_at_some_sizes, TargetSpec()),
     (nan_dropping_max, TargetSpec(op="max", dtypes=_FLOATS)),
+    (float32_sum_declaring_float64_accumulation,
+     TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),))),
+    (matrix_scan_refusing_rank_3, TargetSpec(dtypes=_INTS, axis="arg", ndim=(2, 3))),
+    (sum_compensated_past_infinity, TargetSpec(dtypes=_FLOATS)),
+    (checked_sum_raising_one_late, TargetSpec(dtypes=_INTS, overflow="raise")),
+    (checked_sum_wrapping, TargetSpec(dtypes=_INTS, overflow="raise")),
+    (checked_sum, TargetSpec(dtypes=_INTS, overflow="raise")),
+    (max_writing_zero_for_nan, TargetSpec(op="max", dtypes=_FLOATS)),
+    (sum_declaring_skip_that_propagates, TargetSpec(dtypes=_FLOATS, nans="skip")),
+    (product_skipping_nan_as_one, TargetSpec(op="mul", dtypes=_FLOATS, nans="skip")),
     (tile_size_varying_between_runs, TargetSpec()),
     (overflow_guard_too_low, TargetSpec(dtypes=_FLOATS)),
     (max_keeping_the_earlier_zero, TargetSpec(op="max", dtypes=_FLOATS, zeros="ordered")),

@@ -80,11 +80,22 @@ ZERO_ORDERS: dict[str, str] = {
     "either": "-0 and +0 are equal: either may come back (IEEE 754-2008 maxNum and minNum)",
     "ordered": "-0 < +0 (IEEE 754-2019 maximum and minimum)",
 }
-#: How a max or min scan treats NaN, as a target's spec declares it.
+#: How a float scan treats a NaN input, as a target's spec declares it.  "propagate" is
+#: IEEE arithmetic for every operator; "ignore" and "skip" are declared for add, mul, max
+#: and min (what an all-NaN prefix gives under "ignore" is :data:`NAN_PREFIXES`').
 NAN_RULES: dict[str, str] = {
-    "propagate": "a NaN anywhere in the prefix gives NaN (IEEE 754-2019 maximum and minimum)",
-    "ignore": "NaNs are skipped, NaN only while the whole prefix is NaN (C fmax and fmin, "
-              "IEEE 754-2019 maximumNumber and minimumNumber)",
+    "propagate": "a NaN anywhere in the prefix gives NaN (IEEE arithmetic; IEEE 754-2019 "
+                 "maximum and minimum)",
+    "ignore": "NaN inputs are left out of the running result, which a NaN input's output "
+              "repeats (C fmax and fmin, IEEE 754-2019 maximumNumber, numpy.nancumsum)",
+    "skip": "NaN at each NaN input, every other output the scan of the inputs that are not "
+            "NaN (pandas' skipna=True: [1, nan, 2, 3] -> [1, nan, 3, 6])",
+}
+#: Under nans="ignore": what an output whose whole prefix is NaN holds.
+NAN_PREFIXES: dict[str, str] = {
+    "nan": "NaN (numpy.fmax.accumulate, C fmax)",
+    "identity": "the operator's identity: 0 for add, 1 for mul, -inf for max, +inf for min "
+                "(numpy.nancumsum, pyarrow)",
 }
 
 #: What a float scan does with subnormal numbers, as a target's spec declares it; also
@@ -574,8 +585,10 @@ def extreme_scan(x: np.ndarray, which: str, zeros: str = "either", nans: str = "
         raise ValueError(f"which={which!r}; allowed: 'max', 'min'")
     check_rules(zeros, nans)
     with np.errstate(invalid="ignore"):
-        if nans == "ignore":
+        if nans in ("ignore", "skip"):
             out = (np.fmax if which == "max" else np.fmin).accumulate(x, axis=-1)
+            if nans == "skip":
+                out = np.where(np.isnan(x), x, out)
         else:
             out = (np.maximum if which == "max" else np.minimum).accumulate(x, axis=-1)
     if not is_float(x.dtype) or not x.size:

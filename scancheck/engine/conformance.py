@@ -273,8 +273,31 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
     if prop in ("floats within bound", "products within bound") and spec.op in ("add", "mul"):
         for dt in ACCUMULATION_PROBE:
             if dt in dtypes and spec.output_dtype(dt) == dt:
-                stats.update(accumulation_precision(target, dt))
+                told = accumulation_precision(target, dt, top)
+                failure = declared_accumulation(spec, dt, told)
+                stats.update(told)
+                if failure is not None:
+                    return PropertyResult(prop, "fail", failure, {"dtype": dt, "data":
+                                          "the accumulation probe"}, stats,
+                                          cause=Cause.PRECISION.name, independent=True)
     return PropertyResult(prop, "pass", detail=stats)
+
+
+def declared_accumulation(spec: TargetSpec, dtype: str, told: dict[str, Any]) -> str | None:
+    """What is wrong with a declared accumulator, from the accumulation probe's ``told``
+    (None where it holds, or none is declared); an undeclared wider one is noted in
+    ``told`` with the flag that declares it."""
+    wider = dict(spec.accumulates).get(dtype)
+    seen = str(told.get(f"accumulation {dtype}", ""))
+    if wider is None:
+        acc = ACCUMULATION_PROBE[dtype][0]
+        if seen.startswith(acc):
+            told[f"accumulation {dtype}"] = f"{seen}: declare --accumulates {dtype}:{acc}"
+        return None
+    if seen.startswith("some partial"):
+        return (f"declared accumulates {dtype}:{wider}, but on data whose every partial sum "
+                f"is exact in {wider} {seen}")
+    return None
 
 
 class _NoAnswer(Failure):
@@ -292,6 +315,13 @@ def _raised(target: Target, exc: Exception, n: int) -> Failure | None:
     starts afresh below its size takes over)."""
     if not raised_by_target(exc):
         return None
+    ranks = _ranks_taken(target) if (target.spec.axis is not None and not target.spec.ndim
+                                     and target.spec.device == "cpu") else ()
+    if ranks:
+        flag = "--ndim " + " ".join(map(str, ranks))
+        return Failure(Cause.CONTRACT, f"raised {type(exc).__name__} ({str(exc)[:120]}); it "
+                       f"takes arrays of rank {', '.join(map(str, ranks))} only, where its spec "
+                       f"declares any: declare {flag}", detail={"contract": flag})
     if is_resource_error(exc):
         where = " on an empty input" if n == 0 else ""
         return _NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} ({str(exc)[:200]})"
@@ -302,6 +332,28 @@ def _raised(target: Target, exc: Exception, n: int) -> Failure | None:
     if target.spec.device == "gpu":
         return None
     return _NoAnswer(Cause.FAULT, f"raised {type(exc).__name__} ({str(exc)[:200]})")
+
+
+def _ranks_taken(target: Target) -> tuple[int, ...]:
+    """The ranks 1 to 4 of small float arrays a target with an axis answers, where it
+    refuses some (a DataFrame method takes 2-D arrays only); () where it takes all, or none."""
+    spec = target.spec
+    dtype = next((d for d in spec.dtypes if d in ("float64", "float32", "int64", "int32")),
+                 spec.dtypes[0])
+    took = []
+    for rank in range(1, 5):
+        shape = [3] + [2] * (rank - 1)
+        axis = spec.axis % rank if isinstance(spec.axis, int) else 0
+        if isinstance(spec.axis, int) and not -rank <= spec.axis < rank:
+            continue
+        x = Case(int(np.prod(shape)), dtype, "integers", 0).data(spec.op).reshape(
+            shape + list(np.shape(Case(1, dtype, "integers", 0).data(spec.op))[1:]))
+        try:
+            target(x, axis)
+        except Exception:  # noqa: BLE001 - any refusal of a rank counts as one
+            continue
+        took.append(rank)
+    return tuple(took) if took and len(took) < 4 else ()
 
 
 def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],

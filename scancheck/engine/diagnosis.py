@@ -3,7 +3,8 @@
 Every failure carries a :class:`Cause`, decided by the evidence of its own case (a float
 error that data with tiny partial sums do not show is lost precision; a NaN missing from
 an output is a logic error if the same input without its NaNs is wrong too).  The verdict
-names the highest-ranked cause -- fault or hang > data race > logic error > precision lost
+names the highest-ranked cause -- fault or hang > data race > contract differs (a documented
+behaviour the spec does not declare) > logic error > precision lost
 > NaN/inf semantics > non-determinism > index overflow > out of memory > writes into its
 input -- with its smallest case.  Other failures of the same cause are its evidence; a
 failure of another cause is listed beside it only where its own evidence shows that it does
@@ -29,13 +30,16 @@ class Cause(enum.IntEnum):
     OPERATOR = -1  # ranks first, and is truthy as every cause is
     FAULT = 1  # the process died or hung, or touched memory it does not own
     RACE = 2
-    LOGIC = 3
-    PRECISION = 4
-    SPECIALS = 5
-    NONDETERMINISM = 6
-    INDEX_OVERFLOW = 7
-    RESOURCE = 8  # the target raised out of memory: no answer, and no evidence of a wrong one
-    INPUT_WRITTEN = 9  # the target changed the array it was handed
+    # It computes a documented contract other than its spec's (a promotion, a NaN rule):
+    # named before any logic error, with the flag that declares it.
+    CONTRACT = 3
+    LOGIC = 4
+    PRECISION = 5
+    SPECIALS = 6
+    NONDETERMINISM = 7
+    INDEX_OVERFLOW = 8
+    RESOURCE = 9  # the target raised out of memory: no answer, and no evidence of a wrong one
+    INPUT_WRITTEN = 10  # the target changed the array it was handed
 
     @property
     def label(self) -> str:
@@ -46,6 +50,7 @@ _LABELS = {
     Cause.OPERATOR: "operator is no monoid",
     Cause.FAULT: "fault",
     Cause.RACE: "data race",
+    Cause.CONTRACT: "contract differs",
     Cause.LOGIC: "logic error",
     Cause.PRECISION: "precision lost",
     Cause.SPECIALS: "NaN/inf semantics broken",
@@ -256,6 +261,10 @@ def _independent(r: PropertyResult, c: Cause, top: Cause, causes: set[Cause],
         return True  # memory that ran out is no answer, wrong or right: nothing explains it
     if top == Cause.RACE:
         return False  # a race can corrupt any result
+    if top == Cause.CONTRACT:
+        # A documented behaviour undeclared shows as a contract difference wherever it is
+        # met (each property names it so): a failure of another cause is one of its own.
+        return True
     if primary is not None and primary.name in _CORRUPTING and c != Cause.INPUT_WRITTEN:
         return False
     if c == Cause.INDEX_OVERFLOW:

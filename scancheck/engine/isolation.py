@@ -264,9 +264,12 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
         at = f" at n = {last['n']:,}" if last else ""
         case = {"n": last["n"]} if last else None
         if status == "timeout":
+            hint = (" (a block waiting on one never scheduled?)" if _on_gpu(spec, locator)
+                    else " (one call ran past --timeout: a loop that never ends, or a call "
+                    "slower than that at this size)")
             results.append(PropertyResult(stuck, "hang", f"the target gave no answer in "
-                                          f"{timeout:g} s{at} (a block waiting on one never "
-                                          f"scheduled?)", case, cause=Cause.FAULT.name))
+                                          f"{timeout:g} s{at}{hint}", case,
+                                          cause=Cause.FAULT.name))
         else:
             results.append(PropertyResult(stuck, "fault", _fault_message(err, status) + at, case,
                                           cause=Cause.FAULT.name))
@@ -287,6 +290,15 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
                 if progress is not None:
                     progress.finish(p, "skip")
     return results
+
+
+def _on_gpu(spec: TargetSpec | None, locator: str) -> bool:
+    """Whether a hang's hint is a GPU one: the target's spec says gpu (a kernel, a .cu file
+    or a CUDA library scan where no spec is passed)."""
+    if spec is not None:
+        return spec.device == "gpu"
+    return locator.startswith(("kernel:", "scancheck:")) or locator.endswith(".cu") or (
+        "CUDA" in locator or "cupy" in locator)
 
 
 def _told(progress: Any, event: dict) -> None:

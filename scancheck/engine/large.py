@@ -437,6 +437,9 @@ def check_batch(target: Target, name: str = "batch past 2**32",
     total = BATCH_CHECKS[name]
     if spec.axis is None:
         return PropertyResult(name, "skip", "the target scans 1-D arrays (its spec has no axis)")
+    if spec.ndim and 2 not in spec.ndim:
+        return PropertyResult(name, "skip", f"the batches are 2-D; the target takes ranks "
+                              f"{', '.join(map(str, spec.ndim))} (its spec's ndim)")
     dtype = _batch_dtype(target)
     layouts = batch_layouts(total, spec.axis)
     if dtype is None or not layouts:

@@ -40,10 +40,14 @@ class Batch:
                 "strides": list(self.x.strides), "shapes": self.shape_class}
 
 
-def _shape(rng: np.random.Generator, n: int, kind: str) -> tuple[list[int], int]:
-    """A shape of about n elements (at least one) of this class, and the scanned axis in it."""
-    rank = int(rng.integers(2, 5))
+def _shape(rng: np.random.Generator, n: int, kind: str, ranks: tuple[int, ...] = ()
+           ) -> tuple[list[int], int]:
+    """A shape of about n elements (at least one) of this class, and the scanned axis in it;
+    of a rank in ``ranks`` where given (else 2 to 4, or one more with a singleton inserted)."""
+    rank = int(rng.choice(ranks)) if ranks else int(rng.integers(2, 5))
     axis = int(rng.integers(0, rank))
+    if rank == 1:  # one row: only its length varies
+        return [max(1, n) | (kind == "odd dims")], 0
     dims = [1] * rank
     if kind == "many short rows":
         dims[axis] = int(rng.integers(1, 9))
@@ -60,9 +64,10 @@ def _shape(rng: np.random.Generator, n: int, kind: str) -> tuple[list[int], int]
     if kind == "singleton dims":
         for d in others[: int(rng.integers(1, len(others) + 1))]:
             dims[d] = 1
-        at = int(rng.integers(0, rank + 1))
-        dims.insert(at, 1)
-        axis += at <= axis
+        if not ranks:  # a declared rank is kept
+            at = int(rng.integers(0, rank + 1))
+            dims.insert(at, 1)
+            axis += at <= axis
     elif kind == "odd dims":
         dims = [d | 1 for d in dims]
     elif kind == "zero-size dim":
@@ -71,14 +76,15 @@ def _shape(rng: np.random.Generator, n: int, kind: str) -> tuple[list[int], int]
 
 
 def batch(case: Case, axis: int | None = None, fixed_axis: int | None = None,
-          data_seed: int | None = None) -> Batch:
+          data_seed: int | None = None, ranks: tuple[int, ...] = ()) -> Batch:
     """The batched input of ``case``; ``fixed_axis`` for a target that scans one axis only;
-    ``data_seed`` other values in the same shape and layout (the case's seed by default)."""
+    ``data_seed`` other values in the same shape and layout (the case's seed by default);
+    ``ranks`` the ranks the target takes (its spec's ``ndim``; () for any)."""
     rng = np.random.default_rng([case.seed, 0xBA7C])
     kinds = list(SHAPES)
     weights = np.array(list(SHAPES.values()))
     kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
-    dims, drawn_axis = _shape(rng, max(case.n, 1), kind)
+    dims, drawn_axis = _shape(rng, max(case.n, 1), kind, tuple(ranks))
     layout = LAYOUTS[int(rng.integers(0, len(LAYOUTS)))]
     rank = len(dims)
     ax = drawn_axis if fixed_axis is None else fixed_axis % rank

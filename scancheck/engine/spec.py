@@ -14,6 +14,7 @@ from typing import Any
 from ..core.arrays import as_dtype
 from ..core.monoids import Monoid, load_monoid
 from ..core.operators import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, check_rules, get_operator, is_float
+from .contracts import check_contracts
 
 #: Where a target's arrays live: "cpu", NumPy arrays; "gpu", CuPy arrays.
 DEVICES: tuple[str, ...] = ("cpu", "gpu")
@@ -76,6 +77,17 @@ class TargetSpec:
     #: axis)`` with axis='arg'), ``elems`` a tuple of arrays, as jax.lax.associative_scan is;
     #: scancheck drives it with its probe monoids (and ``op``'s monoid where it is one).
     combine: bool = False
+    #: Under nans="ignore": what an output whose whole prefix is NaN holds (a key of
+    #: ``operators.NAN_PREFIXES``: "nan", or the operator's "identity" as pyarrow returns).
+    nan_prefix: str = "nan"
+    #: Integer add and mul: "wrap" (two's complement) or "raise" (checked arithmetic, as
+    #: pyarrow's cumulative_sum_checked: it raises exactly when some prefix overflows).
+    overflow: str = "wrap"
+    #: With an axis: the ranks of array it takes (() for any; (2,) for DataFrame.cumsum).
+    ndim: tuple[int, ...] = ()
+    #: (input dtype, accumulator dtype) pairs of float scans that accumulate in a wider type
+    #: and round each output once (polars' float32 sums in float64); checked as declared.
+    accumulates: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.reverse not in (False, True, "flip", "suffix"):
@@ -87,6 +99,7 @@ class TargetSpec:
             raise ValueError(f"axis={self.axis!r} must be None (1-D), an int (the axis it "
                              f"scans) or 'arg' (it takes the axis as an argument)")
         check_rules(self.zeros, self.nans, self.subnormals)
+        check_contracts(self)
         for pair in self.promote:
             if len(pair) != 2 or pair[0] not in INPUT_DTYPES or pair[1] not in DTYPES:
                 raise ValueError(f"promote={self.promote!r}: each entry must be (input dtype, "

@@ -80,6 +80,18 @@ class Target:
         target's own code runs.  The target is handed a copy of ``x`` in ``x``'s layout, so
         ``x`` is never changed; :class:`InputWritten` if the call changed the copy."""
         n = int(np.prod(x.shape))  # a torch tensor's size is a method
+        ranks = self.spec.ndim
+        if ranks and len(x.shape) == 1 and 1 not in ranks and self.spec.axis is not None:
+            # A 1-D case for a target of higher ranks only (DataFrame.cumsum): one row of
+            # the least rank it takes, along its axis, the rest of the dimensions 1.
+            at = 0 if axis is None else axis
+            if isinstance(self.spec.axis, int):
+                at = self.spec.axis % min(ranks)
+            shape = [1] * min(ranks)
+            shape[at] = x.shape[0]
+            out = self.run(x.reshape(shape), at)
+            return (out[0].reshape(x.shape), out[1].reshape(x.shape)) if isinstance(
+                out, tuple | list) else out.reshape(x.shape)
         # A view made by forward() or seeded() hands the target copies of its own.
         given = x if getattr(self.fn, _HANDS_OVER_COPIES, False) else _twin(x)
         if self.watch is not None:

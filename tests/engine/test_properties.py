@@ -44,7 +44,8 @@ def test_precision_lost_is_told_from_a_logic_error_without_integer_dtypes(budget
 
 
 def test_a_logic_error_in_nan_data_is_not_blamed_on_nan_handling(budget):
-    nan_bug = check_property(resolve("scancheck.controls.broken:nan_dropping_max"), "nan and inf", budget)
+    nan_bug = check_property(resolve("scancheck.controls.broken:max_writing_zero_for_nan"),
+                             "nan and inf", budget)
     assert nan_bug.cause == "SPECIALS" and nan_bug.independent
     logic_bug = check_property(resolve("scancheck.controls.broken:dropped_partial_block"), "nan and inf",
                                budget)
@@ -99,9 +100,24 @@ def test_an_output_left_holding_the_fill_is_named_never_written(budget):
     assert r.smallest_case["n"] == 1 and "never written" in r.diagnosis
 
 
-def test_a_wrong_shape_or_dtype_is_a_logic_error(budget):
+def test_an_undeclared_promotion_is_named_with_its_flag(budget):
     r = check_property(_target(lambda x: np.cumsum(x)), "integers exact", budget)  # int32 -> int64
-    assert r.cause == "LOGIC" and "dtype int64" in r.diagnosis
+    assert r.cause == "CONTRACT" and r.smallest_case["n"] == 0
+    assert "returns int64 for int32 input: it promotes; declare --promote int32:int64" in (
+        r.diagnosis)
+    declared = TargetSpec(promote=(("int32", "int64"),))
+    assert check_property(_target(lambda x: np.cumsum(x), declared), "integers exact",
+                          budget).status == "pass"
+
+
+def test_a_wrong_shape_or_a_narrowing_dtype_is_a_logic_error(budget):
+    r = check_property(_target(lambda x: np.cumsum(x).astype(np.int16)), "integers exact",
+                       budget)
+    assert r.cause == "LOGIC" and "returned dtype int16 for input of dtype int32" in r.diagnosis
+    r = check_property(_target(lambda x: np.cumsum(x, dtype=x.dtype)[:-1]), "integers exact",
+                       budget)
+    assert r.cause == "LOGIC" and "returned shape" in r.diagnosis
+    assert "expected dtype" not in r.diagnosis and "and dtype" not in r.diagnosis
 
 
 def test_equal_zeros_may_come_back_either_way_unless_the_spec_orders_them(budget):
@@ -129,7 +145,8 @@ def test_nan_handling_is_checked_as_the_spec_declares(budget):
     fmin = _target(lambda x: np.fmin.accumulate(x), ignoring)
     assert check_property(fmin, "nan and inf", budget).status == "pass"
     r = check_property(_target(controls.min_propagating_nan, ignoring), "nan and inf", budget)
-    assert r.status == "fail" and r.cause == "SPECIALS" and "nans='ignore'" in r.diagnosis
+    assert r.status == "fail" and r.cause == "CONTRACT" and "nans='ignore'" in r.diagnosis
+    assert "declare --nans propagate" in r.diagnosis
 
 
 def test_overflow_is_rounding_only_where_some_order_can_overflow(budget):
@@ -207,7 +224,7 @@ def test_a_promotion_is_declared_or_refused(budget):
     declares it, and then the oracle scans in int64 (no wrap at 8 bits)."""
     plain = TargetSpec(dtypes=("int8", "int16"))
     r = check_property(_target(np.cumsum, plain), "integers exact", budget)
-    assert r.status == "fail" and "expected dtype int8" in r.diagnosis
+    assert r.status == "fail" and "declare --promote int8:int64" in r.diagnosis
     declared = replace(plain, promote=(("int8", "int64"), ("int16", "int64")))
     assert check_property(_target(np.cumsum, declared), "integers exact", budget).status == "pass"
     wraps = _target(lambda x: np.cumsum(x, dtype=x.dtype).astype(np.int64), declared)

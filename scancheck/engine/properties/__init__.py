@@ -4,7 +4,8 @@ attributed to a cause.  Each family of checks is a module of this package: ``val
 ``running`` calls the target and compares, ``subnormals`` tells flushing apart, ``base``
 holds the row and the failure, ``summaries`` what a passing target's floats look like.
 
-* ``integers exact`` -- integer scans equal the exact answer (two's-complement wrap);
+* ``integers exact`` -- integer scans equal the exact answer (two's-complement wrap), or
+  under overflow='raise' raise exactly where some prefix overflows (``overflow``);
 * ``certified exact`` -- where every summation order is exact (:func:`~scancheck.oracle.bounds.certified`),
   float outputs equal the exact sum: no bound needed, so a carry kept in 16 bits shows
   although its error stays inside the any-order bound;
@@ -51,12 +52,13 @@ from ..spec import TargetSpec, monoid_of, over_tuples
 from .base import Failure, Property
 from .determinism import determinism_check
 from .monoids import DECLARED, laws_check, monoid_check, not_judged, probes_check
+from .overflow import integers_checked
 from .own_rules import indices_check, logsumexp_check, products_check
 from .recurrence import recurrence_check
 from .rows import rows_check
 from .segments import segments_check
 from .summaries import ACCUMULATION_PROBE, accumulation_precision, bound_summary, float_summary
-from .values import bound_failure, certificate_failure, float_check, integers_check, specials_check
+from .values import bound_failure, certificate_failure, float_check, specials_check
 
 __all__ = ["ACCUMULATION_PROBE", "MONOID_PROPERTIES", "ORDERED", "PROPERTIES", "TABLE", "Failure", "Property",
            "accumulation_precision", "applies", "bound_summary", "float_summary"]
@@ -66,7 +68,7 @@ ORDERED = ("add", "max", "min")
 
 
 TABLE: dict[str, Property] = {p.name: p for p in (
-    Property("integers exact", integers_check, (*INT_DTYPES, "bool"),
+    Property("integers exact", integers_checked, (*INT_DTYPES, "bool"),
              ("integers", "uniform", "steps"), (*ORDERED, "mul")),
     Property("certified exact", float_check(certificate_failure), FLOAT_DTYPES,
              ("dyadic", "integers"), ("add",)),

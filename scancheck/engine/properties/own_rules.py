@@ -22,6 +22,7 @@ from ..cases import Case
 from ..diagnosis import Cause
 from ..targets import Target
 from .base import Failure, short
+from .nan_rules import contract_failure, nan_rule_kept
 from .running import called, first_bad, run, run_case
 from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
 
@@ -39,6 +40,9 @@ def _judged(target: Target, case: Case, judge: Callable[[np.ndarray, np.ndarray,
     first = np.flatnonzero(~judged.ok)
     failure = None if not first.size else first_bad(
         target, judged.ok, got, judged.reference.astype(got.dtype), str(judged.reason[first[0]]))
+    kept = None if failure is None else nan_rule_kept(target, x, got)
+    if kept is not None:
+        return x, judged, contract_failure(target, kept, failure.index, got, x)
     if failure is not None and "never written" not in failure.diagnosis:
         # A product's judge relaxes under flush only where some range of the prefix
         # multiplies to below the smallest normal number: that is its evidence.

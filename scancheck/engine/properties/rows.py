@@ -25,13 +25,15 @@ from ...oracle.exact import (
 from ...oracle.logsumexp import judge_logsumexp
 from ...oracle.products import judge_products
 from ..cases import Case
+from ..contracts import nan_view, viewed
 from ..diagnosis import Cause, is_resource_error
 from ..layouts import batch
 from ..spec import TargetSpec
 from ..targets import NotAnArray, Target
 from .base import Failure, Told
+from .nan_rules import contract_failure, nan_rule_kept
 from .own_rules import indices_shape_failure
-from .running import agree, extreme_agree, extreme_some, promoted
+from .running import agree, dtype_failure, extreme_agree, extreme_some, promoted
 from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
 
 
@@ -48,6 +50,12 @@ def _row_verdicts(target: Target, xs: np.ndarray, gs: Any) -> tuple[np.ndarray, 
     came back and what was due."""
     spec = target.spec
     flush = flushes(target, xs.dtype)
+    if viewed(spec) and not spec.indices:  # the NaN rule's own outputs, then the rest
+        given = gs
+        xs, gs, broken, rule = nan_view(spec, xs, gs)
+        if broken.any():
+            return broken, lambda r, k: (f"NaN rule broken: expected {rule}", given[r, k],
+                                         np.nan)
     if spec.indices:
         values, idx = gs
         ok_i, ok_v, want_v, want_i = indices_agree(spec, xs, values, idx, flush)
@@ -86,7 +94,7 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
     the exact scan of that row, by the criteria of the 1-D properties, all rows at once."""
     spec = target.spec
     b = batch(case, fixed_axis=spec.axis if isinstance(spec.axis, int) else None,
-              data_seed=data_seed)
+              data_seed=data_seed, ranks=spec.ndim)
     at = b.describe()
     try:
         got = target(b.x, b.axis)
@@ -97,10 +105,13 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
         return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on a zero-size input of shape "
                        f"{b.x.shape} ({str(exc)[:120]}); its scan is an empty array", at=at)
     out = spec.output_dtype(b.x.dtype)
+    if not spec.indices and got.shape == b.x.shape and got.dtype.name != out:
+        failure = dtype_failure(target, b.x.dtype.name, got.dtype.name)
+        failure.at = at
+        return failure
     wrong = indices_shape_failure(b.x, got) if spec.indices else (
-        None if got.shape == b.x.shape and got.dtype.name == out else
-        f"returned shape {got.shape} dtype {got.dtype} for shape {b.x.shape} dtype "
-        f"{b.x.dtype} (expected dtype {out})")
+        None if got.shape == b.x.shape else
+        f"returned shape {got.shape} for input of shape {b.x.shape}")
     if wrong:
         return Failure(Cause.LOGIC, wrong, at=at)
     x = promoted(target, b.x)
@@ -119,8 +130,14 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
         return None
     r, k = (int(v) for v in np.argwhere(bad)[0])
     row = [int(i) for i in np.unravel_index(r, moved.shape[:-1])]
+    kept = None if spec.indices else nan_rule_kept(target, xs, rows(got))
+    if kept is not None:
+        failure = contract_failure(target, kept, r * m + k, rows(got), xs)
+        failure.index, failure.at = k, {**at, "row": row}
+        return failure
     why, shown, wanted = told(r, k)
-    failure = Failure(Cause.LOGIC, f"row {row} (of shape {list(x.shape)}, axis {b.axis}, "
+    cause = Cause.SPECIALS if why.startswith("NaN rule") else Cause.LOGIC
+    failure = Failure(cause, f"row {row} (of shape {list(x.shape)}, axis {b.axis}, "
                       f"{b.layout} layout): {why}", k, shown, wanted, at={**at, "row": row})
     if is_float(x.dtype) and "never written" not in failure.diagnosis:
         # The same rows judged under the other subnormal rule: flushing, declared or not.

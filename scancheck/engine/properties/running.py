@@ -8,12 +8,14 @@ compares with :func:`agree`, which reads the spec's zero order, NaN rule and sub
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
 from ...core.arrays import as_dtype, same_bits
 from ...core.operators import (
+    DTYPES,
     extreme_scan,
     flushed_extreme_scan,
     get_operator,
@@ -32,6 +34,7 @@ from ..diagnosis import Cause
 from ..spec import TargetSpec
 from ..targets import Target
 from .base import Check, Failure
+from .nan_rules import declared_view
 from .subnormals import flush_attributed, flushes, new_subnormals
 
 
@@ -49,10 +52,31 @@ def run(target: Target, x: np.ndarray) -> tuple[np.ndarray | None, Failure | Non
     if refused is not None:
         return None, refused
     out = target.spec.output_dtype(x.dtype)
-    if got.shape != x.shape or got.dtype.name != out:
-        return None, Failure(Cause.LOGIC, f"returned shape {got.shape} dtype {got.dtype} for "
-                             f"shape {x.shape} dtype {x.dtype} (expected dtype {out})")
+    if got.shape != x.shape:
+        return None, Failure(Cause.LOGIC, f"returned shape {got.shape} for input of shape "
+                             f"{x.shape}" + (f" (and dtype {got.dtype}, not {out})"
+                                             if got.dtype.name != out else ""))
+    if got.dtype.name != out:
+        return None, dtype_failure(target, x.dtype.name, got.dtype.name)
     return got, None
+
+
+def dtype_failure(target: Target, given: str, returned: str) -> Failure:
+    """The failure of a target that returns ``returned`` for input of ``given`` where its
+    spec says another dtype: a promotion it does not declare is named with its flag."""
+    out = target.spec.output_dtype(given)
+    if returned in DTYPES and given != returned:
+        try:
+            spec = replace(target.spec, promote=(*((i, o) for i, o in target.spec.promote
+                                                   if i != given), (given, returned)))
+        except ValueError:
+            spec = None
+        if spec is not None and spec.output_dtype(given) == returned:
+            return Failure(Cause.CONTRACT, f"returns {returned} for {given} input: it promotes; "
+                           f"declare --promote {given}:{returned}",
+                           detail={"contract": f"--promote {given}:{returned}"})
+    return Failure(Cause.LOGIC, f"returned dtype {returned} for input of dtype {given} "
+                   f"(its spec says {out})")
 
 
 def promoted(target: Target, x: np.ndarray) -> np.ndarray:
@@ -158,7 +182,7 @@ def run_case(target: Target, case: Case) -> tuple[np.ndarray, np.ndarray] | Fail
     got, bad = run(target, x)
     if bad is not None:
         return bad
-    return promoted(target, x), got
+    return declared_view(target, promoted(target, x), got)
 
 
 def _outputs(target: Target, case: Case) -> tuple[np.ndarray, np.ndarray, np.ndarray] | Failure:

@@ -72,11 +72,12 @@ ACCUMULATION_PROBE: dict[str, tuple[str, int]] = {  # dtype: (wider type, values
     "float16": ("float32", 64), "bfloat16": ("float32", 64), "float32": ("float64", 1024)}
 
 
-def _sum_probe(target: Target, dtype: str, p: int, below: int) -> np.ndarray:
+def _sum_probe(target: Target, dtype: str, p: int, below: int, top: int = 2**30) -> np.ndarray:
     """Integers below ``below`` (exact in the type), n of them passing 2**p after a few
-    hundred at most and staying below half the largest value (float16's is 65504)."""
+    hundred at most and staying below half the largest value (float16's is 65504); at most
+    ``top`` (the search's largest n) of them."""
     n = min(max(4096, 2 ** (p + 6) // below), int(float(finfo(dtype).max) / below),
-            target.spec.max_n or 2**30)
+            target.spec.max_n or 2**30, top)
     return np.random.default_rng(11).integers(0, below, n).astype(np.float64).astype(
         as_dtype(dtype))
 
@@ -95,24 +96,26 @@ def _product_probe(target: Target, dtype: str, wider: str) -> np.ndarray:
     return x.astype(as_dtype(dtype))
 
 
-def accumulation_precision(target: Target, dtype: str) -> dict[str, Any]:
+def accumulation_precision(target: Target, dtype: str, top: int = 2**30) -> dict[str, Any]:
     """Whether a float16, bfloat16 or float32 add or product scan accumulates in a wider type
     (float32, float32, float64), proved on data whose every partial result (of adjacent
     elements) is exact in the wider type but whose prefixes pass 2**p: integer-valued data
     for sums, factors 3/4 and 3/2 for products.  There the wider accumulation is
     exact in any order and one rounding at the end gives the correctly rounded prefix at
     every output, so any other result rounded some partial results to fewer bits.  With how
-    far the target is from that, and from a sequential scan in the type itself."""
+    far the target is from that, and from a sequential scan in the type itself; at most
+    ``top`` elements (the search's largest n)."""
     wider, below = ACCUMULATION_PROBE[dtype]
     op, inc = target.spec.op, target.spec.inclusive
     p = SIGNIFICAND_BITS[dtype]
     if op == "add":
-        x = _sum_probe(target, dtype, p, below)
+        x = _sum_probe(target, dtype, p, below, top)
         want = exact_scan(x, inclusive=inc)
         n = x.shape[0]
         if float(np.max(want, initial=0)) < 2.0**p:  # every order is exact: nothing to tell
-            return {f"accumulation {dtype}": f"undetermined: the {n} outputs a target of max_n "
-                                             f"{target.spec.max_n} allows stay below 2**{p}"}
+            return {f"accumulation {dtype}": f"undetermined: the {n} outputs that max_n "
+                                             f"{min(target.spec.max_n or top, top)} allows "
+                                             f"stay below 2**{p}"}
     else:
         x = _product_probe(target, dtype, wider)
         exact = np.cumprod(x.astype(np.float64))  # exact: odd parts below 2**53

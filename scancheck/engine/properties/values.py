@@ -28,7 +28,9 @@ from ...oracle.bounds import (
 from ..cases import Case
 from ..diagnosis import Cause
 from ..targets import Target
+from .accumulation import accumulated_failure
 from .base import Check, Failure
+from .nan_rules import contract_failure, nan_rule_kept
 from .running import bits_differ, exact_answer, first_bad, on_outputs, promoted, run
 from .subnormals import flush_explains, flushes, subnormal_witness
 
@@ -52,7 +54,7 @@ def bound_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarr
     rep = classify(x, got, sequential_depths(x.shape[0], inc), inclusive=inc, exact=want,
                    flush=flushes(target, x.dtype))
     if rep.verdict != Verdict.BEYOND_BOUND:
-        return None
+        return accumulated_failure(target, x, got, want)
     k = int(rep.beyond[0])
     if not (np.isfinite(got[k]) and np.isfinite(want[k])):
         return Failure(Cause.LOGIC, f"{got[k]} where the exact prefix is {want[k]}", k,
@@ -105,6 +107,10 @@ def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                        f"flushed; a target that flushes by design declares "
                        f"TargetSpec(subnormals='flush'); {witness or 'x has subnormals'}",
                        k, got[k], want[k], {**detail, "subnormals": "read as zero"})
+    kahan = _compensated_inf(target, x, got, want, k)
+    if kahan is not None:
+        kahan.detail.update(detail)
+        return kahan
     probe = _steps_probe(target, case)
     if probe is not None:
         where = f"index {probe.index}" if probe.index is not None else "the call itself"
@@ -148,6 +154,22 @@ def _relative_error(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive:
     err = np.abs(got.astype(np.float64) - want.astype(np.float64))
     ok = np.isfinite(err) & (scale > 0)
     return float(np.max(err[ok] / scale[ok], initial=0.0))
+
+
+def _compensated_inf(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray,
+                     k: int | None) -> Failure | None:
+    """A NaN at output ``k`` of a sum whose exact prefix is an infinity reached by inputs of
+    that sign alone: no order of plain additions gives NaN there, but a compensated (Kahan)
+    sum's correction term computes (t - s) - y = inf - inf (pandas' groupby cumsum)."""
+    if k is None or target.spec.op != "add" or not (np.isnan(got[k]) and np.isinf(want[k])):
+        return None
+    upto = x[:k + 1] if target.spec.inclusive else x[:k]
+    if np.isnan(upto).any() or (upto == -want[k]).any():
+        return None
+    return Failure(Cause.SPECIALS, f"NaN where the exact prefix is {want[k]} and no input is "
+                   f"NaN or {-want[k]}: inf - inf inside a compensated (Kahan) sum, whose "
+                   f"correction term subtracts the running sum from itself once it is "
+                   f"infinite", k, got[k], want[k], {"compensated sum": "inf - inf"})
 
 
 def judge_output(target: Target, case: Case, x: np.ndarray, got: np.ndarray) -> Failure | None:
@@ -226,6 +248,12 @@ def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     failure = first_bad(target, ok, got, want, rule, Cause.SPECIALS)
     if failure is None or "never written" in failure.diagnosis:
         return failure
+    kept = nan_rule_kept(target, x, got)
+    if kept is not None:
+        return contract_failure(target, kept, failure.index, got, x)
+    kahan = _compensated_inf(target, x, got, want, failure.index)
+    if kahan is not None:
+        return kahan
     twin = np.where(np.isfinite(x), x, 1).astype(x.dtype)
     twin_got, twin_bad = run(target, twin)
     wrong = twin_bad or judge_output(target, case, twin, twin_got)

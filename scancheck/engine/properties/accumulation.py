@@ -1,0 +1,41 @@
+"""A declared accumulator (``accumulates``: float32 input summed in float64, as polars does):
+each output within half an ulp of its own type of the exact prefix, plus what the wider
+type's rounding in any summation order can add -- far tighter than the bound of the input's
+own type, so an accumulation in the input's type fails it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...oracle.bounds import abs_sums, gamma, sequential_depths, ulp
+from ..diagnosis import Cause
+from ..targets import Target
+from .base import Failure
+
+
+def accumulator(target: Target, dtype: str) -> str | None:
+    """The type the target declares it accumulates ``dtype`` input in (None: its own)."""
+    return dict(target.spec.accumulates).get(dtype)
+
+
+def accumulated_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
+                        ) -> Failure | None:
+    """``floats within bound`` of a sum declared accumulated in a wider type: every finite
+    output within ``ulp/2 + gamma_d(wider) * sum|x|`` of the exact prefix (d its depth in
+    a sequential order, the deepest any order has)."""
+    wider = accumulator(target, x.dtype.name)
+    if wider is None or target.spec.op != "add":
+        return None
+    inc = target.spec.inclusive
+    with np.errstate(invalid="ignore", over="ignore"):
+        allowed = ulp(want, x.dtype.name) / 2 + gamma(
+            sequential_depths(x.shape[0], inc), wider) * abs_sums(x, inc)
+        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        bad = np.isfinite(err) & np.isfinite(allowed) & (err > allowed * (1 + 2.0**-50))
+    if not bad.any():
+        return None
+    k = int(np.flatnonzero(bad)[0])
+    return Failure(Cause.PRECISION, f"beyond the bound of a sum accumulated in {wider} (declared "
+                   f"accumulates {x.dtype.name}:{wider}; {err[k] / allowed[k]:.3g}x that "
+                   f"bound): some partial sums were rounded to {x.dtype.name}", k, got[k],
+                   want[k], {"declared accumulator": wider})

@@ -1,0 +1,129 @@
+"""Declared NaN rules in the properties: each case's NaN inputs judged through
+:func:`~scancheck.engine.contracts.nan_view` (the rule's own outputs first, then the rest as
+the scan of the NaN-free input), and a target that keeps another rule than it declares
+named by the rule it keeps, with the flag that declares it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ...core.arrays import same_bits
+from ...core.operators import extreme_scan, is_float, read_as_zero
+from ...oracle.bounds import Verdict, classify, sequential_depths
+from ...oracle.exact import exact_scan
+from ...oracle.products import judge_products
+from ..contracts import ALTERNATIVES, BEHAVIOUR, nan_view, viewed
+from ..diagnosis import Cause
+from ..spec import TargetSpec
+from ..targets import Target
+from .base import Failure
+from .subnormals import flushes
+
+
+def declared_view(target: Target, x: np.ndarray, got: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray] | Failure:
+    """``(x, got)`` as the properties judge them under the target's NaN rule: unchanged
+    under "propagate", else through :func:`nan_view`; a failure where an output the rule
+    decides is wrong, naming the rule the target keeps where one explains the whole row."""
+    spec = target.spec
+    if not viewed(spec) or got.shape != x.shape:
+        return x, got
+    if spec.nans == "ignore" and x.ndim == 1 and np.isnan(x).any() and not np.isnan(x[0]):
+        # Data rarely open with NaN: the same input with its first two elements NaN shows
+        # what an all-NaN prefix holds.
+        lead = x.copy()
+        lead[:2] = np.nan
+        told = declared_view(target, lead, target(lead))
+        if isinstance(told, Failure):
+            told.diagnosis += " (the case's input with its first two elements NaN)"
+            return told
+    clean, filled, wrong, rule = nan_view(spec, x, got)
+    if not rule or (not wrong.any() and _right(spec, target, clean, filled)):
+        return clean, filled  # no NaN in x, or the rule kept (a wrong answer of the rest
+        # without NaN is the property's to judge then, with its own criteria and words)
+    kept = nan_rule_kept(target, x, got)
+    if not wrong.any():
+        if kept is None:
+            return clean, filled
+        bad = ~np.isclose(filled, _answer(spec, clean), equal_nan=True)
+        return contract_failure(target, kept, int(np.flatnonzero(bad.ravel())[0])
+                                if bad.any() else 0, got, x)
+    k = int(np.flatnonzero(wrong.ravel())[0])
+    if kept is not None:
+        return contract_failure(target, kept, k, got, x)
+    return Failure(Cause.SPECIALS, f"NaN rule broken: expected {rule}", k,
+                   got.ravel()[k], np.nan)
+
+
+def _answer(spec: TargetSpec, x: np.ndarray) -> np.ndarray:
+    """A float64 reference of the scan of NaN-free ``x`` (where a failure shows, no more)."""
+    wide = x.astype(np.float64)
+    with np.errstate(all="ignore"):
+        if spec.op in ("max", "min"):
+            return (np.maximum if spec.op == "max" else np.minimum).accumulate(wide, axis=-1)
+        return (np.cumsum if spec.op == "add" else np.cumprod)(wide, axis=-1)
+
+
+def contract_failure(target: Target, flags: str, k: int, got: np.ndarray, x: np.ndarray
+                     ) -> Failure:
+    """The failure of a target that keeps the NaN rule ``flags`` declares, not its own."""
+    spec = target.spec
+    own = f"nans={spec.nans!r}" + (f", nan_prefix={spec.nan_prefix!r}"
+                                   if spec.nans == "ignore" else "")
+    first, *others = flags.split(" or ")
+    more = (f" (or {' or '.join(others)}: this case does not tell them apart)"
+            if others else "")
+    return Failure(Cause.CONTRACT, f"{BEHAVIOUR[first]}, where its spec declares {own}: "
+                   f"declare {first}{more}", k, got.ravel()[k], x.ravel()[k],
+                   {"contract": flags})
+
+
+def nan_rule_kept(target: Target, x: np.ndarray, got: np.ndarray) -> str | None:
+    """The flags of each NaN rule other than the declared one under which ``got`` is a
+    right scan of ``x`` (1-D, or rows along the last axis), joined by " or " (a case may
+    not tell them apart), by the operator's criteria (add within the any-order bound, mul
+    by the products' judge, max and min exact); None where none is, or ``x`` has no NaN."""
+    spec = target.spec
+    if spec.op not in ("add", "mul", "max", "min") or not is_float(x.dtype) or (
+            got.shape != x.shape or not np.isnan(x).any()):
+        return None
+    kept: list[str] = []
+    for flags, fields in ALTERNATIVES:
+        if all(getattr(spec, f) == v for f, v in fields.items()):
+            continue
+        try:
+            alt = replace(spec, **fields)
+        except ValueError:
+            continue
+        xs, gs = x, got
+        if viewed(alt):
+            xs, gs, wrong, _ = nan_view(alt, x, got)
+            if wrong.any():
+                continue
+        if _right(alt, target, xs, gs):
+            kept.append(flags)
+    return " or ".join(kept) or None
+
+
+def _right(spec: TargetSpec, target: Target, x: np.ndarray, got: np.ndarray) -> bool:
+    """Whether ``got`` is a right scan of ``x`` under ``spec`` by its operator's criteria."""
+    flush = flushes(target, x.dtype)
+    rows = x.reshape(-1, x.shape[-1]) if x.ndim > 1 else x[None, :]
+    outs = got.reshape(rows.shape)
+    if spec.op in ("max", "min"):  # exact; either zero where the spec leaves their order open
+        want = extreme_scan(read_as_zero(rows) if flush else rows, spec.op, spec.zeros,
+                            spec.nans)
+        ok = same_bits(outs.ravel(), want.ravel()) | (
+            (spec.zeros == "either") & (outs.ravel() == 0) & (want.ravel() == 0))
+        return bool(ok.all())
+    if spec.op == "mul":
+        return bool(judge_products(rows, outs, spec.inclusive, flush=flush).ok.all())
+    for row, out in zip(rows, outs):
+        want = exact_scan(row, inclusive=spec.inclusive)
+        rep = classify(row, out, sequential_depths(row.shape[0], spec.inclusive),
+                       inclusive=spec.inclusive, exact=want, flush=flush)
+        if (rep.verdicts == Verdict.BEYOND_BOUND).any():
+            return False
+    return True

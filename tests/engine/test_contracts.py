@@ -1,0 +1,242 @@
+"""Declared contracts (scancheck.engine.contracts): NaN rules of sums, products and extremes,
+checked integer overflow, ranks, accumulators.  Correct NumPy scans conform as declared;
+each control is caught by its contract alone; a target keeping an undeclared contract is
+told the flag that declares it.  Real libraries, where installed, are checked as documented."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scancheck.controls import broken as controls
+from scancheck.engine.cases import Budget
+from scancheck.engine.conformance import check, check_property
+from scancheck.engine.contracts import nan_view
+from scancheck.engine.spec import TargetSpec
+from scancheck.engine.targets import Target
+
+FLOATS = ("float32", "float64")
+INTS = ("int8", "int32", "int64", "uint16")
+
+
+@pytest.fixture
+def budget(budget):
+    """The session's seconds, sizes to 2**12: every property walks its whole ladder of
+    sizes, and these contracts show at small n."""
+    return Budget(budget.seconds, max_n=2**12)
+
+
+def _target(fn, **spec):
+    return Target(getattr(fn, "__name__", "fn"), fn, TargetSpec(**spec))
+
+
+def _skipping(op):
+    """A correct NaN-skipping scan with pandas' semantics: NaN at NaN inputs, the others
+    the scan of the inputs that are not NaN."""
+    ident = {"add": 0.0, "mul": 1.0, "max": -np.inf, "min": np.inf}[op]
+    ufunc = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[op]
+
+    def scan(x):
+        with np.errstate(all="ignore"):
+            out = ufunc.accumulate(np.where(np.isnan(x), x.dtype.type(ident), x), dtype=x.dtype)
+        return np.where(np.isnan(x), x, out).astype(x.dtype)
+
+    scan.__name__ = f"skipping_{op}"
+    return scan
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "max", "min"])
+def test_a_nan_skipping_scan_conforms_declared_and_is_named_undeclared(op, budget):
+    fn = _skipping(op)
+    rep = check(_target(fn, op=op, dtypes=FLOATS, nans="skip", axis=None), budget=budget)
+    assert rep.passed, rep.diagnosis
+    rep = check(_target(fn, op=op, dtypes=FLOATS), budget=budget)
+    assert rep.verdict.cause.name == "CONTRACT", rep.diagnosis
+    assert "declare --nans skip" in rep.diagnosis
+    # The same behaviour has the same diagnosis under every operator.
+    assert "skips NaN" in rep.diagnosis
+
+
+@pytest.mark.parametrize("op, fn", [("add", np.nancumsum), ("mul", np.nancumprod)])
+def test_numpys_nan_ignoring_scans_conform_with_the_identity_on_nan_prefixes(op, fn, budget):
+    target = _target(fn, op=op, dtypes=FLOATS, nans="ignore", nan_prefix="identity")
+    assert check(target, budget=budget).passed
+    wrong = _target(fn, op=op, dtypes=FLOATS, nans="ignore")  # NaN prefixes declared NaN
+    r = check_property(wrong, "nan and inf" if op == "add" else "products within bound",
+                       budget)
+    assert r.status == "fail" and "--nan-prefix identity" in r.diagnosis
+
+
+def test_a_max_with_the_identity_on_nan_prefixes_conforms_as_declared(budget):
+    def fmax_from_minus_inf(x):
+        return np.fmax.accumulate(np.where(np.isnan(x), -np.inf, x).astype(x.dtype))
+
+    spec = dict(op="max", dtypes=FLOATS, nans="ignore", nan_prefix="identity")
+    assert check(_target(fmax_from_minus_inf, **spec), budget=budget).passed
+    assert not check(_target(np.fmax.accumulate, **spec), budget=budget).passed
+
+
+def test_the_nan_view_reads_pandas_example():
+    spec = TargetSpec(dtypes=("float64",), nans="skip")
+    x = np.array([1.0, np.nan, 2.0, 3.0])
+    clean, filled, wrong, _ = nan_view(spec, x, np.array([1.0, np.nan, 3.0, 6.0]))
+    assert not wrong.any() and filled.tolist() == [1.0, 1.0, 3.0, 6.0]
+    assert clean[1] == 0 and np.signbit(clean[1])  # -0.0: adding it changes no bit
+    _, _, wrong, _ = nan_view(spec, x, np.array([1.0, 1.0, 3.0, 6.0]))
+    assert wrong.tolist() == [False, True, False, False]
+
+
+@pytest.mark.parametrize("fn, flag", [
+    (controls.sum_declaring_skip_that_propagates, "declare --nans propagate"),
+    (controls.product_skipping_nan_as_one, "declare --nans ignore --nan-prefix identity"),
+])
+def test_a_target_breaking_its_declared_nan_rule_is_told_the_rule_it_keeps(fn, flag, budget):
+    rep = check(Target(fn.__name__, fn, fn.scan_spec), budget=budget)
+    assert rep.verdict.cause.name == "CONTRACT" and flag in rep.diagnosis, rep.diagnosis
+    # Data without NaN are right: only the NaN rule's property fails.
+    assert {r.name for r in rep.results if r.status == "fail"} <= {
+        "nan and inf", "products within bound"}
+
+
+def test_nan_handling_that_no_rule_explains_is_broken_nan_semantics(budget):
+    rep = check(Target("z", controls.max_writing_zero_for_nan,
+                       controls.max_writing_zero_for_nan.scan_spec), budget=budget)
+    assert rep.verdict.cause.name == "SPECIALS" and "declare --" not in rep.diagnosis
+
+
+@pytest.mark.parametrize("bad, words", [
+    (dict(op="logaddexp", dtypes=FLOATS, nans="skip"), "nans='skip' with op='logaddexp'"),
+    (dict(dtypes=FLOATS, nan_prefix="identity"), "only under nans='ignore'"),
+    (dict(dtypes=FLOATS, nan_prefix="zero", nans="ignore"), "nan_prefix='zero' is unknown"),
+    (dict(dtypes=FLOATS, nans="skip", inclusive=False), "inclusive scans"),
+    (dict(dtypes=FLOATS, overflow="raise"), "1-D integer add and mul"),
+    (dict(dtypes=INTS, overflow="raise", axis="arg"), "1-D integer add and mul"),
+    (dict(dtypes=INTS, overflow="saturate"), "overflow='saturate' is unknown"),
+    (dict(dtypes=FLOATS, ndim=(2,)), "axis=None"),
+    (dict(dtypes=FLOATS, ndim=(1,), axis=1), "that has axis 1"),
+    (dict(dtypes=FLOATS, accumulates=(("float64", "float32"),)), "the accumulator wider"),
+    (dict(op="max", dtypes=FLOATS, accumulates=(("float32", "float64"),)), "add and mul"),
+])
+def test_a_contract_that_does_not_fit_is_refused_naming_the_field(bad, words):
+    with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        TargetSpec(**bad)
+
+
+def test_a_checked_sum_conforms_declared_and_is_named_undeclared(budget):
+    checked = _target(controls.checked_sum, dtypes=INTS, overflow="raise")
+    assert check_property(checked, "integers exact", budget).status == "pass"
+    r = check_property(_target(controls.checked_sum, dtypes=INTS), "integers exact", budget)
+    assert r.cause == "CONTRACT" and "declare --overflow raise" in r.diagnosis
+    assert "raised OverflowError (overflow at index" in r.diagnosis
+
+
+@pytest.mark.parametrize("fn, cause, words", [
+    (controls.checked_sum_raising_one_late, "LOGIC", "checks overflow too late"),
+    (controls.checked_sum_wrapping, "CONTRACT", "declare --overflow wrap"),
+])
+def test_a_checked_sum_must_raise_exactly_where_a_prefix_overflows(fn, cause, words, budget):
+    r = check_property(Target(fn.__name__, fn, fn.scan_spec), "integers exact", budget)
+    assert r.cause == cause and words in r.diagnosis, r
+    assert r.smallest_case["n"] == r.smallest_case["index"] + 1  # the last output overflows
+    # Declared wrapping, both are right wherever they answer (the late one raises only
+    # past an overflow).
+    if fn is controls.checked_sum_wrapping:
+        assert check_property(_target(fn, dtypes=INTS), "integers exact", budget).status == "pass"
+
+
+def _matrix_only(x, axis):
+    if x.ndim != 2:
+        raise ValueError(f"Must pass 2-d input. shape={x.shape}")
+    return np.add.accumulate(x, axis=axis, dtype=x.dtype)
+
+
+def test_a_target_taking_one_rank_conforms_declared_and_is_told_its_ranks(budget):
+    spec = dict(dtypes=("int32", "float64"), axis="arg")
+    assert check(_target(_matrix_only, ndim=(2,), **spec), budget=budget).passed
+    rep = check(_target(_matrix_only, **spec), budget=budget)
+    assert rep.verdict.cause.name == "CONTRACT" and "declare --ndim 2" in rep.diagnosis
+    assert "raised ValueError (Must pass 2-d input" in rep.diagnosis
+
+
+def test_a_declared_accumulator_is_checked_and_an_undeclared_one_reported(budget):
+    def in_float64(x):
+        return np.cumsum(x.astype(np.float64)).astype(x.dtype)
+
+    declared = _target(in_float64, dtypes=("float32",), accumulates=(("float32", "float64"),))
+    assert check(declared, budget=budget).passed
+    # The probe's float32 prefixes pass 2**24 after 2**20 elements of at most 1023.
+    r = check_property(_target(in_float64, dtypes=("float32",)), "floats within bound",
+                       Budget(budget.seconds, max_n=2**20))
+    assert r.status == "pass"
+    assert "declare --accumulates float32:float64" in r.detail["accumulation float32"]
+    wrong = controls.float32_sum_declaring_float64_accumulation
+    r = check_property(Target("w", wrong, wrong.scan_spec), "floats within bound", budget)
+    assert r.cause == "PRECISION" and "accumulated in float64" in r.diagnosis
+
+
+def test_the_accumulation_probe_stays_within_max_n(budget):
+    target = _target(lambda x: np.cumsum(x.astype(np.float64)).astype(x.dtype),
+                     dtypes=("float32",))
+    r = check_property(target, "floats within bound", Budget(budget.seconds, max_n=1000))
+    assert r.detail["largest n"] <= 1000
+    assert r.status == "pass" and r.detail["accumulation float32"].startswith("undetermined")
+
+
+# Real libraries: each contract as the library documents it, where the library is installed.
+
+def test_pandas_skipna_is_declared_as_skip(budget):
+    pd = pytest.importorskip("pandas", reason="pandas is not installed")
+
+    def cumsum(x):
+        return pd.Series(x).cumsum().to_numpy()
+
+    def cummax(x):
+        return pd.Series(x).cummax().to_numpy()
+
+    for fn, op in ((cumsum, "add"), (cummax, "max")):
+        assert check(_target(fn, op=op, dtypes=FLOATS, nans="skip"), budget=budget).passed
+        rep = check(_target(fn, op=op, dtypes=FLOATS), budget=budget)
+        assert "declare --nans skip" in rep.diagnosis
+
+
+def test_pyarrow_checked_sum_raises_exactly_where_a_prefix_overflows(budget):
+    pa = pytest.importorskip("pyarrow", reason="pyarrow is not installed")
+    pc = pytest.importorskip("pyarrow.compute", reason="pyarrow.compute is not installed")
+
+    def checked(x):
+        return pc.cumulative_sum_checked(pa.array(x)).to_numpy(zero_copy_only=False)
+
+    spec = dict(dtypes=("int32", "int64"))
+    assert check_property(_target(checked, overflow="raise", **spec), "integers exact",
+                          budget).status == "pass"
+    r = check_property(_target(checked, **spec), "integers exact", budget)
+    assert r.cause == "CONTRACT" and "raised ArrowInvalid" in r.diagnosis
+    assert "declare --overflow raise" in r.diagnosis
+
+
+def test_pyarrow_max_gives_the_identity_on_nan_prefixes(budget):
+    pa = pytest.importorskip("pyarrow", reason="pyarrow is not installed")
+    pc = pytest.importorskip("pyarrow.compute", reason="pyarrow.compute is not installed")
+
+    def cummax(x):
+        return pc.cumulative_max(pa.array(x)).to_numpy(zero_copy_only=False)
+
+    spec = dict(op="max", dtypes=FLOATS, nans="ignore", nan_prefix="identity")
+    assert check(_target(cummax, **spec), budget=budget).passed
+
+
+def test_polars_float32_sum_accumulates_in_float64(budget):
+    pl = pytest.importorskip("polars", reason="polars is not installed")
+
+    def cumsum(x):
+        return pl.Series(x).cum_sum().to_numpy()
+
+    spec = dict(dtypes=("float32",), accumulates=(("float32", "float64"),))
+    assert check(_target(cumsum, **spec), budget=budget).passed
+
+
+def test_inf_minus_inf_of_a_compensated_sum_has_its_own_diagnosis(budget):
+    fn = controls.sum_compensated_past_infinity
+    rep = check(Target(fn.__name__, fn, fn.scan_spec), budget=budget)
+    assert rep.verdict.cause.name == "SPECIALS" and "compensated (Kahan) sum" in rep.diagnosis
+    assert "narrower type" not in rep.diagnosis
