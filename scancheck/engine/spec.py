@@ -172,6 +172,11 @@ class TargetSpec:
                                  f"(op={self.op!r}, combine={self.combine}): not checked here")
         if self.promote:
             raise ValueError(f"promote={self.promote!r}: a monoid's leaves keep their dtypes")
+        for name in _NUMBER_RULES:
+            if getattr(self, name) != _default(name):
+                raise ValueError(f"{name}={getattr(self, name)!r} with op={self.op!r}, combine="
+                                 f"{self.combine}: a rule of scans of numbers; over tuples the "
+                                 f"monoid's combine is the whole contract")
         unknown = [d for d in self.dtypes if d not in INPUT_DTYPES]
         if unknown:  # not read over tuples (each monoid's leaves have theirs), still checked
             raise ValueError(f"dtypes={self.dtypes!r}: {', '.join(map(str, unknown))} "
@@ -184,6 +189,16 @@ class TargetSpec:
         if self.segments not in SEGMENT_KINDS:
             raise ValueError(f"segments={self.segments!r} must be None (one sequence) or one "
                              f"of {', '.join(SEGMENT_KINDS)}")
+        # The segments property judges each segment by the rules rows are judged by; these
+        # contracts it does not read, and a rule accepted and not read would pass unchecked.
+        unread = [f"{name}={getattr(self, name)!r}" for name in _UNSEGMENTED
+                  if getattr(self, name) != _default(name)]
+        if self.nans == "skip":
+            unread.insert(0, "nans='skip'")
+        if unread:
+            raise ValueError(f"segments={self.segments!r} with {', '.join(unread)}: not checked "
+                             f"on segmented scans yet; allowed there: nans 'propagate' or "
+                             f"'ignore', the default overflow, accumulation and ranks")
         if self.axis not in (None, 0) or self.initial or self.indices:
             raise ValueError(f"segments={self.segments!r} with axis={self.axis!r}, initial="
                              f"{self.initial}, indices={self.indices}: a segmented scan is "
@@ -210,6 +225,17 @@ def monoid_of(spec: TargetSpec) -> Monoid | None:
         raise TypeError(f"op={spec.op!r} must be an operator's name, a scancheck.Monoid or "
                         f"module:ATTR naming one")
     return None
+
+
+#: The contracts of scans of numbers: no rule of a monoid over tuples.
+_NUMBER_RULES = ("nans", "nan_prefix", "overflow", "ndim", "accumulates", "zeros", "subnormals")
+#: The contracts the segments property does not read yet (nans='skip' neither).
+_UNSEGMENTED = ("nan_prefix", "overflow", "ndim", "accumulates")
+
+
+def _default(name: str) -> Any:
+    """A TargetSpec field's default value."""
+    return TargetSpec.__dataclass_fields__[name].default
 
 
 def over_tuples(spec: TargetSpec) -> bool:

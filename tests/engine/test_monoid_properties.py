@@ -265,6 +265,10 @@ def test_a_target_that_writes_into_a_leaf_is_told(budget):
     ({"op": 3}, "op=3 must be"),
     ({"op": "recurrence", "reverse": "flip"}, "non-commutative operator is not defined"),
     ({"combine": True, "dtypes": ("float128",)}, "float128 unknown"),
+    # A contract of scans of numbers, accepted over tuples, would be a rule never checked.
+    ({"combine": True, "nans": "skip"}, "over tuples the monoid's combine is the whole"),
+    ({"combine": True, "overflow": "raise"}, "overflow='raise' with op='add', combine=True"),
+    ({"combine": True, "subnormals": "flush"}, "subnormals='flush'"),
 ])
 def test_a_bad_spec_over_tuples_is_refused(kwargs, words):
     with pytest.raises((ValueError, TypeError), match=words.replace("(", r"\(")):

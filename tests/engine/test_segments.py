@@ -89,6 +89,10 @@ def test_keys_of_touching_segments_are_made_distinct():
     ({"segments": "keys", "op": "max", "indices": True}, "without an initial value or indices"),
     ({"segments": "groups", "op": "recurrence", "dtypes": ("float32",)}, "add, mul, max"),
     ({"segments": "flags", "combine": True}, "not over tuples"),
+    # Contracts the segments property does not read are refused, not accepted unchecked.
+    ({"segments": "offsets", "nans": "skip"}, "nans='skip': not checked on segmented"),
+    ({"segments": "flags", "overflow": "raise", "dtypes": ("int32",)}, "overflow='raise'"),
+    ({"segments": "flags", "axis": 0, "ndim": (2,)}, "ndim=\\(2,\\): not checked"),
 ])
 def test_a_spec_with_segments_it_cannot_check_is_refused(fields, words):
     with pytest.raises(ValueError, match=words):
