@@ -8,7 +8,6 @@ but unavailable, saying why.
 from __future__ import annotations
 
 import contextlib
-import functools
 import importlib.util
 import os
 from collections.abc import Callable
@@ -154,21 +153,14 @@ def _jax_numpy(name: str, x64: bool, keep_dtype: bool = True
     return run
 
 
-@functools.cache
-def _jitted_prefix_sum() -> Any:
-    """jax.lax.associative_scan of add under jax.jit, once per process: called eagerly, each
-    of its O(log n) slicing steps is compiled on its own for every new length, three times
-    the compile time of the whole scan compiled at once (and programs call it jitted)."""
-    jax = _jax()
-    return jax.jit(lambda x: jax.lax.associative_scan(jax.numpy.add, x))
-
-
 def _jax_associative_scan(x64: bool) -> Callable[[np.ndarray], np.ndarray]:
-    """jax.lax.associative_scan of add, jitted, with 64-bit types on where ``x64``."""
+    """jax.lax.associative_scan of add, called eagerly, with 64-bit types on where ``x64``.
+    Not under jax.jit: on an H100 its slowest GPU-suite test took 55 s jitted, 29 s eager
+    (2026-11-25), though jitted was three times faster on a 2-core CPU."""
     def run(x: np.ndarray) -> np.ndarray:
         jax = _jax()
         with _x64(jax, x64):
-            return np.asarray(_jitted_prefix_sum()(jax.numpy.asarray(x)))
+            return np.asarray(jax.lax.associative_scan(jax.numpy.add, jax.numpy.asarray(x)))
 
     return run
 
