@@ -335,7 +335,7 @@ def test_bad_monoid_flags_exit_2_naming_the_flag(argv, message, capsys):
 
 
 def test_a_generic_scan_is_checked_under_the_probes_from_the_command_line(capsys):
-    status = main(["check", "scancheck.controls.broken:combines_later_first", "--budget", "1"])
+    status = main(["check", "scancheck.controls.tuples:combines_later_first", "--budget", "1"])
     out = capsys.readouterr().out
     assert status == 1 and "operand order" in out and "probe monoids" in out
     # Declared the other way round, the flag replaces only that field and the target conforms
@@ -348,8 +348,8 @@ def test_a_generic_scan_is_checked_under_the_probes_from_the_command_line(capsys
 
 
 def test_a_users_monoid_is_named_by_op_module_attr(capsys):
-    status = main(["check", "scancheck.controls.broken:fold_of_the_declared_monoid",
-                   "--op", "scancheck.controls.broken:ONLINE_SOFTMAX_FORGETTING_A_RESCALE",
+    status = main(["check", "scancheck.controls.tuples:fold_of_the_declared_monoid",
+                   "--op", "scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE",
                    "--budget", "1"])
     assert status == 1
     assert "operator is no monoid" in capsys.readouterr().out

@@ -107,7 +107,7 @@ def test_a_large_input_is_written_beside_the_report(user_module, budget, monkeyp
 def test_a_failure_under_a_probe_monoid_is_reproduced_by_drawing_it_again(tmp_path, budget):
     """The snippet draws the case again from its monoid and seed and calls the target: the
     wrong output it prints is the one the report names."""
-    target = load_import_path("scancheck.controls.broken:combines_later_first", None)
+    target = load_import_path("scancheck.controls.tuples:combines_later_first", None)
     rep = check(target, properties=("probe monoids",), budget=budget)
     text = markdown([rep], tmp_path / "report.md")
     assert "the case drawn again from its monoid and seed" in text

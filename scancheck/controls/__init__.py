@@ -59,6 +59,8 @@ class Control:
 
 _CU = Path(KERNEL_DIR) / "controls"
 _C = "scancheck.controls.broken:"
+_SEG = "scancheck.controls.segmented:"
+_TUP = "scancheck.controls.tuples:"
 _GPU_SPEC = TargetSpec(device="gpu", dtypes=("float32", "int32"))
 
 CONTROLS: tuple[Control, ...] = (
@@ -183,29 +185,29 @@ CONTROLS: tuple[Control, ...] = (
             "every value property, as for the zeroing one: its output is the right scan of the "
             "input it leaves"),
     Control("carry not reset after an empty segment",
-            _C + "carry_not_reset_after_empty_segment", Cause.LOGIC, "segment",
+            _SEG + "carry_not_reset_after_empty_segment", Cause.LOGIC, "segment",
             "segments, on layouts with empty segments (repeated offsets): without one it is "
             "right"),
     Control("segment reset one element late on a tile boundary",
-            _C + "reset_one_late_on_a_tile_boundary", Cause.LOGIC, "segment",
+            _SEG + "reset_one_late_on_a_tile_boundary", Cause.LOGIC, "segment",
             "segments, on layouts whose segments start exactly on tiles of 128"),
     Control("reverse segmented scan flipping the data, not the offsets",
-            _C + "reverse_flipping_data_not_offsets", Cause.LOGIC, "segment",
+            _SEG + "reverse_flipping_data_not_offsets", Cause.LOGIC, "segment",
             "segments, judging the reverse scan itself: right on symmetric segments"),
     Control("chunked scan dropping the carry of a chunk whose last segment is empty",
-            _C + "chunked_dropping_carry_after_empty_last_segment", Cause.LOGIC, "segment",
+            _SEG + "chunked_dropping_carry_after_empty_last_segment", Cause.LOGIC, "segment",
             "segments, on an empty segment just before a segment that spans a chunk of 64"),
-    Control("Blelloch down-sweep with swapped operands", _C + "blelloch_down_sweep_swapped",
+    Control("Blelloch down-sweep with swapped operands", _TUP + "blelloch_down_sweep_swapped",
             Cause.LOGIC, "operand order", "probe monoids: add, max and min forgive the swap"),
-    Control("reverse scan in the wrong convention", _C + "reverse_in_the_flip_convention",
+    Control("reverse scan in the wrong convention", _TUP + "reverse_in_the_flip_convention",
             Cause.LOGIC, "follows reverse='flip'", "probe monoids: both conventions agree "
                                                      "for a commutative operator"),
-    Control("a scan that combines (b, a)", _C + "combines_later_first", Cause.LOGIC,
+    Control("a scan that combines (b, a)", _TUP + "combines_later_first", Cause.LOGIC,
             "operands swapped", "probe monoids: only a non-commutative operator shows it"),
-    Control("identity dropped on one leaf of a tuple", _C + "identity_on_the_first_leaf_only",
+    Control("identity dropped on one leaf of a tuple", _TUP + "identity_on_the_first_leaf_only",
             Cause.LOGIC, "identity's role dropped", "probe monoids: the sequence hash, whose "
             "second leaf's identity is 1"),
-    Control("an operator that is no monoid", _C + "fold_of_the_declared_monoid", Cause.OPERATOR,
+    Control("an operator that is no monoid", _TUP + "fold_of_the_declared_monoid", Cause.OPERATOR,
             "is no monoid", "operator laws, before any scan is judged"),
     Control("missing barrier", f"cu:{_CU / 'missing_barrier.cu'}:1024", Cause.RACE, "data race",
             "racecheck", gpu=True,

@@ -99,5 +99,5 @@ def test_load_monoid_names_what_is_wrong(locator, words):
 
 
 def test_load_monoid_keeps_its_locator():
-    m = load_monoid("scancheck.controls.broken:ONLINE_SOFTMAX_FORGETTING_A_RESCALE")
-    assert m.locator == "scancheck.controls.broken:ONLINE_SOFTMAX_FORGETTING_A_RESCALE"
+    m = load_monoid("scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE")
+    assert m.locator == "scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE"

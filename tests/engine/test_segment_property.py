@@ -76,7 +76,7 @@ def test_the_unsegmented_scan_of_segmented_data_is_caught_per_segment():
 def test_index_overflow_model_is_right_below_2_31():
     """The int32 ``bos * H`` control is right at every size the CPU can hold: only a check
     past 2**31 elements can catch it (a GPU check, not yet written)."""
-    t = resolve("scancheck.controls.broken:offsets_times_heads_in_32_bits")
+    t = resolve("scancheck.controls.segmented:offsets_times_heads_in_32_bits")
     assert check_property(t, "segments", Budget(1, max_n=2**12)).status == "pass"
     starts = np.array([0, 2**29], np.int32)
     with np.errstate(over="ignore"):

@@ -1,0 +1,116 @@
+"""Broken segmented scans (``segments='offsets'``): each wrong only at a seam of its segments
+(an empty segment, a segment starting on a tile or chunk boundary, a reversed description,
+an int32 index past 2**31)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..engine.spec import TargetSpec
+
+#: The tile and chunk of the segmented controls: a segment starting on one is a seam.
+SEG_TILE = 128
+SEG_CHUNK = 64
+
+
+def _runs(x: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    """The inclusive sum of each run of ``x`` that starts at a True of ``heads`` (element 0
+    starts one whatever its flag), each run scanned alone, along axis 0."""
+    out = np.empty_like(x)
+    starts = [0, *(int(i) for i in np.flatnonzero(heads) if i > 0), x.shape[0]]
+    for a, b in zip(starts, starts[1:]):
+        if b > a:
+            out[a:b] = np.add.accumulate(x[a:b], axis=0, dtype=x.dtype)
+    return out
+
+
+def _heads(offsets: np.ndarray, n: int, keep: np.ndarray | None = None) -> np.ndarray:
+    """Head flags at the starts of the segments ``offsets`` gives (those ``keep`` marks)."""
+    heads = np.zeros(n, bool)
+    starts = np.asarray(offsets[:-1], np.int64)
+    live = (starts < n) & (np.diff(np.asarray(offsets, np.int64)) > 0)
+    if keep is not None:
+        live &= keep
+    heads[starts[live]] = True
+    return heads
+
+
+def carry_not_reset_after_empty_segment(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The reset of a segment's start is a flag that an empty segment consumes: the segment
+    after an empty one goes on from the segment before it."""
+    lengths = np.diff(np.asarray(offsets, np.int64))
+    after_empty = np.concatenate([[False], lengths[:-1] == 0])
+    with np.errstate(all="ignore"):
+        return _runs(x, _heads(offsets, x.shape[0], ~after_empty))
+
+
+def reset_one_late_on_a_tile_boundary(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """A segment that starts exactly on a tile of 128 is reset one element late: its first
+    element is added to the previous segment's total."""
+    heads = _heads(offsets, x.shape[0])
+    on_tile = np.flatnonzero(heads)
+    on_tile = on_tile[(on_tile % SEG_TILE == 0) & (on_tile > 0)]
+    heads[on_tile] = False
+    heads[on_tile[on_tile + 1 < x.shape[0]] + 1] = True
+    with np.errstate(all="ignore"):
+        return _runs(x, heads)
+
+
+def reverse_flipping_data_not_offsets(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """A reverse segmented scan as the forward scan of the data flipped, the offsets not:
+    right only where the segments are symmetric about the middle."""
+    with np.errstate(all="ignore"):
+        return _runs(x[::-1], _heads(offsets, x.shape[0]))[::-1]
+
+
+def chunked_dropping_carry_after_empty_last_segment(x: np.ndarray, offsets: np.ndarray
+                                                    ) -> np.ndarray:
+    """Chunks of 64 scanned alone, then each chunk's carry added to the segment that goes on
+    into the next; the segment open at a chunk's end is looked up as the first of equal
+    offsets, so where it is empty (an empty segment just before) the carry is dropped."""
+    n = x.shape[0]
+    off = np.asarray(offsets, np.int64)
+    cuts = np.zeros(n, bool)
+    cuts[::SEG_CHUNK] = True
+    out = _runs(x, _heads(offsets, n) | cuts)
+    with np.errstate(all="ignore"):
+        for end in range(SEG_CHUNK, n, SEG_CHUNK):
+            last = int(np.searchsorted(off, end - 1, "right")) - 1  # its segment
+            first = int(np.searchsorted(off, off[last], "left"))  # the bug: the first of equals
+            if off[first + 1] > end:  # it goes on into the next chunk: carried
+                stop = min(int(off[first + 1]), end + SEG_CHUNK)
+                out[end:stop] = out[end:stop] + out[end - 1]
+    return out
+
+
+def offsets_times_heads_in_32_bits(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """A (T, H) segmented scan that addresses segment starts as ``bos * H`` in int32, as
+    kernels given int32 cu_seqlens do: right until T * H reaches 2**31, then reading and
+    writing wrapped rows (only checks past 2**31 elements can show it)."""
+    t = x.shape[0]
+    heads = int(np.prod(x.shape[1:], dtype=np.int64))
+    flat = x.reshape(t, heads)
+    out = np.empty_like(flat)
+    starts = np.asarray(offsets, np.int32)
+    with np.errstate(all="ignore"):
+        bos = (starts * np.int32(heads)).astype(np.int64)  # wraps past 2**31 - 1
+        rows = flat.reshape(-1)
+        for i in range(starts.size - 1):
+            a, b = int(bos[i]) // heads, int(bos[i + 1]) // heads
+            lo, hi = int(offsets[i]), int(offsets[i + 1])
+            out[lo:hi] = np.add.accumulate(rows.reshape(-1, heads)[a:a + hi - lo], axis=0,
+                                           dtype=x.dtype) if b >= a else 0
+    return out.reshape(x.shape)
+
+
+_SEG = TargetSpec(segments="offsets", dtypes=("int32", "float32", "float64"))
+for fn, spec in (
+    (carry_not_reset_after_empty_segment, _SEG),
+    (reset_one_late_on_a_tile_boundary, _SEG),
+    (reverse_flipping_data_not_offsets, TargetSpec(segments="offsets", reverse=True,
+                                                   dtypes=_SEG.dtypes)),
+    (chunked_dropping_carry_after_empty_last_segment, _SEG),
+    (offsets_times_heads_in_32_bits, TargetSpec(segments="offsets", axis=0,
+                                                dtypes=_SEG.dtypes)),
+):
+    fn.scan_spec = spec  # type: ignore[attr-defined]

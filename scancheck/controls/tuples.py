@@ -1,0 +1,90 @@
+"""Broken scans over tuples of arrays (``TargetSpec(combine=True)`` or a user's monoid): what
+only the non-commutative probe monoids show; under add, max and min each is right.  And a
+user's operator that is no monoid, whose fault is the operator's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..engine.spec import TargetSpec
+
+
+def blelloch_down_sweep_swapped(elems: tuple, combine: Any) -> tuple:
+    """The exclusive Blelloch scan with each down-sweep combine's operands swapped: the
+    left subtree's total before the parent's prefix."""
+    from ..engine.generic_scans import blelloch
+
+    return blelloch(elems, combine, swap_down=True)
+
+
+def reverse_in_the_flip_convention(elems: tuple, combine: Any) -> tuple:
+    """Declares reverse='suffix' (x[k] + ... + x[n-1]) and computes flip(scan(flip(x)))."""
+    from ..engine.generic_scans import sequential
+
+    return tuple(v[::-1] for v in sequential(tuple(v[::-1] for v in elems), combine))
+
+
+def combines_later_first(elems: tuple, combine: Any) -> tuple:
+    """A sequential inclusive scan that folds each element in as combine(x[k], acc)."""
+    from ..engine.generic_scans import sequential
+
+    return sequential(elems, lambda a, b: combine(b, a))
+
+
+def identity_on_the_first_leaf_only(elems: tuple, combine: Any) -> tuple:
+    """An exclusive scan whose first output holds the identity's first leaf and zeros on the
+    others, as if every other leaf's identity were zero."""
+    from ..engine.generic_scans import sequential
+
+    incl = sequential(elems, combine)
+    out = []
+    for i, (v, e) in enumerate(zip(incl, combine.identity)):
+        head = np.full(v[:1].shape, e if i == 0 else 0, dtype=v.dtype)
+        out.append(np.concatenate([head, v[:-1]]))
+    return tuple(out)
+
+
+def _online_softmax_forgetting_a_rescale(a: tuple, b: tuple) -> tuple:
+    # (running max m, sum s of exp(x - m)): the earlier sum is never rescaled to the new max.
+    from ..core.monoids import namespace
+
+    xp = namespace(a[0])
+    m = xp.maximum(a[0], b[0])
+    return (m, a[1] + b[1] * xp.exp(b[0] - m))
+
+
+def _softmax_elements(rng: np.random.Generator, shape: tuple) -> tuple:
+    return (rng.normal(0, 2, shape).astype(np.float32),
+            rng.uniform(0.5, 2, shape).astype(np.float32))
+
+
+def _monoids() -> Any:
+    from ..core.monoids import Monoid
+
+    return Monoid(_online_softmax_forgetting_a_rescale, (np.float32(-np.inf), np.float32(0)),
+                  name="online softmax, one rescale forgotten", elements=_softmax_elements)
+
+
+#: A user's operator that is no monoid (its associativity fails): the operator's fault.
+ONLINE_SOFTMAX_FORGETTING_A_RESCALE = _monoids()
+
+
+def fold_of_the_declared_monoid(elems: tuple) -> tuple:
+    """A correct sequential scan of the spec's own monoid (the fault is the operator's)."""
+    from ..core.monoids import BoundCombine
+    from ..engine.generic_scans import sequential
+
+    return sequential(elems, BoundCombine(ONLINE_SOFTMAX_FORGETTING_A_RESCALE))
+
+
+for fn, spec in (
+    (blelloch_down_sweep_swapped, TargetSpec(combine=True, inclusive=False)),
+    (reverse_in_the_flip_convention, TargetSpec(combine=True, reverse="suffix")),
+    (combines_later_first, TargetSpec(combine=True)),
+    (identity_on_the_first_leaf_only, TargetSpec(combine=True, inclusive=False)),
+    (fold_of_the_declared_monoid,
+     TargetSpec(op="scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE")),
+):
+    fn.scan_spec = spec  # type: ignore[attr-defined]
