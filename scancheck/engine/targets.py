@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -74,6 +74,26 @@ class Target:
     #: a watchdog times the target, not the oracle around it.
     watch: Callable[[str, int], None] | None = None
 
+    @contextlib.contextmanager
+    def own_code(self, n: int) -> Iterator[None]:
+        """Around a call of the target's own code on ``n`` elements: the watchdog told, its
+        NumPy warnings silenced, and an exception it raises marked as its own."""
+        if self.watch is not None:
+            self.watch("call", n)
+        try:
+            # Overflow and NaN warnings of the target's own arithmetic are not ours to print.
+            with np.errstate(all="ignore"):
+                yield
+        except Exception as exc:
+            # Marked, so that a property can tell the target's exception from its oracle's.
+            with contextlib.suppress(AttributeError, TypeError):
+                setattr(exc, _RAISED_BY_TARGET, True)
+            raise
+        finally:
+            # The call is over, raised or not: the watchdog's per-call limit ends with it.
+            if self.watch is not None:
+                self.watch("return", n)
+
     def run(self, x: Any, axis: int | None = None) -> Any:
         """The target on ``x`` as its spec takes it (host or device array; N-D with ``axis``
         for a target whose spec has one), the device synchronized: the one place where the
@@ -94,26 +114,13 @@ class Target:
                 out, tuple | list) else out.reshape(x.shape)
         # A view made by forward() or seeded() hands the target copies of its own.
         given = x if getattr(self.fn, _HANDS_OVER_COPIES, False) else _twin(x)
-        if self.watch is not None:
-            self.watch("call", n)
-        try:
-            # Overflow and NaN warnings of the target's own arithmetic are not ours to print.
-            with np.errstate(all="ignore"):
-                out = (self.fn(given, 0 if axis is None else axis) if self.spec.axis == "arg"
-                       else self.fn(given))
-                if self.spec.device == "gpu":
-                    import cupy as cp
+        with self.own_code(n):
+            out = (self.fn(given, 0 if axis is None else axis) if self.spec.axis == "arg"
+                   else self.fn(given))
+            if self.spec.device == "gpu":
+                import cupy as cp
 
-                    cp.cuda.Device().synchronize()
-        except Exception as exc:
-            # Marked, so that a property can tell the target's exception from its oracle's.
-            with contextlib.suppress(AttributeError, TypeError):
-                setattr(exc, _RAISED_BY_TARGET, True)
-            raise
-        finally:
-            # The call is over, raised or not: the watchdog's per-call limit ends with it.
-            if self.watch is not None:
-                self.watch("return", n)
+                cp.cuda.Device().synchronize()
         if given is not x:
             written = _first_write(x, given)
             if written is not None:

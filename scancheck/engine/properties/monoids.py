@@ -15,7 +15,6 @@ operator's fault, and no scan of it is judged.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import numpy as np
@@ -36,7 +35,7 @@ from ...oracle.monoid_scan import (
 from ..cases import Case
 from ..diagnosis import Cause
 from ..spec import monoid_of
-from ..targets import _RAISED_BY_TARGET, Target, _first_write
+from ..targets import Target, _first_write
 from .base import Failure
 
 #: The distribution under which a combine-taking target is driven by its spec's own monoid.
@@ -73,18 +72,8 @@ def call_on_leaves(target: Target, elems: Leaves, *args: Any) -> Any:
     marked as its own, and a write into a copy is :class:`~scancheck.engine.targets.InputWritten`."""
     copies = tuple(np.array(v, copy=True) for v in elems)
     n = int(sum(v.size for v in elems))
-    if target.watch is not None:
-        target.watch("call", n)
-    try:
-        with np.errstate(all="ignore"):
-            out = target.fn(copies, *args)
-    except Exception as exc:
-        with contextlib.suppress(AttributeError, TypeError):
-            setattr(exc, _RAISED_BY_TARGET, True)
-        raise
-    finally:
-        if target.watch is not None:
-            target.watch("return", n)
+    with target.own_code(n):
+        out = target.fn(copies, *args)
     for v, c in zip(elems, copies):
         written = _first_write(v, c)
         if written is not None:
