@@ -17,22 +17,11 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator
-from functools import partial
 from typing import Any
 
-from .core.operators import (
-    DTYPES,
-    FLOAT_DTYPES,
-    INPUT_DTYPES,
-    NAN_PREFIXES,
-    NAN_RULES,
-    SUBNORMAL_RULES,
-    TARGET_OPERATORS,
-    ZERO_ORDERS,
-    flushed_dtypes,
-)
 from .oracle.bounds import format_table
 from .progress import Progress
+from .spec_flags import add_spec_flags, positive, reverse_forms, spec_overrides
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -143,27 +132,6 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 1 if e.verdict in (PROVEN, SUSPICIOUS) else 0
 
 
-def _spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The TargetSpec fields the command line names, and their values: only these replace
-    the target's own declared spec (a flag not given leaves its field as declared)."""
-    from dataclasses import fields
-
-    from .engine.spec import TargetSpec
-
-    given = {f.name: getattr(args, _SPEC_DEST + f.name) for f in fields(TargetSpec)
-             if hasattr(args, _SPEC_DEST + f.name)}
-    if given.get("axis") is not None:
-        given["axis"] = {"arg": "arg", "none": None}.get(given["axis"], given["axis"])
-        if isinstance(given["axis"], str) and given["axis"] != "arg":
-            given["axis"] = int(given["axis"])
-    if given.get("segments") == "none":
-        given["segments"] = None
-    for key in ("dtypes", "promote", "ndim", "accumulates"):
-        if key in given:
-            given[key] = tuple(given[key])
-    return given
-
-
 def _output_path(path: str | None, flag: str) -> None:
     """Raise a ValueError naming ``flag`` unless ``path`` (None: not given) can be written as
     a file: checked before a run, so that an hour's check is not lost at its end.  Leaves no
@@ -251,7 +219,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
     _output_path(args.json, "--json")
     _output_path(args.report, "--report")
-    overrides = _spec_overrides(args)
+    overrides = spec_overrides(args)
     if args.controls:
         if overrides:  # each control declares what it computes: a flag would unmake it
             raise ValueError(f"argument --controls: spec flags apply to TARGETs, not to the "
@@ -354,22 +322,6 @@ def _run_controls(args: argparse.Namespace) -> int:
     return 0 if caught == run else 1
 
 
-def _positive(kind: type) -> Callable[[str], Any]:
-    """An argparse type: a positive ``kind`` (int or float), else a one-line usage error."""
-    def parse(text: str) -> Any:
-        what = "a positive integer" if kind is int else "a positive, finite number"
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
-        if not 0 < value < float("inf"):  # NaN fails too
-            raise argparse.ArgumentTypeError(f"{text} is not {what}")
-        return value
-
-    parse.__name__ = f"positive {kind.__name__}"
-    return parse
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse, with a usage error as one line (what was wrong, naming the argument), and
     an epilog computed only when help is asked for (``epilog_from``)."""
@@ -419,155 +371,6 @@ def _builtin_epilog() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _axis(text: str) -> str:
-    """An --axis value: an integer, 'arg', or 'none' (the target scans 1-D arrays)."""
-    if text in ("arg", "none") or text.lstrip("-").isdigit():
-        return text
-    raise argparse.ArgumentTypeError(f"{text!r} is none of: an integer, 'arg', 'none'")
-
-
-def _segments(text: str) -> str:
-    """A --segments value: a segment kind, or 'none' (one unbroken sequence)."""
-    from .engine.spec import SEGMENT_KINDS
-
-    if text in (*SEGMENT_KINDS, "none"):
-        return text
-    raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from "
-                                     f"{', '.join(map(repr, (*SEGMENT_KINDS, 'none')))})")
-
-
-def _promotion(text: str) -> tuple[str, str]:
-    """A --promote value: IN:OUT, an input dtype and the wider one returned for it."""
-    parts = tuple(text.split(":"))
-    if len(parts) != 2 or not all(parts):
-        raise argparse.ArgumentTypeError(f"{text!r} must be IN:OUT, as bool:int64")
-    if parts[0] not in INPUT_DTYPES or parts[1] not in DTYPES:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: IN must be one of {', '.join(INPUT_DTYPES)}; OUT one of "
-            f"{', '.join(DTYPES)}")
-    return parts  # type: ignore[return-value]
-
-
-def _operator(text: str) -> str:
-    """An --op value: a built-in operator's name, or module:ATTR naming a scancheck.Monoid."""
-    if ":" in text:
-        from .core.monoids import load_monoid
-
-        try:
-            load_monoid(text)
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-        return text
-    if text not in TARGET_OPERATORS:
-        raise argparse.ArgumentTypeError(
-            f"invalid choice: {text!r} (choose from {', '.join(map(repr, TARGET_OPERATORS))}, "
-            f"or module:ATTR naming a scancheck.Monoid)")
-    return text
-
-
-def _reverse(text: str) -> str | bool:
-    """A --reverse value: the convention of a reverse scan of a non-commutative operator
-    (``true``: none named, the bare flag)."""
-    if text == "true":
-        return True
-    if text not in ("flip", "suffix"):
-        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from 'flip', "
-                                         f"'suffix', or none: --reverse alone)")
-    return text
-
-
-def _subnormal_rule(text: str) -> str:
-    """A --subnormals value: a key of SUBNORMAL_RULES, or flush:DTYPE,... of float dtypes."""
-    try:
-        flushed_dtypes(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"invalid choice: {text!r} (choose from {', '.join(map(repr, SUBNORMAL_RULES))}, "
-            f"or 'flush:DTYPE,...' of {', '.join(FLOAT_DTYPES)})") from None
-    return text
-
-
-#: Where the spec flags keep their values: ``spec_<field>``, present only when given.
-_SPEC_DEST = "spec_"
-
-
-def _add_spec_flags(p: argparse.ArgumentParser) -> None:
-    """A flag per TargetSpec field (``--accepts-max-n`` for ``max_n``), each left unset
-    unless given, so that only the fields named replace the target's declared spec."""
-    from .engine.contracts import OVERFLOW_RULES
-    from .engine.spec import DEVICES, SEGMENT_KINDS
-
-    g = p.add_argument_group(
-        "what the target computes", "each flag replaces that field of the target's own spec "
-        "(built-in, scan_spec or SCAN_SPEC); fields not named stay as declared")
-    add = partial(_spec_flag, g)
-    add("op", type=_operator, metavar="OP", help=f"the operator it scans with: "
-        f"{', '.join(TARGET_OPERATORS)}, or module:ATTR naming a scancheck.Monoid (the target "
-        f"then takes and returns tuples of arrays)")
-    add("inclusive", action=argparse.BooleanOptionalAction,
-        help="inclusive (out[k] includes x[k]) or exclusive scan")
-    g.add_argument("--exclusive", dest=_SPEC_DEST + "inclusive", action="store_const",
-                   const=False, default=argparse.SUPPRESS, help="the same as --no-inclusive")
-    add("dtypes", nargs="+", choices=INPUT_DTYPES, metavar="DTYPE",
-        help=f"input dtypes it takes: {', '.join(INPUT_DTYPES)}")
-    add("deterministic", action=argparse.BooleanOptionalAction,
-        help="whether its bits must repeat from run to run")
-    add("device", choices=DEVICES, help="cpu: NumPy arrays in and out; gpu: CuPy arrays")
-    add("max_n", type=_positive(int), metavar="N", help="largest n the target itself accepts "
-        "(not --max-n, the largest n searched)")
-    add("allows_empty", action=argparse.BooleanOptionalAction,
-        help="whether it takes an empty input (and returns an empty scan)")
-    add("zeros", choices=tuple(ZERO_ORDERS), help="max, min: how -0 and +0 are ordered")
-    add("nans", choices=tuple(NAN_RULES), help="add, mul, max, min: what a NaN input does: "
-        "propagate (IEEE), ignore (left out: fmax, nancumsum) or skip (NaN at the NaN, the "
-        "rest scanned without it: pandas' skipna)")
-    add("nan_prefix", choices=tuple(NAN_PREFIXES), help="with --nans ignore: what an output "
-        "whose whole prefix is NaN holds, NaN or the identity (nancumsum, pyarrow)")
-    add("subnormals", type=_subnormal_rule, metavar="RULE",
-        help=f"floats: whether subnormals read as zero, {', '.join(SUBNORMAL_RULES)} or "
-             f"flush:DTYPE,... (the dtypes that flush: flush:float32 for -ftz=true on NVIDIA "
-             f"GPUs); add, mul, logaddexp and the recurrence may flush, max, min and "
-             f"cummax/cummin must flush every one")
-    add("promote", nargs="*", type=_promotion, metavar="IN:OUT",
-        help="the target returns OUT for input of IN (bool:int64 int32:int64, as numpy.cumsum "
-        "does without dtype=); the exact scan is taken in OUT; none given: no promotion")
-    add("axis", type=_axis, metavar="AXIS", help="the target takes N-D arrays and scans this axis; 'arg': it "
-        "is called as fn(x, axis); 'none': it scans 1-D arrays")
-    add("reverse", nargs="?", const=True, type=_reverse, metavar="flip|suffix",
-        help="the target scans from the end; for a non-commutative operator in which "
-             "convention: flip (flip(scan(flip(x))), JAX's and Triton's) or suffix "
-             "(out[k] = x[k] + ... + x[n-1])")
-    g.add_argument("--no-reverse", dest=_SPEC_DEST + "reverse", action="store_const",
-                   const=False, default=argparse.SUPPRESS, help="the target scans from the start")
-    add("indices", action=argparse.BooleanOptionalAction,
-        help="max or min: the target returns (values, indices), as cummax and cummin do")
-    add("combine", action=argparse.BooleanOptionalAction,
-        help="the target takes the combine: called as fn(elems, combine), elems a tuple of "
-             "arrays, and driven by scancheck's probe monoids (jax.lax.associative_scan's "
-             "form)")
-    add("initial", action=argparse.BooleanOptionalAction,
-        help="the target takes an initial value: it is called as fn(x, initial=v)")
-    add("segments", type=_segments, metavar="KIND",
-        help=f"a segmented scan, called as fn(x, s), s one of {', '.join(SEGMENT_KINDS)} "
-             f"(offsets: cu_seqlens, int32 and int64 drawn, offsets:int32 or offsets:int64 "
-             f"where it takes one; flags: bool heads; keys: runs of equal "
-             f"keys; groups: labels in any order), segments along axis 0; 'none': one sequence")
-    add("overflow", choices=tuple(OVERFLOW_RULES), help="integer add, mul: wrap (two's "
-        "complement) or raise (checked: raises exactly when some prefix overflows)")
-    add("ndim", nargs="+", type=_positive(int), metavar="RANK",
-        help="with --axis: the ranks of array the target takes (2 for DataFrame.cumsum)")
-    add("accumulates", nargs="*", type=_promotion, metavar="IN:ACC",
-        help="float add, mul: input IN is accumulated in the wider ACC and each output "
-        "rounded once (float32:float64 for polars); none given: not declared")
-
-
-def _spec_flag(group: Any, field_name: str, **kw: Any) -> None:
-    from .engine.spec import spec_flag
-
-    group.add_argument(spec_flag(field_name), dest=_SPEC_DEST + field_name,
-                       default=argparse.SUPPRESS, **kw)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="scancheck", description=__doc__, formatter_class=_formatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -581,18 +384,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exact-oracle throughput on the CPU, and on the GPU where there is one")
     p.add_argument("--log2-sizes", nargs="+", default=["20", "24", "28"])
     p.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
-    p.add_argument("--reps", type=_positive(int), default=20)
+    p.add_argument("--reps", type=positive(int), default=20)
     p.add_argument("--json", help="also write the rows to this file")
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("precision", help="seed 004's float32 'bug', reproduced and explained")
-    p.add_argument("--n", type=_positive(int), default=1_000_000)
+    p.add_argument("--n", type=positive(int), default=1_000_000)
     p.add_argument("--distribution", default="integers")
     p.add_argument("--seed", type=int, default=8)
     p.add_argument("--practical", action="store_true",
                    help="the practical's own data, reference and RMS: its two figures judged")
     p.add_argument("--sweep", action="store_true", help="also sweep n from 2^10 up")
-    p.add_argument("--max-log2", type=_positive(int), help="largest log2 n of the sweep (22 CPU, 30 GPU)")
+    p.add_argument("--max-log2", type=positive(int), help="largest log2 n of the sweep (22 CPU, 30 GPU)")
     p.add_argument("--plot", help="write the sweep's log-log plot to this PNG")
     p.set_defaults(func=_cmd_precision)
 
@@ -614,34 +417,34 @@ def build_parser() -> argparse.ArgumentParser:
                    "kernel:VARIANT, model:VARIANT, FILE.cu, package.module:function or "
                    "path/to/file.py:function")
     p.add_argument("--controls", action="store_true", help="run the negative controls, print the score")
-    _add_spec_flags(p)
-    p.add_argument("--budget", type=_positive(float), default=30.0, metavar="SECONDS",
+    add_spec_flags(p)
+    p.add_argument("--budget", type=positive(float), default=30.0, metavar="SECONDS",
                    help="seconds the whole check of a target should take (default 30), shared "
                    "among its properties; each walks its ladder of sizes whole, and a failure "
                    "found is shrunk")
-    p.add_argument("--examples", type=_positive(int),
+    p.add_argument("--examples", type=positive(int),
                    help="Hypothesis examples per property at most (default: no cap but time)")
-    p.add_argument("--max-n", type=_positive(int),
+    p.add_argument("--max-n", type=positive(int),
                    help="largest n searched (default 2**24 for GPU targets, 2**20 for CPU ones)")
     p.add_argument("--large", action="store_true",
                    help="check n = 2**31 + 17 and 2**32 + 17 for CPU targets too (GPU ones: always)")
     p.add_argument("--quick", action="store_true",
                    help="skip the sanitizers and the checks past 2**31 and 2**32")
-    p.add_argument("--timeout", type=_positive(float), default=60,
+    p.add_argument("--timeout", type=positive(float), default=60,
                    help="seconds one case may run before it is a hang (default 60)")
     p.add_argument("--sanitize", nargs="*", choices=["racecheck", "synccheck", "memcheck", "initcheck"],
                    help="compute-sanitizer tools (default: all four for GPU targets)")
     p.add_argument("--json", help="write the reports to this file")
     p.add_argument("--report", metavar="FILE.md", help="write a report people read: verdicts, "
                    "a snippet reproducing each failure, the environment")
-    p.add_argument("--jobs", type=_positive(int), default=1, help="targets checked at once")
-    p.add_argument("--workers", type=_positive(int),
+    p.add_argument("--jobs", type=positive(int), default=1, help="targets checked at once")
+    p.add_argument("--workers", type=positive(int),
                    help="child processes per target at once (default: half the cores)")
     p.set_defaults(func=_cmd_check)
 
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
     p.add_argument("variant")
-    p.add_argument("--n", type=_positive(int), default=256)
+    p.add_argument("--n", type=positive(int), default=256)
     p.add_argument("--block", type=int, default=256)
     p.add_argument("--dtype", default="float32")
     p.add_argument("--op", default="add")
@@ -652,30 +455,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _reverse_forms(argv: list[str]) -> list[str]:
-    """``argv`` with ``--reverse CONVENTION`` as ``--reverse=CONVENTION`` and a bare
-    ``--reverse`` as ``--reverse=true``: a convention is optional, and the word after a bare
-    ``--reverse`` is a target, never its value."""
-    out: list[str] = []
-    for i, arg in enumerate(argv):
-        if arg == "--":
-            return out + argv[i:]
-        if out and out[-1] == "--reverse" and arg in ("flip", "suffix"):
-            out[-1] = f"--reverse={arg}"
-            continue
-        if out and out[-1] == "--reverse":
-            out[-1] = "--reverse=true"
-        out.append(arg)
-    if out and out[-1] == "--reverse":
-        out[-1] = "--reverse=true"
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scancheck`` console script."""
     from .core.locks import LockRefused
 
-    args = build_parser().parse_args(_reverse_forms(sys.argv[1:] if argv is None else argv))
+    args = build_parser().parse_args(reverse_forms(sys.argv[1:] if argv is None else argv))
     try:
         return args.func(args)
     # Bad arguments, a target that cannot be loaded or cannot run on this machine, an

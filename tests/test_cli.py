@@ -123,7 +123,7 @@ def test_every_spec_field_has_a_flag_of_its_name():
 
 
 def _spec_overrides(*argv: str) -> dict:
-    from scancheck.cli import _spec_overrides as overrides
+    from scancheck.spec_flags import spec_overrides as overrides
 
     return overrides(_check_args(*argv))
 
