@@ -110,6 +110,10 @@ CONTROLS: tuple[Control, ...] = (
             Cause.SPECIALS, "inf - inf inside a compensated (Kahan) sum",
             "floats within bound and nan and inf: NaN where the exact prefix is an infinity "
             "that inputs of one sign reach"),
+    Control("checked sum missing the limit by one", _C + "checked_sum_missing_the_limit_by_one",
+            Cause.LOGIC, "a prefix at the limits",
+            "integers exact under overflow='raise', on inputs whose prefix lands exactly on the "
+            "type's limits and one past them: drawn data never do"),
     Control("checked sum raising one element late", _C + "checked_sum_raising_one_late",
             Cause.LOGIC, "checks overflow too late",
             "integers exact under overflow='raise': the smallest case overflows at its last "

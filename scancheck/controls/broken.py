@@ -239,6 +239,19 @@ def checked_sum_raising_one_late(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def checked_sum_missing_the_limit_by_one(x: np.ndarray) -> np.ndarray:
+    """A checked integer sum whose test is off by one (a prefix of max + 1 or min - 1 wraps
+    silently, one further raises): drawn data almost never land a prefix there."""
+    info = np.iinfo(x.dtype)
+    acc = 0
+    for k, v in enumerate(x.tolist()):
+        acc += v
+        if acc > int(info.max) + 1 or acc < int(info.min) - 1:
+            raise OverflowError(f"overflow at index {k}")
+    with np.errstate(over="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
 def checked_sum_wrapping(x: np.ndarray) -> np.ndarray:
     """An integer sum declared checked (overflow='raise') that wraps silently."""
     with np.errstate(over="ignore"):
@@ -544,6 +557,7 @@ for fn, spec in (
     (sum_compensated_past_infinity, TargetSpec(dtypes=_FLOATS)),
     (checked_sum_raising_one_late, TargetSpec(dtypes=_INTS, overflow="raise")),
     (checked_sum_wrapping, TargetSpec(dtypes=_INTS, overflow="raise")),
+    (checked_sum_missing_the_limit_by_one, TargetSpec(dtypes=_INTS, overflow="raise")),
     (checked_sum, TargetSpec(dtypes=_INTS, overflow="raise")),
     (max_writing_zero_for_nan, TargetSpec(op="max", dtypes=_FLOATS)),
     (sum_declaring_skip_that_propagates, TargetSpec(dtypes=_FLOATS, nans="skip")),

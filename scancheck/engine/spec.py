@@ -178,9 +178,14 @@ class TargetSpec:
                                  f"{self.combine}: a rule of scans of numbers; over tuples the "
                                  f"monoid's combine is the whole contract")
         unknown = [d for d in self.dtypes if d not in INPUT_DTYPES]
-        if unknown:  # not read over tuples (each monoid's leaves have theirs), still checked
+        if unknown:
             raise ValueError(f"dtypes={self.dtypes!r}: {', '.join(map(str, unknown))} "
                              f"unknown; allowed dtypes are {', '.join(INPUT_DTYPES)}")
+        if self.dtypes != _default("dtypes"):
+            raise ValueError(f"dtypes={self.dtypes!r} with op={self.op!r}, combine="
+                             f"{self.combine}: over tuples each monoid's leaves have their own "
+                             f"dtypes, and a declared one would go unread; to check float "
+                             f"leaves, give a scancheck.Monoid over them as op")
         if self.device != "cpu":
             raise ValueError(f"device={self.device!r} with op={self.op!r}, combine="
                              f"{self.combine}: monoid targets are checked on the CPU here")

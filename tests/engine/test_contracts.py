@@ -240,3 +240,20 @@ def test_inf_minus_inf_of_a_compensated_sum_has_its_own_diagnosis(budget):
     rep = check(Target(fn.__name__, fn, fn.scan_spec), budget=budget)
     assert rep.verdict.cause.name == "SPECIALS" and "compensated (Kahan) sum" in rep.diagnosis
     assert "narrower type" not in rep.diagnosis
+
+
+def _identity_after_one_leading_nan(x):
+    """nancumsum (the identity on an all-NaN prefix), except NaN where two or more NaNs open
+    the input: right under nan_prefix='nan' only when two NaNs lead."""
+    out = np.nancumsum(x).astype(x.dtype)
+    lead = int(np.argmin(np.isnan(x))) if not np.isnan(x).all() else x.size
+    if lead >= 2:
+        out[:lead] = np.nan
+    return out
+
+
+def test_an_all_nan_prefix_is_probed_one_and_two_nans_long(budget):
+    """Once only a prefix of two NaNs was probed: this conformed declared nan_prefix='nan'."""
+    t = _target(_identity_after_one_leading_nan, dtypes=FLOATS, nans="ignore", nan_prefix="nan")
+    r = check_property(t, "nan and inf", budget)
+    assert r.status == "fail" and "first element NaN" in r.diagnosis, r

@@ -269,6 +269,7 @@ def test_a_target_that_writes_into_a_leaf_is_told(budget):
     ({"combine": True, "nans": "skip"}, "over tuples the monoid's combine is the whole"),
     ({"combine": True, "overflow": "raise"}, "overflow='raise' with op='add', combine=True"),
     ({"combine": True, "subnormals": "flush"}, "subnormals='flush'"),
+    ({"combine": True, "dtypes": ("float64",)}, "would go unread"),
 ])
 def test_a_bad_spec_over_tuples_is_refused(kwargs, words):
     with pytest.raises((ValueError, TypeError), match=words.replace("(", r"\(")):
@@ -394,3 +395,27 @@ def test_every_order_bug_shows_on_one_case_of_the_affine_probe(n, seed, bug, dat
     assert failure is not None
     if bug == "split":
         assert "operand order" in failure.diagnosis, failure.diagnosis
+
+
+def _swapped_from_rank_3(elems, combine, axis):
+    """A sequential scan along ``axis`` that combines later-first on arrays of rank 3 and up."""
+    x = tuple(np.moveaxis(np.array(v), axis, 0) for v in elems)
+    for k in range(1, x[0].shape[0]):
+        a, b = tuple(v[k - 1:k] for v in x), tuple(v[k:k + 1] for v in x)
+        for v, w in zip(x, combine(b, a) if x[0].ndim >= 3 else combine(a, b)):
+            v[k:k + 1] = w
+    return tuple(np.moveaxis(v, 0, axis) for v in x)
+
+
+def test_a_generic_scan_along_an_axis_is_driven_at_ranks_past_2_and_negative_axes(budget):
+    """Once only 2-D arrays (axis 0 or 1) were drawn: a scan wrong from rank 3 conformed."""
+    seen = set()
+
+    def watching(elems, combine, axis):
+        seen.add((elems[0].ndim, axis < 0))
+        return _swapped_from_rank_3(elems, combine, axis)
+
+    r = check_property(Target("rank 3", watching, TargetSpec(combine=True, axis="arg")),
+                       "probe monoids", budget)
+    assert r.status == "fail" and "output" in r.diagnosis, r
+    assert max(rank for rank, _ in seen) >= 3

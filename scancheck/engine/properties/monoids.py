@@ -54,17 +54,22 @@ def convention(target: Target) -> str | None:
 
 
 def _shape_and_axis(target: Target, case: Case) -> tuple[tuple[int, ...], int]:
-    """The shape of a case's elements and the axis scanned: 1-D, or n along the declared axis
-    of a small N-D array (axis='arg': axis 0 or 1 by the case's seed)."""
+    """The shape of a case's elements and the axis handed to the target: 1-D, or n along the
+    declared axis of a small N-D array (axis='arg': ranks 2 to 4, any axis, named by a
+    negative number half the time, all by the case's seed)."""
     axis = target.spec.axis
     if axis is None:
         return (case.n,), 0
     if axis == "arg":
-        axis = case.seed % 2
-    ndim = max(2, axis + 1 if axis >= 0 else -axis)
+        ndim = 2 + case.seed % 3
+        axis = (case.seed // 3) % ndim
+        if (case.seed // 12) % 2:
+            axis -= ndim
+    else:
+        ndim = max(2, axis + 1 if axis >= 0 else -axis)
     shape = [3] * ndim
     shape[axis] = case.n
-    return tuple(shape), axis % ndim
+    return tuple(shape), axis
 
 
 def call_on_leaves(target: Target, elems: Leaves, *args: Any) -> Any:
@@ -316,7 +321,7 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
     got = _leaves_of(out, monoid, elems[0].shape)
     if isinstance(got, Failure):
         return got
-    return judge(target, monoid, elems, got, axis)
+    return judge(target, monoid, elems, got, axis % elems[0].ndim)
 
 
 def not_judged(monoid: Monoid) -> str | None:

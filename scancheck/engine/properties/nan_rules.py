@@ -31,14 +31,16 @@ def declared_view(target: Target, x: np.ndarray, got: np.ndarray
     if not viewed(spec) or got.shape != x.shape:
         return x, got
     if spec.nans == "ignore" and x.ndim == 1 and np.isnan(x).any() and not np.isnan(x[0]):
-        # Data rarely open with NaN: the same input with its first two elements NaN shows
-        # what an all-NaN prefix holds.
-        lead = x.copy()
-        lead[:2] = np.nan
-        told = declared_view(target, lead, target(lead))
-        if isinstance(told, Failure):
-            told.diagnosis += " (the case's input with its first two elements NaN)"
-            return told
+        # Data rarely open with NaN: the same input with its first element, then its first
+        # two, NaN shows what an all-NaN prefix holds (a target may get one length right).
+        for m in (1, 2):
+            lead = x.copy()
+            lead[:m] = np.nan
+            told = declared_view(target, lead, target(lead))
+            if isinstance(told, Failure):
+                told.diagnosis += (f" (the case's input with its first "
+                                   f"{'element' if m == 1 else 'two elements'} NaN)")
+                return told
     clean, filled, wrong, rule = nan_view(spec, x, got)
     if not rule or (not wrong.any() and _right(spec, target, clean, filled)):
         return clean, filled  # no NaN in x, or the rule kept (a wrong answer of the rest

@@ -67,6 +67,41 @@ def integers_checked(target: Target, case: Case) -> Failure | None:
                            f"where output {k}'s prefix leaves {out}: it checks overflow; "
                            f"declare --overflow raise", k, None, None,
                            {"contract": "--overflow raise"})
+    failure = _checked(target, x, k, out)
+    if failure is not None or out != x.dtype.name:
+        return failure
+    # Drawn data almost never land a prefix exactly on the type's limits, where a check
+    # off by one (> max + 1, >= max) goes wrong: these inputs do, each named in the failure.
+    # Each is judged with the cases of its own length, so the smallest case's n is its n.
+    for edge in (e for e in limit_inputs(spec.op, out, spec.inclusive) if e.size == x.size):
+        failure = _checked(target, edge, first_overflow(edge, spec.op, spec.inclusive, out), out)
+        if failure is not None:
+            failure.diagnosis += f" (on the input {edge.tolist()}, a prefix at the limits)"
+            return failure
+    return None
+
+
+def limit_inputs(op: str, dtype: str, inclusive: bool) -> list[np.ndarray]:
+    """Short inputs of ``dtype`` whose ``op`` prefixes land exactly on its largest and
+    smallest values and one past each (an exclusive scan gets one more element, so that
+    its last output holds the whole prefix)."""
+    info = np.iinfo(as_dtype(dtype))
+    lo, hi = int(info.min), int(info.max)
+    if op == "add":
+        rows = [[hi], [hi - 1, 1], [hi, 1]]
+        rows += [[hi, 1, -1], [lo], [lo + 1, -1], [lo, -1]] if lo else [[hi, hi]]
+    else:
+        half = 1 << (info.bits // 2)
+        rows = [[hi, 1], [half, half // 2], [half, half]] if not lo else [
+            [hi, 1], [half, half // 2], [-half, half // 2], [-half, half // 2, -1], [lo, 1]]
+    pad = [] if inclusive else [0 if op == "add" else 1]
+    return [np.array(r + pad, dtype=dtype) for r in rows]
+
+
+def _checked(target: Target, x: np.ndarray, k: int | None, out: str) -> Failure | None:
+    """One input judged under overflow='raise': ``k`` is its first output whose prefix
+    leaves ``out`` (None where none does)."""
+    spec = target.spec
     try:
         got, bad = run(target, x)
     except Exception as exc:
