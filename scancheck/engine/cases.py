@@ -77,9 +77,10 @@ class Case:
     def data(self, op: str) -> np.ndarray:
         """The input, bit for bit the same on every call (pairs for a pair operator)."""
         rng = np.random.default_rng(self.seed)
-        if get_operator(op).elements == "flagged":
+        oper = get_operator(op)
+        if oper.elements == "flagged":
             return generate_flagged(rng, self.n, self.dtype, self.distribution)
-        if get_operator(op).width == 2:
+        if oper.width == 2:
             return generate_pairs(rng, self.n, self.dtype, distribution=self.distribution)
         return generate_data(rng, self.n, self.dtype, self.distribution)
 
