@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from .core.arrays import as_dtype
-from .core.operators import exclusive_of, get_operator, is_float
+from .core.dtypes import is_float
+from .core.operators import exclusive_of, get_operator
 from .oracle.bounds import Verdict, certified, classify, sequential_depths, ulp
 from .oracle.exact import exact_scan
 

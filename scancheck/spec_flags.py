@@ -9,17 +9,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from .core.operators import (
-    DTYPES,
-    FLOAT_DTYPES,
-    INPUT_DTYPES,
-    NAN_PREFIXES,
-    NAN_RULES,
-    SUBNORMAL_RULES,
-    TARGET_OPERATORS,
-    ZERO_ORDERS,
-    flushed_dtypes,
-)
+from .core.dtypes import DTYPES, FLOAT_DTYPES, INPUT_DTYPES
+from .core.operators import TARGET_OPERATORS
+from .core.rules import NAN_PREFIXES, NAN_RULES, SUBNORMAL_RULES, ZERO_ORDERS, flushed_dtypes
 
 __all__ = ["add_spec_flags", "positive", "reverse_forms", "spec_overrides"]
 

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scancheck.cli import main
-from scancheck.core.operators import DTYPES, sequential_scan
+from scancheck.core.dtypes import DTYPES
+from scancheck.core.operators import sequential_scan
 from scancheck.engine.cases import Budget
 from scancheck.engine.spec import TargetSpec
 from scancheck.oracle.bounds import certified, classify, sequential_depths

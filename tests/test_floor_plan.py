@@ -65,7 +65,7 @@ def graph() -> dict[str, dict[str, set[str]]]:
 def test_the_graph_is_read_from_the_source(graph):
     """The reader sees the imports it must: a lazy one, a relative one from a sub-package,
     and the floors have the modules they are named for."""
-    assert "core.operators" in graph["engine.properties"]
+    assert "core.dtypes" in graph["engine.properties"]
     assert "kernels.registry" in graph["kernels.launch"]
     assert "core.cuda" in graph["oracle.exact_device"]
     assert {_floor(m) for m in graph} == set(range(len(FLOORS)))

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.operators import SIGNIFICAND_BITS, finfo
+from ..core.dtypes import SIGNIFICAND_BITS, finfo
 from ..engine.spec import TargetSpec
 
 BLOCK = 64
@@ -310,7 +310,7 @@ def overflow_guard_too_low(x: np.ndarray) -> np.ndarray:
 def max_keeping_the_earlier_zero(x: np.ndarray) -> np.ndarray:
     """A max scan declared IEEE 754-2019 (-0 < +0) whose ties keep the earlier operand, as a
     ``b > a ? b : a`` functor does: the max of -0 and +0 comes back -0."""
-    from ..core.operators import extreme_scan
+    from ..core.rules import extreme_scan
 
     return extreme_scan(x, "max", zeros="either")
 
@@ -333,7 +333,8 @@ def max_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
     """A running max as fmaxf compiled with -ftz=true computes it (max.ftz: subnormal inputs
     read as zeros of their sign, -0 below +0; docs/ftz-h100.txt), declaring IEEE gradual
     underflow: only subnormal data show it."""
-    from ..core.operators import extreme_scan, read_as_zero
+    from ..core.dtypes import read_as_zero
+    from ..core.rules import extreme_scan
 
     return extreme_scan(read_as_zero(x), "max", zeros="ordered")
 
@@ -349,7 +350,7 @@ def cumprod_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
     """A sequential cumprod with DAZ and FTZ (subnormal factors and products read as zeros of
     their sign), declaring IEEE gradual underflow: the products from the first subnormal on
     are zeros, where every order of multiplication of signed powers of two is exact."""
-    from ..core.operators import read_as_zero, subnormal
+    from ..core.dtypes import read_as_zero, subnormal
 
     y = read_as_zero(x)
     with np.errstate(all="ignore"):
@@ -367,7 +368,8 @@ def recurrence_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
     """Recurrence pairs scanned right (by doubling) from inputs read as zero below the normal
     numbers, outputs flushed the same way (DAZ and FTZ), declaring IEEE gradual underflow:
     only pairs whose y_k are subnormal show it."""
-    from ..core.operators import get_operator, read_as_zero
+    from ..core.dtypes import read_as_zero
+    from ..core.operators import get_operator
 
     op = get_operator("recurrence")
     y = read_as_zero(x).copy()
@@ -455,7 +457,7 @@ def cummax_flat_indices(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarra
     """A batched cummax whose indices count from the start of the batch (a kernel storing
     its global element index), not from the start of each row; its values are right, and
     so is every 1-D input."""
-    from ..core.operators import arg_extreme_scan
+    from ..core.rules import arg_extreme_scan
 
     moved = np.moveaxis(x, axis, -1)
     values, idx = arg_extreme_scan(moved, "max")

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from .arrays import as_dtype
-from .operators import OPERATORS, is_float
+from .dtypes import is_float
+from .operators import OPERATORS
 
 Leaves = tuple[Any, ...]
 Combine = Callable[[Leaves, Leaves], Leaves]

@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..core.arrays import as_dtype
-from ..core.operators import FLOAT_DTYPES, INT_DTYPES, NAN_PREFIXES, is_float
+from ..core.dtypes import FLOAT_DTYPES, INT_DTYPES, is_float
+from ..core.rules import NAN_PREFIXES
 
 #: The operators a NaN rule other than "propagate" may be declared for.
 NAN_RULE_OPS: tuple[str, ...] = ("add", "mul", "max", "min")

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from ..core.arrays import as_dtype
+from ..core.dtypes import CUDA_SCALAR
 from ..core.locks import LockRefused, file_lock, lock_dir
-from ..core.operators import CUDA_SCALAR
 from .diagnosis import Cause, PropertyResult, is_resource_error
 from .targets import Target
 

@@ -17,12 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..core.devices import gpu_available
-from ..core.operators import (
-    DTYPES,
-    INPUT_DTYPES,
-    KERNEL_DTYPES,
-    get_operator,
-)
+from ..core.dtypes import DTYPES, INPUT_DTYPES, KERNEL_DTYPES
+from ..core.operators import get_operator
 from .generic_scans import generic_targets
 from .library_segments import segment_targets
 from .spec import TargetSpec

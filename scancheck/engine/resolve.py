@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..core.arrays import as_dtype
-from ..core.operators import CUDA_SCALAR
+from ..core.dtypes import CUDA_SCALAR
 from .library import builtin_targets, kernel_target, model_target, no_gpu, not_installed
 from .spec import TargetSpec, with_overrides
 from .targets import Target

@@ -12,8 +12,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.arrays import as_dtype
+from ..core.dtypes import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, is_float
 from ..core.monoids import Monoid, load_monoid
-from ..core.operators import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, check_rules, get_operator, is_float
+from ..core.operators import get_operator
+from ..core.rules import check_rules
 from .contracts import check_contracts
 
 #: Where a target's arrays live: "cpu", NumPy arrays; "gpu", CuPy arrays.
@@ -45,12 +47,12 @@ class TargetSpec:
     max_n: int | None = None
     #: Whether it takes an empty input (and must return an empty scan).
     allows_empty: bool = True
-    #: Max and min: how equal zeros are ordered (a key of ``operators.ZERO_ORDERS``).
+    #: Max and min: how equal zeros are ordered (a key of ``rules.ZERO_ORDERS``).
     zeros: str = "either"
-    #: Max and min: what a NaN does (a key of ``operators.NAN_RULES``).
+    #: Max and min: what a NaN does (a key of ``rules.NAN_RULES``).
     nans: str = "propagate"
-    #: Floats: whether subnormals read as zero (a key of ``operators.SUBNORMAL_RULES``; what
-    #: "flush" allows for each operator is its ``flush`` column, ``operators.FLUSH_RULES``).
+    #: Floats: whether subnormals read as zero (a key of ``rules.SUBNORMAL_RULES``; what
+    #: "flush" allows for each operator is its ``flush`` column, ``rules.FLUSH_RULES``).
     subnormals: str = "keep"
     #: (input dtype, output dtype) pairs where the scan returns a wider type than it takes,
     #: as NumPy's and PyTorch's default int32 -> int64; the oracle then scans in the wider one.
@@ -78,7 +80,7 @@ class TargetSpec:
     #: scancheck drives it with its probe monoids (and ``op``'s monoid where it is one).
     combine: bool = False
     #: Under nans="ignore": what an output whose whole prefix is NaN holds (a key of
-    #: ``operators.NAN_PREFIXES``: "nan", or the operator's "identity" as pyarrow returns).
+    #: ``rules.NAN_PREFIXES``: "nan", or the operator's "identity" as pyarrow returns).
     nan_prefix: str = "nan"
     #: Integer add and mul: "wrap" (two's complement) or "raise" (checked arithmetic, as
     #: pyarrow's cumulative_sum_checked: it raises exactly when some prefix overflows).

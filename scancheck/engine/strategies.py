@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from ..core.arrays import as_dtype
-from ..core.operators import INPUT_DTYPES, SIGNIFICAND_BITS, finfo, get_operator, is_float
+from ..core.dtypes import INPUT_DTYPES, SIGNIFICAND_BITS, finfo, is_float
+from ..core.operators import get_operator
 
 #: Data distributions :func:`scan_data` can draw from.
 DISTRIBUTIONS: tuple[str, ...] = (

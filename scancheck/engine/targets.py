@@ -19,9 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.operators import (
-    get_operator,
-)
+from ..core.operators import get_operator
 from .spec import TargetSpec
 
 #: Set on an exception raised inside a target's own code (see :meth:`Target.run`).

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..core.arrays import as_dtype
 from ..core.cuda import DEFAULT_SMEM_LIMIT, LaunchError, check_block, lookback_smem
-from ..core.operators import KERNEL_DTYPES, OPERATORS, Operator, get_operator
+from ..core.dtypes import KERNEL_DTYPES
+from ..core.operators import OPERATORS, Operator, get_operator
 from . import models
 from .network import Network
 

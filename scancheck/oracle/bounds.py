@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.arrays import as_dtype
-from ..core.operators import FLOAT_DTYPES, SIGNIFICAND_BITS, finfo, get_operator, shifted
+from ..core.dtypes import FLOAT_DTYPES, SIGNIFICAND_BITS, finfo
+from ..core.operators import get_operator, shifted
 from .exact import exact_scan
 
 UNIT_ROUNDOFF = {dt: 2.0**-p for dt, p in SIGNIFICAND_BITS.items()}

@@ -26,15 +26,9 @@ import mpmath
 import numpy as np
 
 from ..core.arrays import as_dtype, on_device
-from ..core.operators import (
-    FLOAT_DTYPES,
-    SIGNIFICAND_BITS,
-    Operator,
-    exclusive_of,
-    extreme_scan,
-    get_operator,
-    is_float,
-)
+from ..core.dtypes import FLOAT_DTYPES, SIGNIFICAND_BITS, is_float
+from ..core.operators import Operator, exclusive_of, get_operator
+from ..core.rules import extreme_scan
 
 _EMIN = {"float32": -126, "float64": -1022, "float16": -14, "bfloat16": -126}
 _EMAX = {"float32": 127, "float64": 1023, "float16": 15, "bfloat16": 127}
@@ -154,7 +148,7 @@ def exact_scan(
     under test.  Floats under ``add`` take the compiled fixed-point path
     (:mod:`scancheck.oracle.exact_cpu`); integer ``add`` wraps; ``max``
     and ``min`` are exact in any type, with the zero order and NaN rule given
-    (:data:`~scancheck.core.operators.ZERO_ORDERS`, :data:`~scancheck.core.operators.NAN_RULES`);
+    (:data:`~scancheck.core.rules.ZERO_ORDERS`, :data:`~scancheck.core.rules.NAN_RULES`);
     the recurrence pair goes through rationals.
     """
     oper = get_operator(op)

@@ -27,7 +27,7 @@ from ..core.cuda import (
     expand_source,
     lookback_smem,
 )
-from ..core.operators import CUDA_SCALAR, SIGNIFICAND_BITS
+from ..core.dtypes import CUDA_SCALAR, SIGNIFICAND_BITS
 
 #: Storage (the unsigned integer of the same width), significand bits and exponent bits of
 #: each format the device oracle reads.  CuPy has no bfloat16 arrays: bfloat16 comes as a

@@ -26,7 +26,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..core.operators import SIGNIFICAND_BITS, finfo, shifted
+from ..core.dtypes import SIGNIFICAND_BITS, finfo
+from ..core.operators import shifted
 from .bounds import Judgement
 
 #: Units of u that one combine may err by on log1p's value, beyond the rounding of |c|.

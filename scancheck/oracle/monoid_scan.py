@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.dtypes import SIGNIFICAND_BITS, finfo, is_float
 from ..core.monoids import Leaves, Monoid, MonoidError
-from ..core.operators import SIGNIFICAND_BITS, finfo, is_float
 from .exact import round_fraction
 
 #: The reverse conventions of a scan of a non-commutative operator.

@@ -29,7 +29,8 @@ import math
 import numba
 import numpy as np
 
-from ..core.operators import SIGNIFICAND_BITS, finfo, shifted
+from ..core.dtypes import SIGNIFICAND_BITS, finfo
+from ..core.operators import shifted
 from .bounds import Judgement
 from .exact import lowest_set_bit
 

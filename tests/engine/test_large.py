@@ -145,7 +145,7 @@ def test_targets_that_cannot_take_the_size_are_skipped(spec, why):
 def test_the_step_check_kernel_compiles_for_every_dtype_it_is_launched_with(tmp_path):
     """The instantiations large._step_kernel asks NVRTC for (one dtype each)."""
     from scancheck.core.cuda import KERNEL_DIR, expand_source
-    from scancheck.core.operators import CUDA_SCALAR
+    from scancheck.core.dtypes import CUDA_SCALAR
     from scancheck.engine.large import STEP_DTYPES
 
     refs = ", ".join(f"reinterpret_cast<const void*>(&step_check<{CUDA_SCALAR[d]}>)"

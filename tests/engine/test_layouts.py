@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scancheck.controls import broken as controls
-from scancheck.core.operators import DTYPES
+from scancheck.core.dtypes import DTYPES
 from scancheck.engine.cases import Case
 from scancheck.engine.conformance import check_property
 from scancheck.engine.layouts import LAYOUTS, SHAPES, batch
@@ -102,7 +102,7 @@ def test_products_log_sum_exp_and_indices_are_judged_row_by_row(budget):
     """Correct batched cumprod, logcumsumexp and cummax pass 'rows'; a cumprod that never
     restarts at a row's start and a cummax counting indices from the batch's start fail
     it, and only it: every 1-D input is one row."""
-    from scancheck.core.operators import arg_extreme_scan
+    from scancheck.core.rules import arg_extreme_scan
     from scancheck.engine.conformance import PROPERTIES
 
     def cummax(x, axis):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from scancheck.controls import broken as controls
-from scancheck.core.operators import arg_extreme_scan, extreme_scan
+from scancheck.core.rules import arg_extreme_scan, extreme_scan
 from scancheck.engine.conformance import check_property
 from scancheck.engine.resolve import resolve
 from scancheck.engine.spec import TargetSpec

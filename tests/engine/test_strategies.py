@@ -7,7 +7,7 @@ import pytest
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
-from scancheck.core.operators import finfo
+from scancheck.core.dtypes import finfo
 from scancheck.engine.strategies import (
     DISTRIBUTIONS,
     block_sizes,

@@ -14,19 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scancheck.controls import broken as controls
-from scancheck.core.operators import (
+from scancheck.core.dtypes import SIGNIFICAND_BITS, finfo, read_as_zero, subnormal
+from scancheck.core.operators import OPERATORS, get_operator, sequential_scan
+from scancheck.core.rules import (
     FLUSH_RULES,
-    OPERATORS,
-    SIGNIFICAND_BITS,
     arg_extreme_scan,
     extreme_scan,
-    finfo,
     flushed_dtypes,
     flushed_extreme_scan,
-    get_operator,
-    read_as_zero,
-    sequential_scan,
-    subnormal,
 )
 from scancheck.engine.cases import Case
 from scancheck.engine.conformance import check_property

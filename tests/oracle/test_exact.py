@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scancheck.core.arrays import as_dtype
-from scancheck.core.operators import FLOAT_DTYPES, INT_DTYPES, sequential_scan
+from scancheck.core.dtypes import FLOAT_DTYPES, INT_DTYPES
+from scancheck.core.operators import sequential_scan
 from scancheck.engine.strategies import finite_floats, generate_pairs, recurrence_pairs
 from scancheck.oracle.bounds import Verdict, classify, sequential_depths
 from scancheck.oracle.exact import (

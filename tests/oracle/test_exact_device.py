@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from scancheck.core.arrays import as_dtype
 from scancheck.core.cuda import KERNEL_DIR, expand_source
-from scancheck.core.operators import finfo
+from scancheck.core.dtypes import finfo
 from scancheck.engine.strategies import DISTRIBUTIONS, finite_floats, scan_data
 from scancheck.oracle.exact import exact_scan
 from scancheck.oracle.exact_device import (

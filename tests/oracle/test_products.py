@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scancheck.core.operators import FLOAT_DTYPES
+from scancheck.core.dtypes import FLOAT_DTYPES
 from scancheck.engine.cases import Case
 from scancheck.oracle.products import judge_products
 

@@ -32,7 +32,7 @@ holds the row and the failure, ``summaries`` what a passing target's floats look
 
 Subnormals: a target's spec keeps them (IEEE) or declares the float dtypes whose subnormals
 read as zero (``subnormals='flush'``), and each operator's ``flush`` column
-(:data:`~scancheck.core.operators.FLUSH_RULES`) says what that allows: rounding operators may
+(:data:`~scancheck.core.rules.FLUSH_RULES`) says what that allows: rounding operators may
 flush, selecting ones (max, min, indices) must.  A failure that the other rule explains is
 named as such ("subnormals read as zero", "subnormals kept"), with the subnormal that shows it.
 
@@ -46,8 +46,8 @@ differ are a logic error if one of them is wrong.
 
 from __future__ import annotations
 
+from ...core.dtypes import DTYPES, FLOAT_DTYPES, INPUT_DTYPES, INT_DTYPES
 from ...core.monoids import PROBES
-from ...core.operators import DTYPES, FLOAT_DTYPES, INPUT_DTYPES, INT_DTYPES
 from ..spec import TargetSpec, monoid_of, over_tuples
 from .base import Failure, Property
 from .determinism import determinism_check

@@ -4,9 +4,7 @@ differing runs is wrong (a race)."""
 from __future__ import annotations
 
 from ...core.arrays import same_bits
-from ...core.operators import (
-    is_float,
-)
+from ...core.dtypes import is_float
 from ..cases import Case
 from ..diagnosis import Cause
 from ..targets import Target

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from ...core.arrays import to_numpy
+from ...core.dtypes import finfo, is_float
 from ...core.monoids import PROBES, Leaves, Monoid, MonoidError
-from ...core.operators import finfo, is_float
 from ...oracle.monoid_scan import (
     REVERSE_CONVENTIONS,
     broken_law,

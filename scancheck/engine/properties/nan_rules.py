@@ -10,7 +10,8 @@ from dataclasses import replace
 import numpy as np
 
 from ...core.arrays import same_bits
-from ...core.operators import extreme_scan, is_float, read_as_zero
+from ...core.dtypes import is_float, read_as_zero
+from ...core.rules import extreme_scan
 from ...oracle.bounds import Verdict, classify, sequential_depths
 from ...oracle.exact import exact_scan
 from ...oracle.products import judge_products

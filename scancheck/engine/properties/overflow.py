@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.arrays import as_dtype
-from ...core.operators import is_float, shifted
+from ...core.dtypes import is_float
+from ...core.operators import shifted
 from ..cases import Case
 from ..diagnosis import Cause, is_resource_error
 from ..targets import Target, raised_by_target

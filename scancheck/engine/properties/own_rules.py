@@ -9,10 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.operators import (
-    SIGNIFICAND_BITS,
-    is_float,
-)
+from ...core.dtypes import SIGNIFICAND_BITS, is_float
 from ...oracle.bounds import (
     Judgement,
 )

@@ -6,10 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.arrays import same_bits
-from ...core.operators import (
-    finfo,
-    is_float,
-)
+from ...core.dtypes import finfo, is_float
 from ...oracle.bounds import (
     gamma,
 )

@@ -9,9 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.operators import (
-    is_float,
-)
+from ...core.dtypes import is_float
 from ...oracle.bounds import (
     Judgement,
     Verdict,

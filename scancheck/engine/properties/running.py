@@ -14,15 +14,9 @@ from typing import Any
 import numpy as np
 
 from ...core.arrays import as_dtype, same_bits
-from ...core.operators import (
-    DTYPES,
-    extreme_scan,
-    flushed_extreme_scan,
-    get_operator,
-    is_float,
-    read_as_zero,
-    shifted,
-)
+from ...core.dtypes import DTYPES, is_float, read_as_zero
+from ...core.operators import get_operator, shifted
+from ...core.rules import extreme_scan, flushed_extreme_scan
 from ...oracle.exact import (
     RATIONAL_RECURRENCE_MAX,
     exact_scan,

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ...core.arrays import same_bits
-from ...core.operators import is_float
+from ...core.dtypes import is_float
 from ...oracle.segmented import gather_rows, segment_ids, segment_rows
 from ..cases import Case
 from ..diagnosis import Cause

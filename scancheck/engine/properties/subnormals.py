@@ -1,6 +1,6 @@
 """Subnormals read as zero, declared or not: which rule explains a failure, and the
 subnormal that shows it (each operator's rule is its ``flush`` column,
-:data:`~scancheck.core.operators.FLUSH_RULES`)."""
+:data:`~scancheck.core.rules.FLUSH_RULES`)."""
 
 from __future__ import annotations
 
@@ -9,15 +9,9 @@ from typing import Any
 import numpy as np
 
 from ...core.arrays import as_dtype, same_bits
-from ...core.operators import (
-    arg_extreme_scan,
-    finfo,
-    flushed_dtypes,
-    get_operator,
-    read_as_zero,
-    shifted,
-    subnormal,
-)
+from ...core.dtypes import finfo, read_as_zero, subnormal
+from ...core.operators import get_operator, shifted
+from ...core.rules import arg_extreme_scan, flushed_dtypes
 from ...oracle.bounds import (
     Verdict,
     certified,
@@ -36,7 +30,7 @@ def flush_attributed(target: Target, x: np.ndarray, failure: Failure, ok_flush: 
     """``failure`` (of a float scan of ``x``) as a matter of subnormals where the outputs'
     verdicts under the two subnormal rules, ``ok_flush`` and ``ok_keep``, show it: every
     output right under the rule not declared, or (where the operator's flushing is exact,
-    :data:`~scancheck.core.operators.FLUSH_RULES`) each output right under one rule or the other,
+    :data:`~scancheck.core.rules.FLUSH_RULES`) each output right under one rule or the other,
     or right once read as zero itself (``some``: some subnormals flushed, others kept); and a
     subnormal shows at the failing output (an input of its prefix, the output or its exact
     value), or ``underflow``: the judge relaxed only where a partial result does.  A scan

@@ -8,11 +8,8 @@ from typing import Any
 import numpy as np
 
 from ...core.arrays import as_dtype
-from ...core.operators import (
-    SIGNIFICAND_BITS,
-    finfo,
-    sequential_scan,
-)
+from ...core.dtypes import SIGNIFICAND_BITS, finfo
+from ...core.operators import sequential_scan
 from ...oracle.bounds import (
     classify,
     sequential_depths,

@@ -10,12 +10,9 @@ from dataclasses import replace
 import numpy as np
 
 from ...core.arrays import as_dtype
-from ...core.operators import (
-    NAN_RULES,
-    SIGNIFICAND_BITS,
-    is_float,
-    shifted,
-)
+from ...core.dtypes import SIGNIFICAND_BITS, is_float
+from ...core.operators import shifted
+from ...core.rules import NAN_RULES
 from ...oracle.bounds import (
     Verdict,
     abs_sums,
