@@ -59,6 +59,7 @@ class Control:
 
 _CU = Path(KERNEL_DIR) / "controls"
 _C = "scancheck.controls.broken:"
+_CON = "scancheck.controls.contracts:"
 _SEG = "scancheck.controls.segmented:"
 _TUP = "scancheck.controls.tuples:"
 _GPU_SPEC = TargetSpec(device="gpu", dtypes=("float32", "int32"))
@@ -97,70 +98,70 @@ CONTROLS: tuple[Control, ...] = (
             "several to an example: no ladder size is there",
             # A fifth of the default 30 s: the share of each of five properties in one child.
             seconds=5.0),
-    Control("NaN-dropping max", _C + "nan_dropping_max", Cause.CONTRACT,
+    Control("NaN-dropping max", _CON + "nan_dropping_max", Cause.CONTRACT,
             "declare --nans ignore", "nan and inf: the NaN rule it keeps (C fmax) is named, "
             "with its flag; the same data without NaNs pass"),
     Control("float32 sum declaring float64 accumulation",
-            _C + "float32_sum_declaring_float64_accumulation", Cause.PRECISION,
+            _CON + "float32_sum_declaring_float64_accumulation", Cause.PRECISION,
             "accumulated in float64", "floats within bound under the declared accumulator's "
             "bound: float32's own bound holds"),
-    Control("matrix scan refusing rank 3", _C + "matrix_scan_refusing_rank_3", Cause.FAULT,
+    Control("matrix scan refusing rank 3", _CON + "matrix_scan_refusing_rank_3", Cause.FAULT,
             "raised ValueError", "rows, on the 3-D arrays its declared ndim=(2, 3) allows"),
-    Control("sum compensated past infinity", _C + "sum_compensated_past_infinity",
+    Control("sum compensated past infinity", _CON + "sum_compensated_past_infinity",
             Cause.SPECIALS, "inf - inf inside a compensated (Kahan) sum",
             "floats within bound and nan and inf: NaN where the exact prefix is an infinity "
             "that inputs of one sign reach"),
-    Control("checked sum missing the limit by one", _C + "checked_sum_missing_the_limit_by_one",
+    Control("checked sum missing the limit by one", _CON + "checked_sum_missing_the_limit_by_one",
             Cause.LOGIC, "a prefix at the limits",
             "integers exact under overflow='raise', on inputs whose prefix lands exactly on the "
             "type's limits and one past them: drawn data never do"),
-    Control("checked sum raising one element late", _C + "checked_sum_raising_one_late",
+    Control("checked sum raising one element late", _CON + "checked_sum_raising_one_late",
             Cause.LOGIC, "checks overflow too late",
             "integers exact under overflow='raise': the smallest case overflows at its last "
             "output"),
-    Control("checked sum wrapping", _C + "checked_sum_wrapping", Cause.CONTRACT,
+    Control("checked sum wrapping", _CON + "checked_sum_wrapping", Cause.CONTRACT,
             "declare --overflow wrap", "integers exact under overflow='raise'"),
-    Control("max writing zero for NaN", _C + "max_writing_zero_for_nan", Cause.SPECIALS, "NaN",
+    Control("max writing zero for NaN", _CON + "max_writing_zero_for_nan", Cause.SPECIALS, "NaN",
             "nan and inf; no NaN rule explains it and the same data without NaNs pass"),
-    Control("sum declaring skip that propagates", _C + "sum_declaring_skip_that_propagates",
+    Control("sum declaring skip that propagates", _CON + "sum_declaring_skip_that_propagates",
             Cause.CONTRACT, "declare --nans propagate",
             "nan and inf under nans='skip': the outputs after a NaN are judged as the scan of "
             "the other inputs"),
-    Control("product skipping NaN as one", _C + "product_skipping_nan_as_one", Cause.CONTRACT,
+    Control("product skipping NaN as one", _CON + "product_skipping_nan_as_one", Cause.CONTRACT,
             "declare --nans ignore --nan-prefix identity",
             "products within bound under nans='skip': NaN inputs' outputs must be NaN"),
     Control("tile size varying between runs", _C + "tile_size_varying_between_runs",
             Cause.NONDETERMINISM, "bits differ", "deterministic; every run is within the bound"),
-    Control("overflow guard set too low", _C + "overflow_guard_too_low", Cause.PRECISION,
+    Control("overflow guard set too low", _CON + "overflow_guard_too_low", Cause.PRECISION,
             "no summation order can overflow", "floats within bound on 'overflow' data: an "
             "infinity is rounding only where the prefix's magnitudes reach the threshold"),
-    Control("max keeping the earlier zero", _C + "max_keeping_the_earlier_zero", Cause.LOGIC,
+    Control("max keeping the earlier zero", _CON + "max_keeping_the_earlier_zero", Cause.LOGIC,
             "differs from the exact scan", "floats within bound on 'zeros' data, under the "
             "spec's IEEE 754-2019 zero order"),
     Control("block totals from the exclusive scan (seed 004)",
             _C + "block_totals_from_the_exclusive_scan", Cause.LOGIC, "logic error",
             "integers exact and the certificate, from n = 129: the seed's 'precision bug'"),
-    Control("subnormal inputs read as zero", _C + "subnormal_inputs_read_as_zero",
+    Control("subnormal inputs read as zero", _CON + "subnormal_inputs_read_as_zero",
             Cause.PRECISION, "subnormals read as zero", "floats within bound on 'subnormal' "
             "data; declared subnormals='flush', the same scan conforms"),
-    Control("max reading subnormals as zero", _C + "max_reading_subnormals_as_zero",
+    Control("max reading subnormals as zero", _CON + "max_reading_subnormals_as_zero",
             Cause.PRECISION, "subnormals read as zero", "floats within bound on 'subnormal' "
             "data; declared subnormals='flush', the same scan conforms"),
     Control("max declaring flush and keeping subnormals",
-            _C + "max_keeping_subnormals_declared_flushing", Cause.PRECISION, "subnormals kept",
+            _CON + "max_keeping_subnormals_declared_flushing", Cause.PRECISION, "subnormals kept",
             "floats within bound on 'subnormal' data, where 'flush' is exact for max: the same "
             "scan declaring subnormals='keep' conforms"),
-    Control("cumprod reading subnormals as zero", _C + "cumprod_reading_subnormals_as_zero",
+    Control("cumprod reading subnormals as zero", _CON + "cumprod_reading_subnormals_as_zero",
             Cause.PRECISION, "subnormals read as zero", "products within bound on 'powers' "
             "data, by the products' exactness certificate; declared flush, it conforms"),
     Control("recurrence reading subnormals as zero",
-            _C + "recurrence_reading_subnormals_as_zero", Cause.PRECISION,
+            _CON + "recurrence_reading_subnormals_as_zero", Cause.PRECISION,
             "subnormals read as zero", "recurrence on 'subnormal' pairs, past the allowance of "
             "gradual underflow; declared flush, it conforms"),
     Control("strides ignored (N-D)", _C + "strides_ignored", Cause.LOGIC, "layout",
             "rows only: every 1-D input is contiguous; a transposed, strided, reversed or "
             "Fortran-order view is not"),
-    Control("min propagating NaN", _C + "min_propagating_nan", Cause.CONTRACT,
+    Control("min propagating NaN", _CON + "min_propagating_nan", Cause.CONTRACT,
             "declare --nans propagate", "nan and inf, under the spec's NaN-ignoring rule; "
             "the rule it keeps is named"),
     Control("product carried in 8 bits", _C + "product_carried_in_8_bits", Cause.PRECISION,
@@ -172,7 +173,7 @@ CONTROLS: tuple[Control, ...] = (
     Control("initial value in the first tile only", _C + "initial_value_in_the_first_tile_only",
             Cause.LOGIC, "differs from the exact", "integers exact and the bounds, through the "
             "initial value each case draws as its element 0: from the identity it is right"),
-    Control("sum promoted after it is taken", _C + "promoted_after_the_sum", Cause.LOGIC,
+    Control("sum promoted after it is taken", _CON + "promoted_after_the_sum", Cause.LOGIC,
             "the promotion must come before", "integers exact, scanned in the promoted type: "
             "the dtype is right, and the same scan of int64 input conforms"),
     Control("cumprod carried across rows (N-D)", _C + "cumprod_carried_across_rows",

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.dtypes import SIGNIFICAND_BITS, finfo
+from ..core.dtypes import SIGNIFICAND_BITS
 from ..engine.spec import TargetSpec
 
 BLOCK = 64
@@ -193,194 +193,6 @@ def tile_size_varying_between_runs(x: np.ndarray) -> np.ndarray:
         return _blocked(x, lambda off, local, xs, outs: outs[-1], block=tile)
 
 
-def nan_dropping_max(x: np.ndarray) -> np.ndarray:
-    """A running maximum with fmax, which ignores NaN instead of propagating it."""
-    with np.errstate(all="ignore"):
-        return np.fmax.accumulate(x)
-
-
-def max_writing_zero_for_nan(x: np.ndarray) -> np.ndarray:
-    """A running maximum that leaves NaN out (C fmax) but writes 0.0 as a NaN input's own
-    output: no NaN rule (propagate, ignore, skip) returns that, so it is broken NaN
-    handling, not another contract."""
-    with np.errstate(all="ignore"):
-        out = np.fmax.accumulate(x)
-    return np.where(np.isnan(x), x.dtype.type(0), out).astype(x.dtype)
-
-
-def sum_declaring_skip_that_propagates(x: np.ndarray) -> np.ndarray:
-    """A running sum declared NaN-skipping (pandas' skipna) that propagates NaN as IEEE
-    arithmetic does: NaN at each NaN input, as declared, but NaN after it too."""
-    with np.errstate(all="ignore"):
-        return np.add.accumulate(x, dtype=x.dtype)
-
-
-def product_skipping_nan_as_one(x: np.ndarray) -> np.ndarray:
-    """A running product declared NaN-skipping that leaves a NaN input's output at the
-    product before it (NaN read as 1) instead of NaN: numpy.nancumprod's rule, not pandas'."""
-    with np.errstate(all="ignore"):
-        return np.multiply.accumulate(np.where(np.isnan(x), x.dtype.type(1), x), dtype=x.dtype)
-
-
-def _overflows(acc: int, dtype: np.dtype) -> bool:
-    info = np.iinfo(dtype)
-    return not int(info.min) <= acc <= int(info.max)
-
-
-def checked_sum_raising_one_late(x: np.ndarray) -> np.ndarray:
-    """A checked integer sum (as pyarrow's cumulative_sum_checked) that tests each prefix
-    for overflow only when the next element comes: the last output may wrap silently."""
-    out = np.add.accumulate(x, dtype=x.dtype) if x.size else x.copy()
-    acc = 0
-    for k, v in enumerate(x.tolist()[:-1]):
-        acc += v
-        if _overflows(acc, x.dtype):
-            raise OverflowError(f"overflow at index {k}")
-    return out
-
-
-def checked_sum_missing_the_limit_by_one(x: np.ndarray) -> np.ndarray:
-    """A checked integer sum whose test is off by one (a prefix of max + 1 or min - 1 wraps
-    silently, one further raises): drawn data almost never land a prefix there."""
-    info = np.iinfo(x.dtype)
-    acc = 0
-    for k, v in enumerate(x.tolist()):
-        acc += v
-        if acc > int(info.max) + 1 or acc < int(info.min) - 1:
-            raise OverflowError(f"overflow at index {k}")
-    with np.errstate(over="ignore"):
-        return np.add.accumulate(x, dtype=x.dtype)
-
-
-def checked_sum_wrapping(x: np.ndarray) -> np.ndarray:
-    """An integer sum declared checked (overflow='raise') that wraps silently."""
-    with np.errstate(over="ignore"):
-        return np.add.accumulate(x, dtype=x.dtype)
-
-
-def checked_sum(x: np.ndarray) -> np.ndarray:
-    """A correct checked integer sum: raises OverflowError exactly when a prefix leaves the
-    type (a reference, not a control: it must conform under overflow='raise')."""
-    acc = 0
-    for k, v in enumerate(x.tolist()):
-        acc += v
-        if _overflows(acc, x.dtype):
-            raise OverflowError(f"overflow at index {k}")
-    return np.add.accumulate(x, dtype=x.dtype) if x.size else x.copy()
-
-
-def float32_sum_declaring_float64_accumulation(x: np.ndarray) -> np.ndarray:
-    """A float32 running sum in float32 that declares float64 accumulation (as polars'
-    cum_sum has): within float32's own bound, not within that of a float64 accumulator."""
-    return np.add.accumulate(x, dtype=x.dtype)
-
-
-def matrix_scan_refusing_rank_3(x: np.ndarray, axis: int) -> np.ndarray:
-    """A scan along an axis that declares ranks 2 and 3 (ndim=(2, 3)) but refuses 3-D
-    arrays, as a 2-D-only API wrapped without its declared rank."""
-    if x.ndim != 2 and x.shape[axis] > 1:  # rows of one element pass: only the rank shows
-        raise ValueError(f"expected a 2-D array, got shape {x.shape}")
-    return np.add.accumulate(x, axis=axis, dtype=x.dtype)
-
-
-def sum_compensated_past_infinity(x: np.ndarray) -> np.ndarray:
-    """A compensated (Kahan) running sum, in effect: exact enough on finite data, but once
-    the running sum is infinite its correction term is inf - inf, and every later output
-    NaN (pandas' groupby cumsum on an inf)."""
-    with np.errstate(all="ignore"):
-        out = np.add.accumulate(x, dtype=x.dtype)
-    gone = np.logical_or.accumulate(np.isinf(out)) if out.size else np.isinf(out)
-    return np.where(gone, x.dtype.type(np.nan), out).astype(x.dtype)
-
-
-def overflow_guard_too_low(x: np.ndarray) -> np.ndarray:
-    """A sequential scan that sets its running sum to +inf once it passes half the largest
-    float (a guard against overflow written with the wrong threshold): it returns infinities
-    where no summation order can overflow, which only data near the overflow threshold show."""
-    with np.errstate(all="ignore"):
-        out = np.add.accumulate(x, dtype=x.dtype)
-        over = np.flatnonzero(np.abs(out) > finfo(x.dtype).max / 2)
-        if over.size:  # s = copysign(inf, s), and the sequential sum goes on from there
-            t = over[0]
-            out[t] = np.copysign(np.inf, out[t])
-            out[t:] = np.add.accumulate(np.concatenate([out[t:t + 1], x[t + 1:]]))
-        return out
-
-
-def max_keeping_the_earlier_zero(x: np.ndarray) -> np.ndarray:
-    """A max scan declared IEEE 754-2019 (-0 < +0) whose ties keep the earlier operand, as a
-    ``b > a ? b : a`` functor does: the max of -0 and +0 comes back -0."""
-    from ..core.rules import extreme_scan
-
-    return extreme_scan(x, "max", zeros="either")
-
-
-def min_propagating_nan(x: np.ndarray) -> np.ndarray:
-    """A min scan declared NaN-ignoring (C fmin) that propagates NaN instead."""
-    with np.errstate(all="ignore"):
-        return np.minimum.accumulate(x)
-
-
-def subnormal_inputs_read_as_zero(x: np.ndarray) -> np.ndarray:
-    """A sequential scan on a machine that reads subnormal inputs as zero (DAZ, as XLA sets
-    it on CPUs), declaring IEEE gradual underflow: only subnormal data show it."""
-    tiny = finfo(x.dtype).smallest_normal
-    with np.errstate(all="ignore"):
-        return np.add.accumulate(np.where(np.abs(x) < tiny, x * 0, x), dtype=x.dtype)
-
-
-def max_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
-    """A running max as fmaxf compiled with -ftz=true computes it (max.ftz: subnormal inputs
-    read as zeros of their sign, -0 below +0; docs/ftz-h100.txt), declaring IEEE gradual
-    underflow: only subnormal data show it."""
-    from ..core.dtypes import read_as_zero
-    from ..core.rules import extreme_scan
-
-    return extreme_scan(read_as_zero(x), "max", zeros="ordered")
-
-
-def max_keeping_subnormals_declared_flushing(x: np.ndarray) -> np.ndarray:
-    """A right IEEE running max whose spec declares subnormals='flush', which for max means
-    every subnormal reads as zero: its subnormal answers are kept, not flushed."""
-    with np.errstate(invalid="ignore"):
-        return np.maximum.accumulate(x)
-
-
-def cumprod_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
-    """A sequential cumprod with DAZ and FTZ (subnormal factors and products read as zeros of
-    their sign), declaring IEEE gradual underflow: the products from the first subnormal on
-    are zeros, where every order of multiplication of signed powers of two is exact."""
-    from ..core.dtypes import read_as_zero, subnormal
-
-    y = read_as_zero(x)
-    with np.errstate(all="ignore"):
-        out = np.multiply.accumulate(y, dtype=x.dtype)
-        under = subnormal(out)
-        if under.any():  # flushed there, a zero ever after: NaN from an infinity or NaN on
-            t = int(np.argmax(under))
-            sign = np.logical_xor.accumulate(np.signbit(y))[t:]
-            dead = np.logical_or.accumulate(~np.isfinite(y[t:]))
-            out[t:] = np.where(dead, np.nan, np.where(sign, -0.0, 0.0))
-    return out
-
-
-def recurrence_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
-    """Recurrence pairs scanned right (by doubling) from inputs read as zero below the normal
-    numbers, outputs flushed the same way (DAZ and FTZ), declaring IEEE gradual underflow:
-    only pairs whose y_k are subnormal show it."""
-    from ..core.dtypes import read_as_zero
-    from ..core.operators import get_operator
-
-    op = get_operator("recurrence")
-    y = read_as_zero(x).copy()
-    with np.errstate(all="ignore"):
-        d = 1
-        while d < y.shape[0]:
-            y[d:] = op.combine(y[:-d], y[d:])
-            d *= 2
-    return read_as_zero(y)
-
-
 def strides_ignored(x: np.ndarray, axis: int) -> np.ndarray:
     """An N-D scan along ``axis`` that reads its input as if it were C-contiguous from its
     data pointer (a kernel indexing ``row * n + i``): right on C-contiguous arrays, wrong on
@@ -465,16 +277,6 @@ def cummax_flat_indices(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarra
     return np.moveaxis(values, -1, axis), np.moveaxis(idx + rows * moved.shape[-1], -1, axis)
 
 
-def promoted_after_the_sum(x: np.ndarray) -> np.ndarray:
-    """A sum that promises NumPy's promotions (bool and narrow integers to 64 bits) but
-    sums in the input's own type and widens the result: the dtype is right, and so is every
-    output until a prefix leaves the narrow type (in bool, + is a logical or: from the
-    second true on)."""
-    with np.errstate(over="ignore"):
-        return np.add.accumulate(x, dtype=x.dtype).astype(np.uint64 if x.dtype.kind == "u"
-                                                          else np.int64)
-
-
 def initial_value_in_the_first_tile_only(x: np.ndarray, initial: Any) -> np.ndarray:
     """An exclusive scan from an initial value whose tiles (of BLOCK) after the first take
     their carry from the tile totals alone: the initial value reaches the first tile's
@@ -552,38 +354,13 @@ for fn, spec in (
     (empty_input_refused_and_wrong_from_100, TargetSpec()),
     (quadratic_workspace, TargetSpec()),
     (tail_wrong_at_some_sizes, TargetSpec()),
-    (nan_dropping_max, TargetSpec(op="max", dtypes=_FLOATS)),
-    (float32_sum_declaring_float64_accumulation,
-     TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),))),
-    (matrix_scan_refusing_rank_3, TargetSpec(dtypes=_INTS, axis="arg", ndim=(2, 3))),
-    (sum_compensated_past_infinity, TargetSpec(dtypes=_FLOATS)),
-    (checked_sum_raising_one_late, TargetSpec(dtypes=_INTS, overflow="raise")),
-    (checked_sum_wrapping, TargetSpec(dtypes=_INTS, overflow="raise")),
-    (checked_sum_missing_the_limit_by_one, TargetSpec(dtypes=_INTS, overflow="raise")),
-    (checked_sum, TargetSpec(dtypes=_INTS, overflow="raise")),
-    (max_writing_zero_for_nan, TargetSpec(op="max", dtypes=_FLOATS)),
-    (sum_declaring_skip_that_propagates, TargetSpec(dtypes=_FLOATS, nans="skip")),
-    (product_skipping_nan_as_one, TargetSpec(op="mul", dtypes=_FLOATS, nans="skip")),
     (tile_size_varying_between_runs, TargetSpec()),
-    (overflow_guard_too_low, TargetSpec(dtypes=_FLOATS)),
-    (max_keeping_the_earlier_zero, TargetSpec(op="max", dtypes=_FLOATS, zeros="ordered")),
-    (min_propagating_nan, TargetSpec(op="min", dtypes=_FLOATS, nans="ignore")),
     (block_totals_from_the_exclusive_scan, TargetSpec(inclusive=False)),
     (strides_ignored, TargetSpec(axis="arg")),
-    (subnormal_inputs_read_as_zero, TargetSpec(dtypes=_FLOATS)),
-    (max_reading_subnormals_as_zero, TargetSpec(op="max", dtypes=_FLOATS)),
-    (max_keeping_subnormals_declared_flushing, TargetSpec(op="max", dtypes=_FLOATS,
-                                                          subnormals="flush")),
-    (cumprod_reading_subnormals_as_zero, TargetSpec(op="mul", dtypes=_FLOATS)),
-    (recurrence_reading_subnormals_as_zero, TargetSpec(op="recurrence", dtypes=_FLOATS)),
     (product_carried_in_8_bits, TargetSpec(op="mul", dtypes=_FLOATS)),
     (logcumsumexp_through_exp, TargetSpec(op="logaddexp", dtypes=_FLOATS)),
     (cummax_first_index, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), indices=True)),
     (initial_value_in_the_first_tile_only, TargetSpec(inclusive=False, initial=True)),
-    (promoted_after_the_sum, TargetSpec(dtypes=("bool", "int8", "int16", "uint8", "uint16"),
-                                        promote=(("bool", "int64"), ("int8", "int64"),
-                                                 ("int16", "int64"), ("uint8", "uint64"),
-                                                 ("uint16", "uint64")))),
     (cumprod_carried_across_rows, TargetSpec(op="mul", dtypes=_FLOATS, axis="arg")),
     (cummax_flat_indices, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), axis="arg",
                                      indices=True)),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scancheck.controls import broken as controls
+from scancheck.controls import contracts as controls
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check, check_property
 from scancheck.engine.contracts import nan_view

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from scancheck.controls import broken as controls
+from scancheck.controls import contracts
 from scancheck.core.rules import arg_extreme_scan, extreme_scan
 from scancheck.engine.conformance import check_property
 from scancheck.engine.resolve import resolve
@@ -44,7 +45,7 @@ def test_precision_lost_is_told_from_a_logic_error_without_integer_dtypes(budget
 
 
 def test_a_logic_error_in_nan_data_is_not_blamed_on_nan_handling(budget):
-    nan_bug = check_property(resolve("scancheck.controls.broken:max_writing_zero_for_nan"),
+    nan_bug = check_property(resolve("scancheck.controls.contracts:max_writing_zero_for_nan"),
                              "nan and inf", budget)
     assert nan_bug.cause == "SPECIALS" and nan_bug.independent
     logic_bug = check_property(resolve("scancheck.controls.broken:dropped_partial_block"), "nan and inf",
@@ -129,11 +130,11 @@ def test_equal_zeros_may_come_back_either_way_unless_the_spec_orders_them(budget
 
     either = TargetSpec(op="max", dtypes=("float32", "float64"))
     ordered = replace(either, zeros="ordered")
-    for fn in (ieee_2019_max, controls.max_keeping_the_earlier_zero):
+    for fn in (ieee_2019_max, contracts.max_keeping_the_earlier_zero):
         assert check_property(_target(fn, either), "floats within bound", budget).status == "pass"
     assert check_property(_target(ieee_2019_max, ordered), "floats within bound",
                           budget).status == "pass"
-    r = check_property(_target(controls.max_keeping_the_earlier_zero, ordered),
+    r = check_property(_target(contracts.max_keeping_the_earlier_zero, ordered),
                        "floats within bound", budget)
     assert r.status == "fail" and r.cause == "LOGIC" and r.smallest_case["data"] == "zeros"
     got, want = r.smallest_case["got"], r.smallest_case["expected"]
@@ -144,7 +145,7 @@ def test_nan_handling_is_checked_as_the_spec_declares(budget):
     ignoring = TargetSpec(op="min", dtypes=("float32", "float64"), nans="ignore")
     fmin = _target(lambda x: np.fmin.accumulate(x), ignoring)
     assert check_property(fmin, "nan and inf", budget).status == "pass"
-    r = check_property(_target(controls.min_propagating_nan, ignoring), "nan and inf", budget)
+    r = check_property(_target(contracts.min_propagating_nan, ignoring), "nan and inf", budget)
     assert r.status == "fail" and r.cause == "CONTRACT" and "nans='ignore'" in r.diagnosis
     assert "declare --nans propagate" in r.diagnosis
 
@@ -153,14 +154,14 @@ def test_overflow_is_rounding_only_where_some_order_can_overflow(budget):
     """numpy.cumsum overflows on 'overflow' data and conforms; a guard that returns infinity
     at half the largest float is refused, with the reach of the prefix in its diagnosis."""
     assert check_property(resolve("numpy.cumsum"), "floats within bound", budget).status == "pass"
-    r = check_property(resolve("scancheck.controls.broken:overflow_guard_too_low"),
+    r = check_property(resolve("scancheck.controls.contracts:overflow_guard_too_low"),
                        "floats within bound", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "overflow"
     assert "no summation order can overflow" in r.diagnosis
 
 
 def test_subnormals_read_as_zero_are_named_and_conform_where_declared(budget):
-    t = resolve("scancheck.controls.broken:subnormal_inputs_read_as_zero")
+    t = resolve("scancheck.controls.contracts:subnormal_inputs_read_as_zero")
     r = check_property(t, "floats within bound", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "subnormal"
     assert "subnormals read as zero" in r.diagnosis

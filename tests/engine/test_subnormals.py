@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scancheck.controls import broken as controls
+from scancheck.controls import contracts
 from scancheck.core.dtypes import SIGNIFICAND_BITS, finfo, read_as_zero, subnormal
 from scancheck.core.operators import OPERATORS, get_operator, sequential_scan
 from scancheck.core.rules import (
@@ -140,7 +141,7 @@ def test_a_flushing_max_or_min_is_named_and_conforms_where_declared(which, budge
 def test_a_declared_flush_of_max_must_flush_every_subnormal(budget):
     """Keeping them all, or flushing every other one, fails with the subnormal named; the
     same right scan declared 'keep' conforms."""
-    kept = resolve("scancheck.controls.broken:max_keeping_subnormals_declared_flushing")
+    kept = resolve("scancheck.controls.contracts:max_keeping_subnormals_declared_flushing")
     r = check_property(kept, "floats within bound", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and "subnormals kept" in r.diagnosis
     assert check_property(_target(kept.fn, op="max"), "floats within bound",
@@ -161,7 +162,7 @@ def test_declaring_flush_hides_no_other_error(budget):
     """A NaN dropped, a block dropped, a product carried in 8 bits and a recurrence's blocks
     in the wrong order keep their diagnoses under subnormals='flush'."""
     flush = {"subnormals": "flush"}
-    r = check_property(_target(controls.max_writing_zero_for_nan, op="max", **flush),
+    r = check_property(_target(contracts.max_writing_zero_for_nan, op="max", **flush),
                        "nan and inf", budget)
     assert r.cause == "SPECIALS"
 
@@ -187,7 +188,7 @@ def test_declaring_flush_hides_no_other_error(budget):
 def test_a_flushing_cumprod_is_named_and_conforms_where_declared(budget):
     """Caught by the products' certificate on 'powers' data only (every order of
     multiplication is exact there, subnormal products included)."""
-    t = resolve("scancheck.controls.broken:cumprod_reading_subnormals_as_zero")
+    t = resolve("scancheck.controls.contracts:cumprod_reading_subnormals_as_zero")
     r = check_property(t, "products within bound", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "powers"
     assert "subnormals read as zero" in r.diagnosis and "product's sign" not in r.diagnosis
@@ -209,7 +210,7 @@ def test_the_product_certificate_allows_a_flushed_zero_only_where_declared(dtype
         with np.errstate(all="ignore"):
             exact = np.multiply.accumulate(x.astype(np.float64)).astype(x.dtype)
         assert judge_products(x, exact).ok.all() and judge_products(x, exact, flush=True).ok.all()
-        flushed = controls.cumprod_reading_subnormals_as_zero(x)
+        flushed = contracts.cumprod_reading_subnormals_as_zero(x)
         if (flushed == exact).all():
             continue
         assert judge_products(x, flushed, flush=True).ok.all()
@@ -221,7 +222,7 @@ def test_the_product_certificate_allows_a_flushed_zero_only_where_declared(dtype
 
 
 def test_a_flushing_recurrence_is_named_and_conforms_where_declared(budget):
-    t = resolve("scancheck.controls.broken:recurrence_reading_subnormals_as_zero")
+    t = resolve("scancheck.controls.contracts:recurrence_reading_subnormals_as_zero")
     r = check_property(t, "recurrence", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "subnormal"
     assert "subnormals read as zero" in r.diagnosis and "operand order" not in r.diagnosis

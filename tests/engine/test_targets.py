@@ -23,7 +23,7 @@ def test_builtins_include_the_libraries_and_scanchecks_own_kernels():
 
 
 def test_import_path_takes_the_functions_declared_spec():
-    t = load_import_path("scancheck.controls.broken:nan_dropping_max")
+    t = load_import_path("scancheck.controls.contracts:nan_dropping_max")
     assert t.spec.op == "max" and t.spec.dtypes == ("float32", "float64")
     np.testing.assert_array_equal(t(np.array([1.0, 3.0, 2.0])), [1.0, 3.0, 3.0])
 
