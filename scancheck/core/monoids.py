@@ -246,16 +246,19 @@ PROBES: dict[str, Monoid] = {m.name: m for m in (
 
 
 def load_monoid(locator: str) -> Monoid:
-    """The :class:`Monoid` named ``package.module:ATTR``, or a ValueError naming the locator
-    and what is wrong with it."""
+    """The :class:`Monoid` named ``package.module:ATTR`` or ``path/to/file.py:ATTR``, or a
+    ValueError naming the locator and what is wrong with it."""
     import importlib
 
-    module, _, attr = locator.partition(":")
+    from .loading import is_file_form, module_from_file
+
+    module, _, attr = locator.rpartition(":") if is_file_form(locator) else locator.partition(":")
     if not module or not attr:
-        raise ValueError(f"op={locator!r}: a user's operator is named module:ATTR, "
-                         f"ATTR a scancheck.Monoid")
+        raise ValueError(f"op={locator!r}: a user's operator is named module:ATTR or "
+                         f"path/to/file.py:ATTR, ATTR a scancheck.Monoid")
     try:
-        obj: Any = importlib.import_module(module)
+        obj: Any = (module_from_file(module, f"op={locator!r}") if is_file_form(locator)
+                    else importlib.import_module(module))
         for part in attr.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
@@ -264,3 +267,18 @@ def load_monoid(locator: str) -> Monoid:
         raise ValueError(f"op={locator!r} is a {type(obj).__name__}, not a scancheck.Monoid")
     obj.locator = locator
     return obj
+
+
+def monoid_locator(monoid: Monoid) -> str:
+    """The ``module:ATTR`` (or ``file.py:ATTR``) another process loads ``monoid`` back by:
+    where it was loaded from, else a module-level name that holds it; a ValueError naming
+    the argument where none does (a monoid made inside a function cannot be rebuilt)."""
+    from .loading import locator_of
+
+    found = monoid.locator or locator_of(monoid, getattr(monoid.combine, "__module__", None))
+    if found is None:
+        raise ValueError(f"op={monoid!r}: this monoid cannot be rebuilt in a child process, "
+                         f"where the target is checked: no module holds it as a top-level "
+                         f"attribute (was it made inside a function?); assign it to a name "
+                         f"at module level (MY_OP = Monoid(...)) or give op='module:ATTR'")
+    return found

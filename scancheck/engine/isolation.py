@@ -32,7 +32,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .diagnosis import Cause, PropertyResult
-from .spec import TargetSpec, op_json
+from .spec import TargetSpec, spec_json
 
 if TYPE_CHECKING:
     from .cases import Budget
@@ -206,7 +206,10 @@ def _child_cmd(locator: str, out: str, spec: TargetSpec | None, gpu: str | None,
                *extra: str, overrides: dict[str, Any] | None = None) -> list[str]:
     cmd = [sys.executable, "-m", "scancheck.engine.isolation", locator, out, *extra]
     if spec is not None:
-        cmd += ["--spec", json.dumps(asdict(spec), default=op_json)]
+        try:
+            cmd += ["--spec", json.dumps(spec_json(spec))]
+        except ValueError as exc:
+            raise UsageError(f"spec: {exc}") from None
     if overrides:
         cmd += ["--overrides", json.dumps(overrides)]
     if gpu is not None:
@@ -494,6 +497,10 @@ def _child(argv: list[str]) -> int:
                              overrides=json.loads(args.overrides) if args.overrides else None)
             if target.prepare is not None and not target.unavailable:
                 target.prepare()
+            try:  # the parent rebuilds the spec from JSON: a user's monoid goes as its locator
+                declared = spec_json(target.spec)
+            except ValueError as exc:
+                raise ValueError(f"target {target.name!r}'s spec: {exc}") from None
         except ValueError as exc:
             emit(event="usage", message=str(exc))
             return 0
@@ -502,7 +509,7 @@ def _child(argv: list[str]) -> int:
             emit(event="unavailable", message=f"target {target.name!r} cannot run here: "
                  f"{target.unavailable}{gpu_spec}")
             return 0
-        emit(event="target", target=target.name, spec=asdict(target.spec))
+        emit(event="target", target=target.name, spec=declared)
         if args.no_empty:
             target = replace(target, spec=replace(target.spec, allows_empty=False))
         target.watch = lambda what, n: emit(event=what, n=n)
