@@ -4,6 +4,8 @@ an int32 index past 2**31)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..engine.spec import TargetSpec
@@ -83,23 +85,36 @@ def chunked_dropping_carry_after_empty_last_segment(x: np.ndarray, offsets: np.n
     return out
 
 
-def offsets_times_heads_in_32_bits(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """A (T, H) segmented scan that addresses segment starts as ``bos * H`` in int32, as
-    kernels given int32 cu_seqlens do: right until T * H reaches 2**31, then reading and
-    writing wrapped rows (only checks past 2**31 elements can show it)."""
+def offsets_times_heads_in_32_bits(x: Any, offsets: Any) -> Any:
+    """NumPy or CuPy: a (T, H) segmented scan that addresses segment starts as ``bos * H``
+    in int32, as kernels given int32 cu_seqlens do: right until some start times H reaches
+    2**31, then reading the rows at the wrapped address (modulo the array).  Only a check
+    past 2**31 elements can show it: every offset still fits in 32 bits."""
+    return starts_times_heads_wrapping(x, offsets, 2**31)
+
+
+def starts_times_heads_wrapping(x: Any, offsets: Any, limit: int) -> Any:
+    """The segmented scan of :func:`offsets_times_heads_in_32_bits`, its products ``bos * H``
+    wrapping into [-limit, limit) as signed integers of that many values do (``limit`` 2**31:
+    int32)."""
+    from ..core.arrays import array_module, to_numpy
+
+    xp = array_module(x)
     t = x.shape[0]
     heads = int(np.prod(x.shape[1:], dtype=np.int64))
     flat = x.reshape(t, heads)
-    out = np.empty_like(flat)
-    starts = np.asarray(offsets, np.int32)
-    with np.errstate(all="ignore"):
-        bos = (starts * np.int32(heads)).astype(np.int64)  # wraps past 2**31 - 1
-        rows = flat.reshape(-1)
-        for i in range(starts.size - 1):
-            a, b = int(bos[i]) // heads, int(bos[i + 1]) // heads
-            lo, hi = int(offsets[i]), int(offsets[i + 1])
-            out[lo:hi] = np.add.accumulate(rows.reshape(-1, heads)[a:a + hi - lo], axis=0,
-                                           dtype=x.dtype) if b >= a else 0
+    out = xp.empty_like(flat)
+    off = to_numpy(offsets).astype(np.int64)
+    bos = (off * heads + limit) % (2 * limit) - limit  # two's complement wrap
+    for i in range(off.size - 1):
+        lo, hi = int(off[i]), int(off[i + 1])
+        if hi == lo:
+            continue
+        rows = flat[lo:hi]
+        if bos[i] != lo * heads:  # the wrapped address, as the kernel would read it
+            first = int(bos[i] % max(t * heads, 1)) // heads
+            rows = flat[(first + xp.arange(hi - lo)) % t]
+        out[lo:hi] = xp.cumsum(rows, axis=0, dtype=x.dtype)
     return out.reshape(x.shape)
 
 

@@ -187,16 +187,20 @@ def _device_turn(spec: TargetSpec, gpu: str | None, exclusive: bool) -> Iterator
 def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
          sanitize: tuple[str, ...] | None, have_sanitizer: bool) -> list[tuple[str, str]]:
     """The (kind, name) tasks a check runs: the properties; the checks past 2**31 and 2**32
-    where ``large`` says so (None: for GPU targets), batched too for a target with an axis;
+    where ``large`` says so (None: for GPU targets), batched too for a target with an axis,
+    the segmented one alone for a segmented target;
     the sanitizer tools ``sanitize`` names
     (None: all of :data:`DEFAULT_TOOLS` for GPU targets, where compute-sanitizer exists)."""
     from .conformance import LARGE
     from .large import BATCH_CHECKS
+    from .large_segments import SEGMENT_CHECKS
 
     gpu = spec.device == "gpu"
     bigs = LARGE if (gpu if large is None else large) else ()
     if spec.axis is None:  # the batched ones take N-D arrays
         bigs = tuple(b for b in bigs if b not in BATCH_CHECKS)
+    # A segmented scan has its own check past 2**31, and only it.
+    bigs = tuple(b for b in bigs if (b in SEGMENT_CHECKS) == (spec.segments is not None))
     if sanitize is None:
         sanitize = DEFAULT_TOOLS if gpu and have_sanitizer else ()
     return [("property", p) for p in (*properties, *bigs)] + [("sanitizer", t) for t in sanitize]
