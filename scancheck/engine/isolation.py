@@ -31,6 +31,8 @@ from dataclasses import asdict, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .diagnosis import Cause, PropertyResult
 from .spec import TargetSpec, spec_json
 
@@ -452,8 +454,20 @@ def _smoke(target: Any, sizes: list[int]) -> None:
 
     for n in sizes:
         print(f"{_MARK}{n}", flush=True)
+        x = Case(n, target.spec.dtypes[0], "uniform", n).data(target.spec.op)
         with contextlib.suppress(InputWritten):  # the value properties' verdict, not a fault
-            target(Case(n, target.spec.dtypes[0], "uniform", n).data(target.spec.op))
+            if target.spec.segments is None:
+                target(x)
+                continue
+            # A segmented scan is called with its description: segments drawn as the
+            # 'segments' property draws them, one head along axis 0 of a (T, H) target.
+            from .properties.segments import call
+            from .segments import draw_layout
+
+            kind, _, index_dtype = target.spec.segments.partition(":")
+            layout = draw_layout(np.random.default_rng(n), n, kind, index_dtype or None)
+            call(target, x if target.spec.axis is None else x.reshape(n, 1),
+                 layout.description())
 
 
 def _child(argv: list[str]) -> int:
