@@ -207,7 +207,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         return PropertyResult(prop, "skip", why)
     # Over tuples, each monoid's leaves have their dtypes: the row's dtype only labels a case.
     dtypes = row.dtypes if tuples else tuple(d for d in row.dtypes if d in spec.dtypes)
-    top = budget.top(spec.device, row.max_n, spec.max_n)
+    top = budget.top(spec.device, row.max_n, spec.max_n, row.cap(spec) if row.cap else None)
 
     def check(case: Case):  # noqa: ANN202
         if on_case is not None:
