@@ -107,7 +107,9 @@ class ConformanceReport:
         for r in self.results:
             for f in (*r.more, r):
                 case = f.smallest_case or {}
-                where = ", ".join(f"{k}={v}" for k, v in case.items() if k != "x")
+                # The input and a segment description whole are a reproducer's, not a cell's.
+                where = ", ".join(f"{k}={v}" for k, v in case.items()
+                                  if k not in ("x", "description"))
                 text = f.diagnosis or _detail(f.detail)
                 by = next((g for g in verdict.findings
                            if f.name in g.explained and g.cause != cause_of(f)), None)
