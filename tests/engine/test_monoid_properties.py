@@ -464,3 +464,26 @@ def test_a_generic_scan_along_an_axis_is_driven_at_ranks_past_2_and_negative_axe
                        "probe monoids", budget)
     assert r.status == "fail" and "output" in r.diagnosis, r
     assert max(rank for rank, _ in seen) >= 3
+
+
+def test_a_monoid_on_its_domain_is_judged_on_that_domain_alone(budget):
+    """The bicyclic combine with its non-negative pairs as a Hypothesis strategy: 'operator
+    laws' passes, and 'monoid scan' hands the target only elements of the domain (this one
+    refuses any other); without the strategy its laws fail, the operator's fault."""
+    from hypothesis import strategies as st
+
+    b = PROBES["bicyclic"]
+    m = Monoid(b.combine, b.identity, name="bicyclic",
+               elements=st.tuples(st.integers(0, 9), st.integers(0, 9)))
+    fold = _fold_of(m)
+
+    def on_domain_only(elems):
+        assert all((v >= 0).all() for v in elems), "an element outside the domain"
+        return fold(elems)
+    rep = check(Target("fold", on_domain_only, TargetSpec(op=m)), budget=budget)
+    assert rep.passed, rep.rows()
+    assert {r.name for r in rep.results if r.status == "pass"} == {"operator laws", "monoid scan"}
+    anywhere = Monoid(b.combine, b.identity, name="bicyclic anywhere")
+    res = check_property(Target("fold", _fold_of(anywhere), TargetSpec(op=anywhere)),
+                         "operator laws", budget)
+    assert res.status == "fail" and res.cause == "OPERATOR", res
