@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .diagnosis import Cause, PropertyResult, is_resource_error
-from .large import STEP_DTYPES, _one_at_a_time, _unlockable, room
+from .large import STEP_DTYPES, one_at_a_time, room, unlockable
 from .targets import Target
 
 #: The checks of segmented scans past 2**31, by name: the total elements each reaches.
@@ -203,7 +203,7 @@ def check_segments_large(target: Target, name: str = "segments past 2**31",
     n = case.t * heads
     if spec.max_n is not None and spec.max_n < n:
         return PropertyResult(name, "skip", f"declared max_n={spec.max_n:,}")
-    refused = _unlockable()
+    refused = unlockable()
     if refused:  # not a verdict on the target
         return PropertyResult(name, "skip", f"not run: {refused}")
     xp: Any = np
@@ -211,7 +211,7 @@ def check_segments_large(target: Target, name: str = "segments past 2**31",
         import cupy as xp
     detail: dict[str, Any] = {"n": n, "dtype": dtype, "rows": case.t, "heads": heads,
                               "index dtype": index_dtype}
-    with _one_at_a_time(target):
+    with one_at_a_time(target):
         short = room(target, n, dtype)
         if short:
             return PropertyResult(name, "skip", f"not run: {short}")
