@@ -96,25 +96,29 @@ def offsets_times_heads_in_32_bits(x: Any, offsets: Any) -> Any:
 def starts_times_heads_wrapping(x: Any, offsets: Any, limit: int) -> Any:
     """The segmented scan of :func:`offsets_times_heads_in_32_bits`, its products ``bos * H``
     wrapping into [-limit, limit) as signed integers of that many values do (``limit`` 2**31:
-    int32)."""
+    int32).  Vectorized (a log-depth scan within segments), so that it answers at once at
+    the sizes a GPU target is searched to; a wrapped segment alone is read elsewhere."""
     from ..core.arrays import array_module, to_numpy
 
     xp = array_module(x)
     t = x.shape[0]
     heads = int(np.prod(x.shape[1:], dtype=np.int64))
     flat = x.reshape(t, heads)
-    out = xp.empty_like(flat)
     off = to_numpy(offsets).astype(np.int64)
+    lengths = np.diff(off)
+    ids = xp.asarray(np.repeat(np.arange(lengths.size), lengths))
+    out = flat.copy()
+    d = 1
+    while d < t:  # Hillis-Steele within segments: add the partial sum d rows up, same segment
+        same = (ids[d:] == ids[:-d])[:, None]
+        out[d:] = out[d:] + xp.where(same, out[:-d], xp.zeros((), dtype=x.dtype))
+        d *= 2
     bos = (off * heads + limit) % (2 * limit) - limit  # two's complement wrap
-    for i in range(off.size - 1):
+    for i in np.flatnonzero((bos[:-1] != off[:-1] * heads) & (lengths > 0)):
         lo, hi = int(off[i]), int(off[i + 1])
-        if hi == lo:
-            continue
-        rows = flat[lo:hi]
-        if bos[i] != lo * heads:  # the wrapped address, as the kernel would read it
-            first = int(bos[i] % max(t * heads, 1)) // heads
-            rows = flat[(first + xp.arange(hi - lo)) % t]
-        out[lo:hi] = xp.cumsum(rows, axis=0, dtype=x.dtype)
+        # The wrapped address, as the kernel would read it (modulo the array).
+        first = int(bos[i] % (t * heads)) // heads
+        out[lo:hi] = xp.cumsum(flat[(first + xp.arange(hi - lo)) % t], axis=0, dtype=x.dtype)
     return out.reshape(x.shape)
 
 
