@@ -116,12 +116,85 @@ def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str
         return imports, call.replace("AXIS", ax)
     path = target[len("import:"):] if target.startswith("import:") else target
     if ":" in path and not path.startswith(("kernel:", "model:", "cu:")) and not path.endswith(".cu"):
-        module, fn = path.split(":", 1)
         args = f"x, {ax}" if spec.get("axis") == "arg" else "x"
-        return f"from {module} import {fn.split('.')[0]}\n", f"{fn}({args})"
+        return _imported(path) + (f"{path.rsplit(':', 1)[1]}({args})",)
     # scancheck's own kernels and .cu files need its launcher: the one line that does.
     return ("from scancheck.engine.resolve import resolve  # the target needs scancheck's harness\n",
             f'resolve("{target}")(x{", " + ax if axis is not None else ""})')
+
+
+def _imported(path: str) -> tuple[str]:
+    """Lines that import the function of ``package.module:fn`` or ``path/to/file.py:fn``
+    (the file loaded from where it is, as scancheck loads it) under its own name."""
+    module, fn = path.rsplit(":", 1) if path.rsplit(":", 1)[0].endswith(".py") else \
+        path.split(":", 1)
+    head = fn.split(".")[0]
+    if not module.endswith(".py"):
+        return (f"from {module} import {head}\n",)
+    return ("import importlib.util\n"
+            f"_spec = importlib.util.spec_from_file_location('target', {module!r})\n"
+            "_module = importlib.util.module_from_spec(_spec)\n"
+            f"_spec.loader.exec_module(_module)\n{head} = _module.{head}\n",)
+
+
+#: Lines finding ``members``, the rows of the segment that holds row ``p``, from the
+#: description ``seg`` of each kind (an empty segment holds no row).
+_MEMBERS = {
+    "offsets": "s = int(np.searchsorted(seg, p, 'right')) - 1\n"
+               "members = np.arange(seg[s], seg[s + 1])\n",
+    "flags": "heads = seg.copy()\nheads[0] = True\nstart = np.flatnonzero(heads[:p + 1])[-1]\n"
+             "after = np.flatnonzero(heads[p + 1:])\n"
+             "members = np.arange(start, p + 1 + after[0] if after.size else len(seg))\n",
+    "keys": "ids = np.cumsum(np.r_[False, seg[1:] != seg[:-1]])\n"
+            "members = np.flatnonzero(ids == ids[p])\n",
+    "groups": "members = np.flatnonzero(seg == seg[p])\n",
+}
+
+
+def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files: Path,
+                          name: str) -> str | None:
+    """The shrunk input and its segment description as literals, the call ``fn(x, seg)``,
+    and the failing output beside the exact scan of its segment alone, in plain NumPy and
+    Python (None where the case was too large to be kept whole)."""
+    spec = report.spec
+    desc = case.get("description")
+    if "x" not in case or desc is None or case.get("index") is None:
+        return None
+    kind = spec["segments"].partition(":")[0]
+    x = np.array(case["x"], dtype=as_dtype(case["dtype"])).reshape(case["shape"])
+    p, col = int(case["index"]), int(case.get("column", 0))
+    path = report.target[len("import:"):] if report.target.startswith("import:") else \
+        report.target
+    if ":" in path and not path.startswith(("kernel:", "model:", "cu:", "scancheck:")):
+        imports, fn = (*_imported(path), path.rsplit(":", 1)[1])
+    else:  # a built-in: scancheck's resolver finds its function
+        imports = "from scancheck.engine.resolve import resolve\n"
+        fn = f"resolve({report.target!r}).fn"
+    args, get = "x, seg", "np.asarray"
+    if spec.get("device") == "gpu":
+        imports += "import cupy as cp\n"
+        args, get = "cp.asarray(x), cp.asarray(seg)", "cp.asnumpy"
+    promoted = dict(map(tuple, spec.get("promote", ())))
+    from .oracle.segmented import segment_ids
+
+    ids = segment_ids(kind, np.array(desc["values"], dtype=desc["dtype"]), x.shape[0])
+    members = np.flatnonzero(ids == ids[p])
+    k = int(np.flatnonzero((members[::-1] if spec.get("reverse") else members) == p)[0])
+    lines = ["import base64, math, zlib\nfrom fractions import Fraction\n\nimport mpmath\n"
+             "import numpy as np\n", imports, _literal(x, files, name),
+             f"seg = np.array({desc['values']!r}, dtype=np.{desc['dtype']})  # {kind}\n",
+             f"got = {get}({fn}({args})).reshape(len(x), -1)\n",
+             f"p, col = {p}, {col}  # the failing output: row p, column col of (T, -1)\n",
+             _MEMBERS[kind],
+             "members = members[::-1]  # a reverse scan: from the segment's end\n"
+             if spec.get("reverse") else "",
+             "row = x.reshape(len(x), -1)[members, col]  # the segment alone, in scan order\n",
+             f"k = int(np.flatnonzero(members == p)[0])  # {k}: its place in the segment\n",
+             _expected(spec["op"], spec["inclusive"],
+                       promoted.get(x.dtype.name, x.dtype.name), k),
+             'print(f"output {p}, column {col}: got", got[p, col], "exact", '
+             'float(exact) if isinstance(exact, Fraction) else exact)\n']
+    return "".join(lines)
 
 
 def _expected(op: str, inclusive: bool, dtype: str, k: int) -> str:
@@ -177,9 +250,11 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
     failure has no case to rebuild (a fault in the target's set-up, say)."""
     verdict = report.verdict
     case = verdict.smallest_case or {}
+    if report.spec.get("segments") and verdict.source == "segments":
+        return _segmented_reproducer(report, case, files, name)
     if verdict.source is None or not {"n", "dtype", "data", "seed"} <= set(case) \
             or report.spec.get("op") == "recurrence" or report.spec.get("segments"):
-        return None  # a segmented case shows its shrunk input and description instead
+        return None
     if verdict.source in ("operator laws", "monoid scan", "probe monoids"):
         return _monoid_reproducer(report, case, verdict.source)
     x, axis = _input_of(report, case, verdict.source)

@@ -356,3 +356,61 @@ def test_a_users_monoid_is_named_by_op_module_attr(capsys):
                    "--budget", "1"])
     assert status == 1
     assert "operator is no monoid" in capsys.readouterr().out
+
+
+_USER_MONOID_FILE = (
+    "import numpy as np\n"
+    "from scancheck import Monoid, TargetSpec\n"
+    "def _affine(a, b):\n"
+    "    return (b[0] * a[0], b[0] * a[1] + b[1])\n"
+    "AFFINE = Monoid(_affine, (np.uint32(1), np.uint32(0)), name='my affine')\n"
+    "def _fold(elems, combine):\n"
+    "    acc = tuple(v[:1].copy() for v in elems)\n"
+    "    out = [acc]\n"
+    "    for k in range(1, len(elems[0])):\n"
+    "        acc = combine(acc, tuple(v[k:k + 1] for v in elems))\n"
+    "        out.append(acc)\n"
+    "    return tuple(np.concatenate([o[i] for o in out]) if out[0][0].size else v\n"
+    "                 for i, v in enumerate(elems))\n"
+    "def right(elems):\n"
+    "    return _fold(elems, _affine)\n"
+    "def plain(elems):\n"
+    "    return _fold(elems, _affine)\n"
+    "def swapped(elems):\n"
+    "    return _fold(elems, lambda a, b: _affine(b, a))\n"
+    "def _made_inside():\n"
+    "    return Monoid(lambda a, b: (a[0] + b[0],), (np.int64(0),), name='made inside')\n"
+    "def unnamed(elems):\n"
+    "    return (np.cumsum(elems[0]),)\n"
+    "right.scan_spec = swapped.scan_spec = TargetSpec(op=AFFINE)\n"
+    "unnamed.scan_spec = TargetSpec(op=_made_inside())\n")
+
+
+def test_a_file_targets_scan_spec_may_hold_a_users_monoid_object(tmp_path, capsys):
+    """scan_spec = TargetSpec(op=MyMonoid) in a file: the child names the monoid by its file
+    and attribute, the parent loads it back; a right fold conforms, a fold that combines
+    (b, a) fails with that diagnosis, and a monoid no module holds is refused naming op."""
+    (tmp_path / "mono.py").write_text(_USER_MONOID_FILE)
+    common = ["--budget", "1", "--max-n", "64"]
+    assert main(["check", f"{tmp_path / 'mono.py'}:right", *common]) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "monoid scan             pass" in out and "operator laws           pass" in out, out
+    assert main(["check", f"{tmp_path / 'mono.py'}:swapped", *common]) == 1
+    out = capsys.readouterr().out
+    assert "logic error: my affine" in out and "operand order" in out, out
+    assert main(["check", f"{tmp_path / 'mono.py'}:unnamed", *common]) == 2
+    err = capsys.readouterr().err
+    assert "op=Monoid('made inside'" in err and "cannot be rebuilt" in err, err
+
+
+def test_op_names_a_monoid_in_a_python_file(tmp_path, capsys):
+    """--op path/to/file.py:ATTR loads the monoid from that file, as module:ATTR does; a
+    file that is not there is refused naming the flag."""
+    (tmp_path / "mono.py").write_text(_USER_MONOID_FILE)
+    assert main(["check", f"{tmp_path / 'mono.py'}:plain", "--op", f"{tmp_path / 'mono.py'}:AFFINE",
+                 "--budget", "1", "--max-n", "64"]) == 0, capsys.readouterr()
+    assert "monoid scan             pass" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main(["check", f"{tmp_path / 'mono.py'}:plain", "--op", f"{tmp_path / 'no.py'}:AFFINE"])
+    assert exc.value.code == 2
+    assert "argument --op" in capsys.readouterr().err

@@ -73,6 +73,6 @@ def test_the_examples_are_right_past_2_to_the_31(name, needs):
 def test_the_linear_recurrence_example_conforms(name, prop, budget):
     """A user's Monoid over float32 pairs (a, b) and a chunked scan of it, judged within the
     rounding bound of any association order around the exact answer; the same scan taking
-    the combine, under the probe monoids.  CPU only: NumPy."""
-    res = check_property(resolve(name), prop, budget)
+    the combine, under the probe monoids (to 2**12: its fold is Python).  CPU only: NumPy."""
+    res = check_property(resolve(name), prop, replace(budget, max_n=2**12))
     assert res.status == "pass", res

@@ -117,3 +117,72 @@ def test_a_failure_under_a_probe_monoid_is_reproduced_by_drawing_it_again(tmp_pa
     assert out.returncode == 0, out.stderr
     got = [int(v) for v in re.findall(r"array\((\d+)", out.stdout)]
     assert got == rep.verdict.smallest_case["got"]
+
+
+_SEGMENTED_SCANS = textwrap.dedent('''
+    import numpy as np
+
+    def ignores(x, seg):
+        """One scan over the whole of axis 0: right on the first segment only."""
+        return np.cumsum(x, axis=0, dtype=x.dtype)
+
+    def ignores_reverse(x, seg):
+        return np.flip(np.cumsum(np.flip(x, 0), axis=0, dtype=x.dtype), 0)
+''')
+
+
+def _segment_snippet_run(report_text: str, where) -> tuple[str, str]:
+    snippet = re.search(r"```python\n(.*?)```", report_text, re.S).group(1)
+    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
+                         cwd=where, timeout=120)
+    assert out.returncode == 0, out.stderr + snippet
+    return snippet, re.search(r"output \d+, column \d+: got (\S+) exact (\S+)", out.stdout
+                              ).groups()
+
+
+def _same_as_case(rep, got: str, exact: str) -> None:
+    """The snippet's output is the report's wrong one, and its exact value the oracle's."""
+    case = rep.verdict.smallest_case
+    dt = np.dtype(case["dtype"])
+    read = int if dt.kind in "iu" else float  # int64 values past 2**53
+    assert np.asarray(read(got)).astype(dt) == np.asarray(case["got"]).astype(dt), (got, case)
+    assert np.asarray(read(exact)).astype(dt) == np.asarray(case["expected"]).astype(dt)
+    assert read(got) != read(exact)
+
+
+@pytest.mark.parametrize("fn, spec", [
+    ("ignores", TargetSpec(segments="flags", dtypes=("int64",))),
+    ("ignores", TargetSpec(segments="keys", dtypes=("float64",))),
+    ("ignores", TargetSpec(segments="offsets", axis=0, dtypes=("float32",))),
+    ("ignores_reverse", TargetSpec(segments="groups", reverse=True, dtypes=("int32",))),
+])
+def test_a_segmented_failure_is_reproduced_with_its_segments(tmp_path, budget, fn, spec):
+    """The snippet holds the shrunk input and its description (flags, keys, offsets of a
+    (T, H) input, groups of a reverse scan), loads the file's function, calls fn(x, seg)
+    and prints the failing output beside the exact scan of its segment alone: the report's
+    wrong value, and the oracle's."""
+    (tmp_path / "segscans.py").write_text(_SEGMENTED_SCANS)
+    rep = check(load_import_path(f"{tmp_path / 'segscans.py'}:{fn}", spec),
+                properties=("segments",), budget=budget)
+    assert not rep.passed and rep.verdict.source == "segments"
+    text = markdown([rep], tmp_path / "report.md")
+    snippet, (got, exact) = _segment_snippet_run(text, tmp_path)
+    assert "scancheck" not in snippet and "seg = np.array(" in snippet
+    _same_as_case(rep, got, exact)
+
+
+SEG_CONTROLS = ["carry_not_reset_after_empty_segment", "reset_one_late_on_a_tile_boundary",
+                "reverse_flipping_data_not_offsets",
+                "chunked_dropping_carry_after_empty_last_segment"]
+
+
+@pytest.mark.parametrize("name", SEG_CONTROLS)
+def test_each_segmented_control_is_reproduced_standalone(tmp_path, name):
+    """The controls' shrunk cases (129 elements for the tile boundary one) reproduce too."""
+    from scancheck.controls import CONTROLS
+
+    (control,) = [c for c in CONTROLS if c.locator.endswith(":" + name)]
+    rep, caught = control.check(isolated=False, budget=Budget(3))
+    assert caught
+    _, (got, exact) = _segment_snippet_run(markdown([rep], tmp_path / "report.md"), tmp_path)
+    _same_as_case(rep, got, exact)

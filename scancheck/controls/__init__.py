@@ -225,6 +225,12 @@ CONTROLS: tuple[Control, ...] = (
     Control("row offsets in 32 bits (N-D)", _C + "row_offsets_in_32_bits", Cause.INDEX_OVERFLOW,
             "product of dimension sizes", "the batch past 2**32 only: the 1-D checks see one "
             "row, the rows property stays below 2**25 elements", gpu=True),
+    Control("segment starts times heads in int32 (bos * H)",
+            _SEG + "offsets_times_heads_in_32_bits", Cause.INDEX_OVERFLOW, "offsets x heads",
+            "segments past 2**31 only: a (T, H) input of 2**31 + 68 elements, int32 offsets "
+            "starting segments where bos * H passes 2**31; right in 'segments' and below 2**31",
+            gpu=True, spec=TargetSpec(segments="offsets", axis=0, device="gpu",
+                                      dtypes=("float32", "int32"))),
     Control("sign lost past 2**31", f"cu:{_CU / 'sign_lost_past_2_31.cu'}:256", Cause.LOGIC,
             "random integer data", "the random data past 2**31: step data have no sign",
             gpu=True, spec=_GPU_SPEC),

@@ -4,6 +4,8 @@ an int32 index past 2**31)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..engine.spec import TargetSpec
@@ -83,23 +85,40 @@ def chunked_dropping_carry_after_empty_last_segment(x: np.ndarray, offsets: np.n
     return out
 
 
-def offsets_times_heads_in_32_bits(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """A (T, H) segmented scan that addresses segment starts as ``bos * H`` in int32, as
-    kernels given int32 cu_seqlens do: right until T * H reaches 2**31, then reading and
-    writing wrapped rows (only checks past 2**31 elements can show it)."""
+def offsets_times_heads_in_32_bits(x: Any, offsets: Any) -> Any:
+    """NumPy or CuPy: a (T, H) segmented scan that addresses segment starts as ``bos * H``
+    in int32, as kernels given int32 cu_seqlens do: right until some start times H reaches
+    2**31, then reading the rows at the wrapped address (modulo the array).  Only a check
+    past 2**31 elements can show it: every offset still fits in 32 bits."""
+    return starts_times_heads_wrapping(x, offsets, 2**31)
+
+
+def starts_times_heads_wrapping(x: Any, offsets: Any, limit: int) -> Any:
+    """The segmented scan of :func:`offsets_times_heads_in_32_bits`, its products ``bos * H``
+    wrapping into [-limit, limit) as signed integers of that many values do (``limit`` 2**31:
+    int32).  Vectorized (a log-depth scan within segments), so that it answers at once at
+    the sizes a GPU target is searched to; a wrapped segment alone is read elsewhere."""
+    from ..core.arrays import array_module, to_numpy
+
+    xp = array_module(x)
     t = x.shape[0]
     heads = int(np.prod(x.shape[1:], dtype=np.int64))
     flat = x.reshape(t, heads)
-    out = np.empty_like(flat)
-    starts = np.asarray(offsets, np.int32)
-    with np.errstate(all="ignore"):
-        bos = (starts * np.int32(heads)).astype(np.int64)  # wraps past 2**31 - 1
-        rows = flat.reshape(-1)
-        for i in range(starts.size - 1):
-            a, b = int(bos[i]) // heads, int(bos[i + 1]) // heads
-            lo, hi = int(offsets[i]), int(offsets[i + 1])
-            out[lo:hi] = np.add.accumulate(rows.reshape(-1, heads)[a:a + hi - lo], axis=0,
-                                           dtype=x.dtype) if b >= a else 0
+    off = to_numpy(offsets).astype(np.int64)
+    lengths = np.diff(off)
+    ids = xp.asarray(np.repeat(np.arange(lengths.size), lengths))
+    out = flat.copy()
+    d = 1
+    while d < t:  # Hillis-Steele within segments: add the partial sum d rows up, same segment
+        same = (ids[d:] == ids[:-d])[:, None]
+        out[d:] = out[d:] + xp.where(same, out[:-d], xp.zeros((), dtype=x.dtype))
+        d *= 2
+    bos = (off * heads + limit) % (2 * limit) - limit  # two's complement wrap
+    for i in np.flatnonzero((bos[:-1] != off[:-1] * heads) & (lengths > 0)):
+        lo, hi = int(off[i]), int(off[i + 1])
+        # The wrapped address, as the kernel would read it (modulo the array).
+        first = int(bos[i] % (t * heads)) // heads
+        out[lo:hi] = xp.cumsum(flat[(first + xp.arange(hi - lo)) % t], axis=0, dtype=x.dtype)
     return out.reshape(x.shape)
 
 

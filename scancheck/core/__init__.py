@@ -2,6 +2,7 @@
 
 ``operators`` (each monoid: identity, exactness, NumPy, exact and CUDA forms), ``arrays``
 (arrays of any library and their host copies), ``cuda`` (sources and NVRTC compilation),
-``devices`` (which GPUs), ``database`` (where Hypothesis keeps examples).  Nothing here
+``devices`` (which GPUs), ``database`` (where Hypothesis keeps examples), ``loading``
+(objects by ``module:ATTR`` or ``file.py:ATTR``, and such names for objects).  Nothing here
 imports from the floors above.
 """

@@ -33,7 +33,11 @@ LEAF_DTYPES: tuple[str, ...] = ("float32", "float64", "float16", "int8", "int16"
 
 class Monoid:
     """An associative ``combine`` over tuples of arrays with an identity: an operator a scan
-    target may declare (``TargetSpec(op=monoid)``) beside the built-in ones."""
+    target may declare (``TargetSpec(op=monoid)``) beside the built-in ones.  ``elements``,
+    where it is a monoid only on a domain (the bicyclic monoid's non-negative pairs): a
+    Hypothesis strategy of one element (a tuple of scalars, one per leaf), or a function
+    ``elements(rng, shape)`` returning one array per leaf; its laws and its scans are
+    checked on elements of that domain alone."""
 
     def __init__(self, combine: Combine, identity: Sequence[Any], *, name: str,
                  commutative: bool = False, elements: Elements | None = None) -> None:
@@ -53,9 +57,10 @@ class Monoid:
                 raise TypeError(f"identity[{i}]={v!r} must be a scalar of one of "
                                 f"{', '.join(LEAF_DTYPES)} (np.uint32(1), 0.0, ...)")
             ident.append(arr)
-        if elements is not None and not callable(elements):
-            raise TypeError(f"elements={elements!r} must be callable as elements(rng, shape), "
-                            f"returning one array per leaf")
+        if elements is not None and not (callable(elements) or _is_strategy(elements)):
+            raise TypeError(f"elements={elements!r} must be a Hypothesis strategy of one "
+                            f"element (a tuple of scalars, one per leaf), or callable as "
+                            f"elements(rng, shape), returning one array per leaf")
         self.combine = combine
         self.identity: Leaves = tuple(ident)
         self.name = name
@@ -64,6 +69,7 @@ class Monoid:
         #: ``module:ATTR`` where it was loaded from (a child process loads it again there).
         self.locator: str | None = None
         self._bound: BoundCombine | None = None
+        self._pools: dict[int, Leaves] = {}
 
     @property
     def bound(self) -> BoundCombine:
@@ -122,7 +128,15 @@ class Monoid:
 
     def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> Leaves:
         """``shape`` elements of this monoid, one array per leaf, from its own element
-        strategy (where it has one) or else from each leaf's dtype."""
+        strategy (where it has one: a Hypothesis strategy's are picked among the elements
+        it draws, :data:`POOLS` pools of :data:`POOL`, all by ``rng``) or else from each
+        leaf's dtype."""
+        if _is_strategy(self._elements):
+            k = int(rng.integers(POOLS))
+            if k not in self._pools:  # drawing costs Hypothesis' time: each pool once
+                self._pools[k] = self._pool(k)
+            pick = rng.integers(0, self._pools[k][0].shape[0], shape)
+            return tuple(v[pick] for v in self._pools[k])
         if self._elements is not None:
             out = tuple(np.asarray(v) for v in self._elements(rng, shape))
             if len(out) != len(self.identity) or any(
@@ -132,6 +146,77 @@ class Monoid:
                                   f"arrays of shape {shape} of dtypes {', '.join(self.dtypes)}")
             return out
         return tuple(_leaf_values(rng, shape, d) for d in self.dtypes)
+
+
+    def _pool(self, seed: int) -> Leaves:
+        """:data:`POOL` elements drawn from the element strategy (a Hypothesis strategy;
+        fewer where a filter lets few through), the same for the same ``seed`` in every
+        process: one array per leaf, of the leaf's dtype; a :class:`MonoidError` where the
+        strategy draws no such element or none at all."""
+        import random
+
+        from hypothesis.control import BuildContext
+        from hypothesis.errors import StopTest
+        from hypothesis.internal.conjecture.data import ConjectureData
+
+        seeds, drawn, refused = random.Random(seed), [], 0
+        while len(drawn) < POOL:
+            # One run of the strategy as Hypothesis would draw it; a filter that rejects too
+            # often, or an overrun, ends it, and another run goes on.
+            data = ConjectureData(random=random.Random(seeds.getrandbits(64)))
+            try:
+                with BuildContext(data, is_final=True, wrapped_test=None):
+                    while len(drawn) < POOL:
+                        drawn.append(data.draw(self._elements))
+            except StopTest:
+                refused += 1
+                if refused > 8 * POOL and drawn:
+                    break  # a filter that rejects most: the pool is what it let through
+                if refused > 8 * POOL:
+                    raise MonoidError(f"monoid {self.name!r}: elements={self._elements!r} drew "
+                                      f"no element in {refused} runs (a filter that rejects "
+                                      f"everything?)") from None
+        width = len(self.identity)
+        rows = [e if isinstance(e, tuple) else (e,) for e in drawn]
+        leaves = []
+        for e in rows:
+            if len(e) != width:
+                raise self._not_an_element(e, "not one scalar per leaf")
+        for i, want in enumerate(self.identity):
+            try:
+                leaves.append(np.array([e[i] for e in rows], dtype=want.dtype))
+            except (ValueError, TypeError, OverflowError) as exc:
+                bad = next((e for e in rows if not _fits(e[i], want.dtype)), rows[0])
+                raise self._not_an_element(bad, str(exc)) from None
+        return tuple(leaves)
+
+    def _not_an_element(self, element: tuple, why: str) -> MonoidError:
+        return MonoidError(f"monoid {self.name!r}: elements={self._elements!r} drew "
+                           f"{element if len(element) > 1 else element[0]!r}: each element "
+                           f"must be a tuple of {len(self.identity)} scalars, one per leaf, of "
+                           f"dtypes {', '.join(self.dtypes)} ({why})")
+
+
+def _fits(v: Any, dtype: np.dtype) -> bool:
+    try:
+        np.array([v], dtype=dtype)
+    except (ValueError, TypeError, OverflowError):
+        return False
+    return True
+
+
+#: A monoid's Hypothesis element strategy draws POOLS pools of POOL elements (each once, from
+#: its own seed); each draw of a case picks one pool and its elements among the pool's.
+POOL, POOLS = 256, 16
+
+
+def _is_strategy(obj: object) -> bool:
+    """Whether ``obj`` is a Hypothesis strategy (Hypothesis is not imported to tell: a
+    strategy given means it is loaded)."""
+    import sys
+
+    hs = sys.modules.get("hypothesis.strategies")
+    return hs is not None and isinstance(obj, hs.SearchStrategy)
 
 
 class BoundCombine:
@@ -247,16 +332,19 @@ PROBES: dict[str, Monoid] = {m.name: m for m in (
 
 
 def load_monoid(locator: str) -> Monoid:
-    """The :class:`Monoid` named ``package.module:ATTR``, or a ValueError naming the locator
-    and what is wrong with it."""
+    """The :class:`Monoid` named ``package.module:ATTR`` or ``path/to/file.py:ATTR``, or a
+    ValueError naming the locator and what is wrong with it."""
     import importlib
 
-    module, _, attr = locator.partition(":")
+    from .loading import is_file_form, module_from_file
+
+    module, _, attr = locator.rpartition(":") if is_file_form(locator) else locator.partition(":")
     if not module or not attr:
-        raise ValueError(f"op={locator!r}: a user's operator is named module:ATTR, "
-                         f"ATTR a scancheck.Monoid")
+        raise ValueError(f"op={locator!r}: a user's operator is named module:ATTR or "
+                         f"path/to/file.py:ATTR, ATTR a scancheck.Monoid")
     try:
-        obj: Any = importlib.import_module(module)
+        obj: Any = (module_from_file(module, f"op={locator!r}") if is_file_form(locator)
+                    else importlib.import_module(module))
         for part in attr.split("."):
             obj = getattr(obj, part)
     except (ImportError, AttributeError) as exc:
@@ -265,3 +353,18 @@ def load_monoid(locator: str) -> Monoid:
         raise ValueError(f"op={locator!r} is a {type(obj).__name__}, not a scancheck.Monoid")
     obj.locator = locator
     return obj
+
+
+def monoid_locator(monoid: Monoid) -> str:
+    """The ``module:ATTR`` (or ``file.py:ATTR``) another process loads ``monoid`` back by:
+    where it was loaded from, else a module-level name that holds it; a ValueError naming
+    the argument where none does (a monoid made inside a function cannot be rebuilt)."""
+    from .loading import locator_of
+
+    found = monoid.locator or locator_of(monoid, getattr(monoid.combine, "__module__", None))
+    if found is None:
+        raise ValueError(f"op={monoid!r}: this monoid cannot be rebuilt in a child process, "
+                         f"where the target is checked: no module holds it as a top-level "
+                         f"attribute (was it made inside a function?); assign it to a name "
+                         f"at module level (MY_OP = Monoid(...)) or give op='module:ATTR'")
+    return found

@@ -31,6 +31,7 @@ from .diagnosis import (
     is_resource_error,
 )
 from .large import BATCH_CHECKS, LARGE_SIZES, check_batch, check_large
+from .large_segments import SEGMENT_CHECKS, check_segments_large
 from .properties import (
     ACCUMULATION_PROBE,
     PROPERTIES,
@@ -48,8 +49,8 @@ from .targets import InputWritten, NotAnArray, Target, forward, raised_by_target
 __all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
            "check_property"]
 
-#: The checks past 2**31 and 2**32 elements, by name: 1-D, then batched.
-LARGE: tuple[str, ...] = (*LARGE_SIZES, *BATCH_CHECKS)
+#: The checks past 2**31 and 2**32 elements, by name: 1-D, batched, then segmented.
+LARGE: tuple[str, ...] = (*LARGE_SIZES, *BATCH_CHECKS, *SEGMENT_CHECKS)
 
 
 @dataclass
@@ -106,7 +107,9 @@ class ConformanceReport:
         for r in self.results:
             for f in (*r.more, r):
                 case = f.smallest_case or {}
-                where = ", ".join(f"{k}={v}" for k, v in case.items() if k != "x")
+                # The input and a segment description whole are a reproducer's, not a cell's.
+                where = ", ".join(f"{k}={v}" for k, v in case.items()
+                                  if k not in ("x", "description"))
                 text = f.diagnosis or _detail(f.detail)
                 by = next((g for g in verdict.findings
                            if f.name in g.explained and g.cause != cause_of(f)), None)
@@ -183,8 +186,11 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
     if tuples and (prop in LARGE or not_applicable(target.spec, prop)):
         return PropertyResult(prop, "skip", not_applicable(target.spec, prop) or
                               "the checks past 2**31 take arrays of numbers, not tuples")
+    if prop in SEGMENT_CHECKS:
+        return check_segments_large(target, prop, on_case)
     if target.spec.segments is not None and prop in LARGE:
-        return PropertyResult(prop, "skip", "segmented scans past 2**31 are not checked yet")
+        return PropertyResult(prop, "skip", f"a segmented scan is checked past 2**31 by "
+                              f"'{next(iter(SEGMENT_CHECKS))}'")
     # Checked as the forward scan it mirrors, indices mapped back (a segmented one judges
     # its own reverse: its description would have to be mirrored too).
     if target.spec.reverse and not tuples and target.spec.segments is None:
@@ -203,7 +209,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         return PropertyResult(prop, "skip", why)
     # Over tuples, each monoid's leaves have their dtypes: the row's dtype only labels a case.
     dtypes = row.dtypes if tuples else tuple(d for d in row.dtypes if d in spec.dtypes)
-    top = budget.top(spec.device, row.max_n, spec.max_n)
+    top = budget.top(spec.device, row.max_n, spec.max_n, row.cap(spec) if row.cap else None)
 
     def check(case: Case):  # noqa: ANN202
         if on_case is not None:

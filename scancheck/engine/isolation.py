@@ -31,8 +31,10 @@ from dataclasses import asdict, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .diagnosis import Cause, PropertyResult
-from .spec import TargetSpec, op_json
+from .spec import TargetSpec, spec_json
 
 if TYPE_CHECKING:
     from .cases import Budget
@@ -187,16 +189,20 @@ def _device_turn(spec: TargetSpec, gpu: str | None, exclusive: bool) -> Iterator
 def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
          sanitize: tuple[str, ...] | None, have_sanitizer: bool) -> list[tuple[str, str]]:
     """The (kind, name) tasks a check runs: the properties; the checks past 2**31 and 2**32
-    where ``large`` says so (None: for GPU targets), batched too for a target with an axis;
+    where ``large`` says so (None: for GPU targets), batched too for a target with an axis,
+    the segmented one alone for a segmented target;
     the sanitizer tools ``sanitize`` names
     (None: all of :data:`DEFAULT_TOOLS` for GPU targets, where compute-sanitizer exists)."""
     from .conformance import LARGE
     from .large import BATCH_CHECKS
+    from .large_segments import SEGMENT_CHECKS
 
     gpu = spec.device == "gpu"
     bigs = LARGE if (gpu if large is None else large) else ()
     if spec.axis is None:  # the batched ones take N-D arrays
         bigs = tuple(b for b in bigs if b not in BATCH_CHECKS)
+    # A segmented scan has its own check past 2**31, and only it.
+    bigs = tuple(b for b in bigs if (b in SEGMENT_CHECKS) == (spec.segments is not None))
     if sanitize is None:
         sanitize = DEFAULT_TOOLS if gpu and have_sanitizer else ()
     return [("property", p) for p in (*properties, *bigs)] + [("sanitizer", t) for t in sanitize]
@@ -206,7 +212,10 @@ def _child_cmd(locator: str, out: str, spec: TargetSpec | None, gpu: str | None,
                *extra: str, overrides: dict[str, Any] | None = None) -> list[str]:
     cmd = [sys.executable, "-m", "scancheck.engine.isolation", locator, out, *extra]
     if spec is not None:
-        cmd += ["--spec", json.dumps(asdict(spec), default=op_json)]
+        try:
+            cmd += ["--spec", json.dumps(spec_json(spec))]
+        except ValueError as exc:
+            raise UsageError(f"spec: {exc}") from None
     if overrides:
         cmd += ["--overrides", json.dumps(overrides)]
     if gpu is not None:
@@ -445,8 +454,20 @@ def _smoke(target: Any, sizes: list[int]) -> None:
 
     for n in sizes:
         print(f"{_MARK}{n}", flush=True)
+        x = Case(n, target.spec.dtypes[0], "uniform", n).data(target.spec.op)
         with contextlib.suppress(InputWritten):  # the value properties' verdict, not a fault
-            target(Case(n, target.spec.dtypes[0], "uniform", n).data(target.spec.op))
+            if target.spec.segments is None:
+                target(x)
+                continue
+            # A segmented scan is called with its description: segments drawn as the
+            # 'segments' property draws them, one head along axis 0 of a (T, H) target.
+            from .properties.segments import call
+            from .segments import draw_layout
+
+            kind, _, index_dtype = target.spec.segments.partition(":")
+            layout = draw_layout(np.random.default_rng(n), n, kind, index_dtype or None)
+            call(target, x if target.spec.axis is None else x.reshape(n, 1),
+                 layout.description())
 
 
 def _child(argv: list[str]) -> int:
@@ -494,6 +515,10 @@ def _child(argv: list[str]) -> int:
                              overrides=json.loads(args.overrides) if args.overrides else None)
             if target.prepare is not None and not target.unavailable:
                 target.prepare()
+            try:  # the parent rebuilds the spec from JSON: a user's monoid goes as its locator
+                declared = spec_json(target.spec)
+            except ValueError as exc:
+                raise ValueError(f"target {target.name!r}'s spec: {exc}") from None
         except ValueError as exc:
             emit(event="usage", message=str(exc))
             return 0
@@ -502,7 +527,7 @@ def _child(argv: list[str]) -> int:
             emit(event="unavailable", message=f"target {target.name!r} cannot run here: "
                  f"{target.unavailable}{gpu_spec}")
             return 0
-        emit(event="target", target=target.name, spec=asdict(target.spec))
+        emit(event="target", target=target.name, spec=declared)
         if args.no_empty:
             target = replace(target, spec=replace(target.spec, allows_empty=False))
         target.watch = lambda what, n: emit(event=what, n=n)

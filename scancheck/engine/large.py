@@ -90,7 +90,7 @@ def room(target: Target, n: int, dtype: str, headroom: float = _HEADROOM) -> str
             f"{free / 2**30:.0f} GiB are free")
 
 
-def _unlockable() -> str | None:
+def unlockable() -> str | None:
     """Why the checks of this size cannot take their lock here (None where they can)."""
     try:
         lock_dir()
@@ -100,7 +100,7 @@ def _unlockable() -> str | None:
 
 
 @contextlib.contextmanager
-def _one_at_a_time(target: Target) -> Iterator[None]:
+def one_at_a_time(target: Target) -> Iterator[None]:
     """Serialize the checks of this size across processes on one device (or the host), so
     that targets checked side by side do not each take half the memory they need."""
     gpu = target.spec.device == "gpu"
@@ -278,10 +278,10 @@ def check_large(target: Target, name: str,
                               "an integer type it widens")
     if target.spec.max_n is not None and target.spec.max_n < n:
         return PropertyResult(name, "skip", f"declared max_n={target.spec.max_n:,}")
-    refused = _unlockable()
+    refused = unlockable()
     if refused:  # not a verdict on the target
         return PropertyResult(name, "skip", f"not run: {refused}")
-    with _one_at_a_time(target):
+    with one_at_a_time(target):
         short = room(target, n, dtype)
         if short:
             return PropertyResult(name, "skip", f"not run: {short}")
@@ -451,10 +451,10 @@ def check_batch(target: Target, name: str = "batch past 2**32",
         import cupy as xp
     detail: dict[str, Any] = {"n": total, "dtype": dtype}
     not_run = []
-    refused = _unlockable()
+    refused = unlockable()
     if refused:  # not a verdict on the target
         return PropertyResult(name, "skip", f"not run: {refused}")
-    with _one_at_a_time(target):
+    with one_at_a_time(target):
         for shape, axis in layouts:
             short = room(target, shape[0] * shape[1], dtype, _BATCH_HEADROOM)
             if short:

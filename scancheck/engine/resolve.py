@@ -16,9 +16,7 @@ writes is seen as such, not as whatever correct value the memory pool left there
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import importlib.util
 import os
 import sys
 from dataclasses import replace
@@ -29,6 +27,7 @@ import numpy as np
 
 from ..core.arrays import as_dtype
 from ..core.dtypes import CUDA_SCALAR
+from ..core.loading import is_file_form, module_from_file
 from .library import builtin_targets, kernel_target, model_target, no_gpu, not_installed
 from .spec import TargetSpec, with_overrides
 from .targets import Target
@@ -43,10 +42,10 @@ def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
     if ":" not in path:
         raise ValueError(f"target {path!r} must look like package.module:function or "
                          f"path/to/file.py:function")
-    module_name, attr = path.rsplit(":", 1) if _is_file_form(path) else path.split(":", 1)
+    module_name, attr = path.rsplit(":", 1) if is_file_form(path) else path.split(":", 1)
     writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
-        module = (_module_from_file(path, module_name) if _is_file_form(path)
+        module = (module_from_file(module_name, f"target {path!r}") if is_file_form(path)
                   else _import(path, module_name))
     finally:
         sys.dont_write_bytecode = writes
@@ -61,11 +60,6 @@ def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
     return Target(path, fn, spec or declared or TargetSpec(), locator=f"import:{path}")
 
 
-def _is_file_form(path: str) -> bool:
-    """Whether ``path`` names a function in a Python file (``dir/file.py:fn``), not a module."""
-    return path.rsplit(":", 1)[0].endswith(".py")
-
-
 def _import(path: str, module_name: str) -> Any:
     if os.getcwd() not in sys.path:  # as `python -m` would: modules of the working directory
         sys.path.append(os.getcwd())
@@ -74,31 +68,6 @@ def _import(path: str, module_name: str) -> Any:
     except Exception as exc:  # a target that cannot be imported is a usage error, not a verdict
         raise ValueError(f"target {path!r}: module {module_name!r} cannot be imported "
                          f"({type(exc).__name__}: {exc})") from None
-
-
-def _module_from_file(path: str, file: str) -> Any:
-    """The module of the Python file ``file``, loaded once per process under a name of its
-    own (its stem and a hash of its absolute path), so that it shadows no importable module
-    and two files of one stem stay apart."""
-    where = Path(file).resolve()
-    if not where.is_file():
-        raise ValueError(f"target {path!r}: {file} is not a file")
-    stem = "".join(c if c.isalnum() else "_" for c in where.stem)
-    name = f"_scancheck_file_{stem}_{hashlib.sha256(str(where).encode()).hexdigest()[:12]}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, where)
-    if spec is None or spec.loader is None:
-        raise ValueError(f"target {path!r}: {file} cannot be loaded as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # dataclasses and pickling look a module up by its name
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:
-        del sys.modules[name]
-        raise ValueError(f"target {path!r}: {file} cannot be imported "
-                         f"({type(exc).__name__}: {exc})") from None
-    return module
 
 
 def cu_prelude(dtype: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.arrays import as_dtype
 from ..core.dtypes import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, is_float
-from ..core.monoids import Monoid, load_monoid
+from ..core.monoids import Monoid, load_monoid, monoid_locator
 from ..core.operators import get_operator
 from ..core.rules import check_rules
 from .contracts import check_contracts
@@ -251,15 +251,13 @@ def over_tuples(spec: TargetSpec) -> bool:
     return spec.combine or not isinstance(spec.op, str) or ":" in spec.op
 
 
-def op_json(v: object) -> str:
-    """A spec's user monoid as its JSON form, the ``module:ATTR`` it was loaded from; a
-    TypeError where it has none (a child process could not load it)."""
-    if isinstance(v, Monoid):
-        if v.locator:
-            return v.locator
-        raise TypeError(f"op={v!r} was given as an object: a child process cannot load it; "
-                        f"name it as op='module:ATTR'")
-    raise TypeError(f"{type(v).__name__} is not JSON serializable")
+def spec_json(spec: TargetSpec) -> dict[str, Any]:
+    """``spec`` as JSON holds it, a user's monoid as the name it is loaded back by (a
+    ValueError naming ``op`` where it has none)."""
+    d = dataclasses.asdict(spec)
+    if isinstance(d["op"], Monoid):
+        d["op"] = monoid_locator(d["op"])
+    return d
 
 
 def spec_flag(field_name: str) -> str:

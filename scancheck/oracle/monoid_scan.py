@@ -33,17 +33,28 @@ def _moved(leaves: Leaves, axis: int) -> Leaves:
     return tuple(np.moveaxis(np.asarray(v), axis, 0) for v in leaves)
 
 
+#: Longest scan folded sequentially in Python where another order gives the same answer:
+#: past it an integer monoid's scan is taken in log-depth order (vectorized, equal for an
+#: associative combine), so that its properties reach the sizes of the budget.
+SEQUENTIAL_MAX = 2**12
+
+
 def monoid_scan(monoid: Monoid, elems: Leaves, inclusive: bool = True,
-                reverse: str | None = None, axis: int = 0, exact: bool = False) -> Leaves:
+                reverse: str | None = None, axis: int = 0, exact: bool = False,
+                sequential: bool = False) -> Leaves:
     """The scan of ``elems`` (one array per leaf, scanned along ``axis``) by sequential
     folding: forward, or in the ``reverse`` convention of :data:`REVERSE_CONVENTIONS`; in
-    the leaves' own arithmetic, or on Python numbers where ``exact`` (object arrays)."""
+    the leaves' own arithmetic, or on Python numbers where ``exact`` (object arrays).  An
+    integer monoid's scan longer than :data:`SEQUENTIAL_MAX` is taken by doubling instead
+    (the same answer where the combine is associative), unless ``sequential``."""
     if reverse not in (None, *REVERSE_CONVENTIONS):
         raise ValueError(f"reverse={reverse!r}; allowed: None, "
                          f"{', '.join(map(repr, REVERSE_CONVENTIONS))}")
     x = _moved(elems, axis)
     n = x[0].shape[0]
     batch = x[0].shape[1:]
+    if n > SEQUENTIAL_MAX and not (exact or sequential or monoid.floats):
+        return tuple(np.moveaxis(o, 0, axis) for o in _doubling(monoid, x, inclusive, reverse))
     acc = monoid.identity_like(batch)
     if exact:
         acc = tuple(_as_exact(v) for v in acc)
@@ -58,6 +69,22 @@ def monoid_scan(monoid: Monoid, elems: Leaves, inclusive: bool = True,
         if inclusive:
             _store(out, k, acc)
     return tuple(np.moveaxis(o, 0, axis) for o in out)
+
+
+def _doubling(monoid: Monoid, x: Leaves, inclusive: bool, reverse: str | None) -> Leaves:
+    """:func:`monoid_scan` along axis 0 in log-depth order: a reverse scan as the forward
+    scan of the flipped elements, by the combine with its operands swapped for 'suffix'
+    (x[k] + (x[k+1] + ...) in index order)."""
+    if reverse:
+        x = tuple(v[::-1] for v in x)
+    m = monoid
+    if reverse == "suffix":
+        m = Monoid(lambda a, b: monoid.combine(b, a), monoid.identity, name=monoid.name)
+    acc = _tree_scan(m, x, 1)
+    if not inclusive:
+        head = monoid.identity_like((1, *x[0].shape[1:]))
+        acc = tuple(np.concatenate([h, v[:-1]]) for h, v in zip(head, acc))
+    return tuple(v[::-1] for v in acc) if reverse else acc
 
 
 def _store(out: list[np.ndarray], k: int, acc: Leaves) -> None:
@@ -402,8 +429,9 @@ def wrong_order_split(monoid: Monoid, elems: Leaves, k: int, got: tuple) -> int 
     x = tuple(np.asarray(v)[:k + 1] for v in elems)
     heads = monoid_scan(monoid, x)
     tails = monoid_scan(monoid, x, reverse="suffix")  # tails[j] = x[j] + ... + x[k]
-    for j in range(1, k + 1):
-        both = monoid.apply(tuple(v[j:j + 1] for v in tails), tuple(v[j - 1:j] for v in heads))
-        if all(np.asarray(v)[0] == g for v, g in zip(both, got)):
-            return j
-    return None
+    # Every split at once: tails[j] combined before heads[j - 1], for j = 1 .. k.
+    both = monoid.apply(tuple(v[1:k + 1] for v in tails), tuple(v[:k] for v in heads))
+    same = np.ones(k, dtype=bool)
+    for v, g in zip(both, got):
+        same &= np.asarray(v) == g
+    return int(np.argmax(same)) + 1 if same.any() else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import strategies as st
 
 from scancheck.core.monoids import PROBES, Monoid, MonoidError, load_monoid
 from scancheck.oracle.monoid_scan import broken_law, monoid_scan
@@ -19,7 +20,8 @@ def _add(a, b):
     ({"combine": _add, "identity": np.zeros(2)}, TypeError, "non-empty tuple of scalars"),
     ({"combine": _add, "identity": ([0, 1],)}, TypeError, "identity[0]=[0, 1] must be a scalar"),
     ({"combine": _add, "identity": ("x",)}, TypeError, "identity[0]='x'"),
-    ({"combine": _add, "identity": (0,), "elements": 5}, TypeError, "elements=5 must be callable"),
+    ({"combine": _add, "identity": (0,), "elements": 5}, TypeError,
+     "elements=5 must be a Hypothesis strategy of one element"),
 ])
 def test_a_bad_monoid_is_refused_naming_the_argument(kwargs, error, words):
     with pytest.raises(error, match=words.replace("[", r"\[").replace("]", r"\]")
@@ -101,3 +103,43 @@ def test_load_monoid_names_what_is_wrong(locator, words):
 def test_load_monoid_keeps_its_locator():
     m = load_monoid("scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE")
     assert m.locator == "scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE"
+
+
+# -- an element domain given as a Hypothesis strategy ----------------------------------
+
+def _bicyclic_on(elements=None):
+    b = PROBES["bicyclic"]
+    return Monoid(b.combine, b.identity, name="bicyclic", elements=elements)
+
+
+NON_NEGATIVE = st.tuples(st.integers(0, 50), st.integers(0, 50))
+
+
+def test_a_monoid_only_on_its_domain_keeps_its_laws_there_and_breaks_them_elsewhere():
+    """The bicyclic combine is a monoid on pairs of non-negative integers: its laws hold on
+    every draw of that strategy, and break on drawn int64 pairs or signed small ones."""
+    assert all(broken_law(_bicyclic_on(NON_NEGATIVE), 1000, seed) is None for seed in range(8))
+    assert broken_law(_bicyclic_on(), 1000, 0) is not None
+    signed = _bicyclic_on(st.tuples(st.integers(-50, 50), st.integers(-50, 50)))
+    assert broken_law(signed, 1000, 0) is not None
+
+
+def test_a_strategys_draws_are_in_its_domain_and_the_same_for_the_same_seed():
+    m, again = _bicyclic_on(NON_NEGATIVE), _bicyclic_on(NON_NEGATIVE)
+    x = m.draw(np.random.default_rng(7), (3, 500))
+    assert all(v.dtype == np.int64 and v.shape == (3, 500) for v in x)
+    assert all(((v >= 0) & (v <= 50)).all() for v in x)
+    assert len(np.unique(x[0])) > 20  # many elements, not one repeated
+    y = again.draw(np.random.default_rng(7), (3, 500))  # a fresh monoid: its own pools
+    assert all(np.array_equal(u, v) for u, v in zip(x, y))
+
+
+@pytest.mark.parametrize("elements, identity, words", [
+    (st.integers(-5, 5), (np.uint8(0),), "drew -"),
+    (st.integers(0, 3), (np.int64(0), np.int64(0)), "must be a tuple of 2 scalars"),
+    (st.integers().filter(lambda v: False), (np.int64(0),), "drew no element"),
+])
+def test_a_strategy_that_draws_no_element_of_the_leaves_is_named(elements, identity, words):
+    m = Monoid(lambda a, b: a, identity, name="m", elements=elements)
+    with pytest.raises(MonoidError, match=words):
+        m.draw(np.random.default_rng(0), (4,))

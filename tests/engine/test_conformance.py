@@ -57,7 +57,7 @@ def test_unknown_property_is_refused():
 
 
 def test_the_large_checks_are_named_properties():
-    assert LARGE == ("past 2**31", "past 2**32", "batch past 2**32")
+    assert LARGE == ("past 2**31", "past 2**32", "batch past 2**32", "segments past 2**31")
     assert not set(LARGE) & set(PROPERTIES)
 
 

@@ -130,6 +130,8 @@ def test_gpu_targets_get_the_sanitizers_and_the_large_checks_by_default():
     batched = TargetSpec(device="gpu", axis="arg")
     assert plan(batched, props, None, (), True)[1:] == [
         ("property", "past 2**31"), ("property", "past 2**32"), ("property", "batch past 2**32")]
+    segmented = TargetSpec(device="gpu", segments="offsets", axis=0)
+    assert plan(segmented, props, None, (), True)[1:] == [("property", "segments past 2**31")]
 
 
 def test_after_a_fault_the_other_properties_go_on_below_its_size_and_say_so(budget):

@@ -3,6 +3,8 @@ exactly under the probe monoids, in their declared reverse convention."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -25,6 +27,13 @@ GENERIC = ["sequential (generic)", "brent_kung (generic)", "blelloch (generic)"]
 NEW_CONTROLS = [c for c in CONTROLS if c.spec is None and c.locator.split(":")[-1] in (
     "blelloch_down_sweep_swapped", "reverse_in_the_flip_convention", "combines_later_first",
     "identity_on_the_first_leaf_only")]
+
+
+@pytest.fixture
+def budget(budget):
+    """The session's budget to n = 2**12: the monoid properties reach the budget's sizes
+    (2**20 on a CPU), and most targets here fold in Python."""
+    return replace(budget, max_n=2**12)
 
 
 @pytest.mark.parametrize("name", GENERIC)
@@ -293,12 +302,48 @@ def test_properties_are_routed_by_the_specs_form_not_by_an_operators_name():
             assert got == want
 
 
-def test_a_monoid_given_as_an_object_cannot_reach_a_child_process():
-    from scancheck.engine.isolation import _child_cmd
+def test_a_monoid_no_module_holds_cannot_reach_a_child_process():
+    """A monoid object is handed to a child by the module:ATTR that holds it; one made where
+    no module holds it is refused, naming op and what to do."""
+    from scancheck.engine.isolation import UsageError, _child_cmd
 
     m = Monoid(lambda a, b: (a[0] + b[0],), (np.int64(0),), name="sum")
-    with pytest.raises(TypeError, match="name it as op='module:ATTR'"):
+    with pytest.raises(UsageError, match=r"op=Monoid\('sum'.*cannot be rebuilt.*module level"):
         _child_cmd("x:y", "out", TargetSpec(op=m), None)
+    from scancheck.controls.tuples import ONLINE_SOFTMAX_FORGETTING_A_RESCALE as held
+
+    cmd = _child_cmd("x:y", "out", TargetSpec(op=held), None)
+    assert '"op": "scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE"' in cmd[-1]
+
+
+def test_the_scans_of_integer_monoids_follow_the_budget_and_float_ones_stop_at_4096():
+    """'probe monoids' and 'monoid scan' search to the budget's largest n (no cap of 4096 of
+    their own); a monoid with float leaves, whose oracle is exact rationals, to 4096."""
+    budget = Budget(0.2, max_n=2**14)
+    res = check_property(builtin_targets()["brent_kung (generic)"], "probe monoids", budget)
+    assert res.status == "pass" and res.detail["largest n"] == 2**14, res.detail
+    res = check_property(Target("fold", _fold_of(PROBES["affine mod 2**32"]),
+                                TargetSpec(op=PROBES["affine mod 2**32"])), "monoid scan", budget)
+    assert res.status == "pass" and res.detail["largest n"] == 2**14, res.detail
+    res = check_property(Target("fold", _fold_of(SOFTMAX), TargetSpec(op=SOFTMAX)),
+                         "monoid scan", budget)
+    assert res.status == "pass" and res.detail["largest n"] == 2**12, res.detail
+
+
+def test_a_combine_associative_only_on_small_values_is_the_operators_fault_at_scale():
+    """Past 4096 elements the exact answer is taken in log-depth order; where the sequential
+    fold differs from it, the combine is not associative on those elements (its laws held on
+    the small values drawn): the operator's fault, not the fold's."""
+    def add_until_5000(a, b):
+        s = a[0] + b[0]
+        return (np.where(s > 5000, s ^ 1, s),)
+
+    m = Monoid(add_until_5000, (np.int64(0),), name="add, then xor 1 past 5000",
+               elements=lambda rng, shape: (rng.integers(1, 4, shape, dtype=np.int64),))
+    res = check_property(Target("fold", _fold_of(m), TargetSpec(op=m)), "monoid scan",
+                         Budget(1, max_n=2**13))
+    assert res.status == "fail" and res.cause == "OPERATOR", res
+    assert "not associative on these elements" in res.diagnosis
 
 
 JAX_TARGETS = ["jax.lax.associative_scan (generic)",
@@ -419,3 +464,26 @@ def test_a_generic_scan_along_an_axis_is_driven_at_ranks_past_2_and_negative_axe
                        "probe monoids", budget)
     assert r.status == "fail" and "output" in r.diagnosis, r
     assert max(rank for rank, _ in seen) >= 3
+
+
+def test_a_monoid_on_its_domain_is_judged_on_that_domain_alone(budget):
+    """The bicyclic combine with its non-negative pairs as a Hypothesis strategy: 'operator
+    laws' passes, and 'monoid scan' hands the target only elements of the domain (this one
+    refuses any other); without the strategy its laws fail, the operator's fault."""
+    from hypothesis import strategies as st
+
+    b = PROBES["bicyclic"]
+    m = Monoid(b.combine, b.identity, name="bicyclic",
+               elements=st.tuples(st.integers(0, 9), st.integers(0, 9)))
+    fold = _fold_of(m)
+
+    def on_domain_only(elems):
+        assert all((v >= 0).all() for v in elems), "an element outside the domain"
+        return fold(elems)
+    rep = check(Target("fold", on_domain_only, TargetSpec(op=m)), budget=budget)
+    assert rep.passed, rep.rows()
+    assert {r.name for r in rep.results if r.status == "pass"} == {"operator laws", "monoid scan"}
+    anywhere = Monoid(b.combine, b.identity, name="bicyclic anywhere")
+    res = check_property(Target("fold", _fold_of(anywhere), TargetSpec(op=anywhere)),
+                         "operator laws", budget)
+    assert res.status == "fail" and res.cause == "OPERATOR", res

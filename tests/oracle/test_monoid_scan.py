@@ -165,3 +165,30 @@ def test_a_combine_that_divides_or_calls_a_function_has_no_rounding_bound():
     ratio = Monoid(lambda a, b: (a[0] / b[0],), (np.float64(1),), name="ratio")
     assert rounding_bound(ratio, (np.ones(3),)) is None
     assert rounding_bound(SOFTMAX, SOFTMAX.draw(np.random.default_rng(0), (3,))) is None
+
+
+@pytest.mark.parametrize("name", list(PROBES))
+@pytest.mark.parametrize("reverse", [None, "flip", "suffix"])
+@pytest.mark.parametrize("inclusive", [True, False])
+def test_the_log_depth_scan_of_a_long_input_is_the_sequential_fold(name, reverse, inclusive):
+    """Past SEQUENTIAL_MAX an integer monoid is scanned by doubling: bit for bit the fold,
+    in every convention, along either axis of a 2-D input."""
+    from scancheck.oracle.monoid_scan import SEQUENTIAL_MAX
+
+    m = PROBES[name]
+    n = SEQUENTIAL_MAX + 37
+    for shape, axis in (((n,), 0), ((3, n), 1)):
+        x = m.draw(np.random.default_rng(n + axis), shape)
+        fast = monoid_scan(m, x, inclusive, reverse, axis)
+        slow = monoid_scan(m, x, inclusive, reverse, axis, sequential=True)
+        for f, s in zip(fast, slow):
+            assert f.dtype == s.dtype and np.array_equal(f, s)
+    # The fold itself, not the doubling, where it is asked for or short.
+    calls = []
+
+    def counted(a, b):
+        calls.append(1)
+        return m.combine(a, b)
+    c = Monoid(counted, m.identity, name="counted")
+    monoid_scan(c, m.draw(np.random.default_rng(0), (n,)), inclusive, reverse)
+    assert len(calls) < 64  # log-depth: a few dozen vectorized combines, not n

@@ -51,6 +51,8 @@ class Property:
     ops: tuple[str, ...]
     #: Its own largest n (the recurrence's rational oracle grows with n).
     max_n: int | None = None
+    #: Its largest n for a given spec, where that depends on it (None: no cap of its own).
+    cap: Callable[[Any], int | None] | None = None
     #: Whether it checks N-D inputs (targets whose spec has an axis only).
     batched: bool = False
 

@@ -24,6 +24,7 @@ from ...core.dtypes import finfo, is_float
 from ...core.monoids import PROBES, Leaves, Monoid, MonoidError
 from ...oracle.monoid_scan import (
     REVERSE_CONVENTIONS,
+    SEQUENTIAL_MAX,
     broken_law,
     exact_monoid_scan,
     exact_reference,
@@ -34,7 +35,7 @@ from ...oracle.monoid_scan import (
 )
 from ..cases import Case
 from ..diagnosis import Cause
-from ..spec import monoid_of
+from ..spec import TargetSpec, monoid_of
 from ..targets import Target, _first_write
 from .base import Failure
 
@@ -45,6 +46,18 @@ DECLARED = "declared monoid"
 SPREAD_FACTOR = 4
 #: Drawn triples on which a user's monoid's laws are checked before any scan of it is judged.
 LAW_TRIPLES = 256
+
+
+#: Largest n of a scan of a monoid with float leaves: its exact answer is taken in rationals
+#: and its spread over association orders folded in Python, element by element.
+FLOAT_MAX_N = 2**12
+
+
+def monoid_cap(spec: TargetSpec) -> int | None:
+    """The largest n of 'monoid scan' and 'probe monoids' for ``spec``: :data:`FLOAT_MAX_N`
+    where its declared monoid has float leaves, else none of their own (the budget's)."""
+    monoid = monoid_of(spec)
+    return FLOAT_MAX_N if monoid is not None and monoid.floats else None
 
 
 def convention(target: Target) -> str | None:
@@ -142,6 +155,14 @@ def judge(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int
     g = _pick(got, axis, row, k)
     w = _pick(want, axis, row, k)
     n = elems[0].shape[axis]
+    if n > SEQUENTIAL_MAX:  # the answer was taken in log-depth order: the fold's, to be sure
+        seq = monoid_scan(monoid, _row(elems, axis, row), spec.inclusive, conv, sequential=True)
+        s = tuple(v[k].item() for v in seq)
+        if s != w:
+            return Failure(Cause.OPERATOR, f"{monoid.name}: output {k} of the sequential fold "
+                           f"is {s}, of a log-depth association order {w}: the combine is not "
+                           f"associative on these elements (a law 'operator laws' did not meet "
+                           f"on its draws)", k, list(s), list(w), independent=True)
     text = (f"{monoid.name}: output {k} is {g}, the {'inclusive' if spec.inclusive else 'exclusive'}"
             f" {'forward' if not conv else repr(conv)} scan gives {w}")
     why = _told(target, monoid, elems, got, axis, row, k, g)

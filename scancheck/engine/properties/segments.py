@@ -28,8 +28,9 @@ HEADS: tuple[tuple[int, ...], ...] = ((1,), (2,), (3,), (4,), (2, 3))
 #: What the shrinking of one failure may spend: target calls, and seconds.
 SHRINK_CALLS = 1000
 SHRINK_SECONDS = 10.0
-#: Inputs up to this many elements are shown whole in a smallest case.
-SHOWN = 40
+#: Inputs up to this many elements are kept whole in a smallest case, their segment
+#: description too: what a report's reproducer rebuilds them from.
+SHOWN = 2**12
 
 
 def segments_check(target: Target, case: Case) -> Failure | None:
@@ -98,6 +99,7 @@ def judge(target: Target, x: np.ndarray, layout: Layout) -> Failure | None:
     at = {**layout.describe(), "shape": list(x.shape)}
     if x.size <= SHOWN:
         at["x"] = x.tolist()
+        at["description"] = {"dtype": desc.dtype.name, "values": desc.tolist()}
     try:
         got = call(target, x, desc)
     except DescriptionWritten as exc:

@@ -1,0 +1,72 @@
+"""Python objects by name, and names for objects: ``package.module:ATTR`` and
+``path/to/file.py:ATTR``, the forms a target and a user's operator are given in, and the
+inverse, so that a child process can load again what the parent was handed as an object."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+from typing import Any
+
+#: The prefix of the module name a Python file is loaded under (see :func:`module_from_file`).
+FILE_MODULE = "_scancheck_file_"
+
+
+def is_file_form(locator: str) -> bool:
+    """Whether ``locator`` names an attribute of a Python file (``dir/file.py:ATTR``)."""
+    return locator.rsplit(":", 1)[0].endswith(".py")
+
+
+def module_from_file(file: str, what: str) -> Any:
+    """The module of the Python file ``file``, loaded once per process under a name of its
+    own (its stem and a hash of its absolute path), so that it shadows no importable module
+    and two files of one stem stay apart.  A ValueError starting with ``what`` (the argument
+    that named the file) where it is no file or cannot be imported."""
+    where = Path(file).resolve()
+    if not where.is_file():
+        raise ValueError(f"{what}: {file} is not a file")
+    stem = "".join(c if c.isalnum() else "_" for c in where.stem)
+    name = f"{FILE_MODULE}{stem}_{hashlib.sha256(str(where).encode()).hexdigest()[:12]}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, where)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"{what}: {file} cannot be loaded as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling look a module up by its name
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise ValueError(f"{what}: {file} cannot be imported "
+                         f"({type(exc).__name__}: {exc})") from None
+    return module
+
+
+def locator_of(obj: object, home: str | None = None) -> str | None:
+    """A name :func:`module_from_file` or an import loads ``obj`` back by, in another process:
+    ``module:ATTR`` (or ``file.py:ATTR`` for a module loaded from a file, the script run as
+    ``__main__`` included) for an object some loaded module holds as a top-level attribute;
+    None where none does (an object made inside a function, say).  The module named
+    ``home`` (where the object's code was defined) is looked in first."""
+    modules = list(sys.modules.items())
+    modules.sort(key=lambda item: item[0] != home)
+    for name, module in modules:
+        try:
+            attrs = vars(module)
+        except TypeError:
+            continue
+        attr = next((k for k, v in list(attrs.items()) if v is obj and not k.startswith("__")),
+                    None)
+        if attr is None:
+            continue
+        if name.startswith(FILE_MODULE) or name == "__main__":
+            file = getattr(module, "__file__", None)
+            if file:
+                return f"{Path(file).resolve()}:{attr}"
+            continue
+        return f"{name}:{attr}"
+    return None
