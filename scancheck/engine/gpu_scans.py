@@ -24,6 +24,7 @@ import numpy as np
 
 from ..core.monoids import Leaves, Monoid
 from ..core.operators import KERNEL_DTYPES
+from .fla_scans import fla_targets
 from .spec import TargetSpec
 from .targets import Target
 
@@ -230,7 +231,9 @@ def gpu_targets(not_installed: Callable[[str], str | None], no_gpu: Callable[[],
                 TargetSpec(segments="flags", inclusive=False, dtypes=KERNEL_DTYPES, max_n=cap,
                            allows_empty=False)),
     ]
-    return out
+    # fla imports einops and Triton: each missing one is a reason of its own.
+    fla = (not_installed("fla") or not_installed("einops") or not_installed("triton") or cuda)
+    return out + fla_targets(fla)
 
 
 def _no_cuda() -> str | None:
