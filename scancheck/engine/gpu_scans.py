@@ -75,9 +75,14 @@ def _compile_limits() -> None:
     the silent eager fallback (which would check torch's generic path under this name)."""
     import torch._dynamo.config as cfg
 
-    cfg.recompile_limit = max(cfg.recompile_limit, 128)
-    cfg.accumulated_recompile_limit = max(cfg.accumulated_recompile_limit, 1024)
-    cfg.fail_on_recompile_limit_hit = True
+    # The names of torch 2.13 (older releases lack some: each set only where it exists).
+    for name, value in (("recompile_limit", 128), ("cache_size_limit", 128),
+                        ("accumulated_recompile_limit", 1024),
+                        ("accumulated_cache_size_limit", 1024)):
+        if hasattr(cfg, name):
+            setattr(cfg, name, max(getattr(cfg, name), value))
+    if hasattr(cfg, "fail_on_recompile_limit_hit"):
+        cfg.fail_on_recompile_limit_hit = True
 
 
 def torch_associative(mode: str, reverse: bool, device: str) -> Callable[..., Leaves]:

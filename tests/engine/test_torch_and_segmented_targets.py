@@ -61,6 +61,29 @@ def test_a_probe_combine_on_torch_tensors_gives_numpys_bits(name):
 
 
 @needs_torch
+@pytest.mark.parametrize("name", list(PROBES))
+def test_a_probe_combine_traces_whole_under_torch_compile(name):
+    """The compiled targets trace the combine with dynamo, fullgraph (a graph break is an
+    error there): every probe's traces whole and gives NumPy's bits (backend 'eager': the
+    tracing is the CPU-testable part of the Inductor path)."""
+    import torch
+
+    monoid = PROBES[name]
+    bound = monoid.bound
+
+    def fn(a, b):
+        return tuple(bound(tuple(a), tuple(b)))
+
+    compiled = torch.compile(fn, fullgraph=True, backend="eager")
+    rng = np.random.default_rng(1)
+    a, b = monoid.draw(rng, (16,)), monoid.draw(rng, (16,))
+    got = from_torch(monoid, compiled(to_torch(monoid, a, "cpu"), to_torch(monoid, b, "cpu")),
+                     tuple(v.dtype for v in a))
+    for g, w in zip(got, monoid.apply(a, b)):
+        assert g.dtype == w.dtype and np.array_equal(g, w), name
+
+
+@needs_torch
 @pytest.mark.parametrize("name", TORCH_CPU)
 def test_torchs_generic_associative_scan_on_cpu_conforms_under_the_probes(name):
     """Forward and reverse ('flip', torch's definition), along any axis of N-D input."""
