@@ -8,7 +8,8 @@ returning float32 (``output_dtype=torch.float``, its default): a float16 or bflo
 is promoted.  ``chunk_local_cumsum(g, chunk_size, ...)`` scans each chunk of ``chunk_size``
 steps of every sequence alone; its target adds each chunk's carry (the totals of the chunks
 before it in its sequence, after it in reverse) on the host, as fla's chunked kernels
-consume it, so that it too is judged as a whole-sequence scan.  The torch and fla imports
+consume it, so that it too is judged as a whole-sequence scan.  Each kernel is checked in
+one autotuning configuration (:data:`PINNED`), named in the global targets' names.  The torch and fla imports
 are made when a target is called; the targets are unavailable, saying why, where fla-core,
 its einops, Triton or a GPU is missing.
 """
@@ -31,11 +32,38 @@ FLA_PROMOTE: tuple[tuple[str, str], ...] = (("float16", "float32"), ("bfloat16",
 CHUNK = 64
 
 
-def _fla() -> tuple[Callable[..., Any], Callable[..., Any]]:
-    """fla's (chunk_global_cumsum, chunk_local_cumsum), imported here (a test replaces it)."""
-    from fla.ops.utils.cumsum import chunk_global_cumsum, chunk_local_cumsum
+#: The one configuration of each autotuned kernel that is checked (every configuration is a
+#: kernel of its own; autotuning fla's global kernels tries 48 of them for every new head
+#: count, a minute each time): the global kernels' chunk of BT = 32 steps (the most chunk
+#: seams per sequence), and 4 warps for all.
+PINNED = {"chunk_global_cumsum_scalar_kernel": {"BT": 32}, "chunk_global_cumsum_vector_kernel":
+          {"BT": 32}, "chunk_local_cumsum_scalar_kernel": {},
+          "chunk_local_cumsum_vector_kernel": {"BS": 32}}
 
-    return chunk_global_cumsum, chunk_local_cumsum
+
+def _fla() -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """fla's (chunk_global_cumsum, chunk_local_cumsum), imported here, each kernel's
+    autotuning pinned to its :data:`PINNED` configuration (a test replaces this function)."""
+    from fla.ops.utils import cumsum as module
+
+    for name, kwargs in PINNED.items():
+        pin_config(getattr(module, name), kwargs, num_warps=4)
+    return module.chunk_global_cumsum, module.chunk_local_cumsum
+
+
+def pin_config(kernel: Any, kwargs: dict[str, int], num_warps: int) -> None:
+    """Leave the autotuner under ``kernel`` (through its heuristics) one configuration: the
+    first with ``kwargs`` and ``num_warps``; a RuntimeError naming the kernel where it has
+    none such (a newer fla changed its configurations: pick again)."""
+    tuner = kernel
+    while not hasattr(tuner, "configs"):
+        tuner = tuner.fn
+    keep = [c for c in tuner.configs if c.num_warps == num_warps and all(
+        c.kwargs.get(k) == v for k, v in kwargs.items())]
+    if not keep:
+        raise RuntimeError(f"fla kernel {getattr(tuner, 'fn', tuner)} has no autotuning "
+                           f"configuration with {kwargs}, num_warps={num_warps}")
+    tuner.configs = keep[:1]
 
 
 def fla_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -118,9 +146,9 @@ def fla_targets(missing: str | None, device: str = "cuda") -> list[Target]:
     for kind in ("global", "local"):
         for segmented in (True, False):
             for reverse in (False, True):
-                tags = ([f"chunk {CHUNK}, carried"] if kind == "local" else []) + (
+                tags = ([f"chunk {CHUNK}, carried"] if kind == "local" else ["BT 32"]) + (
                     ["cu_seqlens"] if segmented else []) + (["reverse"] if reverse else [])
-                name = f"fla chunk_{kind}_cumsum" + (f" ({', '.join(tags)})" if tags else "")
+                name = f"fla chunk_{kind}_cumsum ({', '.join(tags)})"
                 spec = TargetSpec(segments="offsets:int32" if segmented else None,
                                   reverse=reverse, **base)
                 out.append(library(name, fla_cumsum(kind, reverse, segmented, device), spec))

@@ -93,7 +93,7 @@ def test_every_fla_target_conforms_around_a_correct_stand_in(monkeypatch, name):
 
 
 @pytest.mark.parametrize("name, broken", [
-    ("fla chunk_global_cumsum (cu_seqlens)",
+    ("fla chunk_global_cumsum (BT 32, cu_seqlens)",
      dict(glob=lambda g, reverse=False, cu_seqlens=None: fake_global(g, reverse, cu_seqlens, True))),
     ("fla chunk_local_cumsum (chunk 64, carried, cu_seqlens, reverse)",
      dict(local=lambda g, c, reverse=False, cu_seqlens=None: fake_local(g, c, reverse, cu_seqlens,
@@ -118,7 +118,62 @@ def test_fla_chunk_cumsums_conform_on_the_gpu(name):
 
 
 def test_without_fla_the_targets_say_why():
-    t = builtin_targets()["fla chunk_global_cumsum (cu_seqlens)"]
+    t = builtin_targets()["fla chunk_global_cumsum (BT 32, cu_seqlens)"]
     if importlib.util.find_spec("fla") is None:
         assert t.unavailable and "not installed" in t.unavailable
     assert replace(t.spec).segments == "offsets:int32" and t.spec.promote
+
+
+def test_each_fla_kernel_is_pinned_to_one_named_configuration():
+    """Where fla-core and Triton import (no GPU needed), every kernel the targets call is
+    left one autotuning configuration, the named one."""
+    for needs in ("fla", "triton", "einops"):
+        if importlib.util.find_spec(needs) is None:
+            pytest.skip(f"{needs} is not installed")
+    from fla.ops.utils import cumsum as module
+
+    fla_scans._fla()
+    for name, kwargs in fla_scans.PINNED.items():
+        tuner = getattr(module, name)
+        while not hasattr(tuner, "configs"):
+            tuner = tuner.fn
+        (config,) = tuner.configs
+        assert config.num_warps == 4 and all(config.kwargs[k] == v for k, v in kwargs.items())
+
+
+@pytest.mark.slow
+def test_the_real_fla_kernels_conform_in_tritons_interpreter():
+    """fla's own kernels (pinned, :data:`~scancheck.engine.fla_scans.PINNED`), run by
+    Triton's interpreter on CPU tensors in a child process (TRITON_INTERPRET is read when
+    Triton is imported): every target with cu_seqlens (empty sequences, chunk seams),
+    forward and reverse, the global kind and the carried local one (without cu_seqlens the
+    same kernels run; the CPU stand-in tests check those adapters);
+    float32 and float16 (the interpreter of Triton 3.8 reads bfloat16 subnormals wrong:
+    4.59e-39 loaded and converted to float32 gives 6.61e-39, in a two-line kernel too)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    for needs in ("fla", "triton", "einops"):
+        if importlib.util.find_spec(needs) is None:
+            pytest.skip(f"{needs} is not installed")
+    code = (
+        "import json\n"
+        "from scancheck.engine.cases import Budget\n"
+        "from scancheck.engine.conformance import check_property\n"
+        "from dataclasses import replace\n"
+        "from scancheck.engine.fla_scans import fla_targets\n"
+        "out = {}\n"
+        "for t in fla_targets(None, device='cpu'):\n"
+        "    if not t.spec.segments:\n"
+        "        continue\n"
+        "    t = replace(t, spec=replace(t.spec, dtypes=('float32', 'float16')))\n"
+        "    r = check_property(t, 'segments', Budget(1, max_n=130))\n"
+        "    out[t.name] = r.status if r.status == 'pass' else f'{r.status}: {r.diagnosis}'\n"
+        "print(json.dumps(out))\n")
+    done = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, TRITON_INTERPRET="1"),
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    verdicts = json.loads(done.stdout.strip().splitlines()[-1])
+    assert verdicts == {t.name: "pass" for t in fla_targets(None) if t.spec.segments}, verdicts
