@@ -87,7 +87,8 @@ def _compile_limits() -> None:
 
 def torch_associative(mode: str, reverse: bool, device: str) -> Callable[..., Leaves]:
     """torch's ``associative_scan`` of the combine along an axis, in ``mode`` ("generic":
-    eager; "pointwise": under ``torch.compile``, one compiled function per combine and axis),
+    eager; "pointwise": under ``torch.compile``, one compiled function per combine and axis,
+    n dynamic),
     on ``device`` tensors, ``reverse`` as torch defines it."""
     compiled: dict[tuple[int, int], Any] = {}
 
@@ -113,7 +114,9 @@ def torch_associative(mode: str, reverse: bool, device: str) -> Callable[..., Le
                     return associative_scan(fn, xs, axis, reverse=reverse,
                                             combine_mode="pointwise")
 
-                compiled[key] = (combine, torch.compile(scan, fullgraph=True))
+                # dynamic: one graph for every n (but 1), where each new n would compile
+                # anew until torch marked n dynamic itself.
+                compiled[key] = (combine, torch.compile(scan, fullgraph=True, dynamic=True))
             out = compiled[key][1](xs)
         return from_torch(monoid, out, tuple(v.dtype for v in elems))
 
@@ -151,7 +154,7 @@ def torch_segmented(mode: str, device: str) -> Callable[[np.ndarray, np.ndarray]
                 _compile_limits()
                 compiled.append(torch.compile(
                     lambda p: associative_scan(flag_combine, p, 0, combine_mode="pointwise"),
-                    fullgraph=True))
+                    fullgraph=True, dynamic=True))
             out = compiled[0]((f, v))
         return out[1].cpu().numpy()
 
@@ -209,9 +212,8 @@ def gpu_targets(not_installed: Callable[[str], str | None], no_gpu: Callable[[],
     torch = not_installed("torch")
     cuda = torch or _no_cuda()
     out = []
-    # torch refuses an empty scan dimension.  Compiled: one graph per combine, axis and
-    # rank, so 1-D alone and to 2**12 (every new n may compile again before torch marks it
-    # dynamic); eager: any axis.
+    # torch refuses an empty scan dimension.  Compiled: a graph per combine, dtypes, axis and
+    # rank (n is dynamic), so 1-D alone; eager: any axis.
     for mode, device, missing in (("generic", "cpu", torch), ("generic", "cuda", cuda),
                                   ("pointwise", "cuda", cuda)):
         where = "CPU" if device == "cpu" else "CUDA"
