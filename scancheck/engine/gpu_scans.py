@@ -210,7 +210,9 @@ def gpu_targets(not_installed: Callable[[str], str | None], no_gpu: Callable[[],
         return Target(name, fn, spec, unavailable, locator=f"builtin:{name}")
 
     torch = not_installed("torch")
-    cuda = torch or _no_cuda()
+    # As the other torch CUDA targets: torch installed and a GPU found (torch itself is not
+    # imported to ask: every process that lists the targets would pay for it).
+    cuda = torch or no_gpu()
     out = []
     # torch refuses an empty scan dimension.  Compiled: a graph per combine, dtypes, axis and
     # rank (n is dynamic), so 1-D alone; eager: any axis.
@@ -242,15 +244,3 @@ def gpu_targets(not_installed: Callable[[str], str | None], no_gpu: Callable[[],
     fla = (not_installed("fla") or not_installed("einops") or not_installed("triton") or cuda)
     return out + fla_targets(fla)
 
-
-def _no_cuda() -> str | None:
-    """Why torch cannot run on CUDA here (None where it can); imports torch only where the
-    driver says a GPU is present, so that listing targets stays fast without one."""
-    from ..core.devices import gpu_available
-
-    ok, why = gpu_available()
-    if not ok:
-        return why
-    import torch
-
-    return None if torch.cuda.is_available() else "torch sees no CUDA device"
