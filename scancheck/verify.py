@@ -74,6 +74,8 @@ def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantR
             worst = max(worst, float(rep.bound_fraction.max()))
             if gpu and not var.racy:
                 kernel = _kernel_check(var, x, block, computed, kernel)
+        if gpu and not var.racy and "segmented_add" in var.operators:
+            kernel = _segmented_check(var, n, block, kernel)
     met = var.build_model(_sizes(var, block)[-1], block).metrics()
     return VariantResult(var.name, proof, hazards, met.work, met.depth,
                          verdict.label, worst, kernel)
@@ -94,6 +96,24 @@ def _kernel_check(var: Variant, x: np.ndarray, block: int, model_out: np.ndarray
         if classify(x, got, depths, inclusive=var.inclusive).verdict != Verdict.BEYOND_BOUND:
             return "within bound"
     return f"DIFFERS at n={x.shape[0]}"
+
+
+def _segmented_check(var: Variant, n: int, block: int, previous: str) -> str:
+    """The head-flag segmented sum (``segmented_add`` over (flag, value) float32 pairs, a
+    head about every eighth element) on the kernel and on its model: the same bits, or
+    where they first differ."""
+    from .core.arrays import same_bits
+    from .kernels.launch import scan
+
+    if previous not in ("equal to model", "within bound"):
+        return previous
+    rng = np.random.default_rng(n)  # its own draws: the add inputs stay those of a CPU run
+    pairs = np.stack([(rng.random(n) < 0.125).astype(np.float32),
+                      rng.integers(0, 1000, n).astype(np.float32) * np.float32(1.001)], axis=1)
+    want = var.build_model(n, block).run(pairs, "segmented_add")
+    if same_bits(scan(pairs, var, "segmented_add", block).get(), want).all():
+        return previous
+    return f"segmented_add DIFFERS at n={n}"
 
 
 def verify_all(block: int = 64, gpu: bool | None = None) -> list[VariantResult]:

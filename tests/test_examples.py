@@ -76,3 +76,56 @@ def test_the_linear_recurrence_example_conforms(name, prop, budget):
     the combine, under the probe monoids (to 2**12: its fold is Python).  CPU only: NumPy."""
     res = check_property(resolve(name), prop, replace(budget, max_n=2**12))
     assert res.status == "pass", res
+
+
+#: Triton's tl.associative_scan with a user's non-commutative pair combine, and the property
+#: that judges each target.
+TRITON_ASSOC = [("examples.triton_assoc_scan:affine_scan", "monoid scan"),
+                ("examples.triton_assoc_scan:affine_scan_reverse", "monoid scan"),
+                ("examples.triton_assoc_scan:segmented_cumsum", "segments")]
+
+
+def _triton_assoc_verdicts(interpret: bool, seconds: float, max_n: int) -> dict[str, str]:
+    """Each Triton pair-scan target's status (and diagnosis where it did not pass), checked
+    in a child process: TRITON_INTERPRET must be set before triton is imported."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json\n"
+        "from scancheck.engine.cases import Budget\n"
+        "from scancheck.engine.conformance import check_property\n"
+        "from scancheck.engine.resolve import resolve\n"
+        f"out = {{}}\n"
+        f"for name, prop in {TRITON_ASSOC!r}:\n"
+        f"    r = check_property(resolve(name), prop, Budget({seconds}, max_n={max_n}))\n"
+        "    out[name] = r.status if r.status == 'pass' else f'{r.status}: {r.diagnosis}'\n"
+        "print(json.dumps(out))\n")
+    env = dict(os.environ, TRITON_INTERPRET="1" if interpret else "0")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_the_triton_pair_scans_conform_in_tritons_interpreter():
+    """Forward, reverse ('flip') and segmented, tile seams at 256: the host logic and the
+    kernels' combine order, run by Triton's interpreter on the CPU (the compiled kernels are
+    the GPU test's)."""
+    for needs in ("torch", "triton"):
+        if importlib.util.find_spec(needs) is None:
+            pytest.skip(f"{needs} is not installed")
+    verdicts = _triton_assoc_verdicts(True, 2, 600)
+    assert verdicts == {name: "pass" for name, _ in TRITON_ASSOC}, verdicts
+
+
+@pytest.mark.gpu
+def test_the_triton_pair_scans_conform_compiled():
+    """The same targets compiled for the GPU (Triton #4362: a reverse scan of a
+    non-commutative combine was reported wrong; this says what this Triton does)."""
+    _usable("triton")
+    verdicts = _triton_assoc_verdicts(False, 20, 2**16)
+    assert verdicts == {name: "pass" for name, _ in TRITON_ASSOC}, verdicts

@@ -17,3 +17,35 @@ def test_without_a_gpu_every_variant_is_verified_on_its_model():
     for var in VARIANTS.values():
         result = verify_variant(var)
         assert result.ok and result.kernel == "not run (no GPU)", result
+
+
+def test_the_segmented_kernel_is_compared_with_its_model_bit_for_bit(monkeypatch):
+    """verify's segmented_add comparison (its GPU launch replaced by the model, then by the
+    model with one bit changed): equal passes, one ulp off is reported with its n."""
+    import numpy as np
+
+    import scancheck.kernels.launch as launch
+    from scancheck.verify import _segmented_check
+
+    var = VARIANTS["blelloch"]
+
+    class Fake:
+        def __init__(self, a):
+            self.a = a
+
+        def get(self):
+            return self.a
+
+    def model_scan(pairs, v, op, block):
+        return Fake(v.build_model(pairs.shape[0], block).run(pairs, op))
+
+    monkeypatch.setattr(launch, "scan", model_scan)
+    assert _segmented_check(var, 100, 64, "equal to model") == "equal to model"
+
+    def off_by_an_ulp(pairs, v, op, block):
+        out = model_scan(pairs, v, op, block).a.copy()
+        out[-1, 1] = np.nextafter(out[-1, 1], np.float32(np.inf))
+        return Fake(out)
+
+    monkeypatch.setattr(launch, "scan", off_by_an_ulp)
+    assert _segmented_check(var, 100, 64, "equal to model") == "segmented_add DIFFERS at n=100"

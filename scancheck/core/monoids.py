@@ -12,6 +12,7 @@ use only operators and the array's own namespace, so JAX and torch can trace the
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -259,6 +260,9 @@ def namespace(a: Any) -> Any:
     for theirs): what a probe's combine calls, so that a tracer gets its own functions."""
     if hasattr(a, "__array_namespace__") and not isinstance(a, np.ndarray | np.generic):
         return a.__array_namespace__()
+    torch = sys.modules.get("torch")  # torch tensors have no __array_namespace__ (torch 2.13)
+    if torch is not None and isinstance(a, torch.Tensor):
+        return torch
     return np
 
 

@@ -20,6 +20,7 @@ from ..core.devices import gpu_available
 from ..core.dtypes import DTYPES, INPUT_DTYPES, KERNEL_DTYPES
 from ..core.operators import get_operator
 from .generic_scans import generic_targets
+from .gpu_scans import gpu_targets
 from .library_segments import segment_targets
 from .spec import TargetSpec
 from .targets import Target
@@ -361,4 +362,5 @@ def builtin_targets() -> dict[str, Target]:
         targets.append(kernel_target(name))
         targets.append(model_target(name))
     targets += generic_targets(not_installed, _jax, _x64)  # they take the combine: the probes drive them
+    targets += gpu_targets(not_installed, no_gpu)  # torch's associative_scan, segmented kernels
     return {t.name: t for t in targets}
