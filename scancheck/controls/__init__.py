@@ -229,8 +229,9 @@ CONTROLS: tuple[Control, ...] = (
             _SEG + "offsets_times_heads_in_32_bits", Cause.INDEX_OVERFLOW, "offsets x heads",
             "segments past 2**31 only: a (T, H) input of 2**31 + 68 elements, int32 offsets "
             "starting segments where bos * H passes 2**31; right in 'segments' and below 2**31",
+            # CuPy's elementwise kernels flush float32 subnormals: declared, as CuPy does.
             gpu=True, spec=TargetSpec(segments="offsets", axis=0, device="gpu",
-                                      dtypes=("float32", "int32"))),
+                                      dtypes=("float32", "int32"), subnormals="flush")),
     Control("sign lost past 2**31", f"cu:{_CU / 'sign_lost_past_2_31.cu'}:256", Cause.LOGIC,
             "random integer data", "the random data past 2**31: step data have no sign",
             gpu=True, spec=_GPU_SPEC),

@@ -125,10 +125,11 @@ def torch_associative(mode: str, reverse: bool, device: str) -> Callable[..., Le
 
 def flag_combine(a: tuple[Any, Any], b: tuple[Any, Any]) -> tuple[Any, Any]:
     """The segmented sum's pair operator on (head flag, value) tensors, ``a`` earlier: a head
-    in ``b`` restarts the sum at its value; the flags or-ed.  Pointwise torch ops alone."""
+    in ``b`` (a nonzero flag) restarts the sum at its value; the flags or-ed.  Pointwise
+    torch ops alone."""
     import torch
 
-    return (a[0] | b[0], torch.where(b[0], b[1], a[1] + b[1]))
+    return (a[0] | b[0], torch.where(b[0] != 0, b[1], a[1] + b[1]))
 
 
 def torch_segmented(mode: str, device: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
@@ -144,8 +145,10 @@ def torch_segmented(mode: str, device: str) -> Callable[[np.ndarray, np.ndarray]
 
         if x.shape[0] == 0:
             return x.copy()  # torch refuses an empty scan dimension
-        f = torch.from_numpy(np.asarray(flags, dtype=bool).copy()).to(device)
-        f[0] = True
+        # int32 flags, as segmented kernels hold them: Inductor's pointwise scan (torch 2.11)
+        # failed to compile a bool leaf.
+        f = torch.from_numpy(np.asarray(flags, dtype=bool).astype(np.int32)).to(device)
+        f[0] = 1
         v = torch.from_numpy(np.ascontiguousarray(x).copy()).to(device)
         if mode == "generic":
             out = associative_scan(flag_combine, (f, v), 0, combine_mode="generic")
