@@ -7,28 +7,42 @@
 #include "block_scan.cuh"
 
 namespace {
+// What poll reports of a tile; publish takes kAggregate or kInclusive.
 enum : int { kInvalid = 0, kAggregate = 1, kInclusive = 2 };
 
 // One padding word every 32 elements keeps the blocked reads conflict-free.
 __device__ __forceinline__ int pad(int i) { return i + (i >> 5); }
 
+// A tile's flag as stored: 2 * epoch for an aggregate, 2 * epoch + 1 for an inclusive
+// prefix.  Each launch on the same status array takes the next epoch, so flags left by an
+// earlier launch read as invalid and the array is zeroed once, not before every launch
+// (at 2^16..2^20 elements that fill costs as much as the scan).
+__device__ __forceinline__ unsigned encode(int flag, unsigned epoch) {
+  return 2u * epoch + (flag == kInclusive ? 1u : 0u);
+}
+__device__ __forceinline__ int decode(unsigned stored, unsigned epoch) {
+  return stored < 2u * epoch ? kInvalid : (stored & 1u) ? kInclusive : kAggregate;
+}
+
 // Per-tile status.  For 4-byte elements the flag and the value share one 64-bit word,
 // so one load sees both and no fence is needed between them; larger elements keep a
-// flag array and value arrays, ordered by fences on both sides.
+// flag array and value arrays, ordered by fences on both sides.  epoch >= 1; a status
+// array zeroed before the launch works at epoch 1.
 template <typename T, bool Packed = sizeof(T) == 4>
 struct TileStatus {
   int* flags;
   T* aggregates;
   T* inclusives;
   unsigned long long* words;
+  unsigned epoch = 1;
 
   __device__ void publish(long long tile, int flag, T value) const {
     scancheck::store_volatile(flag == kInclusive ? &inclusives[tile] : &aggregates[tile], value);
     __threadfence();
-    atomicExch(&flags[tile], flag);
+    atomicExch(&flags[tile], static_cast<int>(encode(flag, epoch)));
   }
   __device__ int poll(long long tile, T& value) const {
-    const int f = *reinterpret_cast<volatile int*>(&flags[tile]);
+    const int f = decode(*reinterpret_cast<volatile unsigned*>(&flags[tile]), epoch);
     if (f != kInvalid) {
       __threadfence();
       value = scancheck::load_volatile(f == kInclusive ? &inclusives[tile] : &aggregates[tile]);
@@ -43,37 +57,44 @@ struct TileStatus<T, true> {
   T* aggregates;
   T* inclusives;
   unsigned long long* words;
+  unsigned epoch = 1;
 
   __device__ void publish(long long tile, int flag, T value) const {
-    const unsigned long long w =
-        (static_cast<unsigned long long>(flag) << 32) | *reinterpret_cast<const unsigned*>(&value);
+    const unsigned long long w = (static_cast<unsigned long long>(encode(flag, epoch)) << 32) |
+                                 *reinterpret_cast<const unsigned*>(&value);
     atomicExch(&words[tile], w);
   }
   __device__ int poll(long long tile, T& value) const {
     const unsigned long long w = *reinterpret_cast<volatile unsigned long long*>(&words[tile]);
     const unsigned bits = static_cast<unsigned>(w);
     value = *reinterpret_cast<const T*>(&bits);
-    return static_cast<int>(w >> 32);
+    return decode(static_cast<unsigned>(w >> 32), epoch);
   }
 };
 
+// Elements of T per 16-byte access, or 0 where a thread's ITEMS do not split into them.
+template <typename T, int ITEMS>
+constexpr int kVector =
+    (sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16) && ITEMS % (16 / sizeof(T)) == 0
+        ? 16 / sizeof(T) : 0;
+
 // Moves a warp's 32*ITEMS elements between global memory (coalesced) and the warp's
-// staging area; full segments of 4-byte elements go 16 bytes per thread per access.
+// staging area; full segments at a 16-byte aligned base go 16 bytes per thread per access
+// (ld.global.cs / st.global.cs: the data is touched once), the rest element by element.
 template <typename T, int ITEMS>
 __device__ __forceinline__ void load_striped(T* stage, const T* in, long long seg, long long n,
                                              bool full, T pad_value) {
   const int lane = threadIdx.x % 32;
-  if constexpr (sizeof(T) == 4 && ITEMS % 4 == 0) {
+  constexpr int V = kVector<T, ITEMS>;
+  if constexpr (V > 0) {
     if (full && (reinterpret_cast<unsigned long long>(in) % 16) == 0) {
       const int4* src = reinterpret_cast<const int4*>(in + seg);
 #pragma unroll
-      for (int i = 0; i < ITEMS / 4; ++i) {
+      for (int i = 0; i < ITEMS / V; ++i) {
         const int4 v = __ldcs(&src[i * 32 + lane]);
-        const int base = (i * 32 + lane) * 4;
-        stage[pad(base + 0)] = *reinterpret_cast<const T*>(&v.x);
-        stage[pad(base + 1)] = *reinterpret_cast<const T*>(&v.y);
-        stage[pad(base + 2)] = *reinterpret_cast<const T*>(&v.z);
-        stage[pad(base + 3)] = *reinterpret_cast<const T*>(&v.w);
+        const T* vals = reinterpret_cast<const T*>(&v);
+#pragma unroll
+        for (int k = 0; k < V; ++k) stage[pad((i * 32 + lane) * V + k)] = vals[k];
       }
       return;
     }
@@ -89,17 +110,16 @@ template <typename T, int ITEMS>
 __device__ __forceinline__ void store_striped(T* out, const T* stage, long long seg, long long n,
                                               bool full) {
   const int lane = threadIdx.x % 32;
-  if constexpr (sizeof(T) == 4 && ITEMS % 4 == 0) {
+  constexpr int V = kVector<T, ITEMS>;
+  if constexpr (V > 0) {
     if (full && (reinterpret_cast<unsigned long long>(out) % 16) == 0) {
       int4* dst = reinterpret_cast<int4*>(out + seg);
 #pragma unroll
-      for (int i = 0; i < ITEMS / 4; ++i) {
-        const int base = (i * 32 + lane) * 4;
+      for (int i = 0; i < ITEMS / V; ++i) {
         int4 v;
-        v.x = *reinterpret_cast<const int*>(&stage[pad(base + 0)]);
-        v.y = *reinterpret_cast<const int*>(&stage[pad(base + 1)]);
-        v.z = *reinterpret_cast<const int*>(&stage[pad(base + 2)]);
-        v.w = *reinterpret_cast<const int*>(&stage[pad(base + 3)]);
+        T* vals = reinterpret_cast<T*>(&v);
+#pragma unroll
+        for (int k = 0; k < V; ++k) vals[k] = stage[pad((i * 32 + lane) * V + k)];
         __stcs(&dst[i * 32 + lane], v);
       }
       return;
@@ -149,7 +169,12 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
       reinterpret_cast<unsigned char*>(prefix_shared + 1) + warp * pad(kWarp * ITEMS) * kStageBytes;
   In* stage_in = reinterpret_cast<In*>(stage_bytes);
   Out* stage_out = reinterpret_cast<Out*>(stage_bytes);
-  if (t == 0) tile_shared = atomicAdd(counter, 1u);
+  if (t == 0) {
+    tile_shared = atomicAdd(counter, 1u);
+    // The last ticket is drawn after every other: the counter is free to reset for the
+    // next launch, which then needs no fill of its own.
+    if (tile_shared == gridDim.x - 1) atomicExch(counter, 0u);
+  }
   __syncthreads();
   const long long tile = tile_shared;
   const long long seg = (tile * blockDim.x + (long long)warp * kWarp) * ITEMS;
@@ -238,7 +263,7 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
 template <typename T, typename Op, int ITEMS>
 __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out, long long n,
                                    unsigned* counter, int* flags, T* aggregates, T* inclusives,
-                                   unsigned long long* words) {
-  const TileStatus<T> status{flags, aggregates, inclusives, words};
+                                   unsigned long long* words, unsigned epoch) {
+  const TileStatus<T> status{flags, aggregates, inclusives, words, epoch};
   lookback_scan<T, Op, ITEMS>(in, out, n, counter, status, Plain<T, Op>{});
 }

@@ -179,6 +179,8 @@ class Launch:
     params: dict[str, int]
     smem: int
     _scratch: dict[str, Any] = field(default_factory=dict)
+    #: Launches so far on this Launch's scratch (kernels that tag their status by launch).
+    epoch: int = 0
 
     def run(self, entry: str, grid: int, args: tuple, smem: int | None = None) -> None:
         self.kernels[entry]((grid,), (self.block,), args,
@@ -261,16 +263,24 @@ def _launch_lookback(lc: Launch) -> None:
     import cupy as cp
 
     nb = _blocks(lc.n, lc.block * lc.params["items"])
-    counter = lc.scratch("counter", 1, cp.uint32, zero=True)
+    # Zeroed once: the kernel resets its counter and each launch takes the next epoch, so
+    # earlier launches' tile flags read as invalid (no fill kernels before each launch).
+    lc.epoch = lc.epoch + 1 if lc.epoch < _MAX_EPOCH else 1
+    fresh = lc.epoch == 1
+    counter = lc.scratch("counter", 1, cp.uint32, zero=fresh)
     if lc.x.itemsize * lc.x[0].size == 4:  # flag and value packed in one 64-bit word
-        words = lc.scratch("status", nb, cp.uint64, zero=True)
+        words = lc.scratch("status", nb, cp.uint64, zero=fresh)
         flags = agg = incl = lc.scratch("unused", 1, cp.int32)
     else:
-        flags = lc.scratch("flags", nb, cp.int32, zero=True)
+        flags = lc.scratch("flags", nb, cp.int32, zero=fresh)
         agg, incl = lc.scratch("aggregates", nb), lc.scratch("inclusives", nb)
         words = lc.scratch("unused", 1, cp.uint64)
-    lc.run("decoupled_lookback", nb,
-           (lc.x, lc.out, np.int64(lc.n), counter, flags, agg, incl, words))
+    lc.run("decoupled_lookback", nb, (lc.x, lc.out, np.int64(lc.n), counter, flags, agg, incl,
+                                      words, np.uint32(lc.epoch)))
+
+
+#: Epochs run 1.._MAX_EPOCH: a tile flag stores 2 * epoch + 1 in 32 bits.
+_MAX_EPOCH = 2**31 - 1
 
 
 # -- the registry ---------------------------------------------------------------------
