@@ -54,15 +54,24 @@ def _sizes(var: Variant, block: int) -> list[int]:
     return sorted({1, 2, 23, block - 1, block + 1, cap} & set(range(1, cap + 1)))
 
 
+def _candidate_sizes(var: Variant, block: int, params: dict[str, int]) -> list[int]:
+    """A partial last tile after two full ones, and one element short of a tile."""
+    tile = block * var.resolve_params(params).get("items", 1)
+    return [tile - 1, 2 * tile + 3]
+
+
 def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantResult:
-    """Check one variant's model (and kernel, with ``gpu``) at a few hard sizes."""
+    """Check one variant's model (and kernel, with ``gpu``) at a few hard sizes, at ``block``
+    and default params, and at every candidate launch its tuned table may choose."""
     block = max(block, var.min_block)
     proof, hazards, worst, verdict = True, 0, 0.0, Verdict.EXACT
     kernel = ("not run (no GPU)" if not gpu else "not run (racy; racecheck's job)" if var.racy
               else "not run (no add)" if "add" not in var.operators else "equal to model")
     rng = np.random.default_rng(0)
-    for n in _sizes(var, block):
-        net = var.build_model(n, block)
+    runs = [(n, block, None) for n in _sizes(var, block)]
+    runs += [(n, b, p) for b, p in var.candidates for n in _candidate_sizes(var, b, p)]
+    for n, b, params in runs:
+        net = var.build_model(n, b, params)
         proof &= bool(np.array_equal(net.run(interval_input(n), "interval"),
                                      interval_expected(n, var.inclusive)))
         hazards = max(hazards, len(net.hazards(limit=50)))
@@ -73,27 +82,28 @@ def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantR
             verdict = max(verdict, rep.verdict)
             worst = max(worst, float(rep.bound_fraction.max()))
             if gpu and not var.racy:
-                kernel = _kernel_check(var, x, block, computed, kernel)
+                kernel = _kernel_check(var, x, b, params, computed, kernel)
     met = var.build_model(_sizes(var, block)[-1], block).metrics()
     return VariantResult(var.name, proof, hazards, met.work, met.depth,
                          verdict.label, worst, kernel)
 
 
-def _kernel_check(var: Variant, x: np.ndarray, block: int, model_out: np.ndarray,
-                  previous: str) -> str:
+def _kernel_check(var: Variant, x: np.ndarray, block: int, params: dict[str, int] | None,
+                  model_out: np.ndarray, previous: str) -> str:
     from .core.arrays import same_bits
     from .kernels.launch import scan
 
     if previous not in ("equal to model", "within bound"):
         return previous
-    got = scan(x, var, "add", block).get()
+    got = scan(x, var, "add", block, params).get()
     if same_bits(got, model_out).all():
         return "equal to model" if previous != "within bound" else previous
     if not var.deterministic:
-        depths = var.build_model(x.shape[0], block).metrics().output_depths
+        depths = var.build_model(x.shape[0], block, params).metrics().output_depths
         if classify(x, got, depths, inclusive=var.inclusive).verdict != Verdict.BEYOND_BOUND:
             return "within bound"
-    return f"DIFFERS at n={x.shape[0]}"
+    where = f"n={x.shape[0]} block={block}" + (f" {params}" if params else "")
+    return f"DIFFERS at {where}"
 
 
 def verify_all(block: int = 64, gpu: bool | None = None) -> list[VariantResult]:

@@ -10,8 +10,11 @@ Adding a variant is one ``.cu`` file, one ``build_*`` model and one row of
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -65,6 +68,9 @@ class Variant:
     #: A proven upper bound on any output's summation-tree depth at (n, block, params),
     #: for sizes whose model is too large to build (checked against the models in tests).
     max_depth: Callable[[int, int, dict], int] | None = None
+    #: Launch shapes (block, params) a tuning run may choose from; ``verify`` compares the
+    #: kernel with its model at each, so the tuned table never picks an unverified one.
+    candidates: tuple[tuple[int, dict[str, int]], ...] = ()
     doc: str = ""
 
     def resolve_params(self, params: dict[str, int] | None) -> dict[str, int]:
@@ -125,6 +131,16 @@ class Variant:
                 f"device limit of {limit} bytes per block"
             )
         return resolved
+
+    def tuned(self, dtype: str, n: int) -> tuple[int, dict[str, int]]:
+        """The (block, params) the tuned table (kernels/tuned.json) gives ``n`` elements of
+        ``dtype``: its first range that holds n, else its last; 256 threads at the default
+        params where the table has no row for this variant and dtype."""
+        rows = tuned_table().get(self.name, {}).get(as_dtype(dtype).name)
+        if not rows:
+            return 256, self.resolve_params(None)
+        row = next((r for r in rows if n <= 2 ** r["up_to_log2"]), rows[-1])
+        return row["block"], self.resolve_params(row["params"])
 
     def depth_bound(self, n: int, block: int, params: dict[str, int] | None = None) -> int:
         """Largest summation-tree depth of any output: closed form, else from the model."""
@@ -375,10 +391,34 @@ VARIANTS: dict[str, Variant] = {
             block_multiple=32, params={"items": (8, 1, 2, 4, 16)}, deterministic=False,
             operators=(*KERNEL_OPERATORS, "logaddexp"),
             max_depth=lambda n, b, p: _blocks(n, b * p["items"]) + p["items"] + 16,
+            candidates=tuple((b, {"items": i}) for b in (64, 128, 256, 512) for i in (4, 8, 16)),
             doc="Merrill & Garland 2016: single pass, decoupled look-back",
         ),
     )
 }
+
+
+#: The tuned launch table: data written by ``python -m scancheck.kernels.tune --from``.
+TUNED_PATH = Path(__file__).with_name("tuned.json")
+
+
+@functools.cache
+def tuned_table(path: Path = TUNED_PATH) -> dict[str, dict[str, list[dict]]]:
+    """{variant: {dtype: [{"up_to_log2", "block", "params"}, ...] by increasing size}} from
+    ``path``; raises ValueError where a row names a launch outside its variant's candidates."""
+    data = json.loads(Path(path).read_text())
+    table = {k: v for k, v in data.items() if k in VARIANTS}
+    for name, by_dtype in table.items():
+        allowed = [(b, VARIANTS[name].resolve_params(p)) for b, p in VARIANTS[name].candidates]
+        for dtype, rows in by_dtype.items():
+            for row in rows:
+                if (row["block"], VARIANTS[name].resolve_params(row["params"])) not in allowed:
+                    raise ValueError(
+                        f"{path}: {name} {dtype} up to 2^{row['up_to_log2']} names block="
+                        f"{row['block']} {row['params']}, not one of its candidates {allowed}")
+            if [r["up_to_log2"] for r in rows] != sorted(r["up_to_log2"] for r in rows):
+                raise ValueError(f"{path}: {name} {dtype} rows are not by increasing size")
+    return table
 
 
 def get_variant(name: str | Variant) -> Variant:
