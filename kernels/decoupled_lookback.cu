@@ -24,11 +24,13 @@ __device__ __forceinline__ int decode(unsigned stored, unsigned epoch) {
   return stored < 2u * epoch ? kInvalid : (stored & 1u) ? kInclusive : kAggregate;
 }
 
-// Per-tile status.  For 4-byte elements the flag and the value share one 64-bit word,
-// so one load sees both and no fence is needed between them; larger elements keep a
-// flag array and value arrays, ordered by fences on both sides.  epoch >= 1; a status
-// array zeroed before the launch works at epoch 1.
-template <typename T, bool Packed = sizeof(T) == 4>
+// Per-tile status.  Packing 1: a 4-byte element and its flag share one 64-bit word, so
+// one load sees both and no fence is needed between them.  Packing 2: an 8-byte element
+// and its flag share one 16-byte word, written and read by single 16-byte accesses (as
+// CUB's ScanTileState does for 8-byte primitives).  Packing 0: a flag array and value
+// arrays, ordered by fences on both sides.  epoch >= 1; a status array zeroed before the
+// launch works at epoch 1.
+template <typename T, int Packing = sizeof(T) == 4 ? 1 : 0>
 struct TileStatus {
   int* flags;
   T* aggregates;
@@ -52,7 +54,7 @@ struct TileStatus {
 };
 
 template <typename T>
-struct TileStatus<T, true> {
+struct TileStatus<T, 1> {
   int* flags;
   T* aggregates;
   T* inclusives;
@@ -71,6 +73,33 @@ struct TileStatus<T, true> {
     return decode(static_cast<unsigned>(w >> 32), epoch);
   }
 };
+
+template <typename T>
+struct TileStatus<T, 2> {
+  int* flags;
+  T* aggregates;
+  T* inclusives;
+  unsigned long long* words;  // two per tile: the flag, then the value's bits
+  unsigned epoch = 1;
+
+  __device__ void publish(long long tile, int flag, T value) const {
+    const unsigned long long f = encode(flag, epoch);
+    const unsigned long long bits = *reinterpret_cast<const unsigned long long*>(&value);
+    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};"
+                 :: "l"(words + 2 * tile), "l"(f), "l"(bits) : "memory");
+  }
+  __device__ int poll(long long tile, T& value) const {
+    unsigned long long f, bits;
+    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
+                 : "=l"(f), "=l"(bits) : "l"(words + 2 * tile) : "memory");
+    value = *reinterpret_cast<const T*>(&bits);
+    return decode(static_cast<unsigned>(f), epoch);
+  }
+};
+
+// How the plain scan keeps tile status: packed with the flag for 4- and 8-byte elements.
+template <typename T>
+constexpr int kPacking = sizeof(T) == 4 ? 1 : sizeof(T) == 8 ? 2 : 0;
 
 // Elements of T per 16-byte access, or 0 where a thread's ITEMS do not split into them.
 template <typename T, int ITEMS>
@@ -151,10 +180,10 @@ struct Plain {
 
 // Shared memory: 33 T (warp totals, the tile's prefix), then each warp's staging area of
 // pad(32 * ITEMS) elements of the wider of In and Out.
-template <typename T, typename Op, int ITEMS, typename Convert>
+template <typename T, typename Op, int ITEMS, typename Convert, typename Status>
 __device__ __forceinline__ void lookback_scan(const typename Convert::In* __restrict__ in,
                                               typename Convert::Out* __restrict__ out, long long n,
-                                              unsigned* counter, const TileStatus<T>& status,
+                                              unsigned* counter, const Status& status,
                                               const Convert& convert) {
   using namespace scancheck;
   using In = typename Convert::In;
@@ -264,6 +293,6 @@ template <typename T, typename Op, int ITEMS>
 __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out, long long n,
                                    unsigned* counter, int* flags, T* aggregates, T* inclusives,
                                    unsigned long long* words, unsigned epoch) {
-  const TileStatus<T> status{flags, aggregates, inclusives, words, epoch};
+  const TileStatus<T, kPacking<T>> status{flags, aggregates, inclusives, words, epoch};
   lookback_scan<T, Op, ITEMS>(in, out, n, counter, status, Plain<T, Op>{});
 }

@@ -284,8 +284,9 @@ def _launch_lookback(lc: Launch) -> None:
     lc.epoch = lc.epoch + 1 if lc.epoch < _MAX_EPOCH else 1
     fresh = lc.epoch == 1
     counter = lc.scratch("counter", 1, cp.uint32, zero=fresh)
-    if lc.x.itemsize * lc.x[0].size == 4:  # flag and value packed in one 64-bit word
-        words = lc.scratch("status", nb, cp.uint64, zero=fresh)
+    element_bytes = lc.x.itemsize * lc.x[0].size
+    if element_bytes in (4, 8):  # flag and value packed in one 8- or 16-byte word
+        words = lc.scratch("status", nb * element_bytes // 4, cp.uint64, zero=fresh)
         flags = agg = incl = lc.scratch("unused", 1, cp.int32)
     else:
         flags = lc.scratch("flags", nb, cp.int32, zero=fresh)
