@@ -397,10 +397,10 @@ VARIANTS: dict[str, Variant] = {
             "decoupled_lookback", "decoupled_lookback.cu", ("decoupled_lookback",),
             inclusive=True, scope="grid", model=models.build_decoupled_lookback,
             launch=_launch_lookback, capacity=None, smem=_lookback_smem, min_block=32,
-            block_multiple=32, params={"items": (8, 1, 2, 4, 16)}, deterministic=False,
+            block_multiple=32, params={"items": (8, 1, 2, 4, 16, 32)}, deterministic=False,
             operators=(*KERNEL_OPERATORS, "logaddexp"),
             max_depth=lambda n, b, p: _blocks(n, b * p["items"]) + p["items"] + 16,
-            candidates=tuple((b, {"items": i}) for b in (64, 128, 256, 512) for i in (4, 8, 16)),
+            candidates=tuple((b, {"items": i}) for b in (64, 128, 256, 512) for i in (4, 8, 16, 32)),
             doc="Merrill & Garland 2016: single pass, decoupled look-back",
         ),
     )
