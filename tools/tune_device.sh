@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Issue 34 tuning run: the look-back's launch table.  From the repo root on the device:
+#     OUT=<dir> bash tools/tune_device.sh
+# Writes to $OUT:
+#   device.txt      nvidia-smi -L
+#   warm.txt        parallel compile of every variant and every look-back candidate
+#   tune.json       the sweep: every candidate launch, memcpy, torch, CUB per (dtype, 2^k)
+#   tune.txt        the sweep as a table (each launch's fraction of memcpy)
+#   tuned.json      the table python -m scancheck.kernels.tune --from tune.json makes
+#   verify.txt      scancheck verify: every kernel (the look-back at each candidate) vs its model
+#   bench.txt/json  scancheck bench at the new table (if time is left; oracle per distribution)
+# Budget 240 s: the steps run under timeouts, so the sweep and verify always come back.
+set -u
+OUT=${OUT:-./sol-tune-out}
+mkdir -p "$OUT"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+T0=$(date +%s)
+left() { echo $(( $1 - ($(date +%s) - T0) )); }
+PY=${PY:-python3}
+
+nvidia-smi -L > "$OUT/device.txt" 2>&1
+git log --oneline -1 >> "$OUT/device.txt" 2>&1
+
+# 1. compile side by side into CuPy's kernel cache (each variant's module, and the look-back
+#    at each candidate items value), so the sweep and verify only load.
+timeout 100 $PY - > "$OUT/warm.txt" 2>&1 <<'EOF'
+import subprocess, sys, time
+from scancheck.kernels.registry import VARIANTS
+t0 = time.time()
+code = ("from scancheck.kernels.launch import compiled_kernels; from scancheck.kernels.registry "
+        "import VARIANTS; v = VARIANTS[{name!r}]; op = v.operators[0]; "
+        "compiled_kernels(v, 'float32' if 'float32' in v.dtypes else v.dtypes[0], op, "
+        "v.resolve_params({params!r}))")
+jobs = [(n, None) for n in VARIANTS]
+jobs += [("decoupled_lookback", p) for p in sorted({tuple(p.items()) for _, p in
+                                                    VARIANTS["decoupled_lookback"].candidates})]
+procs = [(j, subprocess.Popen([sys.executable, "-c", code.format(
+    name=j[0], params=dict(j[1]) if j[1] else None)], stderr=subprocess.PIPE, text=True))
+    for j in jobs]
+for j, p in procs:
+    err = p.communicate()[1]
+    print(j, "rc", p.returncode, err[-600:] if p.returncode else "")
+print(f"compiled {len(jobs)} modules in {time.time() - t0:.0f} s")
+EOF
+echo "warm done at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/warm.txt"
+
+# 2. the sweep: every candidate at every dtype x 2^16..2^30 with memcpy, torch, CUB beside it.
+timeout $(left 175) $PY -m scancheck.cli bench --tune "$OUT/tune.json" \
+    --log2-sizes 16 18 20 22 24 26 28 30 --reps 15 > "$OUT/tune.txt" 2>&1
+echo "sweep rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/tune.txt"
+
+# 3. the table it makes (written to $OUT, then used by this checkout for step 5 only).
+$PY -m scancheck.kernels.tune --from "$OUT/tune.json" --to "$OUT/tuned.json" \
+    >> "$OUT/tune.txt" 2>&1 && cp "$OUT/tuned.json" scancheck/kernels/tuned.json
+
+# 4. verify: each kernel equal to its model, the look-back at every candidate launch.
+timeout $(left 215) $PY -m scancheck.cli verify > "$OUT/verify.txt" 2>&1
+echo "verify rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/verify.txt"
+
+# 5. the bench table at the new tuned table, with what time is left.
+if [ "$(left 235)" -gt 15 ]; then
+  timeout $(left 235) $PY -m scancheck.cli bench --log2-sizes 16 20 24 28 30 --reps 10 \
+      --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
+  echo "bench rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/bench.txt"
+fi
+tail -n 40 "$OUT/tune.txt"; tail -n 25 "$OUT/verify.txt"; tail -n 30 "$OUT/bench.txt" 2>/dev/null
