@@ -25,22 +25,15 @@ git log --oneline -1 >> "$OUT/device.txt" 2>&1
 #    at each candidate items value), so the sweep and verify only load.
 timeout 100 $PY - > "$OUT/warm.txt" 2>&1 <<'EOF'
 import subprocess, sys, time
-from scancheck.kernels.registry import VARIANTS
+from scancheck.kernels.launch import warm_jobs
 t0 = time.time()
-code = ("from scancheck.kernels.launch import compiled_kernels; from scancheck.kernels.registry "
-        "import VARIANTS; v = VARIANTS[{name!r}]; op = v.operators[0]; "
-        "compiled_kernels(v, 'float32' if 'float32' in v.dtypes else v.dtypes[0], op, "
-        "v.resolve_params({params!r}))")
-jobs = [(n, None) for n in VARIANTS]
-jobs += [("decoupled_lookback", p) for p in sorted({tuple(p.items()) for _, p in
-                                                    VARIANTS["decoupled_lookback"].candidates})]
-procs = [(j, subprocess.Popen([sys.executable, "-c", code.format(
-    name=j[0], params=dict(j[1]) if j[1] else None)], stderr=subprocess.PIPE, text=True))
-    for j in jobs]
-for j, p in procs:
-    err = p.communicate()[1]
-    print(j, "rc", p.returncode, err[-600:] if p.returncode else "")
-print(f"compiled {len(jobs)} modules in {time.time() - t0:.0f} s")
+code = "from scancheck.kernels.launch import warm; warm({!r}, {!r})"
+procs = [(job, subprocess.Popen([sys.executable, "-c", code.format(*job)], stderr=subprocess.PIPE,
+                                text=True)) for job in warm_jobs()]
+for job, proc in procs:
+    err = proc.communicate()[1]
+    print(job, "rc", proc.returncode, err[-600:] if proc.returncode else "")
+print(f"compiled {len(procs)} modules in {time.time() - t0:.0f} s")
 EOF
 echo "warm done at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/warm.txt"
 
