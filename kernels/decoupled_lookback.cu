@@ -10,8 +10,11 @@ namespace {
 // What poll reports of a tile; publish takes kAggregate or kInclusive.
 enum : int { kInvalid = 0, kAggregate = 1, kInclusive = 2 };
 
-// One padding word every 32 elements keeps the blocked reads conflict-free.
-__device__ __forceinline__ int pad(int i) { return i + (i >> 5); }
+// One padding element every 32 (every 16 for 8-byte elements, which take two banks each)
+// keeps both the striped and the per-thread accesses to a warp's staging area free of
+// bank conflicts (scancheck.core.cuda.lookback_smem sizes it the same way).
+template <typename T>
+__host__ __device__ constexpr int pad(int i) { return sizeof(T) == 8 ? i + (i >> 4) : i + (i >> 5); }
 
 // A tile's flag as stored: 2 * epoch for an aggregate, 2 * epoch + 1 for an inclusive
 // prefix.  Each launch on the same status array takes the next epoch, so flags left by an
@@ -103,9 +106,9 @@ constexpr int kPacking = sizeof(T) == 4 ? 1 : sizeof(T) == 8 ? 2 : 0;
 
 // Elements of T per 16-byte access, or 0 where a thread's ITEMS do not split into them.
 template <typename T, int ITEMS>
-constexpr int kVector =
-    (sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16) && ITEMS % (16 / sizeof(T)) == 0
-        ? 16 / sizeof(T) : 0;
+constexpr int kVector = (sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16) &&
+                                ITEMS % (sizeof(T) <= 16 ? 16 / sizeof(T) : 1) == 0
+                            ? 16 / sizeof(T) : 0;
 
 // Moves a warp's 32*ITEMS elements between global memory (coalesced) and the warp's
 // staging area; full segments at a 16-byte aligned base go 16 bytes per thread per access
@@ -123,7 +126,7 @@ __device__ __forceinline__ void load_striped(T* stage, const T* in, long long se
         const int4 v = __ldcs(&src[i * 32 + lane]);
         const T* vals = reinterpret_cast<const T*>(&v);
 #pragma unroll
-        for (int k = 0; k < V; ++k) stage[pad((i * 32 + lane) * V + k)] = vals[k];
+        for (int k = 0; k < V; ++k) stage[pad<T>((i * 32 + lane) * V + k)] = vals[k];
       }
       return;
     }
@@ -131,7 +134,7 @@ __device__ __forceinline__ void load_striped(T* stage, const T* in, long long se
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const long long e = seg + i * 32 + lane;
-    stage[pad(i * 32 + lane)] = (full || e < n) ? in[e] : pad_value;
+    stage[pad<T>(i * 32 + lane)] = (full || e < n) ? in[e] : pad_value;
   }
 }
 
@@ -148,7 +151,7 @@ __device__ __forceinline__ void store_striped(T* out, const T* stage, long long 
         int4 v;
         T* vals = reinterpret_cast<T*>(&v);
 #pragma unroll
-        for (int k = 0; k < V; ++k) vals[k] = stage[pad((i * 32 + lane) * V + k)];
+        for (int k = 0; k < V; ++k) vals[k] = stage[pad<T>((i * 32 + lane) * V + k)];
         __stcs(&dst[i * 32 + lane], v);
       }
       return;
@@ -157,7 +160,7 @@ __device__ __forceinline__ void store_striped(T* out, const T* stage, long long 
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const long long e = seg + i * 32 + lane;
-    if (full || e < n) out[e] = stage[pad(i * 32 + lane)];
+    if (full || e < n) out[e] = stage[pad<T>(i * 32 + lane)];
   }
 }
 }  // namespace
@@ -179,7 +182,7 @@ struct Plain {
 };
 
 // Shared memory: 33 T (warp totals, the tile's prefix), then each warp's staging area of
-// pad(32 * ITEMS) elements of the wider of In and Out.
+// pad(32 * ITEMS) elements of In or of Out, whichever takes more bytes.
 template <typename T, typename Op, int ITEMS, typename Convert, typename Status>
 __device__ __forceinline__ void lookback_scan(const typename Convert::In* __restrict__ in,
                                               typename Convert::Out* __restrict__ out, long long n,
@@ -193,9 +196,10 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
   T* warp_totals = shared_as<T>();
   T* prefix_shared = warp_totals + kWarp;
   const int t = threadIdx.x, lane = t % kWarp, warp = t / kWarp, nwarps = blockDim.x / kWarp;
-  constexpr int kStageBytes = sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out);
-  unsigned char* stage_bytes =
-      reinterpret_cast<unsigned char*>(prefix_shared + 1) + warp * pad(kWarp * ITEMS) * kStageBytes;
+  constexpr int kInBytes = pad<In>(kWarp * ITEMS) * sizeof(In);
+  constexpr int kOutBytes = pad<Out>(kWarp * ITEMS) * sizeof(Out);
+  unsigned char* stage_bytes = reinterpret_cast<unsigned char*>(prefix_shared + 1) +
+                               warp * (kInBytes > kOutBytes ? kInBytes : kOutBytes);
   In* stage_in = reinterpret_cast<In*>(stage_bytes);
   Out* stage_out = reinterpret_cast<Out*>(stage_bytes);
   if (t == 0) {
@@ -215,13 +219,13 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
   static_assert(!kRecompute || sizeof(In) == sizeof(Out), "outputs overwrite inputs in place");
   T items[kRecompute ? 1 : ITEMS];
   if constexpr (kRecompute) {
-    items[0] = convert.load(stage_in[pad(lane * ITEMS)]);
+    items[0] = convert.load(stage_in[pad<In>(lane * ITEMS)]);
 #pragma unroll
     for (int i = 1; i < ITEMS; ++i)
-      items[0] = op(items[0], convert.load(stage_in[pad(lane * ITEMS + i)]));
+      items[0] = op(items[0], convert.load(stage_in[pad<In>(lane * ITEMS + i)]));
   } else {
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) items[i] = convert.load(stage_in[pad(lane * ITEMS + i)]);
+    for (int i = 0; i < ITEMS; ++i) items[i] = convert.load(stage_in[pad<In>(lane * ITEMS + i)]);
 #pragma unroll
     for (int i = 1; i < ITEMS; ++i) items[i] = op(items[i - 1], items[i]);
   }
@@ -276,14 +280,14 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
     T run = full_prefix;
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
-      run = op(run, convert.load(stage_in[pad(lane * ITEMS + i)]));
-      stage_out[pad(lane * ITEMS + i)] = convert.store(run);
+      run = op(run, convert.load(stage_in[pad<In>(lane * ITEMS + i)]));
+      stage_out[pad<Out>(lane * ITEMS + i)] = convert.store(run);
     }
   } else {
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) items[i] = op(full_prefix, items[i]);
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) stage_out[pad(lane * ITEMS + i)] = convert.store(items[i]);
+    for (int i = 0; i < ITEMS; ++i) stage_out[pad<Out>(lane * ITEMS + i)] = convert.store(items[i]);
   }
   __syncwarp();
   store_striped<Out, ITEMS>(out, stage_out, seg, n, full);
