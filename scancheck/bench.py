@@ -213,8 +213,9 @@ def speed_table(log2_sizes: tuple[int, ...], dtypes: tuple[str, ...] = BENCH_DTY
                     continue
                 res = measure(2**k, dtype, [var.tuned(dtype, 2**k)], reps)
                 row = speed_row(res)
-                if dtype in ("float32", "float64") and res.get("torch_ms"):
-                    for dist in dists:
+                for dist in dists:  # the oracle is of float data; "-" in the integer rows
+                    row[f"oracle/torch {dist}"] = "-"
+                    if dtype in ("float32", "float64") and res.get("torch_ms"):
                         ms = _oracle_ms(2**k, dtype, dist, oracle_reps)
                         row[f"oracle/torch {dist}"] = None if ms is None else ms / res["torch_ms"]
                 rows.append(row)
