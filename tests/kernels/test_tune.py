@@ -94,7 +94,9 @@ def test_tune_main_writes_the_table_and_says_why_it_cannot(tmp_path, capsys):
 def test_verify_compares_the_kernel_with_its_model_at_every_candidate(monkeypatch):
     seen = set()
 
-    def record(var, x, block, params, model_out, previous):
+    def record(var, x, block, params, model_out, previous, strict=False):
+        if params is not None:
+            assert strict, "a candidate launch is compared bit for bit"
         seen.add((block, tuple(sorted(var.resolve_params(params).items()))))
         return previous
 
@@ -147,3 +149,26 @@ def test_the_suite_warms_every_module_a_candidate_needs():
         assert (name, tuple(sorted(var.resolve_params(None).items()))) in warmed
         for _, params in var.candidates:
             assert (name, tuple(sorted(var.resolve_params(params).items()))) in warmed
+
+
+def test_verify_says_differs_for_one_ulp_off_at_a_candidate_launch(monkeypatch):
+    """Up to three tiles the look-back has one fold order, so a candidate launch is held to
+    bit-for-bit equality; the default launch's many-tile sizes keep 'within bound'."""
+    import scancheck.kernels.launch as launch
+
+    def one_ulp_off(x, var, op, block, params=None):
+        out = var.build_model(x.shape[0], block, params).run(x, "add")
+        out[-1] = np.nextafter(out[-1], np.float32(np.inf))
+
+        class Host:
+            def get(self):
+                return out
+        return Host()
+
+    monkeypatch.setattr(launch, "scan", one_ulp_off)
+    x = np.arange(1, 2 * 64 * 4 + 4, dtype=np.float32) * np.float32(1.001)
+    model = LOOKBACK.build_model(x.shape[0], 64, {"items": 4}).run(x, "add")
+    strict = verify._kernel_check(LOOKBACK, x, 64, {"items": 4}, model, "equal to model", True)
+    assert strict.startswith("DIFFERS at n=") and "items" in strict
+    loose = verify._kernel_check(LOOKBACK, x, 64, {"items": 4}, model, "equal to model", False)
+    assert loose == "within bound"
