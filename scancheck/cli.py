@@ -74,7 +74,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
               "writes the table")
         return 0
     rows = bench.speed_table(log2_sizes, tuple(args.dtypes), reps=args.reps,
-                             oracle_dists=tuple(args.oracle_dists) if args.oracle_dists else None)
+                             oracle_dists=None if args.oracle_dists is None
+                             else tuple(args.oracle_dists))
     print(format_table(rows, title=f"scan bandwidth on {why} (ours: {bench.TUNED_VARIANT} at its "
                                    "tuned config; oracle/torch: time of the exact oracle over "
                                    "torch.cumsum's)"))
@@ -405,8 +406,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tune", metavar="PATH",
                    help="time every candidate launch of the look-back instead, into PATH "
                         "(python -m scancheck.kernels.tune --from PATH writes the table)")
-    p.add_argument("--oracle-dists", nargs="+", metavar="DIST",
-                   help="data distributions the exact oracle is timed on (default: all)")
+    p.add_argument("--oracle-dists", nargs="*", metavar="DIST",
+                   help="data distributions the exact oracle is timed on (default: all; "
+                        "none given: no oracle columns)")
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("precision", help="seed 004's float32 'bug', reproduced and explained")

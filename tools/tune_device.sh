@@ -8,7 +8,8 @@
 #   tune.txt        the sweep as a table (each launch's fraction of memcpy)
 #   tuned.json      the table python -m scancheck.kernels.tune --from tune.json makes
 #   verify.txt      scancheck verify: every kernel (the look-back at each candidate) vs its model
-#   bench.txt/json  scancheck bench at the new table (if time is left; oracle per distribution)
+#   bench.txt/json  scancheck bench at the new table (if time is left)
+#   bench-oracle.*  the same with the exact oracle's time per distribution (2^24, 2^28; if time is left)
 # Budget 240 s: the steps run under timeouts, so the sweep and verify always come back.
 set -u
 OUT=${OUT:-./sol-tune-out}
@@ -38,7 +39,7 @@ EOF
 echo "warm done at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/warm.txt"
 
 # 2. the sweep: every candidate at every dtype x 2^16..2^30 with memcpy, torch, CUB beside it.
-timeout $(left 175) $PY -m scancheck.cli bench --tune "$OUT/tune.json" \
+timeout $(left 150) $PY -m scancheck.cli bench --tune "$OUT/tune.json" \
     --log2-sizes 16 18 20 22 24 26 28 30 --reps 15 > "$OUT/tune.txt" 2>&1
 echo "sweep rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/tune.txt"
 
@@ -47,13 +48,20 @@ $PY -m scancheck.kernels.tune --from "$OUT/tune.json" --to "$OUT/tuned.json" \
     >> "$OUT/tune.txt" 2>&1 && cp "$OUT/tuned.json" scancheck/kernels/tuned.json
 
 # 4. verify: each kernel equal to its model, the look-back at every candidate launch.
-timeout $(left 215) $PY -m scancheck.cli verify > "$OUT/verify.txt" 2>&1
+timeout $(left 185) $PY -m scancheck.cli verify > "$OUT/verify.txt" 2>&1
 echo "verify rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/verify.txt"
 
-# 5. the bench table at the new tuned table, with what time is left.
-if [ "$(left 235)" -gt 15 ]; then
-  timeout $(left 235) $PY -m scancheck.cli bench --log2-sizes 16 20 24 28 30 --reps 10 \
-      --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
+# 5. the bench table at the new tuned table: first without the oracle (quick), then with the
+#    oracle's time per distribution (its kernels compile in this process) while time is left.
+if [ "$(left 205)" -gt 10 ]; then
+  timeout $(left 205) $PY -m scancheck.cli bench --log2-sizes 16 20 24 28 30 --reps 10 \
+      --oracle-dists --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
   echo "bench rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/bench.txt"
 fi
+if [ "$(left 236)" -gt 25 ]; then
+  timeout $(left 236) $PY -m scancheck.cli bench --log2-sizes 24 28 --dtypes float32 float64 \
+      --reps 10 --json "$OUT/bench-oracle.json" > "$OUT/bench-oracle.txt" 2>&1
+  echo "bench with the oracle rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/bench-oracle.txt"
+fi
 tail -n 40 "$OUT/tune.txt"; tail -n 25 "$OUT/verify.txt"; tail -n 30 "$OUT/bench.txt" 2>/dev/null
+tail -n 10 "$OUT/bench-oracle.txt" 2>/dev/null
