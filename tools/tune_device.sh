@@ -16,7 +16,8 @@ OUT=${OUT:-./sol-tune-out}
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 T0=$(date +%s)
-left() { echo $(( $1 - ($(date +%s) - T0) )); }
+# Seconds left until second $1 of the run, at least 1 (timeout 0 would mean no limit).
+left() { local r=$(( $1 - ($(date +%s) - T0) )); [ "$r" -lt 1 ] && r=1; echo "$r"; }
 PY=${PY:-python3}
 
 nvidia-smi -L > "$OUT/device.txt" 2>&1
