@@ -91,6 +91,10 @@ def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantR
             worst = max(worst, float(rep.bound_fraction.max()))
             if gpu and not var.racy:
                 kernel = _kernel_check(var, x, b, params, computed, kernel, strict)
+                if strict and "float64" in var.dtypes:  # 8-byte elements move another way
+                    x64 = rng.integers(0, 1000, n) * 1.001
+                    kernel = _kernel_check(var, x64, b, params, net.run(x64, "add"), kernel,
+                                           strict)
     met = var.build_model(_sizes(var, block)[-1], block).metrics()
     return VariantResult(var.name, proof, hazards, met.work, met.depth,
                          verdict.label, worst, kernel, 1 + len(var.candidates))
@@ -110,7 +114,7 @@ def _kernel_check(var: Variant, x: np.ndarray, block: int, params: dict[str, int
         depths = var.build_model(x.shape[0], block, params).metrics().output_depths
         if classify(x, got, depths, inclusive=var.inclusive).verdict != Verdict.BEYOND_BOUND:
             return "within bound"
-    where = f"n={x.shape[0]} block={block}" + (f" {params}" if params else "")
+    where = f"n={x.shape[0]} {x.dtype} block={block}" + (f" {params}" if params else "")
     return f"DIFFERS at {where}"
 
 
