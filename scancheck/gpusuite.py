@@ -204,8 +204,11 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
         rc, text, _ = _run([py, "-m", "scancheck.cli", "bench", "--json", str(out / "bench.json"),
                             "--log2-sizes", *args.bench_sizes], out / "bench.log", env)
         status |= rc
-        keep = [ln for ln in text.splitlines() if ("2^28" in ln or "2^24" in ln) and "float32" in ln]
-        summary.append("bandwidth (float32; median ms, GB/s, x memcpy):")
+        lines = text.splitlines()
+        keep = [ln for ln in lines if ln.startswith(("dtype ", "float32 ", "float64 "))
+                and ("2^28" in ln or "2^24" in ln or ln.startswith("dtype "))]
+        summary.append("bandwidth (the look-back at its tuned launch, torch, CUB: GB/s and x "
+                       "memcpy; the exact oracle's time over torch's per distribution):")
         summary.extend(f"  {ln}" for ln in keep)
         rc, text, _ = _run([py, "-m", "scancheck.cli", "bench", "--oracle", "--log2-sizes",
                             args.bench_sizes[-1]], out / "bench-oracle.log", env)
