@@ -53,23 +53,25 @@ $PY -m scancheck.kernels.tune --from "$OUT/tune.json" --to "$OUT/tuned.json" \
 timeout $(left 185) $PY -m scancheck.cli verify > "$OUT/verify.txt" 2>&1
 echo "verify rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/verify.txt"
 
-# 4b. the look-back's and the exact oracle's GPU tests (the oracle scans with the same
-#     look-back code), at the quick Hypothesis profile.
-SCANCHECK_HYPOTHESIS_PROFILE=ci timeout $(left 210) $PY -m pytest -q -p no:cacheprovider \
+# 5. the bench table at the new tuned table, without the oracle (quick).
+if [ "$(left 205)" -gt 10 ]; then
+  timeout $(left 205) $PY -m scancheck.cli bench --log2-sizes 16 20 24 28 30 --reps 10 \
+      --oracle-dists --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
+  echo "bench rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/bench.txt"
+fi
+
+# 6. the look-back's and the exact oracle's GPU tests (the oracle scans with the same
+#    look-back code), at the quick Hypothesis profile.
+SCANCHECK_HYPOTHESIS_PROFILE=ci timeout $(left 236) $PY -m pytest -q -p no:cacheprovider \
     -m "gpu and not huge and not slow" -k "decoupled or run_again or exact" \
     tests/kernels/test_tune.py tests/kernels/test_kernels.py tests/oracle/test_exact_device.py \
     > "$OUT/pytest.txt" 2>&1
 echo "pytest rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/pytest.txt"
 
-# 5. the bench table at the new tuned table: first without the oracle (quick), then with the
-#    oracle's time per distribution (its kernels compile in this process) while time is left.
-if [ "$(left 234)" -gt 10 ]; then
-  timeout $(left 234) $PY -m scancheck.cli bench --log2-sizes 16 20 24 28 30 --reps 10 \
-      --oracle-dists --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
-  echo "bench rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/bench.txt"
-fi
-if [ "$(left 236)" -gt 25 ]; then
-  timeout $(left 236) $PY -m scancheck.cli bench --log2-sizes 24 28 --dtypes float32 float64 \
+# 7. the bench with the oracle's time per distribution (its kernels compile in this
+#    process), if time is left.
+if [ "$(left 238)" -gt 25 ]; then
+  timeout $(left 238) $PY -m scancheck.cli bench --log2-sizes 24 28 --dtypes float32 float64 \
       --reps 10 --json "$OUT/bench-oracle.json" > "$OUT/bench-oracle.txt" 2>&1
   echo "bench with the oracle rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/bench-oracle.txt"
 fi
