@@ -7,28 +7,47 @@
 #include "block_scan.cuh"
 
 namespace {
+// What poll reports of a tile; publish takes kAggregate or kInclusive.
 enum : int { kInvalid = 0, kAggregate = 1, kInclusive = 2 };
 
-// One padding word every 32 elements keeps the blocked reads conflict-free.
-__device__ __forceinline__ int pad(int i) { return i + (i >> 5); }
+// One padding element every 32 (every 16 for 8-byte elements, which take two banks each)
+// keeps both the striped and the per-thread accesses to a warp's staging area free of
+// bank conflicts (scancheck.core.cuda.lookback_smem sizes it the same way).
+template <typename T>
+__host__ __device__ constexpr int pad(int i) { return sizeof(T) == 8 ? i + (i >> 4) : i + (i >> 5); }
 
-// Per-tile status.  For 4-byte elements the flag and the value share one 64-bit word,
-// so one load sees both and no fence is needed between them; larger elements keep a
-// flag array and value arrays, ordered by fences on both sides.
-template <typename T, bool Packed = sizeof(T) == 4>
+// A tile's flag as stored: 2 * epoch for an aggregate, 2 * epoch + 1 for an inclusive
+// prefix.  Each launch on the same status array takes the next epoch, so flags left by an
+// earlier launch read as invalid and the array is zeroed once, not before every launch
+// (at 2^16..2^20 elements that fill costs as much as the scan).
+__device__ __forceinline__ unsigned encode(int flag, unsigned epoch) {
+  return 2u * epoch + (flag == kInclusive ? 1u : 0u);
+}
+__device__ __forceinline__ int decode(unsigned stored, unsigned epoch) {
+  return stored < 2u * epoch ? kInvalid : (stored & 1u) ? kInclusive : kAggregate;
+}
+
+// Per-tile status.  Packing 1: a 4-byte element and its flag share one 64-bit word, so
+// one load sees both and no fence is needed between them.  Packing 2: an 8-byte element
+// and its flag share one 16-byte word, written and read by single 16-byte accesses (as
+// CUB's ScanTileState does for 8-byte primitives).  Packing 0: a flag array and value
+// arrays, ordered by fences on both sides.  epoch >= 1; a status array zeroed before the
+// launch works at epoch 1.
+template <typename T, int Packing = sizeof(T) == 4 ? 1 : 0>
 struct TileStatus {
   int* flags;
   T* aggregates;
   T* inclusives;
   unsigned long long* words;
+  unsigned epoch = 1;
 
   __device__ void publish(long long tile, int flag, T value) const {
     scancheck::store_volatile(flag == kInclusive ? &inclusives[tile] : &aggregates[tile], value);
     __threadfence();
-    atomicExch(&flags[tile], flag);
+    atomicExch(&flags[tile], static_cast<int>(encode(flag, epoch)));
   }
   __device__ int poll(long long tile, T& value) const {
-    const int f = *reinterpret_cast<volatile int*>(&flags[tile]);
+    const int f = decode(*reinterpret_cast<volatile unsigned*>(&flags[tile]), epoch);
     if (f != kInvalid) {
       __threadfence();
       value = scancheck::load_volatile(f == kInclusive ? &inclusives[tile] : &aggregates[tile]);
@@ -38,42 +57,76 @@ struct TileStatus {
 };
 
 template <typename T>
-struct TileStatus<T, true> {
+struct TileStatus<T, 1> {
   int* flags;
   T* aggregates;
   T* inclusives;
   unsigned long long* words;
+  unsigned epoch = 1;
 
   __device__ void publish(long long tile, int flag, T value) const {
-    const unsigned long long w =
-        (static_cast<unsigned long long>(flag) << 32) | *reinterpret_cast<const unsigned*>(&value);
+    const unsigned long long w = (static_cast<unsigned long long>(encode(flag, epoch)) << 32) |
+                                 *reinterpret_cast<const unsigned*>(&value);
     atomicExch(&words[tile], w);
   }
   __device__ int poll(long long tile, T& value) const {
     const unsigned long long w = *reinterpret_cast<volatile unsigned long long*>(&words[tile]);
     const unsigned bits = static_cast<unsigned>(w);
     value = *reinterpret_cast<const T*>(&bits);
-    return static_cast<int>(w >> 32);
+    return decode(static_cast<unsigned>(w >> 32), epoch);
   }
 };
 
+template <typename T>
+struct TileStatus<T, 2> {
+  int* flags;
+  T* aggregates;
+  T* inclusives;
+  unsigned long long* words;  // two per tile: the flag, then the value's bits
+  unsigned epoch = 1;
+
+  __device__ void publish(long long tile, int flag, T value) const {
+    const unsigned long long f = encode(flag, epoch);
+    const unsigned long long bits = *reinterpret_cast<const unsigned long long*>(&value);
+    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};"
+                 :: "l"(words + 2 * tile), "l"(f), "l"(bits) : "memory");
+  }
+  __device__ int poll(long long tile, T& value) const {
+    unsigned long long f, bits;
+    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
+                 : "=l"(f), "=l"(bits) : "l"(words + 2 * tile) : "memory");
+    value = *reinterpret_cast<const T*>(&bits);
+    return decode(static_cast<unsigned>(f), epoch);
+  }
+};
+
+// How the plain scan keeps tile status: packed with the flag for 4- and 8-byte elements.
+template <typename T>
+constexpr int kPacking = sizeof(T) == 4 ? 1 : sizeof(T) == 8 ? 2 : 0;
+
+// Elements of T per 16-byte access, or 0 where a thread's ITEMS do not split into them.
+template <typename T, int ITEMS>
+constexpr int kVector = (sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16) &&
+                                ITEMS % (sizeof(T) <= 16 ? 16 / sizeof(T) : 1) == 0
+                            ? 16 / sizeof(T) : 0;
+
 // Moves a warp's 32*ITEMS elements between global memory (coalesced) and the warp's
-// staging area; full segments of 4-byte elements go 16 bytes per thread per access.
+// staging area; full segments at a 16-byte aligned base go 16 bytes per thread per access
+// (ld.global.cs / st.global.cs: the data is touched once), the rest element by element.
 template <typename T, int ITEMS>
 __device__ __forceinline__ void load_striped(T* stage, const T* in, long long seg, long long n,
                                              bool full, T pad_value) {
   const int lane = threadIdx.x % 32;
-  if constexpr (sizeof(T) == 4 && ITEMS % 4 == 0) {
+  constexpr int V = kVector<T, ITEMS>;
+  if constexpr (V > 0) {
     if (full && (reinterpret_cast<unsigned long long>(in) % 16) == 0) {
       const int4* src = reinterpret_cast<const int4*>(in + seg);
 #pragma unroll
-      for (int i = 0; i < ITEMS / 4; ++i) {
+      for (int i = 0; i < ITEMS / V; ++i) {
         const int4 v = __ldcs(&src[i * 32 + lane]);
-        const int base = (i * 32 + lane) * 4;
-        stage[pad(base + 0)] = *reinterpret_cast<const T*>(&v.x);
-        stage[pad(base + 1)] = *reinterpret_cast<const T*>(&v.y);
-        stage[pad(base + 2)] = *reinterpret_cast<const T*>(&v.z);
-        stage[pad(base + 3)] = *reinterpret_cast<const T*>(&v.w);
+        const T* vals = reinterpret_cast<const T*>(&v);
+#pragma unroll
+        for (int k = 0; k < V; ++k) stage[pad<T>((i * 32 + lane) * V + k)] = vals[k];
       }
       return;
     }
@@ -81,7 +134,7 @@ __device__ __forceinline__ void load_striped(T* stage, const T* in, long long se
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const long long e = seg + i * 32 + lane;
-    stage[pad(i * 32 + lane)] = (full || e < n) ? in[e] : pad_value;
+    stage[pad<T>(i * 32 + lane)] = (full || e < n) ? in[e] : pad_value;
   }
 }
 
@@ -89,17 +142,16 @@ template <typename T, int ITEMS>
 __device__ __forceinline__ void store_striped(T* out, const T* stage, long long seg, long long n,
                                               bool full) {
   const int lane = threadIdx.x % 32;
-  if constexpr (sizeof(T) == 4 && ITEMS % 4 == 0) {
+  constexpr int V = kVector<T, ITEMS>;
+  if constexpr (V > 0) {
     if (full && (reinterpret_cast<unsigned long long>(out) % 16) == 0) {
       int4* dst = reinterpret_cast<int4*>(out + seg);
 #pragma unroll
-      for (int i = 0; i < ITEMS / 4; ++i) {
-        const int base = (i * 32 + lane) * 4;
+      for (int i = 0; i < ITEMS / V; ++i) {
         int4 v;
-        v.x = *reinterpret_cast<const int*>(&stage[pad(base + 0)]);
-        v.y = *reinterpret_cast<const int*>(&stage[pad(base + 1)]);
-        v.z = *reinterpret_cast<const int*>(&stage[pad(base + 2)]);
-        v.w = *reinterpret_cast<const int*>(&stage[pad(base + 3)]);
+        T* vals = reinterpret_cast<T*>(&v);
+#pragma unroll
+        for (int k = 0; k < V; ++k) vals[k] = stage[pad<T>((i * 32 + lane) * V + k)];
         __stcs(&dst[i * 32 + lane], v);
       }
       return;
@@ -108,7 +160,7 @@ __device__ __forceinline__ void store_striped(T* out, const T* stage, long long 
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const long long e = seg + i * 32 + lane;
-    if (full || e < n) out[e] = stage[pad(i * 32 + lane)];
+    if (full || e < n) out[e] = stage[pad<T>(i * 32 + lane)];
   }
 }
 }  // namespace
@@ -130,11 +182,11 @@ struct Plain {
 };
 
 // Shared memory: 33 T (warp totals, the tile's prefix), then each warp's staging area of
-// pad(32 * ITEMS) elements of the wider of In and Out.
-template <typename T, typename Op, int ITEMS, typename Convert>
+// pad(32 * ITEMS) elements of In or of Out, whichever takes more bytes.
+template <typename T, typename Op, int ITEMS, typename Convert, typename Status>
 __device__ __forceinline__ void lookback_scan(const typename Convert::In* __restrict__ in,
                                               typename Convert::Out* __restrict__ out, long long n,
-                                              unsigned* counter, const TileStatus<T>& status,
+                                              unsigned* counter, const Status& status,
                                               const Convert& convert) {
   using namespace scancheck;
   using In = typename Convert::In;
@@ -144,12 +196,18 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
   T* warp_totals = shared_as<T>();
   T* prefix_shared = warp_totals + kWarp;
   const int t = threadIdx.x, lane = t % kWarp, warp = t / kWarp, nwarps = blockDim.x / kWarp;
-  constexpr int kStageBytes = sizeof(In) > sizeof(Out) ? sizeof(In) : sizeof(Out);
-  unsigned char* stage_bytes =
-      reinterpret_cast<unsigned char*>(prefix_shared + 1) + warp * pad(kWarp * ITEMS) * kStageBytes;
+  constexpr int kInBytes = pad<In>(kWarp * ITEMS) * sizeof(In);
+  constexpr int kOutBytes = pad<Out>(kWarp * ITEMS) * sizeof(Out);
+  unsigned char* stage_bytes = reinterpret_cast<unsigned char*>(prefix_shared + 1) +
+                               warp * (kInBytes > kOutBytes ? kInBytes : kOutBytes);
   In* stage_in = reinterpret_cast<In*>(stage_bytes);
   Out* stage_out = reinterpret_cast<Out*>(stage_bytes);
-  if (t == 0) tile_shared = atomicAdd(counter, 1u);
+  if (t == 0) {
+    tile_shared = atomicAdd(counter, 1u);
+    // The last ticket is drawn after every other: the counter is free to reset for the
+    // next launch, which then needs no fill of its own.
+    if (tile_shared == gridDim.x - 1) atomicExch(counter, 0u);
+  }
   __syncthreads();
   const long long tile = tile_shared;
   const long long seg = (tile * blockDim.x + (long long)warp * kWarp) * ITEMS;
@@ -161,13 +219,13 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
   static_assert(!kRecompute || sizeof(In) == sizeof(Out), "outputs overwrite inputs in place");
   T items[kRecompute ? 1 : ITEMS];
   if constexpr (kRecompute) {
-    items[0] = convert.load(stage_in[pad(lane * ITEMS)]);
+    items[0] = convert.load(stage_in[pad<In>(lane * ITEMS)]);
 #pragma unroll
     for (int i = 1; i < ITEMS; ++i)
-      items[0] = op(items[0], convert.load(stage_in[pad(lane * ITEMS + i)]));
+      items[0] = op(items[0], convert.load(stage_in[pad<In>(lane * ITEMS + i)]));
   } else {
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) items[i] = convert.load(stage_in[pad(lane * ITEMS + i)]);
+    for (int i = 0; i < ITEMS; ++i) items[i] = convert.load(stage_in[pad<In>(lane * ITEMS + i)]);
 #pragma unroll
     for (int i = 1; i < ITEMS; ++i) items[i] = op(items[i - 1], items[i]);
   }
@@ -222,14 +280,14 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
     T run = full_prefix;
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
-      run = op(run, convert.load(stage_in[pad(lane * ITEMS + i)]));
-      stage_out[pad(lane * ITEMS + i)] = convert.store(run);
+      run = op(run, convert.load(stage_in[pad<In>(lane * ITEMS + i)]));
+      stage_out[pad<Out>(lane * ITEMS + i)] = convert.store(run);
     }
   } else {
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) items[i] = op(full_prefix, items[i]);
 #pragma unroll
-    for (int i = 0; i < ITEMS; ++i) stage_out[pad(lane * ITEMS + i)] = convert.store(items[i]);
+    for (int i = 0; i < ITEMS; ++i) stage_out[pad<Out>(lane * ITEMS + i)] = convert.store(items[i]);
   }
   __syncwarp();
   store_striped<Out, ITEMS>(out, stage_out, seg, n, full);
@@ -238,7 +296,7 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
 template <typename T, typename Op, int ITEMS>
 __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out, long long n,
                                    unsigned* counter, int* flags, T* aggregates, T* inclusives,
-                                   unsigned long long* words) {
-  const TileStatus<T> status{flags, aggregates, inclusives, words};
+                                   unsigned long long* words, unsigned epoch) {
+  const TileStatus<T, kPacking<T>> status{flags, aggregates, inclusives, words, epoch};
   lookback_scan<T, Op, ITEMS>(in, out, n, counter, status, Plain<T, Op>{});
 }

@@ -1,39 +1,25 @@
 """Benchmarks: scan bandwidth on the GPU against device memcpy, and exact-oracle throughput.
 
 Every figure is a ratio to a reference measured in the same run: the GPU table to a
-device-to-device copy of the same bytes, the oracle to mpmath's running sum.  GPU
+device-to-device copy of the same bytes (and torch.cumsum and CUB beside it), the device
+oracle to torch.cumsum, the CPU oracle to mpmath's running sum.  GPU
 times come from CUDA events after warm-up, the median of many runs; bandwidth
 counts bytes read plus bytes written (2 * n * itemsize for a scan and for a copy).
 """
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-GRID_VARIANTS = ("hierarchical", "recursive", "chained", "decoupled_lookback")
-#: Decoupled look-back configurations tried; the table shows each.
-LOOKBACK_CONFIGS = ((256, {"items": 8}), (256, {"items": 16}), (512, {"items": 8}),
-                    (128, {"items": 16}))
-
-
-@dataclass
-class Row:
-    n: int
-    dtype: str
-    impl: str
-    ms: float
-    gbps: float
-    ratio: float
-
-    def as_dict(self) -> dict[str, object]:
-        return {"n": f"2^{int(np.log2(self.n))}", "dtype": self.dtype, "implementation": self.impl,
-                "median ms": self.ms, "GB/s": self.gbps, "x memcpy": self.ratio}
+#: The variant whose launches are tuned and benchmarked against the libraries.
+TUNED_VARIANT = "decoupled_lookback"
+BENCH_DTYPES = ("float32", "float64", "int32", "int64")
 
 
 def time_gpu(fn: Callable[[], Any], warmup: int = 3, reps: int = 20) -> float:
@@ -55,77 +41,210 @@ def time_gpu(fn: Callable[[], Any], warmup: int = 3, reps: int = 20) -> float:
 
 
 def _references(x: Any, out: Any) -> dict[str, Callable[[], Any]]:
-    """Library scans to compare with, each only where its library is installed."""
+    """torch.cumsum and CuPy's CUB scan of ``x`` into ``out`` (same dtype), each only where
+    its library is installed."""
     import cupy as cp
 
     refs: dict[str, Callable[[], Any]] = {}
     try:
-        from cupy._core import _accelerator
-
-        def with_accel(names: list[str]) -> Callable[[], Any]:
-            def run() -> Any:
-                saved = _accelerator.get_routine_accelerators()
-                _accelerator.set_routine_accelerators(names)
-                try:
-                    return cp.cumsum(x, out=out)
-                finally:
-                    _accelerator.set_routine_accelerators(saved)
-
-            return run
-
-        refs["cupy.cumsum (CUB)"] = with_accel(["cub"])
-        refs["cupy.cumsum (no CUB)"] = with_accel([])
-    except ImportError:
-        refs["cupy.cumsum"] = lambda: cp.cumsum(x, out=out)
-    try:
         import torch
 
-        tx = torch.from_dlpack(x)
-        tout = torch.from_dlpack(out)
-        refs["torch.cumsum"] = lambda: torch.cumsum(tx, 0, out=tout)
+        tx, tout = torch.from_dlpack(x), torch.from_dlpack(out)
+        refs["torch"] = lambda: torch.cumsum(tx, 0, dtype=tx.dtype, out=tout)
+    except ImportError:
+        pass
+    try:
+        from cupy._core import _accelerator
+
+        def cub() -> Any:
+            saved = _accelerator.get_routine_accelerators()
+            _accelerator.set_routine_accelerators(["cub"])
+            try:
+                return cp.cumsum(x, dtype=x.dtype, out=out)
+            finally:
+                _accelerator.set_routine_accelerators(saved)
+
+        refs["cub"] = cub
     except ImportError:
         pass
     return refs
 
 
-def gpu_table(sizes: tuple[int, ...] = (2**20, 2**24, 2**28),
-              dtypes: tuple[str, ...] = ("float32", "float64"), reps: int = 20) -> list[Row]:
-    """Median time and bandwidth of every grid variant and library scan, against memcpy."""
+def _bench_input(n: int, dtype: str) -> Any:
+    """n values of ``dtype`` on the device: uniform [0, 1) floats, integers in [0, 4)."""
     import cupy as cp
 
+    rng = cp.random.default_rng(0)
+    if dtype == "float32":
+        return rng.random(n, dtype=cp.float32)
+    if dtype == "float64":
+        return rng.random(n, dtype=cp.float64)
+    return (rng.random(n, dtype=cp.float32) * 4).astype(dtype)
+
+
+def _fits(n: int, dtype: str) -> bool:
+    """Whether input, output and the libraries' scratch of n ``dtype`` values fit in free
+    device memory (2^30 float64 needs about 20 GiB)."""
+    import cupy as cp
+
+    cp.get_default_memory_pool().free_all_blocks()
+    free, _ = cp.cuda.runtime.memGetInfo()
+    return free > 3.5 * n * np.dtype(dtype).itemsize + 2**30
+
+
+def measure(n: int, dtype: str, configs: list[tuple[int, dict[str, int]]],
+            reps: int = 20) -> dict[str, Any]:
+    """Median ms of memcpy, torch.cumsum, CuPy's CUB scan and :data:`TUNED_VARIANT` at each
+    (block, params) in ``configs``, all on one array in one run; a launch the device
+    refuses, or a library that fails, is timed as None with the reason."""
+    import cupy as cp
+
+    from .core.cuda import LaunchError
+    from .kernels.launch import plan
+
+    x = _bench_input(n, dtype)
+    out = cp.empty_like(x)
+    res: dict[str, Any] = {"variant": TUNED_VARIANT, "dtype": dtype, "log2_n": n.bit_length() - 1,
+                           "memcpy_ms": time_gpu(lambda: cp.copyto(out, x), reps=reps)}
+    for name, fn in _references(x, out).items():
+        try:
+            res[f"{name}_ms"] = time_gpu(fn, reps=reps)
+        except Exception as exc:  # a library's refusal is a row's note, not the bench's end
+            res[f"{name}_ms"], res[f"{name}_error"] = None, repr(exc)[:200]
+    timed = []
+    for block, params in configs:
+        row: dict[str, Any] = {"block": block, "params": dict(params)}
+        try:
+            row["ms"] = time_gpu(plan(x, TUNED_VARIANT, "add", block, params, out=out), reps=reps)
+        except LaunchError as exc:
+            row["ms"], row["error"] = None, str(exc)
+        timed.append(row)
+    res["configs"] = timed
+    return res
+
+
+def tune_sweep(log2_sizes: tuple[int, ...], dtypes: tuple[str, ...] = BENCH_DTYPES,
+               reps: int = 20) -> dict[str, Any]:
+    """Every candidate launch of :data:`TUNED_VARIANT` at each (dtype, size) that fits,
+    with memcpy, torch and CUB beside it: the input of ``python -m scancheck.kernels.tune``."""
+    import cupy as cp
+
+    from .kernels.registry import VARIANTS
     from .progress import Progress
 
-    rows: list[Row] = []
+    configs = list(VARIANTS[TUNED_VARIANT].candidates)
+    results, skipped = [], []
     with Progress() as progress:
-        task = progress.task("bench", len(dtypes) * len(sizes))
+        task = progress.task("tune", len(dtypes) * len(log2_sizes))
         for dtype in dtypes:
-            for n in sizes:
-                what = f"{dtype} n=2^{n.bit_length() - 1}"
+            for k in log2_sizes:
+                what = f"{dtype} n=2^{k}"
                 task.start(what)
-                rows.extend(_bench_size(n, dtype, reps))
-                cp.get_default_memory_pool().free_all_blocks()
+                if not _fits(2**k, dtype):
+                    skipped.append(what)
+                    task.finish(what, "skipped: over free device memory")
+                    continue
+                results.append(measure(2**k, dtype, configs, reps))
+                task.finish(what, "timed")
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    return {"device": props["name"].decode(), "date": time.strftime("%Y-%m-%d %H:%M UTC",
+                                                                     time.gmtime()),
+            "results": results, "skipped (memory)": skipped}
+
+
+def sweep_rows(sweep: dict[str, Any]) -> list[dict[str, Any]]:
+    """:func:`tune_sweep`'s timings as table rows: each launch's fraction of memcpy's time."""
+    rows = []
+    for r in sweep["results"]:
+        row = {"dtype": r["dtype"], "n": f"2^{r['log2_n']}"}
+        for c in r["configs"]:
+            row[_config_label(c)] = None if c["ms"] is None else r["memcpy_ms"] / c["ms"]
+        for lib in ("torch", "cub"):
+            row[lib] = r[f"{lib}_ms"] and r["memcpy_ms"] / r[f"{lib}_ms"] if f"{lib}_ms" in r \
+                else None
+        rows.append(row)
+    return rows
+
+
+def _config_label(cfg: dict[str, Any]) -> str:
+    return f"b{cfg['block']} " + " ".join(f"{k}={v}" for k, v in cfg["params"].items())
+
+
+def _gbps(n: int, dtype: str, ms: float | None) -> float | None:
+    return None if ms is None else 2 * n * np.dtype(dtype).itemsize / ms / 1e6
+
+
+def speed_row(res: dict[str, Any]) -> dict[str, Any]:
+    """One table row from :func:`measure`'s result at a single (tuned) config: each
+    implementation's GB/s (bytes read plus written) and its fraction of memcpy's."""
+    n, dtype, copy = 2 ** res["log2_n"], res["dtype"], res["memcpy_ms"]
+    cfg = res["configs"][0]
+    row: dict[str, Any] = {"dtype": dtype, "n": f"2^{res['log2_n']}",
+                           "config": _config_label(cfg)}
+    for label, ms in (("ours", cfg.get("ms")), ("torch", res.get("torch_ms")),
+                      ("CUB", res.get("cub_ms")), ("memcpy", copy)):
+        row[f"{label} GB/s"] = _gbps(n, dtype, ms)
+        if label != "memcpy":
+            row[f"{label} x memcpy"] = None if ms is None else copy / ms
+    return row
+
+
+def speed_table(log2_sizes: tuple[int, ...], dtypes: tuple[str, ...] = BENCH_DTYPES,
+                reps: int = 20, oracle_dists: tuple[str, ...] | None = None,
+                oracle_reps: int = 5) -> list[dict[str, Any]]:
+    """Per (dtype, size): the tuned look-back, torch, CUB and memcpy (:func:`speed_row`), and
+    for float dtypes the device exact oracle's time on each data distribution as a multiple
+    of torch.cumsum's time at that size (all distributions of the strategies by default)."""
+    from .engine.strategies import DISTRIBUTIONS
+    from .kernels.registry import VARIANTS
+    from .progress import Progress
+
+    dists = DISTRIBUTIONS if oracle_dists is None else oracle_dists
+    var = VARIANTS[TUNED_VARIANT]
+    rows = []
+    with Progress() as progress:
+        task = progress.task("bench", len(dtypes) * len(log2_sizes))
+        for dtype in dtypes:
+            for k in log2_sizes:
+                what = f"{dtype} n=2^{k}"
+                task.start(what)
+                if not _fits(2**k, dtype):
+                    task.finish(what, "skipped: over free device memory")
+                    continue
+                res = measure(2**k, dtype, [var.tuned(dtype, 2**k)], reps)
+                row = speed_row(res)
+                for dist in dists:  # the oracle is of float data; "-" in the integer rows
+                    row[f"oracle/torch {dist}"] = "-"
+                    if dtype in ("float32", "float64") and res.get("torch_ms"):
+                        ms = _oracle_ms(2**k, dtype, dist, oracle_reps)
+                        row[f"oracle/torch {dist}"] = None if ms is None else ms / res["torch_ms"]
+                rows.append(row)
                 task.finish(what, "timed")
     return rows
 
 
-def _bench_size(n: int, dtype: str, reps: int) -> list[Row]:
+@functools.cache
+def _oracle_data(dtype: str, dist: str) -> np.ndarray:
+    """2^22 host values of ``dist``, drawn once per run (the generator is slow)."""
+    from .engine.strategies import generate_data
+
+    return generate_data(np.random.default_rng(0), 2**22, dtype, dist)
+
+
+def _oracle_ms(n: int, dtype: str, dist: str, reps: int) -> float | None:
+    """Median ms of the device exact oracle on n values of ``dist`` (generated on the host,
+    2^22 at most, tiled: the oracle's speed, not the generator's); None where it runs out
+    of device memory."""
     import cupy as cp
 
-    from .kernels.launch import plan
+    from .oracle.exact_device import exact_scan_device
 
-    x = cp.random.default_rng(0).random(n, dtype=np.float64).astype(dtype)
-    out = cp.empty_like(x)
-    nbytes = 2 * x.nbytes
-    copy_ms = time_gpu(lambda: cp.copyto(out, x), reps=reps)
-    timed: list[tuple[str, float]] = [("device memcpy", copy_ms)]
-    for name in GRID_VARIANTS:
-        configs = LOOKBACK_CONFIGS if name == "decoupled_lookback" else ((256, None),)
-        for block, params in configs:
-            label = name if params is None else f"{name} b{block} {params}"
-            timed.append((label, time_gpu(plan(x, name, "add", block, params, out=out), reps=reps)))
-    for label, fn in _references(x, out).items():
-        timed.append((label, time_gpu(fn, reps=reps)))
-    return [Row(n, dtype, impl, ms, nbytes / ms / 1e6, copy_ms / ms) for impl, ms in timed]
+    part = _oracle_data(dtype, dist)[:n]
+    x = cp.tile(cp.asarray(part), -(-n // part.size))[:n]
+    try:
+        return time_gpu(lambda: exact_scan_device(x), warmup=1, reps=reps)
+    except cp.cuda.memory.OutOfMemoryError:
+        return None
 
 
 def oracle_throughput(n: int = 1_000_000, mp_n: int = 20_000, reps: int = 5) -> list[dict]:

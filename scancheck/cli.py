@@ -62,12 +62,26 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if not gpu:
         print(f"No GPU ({why}): the GPU benchmark needs one; try --oracle.")
         return 2
-    sizes = tuple(2**int(k) for k in args.log2_sizes)
-    rows = bench.gpu_table(sizes=sizes, dtypes=tuple(args.dtypes), reps=args.reps)
-    print(format_table([r.as_dict() for r in rows], title=f"scan bandwidth on {why}"))
+    log2_sizes = tuple(int(k) for k in args.log2_sizes)
+    if args.tune:
+        _output_path(args.tune, "--tune")
+        sweep = bench.tune_sweep(log2_sizes, tuple(args.dtypes), reps=args.reps)
+        with _writing(args.tune, "--tune"), open(args.tune, "w") as fh:
+            json.dump(sweep, fh, indent=1)
+        rows = bench.sweep_rows(sweep)
+        print(format_table(rows, title=f"tuning run on {why}: each launch's x memcpy"))
+        print(f"wrote {args.tune}; python -m scancheck.kernels.tune --from {args.tune} "
+              "writes the table")
+        return 0
+    rows = bench.speed_table(log2_sizes, tuple(args.dtypes), reps=args.reps,
+                             oracle_dists=None if args.oracle_dists is None
+                             else tuple(args.oracle_dists))
+    print(format_table(rows, title=f"scan bandwidth on {why} (ours: {bench.TUNED_VARIANT} at its "
+                                   "tuned config; oracle/torch: time of the exact oracle over "
+                                   "torch.cumsum's)"))
     if args.json:
         with _writing(args.json, "--json"), open(args.json, "w") as fh:
-            json.dump([r.as_dict() for r in rows], fh, indent=1)
+            json.dump({"device": why, "rows": rows}, fh, indent=1)
     return 0
 
 
@@ -382,10 +396,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="GPU bandwidth table, or --oracle for the exact oracle")
     p.add_argument("--oracle", action="store_true",
                    help="exact-oracle throughput on the CPU, and on the GPU where there is one")
-    p.add_argument("--log2-sizes", nargs="+", default=["20", "24", "28"])
-    p.add_argument("--dtypes", nargs="+", default=["float32", "float64"])
+    p.add_argument("--log2-sizes", nargs="+", default=["16", "20", "24", "28", "30"],
+                   help="log2 of the sizes (default 16 20 24 28 30; those over free device "
+                        "memory are skipped)")
+    p.add_argument("--dtypes", nargs="+", default=["float32", "float64", "int32", "int64"],
+                   choices=["float32", "float64", "int32", "int64"])
     p.add_argument("--reps", type=positive(int), default=20)
     p.add_argument("--json", help="also write the rows to this file")
+    p.add_argument("--tune", metavar="PATH",
+                   help="time every candidate launch of the look-back instead, into PATH "
+                        "(python -m scancheck.kernels.tune --from PATH writes the table)")
+    p.add_argument("--oracle-dists", nargs="*", metavar="DIST",
+                   help="data distributions the exact oracle is timed on (default: all; "
+                        "none given: no oracle columns)")
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("precision", help="seed 004's float32 'bug', reproduced and explained")

@@ -111,26 +111,29 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _warm_kernels(py: str, env: dict[str, str]) -> str:
-    """Every variant compiled once, side by side, into CuPy's kernel cache before the tests
-    start: otherwise each of the workers compiles each variant it meets on its own."""
-    from .kernels.registry import VARIANTS
+    """Every variant compiled once (and the look-back at each tuning candidate's items),
+    side by side, into CuPy's kernel cache before the tests start: otherwise each of the
+    workers compiles each variant it meets on its own."""
+    from .kernels.launch import warm_jobs
 
     start = time.monotonic()
-    code = "from scancheck.kernels.launch import warm; warm({!r})"
-    procs = {name: subprocess.Popen([py, "-c", code.format(name)], env=env,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for name in VARIANTS}
+    code = "from scancheck.kernels.launch import warm; warm({!r}, {!r})"
+    jobs = warm_jobs()
+    procs = [(name, params, subprocess.Popen([py, "-c", code.format(name, params)], env=env,
+                                             stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.DEVNULL))
+             for name, params in jobs]
     failed = []
-    for name, proc in procs.items():
+    for name, params, proc in procs:
         try:
             rc = proc.wait(timeout=max(1.0, 300 - (time.monotonic() - start)))
         except subprocess.TimeoutExpired:
             proc.kill()
             rc = -1
         if rc:
-            failed.append(name)
+            failed.append(name if params is None else f"{name} {params}")
     # A variant that does not compile is the tests' to report, with its error.
-    return (f"kernel cache warmed: {len(VARIANTS) - len(failed)} of {len(VARIANTS)} variants "
+    return (f"kernel cache warmed: {len(jobs) - len(failed)} of {len(jobs)} modules "
             f"compiled in {time.monotonic() - start:.0f} s" + (f" (failed: {', '.join(failed)})"
                                                                if failed else ""))
 
@@ -201,8 +204,11 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
         rc, text, _ = _run([py, "-m", "scancheck.cli", "bench", "--json", str(out / "bench.json"),
                             "--log2-sizes", *args.bench_sizes], out / "bench.log", env)
         status |= rc
-        keep = [ln for ln in text.splitlines() if ("2^28" in ln or "2^24" in ln) and "float32" in ln]
-        summary.append("bandwidth (float32; median ms, GB/s, x memcpy):")
+        lines = text.splitlines()
+        keep = [ln for ln in lines if ln.startswith(("dtype ", "float32 ", "float64 "))
+                and ("2^28" in ln or "2^24" in ln or ln.startswith("dtype "))]
+        summary.append("bandwidth (the look-back at its tuned launch, torch, CUB: GB/s and x "
+                       "memcpy; the exact oracle's time over torch's per distribution):")
         summary.extend(f"  {ln}" for ln in keep)
         rc, text, _ = _run([py, "-m", "scancheck.cli", "bench", "--oracle", "--log2-sizes",
                             args.bench_sizes[-1]], out / "bench-oracle.log", env)

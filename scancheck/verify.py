@@ -28,6 +28,9 @@ class VariantResult:
     float32_verdict: str
     max_err_over_bound: float
     kernel: str
+    #: Launch shapes (block, params) the kernel was compared at: the default and each
+    #: tuning candidate.
+    launches: int = 1
 
     @property
     def ok(self) -> bool:
@@ -45,6 +48,7 @@ class VariantResult:
             "float32 vs bound": (f"{self.float32_verdict} ({self.max_err_over_bound:.2g})"
                                  if "add" in VARIANTS[self.name].operators else "n/a (no add)"),
             "kernel": self.kernel,
+            "launches": self.launches,
             "verdict": "ok" if self.ok else "WRONG",
         }
 
@@ -54,15 +58,28 @@ def _sizes(var: Variant, block: int) -> list[int]:
     return sorted({1, 2, 23, block - 1, block + 1, cap} & set(range(1, cap + 1)))
 
 
+def _candidate_sizes(var: Variant, block: int, params: dict[str, int]) -> list[int]:
+    """One element short of a tile, and a partial tile after two full ones.  Up to three
+    tiles a look-back folds its predecessors' totals in one order only (two of them: the
+    chain's T0 (+) T1), so there the kernel must equal its model bit for bit, floats too."""
+    tile = block * var.resolve_params(params).get("items", 1)
+    return [tile - 1, 2 * tile + 3]
+
+
 def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantResult:
-    """Check one variant's model (and kernel, with ``gpu``) at a few hard sizes."""
+    """Check one variant's model (and kernel, with ``gpu``) at a few hard sizes, at ``block``
+    and default params, and at every candidate launch its tuned table may choose."""
     block = max(block, var.min_block)
     proof, hazards, worst, verdict = True, 0, 0.0, Verdict.EXACT
     kernel = ("not run (no GPU)" if not gpu else "not run (racy; racecheck's job)" if var.racy
               else "not run (no add)" if "add" not in var.operators else "equal to model")
     rng = np.random.default_rng(0)
-    for n in _sizes(var, block):
-        net = var.build_model(n, block)
+    # (n, block, params, strict): strict runs must match bit for bit even where the variant
+    # is not deterministic in general.
+    runs = [(n, block, None, False) for n in _sizes(var, block)]
+    runs += [(n, b, p, True) for b, p in var.candidates for n in _candidate_sizes(var, b, p)]
+    for n, b, params, strict in runs:
+        net = var.build_model(n, b, params)
         proof &= bool(np.array_equal(net.run(interval_input(n), "interval"),
                                      interval_expected(n, var.inclusive)))
         hazards = max(hazards, len(net.hazards(limit=50)))
@@ -73,29 +90,34 @@ def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantR
             verdict = max(verdict, rep.verdict)
             worst = max(worst, float(rep.bound_fraction.max()))
             if gpu and not var.racy:
-                kernel = _kernel_check(var, x, block, computed, kernel)
-        if gpu and not var.racy and "segmented_add" in var.operators:
-            kernel = _segmented_check(var, n, block, kernel)
+                kernel = _kernel_check(var, x, b, params, computed, kernel, strict)
+                if strict and "float64" in var.dtypes:  # 8-byte elements move another way
+                    x64 = rng.integers(0, 1000, n) * 1.001
+                    kernel = _kernel_check(var, x64, b, params, net.run(x64, "add"), kernel,
+                                           strict)
+        if gpu and not var.racy and "segmented_add" in var.operators and params is None:
+            kernel = _segmented_check(var, n, b, kernel)
     met = var.build_model(_sizes(var, block)[-1], block).metrics()
     return VariantResult(var.name, proof, hazards, met.work, met.depth,
-                         verdict.label, worst, kernel)
+                         verdict.label, worst, kernel, 1 + len(var.candidates))
 
 
-def _kernel_check(var: Variant, x: np.ndarray, block: int, model_out: np.ndarray,
-                  previous: str) -> str:
+def _kernel_check(var: Variant, x: np.ndarray, block: int, params: dict[str, int] | None,
+                  model_out: np.ndarray, previous: str, strict: bool = False) -> str:
     from .core.arrays import same_bits
     from .kernels.launch import scan
 
     if previous not in ("equal to model", "within bound"):
         return previous
-    got = scan(x, var, "add", block).get()
+    got = scan(x, var, "add", block, params).get()
     if same_bits(got, model_out).all():
         return "equal to model" if previous != "within bound" else previous
-    if not var.deterministic:
-        depths = var.build_model(x.shape[0], block).metrics().output_depths
+    if not var.deterministic and not strict:
+        depths = var.build_model(x.shape[0], block, params).metrics().output_depths
         if classify(x, got, depths, inclusive=var.inclusive).verdict != Verdict.BEYOND_BOUND:
             return "within bound"
-    return f"DIFFERS at n={x.shape[0]}"
+    where = f"n={x.shape[0]} {x.dtype} block={block}" + (f" {params}" if params else "")
+    return f"DIFFERS at {where}"
 
 
 def _segmented_check(var: Variant, n: int, block: int, previous: str) -> str:

@@ -46,7 +46,7 @@ def check_block(block: object) -> None:
 def lookback_smem(block: int, items: int, scan_bytes: int, stage_bytes: int) -> int:
     """Dynamic shared memory of ``lookback_scan``: 33 scan elements (warp totals, the tile's
     prefix), then each warp's padded staging area of its elements as read and written."""
-    per_warp = 32 * items + (32 * items >> 5)
+    per_warp = 32 * items + (32 * items >> (4 if stage_bytes == 8 else 5))  # the kernel's pad<T>
     return 33 * scan_bytes + (block // 32) * per_warp * stage_bytes
 
 # -- sources and compilation ----------------------------------------------------------

@@ -43,13 +43,24 @@ def compiled_kernels(variant: Variant, dtype: str, op: str | Operator,
     return {e: mod.get_function(variant.name_expression(e, dtype, op, params))
             for e in variant.entries}
 
-def warm(variant: str | Variant) -> None:
-    """Compile ``variant`` at its default parameters into CuPy's kernel cache on disk, so
-    that every later process on this machine loads it instead of compiling it again."""
+def warm(variant: str | Variant, params: dict[str, int] | None = None) -> None:
+    """Compile ``variant`` at ``params`` (default: its defaults) into CuPy's kernel cache on
+    disk, so that every later process on this machine loads it instead of compiling it."""
     var = get_variant(variant)
     op = get_operator(var.operators[0])
     dtype = next(d for d in var.dtypes if d in op.dtypes)
-    compiled_kernels(var, dtype, op, var.resolve_params(None))
+    compiled_kernels(var, dtype, op, var.resolve_params(params))
+
+
+def warm_jobs() -> list[tuple[str, dict[str, int] | None]]:
+    """Every module a GPU run compiles: each variant at its defaults, and at each other
+    parameter set among its tuning candidates (``verify`` runs them all)."""
+    jobs: list[tuple[str, dict[str, int] | None]] = [(name, None) for name in VARIANTS]
+    for name, var in VARIANTS.items():
+        sets = {tuple(sorted(var.resolve_params(p).items())) for _, p in var.candidates}
+        sets.discard(tuple(sorted(var.resolve_params(None).items())))
+        jobs += [(name, dict(s)) for s in sorted(sets)]
+    return jobs
 
 
 def plan(

@@ -10,8 +10,11 @@ Adding a variant is one ``.cu`` file, one ``build_*`` model and one row of
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -65,6 +68,9 @@ class Variant:
     #: A proven upper bound on any output's summation-tree depth at (n, block, params),
     #: for sizes whose model is too large to build (checked against the models in tests).
     max_depth: Callable[[int, int, dict], int] | None = None
+    #: Launch shapes (block, params) a tuning run may choose from; ``verify`` compares the
+    #: kernel with its model at each, so the tuned table never picks an unverified one.
+    candidates: tuple[tuple[int, dict[str, int]], ...] = ()
     doc: str = ""
 
     def resolve_params(self, params: dict[str, int] | None) -> dict[str, int]:
@@ -126,6 +132,16 @@ class Variant:
             )
         return resolved
 
+    def tuned(self, dtype: str, n: int) -> tuple[int, dict[str, int]]:
+        """The (block, params) the tuned table (kernels/tuned.json) gives ``n`` elements of
+        ``dtype``: its first range that holds n, else its last; 256 threads at the default
+        params where the table has no row for this variant and dtype."""
+        rows = tuned_table().get(self.name, {}).get(as_dtype(dtype).name)
+        if not rows:
+            return 256, self.resolve_params(None)
+        row = next((r for r in rows if n <= 2 ** r["up_to_log2"]), rows[-1])
+        return row["block"], self.resolve_params(row["params"])
+
     def depth_bound(self, n: int, block: int, params: dict[str, int] | None = None) -> int:
         """Largest summation-tree depth of any output: closed form, else from the model."""
         resolved = self.resolve_params(params)
@@ -179,6 +195,8 @@ class Launch:
     params: dict[str, int]
     smem: int
     _scratch: dict[str, Any] = field(default_factory=dict)
+    #: Launches so far on this Launch's scratch (kernels that tag their status by launch).
+    epoch: int = 0
 
     def run(self, entry: str, grid: int, args: tuple, smem: int | None = None) -> None:
         self.kernels[entry]((grid,), (self.block,), args,
@@ -258,19 +276,36 @@ def _launch_chained(lc: Launch) -> None:
 
 
 def _launch_lookback(lc: Launch) -> None:
+    # Zeroed once: the kernel resets its counter and each launch takes the next epoch, so
+    # earlier launches' tile flags read as invalid (no fill kernels before each launch).
+    # The arguments are built once too: at 2^16..2^20 elements the host's time to launch
+    # is a good part of the time measured.
+    lc.epoch = lc.epoch + 1 if lc.epoch < _MAX_EPOCH else 1
+    if lc.epoch == 1:
+        lc._scratch["lookback args"] = _lookback_args(lc)
+    nb, args = lc._scratch["lookback args"]
+    lc.run("decoupled_lookback", nb, (*args, np.uint32(lc.epoch)))
+
+
+def _lookback_args(lc: Launch) -> tuple[int, tuple]:
+    """The grid and the look-back's arguments but the epoch, its status arrays zeroed."""
     import cupy as cp
 
     nb = _blocks(lc.n, lc.block * lc.params["items"])
     counter = lc.scratch("counter", 1, cp.uint32, zero=True)
-    if lc.x.itemsize * lc.x[0].size == 4:  # flag and value packed in one 64-bit word
-        words = lc.scratch("status", nb, cp.uint64, zero=True)
+    element_bytes = lc.x.itemsize * lc.x[0].size
+    if element_bytes in (4, 8):  # flag and value packed in one 8- or 16-byte word
+        words = lc.scratch("status", nb * element_bytes // 4, cp.uint64, zero=True)
         flags = agg = incl = lc.scratch("unused", 1, cp.int32)
     else:
         flags = lc.scratch("flags", nb, cp.int32, zero=True)
         agg, incl = lc.scratch("aggregates", nb), lc.scratch("inclusives", nb)
         words = lc.scratch("unused", 1, cp.uint64)
-    lc.run("decoupled_lookback", nb,
-           (lc.x, lc.out, np.int64(lc.n), counter, flags, agg, incl, words))
+    return nb, (lc.x, lc.out, np.int64(lc.n), counter, flags, agg, incl, words)
+
+
+#: Epochs run 1.._MAX_EPOCH: a tile flag stores 2 * epoch + 1 in 32 bits.
+_MAX_EPOCH = 2**31 - 1
 
 
 # -- the registry ---------------------------------------------------------------------
@@ -362,13 +397,37 @@ VARIANTS: dict[str, Variant] = {
             "decoupled_lookback", "decoupled_lookback.cu", ("decoupled_lookback",),
             inclusive=True, scope="grid", model=models.build_decoupled_lookback,
             launch=_launch_lookback, capacity=None, smem=_lookback_smem, min_block=32,
-            block_multiple=32, params={"items": (8, 1, 2, 4, 16)}, deterministic=False,
+            block_multiple=32, params={"items": (8, 1, 2, 4, 16, 32)}, deterministic=False,
             operators=(*KERNEL_OPERATORS, "logaddexp"),
             max_depth=lambda n, b, p: _blocks(n, b * p["items"]) + p["items"] + 16,
+            candidates=tuple((b, {"items": i}) for b in (64, 128, 256, 512) for i in (4, 8, 16, 32)),
             doc="Merrill & Garland 2016: single pass, decoupled look-back",
         ),
     )
 }
+
+
+#: The tuned launch table: data written by ``python -m scancheck.kernels.tune --from``.
+TUNED_PATH = Path(__file__).with_name("tuned.json")
+
+
+@functools.cache
+def tuned_table(path: Path = TUNED_PATH) -> dict[str, dict[str, list[dict]]]:
+    """{variant: {dtype: [{"up_to_log2", "block", "params"}, ...] by increasing size}} from
+    ``path``; raises ValueError where a row names a launch outside its variant's candidates."""
+    data = json.loads(Path(path).read_text())
+    table = {k: v for k, v in data.items() if k in VARIANTS}
+    for name, by_dtype in table.items():
+        allowed = [(b, VARIANTS[name].resolve_params(p)) for b, p in VARIANTS[name].candidates]
+        for dtype, rows in by_dtype.items():
+            for row in rows:
+                if (row["block"], VARIANTS[name].resolve_params(row["params"])) not in allowed:
+                    raise ValueError(
+                        f"{path}: {name} {dtype} up to 2^{row['up_to_log2']} names block="
+                        f"{row['block']} {row['params']}, not one of its candidates {allowed}")
+            if [r["up_to_log2"] for r in rows] != sorted(r["up_to_log2"] for r in rows):
+                raise ValueError(f"{path}: {name} {dtype} rows are not by increasing size")
+    return table
 
 
 def get_variant(name: str | Variant) -> Variant:
