@@ -219,13 +219,14 @@ def markdown(reports: list[ConformanceReport], path: str | Path) -> str:
     out = ["# scancheck conformance report", ""]
     out += ["| target | verdict | largest n | seconds | diagnosis |", "|---|---|---|---|---|"]
     for r in reports:
-        out.append(f"| {r.target} | {'conforms' if r.passed else '**does not conform**'} | "
-                   f"{r.largest_n:,} | {r.seconds:.0f} | {_cell(r.diagnosis)} |")
+        word = r.verdict_word if r.passed or r.unfinished else "**does not conform**"
+        out.append(f"| {r.target} | {word} | {r.reached:,} | {r.seconds:.0f} | "
+                   f"{_cell(r.summary)} |")
     for i, r in enumerate(reports):
         out += ["", f"## {r.target}", ""]
         verdict = r.verdict
-        out.append(f"**{'Conforms' if r.passed else 'Does not conform'}**" +
-                   (f": {verdict.line}" if verdict.line else "."))
+        word = r.verdict_word.capitalize() if r.passed or r.unfinished else "Does not conform"
+        out.append(f"**{word}**" + (f": {r.summary}" if r.summary else "."))
         if verdict.findings:  # each cause once, the properties it explains folded under it
             out += ["", "Causes, primary first:", ""]
             out += [f"{k}. {_cell(f.folded())}" for k, f in enumerate(verdict.findings, 1)]
@@ -235,7 +236,7 @@ def markdown(reports: list[ConformanceReport], path: str | Path) -> str:
         out += [f"| {row['property']} | {row['verdict']} | {_cell(row['diagnosis / detail'])} | "
                 f"{_cell(row['smallest failing case'])} |" for row in r.rows()]
         out += _curve(r, files, f"bounds-{i}", path.parent)
-        snippet = None if r.passed else reproducer(r, files, f"case-{i}")
+        snippet = None if r.passed or r.unfinished else reproducer(r, files, f"case-{i}")
         if snippet:
             how = ("the case drawn again from its monoid and seed" if "load_monoid" in snippet
                    else "NumPy and the target's own library; no scancheck")
