@@ -369,16 +369,18 @@ ALWAYS_RUN = 16
 
 
 def _past(timings: list[tuple[int, float]], n: int, deadline: float) -> bool:
-    """Whether a case of ``n`` elements would end past ``deadline``, at the rate of the
-    largest case run so far (seconds per element, overhead included: it overestimates a
-    larger case, so the ladder stops early rather than late)."""
+    """Whether a case of ``n`` elements would end past ``deadline``: a call's cost (the
+    median of the small cases) plus ``n`` times the least per-element rate of the last three
+    cases run (a first call that imports or compiles is one outlier, not the rate)."""
     left = deadline - time.monotonic()
     if left <= 0:
         return True
     if not timings:
         return False
-    n0, t0 = max(timings)
-    return t0 * n / max(n0, 1) > left
+    small = sorted(t for m, t in timings if m <= 64) or [0.0]
+    a = small[len(small) // 2]
+    rate = min(max(t - a, 0.0) / max(m, 1) for m, t in timings[-3:])
+    return a + rate * n > left
 
 
 #: Appended to a search's key: where the failing cases it found are stored, each whole.
