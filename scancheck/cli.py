@@ -6,6 +6,7 @@
     scancheck precision           seed 004's float "bug", reproduced and explained
     scancheck explain IN OUT      is a computed scan's error rounding or a bug?
     scancheck check TARGET        conformance of any scan implementation
+    scancheck matrix              pandas, polars, pyarrow, dask, numba and JAX scans, one table
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from .oracle.bounds import fit_columns as _fit
 from .oracle.bounds import format_table
 from .progress import Progress
 from .spec_flags import add_spec_flags, positive, reverse_forms, spec_overrides
@@ -133,6 +135,12 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 1 if e.verdict in (PROVEN, SUSPICIOUS) else 0
 
 
+def _cmd_matrix(args: argparse.Namespace) -> int:
+    from .matrix import run_matrix
+
+    return run_matrix(args)
+
+
 def _output_path(path: str | None, flag: str) -> None:
     """Raise a ValueError naming ``flag`` unless ``path`` (None: not given) can be written as
     a file: checked before a run, so that an hour's check is not lost at its end.  Leaves no
@@ -170,16 +178,6 @@ def _writing(path: str, flag: str) -> Iterator[None]:
 
 #: Columns a result table fits in; the whole text of each cell is in --report and --json.
 _TABLE_WIDTH = 100
-
-
-def _fit(rows: list[dict], widths: dict[str, int]) -> list[dict]:
-    """``rows`` with the named columns cut to their widths (an ellipsis where cut), so that
-    a table fits :data:`_TABLE_WIDTH` columns."""
-    def cut(v: object, w: int) -> object:
-        text = str(v)
-        return text if len(text) <= w else text[:w - 1] + "…"
-
-    return [{k: cut(v, widths[k]) if k in widths else v for k, v in r.items()} for r in rows]
 
 
 def _print_report(rep) -> None:
@@ -454,6 +452,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=positive(int),
                    help="child processes per target at once (default: half the cores)")
     p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser("matrix", help="the library matrix: pandas, polars, pyarrow, dask, "
+                       "numba and JAX scans on the CPU, each under its declared contract",
+                       description="The CPU scans of pandas, polars, pyarrow, dask, numba and "
+                       "JAX installed here (pip install -e '.[libs]'), each under the contract "
+                       "its library documents, in one table.")
+    p.add_argument("targets", nargs="*", metavar="TARGET", help="with --markdown: library "
+                   "scans (default: every one here)")
+    p.add_argument("--budget", type=positive(float), metavar="SECONDS", help="seconds a cell "
+                   "of the library table may take (default 6), or with --markdown a property "
+                   "(default 3)")
+    p.add_argument("--max-n", type=positive(int), help="largest n of a cell (default 2**20)")
+    p.add_argument("--workers", type=positive(int), default=min(8, os.cpu_count() or 1),
+                   help="cells checked at once, each in a process of its own")
+    p.add_argument("--markdown", action="store_true", help="instead: every library scan here "
+                   "at every dtype it declares, as Markdown (the GPU suite's matrix)")
+    p.set_defaults(func=_cmd_matrix)
 
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
     p.add_argument("variant")

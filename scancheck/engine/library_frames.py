@@ -45,7 +45,10 @@ def _pandas(method: str) -> Callable[[np.ndarray], np.ndarray]:
 def _pandas_frame(x: np.ndarray, axis: int) -> np.ndarray:
     import pandas as pd
 
-    return pd.DataFrame(x).cumsum(axis=axis).to_numpy()
+    out = pd.DataFrame(x).cumsum(axis=axis)
+    # A frame of no columns has no dtype of its own (to_numpy gives float64): its empty
+    # result is handed back in the input's, not judged as a promotion.
+    return out.to_numpy() if out.shape[1] else np.empty(x.shape, x.dtype)
 
 
 def _polars(method: str) -> Callable[[np.ndarray], np.ndarray]:
