@@ -22,28 +22,10 @@ import numpy as np
 from .core.arrays import as_dtype
 from .engine.cases import Case
 from .engine.conformance import ConformanceReport
+from .library_calls import LIBRARY_CALLS
 
 #: Inputs up to this many bytes are written into the snippet; larger ones beside the report.
 INLINE_BYTES = 1 << 16
-
-#: How a built-in target is called without scancheck: imports, then the call on ``x``.
-_CALLS: dict[str, tuple[str, str]] = {
-    "numpy.cumsum": ("", "np.cumsum(x, axis=AXIS, dtype=x.dtype)"),
-    "torch.cumsum (CPU)": ("import torch\n", "torch.cumsum(torch.from_numpy(x.copy()), AXIS, "
-                           "dtype=torch.from_numpy(x[:0].copy()).dtype).numpy()"),
-    "torch.cumsum (CUDA)": ("import torch\n", "torch.cumsum(torch.from_numpy(x.copy()).cuda(), 0, "
-                            "dtype=torch.from_numpy(x[:0].copy()).dtype).cpu().numpy()"),
-    "cupy.cumsum (CUB)": ("import cupy as cp\n",
-                          "cp.cumsum(cp.asarray(x), dtype=x.dtype).get()  # CuPy's CUB path"),
-    "cupy.cumsum (no CUB)": ("import cupy as cp\nfrom cupy._core import _accelerator\n"
-                             "_accelerator.set_routine_accelerators([])\n",
-                             "cp.cumsum(cp.asarray(x), dtype=x.dtype).get()"),
-    "jax.numpy.cumsum": ("import jax.numpy as jnp\n",
-                         "np.asarray(jnp.cumsum(jnp.asarray(x), axis=AXIS, dtype=x.dtype))"),
-    "jax.lax.associative_scan": ("import jax\n", "np.asarray(jax.lax.associative_scan("
-                                 "jax.numpy.add, jax.numpy.asarray(x)))"),
-}
-
 
 def environment() -> dict[str, str]:
     """What ran the check: Python, the platform, library versions, the GPUs and driver."""
@@ -111,8 +93,8 @@ def _literal(x: np.ndarray, files: Path, name: str) -> str:
 def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str]:
     """Imports and the expression that runs ``target`` on ``x``."""
     ax = str(axis if axis is not None else 0)
-    if target in _CALLS:
-        imports, call = _CALLS[target]
+    if target in LIBRARY_CALLS:
+        imports, call = LIBRARY_CALLS[target]
         return imports, call.replace("AXIS", ax)
     path = target[len("import:"):] if target.startswith("import:") else target
     if ":" in path and not path.startswith(("kernel:", "model:", "cu:")) and not path.endswith(".cu"):
