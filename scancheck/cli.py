@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from .matrix_args import add_matrix_arguments
 from .oracle.bounds import fit_columns as _fit
 from .oracle.bounds import format_table
 from .progress import Progress
@@ -458,16 +459,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="The CPU scans of pandas, polars, pyarrow, dask, numba and "
                        "JAX installed here (pip install -e '.[libs]'), each under the contract "
                        "its library documents, in one table.")
-    p.add_argument("targets", nargs="*", metavar="TARGET", help="with --markdown: library "
-                   "scans (default: every one here)")
-    p.add_argument("--budget", type=positive(float), metavar="SECONDS", help="seconds a cell "
-                   "of the library table may take (default 6), or with --markdown a property "
-                   "(default 3)")
-    p.add_argument("--max-n", type=positive(int), help="largest n of a cell (default 2**20)")
-    p.add_argument("--workers", type=positive(int), default=min(8, os.cpu_count() or 1),
-                   help="cells checked at once, each in a process of its own")
-    p.add_argument("--markdown", action="store_true", help="instead: every library scan here "
-                   "at every dtype it declares, as Markdown (the GPU suite's matrix)")
+    add_matrix_arguments(p)
     p.set_defaults(func=_cmd_matrix)
 
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")

@@ -33,6 +33,7 @@ from .engine.conformance import PROPERTIES, check, not_applicable
 from .engine.library import builtin_targets
 from .engine.resolve import resolve
 from .engine.spec import contract_flags
+from .matrix_args import add_matrix_arguments
 from .oracle.bounds import fit_columns, format_table
 
 #: What each operator is called in the libraries.
@@ -224,10 +225,15 @@ def library_table(cells: list[LibraryCell]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m scancheck.matrix``: ``scancheck matrix`` (its options are the CLI's)."""
-    from .cli import main as cli_main
-
-    return cli_main(["matrix", *(sys.argv[1:] if argv is None else argv)])
+    """``python -m scancheck.matrix``: ``scancheck matrix``."""
+    parser = argparse.ArgumentParser(prog="python -m scancheck.matrix", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_matrix_arguments(parser)
+    try:
+        return run_matrix(parser.parse_args(sys.argv[1:] if argv is None else argv))
+    except ValueError as exc:  # a usage error: one line, as the command line says it
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
 
 
 def run_matrix(args: argparse.Namespace) -> int:

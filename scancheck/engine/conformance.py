@@ -158,7 +158,8 @@ class ConformanceReport:
         its primary cause, and each distinct cause once with the properties it explains."""
         d = asdict(self)
         verdict = self.verdict
-        d["verdict"] = {"cause": verdict.cause.name if verdict.cause is not None else None,
+        d["verdict"] = {"word": self.verdict_word, "reached": self.reached,
+                        "cause": verdict.cause.name if verdict.cause is not None else None,
                         "line": verdict.line, "explained": verdict.explained,
                         "also": verdict.also, "largest n": self.largest_n,
                         "findings": [{"cause": f.cause.name, "line": f.line, "source": f.source,
