@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from typing import Any
 
-from .engine.cases import Budget, Case
+from .engine.cases import Budget
 from .engine.conformance import PROPERTIES, check, not_applicable
 from .engine.library import builtin_targets
 from .engine.resolve import resolve
@@ -175,7 +175,7 @@ def library_cell(job: tuple[str, str, str, str], seconds: float,
     target = resolve(name)
     target = replace(target, spec=replace(target.spec, dtypes=(dtype,)))
     props = [p for p in PROPERTIES if not not_applicable(target.spec, p)]
-    _warm(target, dtype)
+    _warm(target, tuple(props))
     rep = check(target, tuple(props), budget=Budget(seconds / max(len(props), 1),
                                                     max_n=max_n, bounded=True))
     verdict = rep.verdict_word
@@ -186,11 +186,11 @@ def library_cell(job: tuple[str, str, str, str], seconds: float,
                        "" if rep.passed else rep.summary)
 
 
-def _warm(target: Any, dtype: str) -> None:
-    """One call on a few elements first: the library's import and its first compile (numba,
-    JAX) are not the scan's time."""
+def _warm(target: Any, props: tuple[str, ...]) -> None:
+    """The properties once on a few elements first: the library's import, its first compile
+    (numba, JAX) and the oracles' are not the cell's time."""
     with contextlib.suppress(Exception):  # the check itself reports what the target raises
-        target(Case(5, dtype, "integers", 0).data(target.spec.op))
+        check(target, props, budget=Budget(0.01, max_n=16))
 
 
 def _library_cell(args: tuple[tuple[str, str, str, str], float, int | None]) -> LibraryCell:

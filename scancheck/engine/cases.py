@@ -255,8 +255,8 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
     it costs (every scale up to ``max_n`` is checked once, so no budget can hide a bug that
     needs many tiles), then Hypothesis until ``budget`` is spent.  A ``bounded`` budget
     stops the ladder instead at the first rung that its measured rate says would end past
-    the seconds (the rungs of n <= :data:`ALWAYS_RUN` always run), and the result's
-    ``short_of`` names that rung.  Once a failure is found,
+    the seconds (one of n <= :data:`ALWAYS_RUN` only once they are spent; the first always
+    runs), and the result's ``short_of`` names that rung.  Once a failure is found,
     shrinking may spend up to another ``budget.seconds``.  With ``key`` and an example
     database (:mod:`scancheck.core.database`), failures found before under that key, here or on
     another runner, are replayed before anything new is drawn."""
@@ -301,7 +301,9 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
                             time.monotonic() - t0, spent, short_of)
 
     for rung in ladder(dtypes, distributions, max_n, empty):
-        if budget.bounded and rung.n > ALWAYS_RUN and _past(timings, rung.n, deadline):
+        # The smallest rungs are not stopped on a prediction, only once time is out.
+        if budget.bounded and timings and (_past(timings, rung.n, deadline) if rung.n >
+                                           ALWAYS_RUN else time.monotonic() > deadline):
             return result(True, rung.n)
         case, failure = run(rung, cut=False)
         if failure is not None:
@@ -363,8 +365,8 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
     return result(spent)
 
 
-#: Rungs of the ladder at most this large run under any budget: every dtype and
-#: distribution is met at least once, at sizes that cost a call's overhead.
+#: Rungs of the ladder at most this large run until a bounded budget is spent, whatever the
+#: rate predicts (a first call that imports or compiles is no rate).
 ALWAYS_RUN = 16
 
 

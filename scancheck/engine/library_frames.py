@@ -45,10 +45,11 @@ def _pandas(method: str) -> Callable[[np.ndarray], np.ndarray]:
 def _pandas_frame(x: np.ndarray, axis: int) -> np.ndarray:
     import pandas as pd
 
-    out = pd.DataFrame(x).cumsum(axis=axis)
-    # A frame of no columns has no dtype of its own (to_numpy gives float64): its empty
-    # result is handed back in the input's, not judged as a promotion.
-    return out.to_numpy() if out.shape[1] else np.empty(x.shape, x.dtype)
+    out = pd.DataFrame(x).cumsum(axis=axis).to_numpy()
+    # An empty frame's cumsum along its empty axis comes back float64 whatever the input
+    # (pandas 3.1.1: shape (0, 3) along axis 1, (3, 0) along either): no value took that
+    # type, so the empty result is handed back in the input's, not judged as a promotion.
+    return out if out.size else np.empty(x.shape, x.dtype)
 
 
 def _polars(method: str) -> Callable[[np.ndarray], np.ndarray]:
