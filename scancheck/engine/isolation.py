@@ -236,9 +236,9 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
                     spec: TargetSpec | None, gpu: str | None = None, progress: Any = None,
                     overrides: dict[str, Any] | None = None, until: float | None = None
                     ) -> list[PropertyResult]:
-    """``props`` in order in one child (each within its share of the time left before
-    ``until``, a ``time.time()``, where one is given).  The one running when the child hangs or dies is
-    reported so, at the size it reached; the others go on in a new child below that size,
+    """``props`` in order in one child, each within its share of the time left before
+    ``until`` (a ``time.time()``) where one is given.  The one running when the child hangs
+    or dies is reported so, at the size it reached; the others go on in a new child below that size,
     where the target may work, and say so (after n = 0, from n = 1).  The checks past 2**31
     and 2**32 are not retried: below their size they have nothing to check."""
     from .conformance import LARGE
