@@ -353,3 +353,20 @@ def test_a_users_monoid_is_named_by_op_module_attr(capsys):
                    "--budget", "1"])
     assert status == 1
     assert "operator is no monoid" in capsys.readouterr().out
+
+
+def test_a_budget_that_runs_out_exits_3_saying_how_far_every_property_got(capsys):
+    """--budget bounds the whole check: a right but slow target is "slow" with the n every
+    property reached (no "conforms" past it), exit status 3, in about its seconds."""
+    import time
+
+    t0 = time.time()
+    status = main(["check", "scancheck.testing:slow_scan", "--budget", "3", "--quick",
+                   "--dtypes", "int64", "float64"])
+    took = time.time() - t0
+    out = capsys.readouterr().out
+    assert status == 3 and "verdict: slow - no failure up to n = " in out, out
+    assert "conforms" not in out.split("summary")[-1]
+    rows = out[out.index("property"):out.index("verdict:")].splitlines()
+    assert any(line.split()[2:3] == ["slow"] or " slow " in line for line in rows)
+    assert took < 3 + 10  # its seconds, the children's start-up on a loaded 2-core machine

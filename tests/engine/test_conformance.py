@@ -168,3 +168,24 @@ def test_a_failure_outranks_a_budget_that_ran_out():
         PropertyResult("deterministic", "fail", "bits differ", {"n": 5}, cause="NONDETERMINISM")])
     assert rep.verdict_word == "DOES NOT CONFORM" and not rep.unfinished
     assert rep.summary == rep.diagnosis
+
+
+def test_under_a_bounded_budget_no_probe_calls_the_target_past_the_n_its_ladder_reached():
+    """The accumulation probe (2**20 elements by default) and the float summaries stay within
+    the reach of a bounded budget's ladder: what they tell is never about larger n."""
+    import numpy as np
+
+    from scancheck.engine.cases import Budget
+    from scancheck.engine.targets import Target
+
+    called = []
+
+    def recording(x):
+        called.append(x.shape[0])
+        time_per = 2e-6 * x.shape[0]
+        __import__("time").sleep(time_per)
+        return np.cumsum(x, dtype=x.dtype)
+
+    target = Target("recording", recording, TargetSpec(dtypes=("float32",)))
+    r = check_property(target, "floats within bound", Budget(0.5, bounded=True))
+    assert max(called) <= r.detail["largest n"] < 2**20, (r.status, r.detail)
