@@ -6,6 +6,7 @@
     scancheck precision           seed 004's float "bug", reproduced and explained
     scancheck explain IN OUT      is a computed scan's error rounding or a bug?
     scancheck check TARGET        conformance of any scan implementation
+    scancheck matrix              pandas, polars, pyarrow, dask, numba and JAX scans, one table
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
+from .matrix_args import add_matrix_arguments
+from .oracle.bounds import fit_columns as _fit
 from .oracle.bounds import format_table
 from .progress import Progress
 from .spec_flags import add_spec_flags, positive, reverse_forms, spec_overrides
@@ -146,6 +150,12 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 1 if e.verdict in (PROVEN, SUSPICIOUS) else 0
 
 
+def _cmd_matrix(args: argparse.Namespace) -> int:
+    from .matrix import run_matrix
+
+    return run_matrix(args)
+
+
 def _output_path(path: str | None, flag: str) -> None:
     """Raise a ValueError naming ``flag`` unless ``path`` (None: not given) can be written as
     a file: checked before a run, so that an hour's check is not lost at its end.  Leaves no
@@ -185,16 +195,6 @@ def _writing(path: str, flag: str) -> Iterator[None]:
 _TABLE_WIDTH = 100
 
 
-def _fit(rows: list[dict], widths: dict[str, int]) -> list[dict]:
-    """``rows`` with the named columns cut to their widths (an ellipsis where cut), so that
-    a table fits :data:`_TABLE_WIDTH` columns."""
-    def cut(v: object, w: int) -> object:
-        text = str(v)
-        return text if len(text) <= w else text[:w - 1] + "…"
-
-    return [{k: cut(v, widths[k]) if k in widths else v for k, v in r.items()} for r in rows]
-
-
 def _print_report(rep) -> None:
     rows = _fit(rep.rows(), {"property": 22, "diagnosis / detail": 40,
                              "smallest failing case": 21})
@@ -203,8 +203,8 @@ def _print_report(rep) -> None:
     import textwrap
 
     verdict = rep.verdict
-    print(textwrap.fill(f"verdict: {'conforms' if rep.passed else 'DOES NOT CONFORM'}"
-                        + (f" - {verdict.line}" if verdict.line else ""), _TABLE_WIDTH,
+    print(textwrap.fill(f"verdict: {rep.verdict_word}"
+                        + (f" - {rep.summary}" if rep.summary else ""), _TABLE_WIDTH,
                         subsequent_indent="  ", break_on_hyphens=False))
     if verdict.findings:  # each cause once, with the properties it explains folded under it
         print("causes, primary first:")
@@ -219,7 +219,8 @@ def _check_options(args: argparse.Namespace) -> dict:
     from .engine.cases import Budget
 
     quick = args.quick
-    budget = Budget(args.budget, args.examples or Budget.max_examples, args.max_n)
+    # The budget bounds the whole check, the ladders of sizes too.
+    budget = Budget(args.budget, args.examples or Budget.max_examples, args.max_n, bounded=True)
     return dict(budget=budget, seconds=args.budget, timeout=args.timeout,
                 large=False if quick else (True if args.large else None),
                 sanitize=() if quick else (tuple(args.sanitize) if args.sanitize is not None
@@ -248,13 +249,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
         reports = _each(args.targets, lambda name: check_isolated(
             name, overrides=overrides, progress=progress.task(name), gpu=gpu.get(name),
             **options), args.jobs)
-    status = 0
     for rep in reports:
         _print_report(rep)
-        status |= int(not rep.passed)
-    rows = _fit([{"target": r.target, "verdict": "conforms" if r.passed else "FAILS",
-                  "largest n": f"{r.largest_n:,}", "seconds": round(r.seconds),
-                  "diagnosis": r.diagnosis} for r in reports], {"target": 26, "diagnosis": 36})
+    statuses = {_exit_status(rep) for rep in reports}
+    status = 1 if 1 in statuses else max(statuses)  # a failure outranks an unfinished check
+    rows = _fit([{"target": r.target, "verdict": r.verdict_word.replace("DOES NOT CONFORM",
+                                                                       "FAILS"),
+                  "largest n": f"{r.reached:,}", "seconds": round(r.seconds),
+                  "diagnosis": r.summary} for r in reports], {"target": 26, "diagnosis": 36})
     if gpu:  # which GPU ran what
         for row, name in zip(rows, args.targets):
             row["GPU"] = gpu[name]
@@ -267,6 +269,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
             markdown(reports, args.report)
         print(f"report written to {args.report}")
     return status
+
+
+def _exit_status(rep) -> int:
+    """0 where the target conforms, 1 where it fails, 3 where the budget ran out first with
+    no failure found (neither a pass nor a failure: nothing past the n reached was checked)."""
+    return 0 if rep.passed else 3 if rep.unfinished else 1
 
 
 def _round_robin(items: list) -> dict[Any, str]:
@@ -290,7 +298,7 @@ def _each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
             result = future.result()
             reports[futures[future]] = result
             rep = result[0] if isinstance(result, tuple) else result
-            verdict = "conforms" if rep.passed else rep.diagnosis[:100]
+            verdict = "conforms" if rep.passed else rep.summary[:100]
             print(f"[{done}/{len(items)}] {rep.target} ({rep.seconds:.0f} s): {verdict}", flush=True)
     return reports
 
@@ -308,6 +316,8 @@ def _run_controls(args: argparse.Namespace) -> int:
 
     gpu = gpu_available()[0]
     options = _check_options(args)
+    # Each control shows what the whole ladder catches: its budget bounds the draws only.
+    options["budget"] = replace(options["budget"], bounded=False)
     todo = [c for c in CONTROLS if gpu or not c.gpu]
     gpu = _round_robin([c.name for c in todo])
     with Progress() as progress:
@@ -442,9 +452,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--controls", action="store_true", help="run the negative controls, print the score")
     add_spec_flags(p)
     p.add_argument("--budget", type=positive(float), default=30.0, metavar="SECONDS",
-                   help="seconds the whole check of a target should take (default 30), shared "
-                   "among its properties; each walks its ladder of sizes whole, and a failure "
-                   "found is shrunk")
+                   help="seconds the whole check of a target may take (default 30), shared "
+                   "among its properties, their ladders of sizes included; a property whose "
+                   "time runs out is 'slow' (the target's calls took it) or 'partial' (the "
+                   "checking did) with the largest n it reached, and the exit status is 3; "
+                   "a failure found is still shrunk")
     p.add_argument("--examples", type=positive(int),
                    help="Hypothesis examples per property at most (default: no cap but time)")
     p.add_argument("--max-n", type=positive(int),
@@ -464,6 +476,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=positive(int),
                    help="child processes per target at once (default: half the cores)")
     p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser("matrix", help="the library matrix: pandas, polars, pyarrow, dask, "
+                       "numba and JAX scans on the CPU, each under its declared contract",
+                       description="The CPU scans of pandas, polars, pyarrow, dask, numba and "
+                       "JAX installed here (pip install -e '.[libs]'), each under the contract "
+                       "its library documents, in one table.")
+    add_matrix_arguments(p)
+    p.set_defaults(func=_cmd_matrix)
 
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
     p.add_argument("variant")

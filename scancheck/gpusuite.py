@@ -186,8 +186,8 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
         print(text[-3000:])
         summary.append(f"negative controls ({secs:.0f}s): {text.strip().splitlines()[-1]}")
     if "matrix" in parts:
-        rc, text, secs = _run([py, "-m", "scancheck.matrix", "--budget", "1", "--workers",
-                               "12"], out / "matrix.md", env)
+        rc, text, secs = _run([py, "-m", "scancheck.matrix", "--markdown", "--budget", "1",
+                               "--workers", "12"], out / "matrix.md", env)
         status |= rc
         cells = [ln for ln in text.splitlines() if ln.startswith("| ") and "library scan" not in ln]
         ok = sum(ln.split("|")[4].strip() == "conforms" for ln in cells)

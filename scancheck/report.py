@@ -22,28 +22,10 @@ import numpy as np
 from .core.arrays import as_dtype
 from .engine.cases import Case
 from .engine.conformance import ConformanceReport
+from .library_calls import LIBRARY_CALLS
 
 #: Inputs up to this many bytes are written into the snippet; larger ones beside the report.
 INLINE_BYTES = 1 << 16
-
-#: How a built-in target is called without scancheck: imports, then the call on ``x``.
-_CALLS: dict[str, tuple[str, str]] = {
-    "numpy.cumsum": ("", "np.cumsum(x, axis=AXIS, dtype=x.dtype)"),
-    "torch.cumsum (CPU)": ("import torch\n", "torch.cumsum(torch.from_numpy(x.copy()), AXIS, "
-                           "dtype=torch.from_numpy(x[:0].copy()).dtype).numpy()"),
-    "torch.cumsum (CUDA)": ("import torch\n", "torch.cumsum(torch.from_numpy(x.copy()).cuda(), 0, "
-                            "dtype=torch.from_numpy(x[:0].copy()).dtype).cpu().numpy()"),
-    "cupy.cumsum (CUB)": ("import cupy as cp\n",
-                          "cp.cumsum(cp.asarray(x), dtype=x.dtype).get()  # CuPy's CUB path"),
-    "cupy.cumsum (no CUB)": ("import cupy as cp\nfrom cupy._core import _accelerator\n"
-                             "_accelerator.set_routine_accelerators([])\n",
-                             "cp.cumsum(cp.asarray(x), dtype=x.dtype).get()"),
-    "jax.numpy.cumsum": ("import jax.numpy as jnp\n",
-                         "np.asarray(jnp.cumsum(jnp.asarray(x), axis=AXIS, dtype=x.dtype))"),
-    "jax.lax.associative_scan": ("import jax\n", "np.asarray(jax.lax.associative_scan("
-                                 "jax.numpy.add, jax.numpy.asarray(x)))"),
-}
-
 
 def environment() -> dict[str, str]:
     """What ran the check: Python, the platform, library versions, the GPUs and driver."""
@@ -111,8 +93,8 @@ def _literal(x: np.ndarray, files: Path, name: str) -> str:
 def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str]:
     """Imports and the expression that runs ``target`` on ``x``."""
     ax = str(axis if axis is not None else 0)
-    if target in _CALLS:
-        imports, call = _CALLS[target]
+    if target in LIBRARY_CALLS:
+        imports, call = LIBRARY_CALLS[target]
         return imports, call.replace("AXIS", ax)
     path = target[len("import:"):] if target.startswith("import:") else target
     if ":" in path and not path.startswith(("kernel:", "model:", "cu:")) and not path.endswith(".cu"):
@@ -294,13 +276,14 @@ def markdown(reports: list[ConformanceReport], path: str | Path) -> str:
     out = ["# scancheck conformance report", ""]
     out += ["| target | verdict | largest n | seconds | diagnosis |", "|---|---|---|---|---|"]
     for r in reports:
-        out.append(f"| {r.target} | {'conforms' if r.passed else '**does not conform**'} | "
-                   f"{r.largest_n:,} | {r.seconds:.0f} | {_cell(r.diagnosis)} |")
+        word = r.verdict_word if r.passed or r.unfinished else "**does not conform**"
+        out.append(f"| {r.target} | {word} | {r.reached:,} | {r.seconds:.0f} | "
+                   f"{_cell(r.summary)} |")
     for i, r in enumerate(reports):
         out += ["", f"## {r.target}", ""]
         verdict = r.verdict
-        out.append(f"**{'Conforms' if r.passed else 'Does not conform'}**" +
-                   (f": {verdict.line}" if verdict.line else "."))
+        word = r.verdict_word.capitalize() if r.passed or r.unfinished else "Does not conform"
+        out.append(f"**{word}**" + (f": {r.summary}" if r.summary else "."))
         if verdict.findings:  # each cause once, the properties it explains folded under it
             out += ["", "Causes, primary first:", ""]
             out += [f"{k}. {_cell(f.folded())}" for k, f in enumerate(verdict.findings, 1)]
@@ -310,7 +293,7 @@ def markdown(reports: list[ConformanceReport], path: str | Path) -> str:
         out += [f"| {row['property']} | {row['verdict']} | {_cell(row['diagnosis / detail'])} | "
                 f"{_cell(row['smallest failing case'])} |" for row in r.rows()]
         out += _curve(r, files, f"bounds-{i}", path.parent)
-        snippet = None if r.passed else reproducer(r, files, f"case-{i}")
+        snippet = None if r.passed or r.unfinished else reproducer(r, files, f"case-{i}")
         if snippet:
             how = ("the case drawn again from its monoid and seed" if "load_monoid" in snippet
                    else "NumPy and the target's own library; no scancheck")

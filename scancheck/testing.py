@@ -100,3 +100,13 @@ def raising_scan(x: np.ndarray) -> np.ndarray:
     if x.shape[0] > 3:
         raise ValueError("too long")
     return np.cumsum(x, dtype=x.dtype)
+
+
+def slow_scan(x: np.ndarray) -> np.ndarray:
+    """A target that is right on every input and slow: about a microsecond per element and
+    a millisecond per call (as a Python loop, or dask with tiny chunks), so that the top of
+    a CPU ladder (2**20) costs seconds."""
+    import time
+
+    time.sleep(1e-3 + 1e-6 * x.shape[0])
+    return np.cumsum(x, dtype=x.dtype)

@@ -414,3 +414,20 @@ def test_op_names_a_monoid_in_a_python_file(tmp_path, capsys):
         main(["check", f"{tmp_path / 'mono.py'}:plain", "--op", f"{tmp_path / 'no.py'}:AFFINE"])
     assert exc.value.code == 2
     assert "argument --op" in capsys.readouterr().err
+
+
+def test_a_budget_that_runs_out_exits_3_saying_how_far_every_property_got(capsys):
+    """--budget bounds the whole check: a right but slow target is "slow" with the n every
+    property reached (no "conforms" past it), exit status 3, in about its seconds."""
+    import time
+
+    t0 = time.time()
+    status = main(["check", "scancheck.testing:slow_scan", "--budget", "3", "--quick",
+                   "--dtypes", "int64", "float64"])
+    took = time.time() - t0
+    out = capsys.readouterr().out
+    assert status == 3 and "verdict: slow - no failure up to n = " in out, out
+    assert "conforms" not in out.split("summary")[-1]
+    rows = out[out.index("property"):out.index("verdict:")].splitlines()
+    assert any(line.split()[2:3] == ["slow"] or " slow " in line for line in rows)
+    assert took < 3 + 10  # its seconds, the children's start-up on a loaded 2-core machine

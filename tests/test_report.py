@@ -186,3 +186,80 @@ def test_each_segmented_control_is_reproduced_standalone(tmp_path, name):
     assert caught
     _, (got, exact) = _segment_snippet_run(markdown([rep], tmp_path / "report.md"), tmp_path)
     _same_as_case(rep, got, exact)
+
+
+# -- the plain library call of every built-in library target ----------------------------
+
+from scancheck.engine.library import builtin_targets  # noqa: E402
+from scancheck.library_calls import LIBRARY_CALLS  # noqa: E402
+
+_BUILTINS = builtin_targets()
+#: Library targets with a call to show: scancheck's kernels and models, scans over tuples
+#: (their reproducer draws the monoid again), segmented ones (the report shows the shrunk
+#: input and its description) and the sharded JAX scan (scancheck's own stitching) aside.
+_LIBRARY = [name for name, t in _BUILTINS.items()
+            if not name.startswith(("scancheck:", "model:")) and not t.spec.combine
+            and t.spec.segments is None and "sharded" not in name]
+#: What names each library's call in its snippet.
+_LIBRARY_WORDS = {"numpy": "np.", "cupy": "cp.", "torch": "torch.", "jax": "jax",
+                  "itertools": "itertools.accumulate", "dask": "da.cumsum", "pandas": "pd.",
+                  "polars": "pl.Series", "pyarrow": "pc.", "numba": "numba.njit"}
+
+
+def test_the_library_targets_are_many_and_each_library_is_among_them():
+    libraries = {re.split(r"[. ]", name)[0] for name in _LIBRARY}
+    assert libraries == set(_LIBRARY_WORDS), libraries
+
+
+@pytest.mark.parametrize("name", _LIBRARY)
+def test_every_builtin_library_targets_snippet_is_its_library_call_and_gives_its_answer(name):
+    """The reproducer shows the library's own call (no adapter of scancheck's), and that call
+    returns bit for bit what the target's adapter returns, on its own input."""
+    imports, call = LIBRARY_CALLS[name]
+    text = imports + call
+    assert "scancheck" not in text and "resolve(" not in text
+    assert _LIBRARY_WORDS[re.split(r"[. ]", name)[0]] in text
+    verb = re.search(r"cum\w+|accumulate|associative_scan|scan", name).group(0)
+    assert verb.rstrip("()") in call, (verb, call)
+    target = _BUILTINS[name]
+    if target.unavailable:
+        pytest.skip(f"{name}: {target.unavailable}")
+    spec = target.spec
+    dtype = next((d for d in ("float64", "int64", "float32", "int32") if d in spec.dtypes),
+                 spec.dtypes[0])
+    x = np.random.default_rng(0).integers(-5, 6, (5, 3) if spec.ndim else 17).astype(dtype)
+    if spec.initial:
+        want = target.fn(x[1:], x[0])
+    else:
+        want = target.fn(x, 0) if spec.axis == "arg" else target.fn(x)
+    space: dict = {"np": np}
+    x64 = "jax_enable_x64" in imports
+    try:
+        exec(imports, space)
+        got = eval(call.replace("AXIS", "0"), space | {"x": x.copy()})
+    finally:
+        if x64:  # the snippet turns it on for its own process; this one goes on without
+            import jax
+
+            jax.config.update("jax_enable_x64", False)
+    for g, w in zip(*((got, want) if isinstance(want, tuple) else ((got,), (want,)))):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w), (g, w)
+
+
+def test_a_pandas_deviation_is_reproduced_with_pandas_own_call(tmp_path):
+    """pandas' skipna, left undeclared, is a contract difference; the report reproduces it
+    with ``pd.Series(x).cumsum()``, not scancheck's adapter."""
+    from dataclasses import replace
+
+    from scancheck.engine.resolve import resolve
+
+    target = _BUILTINS["pandas Series.cumsum()"]
+    if target.unavailable:
+        pytest.skip(f"pandas Series.cumsum(): {target.unavailable}")
+    target = resolve("pandas Series.cumsum()")
+    target = replace(target, spec=replace(target.spec, nans="propagate", dtypes=("float64",)))
+    rep = check(target, budget=Budget(0.1, max_n=256))
+    assert not rep.passed and rep.verdict.cause.name == "CONTRACT", rep.diagnosis
+    text = markdown([rep], tmp_path / "r.md")
+    assert "pd.Series(x).cumsum().to_numpy()" in text and "resolve(" not in text

@@ -41,13 +41,18 @@ F = TypeVar("F")
 @dataclass(frozen=True)
 class Budget:
     """What one property's search may spend: wall-clock seconds, examples, and the largest
-    n (None: ``DEFAULT_MAX_N`` of the target's device)."""
+    n (None: ``DEFAULT_MAX_N`` of the target's device); ``bounded``: whether the seconds
+    bound the ladder of sizes too (the command line's budget), or only the draws after it."""
 
     seconds: float = 30.0
     #: Far past what any budget of seconds draws: the search ends on time, not on a count
     #: (at 1000 it ended after 5 s of 30 and missed a bug at n in [1000, 1010]).
     max_examples: int = 10**6
     max_n: int | None = None
+    #: True: the ladder stops where its next rung would end past the seconds, and the
+    #: search says how far it got; False: the ladder is walked whole, whatever it costs
+    #: (the tests, whose controls need every scale).
+    bounded: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.seconds, bool) or not isinstance(self.seconds, int | float) or not (
@@ -237,6 +242,9 @@ class SearchResult(Generic[F]):
     largest_n: int
     seconds: float
     budget_spent: bool
+    #: The n of the first rung of the ladder a bounded budget left unrun (None: the ladder
+    #: reached the largest n): nothing at or past it was checked.
+    short_of: int | None = None
 
 
 def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
@@ -245,7 +253,10 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
            ) -> SearchResult[F]:
     """Look for a case on which ``check`` returns a failure: the whole ladder first, whatever
     it costs (every scale up to ``max_n`` is checked once, so no budget can hide a bug that
-    needs many tiles), then Hypothesis until ``budget`` is spent.  Once a failure is found,
+    needs many tiles), then Hypothesis until ``budget`` is spent.  A ``bounded`` budget
+    stops the ladder instead at the first rung that its measured rate says would end past
+    the seconds (one of n <= :data:`ALWAYS_RUN` only once they are spent; the first always
+    runs), and the result's ``short_of`` names that rung.  Once a failure is found,
     shrinking may spend up to another ``budget.seconds``.  With ``key`` and an example
     database (:mod:`scancheck.core.database`), failures found before under that key, here or on
     another runner, are replayed before anything new is drawn."""
@@ -284,12 +295,16 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
         ran["largest"] = max(ran["largest"], case.n)
         return case, failure
 
-    def result(spent: bool) -> SearchResult[F]:
+    def result(spent: bool, short_of: int | None = None) -> SearchResult[F]:
         case, failure = found[-1] if found else (None, None)
         return SearchResult(case, failure, ran["cases"], ran["largest"],
-                            time.monotonic() - t0, spent)
+                            time.monotonic() - t0, spent, short_of)
 
     for rung in ladder(dtypes, distributions, max_n, empty):
+        # The smallest rungs are not stopped on a prediction, only once time is out.
+        if budget.bounded and timings and (_past(timings, rung.n, deadline) if rung.n >
+                                           ALWAYS_RUN else time.monotonic() > deadline):
+            return result(True, rung.n)
         case, failure = run(rung, cut=False)
         if failure is not None:
             found.append((case, failure))
@@ -348,6 +363,26 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
         if not found:
             raise
     return result(spent)
+
+
+#: Rungs of the ladder at most this large run until a bounded budget is spent, whatever the
+#: rate predicts (a first call that imports or compiles is no rate).
+ALWAYS_RUN = 16
+
+
+def _past(timings: list[tuple[int, float]], n: int, deadline: float) -> bool:
+    """Whether a case of ``n`` elements would end past ``deadline``: a call's cost (the
+    median of the small cases) plus ``n`` times the least per-element rate of the last three
+    cases run (a first call that imports or compiles is one outlier, not the rate)."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        return True
+    if not timings:
+        return False
+    small = sorted(t for m, t in timings if m <= 64) or [0.0]
+    a = small[len(small) // 2]
+    rate = min(max(t - a, 0.0) / max(m, 1) for m, t in timings[-3:])
+    return a + rate * n > left
 
 
 #: Appended to a search's key: where the failing cases it found are stored, each whole.

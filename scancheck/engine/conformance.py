@@ -23,6 +23,7 @@ import numpy as np
 
 from .cases import Budget, Case, search, smallest_failing
 from .diagnosis import (
+    UNFINISHED,
     Cause,
     Diagnosis,
     PropertyResult,
@@ -66,7 +67,43 @@ class ConformanceReport:
 
     @property
     def passed(self) -> bool:
+        """Every property checked to the top of its sizes, and none failed."""
         return all(r.status in ("pass", "skip") for r in self.results)
+
+    @property
+    def unfinished(self) -> list[PropertyResult]:
+        """The properties whose budget ran out before the top of their sizes, where none
+        failed (empty where one did: the failure is the verdict)."""
+        if any(r.status not in ("pass", "skip", *UNFINISHED) for r in self.results):
+            return []
+        return [r for r in self.results if r.status in UNFINISHED]
+
+    @property
+    def reached(self) -> int:
+        """The n up to which every property was checked (the largest n where all finished)."""
+        left = self.unfinished
+        return min(int(r.detail.get("largest n", 0)) for r in left) if left else self.largest_n
+
+    @property
+    def verdict_word(self) -> str:
+        """"conforms", "slow" (the budget ran out, the target's own calls taking most of
+        it), "partial" (it ran out on checking the answers) or "DOES NOT CONFORM"."""
+        if self.passed:
+            return "conforms"
+        left = self.unfinished
+        if not left:
+            return "DOES NOT CONFORM"
+        return "slow" if any(r.status == "slow" for r in left) else "partial"
+
+    @property
+    def summary(self) -> str:
+        """One line: the diagnosis of a failure, or how far an unfinished check got."""
+        left = self.unfinished
+        if not left:
+            return self.diagnosis
+        return (f"no failure up to n = {self.reached:,}; the budget ran out before the top "
+                f"in {', '.join(r.name for r in left)}: give --budget more seconds, or "
+                f"--max-n {self.reached} for a verdict there")
 
     @property
     def verdict(self) -> Diagnosis:
@@ -124,7 +161,8 @@ class ConformanceReport:
         its primary cause, and each distinct cause once with the properties it explains."""
         d = asdict(self)
         verdict = self.verdict
-        d["verdict"] = {"cause": verdict.cause.name if verdict.cause is not None else None,
+        d["verdict"] = {"word": self.verdict_word, "reached": self.reached,
+                        "cause": verdict.cause.name if verdict.cause is not None else None,
                         "line": verdict.line, "explained": verdict.explained,
                         "also": verdict.also, "largest n": self.largest_n,
                         "findings": [{"cause": f.cause.name, "line": f.line, "source": f.source,
@@ -234,6 +272,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
     # The same target and property share their failures across runs and runners.
     key = f"scancheck\0{target.locator or target.name}\0{prop}".encode()
     t0 = time.monotonic()
+    own0 = target.spent[0]
     empty, cap = spec.allows_empty, top
     earlier: list[PropertyResult] = []  # failures that moved the search, not ended it
     stats: dict[str, Any] = {"largest n": -1, "cases": 0, "seconds": 0.0}
@@ -249,6 +288,8 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
                  "seconds": round(stats["seconds"] + found.seconds, 1)}
         if found.budget_spent:
             stats["budget spent"] = f"{budget.seconds:g} s"
+        if found.short_of is not None:
+            stats["short of n"] = found.short_of
         if found.failing is None:
             break
         result, moved = _failed(prop, found, check, stats)
@@ -269,6 +310,11 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         stats["largest n"] = min(stats["largest n"], cap)
         result.detail.update(stats)
         return _searched(result, earlier, empty, cap)
+    # The budget ran out on the ladder: nothing past its reach is told, and no probe below
+    # (they run at the ladder's top, 2**20 elements for the accumulation probe) is run.
+    if "short of n" in stats:
+        return _unfinished(prop, stats, top, target.spent[0] - own0,
+                           time.monotonic() - t0)
     if tuples:
         stats.update(monoid_summary(target))
     elif prop == "floats within bound" and spec.op == "add":
@@ -287,6 +333,20 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
                                           "the accumulation probe"}, stats,
                                           cause=Cause.PRECISION.name, independent=True)
     return PropertyResult(prop, "pass", detail=stats)
+
+
+def _unfinished(prop: str, stats: dict[str, Any], top: int, own: float,
+                seconds: float) -> PropertyResult:
+    """The result of a search whose bounded budget ran out on its ladder, no failure found:
+    "slow" where the target's own calls took most of the time, "partial" where checking
+    their answers did; either says how far it got, and claims nothing past it."""
+    reached, short = stats["largest n"], stats["short of n"]
+    slow = own >= seconds / 2
+    who = (f"the target's own calls took {own:.1f} of its {seconds:.1f} s" if slow else
+           f"checking the answers took {seconds - own:.1f} of its {seconds:.1f} s")
+    return PropertyResult(prop, "slow" if slow else "partial",
+                          f"no failure up to n = {reached:,}; the budget ran out before "
+                          f"n = {short:,} of {top:,} ({who})", detail=stats)
 
 
 def declared_accumulation(spec: TargetSpec, dtype: str, told: dict[str, Any]) -> str | None:

@@ -61,9 +61,16 @@ _LABELS = {
 }
 
 
+#: Statuses of a property whose bounded budget ran out before the top of its sizes, no
+#: failure found: "slow" (the target's own calls took most of the time) or "partial"
+#: (checking their answers did).  Neither is a pass past the n it reached, nor a failure.
+UNFINISHED = ("slow", "partial")
+
+
 @dataclass
 class PropertyResult:
-    """The verdict on one property: pass, fail, skip, fault or hang, why, and where."""
+    """The verdict on one property: pass, fail, skip, fault, hang, slow or partial, why,
+    and where."""
 
     name: str
     status: str

@@ -50,9 +50,9 @@ _TOOL_CAUSE = {"racecheck": (Cause.RACE, "data race"), "synccheck": (Cause.RACE,
 _NO_POOLS = {"SCANCHECK_NO_MEMORY_POOL": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
              "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}
 _MARK = "scancheck-sanitize: n="
-#: Seconds a child takes to start and report (Python, NumPy, numba, Hypothesis), and the
-#: least a property may search when a check's time is shared out.
-_CHILD_START, _LEAST_SEARCH = 2.0, 0.5
+#: The least a property may search when a check's time is shared out (its ladder's first
+#: rungs run whatever is left).
+_LEAST_SEARCH = 0.25
 
 
 class UsageError(ValueError):
@@ -83,9 +83,12 @@ def check_isolated(
     hang; ``workers`` how many children run at once (half the cores by default);
     ``progress`` a :class:`scancheck.progress.Task` told what starts and finishes; ``gpu``
     the one GPU (an id CUDA_VISIBLE_DEVICES takes) its children may see.  ``seconds``, the
-    wall time the whole check should take, cuts each property's ``budget`` to its share of
-    what is left after loading the target, its child's properties run one after another
-    (every property still walks its whole ladder of sizes, and a failure found is shrunk).
+    wall time the whole check may take from this call on, is shared by each child among the
+    properties it has still to run (at least a quarter second each); where ``budget`` is
+    ``bounded`` it bounds their ladders of sizes too, and a property whose time runs out
+    says how far it got ("slow" or "partial",
+    :func:`~scancheck.engine.conformance.check_property`), else each ladder is walked whole.
+    A failure found is still shrunk.
     ``overrides`` (TargetSpec field -> value) replace just those fields of the target's own
     spec, in every child (:func:`scancheck.engine.resolve.resolve`).  :class:`UsageError` where the
     target cannot be loaded or the overrides make no valid spec; :class:`EnvironmentProblem`
@@ -108,13 +111,13 @@ def check_isolated(
                  sanitize, find_sanitizer() is not None)
     workers = workers or _default_workers()
     groups, skipped = _groups(tasks, declared, workers)
+    until = None
     if seconds is not None:
         if seconds <= 0:
             raise ValueError(f"seconds={seconds!r} must be positive")
-        longest = max([len(names) for kind, names in groups
-                       if kind == "property" and names[0] not in LARGE] or [1])
-        share = (seconds - prepared - _CHILD_START) / longest
-        budget = replace(budget, seconds=max(_LEAST_SEARCH, min(budget.seconds, share)))
+        # Every property's search ends by then (its ladder too, where the budget is
+        # bounded): each child shares what is left among the properties it has still to run.
+        until = t0 + seconds
 
     if progress is not None:
         progress.plan(sum(len(names) for _, names in groups))
@@ -132,7 +135,7 @@ def check_isolated(
                     progress.finish(names[0], out[0].status)
                 return out
             return _run_properties(locator, names, budget, timeout, spec, gpu, progress,
-                                   overrides)
+                                   overrides, until)
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         ran = {what: r for (_, names), out in zip(groups, pool.map(run, groups))
@@ -240,9 +243,11 @@ def _resolve(locator: str, spec: TargetSpec | None, timeout: float, gpu: str | N
 
 def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeout: float,
                     spec: TargetSpec | None, gpu: str | None = None, progress: Any = None,
-                    overrides: dict[str, Any] | None = None) -> list[PropertyResult]:
-    """``props`` in order in one child.  The one running when the child hangs or dies is
-    reported so, at the size it reached; the others go on in a new child below that size,
+                    overrides: dict[str, Any] | None = None, until: float | None = None
+                    ) -> list[PropertyResult]:
+    """``props`` in order in one child, each within its share of the time left before
+    ``until`` (a ``time.time()``) where one is given.  The one running when the child hangs
+    or dies is reported so, at the size it reached; the others go on in a new child below that size,
     where the target may work, and say so (after n = 0, from n = 1).  The checks past 2**31
     and 2**32 are not retried: below their size they have nothing to check."""
     from .conformance import LARGE
@@ -254,6 +259,10 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
                 "--examples", str(budget.max_examples)]
         if cap is not None:
             args += ["--max-n", str(cap)]
+        if until is not None:
+            args += ["--until", repr(until)]
+        if budget.bounded:
+            args.append("--bounded")
         if not empty:
             args.append("--no-empty")
         start = time.time()
@@ -478,6 +487,8 @@ def _child(argv: list[str]) -> int:
     ap.add_argument("--budget", type=float, help="seconds (default: Budget's)")
     ap.add_argument("--examples", type=int, help="examples (default: Budget's)")
     ap.add_argument("--max-n", type=int)
+    ap.add_argument("--until", type=float, help="time.time() by which the properties end")
+    ap.add_argument("--bounded", action="store_true", help="the budget bounds the ladder too")
     ap.add_argument("--no-empty", action="store_true", help="skip n = 0 (it broke the target)")
     ap.add_argument("--spec")
     ap.add_argument("--overrides", help="JSON: TargetSpec fields replacing the declared ones")
@@ -541,11 +552,15 @@ def _child(argv: list[str]) -> int:
 
         budget = Budget(Budget.seconds if args.budget is None else args.budget,
                         Budget.max_examples if args.examples is None else args.examples,
-                        args.max_n)
-        for p in args.props:
+                        args.max_n, args.bounded)
+        for k, p in enumerate(args.props):
             emit(event="start", property=p)
             start = time.time()
-            r = check_property(target, p, budget, on_case=lambda n: emit(event="case", n=n))
+            share = budget
+            if args.until is not None:  # an even share of what is left, however little
+                left = (args.until - start) / (len(args.props) - k)
+                share = replace(budget, seconds=max(_LEAST_SEARCH, min(budget.seconds, left)))
+            r = check_property(target, p, share, on_case=lambda n: emit(event="case", n=n))
             r.seconds = round(time.time() - start, 2)
             emit(event="result", result=asdict(r))
     return 0

@@ -1,5 +1,6 @@
 """The built-in targets: the scans of NumPy, CuPy, PyTorch, JAX and the Python standard
-library, and scancheck's own kernels and their CPU models, each with its documented spec.
+library (pandas, polars, pyarrow and numba in :mod:`.library_frames`), and scancheck's own
+kernels and their CPU models, each with its documented spec.
 
 A library that is not installed (or a GPU that is not there) leaves its targets listed
 but unavailable, saying why.
@@ -21,6 +22,7 @@ from ..core.dtypes import DTYPES, INPUT_DTYPES, KERNEL_DTYPES
 from ..core.operators import get_operator
 from .generic_scans import generic_targets
 from .gpu_scans import gpu_targets
+from .library_frames import frame_targets
 from .library_segments import segment_targets
 from .spec import TargetSpec
 from .targets import Target
@@ -356,6 +358,7 @@ def builtin_targets() -> dict[str, Target]:
             targets.append(library(f"torch.{name} ({'CPU' if device == 'cpu' else 'CUDA'})",
                                    _torch_op(name, device == "gpu"), spec, missing))
     targets += segment_targets(not_installed)
+    targets += frame_targets(not_installed)
     for name, var in VARIANTS.items():
         if var.racy or "add" not in var.operators:
             continue

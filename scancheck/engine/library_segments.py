@@ -177,10 +177,4 @@ def segment_targets(not_installed: Callable[[str], str | None]) -> list[Target]:
                        jax_sharded_cumsum(), TargetSpec(dtypes=("float32", "int32"),
                                                         subnormals="flush", max_n=2**12),
                        not_installed("jax")))
-    # Compiled anew for every n: checked to 2**12, as jax.lax.scan is.  XLA on CPUs reads
-    # subnormals as zero (see the other JAX targets).
-    out.append(library(f"jax.numpy.cumsum (sharded over {JAX_DEVICES} CPU devices)",
-                       jax_sharded_cumsum(), TargetSpec(dtypes=("float32", "int32"),
-                                                        subnormals="flush", max_n=2**12),
-                       not_installed("jax")))
     return out

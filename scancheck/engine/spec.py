@@ -302,6 +302,30 @@ def _flag_text(field_name: str, v: Any) -> str:
     return f"{flag} {'none' if v is None else v}"
 
 
+#: The fields a library's documented contract sets beside its operator and dtypes.
+CONTRACT_FIELDS = ("promote", *_NUMBER_RULES)
+
+
+def contract_flags(spec: TargetSpec, dtype: str | None = None) -> str:
+    """The command-line flags that declare ``spec``'s contract (the fields of
+    :data:`CONTRACT_FIELDS` that differ from the defaults), as typed; with ``dtype``, those
+    that bear on it alone (its promotion or accumulator; float rules for floats).  "" for
+    the defaults."""
+    flags = []
+    floats_only = ("nans", "nan_prefix", "accumulates", "zeros", "subnormals")
+    for name in CONTRACT_FIELDS:
+        v = getattr(spec, name)
+        if v == _default(name) or (dtype is not None and name in floats_only
+                                   and as_dtype(dtype).kind != "f"):
+            continue
+        if name in ("promote", "accumulates") and dtype is not None:
+            v = tuple(p for p in v if p[0] == dtype)
+            if not v:
+                continue
+        flags.append(_flag_text(name, v))
+    return " ".join(flags)
+
+
 def _spec_text(spec: TargetSpec) -> str:
     """The fields of ``spec`` that differ from the defaults, as ``op='max', inclusive=False``."""
     base = TargetSpec()

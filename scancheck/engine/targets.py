@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -71,6 +72,9 @@ class Target:
     #: Told ("call", n) before and ("return", n) after each run of the target's own code:
     #: a watchdog times the target, not the oracle around it.
     watch: Callable[[str, int], None] | None = None
+    #: Seconds spent in the target's own code so far, in one cell its views share: what a
+    #: budget that ran out tells of who took the time.
+    spent: list[float] = field(default_factory=lambda: [0.0], compare=False, repr=False)
 
     @contextlib.contextmanager
     def own_code(self, n: int) -> Iterator[None]:
@@ -78,6 +82,7 @@ class Target:
         NumPy warnings silenced, and an exception it raises marked as its own."""
         if self.watch is not None:
             self.watch("call", n)
+        start = time.monotonic()
         try:
             # Overflow and NaN warnings of the target's own arithmetic are not ours to print.
             with np.errstate(all="ignore"):
@@ -88,6 +93,7 @@ class Target:
                 setattr(exc, _RAISED_BY_TARGET, True)
             raise
         finally:
+            self.spent[0] += time.monotonic() - start
             # The call is over, raised or not: the watchdog's per-call limit ends with it.
             if self.watch is not None:
                 self.watch("return", n)

@@ -431,3 +431,13 @@ def format_table(rows: list[dict[str, object]], title: str | None = None) -> str
     lines.append("  ".join("-" * w for w in widths))
     lines.extend("  ".join(v.ljust(w) for v, w in zip(b, widths)) for b in body)
     return "\n".join(lines)
+
+
+def fit_columns(rows: list[dict], widths: dict[str, int]) -> list[dict]:
+    """``rows`` with the named columns cut to their widths (an ellipsis where cut), so that
+    a :func:`format_table` of them fits a terminal."""
+    def cut(v: object, w: int) -> object:
+        text = str(v)
+        return text if len(text) <= w else text[:w - 1] + "…"
+
+    return [{k: cut(v, widths[k]) if k in widths else v for k, v in r.items()} for r in rows]

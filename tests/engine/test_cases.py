@@ -207,3 +207,21 @@ def test_a_case_too_costly_for_the_time_left_is_cut_to_fit():
     # The ladder's slow rungs run whole (up to 0.5 s at n = 2**17), before the deadline.
     assert max(over) < 0.05, max(over)
     assert time.monotonic() - t0 < 2 + 1.0
+
+
+def test_a_bounded_budget_stops_the_ladder_and_says_where():
+    """The command line's budget bounds the ladder too: a check costing 1 us an element
+    stops short of 2**20 within about its seconds, and names the first rung it left."""
+    def slow(case):
+        time.sleep(1e-3 + 1e-6 * case.n)
+        return "wrong" if case.n > 2**19 else None
+
+    t0 = time.monotonic()
+    found = search(slow, ("int32",), ("uniform",), 2**20, Budget(0.3, bounded=True))
+    took = time.monotonic() - t0
+    assert found.failing is None and found.budget_spent  # the bug lies past its reach
+    assert found.short_of is not None and found.largest_n < found.short_of <= 2**20
+    assert found.largest_n >= 2**10  # ... but it went as far as the seconds allowed
+    assert took < 0.3 + 0.5  # the rung it predicted would end past the seconds never ran
+    whole = search(slow, ("int32",), ("uniform",), 2**20, Budget(0.3))
+    assert whole.short_of is None and whole.failing is not None  # unbounded: walked whole

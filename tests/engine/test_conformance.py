@@ -135,3 +135,57 @@ def test_gpu_targets_conform_up_to_2_to_the_22(name, prop, dtype, budget):
     if r.status == "skip":
         pytest.skip(f"{name}: {prop}: {r.diagnosis}")
     assert r.status == "pass", (r.diagnosis, r.smallest_case, r.detail)
+
+
+def test_a_slow_target_under_a_bounded_budget_is_slow_to_the_n_it_reached_never_conforms():
+    """A right but slow target (about 1 us an element) whose budget runs out on the ladder is
+    "slow" with the largest n it reached, and the report claims nothing past that n."""
+    from scancheck.engine.cases import Budget
+
+    target = resolve("scancheck.testing:slow_scan")
+    target = replace(target, spec=replace(target.spec, dtypes=("int64",)))
+    r = check_property(target, "integers exact", Budget(0.3, bounded=True))
+    assert r.status == "slow", r
+    reached, short = r.detail["largest n"], r.detail["short of n"]
+    assert 16 < reached < short <= DEFAULT_MAX_N["cpu"]
+    assert f"no failure up to n = {reached:,}" in r.diagnosis
+    assert "the target's own calls took" in r.diagnosis
+    report = check(target, ("integers exact", "deterministic"), budget=Budget(0.3, bounded=True))
+    assert not report.passed and report.verdict_word == "slow" and report.unfinished
+    assert report.reached <= reached and "no failure up to n" in report.summary
+    # Unbounded (the tests' budgets), the same target walks its ladder whole and conforms.
+    assert check_property(target, "integers exact", Budget(0.1)).status == "pass"
+
+
+def test_a_failure_outranks_a_budget_that_ran_out():
+    """A property that fails makes the verdict a failure, whatever others did not finish."""
+    from scancheck.engine.conformance import ConformanceReport
+    from scancheck.engine.diagnosis import PropertyResult
+
+    rep = ConformanceReport("t", {}, [
+        PropertyResult("integers exact", "slow", "no failure up to n = 9",
+                       detail={"largest n": 9, "short of n": 17}),
+        PropertyResult("deterministic", "fail", "bits differ", {"n": 5}, cause="NONDETERMINISM")])
+    assert rep.verdict_word == "DOES NOT CONFORM" and not rep.unfinished
+    assert rep.summary == rep.diagnosis
+
+
+def test_under_a_bounded_budget_no_probe_calls_the_target_past_the_n_its_ladder_reached():
+    """The accumulation probe (2**20 elements by default) and the float summaries stay within
+    the reach of a bounded budget's ladder: what they tell is never about larger n."""
+    import numpy as np
+
+    from scancheck.engine.cases import Budget
+    from scancheck.engine.targets import Target
+
+    called = []
+
+    def recording(x):
+        called.append(x.shape[0])
+        time_per = 2e-6 * x.shape[0]
+        __import__("time").sleep(time_per)
+        return np.cumsum(x, dtype=x.dtype)
+
+    target = Target("recording", recording, TargetSpec(dtypes=("float32",)))
+    r = check_property(target, "floats within bound", Budget(0.5, bounded=True))
+    assert max(called) <= r.detail["largest n"] < 2**20, (r.status, r.detail)

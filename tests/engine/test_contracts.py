@@ -257,3 +257,24 @@ def test_an_all_nan_prefix_is_probed_one_and_two_nans_long(budget):
     t = _target(_identity_after_one_leading_nan, dtypes=FLOATS, nans="ignore", nan_prefix="nan")
     r = check_property(t, "nan and inf", budget)
     assert r.status == "fail" and "first element NaN" in r.diagnosis, r
+
+
+def test_a_skipping_sum_wrong_on_infinities_is_not_told_it_should_propagate_nan(budget):
+    """Under nans='skip' NaNs are declared not to propagate: a skipping sum that skips
+    infinities too is told the declared rule, never "NaN ... not propagated"."""
+    skip = _skipping("add")
+
+    def inf_to_nan(x):  # infinities skipped as NaNs are: finite where they should be inf
+        out = skip(np.where(np.isinf(x), np.nan, x))
+        return np.where(np.isinf(x), x, out)
+
+    rep = check(_target(inf_to_nan, op="add", dtypes=("float64",), nans="skip", axis=None),
+                ("nan and inf",), budget=budget)
+    (r,) = rep.results
+    assert r.status == "fail" and r.cause == "SPECIALS", r
+    assert "not propagated" not in r.diagnosis and "nans='skip'" in r.diagnosis, r.diagnosis
+    # The default rule is still told as IEEE's.
+    rep = check(_target(lambda x: np.cumsum(np.where(np.isinf(x), 0, x)), op="add",
+                        dtypes=("float64",)),
+                ("nan and inf",), budget=budget)
+    assert "not propagated as IEEE arithmetic says" in rep.results[0].diagnosis

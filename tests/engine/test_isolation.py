@@ -254,3 +254,22 @@ def test_an_exception_in_a_child_fails_its_case_and_the_search_goes_on_below(bud
         assert r.detail["searched"] == "n = 0 to 3 (raised at n = 4)"
     assert [f.properties for f in diagnose(results).findings] == [
         ["integers exact", "deterministic"]]
+
+
+def test_the_seconds_of_a_check_bound_every_property_and_a_slow_target_is_slow_not_a_hang():
+    """``seconds`` (the command line's --budget) bounds the whole check, ladders included: a
+    right but slow target ends near its seconds, "slow" with the n it reached, no hang."""
+    import time
+
+    t0 = time.time()
+    report = check_isolated("scancheck.testing:slow_scan", ("integers exact", "deterministic"),
+                            budget=Budget(30, bounded=True), seconds=3, timeout=20, large=False, sanitize=(),
+                            workers=1)
+    took = time.time() - t0
+    statuses = {r.name: r.status for r in report.results}
+    assert set(statuses.values()) <= {"slow", "pass"} and "slow" in statuses.values(), statuses
+    assert report.verdict_word == "slow" and not report.passed
+    assert 16 < report.reached < 2**20
+    # Its seconds, the rung the last rate allowed (at most about twice the one before), and
+    # a loaded CI machine's start-up of the children.
+    assert took < 3 + 6, report.time_spent()

@@ -92,3 +92,16 @@ def test_a_target_taking_one_offsets_dtype_gets_that_one_alone(declared):
     for seed in range(20):
         segments_check(t, Case(50, "int32", "integers", seed))
     assert seen == {declared.partition(":")[2]}
+
+
+def test_a_column_of_a_segmented_scan_is_told_in_plain_numbers():
+    """NumPy 2 shows its scalars as np.int64(1) inside a list: a column is told as [1]."""
+    import re
+    from dataclasses import replace as changed
+
+    (control,) = [c for c in SEG_CONTROLS if c.name.startswith("carry not reset")]
+    target = resolve(control.locator, control.spec)
+    target = changed(target, spec=changed(target.spec, axis=0))
+    r = check_property(target, "segments", Budget(1))
+    assert r.status == "fail" and re.search(r"column \[\d+(, \d+)*\]", r.diagnosis), r.diagnosis
+    assert "np." not in r.diagnosis

@@ -132,7 +132,9 @@ def judge(target: Target, x: np.ndarray, layout: Layout) -> Failure | None:
     p, col, why, shown, wanted, s = worst
     members = np.flatnonzero(ids == s)
     name = _segment_name(layout, desc, ids, s)
-    head = f", column {list(np.unravel_index(col, x.shape[1:]))}" if x.ndim > 1 else ""
+    # Plain numbers: NumPy 2 shows its own scalars as np.int64(1) inside a list.
+    head = (f", column {[int(i) for i in np.unravel_index(col, x.shape[1:])]}" if x.ndim > 1
+            else "")
     span = (f"elements {members[0]}..{members[-1]}" if layout.kind != "groups" else
             f"{members.size} elements")
     diagnosis = (f"{name} ({span} of {x.shape[0]}){head}, output {p}: {why}"

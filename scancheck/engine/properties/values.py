@@ -240,8 +240,13 @@ def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
         ok |= classify(x, got, sequential_depths(x.shape[0], inc), inclusive=inc, exact=want,
                        flush=flushes(target, x.dtype)).verdicts == Verdict.OVERFLOWED
     spec = target.spec
-    rule = ("NaN or infinity not propagated as IEEE arithmetic says" if spec.op == "add" else
-            f"NaN not handled as the spec declares (nans={spec.nans!r}: {NAN_RULES[spec.nans]})")
+    # Under nans='skip' NaNs are declared not to propagate: only the default rule is IEEE's.
+    rule = ("NaN or infinity not propagated as IEEE arithmetic says"
+            if spec.op == "add" and spec.nans == "propagate" else
+            f"NaN or infinity not where the spec puts them (nans={spec.nans!r}: "
+            f"{NAN_RULES[spec.nans]}; infinities as IEEE arithmetic says)" if spec.op == "add"
+            else f"NaN not handled as the spec declares (nans={spec.nans!r}: "
+            f"{NAN_RULES[spec.nans]})")
     failure = first_bad(target, ok, got, want, rule, Cause.SPECIALS)
     if failure is None or "never written" in failure.diagnosis:
         return failure
