@@ -196,9 +196,11 @@ from scancheck.library_calls import LIBRARY_CALLS  # noqa: E402
 _BUILTINS = builtin_targets()
 #: Library targets with a call to show: scancheck's kernels and models, scans over tuples
 #: (their reproducer draws the monoid again), segmented ones (the report shows the shrunk
-#: input and its description) and the sharded JAX scan (scancheck's own stitching) aside.
+#: input and its description), the sharded JAX scan (scancheck's own stitching) and fla's
+#: chunk cumsums (a [1, T, H] layout, a pinned autotuning configuration and, for the local
+#: one, carries added on the host: no one-line call) aside.
 _LIBRARY = [name for name, t in _BUILTINS.items()
-            if not name.startswith(("scancheck:", "model:")) and not t.spec.combine
+            if not name.startswith(("scancheck:", "model:", "fla ")) and not t.spec.combine
             and t.spec.segments is None and "sharded" not in name]
 #: What names each library's call in its snippet.
 _LIBRARY_WORDS = {"numpy": "np.", "cupy": "cp.", "torch": "torch.", "jax": "jax",
