@@ -4,6 +4,7 @@ the CPU forms are checked here whole; the CUDA ones where a GPU is (marked ``gpu
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -155,19 +156,19 @@ def test_the_segmented_blelloch_kernel_equals_its_model_bit_for_bit():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", TORCH_CUDA)
-def test_torchs_associative_scans_on_cuda_conform(name):
+def test_torchs_associative_scans_on_cuda_conform(name, budget):
     t = TARGETS[name]
     if t.unavailable:
         pytest.skip(f"{name}: {t.unavailable}")
     prop = "segments" if t.spec.segments else "probe monoids"
-    result = check_property(t, prop, Budget(20, max_n=1024))
+    result = check_property(t, prop, replace(budget, max_n=1024))
     assert result.status == "pass", (result.diagnosis, result.smallest_case)
 
 
 @pytest.mark.gpu
-def test_the_segmented_blelloch_kernel_conforms():
+def test_the_segmented_blelloch_kernel_conforms(budget):
     t = TARGETS["scancheck:blelloch (segmented)"]
     if t.unavailable:
         pytest.skip(f"no GPU: {t.unavailable}")
-    result = check_property(t, "segments", Budget(10, max_n=512))
+    result = check_property(t, "segments", replace(budget, max_n=512))
     assert result.status == "pass", (result.diagnosis, result.smallest_case)
