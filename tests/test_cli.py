@@ -122,6 +122,18 @@ def test_every_spec_field_has_a_flag_of_its_name():
     assert _check_args("--max-n", "64").max_n == 64 and _spec_overrides() == {}
 
 
+def test_a_budget_given_bounds_the_ladders_and_the_default_walks_them_whole():
+    """--budget bounds every ladder of sizes; without it a check searches the default 30 s
+    past ladders walked whole, so its claim reaches the device's largest n (bounded, correct
+    GPU kernels ended "partial" short of 2**24 on an H200)."""
+    from scancheck.cli import _check_options
+
+    default = _check_options(_check_args())["budget"]
+    given = _check_options(_check_args("--budget", "30"))["budget"]
+    assert (default.seconds, default.bounded) == (30.0, False)
+    assert (given.seconds, given.bounded) == (30.0, True)
+
+
 def _spec_overrides(*argv: str) -> dict:
     from scancheck.spec_flags import spec_overrides as overrides
 
