@@ -24,6 +24,7 @@ import numpy as np
 
 from ..core.monoids import Leaves, Monoid
 from ..core.operators import KERNEL_DTYPES
+from .cccl_scans import cccl_targets
 from .fla_scans import fla_targets
 from .spec import TargetSpec
 from .targets import Target
@@ -245,5 +246,9 @@ def gpu_targets(not_installed: Callable[[str], str | None], no_gpu: Callable[[],
     ]
     # fla imports einops and Triton: each missing one is a reason of its own.
     fla = (not_installed("fla") or not_installed("einops") or not_installed("triton") or cuda)
-    return out + fla_targets(fla)
+    # cuda.compute compiles a Python operator with numba-cuda (its package numba_cuda); the
+    # namespace package cuda is asked first (a dotted name's parent must exist to be asked).
+    cccl = ((not_installed("cuda") and "cuda.compute is not installed (pip: cuda-cccl)")
+            or not_installed("cuda.compute") or not_installed("numba_cuda") or no_gpu())
+    return out + fla_targets(fla) + cccl_targets(cccl)
 
