@@ -223,10 +223,13 @@ def cccl_scan(inclusive: bool) -> Callable[..., Leaves]:
         # Through bytes: CuPy makes no record array from a NumPy one, but views one.
         d_in = cp.asarray(host.view(np.uint8)).view(dtype)
         d_out = cp.empty_like(d_in)
+        # Keyword arguments alone (cuda-cccl 1.1 takes no positional ones); the inclusive
+        # scan without an initial value, as a generic scan has none.
         if inclusive:
-            cc.inclusive_scan(d_in, d_out, op, None, n)
+            cc.inclusive_scan(d_in=d_in, d_out=d_out, op=op, init_value=None, num_items=n)
         else:
-            cc.exclusive_scan(d_in, d_out, op, identity_value(combine.identity, dtype), n)
+            cc.exclusive_scan(d_in=d_in, d_out=d_out, op=op, num_items=n,
+                              init_value=identity_value(combine.identity, dtype))
         return unpack(d_out.view(np.uint8).get().view(dtype), dtypes)
 
     return run

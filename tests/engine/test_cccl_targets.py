@@ -164,8 +164,14 @@ def _fake_modules(swap: bool = False, drop_init: bool = False) -> dict[str, type
                     d_out[i] = acc
 
     cc = types.ModuleType("cuda.compute")
-    cc.inclusive_scan = lambda d_in, d_out, op, init, n: scan(d_in, d_out, op, init, n, True)
-    cc.exclusive_scan = lambda d_in, d_out, op, init, n: scan(d_in, d_out, op, init, n, False)
+    # Keyword-only, as cuda-cccl's (1.1.1); the inclusive scan's init_value optional.
+    def inclusive_scan(*, d_in, d_out, op, init_value=None, num_items, stream=None):
+        scan(d_in, d_out, op, init_value, num_items, True)
+
+    def exclusive_scan(*, d_in, d_out, op, init_value, num_items, stream=None):
+        scan(d_in, d_out, op, init_value, num_items, False)
+
+    cc.inclusive_scan, cc.exclusive_scan = inclusive_scan, exclusive_scan
     cp = types.ModuleType("cupy")
     cp.asarray = lambda a: np.array(a).view(_Dev)
     cp.empty_like = lambda a: np.empty_like(a).view(_Dev)
