@@ -1,6 +1,6 @@
 #!/bin/bash
-# tools/cccl_device.sh: cuda.compute (cuda-cccl 1.1.1) inclusive/exclusive scans with a Python operator, checked by
-# scancheck under its probe monoids.  Run from the repo root on the device, $OUT set, the
+# tools/cccl_device.sh: cuda.compute (cuda-cccl 1.1.1) scans with a Python operator, checked by
+# scancheck under its probe monoids (inclusive and exclusive).  Run from the repo root on the device, $OUT set, the
 # wheels in .whl (carry .whl).  At most about 120 s: every step bounded by `timeout`.
 #
 # Carried: cuda-cccl 1.1.1 (the last release that compiles Python ops with numba-cuda; 1.2
