@@ -1,7 +1,8 @@
 #!/bin/bash
-# tools/cccl_device.sh: cuda.compute (cuda-cccl 1.1.1) scans with a Python operator, checked by
-# scancheck under its probe monoids (inclusive and exclusive).  Run from the repo root on the device, $OUT set, the
-# wheels in .whl (carry .whl).  At most about 120 s: every step bounded by `timeout`.
+# tools/cccl_device.sh: cuda.compute (cuda-cccl 1.1.1) scans with a Python operator, checked
+# by scancheck under its probe monoids (inclusive and exclusive).  Run from the repo root on
+# the device, $OUT set, the wheels in .whl (carry .whl).  At most about 120 s: every step is
+# bounded by `timeout`.
 #
 # Carried: cuda-cccl 1.1.1 (the last release that compiles Python ops with numba-cuda; 1.2
 # needs numba-cuda-mlir, a 71 MB wheel) and numba-cuda 0.30.4 (numba 0.66+ support; cccl
