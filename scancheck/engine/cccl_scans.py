@@ -220,9 +220,9 @@ def cccl_scan(inclusive: bool) -> Callable[..., Leaves]:
         dtype = record_dtype(dtypes)
         host = pack(elems, dtype)
         n = host.shape[0]
-        # Through bytes: CuPy makes no record array from a NumPy one, but views one.
+        # Through bytes, both: CuPy makes no record array from a NumPy one, but views one.
         d_in = cp.asarray(host.view(np.uint8)).view(dtype)
-        d_out = cp.empty_like(d_in)
+        d_out = cp.empty(host.nbytes, dtype=np.uint8).view(dtype)
         # Keyword arguments alone (cuda-cccl 1.1 takes no positional ones); the inclusive
         # scan without an initial value, as a generic scan has none.
         if inclusive:

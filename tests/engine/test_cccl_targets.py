@@ -174,7 +174,7 @@ def _fake_modules(swap: bool = False, drop_init: bool = False) -> dict[str, type
     cc.inclusive_scan, cc.exclusive_scan = inclusive_scan, exclusive_scan
     cp = types.ModuleType("cupy")
     cp.asarray = lambda a: np.array(a).view(_Dev)
-    cp.empty_like = lambda a: np.empty_like(a).view(_Dev)
+    cp.empty = lambda n, dtype: np.empty(n, dtype=dtype).view(_Dev)
     cuda = types.ModuleType("cuda")
     cuda.compute = cc
     return {"cupy": cp, "cuda": cuda, "cuda.compute": cc}
