@@ -71,6 +71,8 @@ class Variant:
     #: Launch shapes (block, params) a tuning run may choose from; ``verify`` compares the
     #: kernel with its model at each, so the tuned table never picks an unverified one.
     candidates: tuple[tuple[int, dict[str, int]], ...] = ()
+    #: The largest block a launch at (params) may take, where registers bound it below 1024.
+    max_block: Callable[[dict], int] | None = None
     doc: str = ""
 
     def resolve_params(self, params: dict[str, int] | None) -> dict[str, int]:
@@ -115,6 +117,11 @@ class Variant:
         if n < 1:
             raise LaunchError(f"n={n}: the input is empty; a scan needs at least one element")
         resolved = self.resolve_params(params)
+        if self.max_block is not None and block > self.max_block(resolved):
+            raise LaunchError(
+                f"block={block} is over {self.max_block(resolved)} threads, the most {self.name} "
+                f"takes at {resolved} (its registers per thread)"
+            )
         if self.capacity is not None:
             cap = self.capacity(block, resolved)
             if n > cap:
@@ -171,6 +178,8 @@ def _smem_elems(count: Callable[[int, dict], int]) -> Callable[[int, int, dict],
     return lambda block, itemsize, params: count(block, params) * itemsize
 
 def _lookback_smem(block: int, itemsize: int, params: dict) -> int:
+    if params.get("direct"):  # no staging area: the warp totals and the tile's prefix only
+        return 33 * itemsize
     return lookback_smem(block, params["items"], itemsize, itemsize)
 
 
@@ -284,7 +293,9 @@ def _launch_lookback(lc: Launch) -> None:
     if lc.epoch == 1:
         lc._scratch["lookback args"] = _lookback_args(lc)
     nb, args = lc._scratch["lookback args"]
-    lc.run("decoupled_lookback", nb, (*args, np.uint32(lc.epoch)))
+    # tiles > 1: fewer blocks, each drawing tiles until none is left (the kernel's loop).
+    lc.run("decoupled_lookback", _blocks(nb, lc.params.get("tiles", 1)),
+           (*args, np.uint32(lc.epoch)))
 
 
 def _lookback_args(lc: Launch) -> tuple[int, tuple]:
@@ -303,6 +314,12 @@ def _lookback_args(lc: Launch) -> tuple[int, tuple]:
         words = lc.scratch("unused", 1, cp.uint64)
     return nb, (lc.x, lc.out, np.int64(lc.n), counter, flags, agg, incl, words)
 
+
+#: The look-back's schedules beyond one tile per block through shared memory, as
+#: (tiles, direct): tiles per block (> 1: each block loads its next tile during this one's
+#: look-back and stores), direct 1: each thread loads and stores its own items 16 bytes at
+#: a time, with no shared staging.  Tiles and their combines are the same in every one.
+_LOOKBACK_SCHEDULES = ((2, 0), (8, 0), (1, 1), (2, 1), (8, 1))
 
 #: Epochs run 1.._MAX_EPOCH: a tile flag stores 2 * epoch + 1 in 32 bits.
 _MAX_EPOCH = 2**31 - 1
@@ -397,10 +414,16 @@ VARIANTS: dict[str, Variant] = {
             "decoupled_lookback", "decoupled_lookback.cu", ("decoupled_lookback",),
             inclusive=True, scope="grid", model=models.build_decoupled_lookback,
             launch=_launch_lookback, capacity=None, smem=_lookback_smem, min_block=32,
-            block_multiple=32, params={"items": (8, 1, 2, 4, 16, 32)}, deterministic=False,
+            block_multiple=32, deterministic=False,
+            # tiles and direct move only the schedule (see _LOOKBACK_SCHEDULES), not a combine.
+            params={"items": (8, 1, 2, 4, 16, 32), "tiles": (1, 2, 8), "direct": (0, 1)},
             operators=(*KERNEL_OPERATORS, "logaddexp"),
             max_depth=lambda n, b, p: _blocks(n, b * p["items"]) + p["items"] + 16,
-            candidates=tuple((b, {"items": i}) for b in (64, 128, 256, 512) for i in (4, 8, 16, 32)),
+            candidates=tuple((b, {"items": i}) for b in (64, 128, 256, 512) for i in (4, 8, 16, 32))
+            + tuple((b, {"items": i, "tiles": t, "direct": d}) for b in (128, 256)
+                    for i in (16, 32) for t, d in _LOOKBACK_SCHEDULES),
+            # The schedules holding a second tile's words take up to 255 registers a thread.
+            max_block=lambda p: 1024 if (p["tiles"], p["direct"]) == (1, 0) else 256,
             doc="Merrill & Garland 2016: single pass, decoupled look-back",
         ),
     )
