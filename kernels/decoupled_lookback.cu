@@ -315,8 +315,8 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
 
 // The plain scan with the next tile's loads in flight through this tile's scan, look-back
 // and stores: each block draws tickets until one is past the last tile (so any grid size
-// works; the launch gives about one block per TILES tiles), and draws the next one before
-// its look-back, loading that tile's 16-byte words into registers.  DIRECT: each thread
+// works; blocks beyond those resident only draw that last ticket), and draws the next one
+// before its look-back, loading that tile's 16-byte words into registers.  DIRECT: each thread
 // loads and stores its ITEMS elements itself (16 bytes at a time, no shared staging);
 // else warp-striped through the warp's staging area, as lookback_scan does.  The tiles,
 // their combines and their look-back are those of lookback_scan: only the schedule moves.
@@ -446,16 +446,17 @@ __device__ __forceinline__ void persistent_scan(const T* __restrict__ in, T* __r
   }
 }
 
-// TILES only sizes the grid (the launch's business): 1 with DIRECT 0 is the one-tile
-// block of lookback_scan; any other pair runs persistent_scan.
-template <typename T, typename Op, int ITEMS, int TILES, int DIRECT>
+// SCHEDULE 0: one tile per block, through the warp's staging area (lookback_scan).
+// 1: persistent_scan through the staging area; 2: persistent_scan, direct.  The launch
+// gives schedules 1 and 2 about as many blocks as fit on the device at once.
+template <typename T, typename Op, int ITEMS, int SCHEDULE>
 __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out, long long n,
                                    unsigned* counter, int* flags, T* aggregates, T* inclusives,
                                    unsigned long long* words, unsigned epoch) {
   const TileStatus<T, kPacking<T>> status{flags, aggregates, inclusives, words, epoch};
-  if constexpr (TILES == 1 && DIRECT == 0) {
+  if constexpr (SCHEDULE == 0) {
     lookback_scan<T, Op, ITEMS>(in, out, n, counter, status, Plain<T, Op>{});
   } else {
-    persistent_scan<T, Op, ITEMS, DIRECT != 0>(in, out, n, counter, status);
+    persistent_scan<T, Op, ITEMS, SCHEDULE == 2>(in, out, n, counter, status);
   }
 }

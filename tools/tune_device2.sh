@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Issue 34, round 2: the look-back's new schedules (tiles per block with the next tile's
-# loads in flight through the look-back; direct per-thread 16-byte loads without staging)
-# against the old table's choices, at the sizes that matter.  From the repo root on the
+# Issue 34, round 2: the look-back's new schedules (1: persistent blocks with the next tile's
+# loads in flight through the look-back; 2: the same with direct per-thread 16-byte loads,
+# no staging) against the old table's choices, at the sizes that matter.  From the repo root on the
 # device:
 #     OUT=<dir> bash tools/tune_device2.sh
 # Writes to $OUT:
@@ -71,7 +71,7 @@ old = {(b, tuple(sorted(var.resolve_params(p).items())))
 old |= {(b, tuple(sorted(var.resolve_params(p).items()))) for b, p in
         [(128, {"items": 32}), (512, {"items": 16}), (256, {"items": 16})]}
 new = {(b, tuple(sorted(var.resolve_params(p).items()))) for b, p in var.candidates
-       if var.resolve_params(p)["tiles"] > 1 or var.resolve_params(p)["direct"]}
+       if var.resolve_params(p)["schedule"] > 0}
 configs = [(b, dict(p)) for b, p in sorted(old) + sorted(new - old)]
 print(f"{len(configs)} launches: {len(old)} old choices, {len(new - old)} new schedules",
       flush=True)

@@ -178,7 +178,7 @@ def _smem_elems(count: Callable[[int, dict], int]) -> Callable[[int, int, dict],
     return lambda block, itemsize, params: count(block, params) * itemsize
 
 def _lookback_smem(block: int, itemsize: int, params: dict) -> int:
-    if params.get("direct"):  # no staging area: the warp totals and the tile's prefix only
+    if params.get("schedule") == 2:  # no staging: the warp totals and the tile's prefix only
         return 33 * itemsize
     return lookback_smem(block, params["items"], itemsize, itemsize)
 
@@ -293,9 +293,8 @@ def _launch_lookback(lc: Launch) -> None:
     if lc.epoch == 1:
         lc._scratch["lookback args"] = _lookback_args(lc)
     nb, args = lc._scratch["lookback args"]
-    # tiles > 1: fewer blocks, each drawing tiles until none is left (the kernel's loop).
-    lc.run("decoupled_lookback", _blocks(nb, lc.params.get("tiles", 1)),
-           (*args, np.uint32(lc.epoch)))
+    grid = nb if lc.params["schedule"] == 0 else min(nb, lc._scratch["resident blocks"])
+    lc.run("decoupled_lookback", grid, (*args, np.uint32(lc.epoch)))
 
 
 def _lookback_args(lc: Launch) -> tuple[int, tuple]:
@@ -303,6 +302,11 @@ def _lookback_args(lc: Launch) -> tuple[int, tuple]:
     import cupy as cp
 
     nb = _blocks(lc.n, lc.block * lc.params["items"])
+    # The persistent schedules' grid: the most blocks of this size an SM holds (by threads;
+    # registers may hold fewer: those past them start at the end, draw one ticket and stop).
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    lc._scratch["resident blocks"] = (props["multiProcessorCount"]
+                                      * (props["maxThreadsPerMultiProcessor"] // lc.block))
     counter = lc.scratch("counter", 1, cp.uint32, zero=True)
     element_bytes = lc.x.itemsize * lc.x[0].size
     if element_bytes in (4, 8):  # flag and value packed in one 8- or 16-byte word
@@ -314,12 +318,6 @@ def _lookback_args(lc: Launch) -> tuple[int, tuple]:
         words = lc.scratch("unused", 1, cp.uint64)
     return nb, (lc.x, lc.out, np.int64(lc.n), counter, flags, agg, incl, words)
 
-
-#: The look-back's schedules beyond one tile per block through shared memory, as
-#: (tiles, direct): tiles per block (> 1: each block loads its next tile during this one's
-#: look-back and stores), direct 1: each thread loads and stores its own items 16 bytes at
-#: a time, with no shared staging.  Tiles and their combines are the same in every one.
-_LOOKBACK_SCHEDULES = ((2, 0), (8, 0), (1, 1), (2, 1), (8, 1))
 
 #: Epochs run 1.._MAX_EPOCH: a tile flag stores 2 * epoch + 1 in 32 bits.
 _MAX_EPOCH = 2**31 - 1
@@ -415,15 +413,18 @@ VARIANTS: dict[str, Variant] = {
             inclusive=True, scope="grid", model=models.build_decoupled_lookback,
             launch=_launch_lookback, capacity=None, smem=_lookback_smem, min_block=32,
             block_multiple=32, deterministic=False,
-            # tiles and direct move only the schedule (see _LOOKBACK_SCHEDULES), not a combine.
-            params={"items": (8, 1, 2, 4, 16, 32), "tiles": (1, 2, 8), "direct": (0, 1)},
+            # schedule moves only loads, stores and which block takes a tile, not a combine:
+            # 0 one tile a block through shared staging; 1 persistent blocks, the next
+            # tile's loads in flight through this one's look-back; 2 the same, each thread
+            # loading and storing its own items (no staging).
+            params={"items": (8, 1, 2, 4, 16, 32), "schedule": (0, 1, 2)},
             operators=(*KERNEL_OPERATORS, "logaddexp"),
             max_depth=lambda n, b, p: _blocks(n, b * p["items"]) + p["items"] + 16,
             candidates=tuple((b, {"items": i}) for b in (64, 128, 256, 512) for i in (4, 8, 16, 32))
-            + tuple((b, {"items": i, "tiles": t, "direct": d}) for b in (128, 256)
-                    for i in (16, 32) for t, d in _LOOKBACK_SCHEDULES),
-            # The schedules holding a second tile's words take up to 255 registers a thread.
-            max_block=lambda p: 1024 if (p["tiles"], p["direct"]) == (1, 0) else 256,
+            + tuple((b, {"items": i, "schedule": s}) for b in (128, 256) for i in (16, 32)
+                    for s in (1, 2)),
+            # The persistent schedules hold a second tile's words: up to 255 registers.
+            max_block=lambda p: 1024 if p["schedule"] == 0 else 256,
             doc="Merrill & Garland 2016: single pass, decoupled look-back",
         ),
     )

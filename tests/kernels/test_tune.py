@@ -85,7 +85,7 @@ def test_merge_changes_only_the_swept_dtypes_and_sizes():
     table gives it 2^26..2^28 of float64 (2^27 as a run's row would: up to its own size)
     and keeps every other size and dtype; the run's own table (negative control) would
     also take 2^30 and drop the other dtypes."""
-    j = next(i for i, (_, p) in enumerate(LOOKBACK.candidates) if p.get("tiles", 1) > 1)
+    j = next(i for i, (_, p) in enumerate(LOOKBACK.candidates) if p.get("schedule", 0) > 0)
     m = len(LOOKBACK.candidates)
     sweep = _sweep({k: [1.0 if i == j else 2.0 + i / m for i in range(m)] for k in (26, 28)},
                    dtype="float64")
@@ -104,13 +104,13 @@ def test_merge_changes_only_the_swept_dtypes_and_sizes():
 
 
 def test_the_new_schedules_keep_the_combine_network():
-    """tiles and direct move only the kernel's schedule: the model at each schedule computes
-    the same bits with the same depths as at one tile per block through shared memory."""
+    """The schedule moves only the kernel's loads, stores and tile order: the model at each
+    schedule computes the same bits with the same depths as at schedule 0."""
     x = np.random.default_rng(0).standard_normal(3 * 128 * 16 + 5).astype(np.float32)
     one = LOOKBACK.build_model(x.shape[0], 128, {"items": 16})
     schedules = {tuple(p.items()) for _, p in LOOKBACK.candidates
                  if len(p) > 1 and p["items"] == 16}
-    assert len(schedules) == 5
+    assert len(schedules) == 2
     for p in schedules:
         net = LOOKBACK.build_model(x.shape[0], 128, dict(p))
         assert np.array_equal(net.run(x, "add").view(np.uint32), one.run(x, "add").view(np.uint32))
@@ -118,7 +118,7 @@ def test_the_new_schedules_keep_the_combine_network():
 
 
 def test_a_schedule_is_refused_over_the_block_its_registers_allow():
-    two = {"items": 16, "tiles": 2}
+    two = {"items": 16, "schedule": 1}
     assert LOOKBACK.check(2**20, 256, "float64", "add", two, smem_limit=227 * 1024)
     with pytest.raises(LaunchError, match="over 256 threads"):
         LOOKBACK.check(2**20, 512, "float64", "add", two, smem_limit=227 * 1024)
@@ -189,8 +189,8 @@ def test_one_launch_run_again_on_new_data_never_reads_the_last_runs_tiles(dtype,
     """The status array is zeroed once per launch plan: a later run that took an earlier
     run's tile prefixes for its own would add the old data's sums (exact integers here).
     At the default items (the module the suite compiles anyway), every candidate block,
-    and each schedule of several tiles a block or direct loads (37 tiles: blocks draw
-    tickets until none is left, and the counter must be free again for the next run);
+    and each persistent schedule (37 tiles: blocks draw tickets until none is left, and the
+    counter must be free again for the next run);
     4- and 8-byte elements: both packed status words."""
     import cupy as cp
 
