@@ -316,17 +316,19 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
 // The plain scan with the next tile's loads in flight through this tile's scan, look-back
 // and stores: each block draws tickets until one is past the last tile (so any grid size
 // works; blocks beyond those resident only draw that last ticket), and draws the next one
-// before its look-back, loading that tile's 16-byte words into registers.  DIRECT: each thread
-// loads and stores its ITEMS elements itself (16 bytes at a time, no shared staging);
-// else warp-striped through the warp's staging area, as lookback_scan does.  The tiles,
-// their combines and their look-back are those of lookback_scan: only the schedule moves.
-template <typename T, typename Op, int ITEMS, bool DIRECT, typename Status>
+// before its look-back.  SCHEDULE 1: that tile's 16-byte words are loaded into registers,
+// moved warp-striped through the warp's staging area as lookback_scan does; 2: each thread
+// loads and stores its own ITEMS elements, 16 bytes at a time, no staging; 3: one bulk
+// prefetch of that tile into L2 (no registers held), loaded as lookback_scan does.  The
+// tiles, their combines and their look-back are those of lookback_scan.
+template <typename T, typename Op, int ITEMS, int SCHEDULE, typename Status>
 __device__ __forceinline__ void persistent_scan(const T* __restrict__ in, T* __restrict__ out,
                                                 long long n, unsigned* counter,
                                                 const Status& status) {
   using namespace scancheck;
   Op op;
-  constexpr int V = kVector<T, ITEMS>;
+  constexpr bool DIRECT = SCHEDULE == 2, L2 = SCHEDULE == 3;
+  constexpr int V = L2 ? 0 : kVector<T, ITEMS>;  // L2: no words held in registers
   constexpr int W = V > 0 ? ITEMS / V : 1;
   __shared__ unsigned tickets[2];
   T* warp_totals = shared_as<T>();
@@ -358,6 +360,16 @@ __device__ __forceinline__ void persistent_scan(const T* __restrict__ in, T* __r
   bool vec = false;
   auto prefetch = [&](long long tl) {
     const long long base = tl * tile_elems;
+    if constexpr (L2) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      // A full tile at a 16-byte aligned base is a whole number of 16-byte words.
+      if (t == 0 && base + tile_elems <= n && reinterpret_cast<unsigned long long>(in) % 16 == 0)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;"
+                     :: "l"(in + base), "r"(static_cast<unsigned>(tile_elems * sizeof(T)))
+                     : "memory");
+#endif
+      return;
+    }
     vec = aligned && base + tile_elems <= n;
     if constexpr (V > 0) {
       if (vec) {
@@ -446,9 +458,9 @@ __device__ __forceinline__ void persistent_scan(const T* __restrict__ in, T* __r
   }
 }
 
-// SCHEDULE 0: one tile per block, through the warp's staging area (lookback_scan).
-// 1: persistent_scan through the staging area; 2: persistent_scan, direct.  The launch
-// gives schedules 1 and 2 about as many blocks as fit on the device at once.
+// SCHEDULE 0: one tile per block, through the warp's staging area (lookback_scan); 1, 2, 3:
+// persistent_scan's schedules, to which the launch gives about as many blocks as fit on
+// the device at once.
 template <typename T, typename Op, int ITEMS, int SCHEDULE>
 __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out, long long n,
                                    unsigned* counter, int* flags, T* aggregates, T* inclusives,
@@ -457,6 +469,6 @@ __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out
   if constexpr (SCHEDULE == 0) {
     lookback_scan<T, Op, ITEMS>(in, out, n, counter, status, Plain<T, Op>{});
   } else {
-    persistent_scan<T, Op, ITEMS, SCHEDULE == 2>(in, out, n, counter, status);
+    persistent_scan<T, Op, ITEMS, SCHEDULE>(in, out, n, counter, status);
   }
 }

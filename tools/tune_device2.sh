@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 34, round 2: the look-back's new schedules (1: persistent blocks with the next tile's
 # loads in flight through the look-back; 2: the same with direct per-thread 16-byte loads,
-# no staging) against the old table's choices, at the sizes that matter.  From the repo root on the
+# no staging; 3: persistent blocks, the next tile bulk-prefetched into L2) against the old
+# table's choices, at the sizes that matter.  From the repo root on the
 # device:
 #     OUT=<dir> bash tools/tune_device2.sh
 # Writes to $OUT:

@@ -416,14 +416,16 @@ VARIANTS: dict[str, Variant] = {
             # schedule moves only loads, stores and which block takes a tile, not a combine:
             # 0 one tile a block through shared staging; 1 persistent blocks, the next
             # tile's loads in flight through this one's look-back; 2 the same, each thread
-            # loading and storing its own items (no staging).
-            params={"items": (8, 1, 2, 4, 16, 32), "schedule": (0, 1, 2)},
+            # loading and storing its own items (no staging); 3 persistent blocks, the next
+            # tile prefetched into L2 (no registers held).
+            params={"items": (8, 1, 2, 4, 16, 32), "schedule": (0, 1, 2, 3)},
             operators=(*KERNEL_OPERATORS, "logaddexp"),
             max_depth=lambda n, b, p: _blocks(n, b * p["items"]) + p["items"] + 16,
             candidates=tuple((b, {"items": i}) for b in (64, 128, 256, 512) for i in (4, 8, 16, 32))
             + tuple((b, {"items": i, "schedule": s}) for b in (128, 256) for i in (16, 32)
-                    for s in (1, 2)),
-            # The persistent schedules hold a second tile's words: up to 255 registers.
+                    for s in (1, 2, 3)),
+            # The persistent schedules take up to 255 registers a thread (1, 2: a second
+            # tile's words).
             max_block=lambda p: 1024 if p["schedule"] == 0 else 256,
             doc="Merrill & Garland 2016: single pass, decoupled look-back",
         ),

@@ -110,7 +110,7 @@ def test_the_new_schedules_keep_the_combine_network():
     one = LOOKBACK.build_model(x.shape[0], 128, {"items": 16})
     schedules = {tuple(p.items()) for _, p in LOOKBACK.candidates
                  if len(p) > 1 and p["items"] == 16}
-    assert len(schedules) == 2
+    assert len(schedules) == 3
     for p in schedules:
         net = LOOKBACK.build_model(x.shape[0], 128, dict(p))
         assert np.array_equal(net.run(x, "add").view(np.uint32), one.run(x, "add").view(np.uint32))
