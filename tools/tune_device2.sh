@@ -32,8 +32,9 @@ nvidia-smi -L > "$OUT/device.txt" 2>&1
 git log --oneline -1 >> "$OUT/device.txt" 2>&1
 
 # 1. compile side by side into CuPy's kernel cache: the sweep's modules first (the look-back
-#    at each candidate parameter set), then every other module verify needs.
-timeout 70 $PY - > "$OUT/warm.txt" 2>&1 <<'EOF'
+#    at each candidate parameter set), then every other module verify needs.  In the
+#    background: the sweep starts when it is done or at 75 s, the compiles going on.
+$PY - > "$OUT/warm.txt" 2>&1 <<'EOF' &
 import os, subprocess, sys, time
 from scancheck.kernels.launch import warm_jobs
 t0 = time.time()
@@ -53,12 +54,15 @@ for job in jobs:
 for job, proc in done + running:
     err = proc.communicate()[1]
     print(job, "rc", proc.returncode, err[-600:] if proc.returncode else "")
-print(f"compiled {len(jobs)} modules in {time.time() - t0:.0f} s")
+print(f"compiled {len(jobs)} modules in {time.time() - t0:.0f} s", flush=True)
 EOF
-echo "warm done at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/warm.txt"
+WARM=$!
+while kill -0 "$WARM" 2>/dev/null && [ "$(left 75)" -gt 1 ]; do sleep 1; done
+echo "sweep starts at $(( $(date +%s) - T0 )) s (warm still running: $(kill -0 "$WARM" 2>/dev/null && echo yes || echo no))" \
+    | tee "$OUT/warm-mark.txt"
 
 # 2. the sweep: the old table's choices at these sizes and every new-schedule candidate.
-timeout $(left 112) $PY - "$OUT/tune2.json" > "$OUT/tune2.txt" 2>&1 <<'EOF'
+timeout $(left 115) $PY - "$OUT/tune2.json" > "$OUT/tune2.txt" 2>&1 <<'EOF'
 import json, sys, time
 import cupy as cp
 from scancheck import bench
@@ -111,12 +115,12 @@ $PY -m scancheck.kernels.tune --from "$OUT/tune2.json" --to "$OUT/tuned.json" \
     >> "$OUT/tune2.txt" 2>&1 && cp "$OUT/tuned.json" scancheck/kernels/tuned.json
 
 # 4. verify: each kernel equal to its model, the look-back bit for bit at every candidate.
-timeout $(left 135) $PY -m scancheck.cli verify > "$OUT/verify.txt" 2>&1
+timeout $(left 138) $PY -m scancheck.cli verify > "$OUT/verify.txt" 2>&1
 echo "verify rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/verify.txt"
 
 # 5. each new schedule run again on new data at 37 tiles (exact integers, the counter and
 #    status reuse of the persistent loop).
-SCANCHECK_HYPOTHESIS_PROFILE=ci timeout $(left 143) $PY -m pytest -q -p no:cacheprovider \
+SCANCHECK_HYPOTHESIS_PROFILE=ci timeout $(left 146) $PY -m pytest -q -p no:cacheprovider \
     -m "gpu and not huge and not slow" -k "run_again" tests/kernels/test_tune.py \
     > "$OUT/pytest.txt" 2>&1
 echo "pytest rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/pytest.txt"
@@ -127,5 +131,6 @@ if [ "$(left 149)" -gt 4 ]; then
       --dtypes float32 float64 int64 --reps 10 --oracle-dists --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
   echo "bench rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/bench.txt"
 fi
+kill "$WARM" 2>/dev/null  # its own compiles only, if any are still going
 tail -n 20 "$OUT/tune2.txt"; tail -n 20 "$OUT/verify.txt"; tail -n 5 "$OUT/pytest.txt"
 tail -n 12 "$OUT/bench.txt" 2>/dev/null
