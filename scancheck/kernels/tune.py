@@ -56,8 +56,9 @@ def _choice_at(rows: list[dict], k: int) -> tuple[int, dict]:
 def merge(base: dict[str, dict[str, list[dict]]], sweep: dict[str, Any],
           chosen: dict[str, dict[str, list[dict]]]) -> dict[str, dict[str, list[dict]]]:
     """``base`` with the choices of a (partial) sweep laid over it: per variant and dtype
-    the sweep timed, sizes from its smallest to its largest timed 2**k take ``chosen``'s
-    rows; every other size, and every other dtype and variant, keeps ``base``'s choice."""
+    the sweep timed, each timed 2**k, and each size between two timed ones at most a factor
+    of 4 apart, takes ``chosen``'s rows; every other size, and every other dtype and
+    variant, keeps ``base``'s choice (a wider gap was not measured)."""
     out = {name: {dt: list(rows) for dt, rows in by.items()} for name, by in base.items()}
     for name, by_dtype in chosen.items():
         for dtype, new_rows in by_dtype.items():
@@ -68,7 +69,8 @@ def merge(base: dict[str, dict[str, list[dict]]], sweep: dict[str, Any],
             top = max(old_rows[-1]["up_to_log2"], new_rows[-1]["up_to_log2"])
             rows: list[dict] = []
             for k in range(top + 1):
-                inside = timed[0] <= k <= timed[-1]
+                inside = k in timed or any(a < k < b and b - a <= 2
+                                           for a, b in zip(timed, timed[1:]))
                 block, params = _choice_at(new_rows if inside else old_rows, k)
                 params = VARIANTS[name].resolve_params(params)
                 if rows and (rows[-1]["block"], rows[-1]["params"]) == (block, params):

@@ -81,13 +81,13 @@ def _lookup(rows: list[dict], k: int) -> tuple[int, dict]:
 
 
 def test_merge_changes_only_the_swept_dtypes_and_sizes():
-    """A sweep of float64 at 2^26 and 2^28 only, where a new schedule is fastest: the merged
-    table gives it 2^26..2^28 of float64 (2^27 as a run's row would: up to its own size)
-    and keeps every other size and dtype; the run's own table (negative control) would
-    also take 2^30 and drop the other dtypes."""
+    """A sweep of float64 at 2^20, 2^26 and 2^28 only, where a new schedule is fastest: the
+    merged table gives it 2^20 and 2^26..2^28 of float64 (2^27 as a run's row would: up to
+    its own size) and keeps every other size (2^21..2^25: not measured) and dtype; the
+    run's own table (negative control) would also take 2^30 and drop the other dtypes."""
     j = next(i for i, (_, p) in enumerate(LOOKBACK.candidates) if p.get("schedule", 0) > 0)
     m = len(LOOKBACK.candidates)
-    sweep = _sweep({k: [1.0 if i == j else 2.0 + i / m for i in range(m)] for k in (26, 28)},
+    sweep = _sweep({k: [1.0 if i == j else 2.0 + i / m for i in range(m)] for k in (20, 26, 28)},
                    dtype="float64")
     base = tuned_table()[LOOKBACK.name]
     chosen = choose(sweep)
@@ -95,7 +95,7 @@ def test_merge_changes_only_the_swept_dtypes_and_sizes():
     want = _allowed(LOOKBACK)[j]
     for k in range(0, 33):
         got = _lookup(merged["float64"], k)
-        assert got == (want if 26 <= k <= 28 else _lookup(base["float64"], k)), k
+        assert got == (want if k == 20 or 26 <= k <= 28 else _lookup(base["float64"], k)), k
         for dtype in ("float32", "int32", "int64"):
             assert _lookup(merged[dtype], k) == _lookup(base[dtype], k), (dtype, k)
     fresh = chosen[LOOKBACK.name]
