@@ -195,10 +195,13 @@ def unpack(arr: np.ndarray, dtypes: tuple[str, ...]) -> Leaves:
 
 def identity_value(identity: Leaves, dtype: np.dtype) -> Any:
     """The identity as cuda.compute takes an initial value: a one-element array of a
-    scalar dtype, or a ``np.void`` of the record."""
+    scalar dtype, or a read-only ``np.void`` of the record (cuda.compute hashes it as a
+    cache key, and a writeable void scalar is unhashable: seen on the H200)."""
     if dtype.names is None:
         return np.asarray([identity[0]], dtype=dtype)
-    return np.void(tuple(v.item() for v in identity), dtype=dtype)
+    held = np.array([tuple(v.item() for v in identity)], dtype=dtype)
+    held.setflags(write=False)
+    return held[0]
 
 
 def cccl_scan(inclusive: bool) -> Callable[..., Leaves]:
