@@ -165,67 +165,6 @@ __device__ __forceinline__ void store_striped(T* out, const T* stage, long long 
 }
 }  // namespace
 
-// A thread's exclusive prefix within its tile, from its items' total: a warp-shuffle scan
-// of the thread totals, warp totals through shared memory (two barriers; every warp's
-// reads of warp_totals end before the caller's next barrier).  Sets tile_total.
-template <typename T, typename Op>
-__device__ __forceinline__ T tile_prefixes(T thread_total, T* warp_totals, T& tile_total, Op op) {
-  using namespace scancheck;
-  const int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp, nwarps = blockDim.x / kWarp;
-  const T wi = warp_inclusive(thread_total, op);
-  if (lane == kWarp - 1) warp_totals[warp] = wi;
-  __syncthreads();
-  scan_warp_totals(warp_totals, op);
-  __syncthreads();
-  T lane_prefix = shfl_up(wi, 1);
-  if (lane == 0) lane_prefix = Op::identity();
-  const T warp_prefix = warp > 0 ? warp_totals[warp - 1] : Op::identity();
-  tile_total = warp_totals[nwarps - 1];
-  return op(warp_prefix, lane_prefix);
-}
-
-// Warp 0 of a tile: publish its aggregate, look back over 32 predecessors at a time,
-// folding aggregates until it meets an inclusive prefix, publish its inclusive prefix and
-// leave the tile's exclusive prefix in *prefix_shared (for tile 0: nothing to look at).
-template <typename T, typename Op, typename Status>
-__device__ __forceinline__ void look_back(const Status& status, long long tile, T tile_total,
-                                          T* prefix_shared, Op op) {
-  using namespace scancheck;
-  const int lane = threadIdx.x % kWarp;
-  if (tile == 0) {
-    if (lane == 0) status.publish(0, kInclusive, tile_total);
-    return;
-  }
-  if (lane == 0) status.publish(tile, kAggregate, tile_total);
-  T prefix = Op::identity();
-  bool first = true;
-  for (long long end = tile - 1;; end -= kWarp) {
-    const long long j = end - lane;  // lane 0 is the nearest predecessor
-    int f = kInclusive;
-    T val = Op::identity();
-    do {
-      if (j >= 0) f = status.poll(j, val);
-    } while (__any_sync(0xffffffffu, f == kInvalid));
-    const unsigned inclusive_lanes = __ballot_sync(0xffffffffu, f == kInclusive && j >= 0);
-    const int stop = inclusive_lanes ? __ffs(inclusive_lanes) - 1 : kWarp - 1;
-    // Fold lanes stop..0 (earliest tile first) as a tree: lane l takes lane l+off's
-    // partial, which covers earlier tiles, on its left.
-#pragma unroll
-    for (int off = 1; off < kWarp; off *= 2) {
-      const T other = shfl_down(val, off);
-      if (lane + off <= stop) val = op(other, val);
-    }
-    const T window = shfl_idx(val, 0);
-    prefix = first ? window : op(window, prefix);
-    first = false;
-    if (inclusive_lanes) break;
-  }
-  if (lane == 0) {
-    status.publish(tile, kInclusive, op(prefix, tile_total));
-    *prefix_shared = prefix;
-  }
-}
-
 // What a tile reads and writes around the scan: the plain scan reads and writes T itself;
 // scancheck's exact oracle (kernels/oracle/exact_scan.cu) reads float bits, scans exact
 // fixed-point integers and writes the rounded bits, in the same single pass.
@@ -256,7 +195,7 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
   __shared__ unsigned tile_shared;
   T* warp_totals = shared_as<T>();
   T* prefix_shared = warp_totals + kWarp;
-  const int t = threadIdx.x, lane = t % kWarp, warp = t / kWarp;
+  const int t = threadIdx.x, lane = t % kWarp, warp = t / kWarp, nwarps = blockDim.x / kWarp;
   constexpr int kInBytes = pad<In>(kWarp * ITEMS) * sizeof(In);
   constexpr int kOutBytes = pad<Out>(kWarp * ITEMS) * sizeof(Out);
   unsigned char* stage_bytes = reinterpret_cast<unsigned char*>(prefix_shared + 1) +
@@ -290,10 +229,51 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
 #pragma unroll
     for (int i = 1; i < ITEMS; ++i) items[i] = op(items[i - 1], items[i]);
   }
-  T tile_total;
-  const T thread_prefix =
-      tile_prefixes(items[kRecompute ? 0 : ITEMS - 1], warp_totals, tile_total, op);
-  if (warp == 0) look_back(status, tile, tile_total, prefix_shared, op);
+  const T wi = warp_inclusive(items[kRecompute ? 0 : ITEMS - 1], op);
+  if (lane == kWarp - 1) warp_totals[warp] = wi;
+  __syncthreads();
+  scan_warp_totals(warp_totals, op);
+  __syncthreads();
+  T lane_prefix = shfl_up(wi, 1);
+  if (lane == 0) lane_prefix = Op::identity();
+  const T warp_prefix = warp > 0 ? warp_totals[warp - 1] : Op::identity();
+  const T thread_prefix = op(warp_prefix, lane_prefix);
+  const T tile_total = warp_totals[nwarps - 1];
+
+  if (warp == 0) {
+    if (tile == 0) {
+      if (lane == 0) status.publish(0, kInclusive, tile_total);
+    } else {
+      if (lane == 0) status.publish(tile, kAggregate, tile_total);
+      T prefix = Op::identity();
+      bool first = true;
+      for (long long end = tile - 1;; end -= kWarp) {
+        const long long j = end - lane;  // lane 0 is the nearest predecessor
+        int f = kInclusive;
+        T val = Op::identity();
+        do {
+          if (j >= 0) f = status.poll(j, val);
+        } while (__any_sync(0xffffffffu, f == kInvalid));
+        const unsigned inclusive_lanes = __ballot_sync(0xffffffffu, f == kInclusive && j >= 0);
+        const int stop = inclusive_lanes ? __ffs(inclusive_lanes) - 1 : kWarp - 1;
+        // Fold lanes stop..0 (earliest tile first) as a tree: lane l takes lane l+off's
+        // partial, which covers earlier tiles, on its left.
+#pragma unroll
+        for (int off = 1; off < kWarp; off *= 2) {
+          const T other = shfl_down(val, off);
+          if (lane + off <= stop) val = op(other, val);
+        }
+        const T window = shfl_idx(val, 0);
+        prefix = first ? window : op(window, prefix);
+        first = false;
+        if (inclusive_lanes) break;
+      }
+      if (lane == 0) {
+        status.publish(tile, kInclusive, op(prefix, tile_total));
+        *prefix_shared = prefix;
+      }
+    }
+  }
   __syncthreads();
   const T full_prefix = op(tile > 0 ? *prefix_shared : Op::identity(), thread_prefix);
   if constexpr (kRecompute) {
@@ -313,162 +293,10 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
   store_striped<Out, ITEMS>(out, stage_out, seg, n, full);
 }
 
-// The plain scan with the next tile's loads in flight through this tile's scan, look-back
-// and stores: each block draws tickets until one is past the last tile (so any grid size
-// works; blocks beyond those resident only draw that last ticket), and draws the next one
-// before its look-back.  SCHEDULE 1: that tile's 16-byte words are loaded into registers,
-// moved warp-striped through the warp's staging area as lookback_scan does; 2: each thread
-// loads and stores its own ITEMS elements, 16 bytes at a time, no staging; 3: one bulk
-// prefetch of that tile into L2 (no registers held), loaded as lookback_scan does.  The
-// tiles, their combines and their look-back are those of lookback_scan.
-template <typename T, typename Op, int ITEMS, int SCHEDULE, typename Status>
-__device__ __forceinline__ void persistent_scan(const T* __restrict__ in, T* __restrict__ out,
-                                                long long n, unsigned* counter,
-                                                const Status& status) {
-  using namespace scancheck;
-  Op op;
-  constexpr bool DIRECT = SCHEDULE == 2, L2 = SCHEDULE == 3;
-  constexpr int V = L2 ? 0 : kVector<T, ITEMS>;  // L2: no words held in registers
-  constexpr int W = V > 0 ? ITEMS / V : 1;
-  __shared__ unsigned tickets[2];
-  T* warp_totals = shared_as<T>();
-  T* prefix_shared = warp_totals + kWarp;
-  const int t = threadIdx.x, lane = t % kWarp, warp = t / kWarp;
-  T* stage = prefix_shared + 1 + warp * pad<T>(kWarp * ITEMS);
-  const long long tile_elems = static_cast<long long>(blockDim.x) * ITEMS;
-  const long long nb = (n + tile_elems - 1) / tile_elems;
-  // Every block draws exactly one ticket >= nb (its last): the draw of nb + gridDim.x - 1
-  // is the last of the launch, and frees the counter for the next one.
-  const unsigned long long last_ticket = nb + gridDim.x - 1;
-  const bool aligned =
-      V > 0 && ((reinterpret_cast<unsigned long long>(in) | reinterpret_cast<unsigned long long>(out)) % 16) == 0;
-  // Thread 0 draws (draw) and, later, publishes (post) a ticket: the atomic's round trip
-  // overlaps the work between the two.
-  unsigned drawn = 0;
-  auto draw = [&]() {
-    if (t == 0) drawn = atomicAdd(counter, 1u);
-  };
-  auto post = [&](int slot) {
-    if (t == 0) {
-      if (drawn == last_ticket) atomicExch(counter, 0u);
-      tickets[slot] = drawn;
-    }
-  };
-  // The 16-byte words of this thread's share of tile tl, if the tile is full and aligned
-  // (else commit loads it element by element).
-  int4 raw[W];
-  bool vec = false;
-  auto prefetch = [&](long long tl) {
-    const long long base = tl * tile_elems;
-    if constexpr (L2) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      // A full tile at a 16-byte aligned base is a whole number of 16-byte words.
-      if (t == 0 && base + tile_elems <= n && reinterpret_cast<unsigned long long>(in) % 16 == 0)
-        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;"
-                     :: "l"(in + base), "r"(static_cast<unsigned>(tile_elems * sizeof(T)))
-                     : "memory");
-#endif
-      return;
-    }
-    vec = aligned && base + tile_elems <= n;
-    if constexpr (V > 0) {
-      if (vec) {
-        const int4* src = reinterpret_cast<const int4*>(
-            in + base + (DIRECT ? static_cast<long long>(t) * ITEMS : (long long)warp * kWarp * ITEMS));
-#pragma unroll
-        for (int w = 0; w < W; ++w) raw[w] = __ldcs(&src[DIRECT ? w : w * kWarp + lane]);
-      }
-    }
-  };
-
-  draw();
-  post(0);
-  __syncthreads();
-  long long tile = tickets[0];
-  int slot = 0;
-  if (tile < nb) prefetch(tile);
-  while (tile < nb) {
-    const long long base = tile * tile_elems;
-    const bool full = base + tile_elems <= n;
-    const long long seg = base + (long long)warp * kWarp * ITEMS;
-    draw();
-    T items[ITEMS];
-    if constexpr (DIRECT) {
-      const long long e0 = base + static_cast<long long>(t) * ITEMS;
-      if (V > 0 && vec) {
-#pragma unroll
-        for (int i = 0; i < ITEMS; ++i) items[i] = reinterpret_cast<const T*>(raw)[i];
-      } else {
-#pragma unroll
-        for (int i = 0; i < ITEMS; ++i) items[i] = e0 + i < n ? in[e0 + i] : Op::identity();
-      }
-    } else {
-      __syncwarp();  // the warp's stores of the previous tile have read the staging area
-      if (V > 0 && vec) {
-#pragma unroll
-        for (int w = 0; w < W; ++w) {
-          const T* vals = reinterpret_cast<const T*>(&raw[w]);
-#pragma unroll
-          for (int k = 0; k < (V > 0 ? V : 1); ++k) stage[pad<T>((w * kWarp + lane) * V + k)] = vals[k];
-        }
-      } else {
-        load_striped<T, ITEMS>(stage, in, seg, n, full, Op::identity());
-      }
-      __syncwarp();
-#pragma unroll
-      for (int i = 0; i < ITEMS; ++i) items[i] = stage[pad<T>(lane * ITEMS + i)];
-    }
-#pragma unroll
-    for (int i = 1; i < ITEMS; ++i) items[i] = op(items[i - 1], items[i]);
-    post(slot ^ 1);  // published to the block by tile_prefixes' barriers
-    T tile_total;
-    const T thread_prefix = tile_prefixes(items[ITEMS - 1], warp_totals, tile_total, op);
-    const long long next = tickets[slot ^ 1];
-    if (next < nb) prefetch(next);
-    if (warp == 0) look_back(status, tile, tile_total, prefix_shared, op);
-    __syncthreads();
-    const T full_prefix = op(tile > 0 ? *prefix_shared : Op::identity(), thread_prefix);
-#pragma unroll
-    for (int i = 0; i < ITEMS; ++i) items[i] = op(full_prefix, items[i]);
-    if constexpr (DIRECT) {
-      const long long e0 = base + static_cast<long long>(t) * ITEMS;
-      if (V > 0 && aligned && full) {
-        int4* dst = reinterpret_cast<int4*>(out + e0);
-#pragma unroll
-        for (int w = 0; w < W; ++w) {
-          int4 v;
-          T* vals = reinterpret_cast<T*>(&v);
-#pragma unroll
-          for (int k = 0; k < (V > 0 ? V : 1); ++k) vals[k] = items[w * V + k];
-          __stcs(&dst[w], v);
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < ITEMS; ++i)
-          if (e0 + i < n) out[e0 + i] = items[i];
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < ITEMS; ++i) stage[pad<T>(lane * ITEMS + i)] = items[i];
-      __syncwarp();
-      store_striped<T, ITEMS>(out, stage, seg, n, full);
-    }
-    tile = next;
-    slot ^= 1;
-  }
-}
-
-// SCHEDULE 0: one tile per block, through the warp's staging area (lookback_scan); 1, 2, 3:
-// persistent_scan's schedules, to which the launch gives about as many blocks as fit on
-// the device at once.
-template <typename T, typename Op, int ITEMS, int SCHEDULE>
+template <typename T, typename Op, int ITEMS>
 __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out, long long n,
                                    unsigned* counter, int* flags, T* aggregates, T* inclusives,
                                    unsigned long long* words, unsigned epoch) {
   const TileStatus<T, kPacking<T>> status{flags, aggregates, inclusives, words, epoch};
-  if constexpr (SCHEDULE == 0) {
-    lookback_scan<T, Op, ITEMS>(in, out, n, counter, status, Plain<T, Op>{});
-  } else {
-    persistent_scan<T, Op, ITEMS, SCHEDULE>(in, out, n, counter, status);
-  }
+  lookback_scan<T, Op, ITEMS>(in, out, n, counter, status, Plain<T, Op>{});
 }

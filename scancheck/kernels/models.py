@@ -382,12 +382,8 @@ def build_chained(n: int, block: int) -> Network:
     return net
 
 
-def build_decoupled_lookback(n: int, block: int, items: int = 8, schedule: int = 0
-                             ) -> Network:
+def build_decoupled_lookback(n: int, block: int, items: int = 8) -> Network:
     """Decoupled look-back (Merrill & Garland 2016): tiles of ``block * items`` elements.
-    ``schedule`` (persistent blocks, loads with or without shared staging) changes only
-    where and when the kernel loads, stores and takes tiles, never a combine: the network
-    does not depend on it.
 
     Within a tile: a sequential scan of each thread's items, a warp-shuffle scan of
     the thread totals, warp totals through shared memory.  The tile prefix is resolved

@@ -71,8 +71,6 @@ class Variant:
     #: Launch shapes (block, params) a tuning run may choose from; ``verify`` compares the
     #: kernel with its model at each, so the tuned table never picks an unverified one.
     candidates: tuple[tuple[int, dict[str, int]], ...] = ()
-    #: The largest block a launch at (params) may take, where registers bound it below 1024.
-    max_block: Callable[[dict], int] | None = None
     doc: str = ""
 
     def resolve_params(self, params: dict[str, int] | None) -> dict[str, int]:
@@ -117,11 +115,6 @@ class Variant:
         if n < 1:
             raise LaunchError(f"n={n}: the input is empty; a scan needs at least one element")
         resolved = self.resolve_params(params)
-        if self.max_block is not None and block > self.max_block(resolved):
-            raise LaunchError(
-                f"block={block} is over {self.max_block(resolved)} threads, the most {self.name} "
-                f"takes at {resolved} (its registers per thread)"
-            )
         if self.capacity is not None:
             cap = self.capacity(block, resolved)
             if n > cap:
@@ -178,8 +171,6 @@ def _smem_elems(count: Callable[[int, dict], int]) -> Callable[[int, int, dict],
     return lambda block, itemsize, params: count(block, params) * itemsize
 
 def _lookback_smem(block: int, itemsize: int, params: dict) -> int:
-    if params.get("schedule") == 2:  # no staging: the warp totals and the tile's prefix only
-        return 33 * itemsize
     return lookback_smem(block, params["items"], itemsize, itemsize)
 
 
@@ -293,8 +284,7 @@ def _launch_lookback(lc: Launch) -> None:
     if lc.epoch == 1:
         lc._scratch["lookback args"] = _lookback_args(lc)
     nb, args = lc._scratch["lookback args"]
-    grid = nb if lc.params["schedule"] == 0 else min(nb, lc._scratch["resident blocks"])
-    lc.run("decoupled_lookback", grid, (*args, np.uint32(lc.epoch)))
+    lc.run("decoupled_lookback", nb, (*args, np.uint32(lc.epoch)))
 
 
 def _lookback_args(lc: Launch) -> tuple[int, tuple]:
@@ -302,11 +292,6 @@ def _lookback_args(lc: Launch) -> tuple[int, tuple]:
     import cupy as cp
 
     nb = _blocks(lc.n, lc.block * lc.params["items"])
-    # The persistent schedules' grid: the most blocks of this size an SM holds (by threads;
-    # registers may hold fewer: those past them start at the end, draw one ticket and stop).
-    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
-    lc._scratch["resident blocks"] = (props["multiProcessorCount"]
-                                      * (props["maxThreadsPerMultiProcessor"] // lc.block))
     counter = lc.scratch("counter", 1, cp.uint32, zero=True)
     element_bytes = lc.x.itemsize * lc.x[0].size
     if element_bytes in (4, 8):  # flag and value packed in one 8- or 16-byte word
@@ -412,21 +397,10 @@ VARIANTS: dict[str, Variant] = {
             "decoupled_lookback", "decoupled_lookback.cu", ("decoupled_lookback",),
             inclusive=True, scope="grid", model=models.build_decoupled_lookback,
             launch=_launch_lookback, capacity=None, smem=_lookback_smem, min_block=32,
-            block_multiple=32, deterministic=False,
-            # schedule moves only loads, stores and which block takes a tile, not a combine:
-            # 0 one tile a block through shared staging; 1 persistent blocks, the next
-            # tile's loads in flight through this one's look-back; 2 the same, each thread
-            # loading and storing its own items (no staging); 3 persistent blocks, the next
-            # tile prefetched into L2 (no registers held).
-            params={"items": (8, 1, 2, 4, 16, 32), "schedule": (0, 1, 2, 3)},
+            block_multiple=32, params={"items": (8, 1, 2, 4, 16, 32)}, deterministic=False,
             operators=(*KERNEL_OPERATORS, "logaddexp"),
             max_depth=lambda n, b, p: _blocks(n, b * p["items"]) + p["items"] + 16,
-            candidates=tuple((b, {"items": i}) for b in (64, 128, 256, 512) for i in (4, 8, 16, 32))
-            + tuple((b, {"items": i, "schedule": s}) for b in (128, 256) for i in (16, 32)
-                    for s in (1, 2, 3)),
-            # The persistent schedules take up to 255 registers a thread (1, 2: a second
-            # tile's words).
-            max_block=lambda p: 1024 if p["schedule"] == 0 else 256,
+            candidates=tuple((b, {"items": i}) for b in (64, 128, 256, 512) for i in (4, 8, 16, 32)),
             doc="Merrill & Garland 2016: single pass, decoupled look-back",
         ),
     )

@@ -47,40 +47,6 @@ def choose(sweep: dict[str, Any]) -> dict[str, dict[str, list[dict]]]:
     return table
 
 
-def _choice_at(rows: list[dict], k: int) -> tuple[int, dict]:
-    """The (block, params) ``rows`` give 2**k elements, as Variant.tuned reads them."""
-    row = next((r for r in rows if k <= r["up_to_log2"]), rows[-1])
-    return row["block"], row["params"]
-
-
-def merge(base: dict[str, dict[str, list[dict]]], sweep: dict[str, Any],
-          chosen: dict[str, dict[str, list[dict]]]) -> dict[str, dict[str, list[dict]]]:
-    """``base`` with the choices of a (partial) sweep laid over it: per variant and dtype
-    the sweep timed, each timed 2**k, and each size between two timed ones at most a factor
-    of 4 apart, takes ``chosen``'s rows; every other size, and every other dtype and
-    variant, keeps ``base``'s choice (a wider gap was not measured)."""
-    out = {name: {dt: list(rows) for dt, rows in by.items()} for name, by in base.items()}
-    for name, by_dtype in chosen.items():
-        for dtype, new_rows in by_dtype.items():
-            timed = sorted({int(r["log2_n"]) for r in sweep["results"]
-                            if r["variant"] == name and r["dtype"] == dtype
-                            and any(c.get("ms") is not None for c in r["configs"])})
-            old_rows = out.get(name, {}).get(dtype) or new_rows
-            top = max(old_rows[-1]["up_to_log2"], new_rows[-1]["up_to_log2"])
-            rows: list[dict] = []
-            for k in range(top + 1):
-                inside = k in timed or any(a < k < b and b - a <= 2
-                                           for a, b in zip(timed, timed[1:]))
-                block, params = _choice_at(new_rows if inside else old_rows, k)
-                params = VARIANTS[name].resolve_params(params)
-                if rows and (rows[-1]["block"], rows[-1]["params"]) == (block, params):
-                    rows[-1]["up_to_log2"] = k
-                else:
-                    rows.append({"up_to_log2": k, "block": block, "params": params})
-            out.setdefault(name, {})[dtype] = rows
-    return out
-
-
 def write_table(table: dict[str, dict[str, list[dict]]], note: str, path: Path = TUNED_PATH
                 ) -> None:
     """Write ``table`` to ``path`` and read it back through the registry's checks."""
@@ -103,11 +69,6 @@ def main(argv: list[str] | None = None) -> int:
                         help="the tuning run's JSON (scancheck bench --tune PATH)")
     parser.add_argument("--to", default=str(TUNED_PATH),
                         help=f"the table to write (default: {TUNED_PATH})")
-    parser.add_argument("--into", default=str(TUNED_PATH),
-                        help="the table the run's choices are merged into: only the dtypes "
-                             "and sizes the run timed change (default: the checked-in table)")
-    parser.add_argument("--fresh", action="store_true",
-                        help="build the table from the run alone, merged into nothing")
     args = parser.parse_args(argv)
     try:
         sweep = json.loads(Path(args.source).read_text())
@@ -115,14 +76,6 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, KeyError) as exc:
         print(f"--from {args.source}: cannot read a tuning run from it: {exc!r}", file=sys.stderr)
         return 2
-    if not args.fresh:
-        try:
-            tuned_table.cache_clear()
-            table = merge(tuned_table(Path(args.into)), sweep, table)
-        except (OSError, ValueError, KeyError) as exc:
-            print(f"--into {args.into}: cannot read a tuned table from it: {exc!r}",
-                  file=sys.stderr)
-            return 2
     note = (f"Chosen by python -m scancheck.kernels.tune from a tuning run on "
             f"{sweep.get('device', 'an unnamed device')} ({sweep.get('date', 'undated')}).")
     write_table(table, note, Path(args.to))

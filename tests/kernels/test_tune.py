@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 
 from scancheck import bench, verify
-from scancheck.core.cuda import LaunchError
 from scancheck.kernels.registry import VARIANTS, tuned_table
-from scancheck.kernels.tune import choose, main, merge, write_table
+from scancheck.kernels.tune import choose, main, write_table
 
 LOOKBACK = VARIANTS["decoupled_lookback"]
 
@@ -75,57 +74,6 @@ def test_choose_keeps_the_fastest_per_size_and_merges_runs(tmp_path):
         tuned_table.cache_clear()
 
 
-def _lookup(rows: list[dict], k: int) -> tuple[int, dict]:
-    row = next((r for r in rows if k <= r["up_to_log2"]), rows[-1])
-    return row["block"], LOOKBACK.resolve_params(row["params"])
-
-
-def test_merge_changes_only_the_swept_dtypes_and_sizes():
-    """A sweep of float64 at 2^20, 2^26 and 2^28 only, where a new schedule is fastest: the
-    merged table gives it 2^20 and 2^26..2^28 of float64 (2^27 as a run's row would: up to
-    its own size) and keeps every other size (2^21..2^25: not measured) and dtype; the
-    run's own table (negative control) would also take 2^30 and drop the other dtypes."""
-    j = next(i for i, (_, p) in enumerate(LOOKBACK.candidates) if p.get("schedule", 0) > 0)
-    m = len(LOOKBACK.candidates)
-    sweep = _sweep({k: [1.0 if i == j else 2.0 + i / m for i in range(m)] for k in (20, 26, 28)},
-                   dtype="float64")
-    base = tuned_table()[LOOKBACK.name]
-    chosen = choose(sweep)
-    merged = merge(tuned_table(), sweep, chosen)[LOOKBACK.name]
-    want = _allowed(LOOKBACK)[j]
-    for k in range(0, 33):
-        got = _lookup(merged["float64"], k)
-        assert got == (want if k == 20 or 26 <= k <= 28 else _lookup(base["float64"], k)), k
-        for dtype in ("float32", "int32", "int64"):
-            assert _lookup(merged[dtype], k) == _lookup(base[dtype], k), (dtype, k)
-    fresh = chosen[LOOKBACK.name]
-    assert _lookup(fresh["float64"], 30) == want != _lookup(base["float64"], 30)
-    assert "float32" not in fresh
-
-
-def test_the_new_schedules_keep_the_combine_network():
-    """The schedule moves only the kernel's loads, stores and tile order: the model at each
-    schedule computes the same bits with the same depths as at schedule 0."""
-    x = np.random.default_rng(0).standard_normal(3 * 128 * 16 + 5).astype(np.float32)
-    one = LOOKBACK.build_model(x.shape[0], 128, {"items": 16})
-    schedules = {tuple(p.items()) for _, p in LOOKBACK.candidates
-                 if len(p) > 1 and p["items"] == 16}
-    assert len(schedules) == 3
-    for p in schedules:
-        net = LOOKBACK.build_model(x.shape[0], 128, dict(p))
-        assert np.array_equal(net.run(x, "add").view(np.uint32), one.run(x, "add").view(np.uint32))
-        assert np.array_equal(net.metrics().output_depths, one.metrics().output_depths)
-
-
-def test_a_schedule_is_refused_over_the_block_its_registers_allow():
-    two = {"items": 16, "schedule": 1}
-    assert LOOKBACK.check(2**20, 256, "float64", "add", two, smem_limit=227 * 1024)
-    with pytest.raises(LaunchError, match="over 256 threads"):
-        LOOKBACK.check(2**20, 512, "float64", "add", two, smem_limit=227 * 1024)
-    # One tile per block through shared memory takes 512 (the old table's choice).
-    assert LOOKBACK.check(2**20, 512, "float64", "add", {"items": 16}, smem_limit=227 * 1024)
-
-
 def test_choose_refuses_a_timed_launch_that_is_not_a_candidate():
     sweep = _sweep({20: [1.0] * len(LOOKBACK.candidates)})
     sweep["results"][0]["configs"].append({"block": 1024, "params": {"items": 1}, "ms": 0.1})
@@ -136,21 +84,9 @@ def test_choose_refuses_a_timed_launch_that_is_not_a_candidate():
 def test_tune_main_writes_the_table_and_says_why_it_cannot(tmp_path, capsys):
     src, dst = tmp_path / "tune.json", tmp_path / "tuned.json"
     src.write_text(json.dumps(_sweep({16: list(range(len(LOOKBACK.candidates)))})))
-    assert main(["--from", str(src), "--to", str(dst), "--fresh"]) == 0
+    assert main(["--from", str(src), "--to", str(dst)]) == 0
     assert json.loads(dst.read_text())[LOOKBACK.name]["float32"][0]["block"] == \
         LOOKBACK.candidates[0][0]
-    # By default the run is merged into a table: 2^16 takes the run's choice, 2^30 keeps
-    # the table's.
-    assert main(["--from", str(src), "--to", str(dst), "--into", str(dst.with_name("x"))]) == 2
-    assert "cannot read a tuned table" in capsys.readouterr().err
-    write_table({LOOKBACK.name: {"float32": [
-        {"up_to_log2": 30, "block": 128, "params": LOOKBACK.resolve_params({"items": 32})}]}},
-        "test", dst)
-    assert main(["--from", str(src), "--to", str(dst), "--into", str(dst)]) == 0
-    rows = json.loads(dst.read_text())[LOOKBACK.name]["float32"]
-    tuned_table.cache_clear()
-    assert [(r["up_to_log2"], r["block"]) for r in rows] == [
-        (15, 128), (16, LOOKBACK.candidates[0][0]), (30, 128)]
     assert main(["--from", str(tmp_path / "missing.json"), "--to", str(dst)]) == 2
     assert "cannot read a tuning run" in capsys.readouterr().err
 
@@ -182,15 +118,12 @@ def test_the_bench_row_gives_each_implementation_as_a_fraction_of_memcpy():
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 @pytest.mark.parametrize("config", [(b, p) for b, p in LOOKBACK.candidates
-                                    if p == {"items": LOOKBACK.resolve_params(None)["items"]}
-                                    or (b == 128 and p["items"] == 16 and len(p) > 1)],
+                                    if p["items"] == LOOKBACK.resolve_params(None)["items"]],
                          ids=str)
 def test_one_launch_run_again_on_new_data_never_reads_the_last_runs_tiles(dtype, config):
     """The status array is zeroed once per launch plan: a later run that took an earlier
     run's tile prefixes for its own would add the old data's sums (exact integers here).
     At the default items (the module the suite compiles anyway), every candidate block,
-    and each persistent schedule (37 tiles: blocks draw tickets until none is left, and the
-    counter must be free again for the next run);
     4- and 8-byte elements: both packed status words."""
     import cupy as cp
 
