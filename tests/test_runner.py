@@ -29,11 +29,14 @@ def test_a_hang_and_a_crash_are_reported_without_stopping_the_run(pytester):
             assert True
         """
     )
-    # Without scancheck's own plugin: this is xdist's and pytest-timeout's behaviour, and each
-    # worker (a crashed one is replaced) would import scancheck's engine for nothing.
-    # One second: the passing tests take milliseconds, and the hang's wait is the test's time.
+    # Without scancheck's own plugin or Hypothesis's: this is xdist's and pytest-timeout's
+    # behaviour, and each of the five processes (a crashed worker is replaced) would import
+    # scancheck's engine, or Hypothesis (1.3 CPU-s each where no bytecode is cached), for
+    # nothing.  One second: the passing tests take milliseconds, and the hang's wait is the
+    # test's time.
     result = pytester.runpytest_subprocess("-n", "2", "--timeout=1", "-o", "timeout_method=thread",
-                                           "-p", "no:cacheprovider", "-p", "no:scancheck")
+                                           "-p", "no:cacheprovider", "-p", "no:scancheck",
+                                           "-p", "no:hypothesispytest")
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(["*crashed while running*test_hangs*"])
     result.stdout.fnmatch_lines(["*crashed while running*test_crashes_its_worker*"])
