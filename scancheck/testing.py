@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -53,45 +57,77 @@ def hanging_scan(x: np.ndarray) -> np.ndarray:
     return np.cumsum(x, dtype=x.dtype)
 
 
+#: nvcc's flags for a check: sm_90, every warning an error, device code to PTX at -O0.
+_NVCC_FLAGS = ("-std=c++17", "-arch=sm_90", "-Werror", "all-warnings", "-ptx", "-Xcicc", "-O0")
+
+
 def nvcc_errors(source: str, workdir: Path, *, fmad: bool = True) -> str:
     """What nvcc says against ``source`` compiled for sm_90 with every warning an error (""
     where it compiles), or why it cannot run.  The device code is taken through the front end
     and NVVM to PTX at -O0: every template instantiation is checked as the C++ it is, in a
     quarter of the time the optimised build with ptxas takes (NVRTC builds the real code on
-    the GPU, where the kernels then run)."""
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        return "nvcc is not on PATH"
-    cu = Path(workdir) / "check.cu"
-    cu.write_text(source)
-    cmd = [nvcc, "-std=c++17", "-arch=sm_90", "-Werror", "all-warnings", "-ptx", "-Xcicc", "-O0",
-           *([] if fmad else ["-fmad=false"]), str(cu), "-o", str(cu.with_suffix(".ptx"))]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    return "" if proc.returncode == 0 else proc.stderr[-4000:] or f"nvcc exit {proc.returncode}"
+    the GPU, where the kernels then run).  A source this nvcc compiled cleanly before with
+    these flags is not compiled again (:func:`_compiled_before`)."""
+    return nvcc_errors_each({"source": source}, workdir, fmad=fmad)["source"]
 
 
 def nvcc_errors_each(sources: dict[str, str], workdir: Path, *, fmad: bool = True
                      ) -> dict[str, str]:
     """What nvcc says against each of ``sources`` (name -> source), as :func:`nvcc_errors`
-    would: one nvcc run takes them all (its start-up and host passes paid once), and only
-    where that run fails is each compiled alone, so that each error is named by its source."""
+    would: one nvcc run takes those not compiled cleanly before (its start-up and host passes
+    paid once), and only where that run fails is each compiled alone, so that each error is
+    named by its source."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         return dict.fromkeys(sources, "nvcc is not on PATH")
+    flags = (*_NVCC_FLAGS, *([] if fmad else ["-fmad=false"]))
+    out = {name: "" for name, source in sources.items() if _compiled_before(nvcc, flags, source)}
+    todo = {name: source for name, source in sources.items() if name not in out}
     files = []
-    for i, source in enumerate(sources.values()):
+    for i, source in enumerate(todo.values()):
         files.append(Path(workdir) / f"each{i}.cu")
         files[-1].write_text(source)
-    cmd = [nvcc, "-std=c++17", "-arch=sm_90", "-Werror", "all-warnings", "-ptx", "-Xcicc", "-O0",
-           *([] if fmad else ["-fmad=false"]), *map(str, files), "--output-directory", str(workdir)]
-    if subprocess.run(cmd, capture_output=True, text=True).returncode == 0:
-        return dict.fromkeys(sources, "")
-    out = {}
-    for i, (name, source) in enumerate(sources.items()):
-        alone = Path(workdir) / f"alone{i}"
-        alone.mkdir(exist_ok=True)
-        out[name] = nvcc_errors(source, alone, fmad=fmad)
-    return out
+    if len(todo) > 1:
+        cmd = [nvcc, *flags, *map(str, files), "--output-directory", str(workdir)]
+        if subprocess.run(cmd, capture_output=True, text=True).returncode == 0:
+            for source in todo.values():
+                _compiled_before(nvcc, flags, source, record=True)
+            return dict.fromkeys(sources, "")
+    for f, (name, source) in zip(files, todo.items()):
+        proc = subprocess.run([nvcc, *flags, str(f), "-o", str(f.with_suffix(".ptx"))],
+                              capture_output=True, text=True)
+        out[name] = "" if proc.returncode == 0 else (proc.stderr[-4000:]
+                                                     or f"nvcc exit {proc.returncode}")
+        if not out[name]:
+            _compiled_before(nvcc, flags, source, record=True)
+    return {name: out[name] for name in sources}
+
+
+@functools.cache
+def _nvcc_version(nvcc: str) -> str:
+    return subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+
+
+def _compiled_before(nvcc: str, flags: tuple[str, ...], source: str, record: bool = False
+                     ) -> bool:
+    """Whether this nvcc (its ``--version``) compiled ``source`` with ``flags`` cleanly before
+    (with ``record``: note that it did).  The notes live in ``$SCANCHECK_NVCC_CACHE``
+    (default ``~/.cache/scancheck/nvcc``; empty: none kept), one empty file per SHA-256 of
+    version, flags and source: the checked .cu is whole (its headers expanded), so a change
+    anywhere is a new key, and only clean compiles are noted -- an error is always shown."""
+    where = os.environ.get("SCANCHECK_NVCC_CACHE",
+                           str(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+                               / "scancheck" / "nvcc"))
+    if not where:
+        return False
+    key = hashlib.sha256("\0".join((_nvcc_version(nvcc), *flags, source)).encode()).hexdigest()
+    note = Path(where) / key
+    if not record:
+        return note.is_file()
+    with contextlib.suppress(OSError):  # no cache where it cannot be written: nothing lost
+        note.parent.mkdir(parents=True, exist_ok=True)
+        note.touch()
+    return True
 
 
 def raising_scan(x: np.ndarray) -> np.ndarray:

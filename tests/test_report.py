@@ -11,7 +11,6 @@ import textwrap
 import numpy as np
 import pytest
 
-from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check
 from scancheck.engine.resolve import load_import_path
 from scancheck.engine.spec import TargetSpec
@@ -90,7 +89,7 @@ def test_each_failure_comes_with_a_snippet_that_reproduces_it(user_module, budge
 
 def test_a_conforming_target_gets_no_snippet(tmp_path, budget):
     rep = check(load_import_path("numpy:cumsum", TargetSpec(dtypes=("float64",))),
-                properties=("floats within bound",), budget=Budget(1))
+                properties=("floats within bound",), budget=budget)
     text = markdown([rep], tmp_path / "r.md")
     assert "Conforms" in text and "```python" not in text
 

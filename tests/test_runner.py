@@ -29,31 +29,51 @@ def test_a_hang_and_a_crash_are_reported_without_stopping_the_run(pytester):
             assert True
         """
     )
-    # Without scancheck's own plugin: this is xdist's and pytest-timeout's behaviour, and each
-    # worker (a crashed one is replaced) would import scancheck's engine for nothing.
-    # One second: the passing tests take milliseconds, and the hang's wait is the test's time.
+    # Without scancheck's own plugin or Hypothesis's: this is xdist's and pytest-timeout's
+    # behaviour, and each of the five processes (a crashed worker is replaced) would import
+    # scancheck's engine, or Hypothesis (1.3 CPU-s each where no bytecode is cached), for
+    # nothing.  One second: the passing tests take milliseconds, and the hang's wait is the
+    # test's time.
     result = pytester.runpytest_subprocess("-n", "2", "--timeout=1", "-o", "timeout_method=thread",
-                                           "-p", "no:cacheprovider", "-p", "no:scancheck")
+                                           "-p", "no:cacheprovider", "-p", "no:scancheck",
+                                           "-p", "no:hypothesispytest")
     result.assert_outcomes(passed=2, failed=2)
     result.stdout.fnmatch_lines(["*crashed while running*test_hangs*"])
     result.stdout.fnmatch_lines(["*crashed while running*test_crashes_its_worker*"])
     assert result.duration < 120  # the 600 s sleep was cut short by the timeout
 
 
-def _collected(*args: str) -> list[str]:
+#: Loaded into the collecting child: it names each test collected, in order, and whether it
+#: is marked slow (one collection, where ``-m slow`` would need a second).
+_MARKS = """
+def pytest_collection_finish(session):
+    for item in session.items:
+        print("scancheck-order", "slow" if item.get_closest_marker("slow") else "quick", item.nodeid)
+"""
+
+
+def _collected(tmp_path: Path) -> list[tuple[str, str]]:
+    import os
     import subprocess
     import sys
 
     # Two modules with slow tests and quick ones: the order is the conftest's, whatever the
-    # modules, and collecting the whole suite twice costs seconds.
+    # modules, and collecting the whole suite costs seconds.
+    (tmp_path / "scancheck_order.py").write_text(_MARKS)
     files = [str(ROOT / "tests" / f) for f in ("test_controls.py", "oracle/test_laws.py")]
-    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-                           *args, *files], capture_output=True, text=True, cwd=ROOT)
-    return [ln for ln in proc.stdout.splitlines() if "::" in ln]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p))
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
+                           "no:cacheprovider", "-p", "scancheck_order", *files],
+                          capture_output=True, text=True, cwd=ROOT, env=env)
+    return [tuple(ln.split(" ", 2)[1:]) for ln in proc.stdout.splitlines()
+            if ln.startswith("scancheck-order ")]
 
 
-def test_slow_tests_are_collected_first_each_beside_a_quick_one():
-    everything, slow = _collected(), _collected("-m", "slow")
+def test_slow_tests_are_collected_first_each_beside_a_quick_one(tmp_path):
+    marked = _collected(tmp_path)
+    everything = [test for _, test in marked]
+    slow = [test for mark, test in marked if mark == "slow"]
     assert slow and len(slow) < len(everything)
     positions = [everything.index(test) for test in slow]
     pairs = min(len(slow), len(everything) - len(slow))

@@ -25,20 +25,24 @@ def _tiles(x: np.ndarray, tile: int) -> np.ndarray:
 
 
 def _blocked(x: np.ndarray, carry_in: Callable, block: int = BLOCK) -> np.ndarray:
-    """Scan each block of ``block`` elements, then add what ``carry_in`` says came before it."""
-    out = np.empty_like(x)
+    """Scan each block of ``block`` elements, then add what ``carry_in`` says came before it:
+    ``carry_in(offset, local, x, out)``, of a block's last local prefix, input and output
+    (scalars of x's dtype), is the next block's offset."""
+    # The blocks are scanned at once (each row in order, the bits of a scan per block); only
+    # the carry, a scalar per block, is a Python loop.
+    local = _tiles(x, block)
+    offsets = np.zeros(local.shape[0], dtype=x.dtype)
     offset = x.dtype.type(0)
-    for lo in range(0, x.size, block):
-        local = np.add.accumulate(x[lo:lo + block], dtype=x.dtype)
-        out[lo:lo + block] = local + offset
-        offset = carry_in(offset, local, x[lo:lo + block], out[lo:lo + block])
-    return out
+    for k, (last, x_last) in enumerate(zip(local[:-1, -1], x[block - 1::block])):
+        offset = carry_in(offset, last, x_last, last + offset)
+        offsets[k + 1] = offset
+    return (local + offsets[:, None]).ravel()[:x.size]
 
 
 def off_by_one_at_block_boundaries(x: np.ndarray) -> np.ndarray:
     """Each block's offset leaves out the previous block's last element."""
     with np.errstate(all="ignore"):
-        return _blocked(x, lambda off, local, xs, outs: outs[-1] - xs[-1])
+        return _blocked(x, lambda off, local, xs, outs: outs - xs)
 
 
 def dropped_partial_block(x: np.ndarray) -> np.ndarray:
@@ -92,7 +96,7 @@ def long_blocks_in_the_wrong_order(x: np.ndarray) -> np.ndarray:
 def lower_precision_intermediate(x: np.ndarray) -> np.ndarray:
     """Block totals carried in float16: 11 significand bits, and overflow past 65504."""
     def carry(off, local, xs, outs):
-        return (np.float16(off) + np.float16(local[-1])).astype(x.dtype)
+        return (np.float16(off) + np.float16(local)).astype(x.dtype)
 
     with np.errstate(all="ignore"):
         return _blocked(x, carry)
@@ -112,7 +116,7 @@ def carry_8_bits_short(x: np.ndarray) -> np.ndarray:
     bits = SIGNIFICAND_BITS[x.dtype.name] - 8
 
     def carry(off, local, xs, outs):
-        return x.dtype.type(_round_to_bits(off + local[-1], bits))
+        return x.dtype.type(_round_to_bits(off + local, bits))
 
     with np.errstate(all="ignore"):
         return _blocked(x, carry, block=512)
@@ -190,7 +194,7 @@ def tile_size_varying_between_runs(x: np.ndarray) -> np.ndarray:
     it is not.  Integers stay exact."""
     tile = int(np.random.default_rng().integers(2, 64))
     with np.errstate(all="ignore"):
-        return _blocked(x, lambda off, local, xs, outs: outs[-1], block=tile)
+        return _blocked(x, lambda off, local, xs, outs: outs, block=tile)
 
 
 def strides_ignored(x: np.ndarray, axis: int) -> np.ndarray:

@@ -9,6 +9,8 @@ but unavailable, saying why.
 from __future__ import annotations
 
 import contextlib
+import copy
+import functools
 import importlib.util
 import os
 from collections.abc import Callable
@@ -253,7 +255,15 @@ def model_target(variant: str, block: int = 64, op: str = "add") -> Target:
 
 
 def builtin_targets() -> dict[str, Target]:
-    """Every built-in target by name, available or not (see ``Target.unavailable``)."""
+    """Every built-in target by name, available or not (see ``Target.unavailable``): copies
+    of their own, which a caller may change (a child sets each call's ``watch``)."""
+    return {name: copy.copy(t) for name, t in _builtin_table().items()}
+
+
+@functools.cache
+def _builtin_table() -> dict[str, Target]:
+    """The built-in targets, built once per process: their specs are validated as they are
+    made, and every resolve of a name looks them up (tests resolve hundreds)."""
     from ..kernels.registry import VARIANTS
 
     def library(name: str, fn: Callable[[Any], Any], spec: TargetSpec,

@@ -51,8 +51,9 @@ def gamma(depth: np.ndarray | int, dtype: str) -> np.ndarray:
     d = np.asarray(depth, dtype=np.float64)
     if np.any(d < 0):
         raise ValueError("depth must be non-negative")
-    with np.errstate(divide="ignore"):
-        return np.where(d * u < 1, d * u / np.maximum(1 - d * u, 0), np.inf)
+    du = d * u  # once: every scan a check judges passes here, at up to 2**20 outputs
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(du < 1, du / (1 - du), np.inf)
 
 
 def sequential_depths(n: int, inclusive: bool = True) -> np.ndarray:
@@ -298,13 +299,15 @@ class ErrorReport:
 
 
 def rounding_bound(x: np.ndarray, half_ulp: np.ndarray, depths: np.ndarray, inclusive: bool = True,
-                   slack: float = 1.0, sums: np.ndarray | None = None) -> np.ndarray:
+                   slack: float = 1.0, sums: np.ndarray | None = None,
+                   spread: np.ndarray | None = None) -> np.ndarray:
     """Per output, ``gamma_d * sum|x| + ulp/2`` (each term times ``slack``; ``half_ulp`` is
-    half an ulp of each exact output; ``sums`` is ``abs_sums(x, inclusive)`` where the
-    caller has it): the largest error rounding alone can cause at summation-tree depth d."""
-    if sums is None:
-        sums = abs_sums(x, inclusive)
-    return gamma(depths, x.dtype.name) * sums * slack + half_ulp * slack
+    half an ulp of each exact output; ``sums`` is ``abs_sums(x, inclusive)`` and ``spread``
+    ``gamma(depths) * sums`` where the caller has them): the largest error rounding alone
+    can cause at summation-tree depth d."""
+    if spread is None:
+        spread = gamma(depths, x.dtype.name) * (abs_sums(x, inclusive) if sums is None else sums)
+    return spread * slack + half_ulp * slack
 
 
 def _specials_agree(computed: np.ndarray, exact: np.ndarray) -> np.ndarray:
@@ -359,7 +362,9 @@ def classify(
         half_ulp = ulp(exact, dtype) / 2
         # float64 differences of float64 data may round: inflate by a relative 2**-50.
         slack = 1 + 2.0**-50
-        bound = rounding_bound(x, half_ulp, depths, inclusive, slack, sums)
+        # gamma_d * sum|x|, for the bound and for the reach of an overflow below.
+        spread = gamma(depths, dtype) * sums
+        bound = rounding_bound(x, half_ulp, depths, inclusive, slack, spread=spread)
         if flush:
             bound = bound + flush_allowance(x, inclusive)
         rel_err = np.where(ex != 0, abs_err / np.abs(ex), np.where(abs_err > 0, np.inf, 0))
@@ -384,7 +389,7 @@ def classify(
     # has that sign and lies within the bound of it: |answer| + gamma_d * sum|x| reaches the
     # threshold (halved, so that float64's is a float64).
     with np.errstate(invalid="ignore", over="ignore"):
-        reach = (np.abs(cp) + gamma(depths, dtype) * sums) * 0.5
+        reach = (np.abs(cp) + spread) * 0.5
     finite_for_inf = np.isinf(ex) & np.isfinite(cp)
     implausible = finite_for_inf & ((np.sign(cp) != np.sign(ex)) |
                                     ~(reach >= overflow_threshold(dtype, halved=True)))

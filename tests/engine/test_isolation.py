@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check
 from scancheck.engine.isolation import (
     UsageError,
@@ -175,7 +174,7 @@ def test_the_properties_share_as_few_children_as_keep_the_workers_busy():
     assert _groups(tasks[:3], TargetSpec(), workers=1)[0] == [("property", props[:3])]
 
 
-def test_a_pinned_check_runs_its_children_on_its_gpu_alone(tmp_path, monkeypatch):
+def test_a_pinned_check_runs_its_children_on_its_gpu_alone(tmp_path, monkeypatch, budget):
     """check --jobs on several GPUs pins each target's children to one, round-robin: the
     child sees only that GPU, whatever CUDA_VISIBLE_DEVICES the parent had."""
     seen = tmp_path / "seen.txt"
@@ -188,7 +187,7 @@ def test_a_pinned_check_runs_its_children_on_its_gpu_alone(tmp_path, monkeypatch
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
     rep = check_isolated("envscan:scan", properties=("integers exact",),
-                         budget=Budget(0.5, max_n=4096), gpu="5")
+                         budget=replace(budget, max_n=4096), gpu="5")
     assert rep.passed and set(seen.read_text().split()) == {"5"}
 
 

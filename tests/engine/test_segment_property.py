@@ -3,6 +3,8 @@ controls fail with a smallest case of few segments, and no other property runs t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -25,11 +27,12 @@ SEG_CONTROLS = [c for c in CONTROLS if not c.gpu and resolve(c.locator, c.spec).
 
 
 @pytest.mark.parametrize("name", SEGMENTED)
-def test_correct_segmented_targets_conform(name):
+def test_correct_segmented_targets_conform(name, budget):
     target = TARGETS[name]
     if target.unavailable:
         pytest.skip(f"{name}: {target.unavailable}")
-    result = check_property(target, "segments", Budget(2, max_n=2**14))
+    # The profile's search past the ladder (every scale to 2**14 is checked whatever it is).
+    result = check_property(target, "segments", replace(budget, max_n=2**14))
     assert result.status == "pass", (result.diagnosis, result.smallest_case)
 
 
@@ -73,11 +76,11 @@ def test_the_unsegmented_scan_of_segmented_data_is_caught_per_segment():
     assert not rep.passed and "segment 1 of 2" in rep.diagnosis, rep.diagnosis
 
 
-def test_index_overflow_model_is_right_below_2_31():
+def test_index_overflow_model_is_right_below_2_31(budget):
     """The int32 ``bos * H`` control is right at every size the CPU can hold: only a check
     past 2**31 elements can catch it ('segments past 2**31', tests/engine/test_large_segments.py)."""
     t = resolve("scancheck.controls.segmented:offsets_times_heads_in_32_bits")
-    assert check_property(t, "segments", Budget(1, max_n=2**12)).status == "pass"
+    assert check_property(t, "segments", replace(budget, max_n=2**12)).status == "pass"
     starts = np.array([0, 2**29], np.int32)
     with np.errstate(over="ignore"):
         assert (starts * np.int32(4))[1] < 0  # the wrap it would meet at T * H = 2**31

@@ -102,6 +102,47 @@ def test_every_instantiation_compiles_with_nvcc(name, tmp_path):
     assert not (err := nvcc_errors(src, tmp_path, fmad=False)), err
 
 
+_FAKE_NVCC = """#!/bin/sh
+# nvcc stand-in: answers --version; logs each compile, which fails on a source saying BAD.
+[ "$1" = "--version" ] && { echo "stand-in nvcc 1.0"; exit 0; }
+echo compile >> LOG
+for a in "$@"; do
+  case "$a" in *.cu) grep -q BAD "$a" && { echo "$a: error: BAD" >&2; exit 1; };; esac
+done
+exit 0
+"""
+
+
+def test_a_clean_compile_is_noted_and_not_repeated_and_an_error_always_is(tmp_path, monkeypatch):
+    """nvcc's clean compiles are noted by version, flags and whole source, and not run again
+    (the suite's nvcc checks cost a minute of CPU once, not on every run); an error is shown
+    every time."""
+    import os
+
+    log, work, bin_dir = tmp_path / "compiles", tmp_path / "work", tmp_path / "bin"
+    work.mkdir()
+    bin_dir.mkdir()
+    (bin_dir / "nvcc").write_text(_FAKE_NVCC.replace("LOG", str(log)))
+    (bin_dir / "nvcc").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SCANCHECK_NVCC_CACHE", str(tmp_path / "notes"))
+
+    def compiles() -> int:
+        return len(log.read_text().split()) if log.exists() else 0
+
+    assert nvcc_errors("int good;", work) == "" and compiles() == 1
+    assert nvcc_errors("int good;", work) == "" and compiles() == 1  # noted
+    assert nvcc_errors("int good;", work, fmad=False) == "" and compiles() == 2  # other flags
+    for _ in range(2):
+        assert "error: BAD" in nvcc_errors("int BAD;", work)
+    assert compiles() == 4
+    # Together: the noted one is left out; the failing run is followed by each alone.
+    each = nvcc_errors_each({"a": "int good;", "b": "int b;", "c": "int BAD;"}, work)
+    assert each["a"] == each["b"] == "" and "error: BAD" in each["c"] and compiles() == 7
+    monkeypatch.setenv("SCANCHECK_NVCC_CACHE", "")  # none kept
+    assert nvcc_errors("int good;", work) == "" and compiles() == 8
+
+
 # -- the kernels, on a GPU ------------------------------------------------------------
 
 
