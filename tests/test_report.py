@@ -11,6 +11,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check
 from scancheck.engine.resolve import load_import_path
 from scancheck.engine.spec import TargetSpec

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check
 from scancheck.engine.isolation import (
     UsageError,
