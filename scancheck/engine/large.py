@@ -46,6 +46,15 @@ _HEADROOM = 2.0
 _CHUNK = 1 << 24
 
 
+def out_of_memory(name: str, n: int, exc: Exception) -> PropertyResult:
+    """The skip of a large check whose target ran out of memory at ``n`` (no evidence of a
+    wrong answer); any other exception raised again, from its own frame."""
+    if is_resource_error(exc):
+        return PropertyResult(name, "skip", f"not run: the target ran out of memory at "
+                              f"n = {n:,} ({str(exc)[:160]})")
+    raise exc
+
+
 def marks_for(n: int) -> np.ndarray:
     """Where the ones go: the start, both sides of 2**31 and 2**32, and the last element."""
     near = {0, 5, 2**31 - 1, 2**31, 2**32 - 1, 2**32, n - 1}
@@ -294,10 +303,7 @@ def check_large(target: Target, name: str,
         try:
             wrong = test(n)
         except Exception as exc:
-            if is_resource_error(exc):
-                return PropertyResult(name, "skip", f"not run: the target ran out of memory at "
-                                      f"n = {n:,} ({str(exc)[:160]})")
-            raise
+            return out_of_memory(name, n, exc)
         if wrong is None:
             return _random_check(target, name, n)
         first = _threshold(lambda m: test(m) is not None, n)

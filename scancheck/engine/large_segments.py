@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .diagnosis import Cause, PropertyResult, is_resource_error
-from .large import STEP_DTYPES, one_at_a_time, room, unlockable
+from .diagnosis import Cause, PropertyResult
+from .large import STEP_DTYPES, one_at_a_time, out_of_memory, room, unlockable
 from .targets import Target
 
 #: The checks of segmented scans past 2**31, by name: the total elements each reaches.
@@ -220,10 +220,7 @@ def check_segments_large(target: Target, name: str = "segments past 2**31",
         try:
             wrong = first_wrong(target, case, dtype, xp)
         except Exception as exc:
-            if is_resource_error(exc):
-                return PropertyResult(name, "skip", f"not run: the target ran out of memory "
-                                      f"at n = {n:,} ({str(exc)[:160]})")
-            raise
+            return out_of_memory(name, n, exc)
         if wrong is None:
             return PropertyResult(name, "pass", detail=detail)
         below = segment_case(boundary - 1, heads, index_dtype, boundary)
