@@ -1,5 +1,5 @@
 #!/bin/bash
-# tools/cccl_device.sh: cuda.compute (cuda-cccl 1.1.1) scans with a Python operator, checked
+# .ci/device/cccl.sh: cuda.compute (cuda-cccl 1.1.1) scans with a Python operator, checked
 # by scancheck under its probe monoids (inclusive and exclusive).  Run from the repo root on
 # the device, $OUT set, the wheels in .whl (carry .whl).  At most about 120 s: every step is
 # bounded by `timeout`.

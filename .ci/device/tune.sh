@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 34 tuning run: the look-back's launch table.  From the repo root on the device:
-#     OUT=<dir> bash tools/tune_device.sh
+#     OUT=<dir> bash .ci/device/tune.sh
 # Writes to $OUT:
 #   device.txt      nvidia-smi -L
 #   warm.txt        parallel compile of every variant and every look-back candidate
