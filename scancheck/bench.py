@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -130,22 +130,11 @@ def tune_sweep(log2_sizes: tuple[int, ...], dtypes: tuple[str, ...] = BENCH_DTYP
     import cupy as cp
 
     from .kernels.registry import VARIANTS
-    from .progress import Progress
 
     configs = list(VARIANTS[TUNED_VARIANT].candidates)
-    results, skipped = [], []
-    with Progress() as progress:
-        task = progress.task("tune", len(dtypes) * len(log2_sizes))
-        for dtype in dtypes:
-            for k in log2_sizes:
-                what = f"{dtype} n=2^{k}"
-                task.start(what)
-                if not _fits(2**k, dtype):
-                    skipped.append(what)
-                    task.finish(what, "skipped: over free device memory")
-                    continue
-                results.append(measure(2**k, dtype, configs, reps))
-                task.finish(what, "timed")
+    skipped: list[str] = []
+    results = [measure(2**k, dtype, configs, reps)
+               for dtype, k in _sizes_that_fit("tune", dtypes, log2_sizes, skipped)]
     props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
     return {"device": props["name"].decode(), "date": time.strftime("%Y-%m-%d %H:%M UTC",
                                                                      time.gmtime()),
@@ -197,30 +186,40 @@ def speed_table(log2_sizes: tuple[int, ...], dtypes: tuple[str, ...] = BENCH_DTY
     of torch.cumsum's time at that size (all distributions of the strategies by default)."""
     from .engine.strategies import DISTRIBUTIONS
     from .kernels.registry import VARIANTS
-    from .progress import Progress
 
     dists = DISTRIBUTIONS if oracle_dists is None else oracle_dists
     var = VARIANTS[TUNED_VARIANT]
     rows = []
+    for dtype, k in _sizes_that_fit("bench", dtypes, log2_sizes, []):
+        res = measure(2**k, dtype, [var.tuned(dtype, 2**k)], reps)
+        row = speed_row(res)
+        for dist in dists:  # the oracle is of float data; "-" in the integer rows
+            row[f"oracle/torch {dist}"] = "-"
+            if dtype in ("float32", "float64") and res.get("torch_ms"):
+                ms = _oracle_ms(2**k, dtype, dist, oracle_reps)
+                row[f"oracle/torch {dist}"] = None if ms is None else ms / res["torch_ms"]
+        rows.append(row)
+    return rows
+
+
+def _sizes_that_fit(name: str, dtypes: tuple[str, ...], log2_sizes: tuple[int, ...],
+                    skipped: list[str]) -> Iterator[tuple[str, int]]:
+    """Each (dtype, log2 n) whose arrays fit in free device memory, under one progress task
+    named ``name``; the others are appended to ``skipped`` and shown as skipped."""
+    from .progress import Progress
+
     with Progress() as progress:
-        task = progress.task("bench", len(dtypes) * len(log2_sizes))
+        task = progress.task(name, len(dtypes) * len(log2_sizes))
         for dtype in dtypes:
             for k in log2_sizes:
                 what = f"{dtype} n=2^{k}"
                 task.start(what)
                 if not _fits(2**k, dtype):
+                    skipped.append(what)
                     task.finish(what, "skipped: over free device memory")
                     continue
-                res = measure(2**k, dtype, [var.tuned(dtype, 2**k)], reps)
-                row = speed_row(res)
-                for dist in dists:  # the oracle is of float data; "-" in the integer rows
-                    row[f"oracle/torch {dist}"] = "-"
-                    if dtype in ("float32", "float64") and res.get("torch_ms"):
-                        ms = _oracle_ms(2**k, dtype, dist, oracle_reps)
-                        row[f"oracle/torch {dist}"] = None if ms is None else ms / res["torch_ms"]
-                rows.append(row)
+                yield dtype, k
                 task.finish(what, "timed")
-    return rows
 
 
 @functools.cache
