@@ -214,8 +214,6 @@ POOL, POOLS = 256, 16
 def _is_strategy(obj: object) -> bool:
     """Whether ``obj`` is a Hypothesis strategy (Hypothesis is not imported to tell: a
     strategy given means it is loaded)."""
-    import sys
-
     hs = sys.modules.get("hypothesis.strategies")
     return hs is not None and isinstance(obj, hs.SearchStrategy)
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..core.monoids import Leaves
 from .spec import TargetSpec
-from .targets import Target
+from .targets import Target, builtin
 
 #: The leaf dtypes an operator may have here: numba-cuda's scalar types that a NumPy record
 #: holds as they are (float16 and bool leaves are refused, saying so).
@@ -246,6 +246,5 @@ def cccl_targets(missing: str | None) -> list[Target]:
         name = f"cuda.compute {'inclusive' if inclusive else 'exclusive'}_scan (op)"
         # 1-D; an empty input is not asked for (the scans take num_items >= 1 here).
         spec = TargetSpec(combine=True, inclusive=inclusive, allows_empty=False, max_n=2**20)
-        out.append(Target(name, cccl_scan(inclusive), spec, missing,
-                          locator=f"builtin:{name}"))
+        out.append(builtin(name, cccl_scan(inclusive), spec, missing))
     return out

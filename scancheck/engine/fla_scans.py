@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .spec import TargetSpec
-from .targets import Target
+from .targets import Target, builtin
 
 #: The input dtypes fla's cumsum kernels take (loaded as float32), and their promotion:
 #: every one returns float32.
@@ -135,9 +135,6 @@ def fla_cumsum(kind: str, reverse: bool, segmented: bool, device: str = "cuda"
 def fla_targets(missing: str | None, device: str = "cuda") -> list[Target]:
     """fla's chunk cumsum targets, forward and reverse, with and without cu_seqlens
     (``missing``: why they cannot run here, or None)."""
-    def library(name: str, fn: Callable[..., Any], spec: TargetSpec) -> Target:
-        return Target(name, fn, spec, missing, locator=f"builtin:{name}")
-
     out = []
     # T = 0 launches a grid of no programs (refused); one sequence past 2**18 steps is
     # slow on the host's carries and says nothing new.
@@ -151,5 +148,5 @@ def fla_targets(missing: str | None, device: str = "cuda") -> list[Target]:
                 name = f"fla chunk_{kind}_cumsum ({', '.join(tags)})"
                 spec = TargetSpec(segments="offsets:int32" if segmented else None,
                                   reverse=reverse, **base)
-                out.append(library(name, fla_cumsum(kind, reverse, segmented, device), spec))
+                out.append(builtin(name, fla_cumsum(kind, reverse, segmented, device), spec, missing))
     return out

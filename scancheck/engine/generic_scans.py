@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .spec import TargetSpec
-from .targets import Target
+from .targets import Target, builtin
 
 Leaves = tuple[Any, ...]
 
@@ -145,22 +145,18 @@ def generic_targets(not_installed: Callable[[str], str | None], load_jax: Callab
                     x64: Callable[[Any, bool], Any]) -> list[Target]:
     """The built-in targets that take the combine, available or not (JAX's loaded by
     ``load_jax``, its 64-bit types turned on by ``x64``)."""
-    def library(name: str, fn: Callable[..., Any], spec: TargetSpec,
-                unavailable: str | None = None) -> Target:
-        return Target(name, fn, spec, unavailable, locator=f"builtin:{name}")
-
     from ..kernels.registry import VARIANTS
 
     jax = not_installed("jax")
     # JAX compiles every shape anew (about a second each on a 2-core CPU): checked to 2**7.
     return [
-        library("sequential (generic)", sequential, TargetSpec(combine=True, axis="arg")),
-        library("brent_kung (generic)", brent_kung, TargetSpec(combine=True, axis="arg")),
-        library("blelloch (generic)", blelloch,
+        builtin("sequential (generic)", sequential, TargetSpec(combine=True, axis="arg")),
+        builtin("brent_kung (generic)", brent_kung, TargetSpec(combine=True, axis="arg")),
+        builtin("blelloch (generic)", blelloch,
                 TargetSpec(combine=True, inclusive=False, axis="arg")),
-        library("jax.lax.associative_scan (generic)", _jax_associative(False, load_jax, x64),
+        builtin("jax.lax.associative_scan (generic)", _jax_associative(False, load_jax, x64),
                 TargetSpec(combine=True, axis="arg", max_n=2**7), jax),
-        library("jax.lax.associative_scan (generic, reverse)", _jax_associative(True, load_jax, x64),
+        builtin("jax.lax.associative_scan (generic, reverse)", _jax_associative(True, load_jax, x64),
                 TargetSpec(combine=True, axis="arg", reverse="flip", max_n=2**7), jax),
         # Every kernel's schedule under the probes: the CPU models' networks over tuples.
         *(model_generic(name) for name, var in VARIANTS.items() if not var.racy),

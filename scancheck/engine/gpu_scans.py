@@ -22,12 +22,12 @@ from typing import Any
 
 import numpy as np
 
+from ..core.dtypes import KERNEL_DTYPES
 from ..core.monoids import Leaves, Monoid
-from ..core.operators import KERNEL_DTYPES
 from .cccl_scans import cccl_targets
 from .fla_scans import fla_targets
 from .spec import TargetSpec
-from .targets import Target
+from .targets import Target, builtin
 
 #: Monoids whose combine touches its unsigned leaves with + - * alone: ring operations
 #: modulo 2**bits, whose bits are the same on the signed type of the same width.  Their
@@ -209,10 +209,6 @@ def gpu_targets(not_installed: Callable[[str], str | None], no_gpu: Callable[[],
                 ) -> list[Target]:
     """The built-in targets of this module, available or not (``not_installed(module)`` and
     ``no_gpu()`` say why one cannot run here)."""
-    def library(name: str, fn: Callable[..., Any], spec: TargetSpec,
-                unavailable: str | None = None) -> Target:
-        return Target(name, fn, spec, unavailable, locator=f"builtin:{name}")
-
     torch = not_installed("torch")
     # As the other torch CUDA targets: torch installed and a GPU found (torch itself is not
     # imported to ask: every process that lists the targets would pay for it).
@@ -229,18 +225,18 @@ def gpu_targets(not_installed: Callable[[str], str | None], no_gpu: Callable[[],
             name = f"torch associative_scan ({how}, {where}{', reverse' if reverse else ''})"
             spec = TargetSpec(combine=True, axis=axis, allows_empty=False, max_n=2**12,
                               reverse="flip" if reverse else False)
-            out.append(library(name, torch_associative(mode, reverse, device), spec, missing))
-        out.append(library(f"torch associative_scan segmented (flags, {how}, {where})",
+            out.append(builtin(name, torch_associative(mode, reverse, device), spec, missing))
+        out.append(builtin(f"torch associative_scan segmented (flags, {how}, {where})",
                            torch_segmented(mode, device),
                            TargetSpec(segments="flags", dtypes=KERNEL_DTYPES, max_n=2**14),
                            missing))
     # One block of the Blelloch kernel: 2 * SEGMENTED_BLOCK elements at most.
     cap = 2 * SEGMENTED_BLOCK
     out += [
-        library("scancheck:blelloch (segmented)", blelloch_segmented(True),
+        builtin("scancheck:blelloch (segmented)", blelloch_segmented(True),
                 TargetSpec(segments="flags", inclusive=False, dtypes=KERNEL_DTYPES,
                            device="gpu", max_n=cap, allows_empty=False), no_gpu()),
-        library("model:blelloch (segmented)", blelloch_segmented(False),
+        builtin("model:blelloch (segmented)", blelloch_segmented(False),
                 TargetSpec(segments="flags", inclusive=False, dtypes=KERNEL_DTYPES, max_n=cap,
                            allows_empty=False)),
     ]

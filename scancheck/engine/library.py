@@ -27,7 +27,7 @@ from .gpu_scans import gpu_targets
 from .library_frames import frame_targets
 from .library_segments import segment_targets
 from .spec import TargetSpec
-from .targets import Target
+from .targets import Target, builtin
 
 
 def not_installed(module: str) -> str | None:
@@ -266,30 +266,26 @@ def _builtin_table() -> dict[str, Target]:
     made, and every resolve of a name looks them up (tests resolve hundreds)."""
     from ..kernels.registry import VARIANTS
 
-    def library(name: str, fn: Callable[[Any], Any], spec: TargetSpec,
-                unavailable: str | None = None) -> Target:
-        return Target(name, fn, spec, unavailable, locator=f"builtin:{name}")
-
     # Library scans are called with dtype= the input's: by default NumPy, CuPy and torch
     # promote int32 to int64, which the conformance check would (rightly) report.
     targets = [
-        library("numpy.cumsum", lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
+        builtin("numpy.cumsum", lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
                 TargetSpec(dtypes=DTYPES, axis="arg")),
         # Measured on an H100 (2026-11-22): CUB's single-pass scan and torch.cumsum on CUDA
         # return float bits that vary from run to run; declared so, the report still
         # shows what was observed.
-        library("cupy.cumsum (CUB)", _cupy_cumsum(["cub"]),
+        builtin("cupy.cumsum (CUB)", _cupy_cumsum(["cub"]),
                 TargetSpec(device="gpu", deterministic=False, dtypes=_CUPY_DTYPES), no_gpu()),
         # Without CUB, CuPy's own scan kernel is compiled with -ftz=true (cupy#9576): float32
         # subnormals read as zero (measured on an H100, docs/findings.md); CUB's does not flush.
-        library("cupy.cumsum (no CUB)", _cupy_cumsum([]),
+        builtin("cupy.cumsum (no CUB)", _cupy_cumsum([]),
                 TargetSpec(device="gpu", subnormals="flush", axis="arg", dtypes=_CUPY_DTYPES),
                 no_gpu()),
         # torch 2.13 has no CPU cumsum for uint16, uint32 or uint64.
-        library("torch.cumsum (CPU)", _torch_op("cumsum", cuda=False),
+        builtin("torch.cumsum (CPU)", _torch_op("cumsum", cuda=False),
                 TargetSpec(dtypes=(*KERNEL_DTYPES, "float16", "bfloat16", "int8", "int16", "uint8"),
                            axis="arg"), not_installed("torch")),
-        library("torch.cumsum (CUDA)", _torch_op("cumsum", cuda=True),
+        builtin("torch.cumsum (CUDA)", _torch_op("cumsum", cuda=True),
                 TargetSpec(device="gpu", deterministic=False, axis="arg",
                            dtypes=(*KERNEL_DTYPES, *_TORCH_HALVES, "int8", "int16", "uint8")),
                 not_installed("torch") or no_gpu()),
@@ -297,64 +293,64 @@ def _builtin_table() -> dict[str, Target]:
         # only those, the x64 ones turn it on for their call.  On
         # CPUs XLA reads subnormals as zero by design (DAZ and FTZ; jax 0.10.2 returns zeros
         # for the scan of [2**-126 - 2**-149, 2**-149]): declared, not a finding.
-        library("jax.numpy.cumsum", _jax_numpy("cumsum", False), replace(_JAX_SPEC, axis="arg"),
+        builtin("jax.numpy.cumsum", _jax_numpy("cumsum", False), replace(_JAX_SPEC, axis="arg"),
                 not_installed("jax")),
-        library("jax.numpy.cumprod", _jax_numpy("cumprod", False),
+        builtin("jax.numpy.cumprod", _jax_numpy("cumprod", False),
                 replace(_JAX_SPEC, op="mul", axis="arg"), not_installed("jax")),
-        library("jax.lax.associative_scan", _jax_associative_scan(False), _JAX_SPEC,
+        builtin("jax.lax.associative_scan", _jax_associative_scan(False), _JAX_SPEC,
                 not_installed("jax")),
         # With jax_enable_x64 on (for the call only): the 64-bit types.
-        library("jax.numpy.cumsum (x64)", _jax_numpy("cumsum", True),
+        builtin("jax.numpy.cumsum (x64)", _jax_numpy("cumsum", True),
                 replace(_JAX_SPEC, dtypes=_JAX_X64, axis="arg"), not_installed("jax")),
-        library("jax.numpy.cumprod (x64)", _jax_numpy("cumprod", True),
+        builtin("jax.numpy.cumprod (x64)", _jax_numpy("cumprod", True),
                 replace(_JAX_SPEC, op="mul", dtypes=_JAX_X64, axis="arg"), not_installed("jax")),
-        library("jax.lax.associative_scan (x64)", _jax_associative_scan(True),
+        builtin("jax.lax.associative_scan (x64)", _jax_associative_scan(True),
                 replace(_JAX_SPEC, dtypes=_JAX_X64), not_installed("jax")),
         # Scans from an initial value (exclusive): Python's own, and JAX's carry scan.
-        library("itertools.accumulate(initial=)", _accumulate("add"),
+        builtin("itertools.accumulate(initial=)", _accumulate("add"),
                 TargetSpec(inclusive=False, initial=True)),
-        library("itertools.accumulate(operator.mul, initial=)", _accumulate("mul"),
+        builtin("itertools.accumulate(operator.mul, initial=)", _accumulate("mul"),
                 TargetSpec(op="mul", inclusive=False, initial=True)),
         # lax.scan is a sequential loop, compiled anew for every length: checked to 2**12.
-        library("jax.lax.scan (add, initial)", _jax_lax_scan("add"),
+        builtin("jax.lax.scan (add, initial)", _jax_lax_scan("add"),
                 replace(_JAX_SPEC, inclusive=False, initial=True, max_n=2**12), not_installed("jax")),
-        library("jax.lax.scan (mul, initial)", _jax_lax_scan("mul"),
+        builtin("jax.lax.scan (mul, initial)", _jax_lax_scan("mul"),
                 replace(_JAX_SPEC, op="mul", inclusive=False, initial=True, max_n=2**12),
                 not_installed("jax")),
-        library("numpy.cumprod", lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype),
+        builtin("numpy.cumprod", lambda x, axis: np.cumprod(x, axis=axis, dtype=x.dtype),
                 TargetSpec(op="mul", dtypes=DTYPES, axis="arg")),
         # Called without dtype=: bool and narrow integers come back widened.
-        library("numpy.cumsum (default dtype)", lambda x, axis: np.cumsum(x, axis=axis),
+        builtin("numpy.cumsum (default dtype)", lambda x, axis: np.cumsum(x, axis=axis),
                 TargetSpec(dtypes=_PROMOTED, promote=_NUMPY_PROMOTE, axis="arg")),
-        library("numpy.cumprod (default dtype)", lambda x, axis: np.cumprod(x, axis=axis),
+        builtin("numpy.cumprod (default dtype)", lambda x, axis: np.cumprod(x, axis=axis),
                 TargetSpec(op="mul", dtypes=_PROMOTED, promote=_NUMPY_PROMOTE, axis="arg")),
-        library("cupy.cumsum (default dtype)", _cupy_cumsum([], keep_dtype=False),
+        builtin("cupy.cumsum (default dtype)", _cupy_cumsum([], keep_dtype=False),
                 TargetSpec(device="gpu", dtypes=_PROMOTED, promote=_NUMPY_PROMOTE,
                            axis="arg"), no_gpu()),
-        library("torch.cumsum (CPU, default dtype)", _torch_op("cumsum", False, False),
+        builtin("torch.cumsum (CPU, default dtype)", _torch_op("cumsum", False, False),
                 TargetSpec(dtypes=(*_PROMOTED, "uint64"), promote=_TORCH_PROMOTE,
                            axis="arg"), not_installed("torch")),
-        library("torch.cumprod (CPU, default dtype)", _torch_op("cumprod", False, False),
+        builtin("torch.cumprod (CPU, default dtype)", _torch_op("cumprod", False, False),
                 TargetSpec(op="mul", dtypes=(*_PROMOTED, "uint64"), promote=_TORCH_PROMOTE,
                            axis="arg"), not_installed("torch")),
-        library("torch.cumsum (CUDA, default dtype)", _torch_op("cumsum", True, False),
+        builtin("torch.cumsum (CUDA, default dtype)", _torch_op("cumsum", True, False),
                 TargetSpec(device="gpu", dtypes=(*_PROMOTED, "uint64"), promote=_TORCH_PROMOTE,
                            axis="arg"), not_installed("torch") or no_gpu()),
-        library("jax.numpy.cumsum (default dtype)", _jax_numpy("cumsum", False, False),
+        builtin("jax.numpy.cumsum (default dtype)", _jax_numpy("cumsum", False, False),
                 replace(_JAX_SPEC, dtypes=_PROMOTED, promote=_JAX_PROMOTE, axis="arg"),
                 not_installed("jax")),
         # Running maxima and minima, of booleans too (a running or and a running and).
-        library("numpy.maximum.accumulate", lambda x, axis: np.maximum.accumulate(x, axis),
+        builtin("numpy.maximum.accumulate", lambda x, axis: np.maximum.accumulate(x, axis),
                 TargetSpec(op="max", dtypes=INPUT_DTYPES, axis="arg")),
-        library("numpy.minimum.accumulate", lambda x, axis: np.minimum.accumulate(x, axis),
+        builtin("numpy.minimum.accumulate", lambda x, axis: np.minimum.accumulate(x, axis),
                 TargetSpec(op="min", dtypes=INPUT_DTYPES, axis="arg")),
-        library("numpy.logaddexp.accumulate", lambda x, axis: np.logaddexp.accumulate(x, axis),
+        builtin("numpy.logaddexp.accumulate", lambda x, axis: np.logaddexp.accumulate(x, axis),
                 TargetSpec(op="logaddexp", dtypes=("float32", "float64", "float16"),
                            axis="arg")),
         # Along an axis of an N-D array CuPy runs its own scan kernel, compiled with -ftz=true:
         # float32 subnormal products read as zero (H100, 2026-11-25: a row of dyadic factors
         # whose exact product is subnormal was judged flushed; -ftz never touches float64).
-        library("cupy.cumprod", _cupy_op("cumprod"),
+        builtin("cupy.cumprod", _cupy_op("cumprod"),
                 TargetSpec(op="mul", device="gpu", axis="arg", dtypes=_CUPY_DTYPES,
                            subnormals="flush:float32"),
                 no_gpu()),
@@ -365,7 +361,7 @@ def _builtin_table() -> dict[str, Target]:
             # On CUDA, cumsum's bits vary from run to run (measured on an H100, 2026-11-22).
             spec = TargetSpec(op=op, dtypes=dtypes, device=device, axis="arg",
                               deterministic=device == "cpu", **extra)
-            targets.append(library(f"torch.{name} ({'CPU' if device == 'cpu' else 'CUDA'})",
+            targets.append(builtin(f"torch.{name} ({'CPU' if device == 'cpu' else 'CUDA'})",
                                    _torch_op(name, device == "gpu"), spec, missing))
     targets += segment_targets(not_installed)
     targets += frame_targets(not_installed)

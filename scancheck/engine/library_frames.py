@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .spec import TargetSpec
-from .targets import Target
+from .targets import Target, builtin
 
 _FLOATS_INTS = ("float32", "float64", "int32", "int64")
 #: int32 sums and products come back as int64.
@@ -90,7 +90,7 @@ def frame_targets(not_installed: Callable[[str], str | None]) -> list[Target]:
     """The built-in pandas, polars, pyarrow and numba scans (``not_installed(module)`` says
     why one whose library is missing cannot run)."""
     def library(name: str, fn: Callable[..., Any], spec: TargetSpec, module: str) -> Target:
-        return Target(name, fn, spec, not_installed(module), locator=f"builtin:{name}")
+        return builtin(name, fn, spec, not_installed(module))
 
     out = []
     for method, op in (("cumsum", "add"), ("cumprod", "mul"), ("cummax", "max"),

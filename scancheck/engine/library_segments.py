@@ -12,7 +12,7 @@ import numpy as np
 
 from ..oracle.segmented import segment_ids, segment_rows
 from .spec import TargetSpec
-from .targets import Target
+from .targets import Target, builtin
 
 #: The NumPy ufunc that scans with each operator.
 _UFUNCS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum,
@@ -131,26 +131,22 @@ def jax_sharded_cumsum(devices: int = JAX_DEVICES) -> Callable[[np.ndarray], np.
 def segment_targets(not_installed: Callable[[str], str | None]) -> list[Target]:
     """The built-in segmented and chunked targets (``not_installed(module)`` says why one
     whose library is missing cannot run)."""
-    def library(name: str, fn: Callable[..., Any], spec: TargetSpec,
-                unavailable: str | None = None) -> Target:
-        return Target(name, fn, spec, unavailable, locator=f"builtin:{name}")
-
     floats_ints = ("float32", "float64", "int32", "int64")
     out = []
     for kind in ("offsets", "flags", "keys", "groups"):
-        out.append(library(f"numpy segmented cumsum ({kind})", numpy_segmented(kind),
+        out.append(builtin(f"numpy segmented cumsum ({kind})", numpy_segmented(kind),
                            TargetSpec(segments=kind, dtypes=floats_ints)))
     out += [
-        library("numpy segmented cumsum (offsets, exclusive, reverse, T x H)",
+        builtin("numpy segmented cumsum (offsets, exclusive, reverse, T x H)",
                 numpy_segmented("offsets", inclusive=False, reverse=True),
                 TargetSpec(segments="offsets", inclusive=False, reverse=True, axis=0,
                            dtypes=floats_ints)),
-        library("numpy segmented cummax (flags, reverse)",
+        builtin("numpy segmented cummax (flags, reverse)",
                 numpy_segmented("flags", "max", reverse=True),
                 TargetSpec(op="max", segments="flags", reverse=True, dtypes=floats_ints)),
-        library("numpy segmented cumprod (keys)", numpy_segmented("keys", "mul"),
+        builtin("numpy segmented cumprod (keys)", numpy_segmented("keys", "mul"),
                 TargetSpec(op="mul", segments="keys", dtypes=floats_ints)),
-        library("numpy segmented logcumsumexp (offsets, T x H)",
+        builtin("numpy segmented logcumsumexp (offsets, T x H)",
                 numpy_segmented("offsets", "logaddexp"),
                 TargetSpec(op="logaddexp", segments="offsets", axis=0,
                            dtypes=("float32", "float64"))),
@@ -161,7 +157,7 @@ def segment_targets(not_installed: Callable[[str], str | None]) -> list[Target]:
     for method, op in (("cumsum", "add"), ("cumprod", "mul"), ("cummax", "max"),
                        ("cummin", "min")):
         dtypes = floats_ints if op in ("max", "min") else ("float32", "float64", "int64")
-        out.append(library(f"pandas groupby().{method}()", pandas_groupby(method),
+        out.append(builtin(f"pandas groupby().{method}()", pandas_groupby(method),
                            TargetSpec(op=op, segments="groups", dtypes=dtypes),
                            not_installed("pandas")))
     # Chunks of 64 reach the seams of a GPU tile; 1000 and irregular chunks those of no
@@ -169,11 +165,11 @@ def segment_targets(not_installed: Callable[[str], str | None]) -> list[Target]:
     for chunks, cap in ((64, 2**14), (1000, 2**18), ("irregular", 2**13)):
         for method in ("sequential", "blelloch"):
             spec = TargetSpec(dtypes=floats_ints, axis="arg", max_n=cap)
-            out.append(library(f"dask.array.cumsum (chunks={chunks}, method={method})",
+            out.append(builtin(f"dask.array.cumsum (chunks={chunks}, method={method})",
                                dask_cumsum(chunks, method), spec, not_installed("dask")))
     # Compiled anew for every n: checked to 2**12, as jax.lax.scan is.  XLA on CPUs reads
     # subnormals as zero (see the other JAX targets).
-    out.append(library(f"jax.numpy.cumsum (sharded over {JAX_DEVICES} CPU devices)",
+    out.append(builtin(f"jax.numpy.cumsum (sharded over {JAX_DEVICES} CPU devices)",
                        jax_sharded_cumsum(), TargetSpec(dtypes=("float32", "int32"),
                                                         subnormals="flush", max_n=2**12),
                        not_installed("jax")))

@@ -143,6 +143,12 @@ class Target:
         return _host(out)
 
 
+def builtin(name: str, fn: Callable[..., Any], spec: TargetSpec,
+            unavailable: str | None = None) -> Target:
+    """A built-in target: a child process re-creates it by its name (``builtin:NAME``)."""
+    return Target(name, fn, spec, unavailable, locator=f"builtin:{name}")
+
+
 def forward(target: Target) -> Target:
     """A reverse scan seen as a forward one: its input reversed along the scanned axis (a
     fresh C-contiguous array, checked for writes as :meth:`Target.run` checks its copies),
