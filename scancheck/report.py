@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .core.arrays import as_dtype
+from .core.loading import is_file_form
 from .engine.cases import Case
 from .engine.conformance import ConformanceReport
 from .library_calls import LIBRARY_CALLS
@@ -108,10 +109,10 @@ def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str
 def _imported(path: str) -> tuple[str]:
     """Lines that import the function of ``package.module:fn`` or ``path/to/file.py:fn``
     (the file loaded from where it is, as scancheck loads it) under its own name."""
-    module, fn = path.rsplit(":", 1) if path.rsplit(":", 1)[0].endswith(".py") else \
-        path.split(":", 1)
+    file = is_file_form(path)
+    module, fn = path.rsplit(":", 1) if file else path.split(":", 1)
     head = fn.split(".")[0]
-    if not module.endswith(".py"):
+    if not file:
         return (f"from {module} import {head}\n",)
     return ("import importlib.util\n"
             f"_spec = importlib.util.spec_from_file_location('target', {module!r})\n"
