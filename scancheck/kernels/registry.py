@@ -132,6 +132,10 @@ class Variant:
             )
         return resolved
 
+    def candidate_launches(self) -> list[tuple[int, dict[str, int]]]:
+        """Its :attr:`candidates`, params resolved: the only launches a tuned table may name."""
+        return [(b, self.resolve_params(p)) for b, p in self.candidates]
+
     def tuned(self, dtype: str, n: int) -> tuple[int, dict[str, int]]:
         """The (block, params) the tuned table (kernels/tuned.json) gives ``n`` elements of
         ``dtype``: its first range that holds n, else its last; 256 threads at the default
@@ -418,7 +422,7 @@ def tuned_table(path: Path = TUNED_PATH) -> dict[str, dict[str, list[dict]]]:
     data = json.loads(Path(path).read_text())
     table = {k: v for k, v in data.items() if k in VARIANTS}
     for name, by_dtype in table.items():
-        allowed = [(b, VARIANTS[name].resolve_params(p)) for b, p in VARIANTS[name].candidates]
+        allowed = VARIANTS[name].candidate_launches()
         for dtype, rows in by_dtype.items():
             for row in rows:
                 if (row["block"], VARIANTS[name].resolve_params(row["params"])) not in allowed:

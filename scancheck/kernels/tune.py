@@ -28,7 +28,7 @@ def choose(sweep: dict[str, Any]) -> dict[str, dict[str, list[dict]]]:
     table: dict[str, dict[str, list[dict]]] = {}
     for res in sorted(sweep["results"], key=lambda r: (r["variant"], r["dtype"], r["log2_n"])):
         var = VARIANTS[res["variant"]]
-        allowed = [(b, var.resolve_params(p)) for b, p in var.candidates]
+        allowed = var.candidate_launches()
         timed = [c for c in res["configs"] if c.get("ms") is not None]
         for c in timed:
             if (c["block"], var.resolve_params(c["params"])) not in allowed:
