@@ -299,14 +299,13 @@ class ErrorReport:
 
 
 def rounding_bound(x: np.ndarray, half_ulp: np.ndarray, depths: np.ndarray, inclusive: bool = True,
-                   slack: float = 1.0, sums: np.ndarray | None = None,
-                   spread: np.ndarray | None = None) -> np.ndarray:
+                   slack: float = 1.0, spread: np.ndarray | None = None) -> np.ndarray:
     """Per output, ``gamma_d * sum|x| + ulp/2`` (each term times ``slack``; ``half_ulp`` is
-    half an ulp of each exact output; ``sums`` is ``abs_sums(x, inclusive)`` and ``spread``
-    ``gamma(depths) * sums`` where the caller has them): the largest error rounding alone
-    can cause at summation-tree depth d."""
+    half an ulp of each exact output; ``spread`` is ``gamma(depths) * abs_sums(x,
+    inclusive)`` where the caller has it): the largest error rounding alone can cause at
+    summation-tree depth d."""
     if spread is None:
-        spread = gamma(depths, x.dtype.name) * (abs_sums(x, inclusive) if sums is None else sums)
+        spread = gamma(depths, x.dtype.name) * abs_sums(x, inclusive)
     return spread * slack + half_ulp * slack
 
 
