@@ -10,8 +10,8 @@ import pytest
 
 from scancheck.controls import CONTROLS
 from scancheck.engine.cases import Budget
+from scancheck.engine.child import _spec_from
 from scancheck.engine.diagnosis import Cause
-from scancheck.engine.isolation import _spec_from
 from scancheck.engine.resolve import resolve
 
 CPU = [c for c in CONTROLS if not c.gpu]

@@ -11,12 +11,11 @@ any common block) with every pooling allocator off -- CuPy's pool, PyTorch's cac
 allocator, JAX's preallocation -- because an overrun inside a pooled chunk is invisible to
 memcheck and initcheck; the report names the size that showed the first error.
 
-    python -m scancheck.engine.isolation LOCATOR OUT [--props P ...] [--budget S] ...   (the child)
+Each child runs :mod:`scancheck.engine.child`.
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import json
 import os
@@ -27,12 +26,11 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from .child import _MARK, _spec_from
 from .diagnosis import Cause, PropertyResult
 from .spec import TargetSpec, spec_json
 
@@ -49,10 +47,6 @@ _TOOL_CAUSE = {"racecheck": (Cause.RACE, "data race"), "synccheck": (Cause.RACE,
 #: What turns pooling off in the child of a sanitizer run.
 _NO_POOLS = {"SCANCHECK_NO_MEMORY_POOL": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
              "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}
-_MARK = "scancheck-sanitize: n="
-#: The least a property may search when a check's time is shared out (its ladder's first
-#: rungs run whatever is left).
-_LEAST_SEARCH = 0.25
 
 
 class UsageError(ValueError):
@@ -213,7 +207,7 @@ def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
 
 def _child_cmd(locator: str, out: str, spec: TargetSpec | None, gpu: str | None,
                *extra: str, overrides: dict[str, Any] | None = None) -> list[str]:
-    cmd = [sys.executable, "-m", "scancheck.engine.isolation", locator, out, *extra]
+    cmd = [sys.executable, "-m", "scancheck.engine.child", locator, out, *extra]
     if spec is not None:
         try:
             cmd += ["--spec", json.dumps(spec_json(spec))]
@@ -442,129 +436,3 @@ def first_report_size(output: str) -> int | None:
         elif is_report(line):
             return size
     return None
-
-
-# -- the child ------------------------------------------------------------------------
-
-
-def _spec_from(d: dict[str, Any]) -> TargetSpec:
-    """A spec from its JSON form (lists back to tuples, the promotions' pairs too)."""
-    def tup(v: Any) -> Any:
-        return tuple(tup(e) for e in v) if isinstance(v, list) else v
-
-    return TargetSpec(**{k: tup(v) for k, v in d.items()})
-
-
-def _smoke(target: Any, sizes: list[int]) -> None:
-    """Launch the target once per size, each after a marker line, so that a sanitizer's
-    report can be traced to the size that showed it."""
-    from .cases import Case
-    from .targets import InputWritten
-
-    for n in sizes:
-        print(f"{_MARK}{n}", flush=True)
-        x = Case(n, target.spec.dtypes[0], "uniform", n).data(target.spec.op)
-        with contextlib.suppress(InputWritten):  # the value properties' verdict, not a fault
-            if target.spec.segments is None:
-                target(x)
-                continue
-            # A segmented scan is called with its description: segments drawn as the
-            # 'segments' property draws them, one head along axis 0 of a (T, H) target.
-            from .properties.segments import call
-            from .segments import draw_layout
-
-            kind, _, index_dtype = target.spec.segments.partition(":")
-            layout = draw_layout(np.random.default_rng(n), n, kind, index_dtype or None)
-            call(target, x if target.spec.axis is None else x.reshape(n, 1),
-                 layout.description())
-
-
-def _child(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m scancheck.engine.isolation")
-    ap.add_argument("locator")
-    ap.add_argument("out")
-    ap.add_argument("--props", nargs="*", default=[])
-    ap.add_argument("--budget", type=float, help="seconds (default: Budget's)")
-    ap.add_argument("--examples", type=int, help="examples (default: Budget's)")
-    ap.add_argument("--max-n", type=int)
-    ap.add_argument("--until", type=float, help="time.time() by which the properties end")
-    ap.add_argument("--bounded", action="store_true", help="the budget bounds the ladder too")
-    ap.add_argument("--no-empty", action="store_true", help="skip n = 0 (it broke the target)")
-    ap.add_argument("--spec")
-    ap.add_argument("--overrides", help="JSON: TargetSpec fields replacing the declared ones")
-    ap.add_argument("--resolve", action="store_true", help="resolve and prepare, report the spec")
-    ap.add_argument("--smoke", nargs="*", type=int, help="launch once at each size (sanitizer)")
-    ap.add_argument("--gpu", help="the one GPU this child may see (before CUDA starts)")
-    args = ap.parse_args(argv)
-    if args.gpu is not None:
-        os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu
-    if os.environ.get("SCANCHECK_NO_MEMORY_POOL"):
-        try:
-            import cupy as cp
-        except ImportError:  # a CPU target: no pool to turn off
-            pass
-        else:
-            cp.cuda.set_allocator(None)
-            cp.cuda.set_pinned_memory_allocator(None)
-    # The engine (Hypothesis, numba, the oracles) loads only where a property runs: a child
-    # that only resolves the target -- one per check -- starts in a third of the time.
-    from .resolve import resolve
-
-    def jsonable(v: Any) -> Any:
-        from .conformance import jsonable
-
-        return jsonable(v)
-
-    with open(args.out, "w", buffering=1) as fh:
-
-        def emit(**event: Any) -> None:
-            fh.write(json.dumps(event, default=jsonable) + "\n")
-            fh.flush()
-
-        try:
-            target = resolve(args.locator, _spec_from(json.loads(args.spec)) if args.spec else None,
-                             overrides=json.loads(args.overrides) if args.overrides else None)
-            if target.prepare is not None and not target.unavailable:
-                target.prepare()
-            try:  # the parent rebuilds the spec from JSON: a user's monoid goes as its locator
-                declared = spec_json(target.spec)
-            except ValueError as exc:
-                raise ValueError(f"target {target.name!r}'s spec: {exc}") from None
-        except ValueError as exc:
-            emit(event="usage", message=str(exc))
-            return 0
-        if args.resolve and target.unavailable:  # the machine's, not the target's, verdict
-            gpu_spec = " (its spec has device='gpu')" if target.spec.device == "gpu" else ""
-            emit(event="unavailable", message=f"target {target.name!r} cannot run here: "
-                 f"{target.unavailable}{gpu_spec}")
-            return 0
-        emit(event="target", target=target.name, spec=declared)
-        if args.no_empty:
-            target = replace(target, spec=replace(target.spec, allows_empty=False))
-        target.watch = lambda what, n: emit(event=what, n=n)
-        if args.smoke is not None:
-            _smoke(target, args.smoke)
-            return 0
-        if not args.props:  # --resolve: done, without loading the engine
-            return 0
-        from .cases import Budget
-        from .conformance import check_property
-
-        budget = Budget(Budget.seconds if args.budget is None else args.budget,
-                        Budget.max_examples if args.examples is None else args.examples,
-                        args.max_n, args.bounded)
-        for k, p in enumerate(args.props):
-            emit(event="start", property=p)
-            start = time.time()
-            share = budget
-            if args.until is not None:  # an even share of what is left, however little
-                left = (args.until - start) / (len(args.props) - k)
-                share = replace(budget, seconds=max(_LEAST_SEARCH, min(budget.seconds, left)))
-            r = check_property(target, p, share, on_case=lambda n: emit(event="case", n=n))
-            r.seconds = round(time.time() - start, 2)
-            emit(event="result", result=asdict(r))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(_child(sys.argv[1:]))

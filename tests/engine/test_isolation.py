@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 
 from scancheck.engine.cases import Budget
+from scancheck.engine.child import _spec_from
 from scancheck.engine.conformance import check
 from scancheck.engine.isolation import (
     UsageError,
-    _spec_from,
     check_isolated,
     first_report_size,
     plan,
