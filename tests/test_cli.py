@@ -126,7 +126,7 @@ def test_a_budget_given_bounds_the_ladders_and_the_default_walks_them_whole():
     """--budget bounds every ladder of sizes; without it a check searches the default 30 s
     past ladders walked whole, so its claim reaches the device's largest n (bounded, correct
     GPU kernels ended "partial" short of 2**24 on an H200)."""
-    from scancheck.cli import _check_options
+    from scancheck.commands import _check_options
 
     default = _check_options(_check_args())["budget"]
     given = _check_options(_check_args("--budget", "30"))["budget"]
@@ -222,7 +222,7 @@ def test_an_output_path_that_cannot_be_written_exits_2_before_the_run(flag, tmp_
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
 def test_a_path_access_would_pass_is_tried_and_a_probe_leaves_nothing_behind(tmp_path):
-    from scancheck.cli import _output_path
+    from scancheck.commands import _output_path
 
     # As root, access() says /proc is writable; creating a file there still fails.
     with pytest.raises(ValueError, match=r"argument --json: /proc/r\.json cannot be written"):
@@ -236,7 +236,7 @@ def test_a_path_access_would_pass_is_tried_and_a_probe_leaves_nothing_behind(tmp
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
 def test_a_write_failing_after_the_run_is_an_error_naming_the_flag():
-    from scancheck.cli import _write_json
+    from scancheck.commands import _write_json
 
     with pytest.raises(ValueError, match=r"argument --json: /proc/r\.json cannot be written"):
         _write_json("/proc/r.json", [])

@@ -193,7 +193,7 @@ def test_a_pinned_check_runs_its_children_on_its_gpu_alone(tmp_path, monkeypatch
 
 
 def test_targets_go_round_robin_over_the_visible_gpus(monkeypatch):
-    from scancheck.cli import _round_robin
+    from scancheck.commands import _round_robin
     from scancheck.core.devices import visible_gpus
 
     visible_gpus.cache_clear()

@@ -1,0 +1,346 @@
+"""What each ``scancheck`` command does, handed its parsed arguments (:mod:`scancheck.cli`
+parses them and calls the one named): each prints what it found and returns the exit
+status.  ``check`` and ``check --controls`` run their targets in child processes, several
+at once, and print each report and a summary.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+from .oracle.bounds import fit_columns as _fit
+from .oracle.bounds import format_table
+from .progress import Progress
+from .spec_flags import spec_overrides
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from .core.devices import gpu_available
+    from .verify import verify_all
+
+    gpu, why = gpu_available()
+    print(f"GPU: {why}" if gpu else f"No GPU ({why}): checking the CPU models only.")
+    results = verify_all(block=args.block, gpu=gpu)
+    print(format_table([r.row() for r in results], title=f"scancheck verify (block={args.block})"))
+    bad = [r.name for r in results if not r.ok]
+    print(f"\n{len(results) - len(bad)} of {len(results)} variants verified"
+          + (f"; WRONG: {', '.join(bad)}" if bad else ""))
+    return 1 if bad else 0
+
+
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from . import bench
+
+    _output_path(args.json, "--json")
+    if args.oracle:
+        rows = bench.oracle_throughput()
+        print(format_table(rows, title="exact oracle throughput on this CPU (best of 5)"))
+        from .core.devices import gpu_available
+
+        gpu, why = gpu_available()
+        if gpu:
+            sizes = tuple(2**int(k) for k in args.log2_sizes)
+            device = bench.device_oracle_throughput(sizes)
+            print(format_table(device, title=f"exact oracle on {why} (median of 10)"))
+            if args.json:
+                with _writing(args.json, "--json"), open(args.json, "w") as fh:
+                    json.dump({"cpu": rows, "device": device}, fh, indent=1)
+        return 0
+    from .core.devices import gpu_available
+
+    gpu, why = gpu_available()
+    if not gpu:
+        print(f"No GPU ({why}): the GPU benchmark needs one; try --oracle.")
+        return 2
+    log2_sizes = tuple(int(k) for k in args.log2_sizes)
+    if args.tune:
+        _output_path(args.tune, "--tune")
+        sweep = bench.tune_sweep(log2_sizes, tuple(args.dtypes), reps=args.reps)
+        with _writing(args.tune, "--tune"), open(args.tune, "w") as fh:
+            json.dump(sweep, fh, indent=1)
+        rows = bench.sweep_rows(sweep)
+        print(format_table(rows, title=f"tuning run on {why}: each launch's x memcpy"))
+        print(f"wrote {args.tune}; python -m scancheck.kernels.tune --from {args.tune} "
+              "writes the table")
+        return 0
+    rows = bench.speed_table(log2_sizes, tuple(args.dtypes), reps=args.reps,
+                             oracle_dists=None if args.oracle_dists is None
+                             else tuple(args.oracle_dists))
+    print(format_table(rows, title=f"scan bandwidth on {why} (ours: {bench.TUNED_VARIANT} at its "
+                                   "tuned config; oracle/torch: time of the exact oracle over "
+                                   "torch.cumsum's)"))
+    if args.json:
+        with _writing(args.json, "--json"), open(args.json, "w") as fh:
+            json.dump({"device": why, "rows": rows}, fh, indent=1)
+    return 0
+
+
+def _cmd_sanitize(args: argparse.Namespace) -> int:
+    from .engine.sanitizer import sanitize_variant
+
+    status = 0
+    for tool in args.tools:
+        rep = sanitize_variant(tool, args.variant, args.n, args.block, args.dtype, args.op)
+        print(f"{tool}: {rep.issues} issue(s), exit {rep.returncode}"
+              + (" (timed out)" if rep.timed_out else ""))
+        if rep.issues:
+            print(rep.first_lines())
+        status |= int(not rep.clean)
+    return status
+
+
+def _cmd_precision(args: argparse.Namespace) -> int:
+    from . import precision
+    from .core.devices import gpu_available
+
+    if args.practical:
+        from .practical import report
+
+        print(report())
+        return 0
+    _output_path(args.plot if args.sweep else None, "--plot")
+    gpu, why = gpu_available()
+    print(f"GPU: {why}" if gpu else
+          f"No GPU ({why}): the multi-block scans run as their CPU models instead.")
+    x = precision.practical_data(args.n, args.distribution, args.seed)
+    rows, text = precision.precision_table(x, gpu)
+    print(format_table([r.as_dict() for r in rows],
+                       title=f"n = {args.n:,} float32 '{args.distribution}' values (seed {args.seed})"))
+    print("\n" + text)
+    if args.sweep:
+        top = args.max_log2 or (30 if gpu else 22)
+        points = precision.sweep(range(10, top + 1, 2), gpu, args.distribution)
+        print(format_table([p.as_dict() for p in points], title="\nsweep: float32 error vs exact"))
+        if args.plot:
+            where = why if gpu else "CPU models"
+            with _writing(args.plot, "--plot"):
+                precision.plot(points, args.plot, f"scan error vs n, float32 ({where})")
+            print(f"plot written to {args.plot}")
+    return 0
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    from .engine.conformance import jsonable
+    from .explain import PROVEN, SUSPICIOUS, explain, load_array
+
+    _output_path(args.json, "--json")
+    x = load_array(args.input, args.dtype, "INPUT")
+    dtype = x.dtype.name
+    result = load_array(args.result, dtype, "RESULT")
+    ref = load_array(args.reference, dtype, "--reference") if args.reference else None
+    e = explain(x, result, ref, op=args.op, inclusive=not args.exclusive)
+    if args.json:
+        with _writing(args.json, "--json"), open(args.json, "w") as fh:
+            json.dump(e.to_json(), fh, indent=1, default=jsonable)
+    print("\n".join(e.lines()))
+    return 1 if e.verdict in (PROVEN, SUSPICIOUS) else 0
+
+
+def _cmd_matrix(args: argparse.Namespace) -> int:
+    from .matrix import run_matrix
+
+    return run_matrix(args)
+
+
+def _output_path(path: str | None, flag: str) -> None:
+    """Raise a ValueError naming ``flag`` unless ``path`` (None: not given) can be written as
+    a file: checked before a run, so that an hour's check is not lost at its end.  Leaves no
+    file behind where there was none."""
+    if path is None:
+        return
+    where = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ValueError(f"argument {flag}: {path} is a directory; give a file name in it")
+    if not os.path.isdir(where):
+        raise ValueError(f"argument {flag}: {path}: the directory {where} does not exist")
+    if os.path.exists(path) and not os.path.isfile(path):
+        # A device or a pipe (/dev/stdout): opening it to try could block, or be the write.
+        if not os.access(path, os.W_OK):
+            raise ValueError(f"argument {flag}: {path} is not writable by this user")
+        return
+    existed = os.path.lexists(path)
+    # access() answers yes to root everywhere (a read-only mount, /proc): only opening tells.
+    with _writing(path, flag):
+        open(path, "a").close()
+    if not existed:
+        os.unlink(path)
+
+
+@contextlib.contextmanager
+def _writing(path: str, flag: str) -> Iterator[None]:
+    """An OSError inside (a full disk, a directory removed during the run) as a ValueError
+    naming ``flag`` and ``path``: a usage or environment error, not a traceback."""
+    try:
+        yield
+    except OSError as exc:
+        raise ValueError(f"argument {flag}: {path} cannot be written "
+                         f"({exc.strerror or type(exc).__name__})") from None
+
+
+#: Columns a result table fits in; the whole text of each cell is in --report and --json.
+_TABLE_WIDTH = 100
+#: Seconds a check searches where --budget is not given (the API's Budget default too).
+DEFAULT_BUDGET = 30.0
+
+
+def _print_report(rep) -> None:
+    rows = _fit(rep.rows(), {"property": 22, "diagnosis / detail": 40,
+                             "smallest failing case": 21})
+    print(format_table(rows, title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
+                       f"checked {rep.largest_n:,})"))
+    import textwrap
+
+    verdict = rep.verdict
+    print(textwrap.fill(f"verdict: {rep.verdict_word}"
+                        + (f" - {rep.summary}" if rep.summary else ""), _TABLE_WIDTH,
+                        subsequent_indent="  ", break_on_hyphens=False))
+    if verdict.findings:  # each cause once, with the properties it explains folded under it
+        print("causes, primary first:")
+        for k, finding in enumerate(verdict.findings, 1):
+            print(textwrap.fill(f"{k}. {finding.folded()}", _TABLE_WIDTH, initial_indent="  ",
+                                subsequent_indent="     ", break_on_hyphens=False))
+    print(rep.time_spent())
+
+
+def _check_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of check_isolated that the command line sets."""
+    from .engine.cases import Budget
+
+    quick = args.quick
+    # A budget given bounds the whole check, the ladders of sizes too; the default one is
+    # spent past ladders walked whole, so that a default check's claim reaches every scale
+    # to the device's largest n (bounded at 30 s, correct GPU kernels ended "partial" at
+    # 2**20-2**23 on an H200).
+    seconds = DEFAULT_BUDGET if args.budget is None else args.budget
+    budget = Budget(seconds, args.examples or Budget.max_examples, args.max_n,
+                    bounded=args.budget is not None)
+    return dict(budget=budget, seconds=seconds, timeout=args.timeout,
+                large=False if quick else (True if args.large else None),
+                sanitize=() if quick else (tuple(args.sanitize) if args.sanitize is not None
+                                           else None),
+                workers=args.workers)
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from .engine.isolation import check_isolated
+    from .engine.spec import spec_flag
+
+    _output_path(args.json, "--json")
+    _output_path(args.report, "--report")
+    overrides = spec_overrides(args)
+    if args.controls:
+        if overrides:  # each control declares what it computes: a flag would unmake it
+            raise ValueError(f"argument --controls: spec flags apply to TARGETs, not to the "
+                             f"negative controls ({', '.join(map(spec_flag, overrides))} given)")
+        return _run_controls(args)
+    if not args.targets:
+        print("scancheck: error: name at least one TARGET, or --controls", file=sys.stderr)
+        return 2
+    options = _check_options(args)
+    gpu = _round_robin(args.targets)
+    with Progress() as progress:
+        reports = _each(args.targets, lambda name: check_isolated(
+            name, overrides=overrides, progress=progress.task(name), gpu=gpu.get(name),
+            **options), args.jobs)
+    for rep in reports:
+        _print_report(rep)
+    statuses = {_exit_status(rep) for rep in reports}
+    status = 1 if 1 in statuses else max(statuses)  # a failure outranks an unfinished check
+    rows = _fit([{"target": r.target, "verdict": r.verdict_word.replace("DOES NOT CONFORM",
+                                                                       "FAILS"),
+                  "largest n": f"{r.reached:,}", "seconds": round(r.seconds),
+                  "diagnosis": r.summary} for r in reports], {"target": 26, "diagnosis": 36})
+    if gpu:  # which GPU ran what
+        for row, name in zip(rows, args.targets):
+            row["GPU"] = gpu[name]
+    print(format_table(rows, title="\nsummary"))
+    _write_json(args.json, reports)
+    if args.report:
+        from .report import markdown
+
+        with _writing(args.report, "--report"):
+            markdown(reports, args.report)
+        print(f"report written to {args.report}")
+    return status
+
+
+def _exit_status(rep) -> int:
+    """0 where the target conforms, 1 where it fails, 3 where the budget ran out first with
+    no failure found (neither a pass nor a failure: nothing past the n reached was checked)."""
+    return 0 if rep.passed else 3 if rep.unfinished else 1
+
+
+def _round_robin(items: list) -> dict[Any, str]:
+    """With several GPUs visible, each item's GPU, round-robin (none pinned with one)."""
+    from .core.devices import visible_gpus
+
+    gpus = visible_gpus()
+    return {item: gpus[k % len(gpus)] for k, item in enumerate(items)} if len(gpus) > 1 else {}
+
+
+def _each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
+    """``check`` on every item, ``jobs`` at a time, a line as each report comes in; the
+    reports in the items' order.  Each check runs in child processes of its own, so the
+    threads here only wait on them."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(check, item): k for k, item in enumerate(items)}
+        reports: list = [None] * len(items)
+        for done, future in enumerate(as_completed(futures), 1):
+            result = future.result()
+            reports[futures[future]] = result
+            rep = result[0] if isinstance(result, tuple) else result
+            verdict = "conforms" if rep.passed else rep.summary[:100]
+            print(f"[{done}/{len(items)}] {rep.target} ({rep.seconds:.0f} s): {verdict}", flush=True)
+    return reports
+
+
+def _write_json(path: str | None, reports: list) -> None:
+    if path:
+        with _writing(path, "--json"), open(path, "w") as fh:
+            fh.write("[" + ",\n".join(r.to_json() for r in reports) + "]\n")
+        print(f"report written to {path}")
+
+
+def _run_controls(args: argparse.Namespace) -> int:
+    from .controls import CONTROLS
+    from .core.devices import gpu_available
+
+    gpu = gpu_available()[0]
+    options = _check_options(args)
+    # Each control shows what the whole ladder catches: its budget bounds the draws only.
+    options["budget"] = replace(options["budget"], bounded=False)
+    todo = [c for c in CONTROLS if gpu or not c.gpu]
+    gpu = _round_robin([c.name for c in todo])
+    with Progress() as progress:
+        checked = dict(zip([c.name for c in todo], _each(todo, lambda c: c.check(
+            progress=progress.task(c.name), gpu=gpu.get(c.name), **options), args.jobs)))
+    rows, caught = [], 0
+    for c in CONTROLS:
+        if c.name not in checked:
+            rows.append({"control": c.name, "expected": f"{c.cause.label}: {c.expect}",
+                         "diagnosis": "skipped: no GPU", "caught": "-"})
+            continue
+        rep, ok = checked[c.name]
+        caught += ok
+        rows.append({"control": c.name, "expected": f"{c.cause.label}: {c.expect}",
+                     "diagnosis": rep.diagnosis, "seconds": round(rep.seconds),
+                     "caught": "yes" if ok else "NO"})
+    run = len(checked)
+    for name, (rep, ok) in checked.items():
+        if not ok:
+            print(f"\n{name} was not caught as expected:")
+            _print_report(rep)
+    _write_json(args.json, [rep for rep, _ in checked.values()])
+    print(format_table(_fit(rows, {"control": 24, "expected": 30, "diagnosis": 30}),
+                       title="\nnegative controls"))
+    print(f"\nscore: {caught} of {run} negative controls caught with the right diagnosis")
+    return 0 if caught == run else 1
