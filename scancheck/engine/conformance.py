@@ -5,7 +5,8 @@ time :class:`~scancheck.engine.cases.Budget`, over sizes at every scale up to 2*
 and 2**20 for CPU ones (:mod:`scancheck.engine.cases`); a case on which the target gives no answer
 (it raises, or runs out of memory) moves the search to where it answers, a wrong answer
 ends it; the checks past 2**31 and 2**32
-elements are in :mod:`scancheck.engine.large`; the verdicts combine into one root cause
+elements are in :mod:`scancheck.engine.large` (batches: :mod:`scancheck.engine.large_batches`;
+segmented scans: :mod:`scancheck.engine.large_segments`); the verdicts combine into one root cause
 (:mod:`scancheck.engine.diagnosis`).  :func:`check` runs in this process;
 :func:`~scancheck.engine.isolation.check_isolated` runs the target in child processes, under
 compute-sanitizer too, so that a fault or a hang is a verdict and the session goes on.
@@ -31,7 +32,8 @@ from .diagnosis import (
     diagnose,
     is_resource_error,
 )
-from .large import BATCH_CHECKS, LARGE_SIZES, check_batch, check_large
+from .large import LARGE_SIZES, check_large
+from .large_batches import BATCH_CHECKS, check_batch
 from .large_segments import SEGMENT_CHECKS, check_segments_large
 from .properties import (
     ACCUMULATION_PROBE,

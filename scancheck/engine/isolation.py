@@ -191,7 +191,7 @@ def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
     the sanitizer tools ``sanitize`` names
     (None: all of :data:`DEFAULT_TOOLS` for GPU targets, where compute-sanitizer exists)."""
     from .conformance import LARGE
-    from .large import BATCH_CHECKS
+    from .large_batches import BATCH_CHECKS
     from .large_segments import SEGMENT_CHECKS
 
     gpu = spec.device == "gpu"

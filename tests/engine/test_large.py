@@ -154,44 +154,6 @@ def test_the_step_check_kernel_compiles_for_every_dtype_it_is_launched_with(tmp_
     assert not (err := nvcc_errors(f"{src}\nconst void* instances[] = {{{refs}}};\n", tmp_path)), err
 
 
-def _batched(fn, **spec):
-    return Target("batched", fn, TargetSpec(axis="arg", dtypes=("float32", "int32"), **spec))
-
-
-def test_batches_past_2_to_the_32_are_checked_along_both_axes_and_told(monkeypatch):
-    """At a stand-in size (3000 elements, retried at 999): numpy's batched cumsum and cumprod
-    are right along either axis; wrong rows are named, and an error gone at the smaller size
-    is blamed on the size (an index overflow), one still there on the rows; 1-D targets
-    skip."""
-    import scancheck.engine.large as large
-
-    monkeypatch.setitem(large.BATCH_CHECKS, "batch past 2**32", 3000)
-    monkeypatch.setattr(large, "BATCH_BELOW", 999)
-    for op, fn in (("add", np.cumsum), ("mul", np.cumprod)):
-        r = large.check_batch(_batched(lambda x, axis, f=fn: f(x, axis=axis, dtype=x.dtype), op=op))
-        assert r.status == "pass" and r.detail["shape [1000, 3]"] == r.detail["shape [3, 1000]"] \
-            == "right", r
-
-    def wrong_from(row):
-        def scan(x, axis):
-            out = np.cumsum(x, axis=axis, dtype=x.dtype)
-            if axis == 1 and x.shape[0] > row:
-                out[row:] += 1
-            return out
-        return scan
-
-    # Right at the size below (333 rows), wrong at the full one: the size is to blame.
-    r = large.check_batch(_batched(wrong_from(900)))
-    assert r.status == "fail" and r.cause == Cause.INDEX_OVERFLOW.name, r
-    assert "row 900 " in r.diagnosis and "element 2,700 of the batch" in r.diagnosis
-    assert r.smallest_case["row"] == 900 and r.smallest_case["axis"] == 1
-    # Wrong at the size below too: rows, not sizes.
-    r = large.check_batch(_batched(wrong_from(100)))
-    assert r.cause == Cause.LOGIC.name and "not of 32-bit sizes" in r.diagnosis
-    one_d = large.check_batch(_numpy())
-    assert one_d.status == "skip" and "1-D" in one_d.diagnosis
-
-
 def test_a_promoting_target_is_taken_past_2_to_the_31_in_its_narrowest_widened_type():
     """int8 in, int64 out: the promotion is checked at that size, in the least memory."""
     from scancheck.engine.large import _dtype, room
