@@ -123,7 +123,7 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     order tried) or "not rounding (proven)", with the evidence; with ``reference``, how much
     of the disagreement between the two is the reference's own error."""
     oper = get_operator(op)
-    if oper.name not in ("add", "max", "min"):
+    if oper.family not in ("sum", "order"):
         raise ValueError(f"op={op!r}: explain takes add, max or min")
     x = oper.host_elements(x, "x", allow_empty=True)
     result = oper.host_elements(result, "result", allow_empty=True)
@@ -132,7 +132,7 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
                          f"{x.shape} and {x.dtype} like x")
     base = dict(n=int(x.shape[0]), dtype=x.dtype.name, op=oper.name, inclusive=inclusive)
     want = exact_scan(x, oper, inclusive)
-    if oper.name != "add" or not is_float(x.dtype):
+    if oper.family != "sum" or not is_float(x.dtype):
         return _explain_exact_type(x, result, want, base)
     where = certified(x, inclusive)
     e = Explanation(ROUNDING, "", certified=int(where.sum()), **base)

@@ -21,6 +21,7 @@ import numpy as np
 
 from .core.arrays import as_dtype
 from .core.loading import is_file_form
+from .core.operators import get_operator
 from .engine.cases import Case
 from .engine.conformance import ConformanceReport
 from .library_calls import LIBRARY_CALLS
@@ -184,19 +185,20 @@ def _expected(op: str, inclusive: bool, dtype: str, k: int) -> str:
     """Lines computing ``exact``, the right value of output k of a scan in ``dtype`` (the
     type the target returns), in plain Python."""
     prefix = f"row[:{k + 1}]" if inclusive else f"row[:{k}]"
-    if op in ("max", "min"):
+    family = get_operator(op).family
+    if family == "order":
         return (f"exact = {op}({prefix}.astype(float).tolist(), default=None)  "
                 f"# ties and NaN: see the spec\n")
-    fold = "math.prod" if op == "mul" else "sum"
+    fold = "math.prod" if family == "product" else "sum"
     if as_dtype(dtype).kind in "iu":
         bits = as_dtype(dtype).itemsize * 8
         lo = int(np.iinfo(as_dtype(dtype)).min)
         return (f"exact = ({fold}(int(v) for v in {prefix}) - ({lo})) % 2**{bits} + ({lo})"
                 f"  # wraps as {dtype} does\n")
-    if op == "logaddexp":
+    if family == "logsumexp":
         return (f"mpmath.mp.dps = 60\nexact = mpmath.log(mpmath.fsum(mpmath.exp(v) for v in "
                 f"{prefix}.astype(float).tolist()))  # to 60 digits\n")
-    if op == "mul":  # 53 bits a factor: no rounding; infinities and NaN as IEEE has them
+    if family == "product":  # 53 bits a factor: no rounding; infinities and NaN as IEEE has them
         return (f"mpmath.mp.prec = {53 * (k + 1) + 10}\nexact = mpmath.fprod("
                 f"{prefix}.astype(float).tolist())  # no rounding\n")
     return (f"exact = sum(Fraction(v) for v in {prefix}.astype(float).tolist())"

@@ -162,6 +162,25 @@ ELEMENT_KINDS: dict[str, str] = {
                "(1 starts a segment) at a density drawn per case",
 }
 
+#: What kind of scan an operator is (its ``family`` column): how its outputs are judged
+#: and which contracts a target of it may declare.
+FAMILIES: dict[str, str] = {
+    "sum": "a running sum: integers wrap modulo 2**bits (or raise, declared), floats are "
+           "judged against the rounding bound of any summation order",
+    "product": "a running product: integers wrap modulo 2**bits (or raise, declared), floats "
+               "are judged by the products' bound (scancheck.oracle.products)",
+    "order": "a running extreme: each output one of the inputs, exact in any type, with the "
+             "zero order, NaN rule and indices a spec declares",
+    "logsumexp": "a running log-sum-exp, judged by its combine-tree bound "
+                 "(scancheck.oracle.logsumexp)",
+    "arg order": "a running extreme with its index: the monoid cummax and cummin are "
+                 "evaluated in",
+    "recurrence": "the first-order linear recurrence y_n = a_n*y_{n-1} + b_n, judged through "
+                  "rationals or an enclosure",
+    "segmented sum": "a sum restarted at every head flag: the monoid segmented kernels scan in",
+    "interval": "the interval proof: exact, its answer known without a scan",
+}
+
 
 @dataclass(frozen=True)
 class Operator:
@@ -182,6 +201,12 @@ class Operator:
     exact_in: Callable[[str], bool]
     #: What subnormals='flush' allows for it: a key of :data:`FLUSH_RULES`.
     flush: str
+    #: What kind of scan it is: a key of :data:`FAMILIES`.
+    family: str
+    #: The NumPy ufunc whose ``accumulate`` in the element dtype is the inclusive scan
+    #: (x[0], then the combine; integers wrapping, NaN for NaN), its ``__name__`` CuPy's
+    #: function of the same name; None where NumPy has none.
+    ufunc: np.ufunc | None
     doc: str = ""
     #: How its elements are made for a case: a key of :data:`ELEMENT_KINDS`.
     elements: str = "scalars"
@@ -274,6 +299,8 @@ OPERATORS: dict[str, Operator] = {
             _identity=lambda dt: 0,
             exact_in=lambda dt: not is_float(dt),
             flush="within bound",
+            family="sum",
+            ufunc=np.add,
             doc="a + b; integers wrap modulo 2**bits, floats round to nearest",
         ),
         Operator(
@@ -287,6 +314,8 @@ OPERATORS: dict[str, Operator] = {
             _identity=_lowest,
             exact_in=lambda dt: True,
             flush="exact",
+            family="order",
+            ufunc=np.maximum,
             doc="NaN-propagating maximum; the earlier operand wins ties",
         ),
         Operator(
@@ -300,6 +329,8 @@ OPERATORS: dict[str, Operator] = {
             _identity=_highest,
             exact_in=lambda dt: True,
             flush="exact",
+            family="order",
+            ufunc=np.minimum,
             doc="NaN-propagating minimum; the earlier operand wins ties",
         ),
         Operator(
@@ -313,6 +344,8 @@ OPERATORS: dict[str, Operator] = {
             _identity=lambda dt: 1,
             exact_in=lambda dt: not is_float(dt),
             flush="within bound",
+            family="product",
+            ufunc=np.multiply,
             doc="a * b (cumprod); integers wrap modulo 2**bits, floats round to nearest",
         ),
         Operator(
@@ -326,6 +359,8 @@ OPERATORS: dict[str, Operator] = {
             _identity=lambda dt: -np.inf,
             exact_in=lambda dt: False,
             flush="within bound",
+            family="logsumexp",
+            ufunc=np.logaddexp,
             doc="log(exp(a) + exp(b)) (logcumsumexp), as max + log1p(exp(min - max))",
         ),
         Operator(
@@ -339,6 +374,8 @@ OPERATORS: dict[str, Operator] = {
             _identity=lambda dt: (_lowest(dt), -1),
             exact_in=lambda dt: True,
             flush="exact",
+            family="arg order",
+            ufunc=None,
             doc="(value, index): the larger value, NaN above all, the later index on ties "
                 "(cummax with indices)",
             elements="value-index",
@@ -356,6 +393,8 @@ OPERATORS: dict[str, Operator] = {
             _identity=lambda dt: (_highest(dt), -1),
             exact_in=lambda dt: True,
             flush="exact",
+            family="arg order",
+            ufunc=None,
             doc="(value, index): the smaller value, NaN below all, the later index on ties "
                 "(cummin with indices)",
             elements="value-index",
@@ -373,6 +412,8 @@ OPERATORS: dict[str, Operator] = {
             _identity=lambda dt: (1, 0),
             exact_in=lambda dt: not is_float(dt),
             flush="within bound",
+            family="recurrence",
+            ufunc=None,
             doc="(a1, b1) then (a2, b2) = (a2*a1, a2*b1 + b2): y_n = a_n*y_{n-1} + b_n",
             elements="pairs",
         ),
@@ -387,6 +428,8 @@ OPERATORS: dict[str, Operator] = {
             _identity=lambda dt: (0, 0),
             exact_in=lambda dt: not is_float(dt),
             flush="within bound",
+            family="segmented sum",
+            ufunc=None,
             doc="(f1, v1) then (f2, v2) = (f2 or f1, v2 if f2 else v1 + v2): a sum restarted "
                 "at every head flag (Blelloch's segmented scan as one monoid)",
             elements="flagged",
@@ -405,6 +448,8 @@ OPERATORS: dict[str, Operator] = {
             _identity=lambda dt: INTERVAL_IDENTITY,
             exact_in=lambda dt: True,
             flush="exact",
+            family="interval",
+            ufunc=None,
             doc="[i, j] then [j+1, k] = [i, k]; any other pair is the absorbing error",
             elements="intervals",
             not_a_target="scancheck's proof device (the interval of summation), not a scan to check",
@@ -415,6 +460,14 @@ OPERATORS: dict[str, Operator] = {
 #: The operators a scan target declares (the others say why not: ``not_a_target``).
 TARGET_OPERATORS: tuple[str, ...] = tuple(
     name for name, op in OPERATORS.items() if not op.not_a_target)
+
+
+def builtin_operator(op: Any) -> Operator | None:
+    """The table's row for ``op`` (a built-in operator's name, or its row), None for anything
+    else: a user's monoid, ``module:ATTR`` naming one, an unknown name."""
+    if isinstance(op, Operator):
+        return op
+    return OPERATORS.get(op) if isinstance(op, str) else None
 
 
 def get_operator(op: str | Operator) -> Operator:
@@ -434,12 +487,12 @@ def sequential_scan(x: np.ndarray, op: str | Operator = "add", inclusive: bool =
     oper = get_operator(op)
     x = oper.host_elements(x, allow_empty=True)
     ident = oper.identity(x.dtype.name)
-    if oper.name == "add":
-        # add.accumulate is strictly left to right (no pairwise summation) and wraps ints.
-        with np.errstate(over="ignore", invalid="ignore"):
-            incl = np.add.accumulate(x, dtype=x.dtype)
-    elif oper.name in ("max", "min"):
+    if oper.family == "order":
         incl = extreme_scan(x, oper.name)
+    elif oper.ufunc is not None:
+        # accumulate is strictly left to right (no pairwise summation) and wraps ints.
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            incl = oper.ufunc.accumulate(x, dtype=x.dtype)
     else:
         incl = np.empty_like(x)
         acc = ident

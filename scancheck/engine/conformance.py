@@ -319,12 +319,13 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
                            time.monotonic() - t0)
     if tuples:
         stats.update(monoid_summary(target))
-    elif prop == "floats within bound" and spec.op == "add":
+    elif prop == "floats within bound" and spec.family == "sum":
         # The report's curve stops at 2**22: past it each point is seconds of host work.
         stats.update(float_summary(target, dtypes[0], min(top, 2**22)))
     elif prop in ("products within bound", "logsumexp within bound"):
         stats.update(bound_summary(target, dtypes))
-    if prop in ("floats within bound", "products within bound") and spec.op in ("add", "mul"):
+    if prop in ("floats within bound", "products within bound") and (
+            spec.family in ("sum", "product")):
         for dt in ACCUMULATION_PROBE:
             if dt in dtypes and spec.output_dtype(dt) == dt:
                 told = accumulation_precision(target, dt, top)

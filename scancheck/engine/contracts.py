@@ -36,7 +36,7 @@ def viewed(spec: Any) -> bool:
     "propagate", except "ignore" of max and min with NaN prefixes, which the exact oracle
     computes itself, for exclusive scans too)."""
     return spec.nans == "skip" or (spec.nans == "ignore" and (
-        spec.op in ("add", "mul") or spec.nan_prefix == "identity"))
+        spec.family in ("sum", "product") or spec.nan_prefix == "identity"))
 
 
 def check_contracts(spec: Any) -> None:
@@ -58,7 +58,8 @@ def check_contracts(spec: Any) -> None:
     if spec.overflow not in OVERFLOW_RULES:
         raise ValueError(f"overflow={spec.overflow!r} is unknown; allowed: "
                          f"{', '.join(OVERFLOW_RULES)}")
-    if spec.overflow == "raise" and (spec.op not in ("add", "mul") or spec.axis is not None
+    if spec.overflow == "raise" and (spec.family not in ("sum", "product")
+                                     or spec.axis is not None
                                      or not any(d in INT_DTYPES for d in spec.dtypes)):
         raise ValueError(f"overflow='raise' with op={spec.op!r}, axis={spec.axis!r}, dtypes="
                          f"{spec.dtypes!r}: checked overflow is declared for 1-D integer add "
@@ -79,7 +80,7 @@ def check_contracts(spec: Any) -> None:
             raise ValueError(f"accumulates={spec.accumulates!r}: each entry must be (input "
                              f"dtype, accumulator dtype), floats of {', '.join(FLOAT_DTYPES)}, "
                              f"the accumulator wider, as ('float32', 'float64')")
-        if spec.op not in ("add", "mul"):
+        if spec.family not in ("sum", "product"):
             raise ValueError(f"accumulates with op={spec.op!r}: an accumulator is declared for "
                              f"add and mul")
 

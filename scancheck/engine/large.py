@@ -280,7 +280,7 @@ def check_large(target: Target, name: str,
     below support: a logic error past some smaller n, or an index overflow."""
     n = LARGE_SIZES[name]
     dtype = _dtype(target)
-    if target.spec.op != "add" or dtype is None:
+    if target.spec.family != "sum" or dtype is None:
         return PropertyResult(name, "skip", "needs an add scan of a 4- or 8-byte dtype, or of "
                               "an integer type it widens")
     if target.spec.max_n is not None and target.spec.max_n < n:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.operators import get_operator
 from .diagnosis import Cause, PropertyResult, is_resource_error
 from .large import _dtype, one_at_a_time, room, unlockable
 from .targets import Target
@@ -45,14 +46,14 @@ def batch_data(shape: tuple[int, int], dtype: str, op: str, seed: int, xp: Any =
     """Values whose every combination along a row of :data:`BATCH_ROW` is exact in ``dtype``:
     integers in [-4, 4] (sums, max, min), or +-1 and +-2 (products)."""
     rs = xp.random.RandomState(seed)
-    if op == "mul":
+    if get_operator(op).family == "product":
         v = xp.asarray(np.array([1, -1, 2, -2], dtype=dtype))
         return v[rs.randint(0, 4, size=shape, dtype=np.int8)]
     return rs.randint(-4, 5, size=shape, dtype=np.int8).astype(dtype)  # int8: a quarter the bytes
 
 
 def _combine(op: str, xp: Any) -> Callable[[Any, Any], Any]:
-    return {"add": xp.add, "mul": xp.multiply, "max": xp.maximum, "min": xp.minimum}[op]
+    return getattr(xp, get_operator(op).ufunc.__name__)
 
 
 def batch_test(target: Target, x: Any, axis: int) -> tuple[int, int, Any, Any] | None:
@@ -60,7 +61,6 @@ def batch_test(target: Target, x: Any, axis: int) -> tuple[int, int, Any, Any] |
     output is right, else the first wrong (row, index in the row, got, expected), each
     column of outputs checked against a running combination without a scan of ours."""
     from ..core.arrays import array_module
-    from ..core.operators import get_operator
 
     spec, xp = target.spec, array_module(x)
     out = target.run(x, axis)
@@ -95,7 +95,7 @@ def batch_test(target: Target, x: Any, axis: int) -> tuple[int, int, Any, Any] |
 
 def _batch_dtype(target: Target) -> str | None:
     """The dtype of :func:`_dtype`, for an operator whose batch data are exact in it."""
-    return _dtype(target) if target.spec.op in ("add", "mul", "max", "min") else None
+    return _dtype(target) if target.spec.family in ("sum", "product", "order") else None
 
 
 def check_batch(target: Target, name: str = "batch past 2**32",

@@ -190,7 +190,7 @@ def check_segments_large(target: Target, name: str = "segments past 2**31",
         return PropertyResult(name, "skip", "the target is not segmented (its spec has no "
                               "segments)")
     dtype = next((d for d in STEP_DTYPES if d in spec.dtypes), None)
-    if spec.op != "add" or dtype is None:
+    if spec.family != "sum" or dtype is None:
         return PropertyResult(name, "skip", "needs a segmented add scan of a 4- or 8-byte "
                               "dtype")
     heads = 1 if spec.axis is None else HEADS

@@ -14,7 +14,7 @@ from typing import Any
 from ..core.arrays import as_dtype
 from ..core.dtypes import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, is_float
 from ..core.monoids import Monoid, load_monoid, monoid_locator
-from ..core.operators import get_operator
+from ..core.operators import builtin_operator, get_operator
 from ..core.rules import check_rules
 from .contracts import check_contracts
 
@@ -126,7 +126,7 @@ class TargetSpec:
                              f"non-commutative operator is not defined here; use add, max or min")
         if oper.not_a_target:
             raise ValueError(f"op={self.op!r} is {oper.not_a_target}")
-        if self.indices and (self.op not in ("max", "min") or self.reverse):
+        if self.indices and (oper.family != "order" or self.reverse):
             raise ValueError(f"indices=True with op={self.op!r}, reverse={self.reverse}: only "
                              f"forward max and min scans return indices here (cummax, cummin)")
         if self.initial and (self.axis is not None or self.reverse or self.indices):
@@ -152,6 +152,13 @@ class TargetSpec:
             raise ValueError(f"dtypes={self.dtypes!r} with op={self.op!r}: allowed dtypes are "
                              f"{', '.join(oper.dtypes)}"
                              + (" (and bool, promoted to an integer type)" if promotable else ""))
+
+    @property
+    def family(self) -> str:
+        """Its operator's family (a key of :data:`~scancheck.core.operators.FAMILIES`), ""
+        where ``op`` names no built-in operator (a user's monoid, an unknown name)."""
+        oper = builtin_operator(self.op)
+        return oper.family if oper is not None else ""
 
     def _check_monoid(self) -> None:
         """The rules of a target over tuples of arrays: a user's monoid, or the combine taken

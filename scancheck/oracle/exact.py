@@ -173,7 +173,7 @@ def _exact_scan_on_device(x: Any, oper: Operator, inclusive: bool, zeros: str,
     from .exact_device import FORMATS, as_device_array, exact_scan_device, is_torch_bfloat16
 
     if is_torch_bfloat16(x):  # CuPy has no bfloat16: the device oracle reads the bits
-        if oper.name == "add" and x.ndim == 1:
+        if oper.family == "sum" and x.ndim == 1:
             return exact_scan_device(x, inclusive)
         import torch
 
@@ -181,7 +181,7 @@ def _exact_scan_on_device(x: Any, oper: Operator, inclusive: bool, zeros: str,
         out = exact_scan(host, oper, inclusive, zeros=zeros, nans=nans)
         return torch.from_numpy(out.view(np.int16)).view(torch.bfloat16).to(x.device)
     a = as_device_array(x)
-    if oper.name == "add" and a.ndim == 1 and a.dtype.name in FORMATS:
+    if oper.family == "sum" and a.ndim == 1 and a.dtype.name in FORMATS:
         return exact_scan_device(a, inclusive)
     return cp.asarray(exact_scan(cp.asnumpy(a), oper, inclusive, zeros=zeros, nans=nans))
 
@@ -213,16 +213,16 @@ def exact_scan_axis(x: Any, op: str | Operator = "add", axis: int = -1, inclusiv
 
 def _exact_rows(x: np.ndarray, oper: Operator, zeros: str, nans: str) -> np.ndarray:
     """Inclusive exact scans of the rows of a 2-D array of a scalar monoid's elements."""
-    if (zeros, nans) != ("either", "propagate") and oper.name not in ("max", "min"):
+    if (zeros, nans) != ("either", "propagate") and oper.family != "order":
         raise ValueError(f"zeros= and nans= apply to max and min, not to operator {oper.name!r}")
-    if oper.name in ("max", "min"):
+    if oper.family == "order":
         return extreme_scan(x, oper.name, zeros, nans)
     if not is_float(x.dtype):  # integer sums and products wrap modulo 2**bits, exactly
         with np.errstate(over="ignore"):
-            if oper.name == "mul":
+            if oper.family == "product":
                 return np.multiply.accumulate(x, axis=-1, dtype=x.dtype)
             return np.add.accumulate(x, axis=-1, dtype=x.dtype)
-    if oper.name != "add":
+    if oper.family != "sum":
         raise ValueError(f"float scans under {oper.name!r} are not rounded once here: they are "
                          f"judged against a bound (scancheck.oracle.products, scancheck.oracle.logsumexp)")
     # The sums come rounded to the type already, so the cast is exact: NumPy's and

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
+from scancheck.core.arrays import as_dtype, same_bits
+from scancheck.core.dtypes import is_float
 from scancheck.core.operators import (
+    FAMILIES,
     INTERVAL_ERROR,
     OPERATORS,
     get_operator,
@@ -91,3 +96,60 @@ def test_integer_products_wrap_and_float_products_are_not_rounded_once():
     np.testing.assert_array_equal(exact_scan(x, "mul"), [2**20, 0, 0])  # 2**40 wraps to 0
     with pytest.raises(ValueError, match="judged against a bound"):
         exact_scan(np.ones(3, np.float32), "mul")
+
+
+def _drawn(dt, rng):
+    """Elements of a scalar operator at ``dt``: a leading -0.0, zeros of both signs, NaN,
+    infinities and subnormals among normal values (floats); the type's extremes (integers)."""
+    if dt == "bool":
+        return rng.integers(0, 2, 64).astype(bool)
+    dtype = as_dtype(dt)
+    if not is_float(dt):
+        info = np.iinfo(dtype)
+        x = rng.integers(int(info.min), int(info.max), 64, dtype=dtype, endpoint=True)
+        x[:4] = [info.max, info.max, info.min, 1]
+        return x
+    specials = [-0.0, 0.0, np.nan, -np.nan, np.inf, -np.inf, 1e-40, -1e-310, 3.0, -0.5]
+    x = np.concatenate([specials, rng.standard_normal(54) * rng.choice([1e-3, 1.0, 1e3], 54)])
+    x = x.astype(np.float64).astype(dtype)
+    rng.shuffle(x[1:])
+    return x
+
+
+@pytest.mark.parametrize("name", list(OPERATORS))
+def test_family_and_ufunc_columns_agree_with_the_combine(name):
+    """Every row fills ``family`` with a key of FAMILIES and ``ufunc`` with a ufunc whose
+    accumulate is the inclusive scan by its combine (NaN for NaN), its identity the row's,
+    or None; a sum, a product and an order are what their family says on every dtype."""
+    op = OPERATORS[name]
+    assert op.family in FAMILIES
+    assert op.ufunc is None or isinstance(op.ufunc, np.ufunc)
+    if op.family in ("sum", "product", "order", "logsumexp"):
+        assert op.width == 1 and op.elements == "scalars" and op.ufunc is not None
+    else:
+        assert op.ufunc is None
+    rng = np.random.default_rng(sum(map(ord, name)))
+    for dt in (op.dtypes if op.width == 1 else ()):
+        x = _drawn(dt, rng)
+        by_combine = x.copy()
+        with np.errstate(all="ignore"):
+            for k in range(1, x.shape[0]):
+                by_combine[k] = op.combine(by_combine[k - 1:k], x[k:k + 1])[0]
+            got = op.ufunc.accumulate(x, dtype=x.dtype)
+            pairs = op.combine(x[:-1], x[1:])
+        assert same_bits(got, by_combine).all(), (name, dt)
+        if op.ufunc.identity is not None:
+            assert same_bits(np.asarray(op.ufunc.identity, x.dtype)[None],
+                             op.identity(dt)[None]).all(), (name, dt)
+        if op.family == "order":  # it selects one of its operands, bit for bit
+            assert (same_bits(pairs, x[:-1]) | same_bits(pairs, x[1:])).all(), (name, dt)
+        if op.family in ("sum", "product") and not is_float(dt):
+            ints = [int(v) for v in x[:4]]
+            want = (sum if op.family == "sum" else math.prod)(ints)
+            folded = int(op.identity(dt))
+            assert folded == (0 if op.family == "sum" else 1)
+            for v in ints:
+                folded = op.combine_exact(folded, v)
+            lo = int(np.iinfo(x.dtype).min)
+            assert folded == want
+            assert int(by_combine[3]) == (want - lo) % 2 ** (8 * x.dtype.itemsize) + lo  # wraps

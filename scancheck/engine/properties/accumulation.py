@@ -24,7 +24,7 @@ def accumulated_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np
     output within ``ulp/2 + gamma_d(wider) * sum|x|`` of the exact prefix (d its depth in
     a sequential order, the deepest any order has)."""
     wider = accumulator(target, x.dtype.name)
-    if wider is None or target.spec.op != "add":
+    if wider is None or target.spec.family != "sum":
         return None
     inc = target.spec.inclusive
     with np.errstate(invalid="ignore", over="ignore"):

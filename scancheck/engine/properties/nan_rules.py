@@ -11,11 +11,12 @@ import numpy as np
 
 from ...core.arrays import same_bits
 from ...core.dtypes import is_float, read_as_zero
+from ...core.operators import get_operator
 from ...core.rules import extreme_scan
 from ...oracle.bounds import Verdict, classify, sequential_depths
 from ...oracle.exact import exact_scan
 from ...oracle.products import judge_products
-from ..contracts import ALTERNATIVES, BEHAVIOUR, nan_view, viewed
+from ..contracts import ALTERNATIVES, BEHAVIOUR, NAN_RULE_OPS, nan_view, viewed
 from ..diagnosis import Cause
 from ..spec import TargetSpec
 from ..targets import Target
@@ -64,9 +65,7 @@ def _answer(spec: TargetSpec, x: np.ndarray) -> np.ndarray:
     """A float64 reference of the scan of NaN-free ``x`` (where a failure shows, no more)."""
     wide = x.astype(np.float64)
     with np.errstate(all="ignore"):
-        if spec.op in ("max", "min"):
-            return (np.maximum if spec.op == "max" else np.minimum).accumulate(wide, axis=-1)
-        return (np.cumsum if spec.op == "add" else np.cumprod)(wide, axis=-1)
+        return get_operator(spec.op).ufunc.accumulate(wide, axis=-1)
 
 
 def contract_failure(target: Target, flags: str, k: int, got: np.ndarray, x: np.ndarray
@@ -89,7 +88,7 @@ def nan_rule_kept(target: Target, x: np.ndarray, got: np.ndarray) -> str | None:
     not tell them apart), by the operator's criteria (add within the any-order bound, mul
     by the products' judge, max and min exact); None where none is, or ``x`` has no NaN."""
     spec = target.spec
-    if spec.op not in ("add", "mul", "max", "min") or not is_float(x.dtype) or (
+    if spec.op not in NAN_RULE_OPS or not is_float(x.dtype) or (
             got.shape != x.shape or not np.isnan(x).any()):
         return None
     kept: list[str] = []
@@ -115,13 +114,13 @@ def _right(spec: TargetSpec, target: Target, x: np.ndarray, got: np.ndarray) -> 
     flush = flushes(target, x.dtype)
     rows = x.reshape(-1, x.shape[-1]) if x.ndim > 1 else x[None, :]
     outs = got.reshape(rows.shape)
-    if spec.op in ("max", "min"):  # exact; either zero where the spec leaves their order open
+    if spec.family == "order":  # exact; either zero where the spec leaves their order open
         want = extreme_scan(read_as_zero(rows) if flush else rows, spec.op, spec.zeros,
                             spec.nans)
         ok = same_bits(outs.ravel(), want.ravel()) | (
             (spec.zeros == "either") & (outs.ravel() == 0) & (want.ravel() == 0))
         return bool(ok.all())
-    if spec.op == "mul":
+    if spec.family == "product":
         return bool(judge_products(rows, outs, spec.inclusive, flush=flush).ok.all())
     for row, out in zip(rows, outs):
         want = exact_scan(row, inclusive=spec.inclusive)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...core.arrays import as_dtype
 from ...core.dtypes import is_float
-from ...core.operators import shifted
+from ...core.operators import get_operator, shifted
 from ..cases import Case
 from ..diagnosis import Cause, is_resource_error
 from ..targets import Target, raised_by_target
@@ -25,14 +25,15 @@ def first_overflow(x: np.ndarray, op: str, inclusive: bool, dtype: str) -> int |
     could overflow itself."""
     info = np.iinfo(as_dtype(dtype))
     lo, hi = int(info.min), int(info.max)
-    if op == "add" and x.dtype.itemsize < 8:
+    oper = get_operator(op)
+    if oper.family == "sum" and x.dtype.itemsize < 8:
         exact = np.cumsum(x.astype(np.int64))
         bad = np.flatnonzero((exact < lo) | (exact > hi))
         k = int(bad[0]) if bad.size else None
     else:
-        acc, k = (0 if op == "add" else 1), None
+        acc, k = int(oper.identity(dtype)), None
         for i, v in enumerate(x.tolist()):
-            acc = acc + v if op == "add" else acc * v
+            acc = oper.combine_exact(acc, v)
             if not lo <= acc <= hi:
                 k = i
                 break
@@ -43,9 +44,10 @@ def first_overflow(x: np.ndarray, op: str, inclusive: bool, dtype: str) -> int |
 
 def _wrapped(x: np.ndarray, op: str, inclusive: bool) -> np.ndarray:
     """The scan in two's complement (what a target that does not check returns)."""
+    ufunc = get_operator(op).ufunc
     with np.errstate(over="ignore"):
-        out = (np.add if op == "add" else np.multiply).accumulate(x, dtype=x.dtype)
-    return out if inclusive else shifted(out, 1 if op == "mul" else 0)
+        out = ufunc.accumulate(x, dtype=x.dtype)
+    return out if inclusive else shifted(out, ufunc.identity)
 
 
 def integers_checked(target: Target, case: Case) -> Failure | None:
@@ -53,7 +55,7 @@ def integers_checked(target: Target, case: Case) -> Failure | None:
     :func:`integers_check`, except that an exception exactly where some prefix overflows
     names the checked contract; raise, as the module says."""
     spec = target.spec
-    if is_float(case.dtype) or spec.op not in ("add", "mul"):
+    if is_float(case.dtype) or spec.family not in ("sum", "product"):
         return integers_check(target, case)
     x = case.data(spec.op)
     out = spec.output_dtype(x.dtype)
@@ -88,14 +90,15 @@ def limit_inputs(op: str, dtype: str, inclusive: bool) -> list[np.ndarray]:
     its last output holds the whole prefix)."""
     info = np.iinfo(as_dtype(dtype))
     lo, hi = int(info.min), int(info.max)
-    if op == "add":
+    oper = get_operator(op)
+    if oper.family == "sum":
         rows = [[hi], [hi - 1, 1], [hi, 1]]
         rows += [[hi, 1, -1], [lo], [lo + 1, -1], [lo, -1]] if lo else [[hi, hi]]
     else:
         half = 1 << (info.bits // 2)
         rows = [[hi, 1], [half, half // 2], [half, half]] if not lo else [
             [hi, 1], [half, half // 2], [-half, half // 2], [-half, half // 2, -1], [lo, 1]]
-    pad = [] if inclusive else [0 if op == "add" else 1]
+    pad = [] if inclusive else [int(oper.identity(dtype))]
     return [np.array(r + pad, dtype=dtype) for r in rows]
 
 

@@ -39,7 +39,7 @@ def _judge_of(spec: TargetSpec, dtype: np.dtype) -> Callable[..., Judgement] | N
     """The judge of a float product or log-sum-exp scan (None where the answer is exact)."""
     if not is_float(dtype):
         return None
-    return {"mul": judge_products, "logaddexp": judge_logsumexp}.get(spec.op)
+    return {"product": judge_products, "logsumexp": judge_logsumexp}.get(spec.family)
 
 
 def _row_verdicts(target: Target, xs: np.ndarray, gs: Any) -> tuple[np.ndarray, Told]:
@@ -68,14 +68,14 @@ def _row_verdicts(target: Target, xs: np.ndarray, gs: Any) -> tuple[np.ndarray, 
         judged = judge(xs, gs, spec.inclusive, flush=flush)
         return ~judged.ok, lambda r, k: (str(judged.reason[r, k]), gs[r, k],
                                          judged.reference[r, k])
-    if spec.op in ("max", "min") and is_float(xs.dtype):
+    if spec.family == "order" and is_float(xs.dtype):
         ok, ws = extreme_agree(spec, xs, gs, flush)
         bad = ~ok
     else:
-        kw = dict(zeros=spec.zeros, nans=spec.nans) if spec.op in ("max", "min") else {}
+        kw = dict(zeros=spec.zeros, nans=spec.nans) if spec.family == "order" else {}
         ws = exact_scan_axis(xs, spec.op, -1, spec.inclusive, **kw)
         bad = ~agree(target, xs, gs, ws)
-    if not (bad.any() and spec.op == "add" and is_float(xs.dtype)):
+    if not (bad.any() and spec.family == "sum" and is_float(xs.dtype)):
         return bad, lambda r, k: ("differs from its exact scan", gs[r, k], ws[r, k])
     inc = spec.inclusive
     wrong_certified = certified(xs, inc, flush, rows=True) & (gs != ws)
@@ -145,7 +145,7 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
         bad_other = _row_verdicts(flipped, xs, gs)[0]
         ok_flush, ok_keep = (~bad, ~bad_other) if flushing else (~bad_other, ~bad)
         some = None
-        if spec.op in ("max", "min"):
+        if spec.family == "order":
             some = indices_some(spec, xs, *gs) if spec.indices else extreme_some(spec, xs, gs)
         fresh = new_subnormals(xs, gs[0] if spec.indices else gs)
         failure = flush_attributed(target, xs[r], failure, ok_flush, ok_keep, fresh,
@@ -153,7 +153,7 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
                                     some=some)
         if "subnormals" in failure.detail:
             return failure
-    if spec.op == "add" and is_float(x.dtype):
+    if spec.family == "sum" and is_float(x.dtype):
         return _rows_attribution(target, case, failure)
     if _judge_of(spec, x.dtype) is not None and (
             "bound" in failure.diagnosis or "exactness certificate" in failure.diagnosis):

@@ -103,7 +103,7 @@ def exact_answer(target: Target, x: np.ndarray,
     from ...oracle.exact_device import DEVICE_FROM, FORMATS
 
     spec = target.spec
-    if spec.op in ("max", "min"):
+    if spec.family == "order":
         if flushes(target, x.dtype):
             return _extreme_answers(spec, x, True)[0]
         return exact_scan(x, spec.op, spec.inclusive, zeros=spec.zeros, nans=spec.nans)
@@ -114,7 +114,7 @@ def exact_answer(target: Target, x: np.ndarray,
         if not spec.inclusive:
             products = np.r_[1.0, products[:-1]]
         return np.stack([products, lo / 2 + hi / 2], axis=-1).astype(x.dtype)
-    if (spec.device == "gpu" and spec.op == "add" and x.ndim == 1 and x.size >= DEVICE_FROM
+    if (spec.device == "gpu" and spec.family == "sum" and x.ndim == 1 and x.size >= DEVICE_FROM
             and x.dtype.name in FORMATS):
         import cupy as cp
 
@@ -126,7 +126,7 @@ def agree(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray) -> n
     """Per output of a scan of ``x`` (along its last axis): the exact answer ``want`` bit for
     bit (any NaN for a NaN), except that a float max or min is held to its spec's zero order
     and subnormal rule (:func:`extreme_agree`)."""
-    if target.spec.op in ("max", "min") and is_float(got.dtype):
+    if target.spec.family == "order" and is_float(got.dtype):
         return extreme_agree(target.spec, x, got, flushes(target, x.dtype))[0]
     if get_operator(target.spec.op).width == 1:  # rows: per element, not per row
         return same_bits(got.ravel(), want.ravel()).reshape(got.shape)
@@ -191,7 +191,7 @@ def bits_differ(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
     flushing named where it explains the difference."""
     failure = first_bad(target, agree(target, x, got, want), got, want,
                          "differs from the exact scan")
-    if failure is None or target.spec.op not in ("max", "min") or not is_float(x.dtype):
+    if failure is None or target.spec.family != "order" or not is_float(x.dtype):
         return failure
     spec = target.spec
     return flush_attributed(target, x, failure, extreme_agree(spec, x, got, True)[0],

@@ -50,7 +50,7 @@ def segments_check(target: Target, case: Case) -> Failure | None:
     if failure is None:
         return None
     x, layout, failure = shrink(target, x, layout, failure)
-    if is_float(x.dtype) and spec.op == "add" and failure.cause == Cause.LOGIC and (
+    if is_float(x.dtype) and spec.family == "sum" and failure.cause == Cause.LOGIC and (
             "bound" in failure.diagnosis or "certificate" in failure.diagnosis):
         failure = _steps_attribution(target, x, layout, failure)
     if is_float(x.dtype) and not np.isfinite(x).all() and failure.cause != Cause.INPUT_WRITTEN:

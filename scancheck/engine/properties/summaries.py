@@ -29,12 +29,12 @@ from .values import bound_fractions
 def bound_summary(target: Target, dtypes: tuple[str, ...]) -> dict[str, Any]:
     """The worst error as a fraction of its bound, per float dtype, of a passing product or
     log-sum-exp scan at n = 4096 (factors near 1; uniform data in [-1, 1))."""
-    op = target.spec.op
+    op, products = target.spec.op, target.spec.family == "product"
     out: dict[str, Any] = {}
     for dt in dtypes:
-        x = Case(4096, dt, "factors" if op == "mul" else "uniform", 1).data(op)
+        x = Case(4096, dt, "factors" if products else "uniform", 1).data(op)
         got = target(x)
-        judged = (judge_products if op == "mul" else judge_logsumexp)(x, got, target.spec.inclusive)
+        judged = (judge_products if products else judge_logsumexp)(x, got, target.spec.inclusive)
         with np.errstate(invalid="ignore", divide="ignore"):
             frac = judged.error / judged.bound
         out[f"err/bound {dt}"] = float(np.nanmax(frac[np.isfinite(frac)], initial=0.0))
@@ -103,9 +103,9 @@ def accumulation_precision(target: Target, dtype: str, top: int = 2**30) -> dict
     far the target is from that, and from a sequential scan in the type itself; at most
     ``top`` elements (the search's largest n)."""
     wider, below = ACCUMULATION_PROBE[dtype]
-    op, inc = target.spec.op, target.spec.inclusive
+    op, inc, family = target.spec.op, target.spec.inclusive, target.spec.family
     p = SIGNIFICAND_BITS[dtype]
-    if op == "add":
+    if family == "sum":
         x = _sum_probe(target, dtype, p, below, top)
         want = exact_scan(x, inclusive=inc)
         n = x.shape[0]
@@ -124,9 +124,8 @@ def accumulation_precision(target: Target, dtype: str, top: int = 2**30) -> dict
     err = np.abs(got.astype(np.float64) - want.astype(np.float64)) / units
     err_seq = np.abs(narrow.astype(np.float64) - want.astype(np.float64)) / units
     off = int((got != want).sum())
-    partial = "sums" if op == "add" else "products"
     return {f"accumulation {dtype}": f"{wider} or wider (all {n} outputs correctly rounded)"
-            if not off else f"some partial {partial} rounded to {dtype} ({off} of {n} outputs "
+            if not off else f"some partial {family}s rounded to {dtype} ({off} of {n} outputs "
                             f"not correctly rounded)",
             f"max err {dtype} (ulps)": float(err.max()),
             f"max err {dtype}, sequential in {dtype} (ulps)": float(err_seq.max())}

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...core.arrays import as_dtype
 from ...core.dtypes import SIGNIFICAND_BITS, is_float
-from ...core.operators import shifted
+from ...core.operators import get_operator, shifted
 from ...core.rules import NAN_RULES
 from ...oracle.bounds import (
     Verdict,
@@ -158,7 +158,7 @@ def _compensated_inf(target: Target, x: np.ndarray, got: np.ndarray, want: np.nd
     """A NaN at output ``k`` of a sum whose exact prefix is an infinity reached by inputs of
     that sign alone: no order of plain additions gives NaN there, but a compensated (Kahan)
     sum's correction term computes (t - s) - y = inf - inf (pandas' groupby cumsum)."""
-    if k is None or target.spec.op != "add" or not (np.isnan(got[k]) and np.isinf(want[k])):
+    if k is None or target.spec.family != "sum" or not (np.isnan(got[k]) and np.isinf(want[k])):
         return None
     upto = x[:k + 1] if target.spec.inclusive else x[:k]
     if np.isnan(upto).any() or (upto == -want[k]).any():
@@ -174,7 +174,7 @@ def judge_output(target: Target, case: Case, x: np.ndarray, got: np.ndarray) -> 
     failure attributed (used on twins and on repeated runs)."""
     x = promoted(target, x)
     want = exact_answer(target, x)
-    if target.spec.op != "add" or not is_float(x.dtype):
+    if target.spec.family != "sum" or not is_float(x.dtype):
         return bits_differ(target, x, got, want)
     failure = certificate_failure(target, x, got, want) or bound_failure(target, x, got, want)
     return failure and _float_failure(target, case, x, got, want, failure)
@@ -197,16 +197,16 @@ def _narrow_first(target: Target, x: np.ndarray, got: np.ndarray, failure: Failu
     type) whose every output is the scan in that type (wrapping; in bool a logical or or
     and), widened afterwards."""
     spec = target.spec
-    ufunc = {"add": np.add, "mul": np.multiply}.get(spec.op)
-    if ufunc is None or not x.size:
+    if spec.family not in ("sum", "product") or not x.size:
         return
+    ufunc = get_operator(spec.op).ufunc
     with np.errstate(over="ignore"):
         narrow = ufunc.accumulate(x, dtype=x.dtype)
     if not spec.inclusive:
-        narrow = shifted(narrow, spec.op == "mul")  # the identity: 1 or 0
+        narrow = shifted(narrow, ufunc.identity)  # 0 or 1, also in bool
     if np.array_equal(narrow.astype(got.dtype), got):
-        kept = {"add": "a logical or", "mul": "a logical and"}[spec.op] if x.dtype == np.bool_ \
-            else f"wrapping modulo 2**{8 * x.dtype.itemsize}"
+        kept = {"sum": "a logical or", "product": "a logical and"}[spec.family] \
+            if x.dtype == np.bool_ else f"wrapping modulo 2**{8 * x.dtype.itemsize}"
         failure.diagnosis += (f"; every output is the scan in {x.dtype.name} ({kept}), widened "
                               f"to {got.dtype.name} after: the promotion must come before the "
                               f"first {spec.op}")
@@ -219,7 +219,7 @@ def float_check(criterion: Callable[[Target, np.ndarray, np.ndarray, np.ndarray]
     @on_outputs
     def check(target: Target, case: Case, x: np.ndarray, got: np.ndarray, want: np.ndarray
               ) -> Failure | None:
-        if target.spec.op != "add":  # max and min round nothing: exact, bit for bit
+        if target.spec.family != "sum":  # max and min round nothing: exact, bit for bit
             return bits_differ(target, x, got, want)
         failure = criterion(target, x, got, want)
         return failure and _float_failure(target, case, x, got, want, failure)
@@ -235,16 +235,16 @@ def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     # Finite outputs are judged elsewhere; here only where NaN and infinities must be.
     special = ~np.isfinite(want) | ~np.isfinite(got)
     ok = ~special | (np.isnan(got) & np.isnan(want)) | (got == want)
-    if target.spec.op == "add":  # an overflow some summation order makes is rounding
+    if target.spec.family == "sum":  # an overflow some summation order makes is rounding
         inc = target.spec.inclusive
         ok |= classify(x, got, sequential_depths(x.shape[0], inc), inclusive=inc, exact=want,
                        flush=flushes(target, x.dtype)).verdicts == Verdict.OVERFLOWED
     spec = target.spec
     # Under nans='skip' NaNs are declared not to propagate: only the default rule is IEEE's.
     rule = ("NaN or infinity not propagated as IEEE arithmetic says"
-            if spec.op == "add" and spec.nans == "propagate" else
+            if spec.family == "sum" and spec.nans == "propagate" else
             f"NaN or infinity not where the spec puts them (nans={spec.nans!r}: "
-            f"{NAN_RULES[spec.nans]}; infinities as IEEE arithmetic says)" if spec.op == "add"
+            f"{NAN_RULES[spec.nans]}; infinities as IEEE arithmetic says)" if spec.family == "sum"
             else f"NaN not handled as the spec declares (nans={spec.nans!r}: "
             f"{NAN_RULES[spec.nans]})")
     failure = first_bad(target, ok, got, want, rule, Cause.SPECIALS)
