@@ -8,6 +8,11 @@ block-size validation and the shared-memory limits a launch must respect.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import hashlib
+import os
+import pickle
 import re
 from pathlib import Path
 from typing import Any
@@ -78,14 +83,15 @@ class IeeeModule:
     subnormals in a user's kernel would read as zero under scancheck and nowhere else:
     a verdict scancheck's harness caused.  This calls NVRTC without that flag and loads
     the binary; a source that does not compile raises CuPy's ``CompileException``.
+    Binaries are kept on disk (:func:`_cached_nvrtc`), as CuPy keeps its own, so that each
+    process of a test session or a check loads them instead of compiling them again.
     """
 
     def __init__(self, code: str, options: tuple[str, ...] = ("--std=c++17",),
                  name_expressions: tuple[str, ...] | None = None) -> None:
-        from cupy.cuda import compiler, function
+        from cupy.cuda import function
 
-        binary, mapping = compiler.compile_using_nvrtc(
-            code, options + ("-ftz=false",), name_expressions=name_expressions)
+        binary, mapping = _cached_nvrtc(code, options + ("-ftz=false",), name_expressions)
         self._names = dict(mapping or {})
         self._module = function.Module()
         self._module.load(binary)
@@ -93,6 +99,37 @@ class IeeeModule:
     def get_function(self, name: str) -> Any:
         """The kernel ``name``: an extern "C" name or one of the name expressions."""
         return self._module.get_function(self._names.get(name, name))
+
+
+def _cached_nvrtc(code: str, options: tuple[str, ...], names: tuple[str, ...] | None
+                  ) -> tuple[bytes, dict]:
+    """NVRTC's binary and name mapping for ``code``, from ``$SCANCHECK_NVRTC_CACHE`` (default
+    ``~/.cache/scancheck/nvrtc``; empty: none kept) where this NVRTC compiled the same text
+    with the same options for the same architecture before; compiled and kept otherwise."""
+    import cupy
+    from cupy.cuda import compiler, nvrtc
+
+    where = os.environ.get("SCANCHECK_NVRTC_CACHE",
+                           str(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+                               / "scancheck" / "nvrtc"))
+    arch = cupy.cuda.Device().compute_capability
+    key = hashlib.sha256("\0".join((cupy.__version__, str(nvrtc.getVersion()), str(arch),
+                                     *options, *(names or ()), code)).encode()).hexdigest()
+    path = Path(where) / f"{key}.pickle" if where else None
+    if path is not None:
+        with contextlib.suppress(OSError, pickle.PickleError, EOFError, ValueError):
+            binary, mapping = pickle.loads(path.read_bytes())
+            return binary, mapping
+    binary, mapping = compiler.compile_using_nvrtc(code, options, name_expressions=names)
+    if path is not None:
+        # Written whole, then renamed: a process beside this one reads all of it or none.
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            part = path.with_suffix(f".{os.getpid()}.part")
+            part.write_bytes(pickle.dumps((binary, dict(mapping or {}))))
+            part.replace(path)
+    return binary, mapping
+
 
 def allow_shared_memory(kernel: Any, nbytes: int) -> None:
     """Let ``kernel`` (a CuPy RawKernel, or a Function an :class:`IeeeModule` loaded) launch
@@ -113,3 +150,37 @@ def device_smem_limit() -> int:
 
     attrs = cp.cuda.Device().attributes
     return int(attrs.get("MaxSharedMemoryPerBlockOptin", DEFAULT_SMEM_LIMIT))
+
+
+# -- the input-unchanged check ------------------------------------------------------------
+
+_UNSIGNED = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
+
+
+@functools.cache
+def _first_difference_kernel(itemsize: int, device: int) -> Any:
+    name = f"first_difference<{_UNSIGNED[itemsize]}>"
+    module = IeeeModule(expand_source("first_difference.cu", KERNEL_DIR / "oracle"),
+                        name_expressions=(name,))
+    return module.get_function(name)
+
+
+def first_difference(a: Any, b: Any) -> int:
+    """The first flat index at which C-contiguous CuPy arrays ``a`` and ``b`` (same shape and
+    itemsize) differ bit for bit, or -1: one kernel compiled once per element width."""
+    import cupy as cp
+
+    if a.shape != b.shape or a.itemsize != b.itemsize or a.itemsize not in _UNSIGNED:
+        raise ValueError(f"a and b must have one shape and an itemsize of 1, 2, 4 or 8 bytes; "
+                         f"got {a.shape}/{a.itemsize} and {b.shape}/{b.itemsize}")
+    if not (a.flags.c_contiguous and b.flags.c_contiguous):
+        raise ValueError("a and b must be C-contiguous")
+    n = a.size
+    if n == 0:
+        return -1
+    none = np.iinfo(np.uint64).max
+    first = cp.full(1, none, dtype=cp.uint64)
+    kernel = _first_difference_kernel(a.itemsize, cp.cuda.Device().id)
+    kernel((min(-(-n // 256), 4096),), (256,), (a, b, np.int64(n), first))
+    at = int(first.get()[0])
+    return -1 if at == none else at

@@ -324,6 +324,15 @@ def _first_write(x: Any, given: Any) -> InputWritten | None:
         return None
     bits = f"u{x.dtype.itemsize}"
     a, b = x.view(bits), given.view(bits)
+    if xp is not np and a.flags.c_contiguous and b.flags.c_contiguous:
+        from ..core.cuda import first_difference
+
+        at = first_difference(a, b)
+        if at < 0:
+            return None
+        index = tuple(int(i) for i in np.unravel_index(at, a.shape))
+        was, now = (np.asarray(v[index].get())[()] for v in (x, given))
+        return InputWritten(index, was, now, tuple(x.shape), x.dtype.name)
     step = max(1, _COMPARE_CHUNK // (a.size // a.shape[0]))
     for lo in range(0, a.shape[0], step):
         bad = a[lo:lo + step] != b[lo:lo + step]
