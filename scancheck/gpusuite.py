@@ -25,6 +25,17 @@ PARTS = ("tests", "huge", "verify", "check", "controls", "matrix", "precision", 
 _COUNTS = re.compile(r"(\d+) (passed|failed|skipped|error|errors|xfailed|xpassed)")
 
 
+#: XLA compiles each JAX scan once per (shape, dtype), in each worker: kept on disk, every
+#: program is compiled once for the machine, and properties of one target that meet the same
+#: shapes, later runs and the other workers load it.
+_JAX_CACHE = {
+    "JAX_COMPILATION_CACHE_DIR": str(Path(os.environ.get("XDG_CACHE_HOME",
+                                                         Path.home() / ".cache"))
+                                     / "scancheck" / "jax"),
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
+}
+
 #: The suite's progress line, while main runs: each part is a step, named after its log.
 _steps: Any = None
 
@@ -90,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(os.environ.get("OUT") or "gpusuite-out")
     out.mkdir(parents=True, exist_ok=True)
     root = Path(__file__).resolve().parent.parent
-    env = dict(os.environ, SCANCHECK_HYPOTHESIS_PROFILE=args.profile, PYTHONUNBUFFERED="1",
+    env = dict(_JAX_CACHE, **os.environ)  # a cache the user set up wins
+    env.update(SCANCHECK_HYPOTHESIS_PROFILE=args.profile, PYTHONUNBUFFERED="1",
                PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
     global _steps
     summary: list[str] = []
@@ -110,32 +122,44 @@ def main(argv: list[str] | None = None) -> int:
     return status
 
 
+#: The CPU exact oracle (Numba, cached on disk) at every dtype it compiles for, in one process.
+_WARM_CPU_ORACLE = ("import numpy as np; from scancheck.oracle.exact import exact_scan\n"
+                    "from scancheck.core.arrays import as_dtype\n"
+                    "for d in ('float16', 'float32', 'float64', 'bfloat16'):\n"
+                    "    exact_scan(np.linspace(-3, 3, 70).astype(as_dtype(d)))")
+
+
 def _warm_kernels(py: str, env: dict[str, str]) -> str:
-    """Every variant compiled once (and the look-back at each tuning candidate's items),
-    side by side, into CuPy's kernel cache before the tests start: otherwise each of the
-    workers compiles each variant it meets on its own."""
+    """Every variant compiled once (and the look-back at each tuning candidate's items), the
+    device oracle at each format and the CPU oracle, side by side, into their caches on disk
+    before the tests start: otherwise each of the workers compiles each one it meets on its
+    own, all at once."""
     from .kernels.launch import warm_jobs
+    from .oracle.exact_device import FORMATS
 
     start = time.monotonic()
     code = "from scancheck.kernels.launch import warm; warm({!r}, {!r})"
-    jobs = warm_jobs()
-    procs = [(name, params, subprocess.Popen([py, "-c", code.format(name, params)], env=env,
-                                             stdout=subprocess.DEVNULL,
-                                             stderr=subprocess.DEVNULL))
-             for name, params in jobs]
+    jobs = [(name if params is None else f"{name} {params}", code.format(name, params))
+            for name, params in warm_jobs()]
+    jobs += [(f"device oracle {d}", f"from scancheck.oracle.exact_device import warm; warm({d!r})")
+             for d in FORMATS]
+    jobs.append(("CPU oracle", _WARM_CPU_ORACLE))
+    procs = [(label, subprocess.Popen([py, "-c", source], env=env, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL))
+             for label, source in jobs]
     failed = []
-    for name, params, proc in procs:
+    for label, proc in procs:
         try:
             rc = proc.wait(timeout=max(1.0, 300 - (time.monotonic() - start)))
         except subprocess.TimeoutExpired:
             proc.kill()
             rc = -1
         if rc:
-            failed.append(name if params is None else f"{name} {params}")
-    # A variant that does not compile is the tests' to report, with its error.
-    return (f"kernel cache warmed: {len(jobs) - len(failed)} of {len(jobs)} modules "
-            f"compiled in {time.monotonic() - start:.0f} s" + (f" (failed: {', '.join(failed)})"
-                                                               if failed else ""))
+            failed.append(label)
+    # A module that does not compile is the tests' to report, with its error.
+    return (f"caches warmed: {len(jobs) - len(failed)} of {len(jobs)} modules compiled in "
+            f"{time.monotonic() - start:.0f} s" + (f" (failed: {', '.join(failed)})"
+                                                   if failed else ""))
 
 
 def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: list[str]) -> int:

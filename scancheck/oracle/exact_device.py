@@ -82,6 +82,16 @@ def _kernel(name: str, device: int) -> Any:
                        name_expressions=(name,)).get_function(name)
 
 
+def warm(dtype: str) -> None:
+    """Compile every instantiation the oracle may launch for ``dtype`` into the NVRTC cache on
+    disk (:class:`~scancheck.core.cuda.IeeeModule`), so that the processes of a GPU test
+    session load them instead of each compiling them at its first large case."""
+    import cupy as cp
+
+    for name in instantiations(dtype):
+        _kernel(name, cp.cuda.Device().id)
+
+
 def words_needed(lo: int, hi: int, n: int) -> int:
     """Words that hold any prefix sum of ``n`` values whose bits lie in [2**lo, 2**(hi+1)),
     with its sign."""
