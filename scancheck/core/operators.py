@@ -18,139 +18,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import mpmath
 import numpy as np
 
 from .arrays import array_module, as_dtype, to_numpy
+from .combines import (
+    INTERVAL_IDENTITY,
+    arg_exact,
+    arg_np,
+    highest,
+    interval_exact,
+    interval_np,
+    logaddexp_exact,
+    logaddexp_np,
+    lowest,
+    max_np,
+    min_np,
+    mul_np,
+    recurrence_np,
+    segmented_add_np,
+)
 from .dtypes import ARG_DTYPES, CUDA_SCALAR, DTYPES, FLOAT_DTYPES, INPUT_DTYPES, KERNEL_DTYPES, is_float
 from .rules import extreme_scan
-
-#: The interval monoid's encoding of its identity and of its absorbing error element.
-INTERVAL_IDENTITY = (-1, -1)
-INTERVAL_ERROR = (-2, -2)
-
-
-def _max_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    # NaN-propagating, and the earlier operand wins ties (so -0.0/+0.0 and NaN
-    # payloads resolve the same way on every schedule): the CUDA functor is identical.
-    take_b = np.isnan(b) | (b > a) if is_float(a.dtype) else b > a
-    if is_float(a.dtype):
-        take_b &= ~np.isnan(a)
-    return np.where(take_b, b, a)
-
-
-def _min_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    take_b = np.isnan(b) | (b < a) if is_float(a.dtype) else b < a
-    if is_float(a.dtype):
-        take_b &= ~np.isnan(a)
-    return np.where(take_b, b, a)
-
-
-def _recurrence_np(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    # (a1, b1) then (a2, b2): y = a2*(a1*y0 + b1) + b2.  Two separately rounded
-    # operations, never a fused multiply-add: the kernels are compiled with --fmad=false.
-    a1, b1 = x[..., 0], x[..., 1]
-    a2, b2 = y[..., 0], y[..., 1]
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.stack([a2 * a1, a2 * b1 + b2], axis=-1)
-
-
-def _segmented_add_np(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    # (f1, v1) then (f2, v2): a head flag f2 starts a new segment, so the sum restarts at v2.
-    f1, v1 = x[..., 0], x[..., 1]
-    f2, v2 = y[..., 0], y[..., 1]
-    with np.errstate(over="ignore", invalid="ignore"):
-        total = np.add(v1, v2, dtype=np.result_type(v1, v2))  # integers wrap, as in CUDA
-    # The later flag where it is one, else the earlier: "or" on flags of 0 and 1, and the
-    # identity (0, 0) neutral on any flag value.
-    return np.stack([np.where(f2 != 0, f2, f1), np.where(f2 != 0, v2, total)], axis=-1)
-
-
-def _mul_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        return np.multiply(a, b, dtype=np.result_type(a, b))  # integers wrap, as in CUDA
-
-
-def _logaddexp_np(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    # NumPy has no float16 or bfloat16 loop of its own precision: through float32, once
-    # rounded, as the CUDA functor computes it.
-    dt = np.result_type(a, b)
-    wide = np.float64 if dt == np.float64 else np.float32
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.logaddexp(np.asarray(a, wide), np.asarray(b, wide)).astype(dt)
-
-
-def _logaddexp_exact(a: Any, b: Any) -> Any:
-    """log(exp(a) + exp(b)) at mpmath's working precision (-inf is the identity)."""
-    if mpmath.isinf(a) and a < 0:
-        return b
-    if mpmath.isinf(b) and b < 0:
-        return a
-    hi, lo = (a, b) if a >= b else (b, a)
-    return hi + mpmath.log1p(mpmath.exp(lo - hi))
-
-
-def _arg_np(which: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
-    """(value, index) pairs: the larger (smaller) value wins, a NaN above all; equal values
-    go to the later operand, so every output names the last index of its extreme (PyTorch's
-    cummax and cummin).  Index -1 is the identity, which loses every tie."""
-    def combine(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-        ev, lv = x[..., 0], y[..., 0]
-        with np.errstate(invalid="ignore"):
-            beats = (lv >= ev) if which == "max" else (lv <= ev)
-            take = np.isnan(lv) | (~np.isnan(ev) & beats) if is_float(x.dtype) else beats
-        take = (take | (x[..., 1] < 0)) & (y[..., 1] >= 0)
-        return np.where(take[..., None], y, x)
-
-    return combine
-
-
-def _arg_exact(which: str) -> Callable[[Any, Any], tuple]:
-    def combine(x: Any, y: Any) -> tuple:
-        if y[1] < 0:
-            return tuple(x)
-        if x[1] < 0 or y[0] != y[0]:
-            return tuple(y)
-        if x[0] != x[0]:
-            return tuple(x)
-        return tuple(y) if (y[0] >= x[0] if which == "max" else y[0] <= x[0]) else tuple(x)
-
-    return combine
-
-
-def _interval_np(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    ident = np.array(INTERVAL_IDENTITY, dtype=x.dtype)
-    err = np.array(INTERVAL_ERROR, dtype=x.dtype)
-    x_id = np.all(x == ident, axis=-1)
-    y_id = np.all(y == ident, axis=-1)
-    adjacent = (x[..., 1] + 1 == y[..., 0]) & (x[..., 0] >= 0) & (y[..., 0] >= 0)
-    joined = np.stack([x[..., 0], y[..., 1]], axis=-1)
-    out = np.where(adjacent[..., None], joined, err)
-    out = np.where(y_id[..., None], x, out)
-    return np.where(x_id[..., None], y, out)
-
-
-def _interval_exact(x: tuple, y: tuple) -> tuple:
-    if tuple(x) == INTERVAL_IDENTITY:
-        return tuple(y)
-    if tuple(y) == INTERVAL_IDENTITY:
-        return tuple(x)
-    if x[0] >= 0 and y[0] >= 0 and x[1] + 1 == y[0]:
-        return (x[0], y[1])
-    return INTERVAL_ERROR
-
-
-def _lowest(dtype: str) -> Any:
-    if as_dtype(dtype) == np.bool_:
-        return False
-    return -np.inf if is_float(dtype) else np.iinfo(dtype).min
-
-
-def _highest(dtype: str) -> Any:
-    if as_dtype(dtype) == np.bool_:
-        return True
-    return np.inf if is_float(dtype) else np.iinfo(dtype).max
-
 
 #: How an operator's elements are made for a case (its ``elements`` column).
 ELEMENT_KINDS: dict[str, str] = {
@@ -309,9 +197,9 @@ OPERATORS: dict[str, Operator] = {
             commutative=True,
             width=1,
             dtypes=INPUT_DTYPES,
-            combine=_max_np,
+            combine=max_np,
             combine_exact=max,
-            _identity=_lowest,
+            _identity=lowest,
             exact_in=lambda dt: True,
             flush="exact",
             family="order",
@@ -324,9 +212,9 @@ OPERATORS: dict[str, Operator] = {
             commutative=True,
             width=1,
             dtypes=INPUT_DTYPES,
-            combine=_min_np,
+            combine=min_np,
             combine_exact=min,
-            _identity=_highest,
+            _identity=highest,
             exact_in=lambda dt: True,
             flush="exact",
             family="order",
@@ -339,7 +227,7 @@ OPERATORS: dict[str, Operator] = {
             commutative=True,
             width=1,
             dtypes=DTYPES,
-            combine=_mul_np,
+            combine=mul_np,
             combine_exact=lambda a, b: a * b,
             _identity=lambda dt: 1,
             exact_in=lambda dt: not is_float(dt),
@@ -354,8 +242,8 @@ OPERATORS: dict[str, Operator] = {
             commutative=True,
             width=1,
             dtypes=FLOAT_DTYPES,
-            combine=_logaddexp_np,
-            combine_exact=_logaddexp_exact,
+            combine=logaddexp_np,
+            combine_exact=logaddexp_exact,
             _identity=lambda dt: -np.inf,
             exact_in=lambda dt: False,
             flush="within bound",
@@ -369,9 +257,9 @@ OPERATORS: dict[str, Operator] = {
             commutative=False,
             width=2,
             dtypes=ARG_DTYPES,
-            combine=_arg_np("max"),
-            combine_exact=_arg_exact("max"),
-            _identity=lambda dt: (_lowest(dt), -1),
+            combine=arg_np("max"),
+            combine_exact=arg_exact("max"),
+            _identity=lambda dt: (lowest(dt), -1),
             exact_in=lambda dt: True,
             flush="exact",
             family="arg order",
@@ -388,9 +276,9 @@ OPERATORS: dict[str, Operator] = {
             commutative=False,
             width=2,
             dtypes=ARG_DTYPES,
-            combine=_arg_np("min"),
-            combine_exact=_arg_exact("min"),
-            _identity=lambda dt: (_highest(dt), -1),
+            combine=arg_np("min"),
+            combine_exact=arg_exact("min"),
+            _identity=lambda dt: (highest(dt), -1),
             exact_in=lambda dt: True,
             flush="exact",
             family="arg order",
@@ -407,7 +295,7 @@ OPERATORS: dict[str, Operator] = {
             commutative=False,
             width=2,
             dtypes=DTYPES,
-            combine=_recurrence_np,
+            combine=recurrence_np,
             combine_exact=lambda x, y: (y[0] * x[0], y[0] * x[1] + y[1]),
             _identity=lambda dt: (1, 0),
             exact_in=lambda dt: not is_float(dt),
@@ -423,7 +311,7 @@ OPERATORS: dict[str, Operator] = {
             commutative=False,
             width=2,
             dtypes=KERNEL_DTYPES,
-            combine=_segmented_add_np,
+            combine=segmented_add_np,
             combine_exact=lambda x, y: (y[0] or x[0], y[1] if y[0] else x[1] + y[1]),
             _identity=lambda dt: (0, 0),
             exact_in=lambda dt: not is_float(dt),
@@ -443,8 +331,8 @@ OPERATORS: dict[str, Operator] = {
             commutative=False,
             width=2,
             dtypes=("int32",),
-            combine=_interval_np,
-            combine_exact=_interval_exact,
+            combine=interval_np,
+            combine_exact=interval_exact,
             _identity=lambda dt: INTERVAL_IDENTITY,
             exact_in=lambda dt: True,
             flush="exact",

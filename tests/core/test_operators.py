@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from scancheck.core.arrays import as_dtype, same_bits
+from scancheck.core.combines import INTERVAL_ERROR
 from scancheck.core.dtypes import is_float
 from scancheck.core.operators import (
     FAMILIES,
-    INTERVAL_ERROR,
     OPERATORS,
     get_operator,
     interval_expected,
