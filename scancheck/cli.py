@@ -140,8 +140,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "properties, their ladders of sizes included; a property whose time runs "
                    "out is 'slow' (the target's calls took it) or 'partial' (the checking "
                    "did) with the largest n it reached, and the exit status is 3; a failure "
-                   f"found is still shrunk.  Without it: {DEFAULT_BUDGET:g} s of search past "
-                   "ladders walked whole, to 2**24 on a GPU and 2**20 on a CPU")
+                   f"found is still shrunk.  Without it: about {DEFAULT_BUDGET:g} s of wall time, "
+                   "searching past ladders walked whole, to 2**24 on a GPU and 2**20 on a CPU "
+                   "(a GPU target's sanitizer runs and checks past 2**31 come on top)")
     p.add_argument("--examples", type=positive(int),
                    help="Hypothesis examples per property at most (default: no cap but time)")
     p.add_argument("--max-n", type=positive(int),
