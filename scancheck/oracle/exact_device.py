@@ -38,8 +38,10 @@ FORMATS: dict[str, tuple[str, int, int]] = {
     for d in ("float16", "bfloat16", "float32", "float64")
 }
 #: Integer widths compiled, in 64-bit words; the narrowest that holds every prefix is used.
-#: 34 words hold any float64 data up to 2**34 elements (exponents -1074 to 1023).
-WIDTHS = (1, 2, 3, 4, 6, 8, 16, 34)
+#: 5 words hold any float32 data below 2**42 elements (exponents -149 to 127: the time of a
+#: scan grows by about one torch.cumsum a word); 34 any float64 data up to 2**34 elements
+#: (exponents -1074 to 1023).
+WIDTHS = (1, 2, 3, 4, 5, 6, 8, 16, 34)
 BLOCK = 256
 #: Widths from which a warp holds one integer (two words a lane, up to 64) and walks a
 #: chunk of CHUNK values in order, instead of each thread holding its own.
