@@ -8,16 +8,20 @@ shared store, a failure one runner found is replayed first by every other.
 Hypothesis also keeps files of its own in ``.hypothesis`` of the working directory (a cache
 of the constants it reads from local modules); scancheck's searches run under
 :func:`private_storage`, so that a check writes nothing where it was started but the
-store it was given.
+store it was given.  The constants' cache is kept instead in a directory of this user's in
+the temporary directory (:func:`constants_cache`), shared by every check and every child
+process: each would otherwise parse every local module again at its first draw.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 VARIABLE = "SCANCHECK_HYPOTHESIS_DB"
@@ -46,6 +50,33 @@ def example_database(value: str | None = None) -> Any:
     return DirectoryBasedExampleDatabase(value)
 
 
+def constants_cache() -> Path | None:
+    """The directory where Hypothesis's cache of the constants it reads from local modules is
+    kept while :func:`private_storage` is held: this user's alone, in the temporary
+    directory (None where it cannot be, or is not this user's private directory: then each
+    home parses every module anew).
+
+    Hypothesis draws some integers and floats from the constants of the local modules
+    loaded (the target's, and scancheck's own where it is not installed in site-packages);
+    it reads them once per process, parsing each module's source (about 0.4 CPU-s in a
+    child of an isolated check, taken out of its first property's seconds), unless its cache
+    has the file's hash.  A fresh home every search would parse them anew in every child; a
+    shared cache gives each the same constants at a file read.  The files are read as
+    literals, never run, and the directory is refused unless it is this user's alone."""
+    if not hasattr(os, "getuid"):
+        return None
+    path = Path(tempfile.gettempdir()) / f"scancheck-hypothesis-constants-{os.getuid()}"
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+        st = path.lstat()
+    except OSError:
+        return None
+    if (not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid()
+            or stat.S_IMODE(st.st_mode) & 0o077):
+        return None
+    return path
+
+
 _storage_lock = threading.Lock()
 _storage: dict[str, Any] = {"users": 0}
 
@@ -54,7 +85,8 @@ _storage: dict[str, Any] = {"users": 0}
 def private_storage() -> Iterator[None]:
     """While held (by any thread), Hypothesis keeps its own files in a fresh temporary
     directory, removed when the last holder leaves, and then finds its home where it did
-    before: nothing in the working directory's ``.hypothesis``."""
+    before: nothing in the working directory's ``.hypothesis``.  Its cache of the constants
+    of local modules is this user's shared one (:func:`constants_cache`), linked in."""
     from hypothesis import configuration
 
     with _storage_lock:
@@ -62,6 +94,9 @@ def private_storage() -> Iterator[None]:
             # Hypothesis's home once resolved (None: not yet), to be put back as it was.
             _storage["saved"] = vars(configuration).get("__hypothesis_home_directory")
             _storage["dir"] = tempfile.TemporaryDirectory(prefix="scancheck-hypothesis-")
+            shared = constants_cache()
+            if shared is not None:
+                os.symlink(shared, Path(_storage["dir"].name) / "constants")
             configuration.set_hypothesis_home_dir(_storage["dir"].name)
         _storage["users"] += 1
     try:

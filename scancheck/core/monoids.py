@@ -28,6 +28,9 @@ Combine = Callable[[Leaves, Leaves], Leaves]
 Elements = Callable[[np.random.Generator, tuple[int, ...]], Leaves]
 
 #: The leaf dtypes a monoid may have: every numeric dtype NumPy holds natively, and bool.
+#: What a combine may return its leaves in (a tuple, not ``tuple | list`` built anew at every
+#: combine of a fold).
+_SEQUENCES = (tuple, list)
 LEAF_DTYPES: tuple[str, ...] = ("float32", "float64", "float16", "int8", "int16", "int32",
                                 "int64", "uint8", "uint16", "uint32", "uint64", "bool")
 
@@ -106,15 +109,23 @@ class Monoid:
         :class:`MonoidError` saying what the combine returned."""
         with np.errstate(all="ignore"):
             out = self.combine(a, b)
-        if not isinstance(out, tuple | list) or len(out) != len(self.identity):
-            got = f"{len(out)} leaves" if isinstance(out, tuple | list) else type(out).__name__
+        return self.checked(out, a, exact)
+
+    def checked(self, out: Any, a: Leaves, exact: bool = False) -> Leaves:
+        """``out``, what ``combine(a, b)`` returned, checked as :meth:`apply` checks it (a fold
+        that calls the combine itself, under one ``np.errstate``, checks each result so)."""
+        if not isinstance(out, _SEQUENCES) or len(out) != len(self.identity):
+            got = f"{len(out)} leaves" if isinstance(out, _SEQUENCES) else type(out).__name__
             raise MonoidError(f"monoid {self.name!r}: combine returned {got}; it must return a "
                               f"tuple of {len(self.identity)} arrays, one per leaf of the "
                               f"identity")
         leaves = []
         for i, (leaf, want) in enumerate(zip(out, self.identity)):
             leaf = np.asarray(leaf)
-            shape = np.shape(a[i])
+            try:  # np.shape's own rule, without its dispatch: one call per element of a fold
+                shape = a[i].shape
+            except AttributeError:
+                shape = np.asarray(a[i]).shape
             if leaf.shape != shape:
                 leaf = np.broadcast_to(leaf, shape) if leaf.ndim == 0 else leaf
             if leaf.shape != shape:
@@ -256,7 +267,9 @@ def _leaf_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -
 def namespace(a: Any) -> Any:
     """The array namespace of ``a`` (NumPy's for NumPy arrays and scalars, JAX's and torch's
     for theirs): what a probe's combine calls, so that a tracer gets its own functions."""
-    if hasattr(a, "__array_namespace__") and not isinstance(a, np.ndarray | np.generic):
+    if isinstance(a, np.ndarray | np.generic):  # first: once per combine of every fold
+        return np
+    if hasattr(a, "__array_namespace__"):
         return a.__array_namespace__()
     torch = sys.modules.get("torch")  # torch tensors have no __array_namespace__ (torch 2.13)
     if torch is not None and isinstance(a, torch.Tensor):

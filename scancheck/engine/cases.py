@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Generic, TypeVar
@@ -80,7 +82,16 @@ class Case:
     seed: int
 
     def data(self, op: str) -> np.ndarray:
-        """The input, bit for bit the same on every call (pairs for a pair operator)."""
+        """The input, bit for bit the same on every call (pairs for a pair operator); a new
+        array each call, which the caller may write into."""
+        try:
+            key = (self, op)
+            hash(key)
+        except TypeError:  # an operator object that is no dictionary key: drawn each time
+            return self._draw(op)
+        return _DRAWN.get(key, lambda: self._draw(op))
+
+    def _draw(self, op: str) -> np.ndarray:
         rng = np.random.default_rng(self.seed)
         oper = get_operator(op)
         if oper.elements == "flagged":
@@ -94,6 +105,42 @@ class Case:
 
     def describe(self) -> dict[str, Any]:
         return {"n": self.n, "dtype": self.dtype, "data": self.distribution, "seed": self.seed}
+
+
+class _Drawn:
+    """The inputs of the cases drawn last in this process, kept to be copied, not drawn again:
+    each property of a check walks a ladder of the same rungs, shrinking a failure draws the
+    same edges again, a failure is drawn again to be told, and a session of checks (the
+    negative controls, the tests) meets the same cases over and over.  A copy costs a
+    fraction of the draw (``wide`` data are an exp2 and two draws per element); at most
+    :attr:`LIMIT` bytes are kept, the least recently used leaving first."""
+
+    LIMIT = 64 * 2**20
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[tuple[Case, Any], np.ndarray] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Case, Any], draw: Callable[[], np.ndarray]) -> np.ndarray:
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None:
+                self._kept.move_to_end(key)
+        if kept is not None:
+            return kept.copy()
+        x = draw()
+        if x.nbytes <= self.LIMIT // 4:
+            with self._lock:
+                if key not in self._kept:
+                    self._kept[key] = x.copy()
+                    self._bytes += x.nbytes
+                while self._bytes > self.LIMIT:
+                    self._bytes -= self._kept.popitem(last=False)[1].nbytes
+        return x
+
+
+_DRAWN = _Drawn()
 
 
 #: Tile multiples m * 2**j drawn within a scale 2**k have at most 2**(TILES_LOG2 + 1) - 1

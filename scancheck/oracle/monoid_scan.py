@@ -61,13 +61,19 @@ def monoid_scan(monoid: Monoid, elems: Leaves, inclusive: bool = True,
         x = tuple(_as_exact(v) for v in x)
     out = [np.empty((n, *batch), dtype=object if exact else v.dtype) for v in monoid.identity]
     order = range(n - 1, -1, -1) if reverse else range(n)
-    for k in order:
-        xk = tuple(v[k] for v in x)
-        if not inclusive:
-            _store(out, k, acc)
-        acc = monoid.apply(xk, acc, exact) if reverse == "suffix" else monoid.apply(acc, xk, exact)
-        if inclusive:
-            _store(out, k, acc)
+    # monoid.apply, element by element, under one np.errstate for the whole fold: the
+    # combine's result checked as apply checks it (the per-call set-up was most of the time
+    # of a fold of cheap combines).
+    combine, checked, suffix = monoid.combine, monoid.checked, reverse == "suffix"
+    with np.errstate(all="ignore"):
+        for k in order:
+            xk = tuple([v[k] for v in x])
+            if not inclusive:
+                _store(out, k, acc)
+            acc = checked(combine(xk, acc), xk, exact) if suffix else checked(
+                combine(acc, xk), acc, exact)
+            if inclusive:
+                _store(out, k, acc)
     return tuple(np.moveaxis(o, 0, axis) for o in out)
 
 
@@ -165,15 +171,26 @@ def _tree_scan(monoid: Monoid, x: Leaves, span: int) -> Leaves:
             d *= 2
         return acc
     out = tuple(np.array(v) for v in x)
+    # Each tile's sequential scan, folded as monoid_scan(monoid, tile) folds it (from a fresh
+    # identity, each result checked, into arrays of the leaves' dtypes), without its set-up
+    # per tile: that cost more than a tile of four elements.
+    batch = x[0].shape[1:]
+    scanned = [np.empty((n, *batch), dtype=v.dtype) for v in monoid.identity]
+    combine, checked = monoid.combine, monoid.checked
     carry = None
     for lo in range(0, n, span):
-        tile = tuple(v[lo:lo + span] for v in x)
-        local = monoid_scan(monoid, tile)
+        hi = min(lo + span, n)
+        acc = monoid.identity_like(batch)
+        with np.errstate(all="ignore"):
+            for k in range(lo, hi):
+                acc = checked(combine(acc, tuple([v[k] for v in x])), acc)
+                _store(scanned, k, acc)
+        local = tuple(v[lo:hi] for v in scanned)
         if carry is not None:
             local = monoid.apply(tuple(np.broadcast_to(c, v.shape) for c, v in zip(carry, local)),
                                  local)
         for o, v in zip(out, local):
-            o[lo:lo + span] = v
+            o[lo:hi] = v
         carry = tuple(v[-1] for v in local)
     return out
 

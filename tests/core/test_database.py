@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 
 import pytest
@@ -104,6 +105,28 @@ def test_hypothesis_keeps_its_own_files_elsewhere_while_a_search_runs_and_finds_
         assert inside.parent.is_dir()
     assert not inside.parent.exists()
     assert storage_directory("constants", intent_to_write=False).path == home
+
+
+def test_the_constants_hypothesis_reads_from_local_modules_are_cached_for_every_search(
+        tmp_path, monkeypatch):
+    """Inside a search, Hypothesis's cache of local modules' constants is this user's shared
+    directory (a child process would parse every module again in each fresh home); a
+    directory of that name that is not this user's private one is not used."""
+    from hypothesis.configuration import storage_directory
+
+    from scancheck.core.database import constants_cache, private_storage
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    shared = constants_cache()
+    assert shared is not None and shared.parent == tmp_path and (shared.stat().st_mode & 0o777) == 0o700
+    with private_storage():
+        inside = storage_directory("constants", intent_to_write=False).path
+        assert inside.resolve() == shared.resolve()
+    assert shared.is_dir()  # the search's home is removed, the shared cache kept
+    shared.chmod(0o755)  # readable by others: not this user's alone
+    assert constants_cache() is None
+    with private_storage():
+        assert not storage_directory("constants", intent_to_write=False).path.exists()
 
 
 def test_a_check_writes_nothing_in_its_working_directory(tmp_path, monkeypatch):

@@ -104,6 +104,23 @@ def test_cases_rebuild_their_data_bit_for_bit():
     assert Case(10, "float64", "uniform", 1).data("recurrence").shape == (10, 2)
 
 
+def test_a_case_drawn_again_is_a_fresh_copy_of_the_same_bits():
+    """Inputs are kept to be copied, not drawn again: each call still gets an array of its
+    own, which a target may write into, and the next call gets the case's own bits."""
+    from scancheck.engine.cases import _DRAWN
+
+    case = Case(5000, "float64", "cancellation", 11)
+    first = case.data("add")
+    drawn = case._draw("add")
+    first[:] = 0
+    again = case.data("add")
+    assert again is not first and again.tobytes() == drawn.tobytes()
+    assert (case, "add") in _DRAWN._kept and case.data("max").tobytes() == drawn.tobytes()
+    big = Case(2**23 + 1, "float64", "uniform", 0)  # a quarter of what is kept, at most
+    assert big.data("add").nbytes > _DRAWN.LIMIT // 4 and (big, "add") not in _DRAWN._kept
+    assert _DRAWN._bytes <= _DRAWN.LIMIT
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(seconds=0), "budget=0 seconds must be a positive number"),
     (dict(seconds=float("nan")), "positive number"),

@@ -4,12 +4,13 @@ shows) and passes the correct built-in segmented targets."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from scancheck.controls import CONTROLS
 from scancheck.controls.segmented import starts_times_heads_wrapping
-from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import PROPERTIES, check_property
 from scancheck.engine.diagnosis import Cause
 from scancheck.engine.large_segments import (
@@ -65,7 +66,7 @@ def _wrapping(limit: int) -> Target:
                   TargetSpec(segments="offsets", axis=0, dtypes=("float32", "int32")))
 
 
-def test_a_scan_whose_starts_times_heads_wrap_is_an_index_overflow_only_past_the_boundary():
+def test_a_scan_whose_starts_times_heads_wrap_is_an_index_overflow_only_past_the_boundary(budget):
     """The control's bug with its wrap at 2**12: the check at that boundary calls it an index
     overflow, naming the segment and its start times the heads; every other property, and
     'segments' below the wrap, pass it."""
@@ -74,20 +75,21 @@ def test_a_scan_whose_starts_times_heads_wrap_is_an_index_overflow_only_past_the
     assert r.status == "fail" and r.cause == Cause.INDEX_OVERFLOW.name, r.diagnosis
     assert f"start x heads = {SMALL:,}" in r.diagnosis and "offsets x heads" in r.diagnosis
     assert r.smallest_case["index"] * HEADS >= SMALL
-    # Below the boundary it is right: 'segments' (to fewer than 2**12 elements) passes.
-    assert check_property(target, "segments", Budget(2, max_n=SMALL - 1)).status == "pass"
+    # Below the boundary it is right: 'segments' (to fewer than 2**12 elements) passes, its
+    # ladder whole and its search the profile's seconds.
+    assert check_property(target, "segments", replace(budget, max_n=SMALL - 1)).status == "pass"
     # And at the real boundary the same scan is right at this size.
     assert check_segments_large(_wrapping(2**31), boundary=SMALL,
                                 total=SMALL + 17).status == "pass"
 
 
-def test_the_real_control_runs_on_the_gpu_and_is_caught_by_that_check_alone():
+def test_the_real_control_runs_on_the_gpu_and_is_caught_by_that_check_alone(budget):
     (row,) = [c for c in CONTROLS if c.locator.endswith("offsets_times_heads_in_32_bits")]
     assert row.gpu and row.cause == Cause.INDEX_OVERFLOW and "segments past 2**31" in row.caught_by
     assert "segments past 2**31" not in PROPERTIES  # a check past 2**31, not a property
     # Its own spec (device cpu): right in 'segments' at every size drawn.
     cpu = resolve(row.locator)
-    assert check_property(cpu, "segments", Budget(1, max_n=2**12)).status == "pass"
+    assert check_property(cpu, "segments", replace(budget, max_n=2**12)).status == "pass"
 
 
 @pytest.mark.parametrize("name", SEGMENTED)
