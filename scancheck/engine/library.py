@@ -155,17 +155,13 @@ def _jax_numpy(name: str, x64: bool, keep_dtype: bool = True
 
 
 def _jax_associative_scan(x64: bool) -> Callable[[np.ndarray], np.ndarray]:
-    """jax.lax.associative_scan of add under jax.jit, with 64-bit types on where ``x64``.
-    Jitted: XLA compiles each new length once either way, and one program per length took
-    0.15-1.4 s where the eager calls' many small ones took 2.5-8 s (H200, 2026-11-26)."""
-    compiled: list[Any] = []
-
+    """jax.lax.associative_scan of add, called eagerly, with 64-bit types on where ``x64``.
+    Not under jax.jit: on an H100 its slowest GPU-suite test took 55 s jitted, 29 s eager
+    (2026-11-25), though jitted was three times faster on a 2-core CPU."""
     def run(x: np.ndarray) -> np.ndarray:
         jax = _jax()
-        if not compiled:
-            compiled.append(jax.jit(lambda e: jax.lax.associative_scan(jax.numpy.add, e)))
         with _x64(jax, x64):
-            return np.asarray(compiled[0](jax.numpy.asarray(x)))
+            return np.asarray(jax.lax.associative_scan(jax.numpy.add, jax.numpy.asarray(x)))
 
     return run
 
