@@ -156,8 +156,9 @@ def _jax_numpy(name: str, x64: bool, keep_dtype: bool = True
 
 def _jax_associative_scan(x64: bool) -> Callable[[np.ndarray], np.ndarray]:
     """jax.lax.associative_scan of add, called eagerly, with 64-bit types on where ``x64``.
-    Not under jax.jit: on an H100 its slowest GPU-suite test took 55 s jitted, 29 s eager
-    (2026-11-25), though jitted was three times faster on a 2-core CPU."""
+    Not under jax.jit: in the GPU suite on an H100 its slowest test took 55 s jitted, 29 s
+    eager (2026-11-25; 37 s jitted 2026-11-26), though jitted was three times faster on a
+    2-core CPU, and alone on an H200 one jitted program per length compiled faster."""
     def run(x: np.ndarray) -> np.ndarray:
         jax = _jax()
         with _x64(jax, x64):
