@@ -12,8 +12,9 @@ several GPUs visible, xdist worker ``gwK`` gets GPU ``K mod count`` through
 processes and compute-sanitizer all use the same one.  All workers share one CuPy
 kernel cache, so each kernel is compiled once per machine, not once per worker.  Workers
 learn from the controller whether there is a GPU, and leave CUDA to their first GPU test.
-On a GPU machine ``-n auto`` starts three workers per four cores, and tests marked ``slow``
-are handed out first; the summary says how the tests and their seconds fell per GPU.
+On a GPU machine ``-n auto`` starts three workers per four cores, without one a worker more
+than cores, and tests marked ``slow`` are handed out first; the summary says how the tests
+and their seconds fell per GPU.
 """
 
 from __future__ import annotations
@@ -117,18 +118,21 @@ def pytest_configure_node(node) -> None:  # noqa: ANN001
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto`` on a GPU machine: three workers for every four cores.
+    """``-n auto`` on a GPU machine: three workers for every four cores; without one, one
+    worker more than cores.
 
     GPU tests start child processes (compute-sanitizer, isolated targets), so a worker
     needs more than one core; measured on the whole GPU suite, 12 workers beat 8 and 16 on
-    a 16-core H100 machine, and 16 beat 32 on a 32-core two-H200 one.  Without GPUs, and
-    where ``PYTEST_XDIST_AUTO_NUM_WORKERS`` is set, xdist decides.
+    a 16-core H100 machine, and 16 beat 32 on a 32-core two-H200 one.  The CPU suite's
+    workers wait a tenth of their time (a child process starting, a hang's timeout, a slow
+    target's sleep): on the 2-core CI machine 3 workers took 104 and 108 s where 2 took 116
+    and 131 s, run by turns.  Where ``PYTEST_XDIST_AUTO_NUM_WORKERS`` is set, xdist decides.
     """
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
         return None
-    if not (_wants_gpu(config) and visible_gpus()):  # called before pytest_configure
-        return None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if not (_wants_gpu(config) and visible_gpus()):  # called before pytest_configure
+        return cores + 1
     return max(1, cores * 3 // 4)
 
 

@@ -108,6 +108,51 @@ def _nvcc_version(nvcc: str) -> str:
     return subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
 
 
+def nvcc_shared_library(source: str, workdir: Path, flags: tuple[str, ...] = ()) -> Path:
+    """``source`` built by nvcc with ``flags`` into a shared library of host code, once per
+    machine: kept where :func:`_compiled_before` keeps its notes, under the SHA-256 of nvcc's
+    version, the flags and the source, and built by one process at a time (every xdist worker
+    of a session wants it; the others wait, then load the first one's).  Where no cache is
+    kept (``SCANCHECK_NVCC_CACHE`` empty) it is built in ``workdir``.  A RuntimeError holding
+    nvcc's words where it does not build."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        raise RuntimeError("nvcc is not on PATH")
+    flags = (*flags, "-Xcompiler", "-fPIC", "-shared")
+    key = hashlib.sha256("\0".join((_nvcc_version(nvcc), *flags, source)).encode()).hexdigest()
+    where = _nvcc_cache()
+    if not where:
+        return _build_shared(nvcc, flags, source, Path(workdir), Path(workdir) / "lib.so")
+    from .core.locks import file_lock
+
+    lib = Path(where) / f"{key}.so"
+    with file_lock("scancheck-nvcc.lock"):
+        if not lib.is_file():
+            lib.parent.mkdir(parents=True, exist_ok=True)
+            _build_shared(nvcc, flags, source, Path(workdir), lib)
+    return lib
+
+
+def _build_shared(nvcc: str, flags: tuple[str, ...], source: str, workdir: Path, lib: Path
+                  ) -> Path:
+    src = workdir / "lib.cu"
+    src.write_text(source)
+    part = lib.with_name(f".{lib.name}.{os.getpid()}")
+    proc = subprocess.run([nvcc, *flags, str(src), "-o", str(part)], capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-4000:] or f"nvcc exit {proc.returncode}")
+    os.replace(part, lib)  # whole, or not there: another process may load it at once
+    return lib
+
+
+def _nvcc_cache() -> str:
+    """Where nvcc's clean compiles are noted and its libraries kept ("": nowhere)."""
+    return os.environ.get("SCANCHECK_NVCC_CACHE",
+                          str(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+                              / "scancheck" / "nvcc"))
+
+
 def _compiled_before(nvcc: str, flags: tuple[str, ...], source: str, record: bool = False
                      ) -> bool:
     """Whether this nvcc (its ``--version``) compiled ``source`` with ``flags`` cleanly before
@@ -115,9 +160,7 @@ def _compiled_before(nvcc: str, flags: tuple[str, ...], source: str, record: boo
     (default ``~/.cache/scancheck/nvcc``; empty: none kept), one empty file per SHA-256 of
     version, flags and source: the checked .cu is whole (its headers expanded), so a change
     anywhere is a new key, and only clean compiles are noted -- an error is always shown."""
-    where = os.environ.get("SCANCHECK_NVCC_CACHE",
-                           str(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-                               / "scancheck" / "nvcc"))
+    where = _nvcc_cache()
     if not where:
         return False
     key = hashlib.sha256("\0".join((_nvcc_version(nvcc), *flags, source)).encode()).hexdigest()

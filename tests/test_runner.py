@@ -101,22 +101,32 @@ def test_n_auto_leaves_cores_for_child_processes_where_a_gpu_is_listed():
     assert _workers_started({"CUDA_VISIBLE_DEVICES": "0"}) == max(1, cores * 3 // 4)
 
 
-def test_n_auto_is_left_to_xdist_where_the_environment_says_or_no_gpu_is_listed(monkeypatch):
+def test_n_auto_is_left_to_xdist_where_the_environment_says_and_is_a_worker_past_the_cores_without_a_gpu(
+        monkeypatch):
+    """Without a GPU the workers wait a tenth of their time (children starting, timeouts):
+    one worker more than cores keeps the cores busy."""
+    import os
     from types import SimpleNamespace
 
     from conftest import pytest_xdist_auto_num_workers as auto
     from scancheck.core.devices import visible_gpus
 
+    cores = len(os.sched_getaffinity(0))
     config = SimpleNamespace(option=SimpleNamespace(numprocesses="auto"),
                              getoption=lambda name, default=None: "")
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
     try:
-        for listed, env, expected in (("0", None, True), ("0", "3", False), ("", None, False)):
+        for listed, env, expected in (("0", None, max(1, cores * 3 // 4)), ("0", "3", None),
+                                      ("", None, cores + 1), ("", "3", None)):
             visible_gpus.cache_clear()
             monkeypatch.setenv("CUDA_VISIBLE_DEVICES", listed)
             if env:
                 monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", env)
-            assert (auto(config) is not None) == expected, (listed, env)
+            else:
+                monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
+            assert auto(config) == expected, (listed, env)
+        config.option.numprocesses = 4  # -n 4: as asked
+        assert auto(config) is None
     finally:
         visible_gpus.cache_clear()
 

@@ -35,6 +35,27 @@ def _spec_from(d: dict[str, Any]) -> TargetSpec:
     return TargetSpec(**{k: tup(v) for k, v in d.items()})
 
 
+def deal(props: list[str], workers: int) -> list[tuple[str, ...]]:
+    """``props`` dealt round-robin among as few children as keep ``workers`` busy (a child
+    costs a second or more to start: Python, NumPy, numba, the target's library)."""
+    share = max(1, min(len(props), workers))
+    return [tuple(props[i::share]) for i in range(share) if props[i::share]]
+
+
+def first_share(props: tuple[str, ...], spec: TargetSpec, workers: int) -> tuple[str, ...]:
+    """The properties the child that resolves a target goes on with: the first child's share
+    of those of ``props`` that apply to ``spec`` (the checks past 2**31 have a child of their
+    own), as the parent deals them (:func:`scancheck.engine.isolation._groups`), so that
+    the check starts one child fewer; none for a GPU target, whose children take their
+    turns on the device before they start."""
+    if spec.device == "gpu":
+        return ()
+    from .conformance import LARGE, not_applicable
+
+    dealt = deal([p for p in props if not not_applicable(spec, p) and p not in LARGE], workers)
+    return dealt[0] if dealt else ()
+
+
 def _smoke(target: Any, sizes: list[int]) -> None:
     """Launch the target once per size, each after a marker line, so that a sanitizer's
     report can be traced to the size that showed it."""
@@ -73,6 +94,9 @@ def _child(argv: list[str]) -> int:
     ap.add_argument("--spec")
     ap.add_argument("--overrides", help="JSON: TargetSpec fields replacing the declared ones")
     ap.add_argument("--resolve", action="store_true", help="resolve and prepare, report the spec")
+    ap.add_argument("--share", type=int, help="with --resolve: then run the first of the --props "
+                    "shared among this many children (a CPU target's; a GPU target's wait for "
+                    "their turn on the device, which the parent takes)")
     ap.add_argument("--smoke", nargs="*", type=int, help="launch once at each size (sanitizer)")
     ap.add_argument("--gpu", help="the one GPU this child may see (before CUDA starts)")
     args = ap.parse_args(argv)
@@ -119,6 +143,11 @@ def _child(argv: list[str]) -> int:
                  f"{target.unavailable}{gpu_spec}")
             return 0
         emit(event="target", target=target.name, spec=declared)
+        if args.share is not None:
+            # The first child of a check: it goes on with the properties the parent would
+            # give the first child, planned alike from the spec it was just told.
+            told = _spec_from(json.loads(json.dumps(declared, default=jsonable)))
+            args.props = list(first_share(tuple(args.props), told, args.share))
         if args.no_empty:
             target = replace(target, spec=replace(target.spec, allows_empty=False))
         target.watch = lambda what, n: emit(event=what, n=n)

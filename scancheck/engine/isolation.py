@@ -3,7 +3,8 @@
 :func:`check_isolated` first resolves the target in a child (a target that cannot be
 imported or compiled is a :class:`UsageError`, not a verdict), then runs each property, each
 check past 2**31 and 2**32 elements, and each compute-sanitizer tool in a child of its own,
-several at once.  A child reports every case before it runs it; one that goes ``timeout``
+several at once; the child that resolved a CPU target goes on with the first share of its
+properties.  A child reports every case before it runs it; one that goes ``timeout``
 seconds without a word is killed with its whole process group and reported as a hang.
 
 Sanitizer runs launch the target at several sizes (tails that are not multiples of 32 or of
@@ -23,6 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +32,7 @@ from dataclasses import asdict
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from .child import _MARK, _spec_from
+from .child import _MARK, _spec_from, deal, first_share
 from .diagnosis import Cause, PropertyResult
 from .spec import TargetSpec, spec_json
 
@@ -89,7 +91,7 @@ def check_isolated(
     where it cannot run here (no GPU, no CuPy, its library missing).
     """
     from .cases import Budget
-    from .conformance import LARGE, PROPERTIES, ConformanceReport
+    from .conformance import PROPERTIES, ConformanceReport
     from .sanitizer import TOOLS, find_sanitizer
 
     t0 = time.time()
@@ -99,22 +101,68 @@ def check_isolated(
     for tool in sanitize or ():
         if tool not in TOOLS:
             raise ValueError(f"sanitize={tool!r} is unknown; allowed: {', '.join(TOOLS)}")
-    name, declared = _resolve(locator, spec, timeout, gpu, overrides)
-    prepared = time.time() - t0
-    tasks = plan(declared, PROPERTIES if properties is None else tuple(properties), large,
-                 sanitize, find_sanitizer() is not None)
+    asked = PROPERTIES if properties is None else tuple(properties)
     workers = workers or _default_workers()
-    groups, skipped = _groups(tasks, declared, workers)
-    until = None
-    if seconds is not None:
-        if seconds <= 0:
-            raise ValueError(f"seconds={seconds!r} must be positive")
-        # Every property's search ends by then (its ladder too, where the budget is
-        # bounded): each child shares what is left among the properties it has still to run.
-        until = t0 + seconds
+    # Every property's search ends by then (its ladder too, where the budget is bounded):
+    # each child shares what is left among the properties it has still to run.
+    until = t0 + seconds if seconds is not None and seconds > 0 else None
+    # The child that resolves the target goes on with the first child's share of the
+    # properties (first_share), where there are any: one start-up fewer per check.
+    go_on = bool(asked) and (seconds is None or seconds > 0)
+    extra = ["--resolve"]
+    if go_on:
+        extra += ["--share", str(workers), "--props", *asked,
+                  *_property_args(budget, budget.max_n, until, empty=True)]
+    told: dict[str, Any] = {}
+    heard = threading.Event()
 
-    if progress is not None:
-        progress.plan(sum(len(names) for _, names in groups))
+    def on_event(event: dict) -> None:
+        if event["event"] == "target":
+            try:
+                declared = _spec_from(event["spec"])
+                tasks = plan(declared, asked, large, sanitize, find_sanitizer() is not None)
+                groups, skipped = _groups(tasks, declared, workers)
+                first = first_share(asked, declared, workers) if go_on else ()
+                if progress is not None:  # before the first child's own properties start
+                    progress.plan(sum(len(names) for _, names in groups))
+                told.update(name=event["target"], spec=declared, tasks=tasks, groups=groups,
+                            skipped=skipped, first=first, at=time.time())
+            except Exception as exc:  # raised in this thread, once the child is done
+                told["error"] = exc
+            heard.set()
+        elif told.get("first") and progress is not None:
+            _told(progress, event)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        resolving = pool.submit(_watch, _child_cmd(locator, "{out}", spec, gpu, *extra,
+                                                   overrides=overrides), timeout, on_event)
+        while not heard.is_set() and not resolving.done():
+            heard.wait(0.05)
+        if "error" in told:
+            resolving.result()
+            raise told["error"]
+        if "spec" not in told:
+            raise _refusal(*resolving.result(), locator)
+        name, declared = told["name"], told["spec"]
+        prepared = told["at"] - t0
+        tasks, groups, skipped = told["tasks"], told["groups"], told["skipped"]
+        if seconds is not None and seconds <= 0:
+            raise ValueError(f"seconds={seconds!r} must be positive")
+        ran = _run_groups(pool, resolving, told["at"], groups, told["first"], locator, budget,
+                          timeout, spec, declared, gpu, progress, overrides, until)
+    ran.update(skipped)
+    results = [ran[what] for _, what in tasks]
+    return ConformanceReport(name, asdict(declared), results, time.time() - t0, prepared)
+
+
+def _run_groups(pool: ThreadPoolExecutor, resolving: Any, told_at: float,
+                groups: list[tuple[str, tuple[str, ...]]], first: tuple[str, ...], locator: str,
+                budget: Budget, timeout: float,
+                spec: TargetSpec | None, declared: TargetSpec, gpu: str | None, progress: Any,
+                overrides: dict[str, Any] | None, until: float | None) -> dict[str, PropertyResult]:
+    """Each group's results, by name: the first from the child that resolved the target where
+    it went on with them (``first``), the others each in children of their own."""
+    from .conformance import LARGE
 
     def run(group: tuple[str, tuple[str, ...]]) -> list[PropertyResult]:
         kind, names = group
@@ -131,12 +179,16 @@ def check_isolated(
             return _run_properties(locator, names, budget, timeout, spec, gpu, progress,
                                    overrides, until)
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        ran = {what: r for (_, names), out in zip(groups, pool.map(run, groups))
-               for what, r in zip(names, out)}
-    ran.update(skipped)
-    results = [ran[what] for _, what in tasks]
-    return ConformanceReport(name, asdict(declared), results, time.time() - t0, prepared)
+    futures = [pool.submit(run, g) for g in (groups[1:] if first else groups)]
+    out = []
+    if first:  # in this thread: the pool's threads are the children's, one of them its
+        events, status, err = resolving.result()
+        began = next(i for i, ev in enumerate(events) if ev["event"] == "target")
+        out.append(_run_properties(locator, first, budget, timeout, spec, gpu, progress,
+                                   overrides, until, ran=(events[began + 1:], status, err,
+                                                          time.time() - told_at)))
+    out += [future.result() for future in futures]
+    return {what: r for (_, names), results in zip(groups, out) for what, r in zip(names, results)}
 
 
 def _groups(tasks: list[tuple[str, str]], spec: TargetSpec, workers: int
@@ -160,8 +212,7 @@ def _groups(tasks: list[tuple[str, str]], spec: TargetSpec, workers: int
             skipped[what] = PropertyResult(what, "skip", why)
         else:
             (tools if kind == "sanitizer" else large if what in LARGE else props).append(what)
-    share = max(1, min(len(props), workers))
-    groups = [("property", tuple(props[i::share])) for i in range(share) if props[i::share]]
+    groups = [("property", names) for names in deal(props, workers)]
     if large:
         groups.append(("property", tuple(large)))
     groups += [("sanitizer", (t,)) for t in tools]
@@ -220,50 +271,44 @@ def _child_cmd(locator: str, out: str, spec: TargetSpec | None, gpu: str | None,
     return cmd
 
 
-def _resolve(locator: str, spec: TargetSpec | None, timeout: float, gpu: str | None = None,
-             overrides: dict[str, Any] | None = None) -> tuple[str, TargetSpec]:
-    """The target's name and spec, as a child resolves and prepares (compiles) it."""
-    events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, "--resolve",
-                                            overrides=overrides), timeout)
+def _refusal(events: list[dict], status: str, err: str, locator: str) -> UsageError:
+    """Why the child that was to resolve and prepare (compile) the target told no target: a
+    :class:`UsageError` where it could not, an :class:`EnvironmentProblem` where the target
+    cannot run here."""
     for ev in events:
         if ev["event"] == "usage":
-            raise UsageError(ev["message"])
+            return UsageError(ev["message"])
         if ev["event"] == "unavailable":
-            raise EnvironmentProblem(ev["message"])
-        if ev["event"] == "target":
-            return ev["target"], _spec_from(ev["spec"])
-    raise UsageError(f"target {locator!r} could not be loaded: {_fault_message(err, status)}")
+            return EnvironmentProblem(ev["message"])
+    return UsageError(f"target {locator!r} could not be loaded: {_fault_message(err, status)}")
 
 
 def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeout: float,
                     spec: TargetSpec | None, gpu: str | None = None, progress: Any = None,
-                    overrides: dict[str, Any] | None = None, until: float | None = None
+                    overrides: dict[str, Any] | None = None, until: float | None = None,
+                    ran: tuple[list[dict], str, str, float] | None = None
                     ) -> list[PropertyResult]:
     """``props`` in order in one child, each within its share of the time left before
     ``until`` (a ``time.time()``) where one is given.  The one running when the child hangs
     or dies is reported so, at the size it reached; the others go on in a new child below that size,
     where the target may work, and say so (after n = 0, from n = 1).  The checks past 2**31
-    and 2**32 are not retried: below their size they have nothing to check."""
+    and 2**32 are not retried: below their size they have nothing to check.  ``ran``: the
+    events, status, stderr and seconds of a child that has run ``props`` already (the one
+    that resolved the target), read as the first child's."""
     from .conformance import LARGE
 
     results: list[PropertyResult] = []
     cap, empty, broke = budget.max_n, True, ""  # what later children keep clear of, and why
     while len(results) < len(props):
-        args = ["--props", *props[len(results):], "--budget", str(budget.seconds),
-                "--examples", str(budget.max_examples)]
-        if cap is not None:
-            args += ["--max-n", str(cap)]
-        if until is not None:
-            args += ["--until", repr(until)]
-        if budget.bounded:
-            args.append("--bounded")
-        if not empty:
-            args.append("--no-empty")
-        start = time.time()
-        events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, *args,
-                                                overrides=overrides), timeout,
-                                     None if progress is None else partial(_told, progress))
-        spent = time.time() - start
+        if ran is not None:  # the child that resolved the target has run them
+            (events, status, err, spent), ran = ran, None
+        else:
+            start = time.time()
+            args = ["--props", *props[len(results):], *_property_args(budget, cap, until, empty)]
+            events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, *args,
+                                                    overrides=overrides), timeout,
+                                         None if progress is None else partial(_told, progress))
+            spent = time.time() - start
         done = [PropertyResult(**ev["result"]) for ev in events if ev["event"] == "result"]
         for r in done:
             if broke and r.status != "skip":
@@ -302,6 +347,22 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
                 if progress is not None:
                     progress.finish(p, "skip")
     return results
+
+
+def _property_args(budget: Budget, cap: int | None, until: float | None, empty: bool
+                   ) -> list[str]:
+    """A property child's options: its budget, its largest n, when its properties end, and
+    whether it tries n = 0."""
+    args = ["--budget", str(budget.seconds), "--examples", str(budget.max_examples)]
+    if cap is not None:
+        args += ["--max-n", str(cap)]
+    if until is not None:
+        args += ["--until", repr(until)]
+    if budget.bounded:
+        args.append("--bounded")
+    if not empty:
+        args.append("--no-empty")
+    return args
 
 
 def _on_gpu(spec: TargetSpec | None, locator: str) -> bool:

@@ -175,6 +175,34 @@ def test_the_properties_share_as_few_children_as_keep_the_workers_busy():
     assert _groups(tasks[:3], TargetSpec(), workers=1)[0] == [("property", props[:3])]
 
 
+def test_the_child_that_resolves_a_cpu_target_goes_on_with_the_first_share(tmp_path, monkeypatch,
+                                                                             budget):
+    """One start-up fewer per check: the child that resolved a CPU target runs the first
+    child's share of the properties itself; the others get children of their own, as
+    _groups deals them.  A GPU target's children take their turns on the device first."""
+    from scancheck.engine.child import first_share
+    from scancheck.engine.isolation import _groups
+
+    props = ("integers exact", "certified exact", "recurrence", "deterministic")
+    cpu = TargetSpec()
+    assert first_share(props, cpu, 1) == ("integers exact", "certified exact", "deterministic")
+    assert first_share(props, cpu, 2) == _groups([("property", p) for p in props], cpu, 2)[0][0][1]
+    assert first_share(props, TargetSpec(device="gpu"), 1) == ()
+    assert first_share(("recurrence", "past 2**31"), cpu, 1) == ()  # none applies but a large one
+    seen = tmp_path / "pids.txt"  # each process that loads the target, resolving it or not
+    (tmp_path / "pidscan.py").write_text(
+        "import os\nimport numpy as np\n\n"
+        f"with open({str(seen)!r}, 'a') as fh:\n"
+        "    fh.write(f'{os.getpid()}\\n')\n\n"
+        "def scan(x):\n"
+        "    return np.cumsum(x, dtype=x.dtype)\n")
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    rep = check_isolated("pidscan:scan", properties=("integers exact", "deterministic"),
+                         budget=replace(budget, max_n=64), workers=1)
+    assert rep.passed and [r.status for r in rep.results] == ["pass", "pass"], rep.rows()
+    assert len(set(seen.read_text().split())) == 1
+
+
 def test_a_pinned_check_runs_its_children_on_its_gpu_alone(tmp_path, monkeypatch, budget):
     """check --jobs on several GPUs pins each target's children to one, round-robin: the
     child sees only that GPU, whatever CUDA_VISIBLE_DEVICES the parent had."""

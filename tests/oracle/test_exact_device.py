@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ctypes
 import shutil
-import subprocess
 
 import numpy as np
 import pytest
@@ -34,7 +33,7 @@ from scancheck.oracle.exact_device import (
     overlay_specials,
     words_needed,
 )
-from scancheck.testing import assert_same_bits, nvcc_errors
+from scancheck.testing import assert_same_bits, nvcc_errors, nvcc_shared_library
 
 nvcc = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(nvcc is None, reason="nvcc is not on PATH")
@@ -140,12 +139,8 @@ void host_range(const void* in, long long n, int* range) {
         for w in WIDTHS:
             lines.append(f'extern "C" void scan_{dtype}_{w}(const void* in, void* out, long long n,'
                          f' int base) {{ host_scan<{bits}, {p}, {e}, {w}>(in, out, n, base); }}')
-    (out / "host.cu").write_text("\n".join(lines))
-    proc = subprocess.run([nvcc, "-std=c++17", "-O1", "-Xcompiler", "-fPIC", "-shared",
-                           str(out / "host.cu"), "-o", str(out / "host.so")],
-                          capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return ctypes.CDLL(str(out / "host.so"))
+    # Built once per machine and source, not by each worker of each session (3 CPU-s each).
+    return ctypes.CDLL(str(nvcc_shared_library("\n".join(lines), out, ("-std=c++17", "-O1"))))
 
 
 def host_exact_scan(lib, x: np.ndarray, warp_from: int = WARP_FROM, chunk: int = 37) -> np.ndarray:
@@ -224,6 +219,51 @@ def test_ties_round_to_even_and_carries_reach_the_exponent(host_oracle, dtype):
         for warp_from in (1, WARP_FROM):
             assert_same_bits(host_exact_scan(host_oracle, x, warp_from), exact_scan(x),
                              f"{values}")
+
+
+_FAKE_NVCC = """#!/bin/sh
+# nvcc stand-in: answers --version; logs each build, writes its -o file, fails on a source
+# saying BAD.
+[ "$1" = "--version" ] && { echo "stand-in nvcc 1.0"; exit 0; }
+echo build >> LOG
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -o) out="$2"; shift;;
+    *.cu) grep -q BAD "$1" && { echo "$1: error: BAD" >&2; exit 1; };;
+  esac
+  shift
+done
+echo library > "$out"
+"""
+
+
+def test_a_host_library_is_built_once_per_machine_and_source(tmp_path, monkeypatch):
+    """The host build of the oracle's arithmetic is kept by nvcc's version, its flags and the
+    whole source: each xdist worker of each session loads the one built first."""
+    import os
+
+    log, work, bin_dir = tmp_path / "builds", tmp_path / "work", tmp_path / "bin"
+    work.mkdir()
+    bin_dir.mkdir()
+    (bin_dir / "nvcc").write_text(_FAKE_NVCC.replace("LOG", str(log)))
+    (bin_dir / "nvcc").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("SCANCHECK_NVCC_CACHE", str(tmp_path / "kept"))
+
+    def builds() -> int:
+        return len(log.read_text().split()) if log.exists() else 0
+
+    lib = nvcc_shared_library("int good;", work, ("-O1",))
+    assert lib.read_text() == "library\n" and lib.parent == tmp_path / "kept" and builds() == 1
+    assert nvcc_shared_library("int good;", work, ("-O1",)) == lib and builds() == 1  # kept
+    assert nvcc_shared_library("int good;", work, ("-O2",)) != lib and builds() == 2
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="error: BAD"):
+            nvcc_shared_library("int BAD;", work)
+    assert builds() == 4 and sorted(p.suffix for p in lib.parent.iterdir()) == [".so", ".so"]
+    monkeypatch.setenv("SCANCHECK_NVCC_CACHE", "")  # none kept: built where the test works
+    assert nvcc_shared_library("int good;", work, ("-O1",)).parent == work and builds() == 5
 
 
 def test_widths_grow_with_the_span_and_the_length():
