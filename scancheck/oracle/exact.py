@@ -25,7 +25,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from ..core.arrays import as_dtype, on_device
+from ..core.arrays import KeptArrays, as_dtype, on_device
 from ..core.dtypes import FLOAT_DTYPES, SIGNIFICAND_BITS, is_float
 from ..core.operators import Operator, exclusive_of, get_operator
 from ..core.rules import extreme_scan
@@ -116,7 +116,7 @@ def _prefix_sums(x: np.ndarray, kind: str) -> np.ndarray:
 
     view, frac_bits, exp_bits, bias = _LAYOUT[kind]
     bits = np.atleast_2d(np.ascontiguousarray(x)).view(np.dtype(view).str.replace("i", "u"))
-    key = _KEPT.key(kind, bits)
+    key = _kept_key(kind, bits)
     if key is not None:
         kept = _KEPT.get(key)
         if kept is not None:
@@ -128,50 +128,23 @@ def _prefix_sums(x: np.ndarray, kind: str) -> np.ndarray:
     return sums.reshape(x.shape)
 
 
-class _Kept:
-    """The exact sums of the inputs summed last in this process, by their bits, handed out as
-    copies: the properties of a check, the orders :func:`~scancheck.explain.explain` weighs,
-    and a session's checks (the controls, the tests) meet the same inputs again and again.
-    Only inputs of :attr:`FROM` elements or more (their SHA-256, a twelfth of the sums' time,
-    is then worth it) and at most :attr:`LIMIT` bytes of sums, the least recently used out."""
-
-    FROM = 4096
-    LIMIT = 64 * 2**20
-
-    def __init__(self) -> None:
-        import threading
-        from collections import OrderedDict
-
-        self._sums: OrderedDict[tuple, np.ndarray] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def key(self, kind: str, bits: np.ndarray) -> tuple | None:
-        if bits.size < self.FROM:
-            return None
-        import hashlib
-
-        return kind, bits.shape, hashlib.sha256(memoryview(bits).cast("B")).digest()
-
-    def get(self, key: tuple) -> np.ndarray | None:
-        with self._lock:
-            kept = self._sums.get(key)
-            if kept is not None:
-                self._sums.move_to_end(key)
-        return None if kept is None else kept.copy()
-
-    def put(self, key: tuple, sums: np.ndarray) -> None:
-        if sums.nbytes > self.LIMIT // 4:
-            return
-        with self._lock:
-            if key not in self._sums:
-                self._sums[key] = sums.copy()
-                self._bytes += sums.nbytes
-            while self._bytes > self.LIMIT:
-                self._bytes -= self._sums.popitem(last=False)[1].nbytes
+#: The exact sums of the inputs summed last in this process, by their bits, handed out as
+#: copies: the properties of a check, the orders :func:`~scancheck.explain.explain` weighs,
+#: and a session's checks (the controls, the tests) meet the same inputs again and again.
+#: Only inputs of :data:`KEPT_FROM` elements or more, whose SHA-256 (a twelfth of the sums'
+#: time) is then worth it.
+KEPT_FROM = 4096
 
 
-_KEPT = _Kept()
+def _kept_key(kind: str, bits: np.ndarray) -> tuple | None:
+    if bits.size < KEPT_FROM:
+        return None
+    import hashlib
+
+    return kind, bits.shape, hashlib.sha256(memoryview(bits).cast("B")).digest()
+
+
+_KEPT = KeptArrays(64 * 2**20)
 
 
 def _apply_specials(x: np.ndarray, sums: np.ndarray) -> np.ndarray:

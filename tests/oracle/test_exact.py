@@ -86,9 +86,9 @@ def test_an_input_summed_again_gets_a_fresh_copy_of_its_own_exact_sums():
     """Large inputs' exact sums are kept by their bits: the same input again gets them as a
     new array (writing into one leaves the next alone), one bit changed gets its own, and
     the rows of a 2-D input theirs."""
-    from scancheck.oracle.exact import _KEPT
+    from scancheck.oracle.exact import KEPT_FROM
 
-    x = np.random.default_rng(3).standard_normal(_KEPT.FROM + 5).astype(np.float32)
+    x = np.random.default_rng(3).standard_normal(KEPT_FROM + 5).astype(np.float32)
     want = exact_scan_mpmath(x)
     for _ in range(3):  # summed, then kept: each call's array is its own to write into
         got = exact_scan(x.copy())
