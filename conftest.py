@@ -20,18 +20,47 @@ and their seconds fell per GPU.
 from __future__ import annotations
 
 import os
+import stat
+import sys
 import tempfile
 import time
 from collections import Counter
 from itertools import zip_longest
 from pathlib import Path
 
-import pytest
-from hypothesis import HealthCheck, settings
-from hypothesis.database import DirectoryBasedExampleDatabase
 
-from scancheck.core.database import example_database
-from scancheck.core.devices import visible_gpus
+def _private_dir(path: Path) -> Path | None:
+    """``path``, made if missing: a directory of this user's alone, else None."""
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+        st = path.lstat()
+    except OSError:
+        return None
+    ok = stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+    return path if ok else None
+
+
+# Bytecode, where PYTHONDONTWRITEBYTECODE keeps it from being written beside the sources:
+# every process of a session -- each xdist worker, each child a test starts -- compiled every
+# module it imported, and pytest rewrote the asserts of every test module, of scancheck and of
+# Hypothesis (its plugins' packages) anew in each worker: 3.5 CPU-s of a worker's 6 s of
+# collection.  Kept instead in this user's private directory in the temporary directory, as
+# the CuPy and JAX caches below are (the setting's intent, nothing written in the checkout,
+# is kept); before Hypothesis is imported here, and in the environment the workers and
+# children are started with.  A prefix set by the user wins.
+if sys.dont_write_bytecode and not sys.pycache_prefix:
+    _PYCACHE = _private_dir(Path(tempfile.gettempdir()) / f"scancheck-pycache-{os.getuid()}")
+    if _PYCACHE is not None:
+        sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = str(_PYCACHE)
+        sys.dont_write_bytecode = False
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+import pytest  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis.database import DirectoryBasedExampleDatabase  # noqa: E402
+
+from scancheck.core.database import example_database  # noqa: E402
+from scancheck.core.devices import visible_gpus  # noqa: E402
 
 os.environ.setdefault("CUPY_CACHE_DIR", str(Path(tempfile.gettempdir()) / "scancheck-cupy-cache"))
 # JAX compiles a scan once per shape, and every worker meets the same ladder of shapes: a

@@ -57,3 +57,44 @@ def same_bits(a: Any, b: Any) -> np.ndarray:
     if a.dtype.kind == "f" or a.dtype.name == "bfloat16":
         eq |= np.isnan(a) & np.isnan(b)
     return eq.all(axis=-1) if eq.ndim > 1 else eq
+
+
+class KeptArrays:
+    """Host arrays kept by key in this process, to be handed out again as copies (a caller
+    may write into what it is given): at most ``limit`` bytes, the least recently used
+    leaving first, and none larger than a quarter of that.  Thread-safe."""
+
+    def __init__(self, limit: int) -> None:
+        import threading
+        from collections import OrderedDict
+
+        self.limit = limit
+        self._kept: OrderedDict[Any, np.ndarray] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: Any) -> np.ndarray | None:
+        """A copy of the array kept under ``key``, or None."""
+        with self._lock:
+            kept = self._kept.get(key)
+            if kept is not None:
+                self._kept.move_to_end(key)
+        return None if kept is None else kept.copy()
+
+    def put(self, key: Any, array: np.ndarray) -> None:
+        """Keep a copy of ``array`` under ``key`` (where it is small enough)."""
+        if array.nbytes > self.limit // 4:
+            return
+        with self._lock:
+            if key not in self._kept:
+                self._kept[key] = array.copy()
+                self._bytes += array.nbytes
+            while self._bytes > self.limit:
+                self._bytes -= self._kept.popitem(last=False)[1].nbytes
+
+    def __contains__(self, key: Any) -> bool:
+        return key in self._kept
+
+    @property
+    def nbytes(self) -> int:
+        return self._bytes

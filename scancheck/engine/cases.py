@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Generic, TypeVar
@@ -28,6 +26,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import NoSuchExample
 from hypothesis.reporting import with_reporter
 
+from ..core.arrays import KeptArrays
 from ..core.database import example_database, private_storage
 from ..core.operators import get_operator
 from .strategies import generate_data, generate_flagged, generate_pairs
@@ -86,10 +85,13 @@ class Case:
         array each call, which the caller may write into."""
         try:
             key = (self, op)
-            hash(key)
+            x = _DRAWN.get(key)
         except TypeError:  # an operator object that is no dictionary key: drawn each time
             return self._draw(op)
-        return _DRAWN.get(key, lambda: self._draw(op))
+        if x is None:
+            x = self._draw(op)
+            _DRAWN.put(key, x)
+        return x
 
     def _draw(self, op: str) -> np.ndarray:
         rng = np.random.default_rng(self.seed)
@@ -107,40 +109,12 @@ class Case:
         return {"n": self.n, "dtype": self.dtype, "data": self.distribution, "seed": self.seed}
 
 
-class _Drawn:
-    """The inputs of the cases drawn last in this process, kept to be copied, not drawn again:
-    each property of a check walks a ladder of the same rungs, shrinking a failure draws the
-    same edges again, a failure is drawn again to be told, and a session of checks (the
-    negative controls, the tests) meets the same cases over and over.  A copy costs a
-    fraction of the draw (``wide`` data are an exp2 and two draws per element); at most
-    :attr:`LIMIT` bytes are kept, the least recently used leaving first."""
-
-    LIMIT = 64 * 2**20
-
-    def __init__(self) -> None:
-        self._kept: OrderedDict[tuple[Case, Any], np.ndarray] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def get(self, key: tuple[Case, Any], draw: Callable[[], np.ndarray]) -> np.ndarray:
-        with self._lock:
-            kept = self._kept.get(key)
-            if kept is not None:
-                self._kept.move_to_end(key)
-        if kept is not None:
-            return kept.copy()
-        x = draw()
-        if x.nbytes <= self.LIMIT // 4:
-            with self._lock:
-                if key not in self._kept:
-                    self._kept[key] = x.copy()
-                    self._bytes += x.nbytes
-                while self._bytes > self.LIMIT:
-                    self._bytes -= self._kept.popitem(last=False)[1].nbytes
-        return x
-
-
-_DRAWN = _Drawn()
+#: The inputs of the cases drawn last in this process, kept to be copied, not drawn again:
+#: each property of a check walks a ladder of the same rungs, shrinking a failure draws the
+#: same edges again, a failure is drawn again to be told, and a session of checks (the
+#: negative controls, the tests) meets the same cases over and over.  A copy costs a
+#: fraction of the draw (``wide`` data are an exp2 and two draws per element).
+_DRAWN = KeptArrays(64 * 2**20)
 
 
 #: Tile multiples m * 2**j drawn within a scale 2**k have at most 2**(TILES_LOG2 + 1) - 1

@@ -355,7 +355,8 @@ def classify(
         sums = abs_sums(x, inclusive)
     ex = exact.astype(np.float64)
     cp = computed.astype(np.float64)
-    finite = np.isfinite(ex) & np.isfinite(cp)
+    finite_cp = np.isfinite(cp)
+    finite = np.isfinite(ex) & finite_cp
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         abs_err = np.where(finite, np.abs(cp - ex), 0.0)
         half_ulp = ulp(exact, dtype) / 2
@@ -369,27 +370,27 @@ def classify(
         rel_err = np.where(ex != 0, abs_err / np.abs(ex), np.where(abs_err > 0, np.inf, 0))
         ulp_err = abs_err / np.where(half_ulp > 0, 2 * half_ulp, np.inf)
     verdicts = np.full(x.shape, Verdict.WITHIN_BOUND, dtype=np.int8)
-    equal = (cp == ex) | _specials_agree(cp, ex)
-    verdicts[equal] = Verdict.EXACT
-    wrong_special = ~finite & ~_specials_agree(cp, ex)
+    agree = _specials_agree(cp, ex)
+    verdicts[(cp == ex) | agree] = Verdict.EXACT
+    wrong_special = ~finite & ~agree
     verdicts[(abs_err > bound) | wrong_special] = Verdict.BEYOND_BOUND
+    if not wrong_special.any():  # no special where it should not be: nothing overflowed
+        return ErrorReport(name, dtype, abs_err, rel_err, ulp_err, bound, verdicts)
     # A partial sum that overflows stays infinite (or meets the other sign's infinity: NaN)
     # in every later combine; where no order can overflow that is a proven error.
-    overflowed = np.zeros(x.shape, dtype=bool)
-    if wrong_special.any():
-        # +inf needs a +inf in the prefix or positive terms that reach the threshold in
-        # some order, and no -inf (which turns it into NaN); -inf likewise; NaN both.
-        up, down, p_inf, n_inf, nan = _infinities_in_reach(x, depths, inclusive)
-        can = np.where(cp == np.inf, up & ~n_inf, np.where(cp == -np.inf, down & ~p_inf,
-                                                           np.where(np.isnan(cp), up & down,
-                                                                    up | down)))
-        overflowed = wrong_special & can & ~nan
+    # +inf needs a +inf in the prefix or positive terms that reach the threshold in some
+    # order, and no -inf (which turns it into NaN); -inf likewise; NaN both.
+    up, down, p_inf, n_inf, nan = _infinities_in_reach(x, depths, inclusive)
+    can = np.where(cp == np.inf, up & ~n_inf, np.where(cp == -np.inf, down & ~p_inf,
+                                                       np.where(np.isnan(cp), up & down,
+                                                                up | down)))
+    overflowed = wrong_special & can & ~nan
     # Where the exact sum itself rounds to infinity, a finite answer is rounding only if it
     # has that sign and lies within the bound of it: |answer| + gamma_d * sum|x| reaches the
     # threshold (halved, so that float64's is a float64).
     with np.errstate(invalid="ignore", over="ignore"):
         reach = (np.abs(cp) + spread) * 0.5
-    finite_for_inf = np.isinf(ex) & np.isfinite(cp)
+    finite_for_inf = np.isinf(ex) & finite_cp
     implausible = finite_for_inf & ((np.sign(cp) != np.sign(ex)) |
                                     ~(reach >= overflow_threshold(dtype, halved=True)))
     verdicts[overflowed & ~implausible] = Verdict.OVERFLOWED

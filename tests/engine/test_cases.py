@@ -115,10 +115,10 @@ def test_a_case_drawn_again_is_a_fresh_copy_of_the_same_bits():
     first[:] = 0
     again = case.data("add")
     assert again is not first and again.tobytes() == drawn.tobytes()
-    assert (case, "add") in _DRAWN._kept and case.data("max").tobytes() == drawn.tobytes()
+    assert (case, "add") in _DRAWN and case.data("max").tobytes() == drawn.tobytes()
     big = Case(2**23 + 1, "float64", "uniform", 0)  # a quarter of what is kept, at most
-    assert big.data("add").nbytes > _DRAWN.LIMIT // 4 and (big, "add") not in _DRAWN._kept
-    assert _DRAWN._bytes <= _DRAWN.LIMIT
+    assert big.data("add").nbytes > _DRAWN.limit // 4 and (big, "add") not in _DRAWN
+    assert _DRAWN.nbytes <= _DRAWN.limit
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -18,6 +18,7 @@ from scancheck.oracle.bounds import Verdict, classify, sequential_depths
 from scancheck.oracle.exact import (
     exact_recurrence,
     exact_scan,
+    exact_scan_axis,
     exact_scan_mpmath,
     recurrence_enclosure,
     recurrence_magnitudes,
@@ -79,6 +80,28 @@ def test_long_wide_range_input_takes_the_limb_path_and_agrees_with_mpmath():
     x = (rng.standard_normal(70_000) * np.exp2(rng.integers(-120, 120, 70_000))).astype(np.float32)
     idx = np.r_[0:50, 65_530:65_545, 69_990:70_000]
     np.testing.assert_array_equal(exact_scan(x)[idx], exact_scan_mpmath(x)[idx])
+
+
+def test_an_input_summed_again_gets_a_fresh_copy_of_its_own_exact_sums():
+    """Large inputs' exact sums are kept by their bits: the same input again gets them as a
+    new array (writing into one leaves the next alone), one bit changed gets its own, and
+    the rows of a 2-D input theirs."""
+    from scancheck.oracle.exact import KEPT_FROM
+
+    x = np.random.default_rng(3).standard_normal(KEPT_FROM + 5).astype(np.float32)
+    want = exact_scan_mpmath(x)
+    for _ in range(3):  # summed, then kept: each call's array is its own to write into
+        got = exact_scan(x.copy())
+        assert np.array_equal(got, want)
+        got[:] = 0
+    again = exact_scan(x)
+    y = x.copy()
+    y[7] = np.nextafter(y[7], np.float32(np.inf))
+    assert np.array_equal(exact_scan(y), exact_scan_mpmath(y)) and not np.array_equal(
+        exact_scan(y), again)
+    rows = np.stack([x, y])
+    assert np.array_equal(exact_scan_axis(rows), np.stack([again, exact_scan(y)]))
+    assert np.array_equal(exact_scan(x, inclusive=False)[1:], again[:-1])
 
 
 def test_working_precision_covers_exponent_range_and_length():

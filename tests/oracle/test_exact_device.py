@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -221,49 +222,41 @@ def test_ties_round_to_even_and_carries_reach_the_exponent(host_oracle, dtype):
                              f"{values}")
 
 
-_FAKE_NVCC = """#!/bin/sh
-# nvcc stand-in: answers --version; logs each build, writes its -o file, fails on a source
-# saying BAD.
-[ "$1" = "--version" ] && { echo "stand-in nvcc 1.0"; exit 0; }
-echo build >> LOG
-out=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    -o) out="$2"; shift;;
-    *.cu) grep -q BAD "$1" && { echo "$1: error: BAD" >&2; exit 1; };;
-  esac
-  shift
-done
-echo library > "$out"
-"""
-
-
 def test_a_host_library_is_built_once_per_machine_and_source(tmp_path, monkeypatch):
     """The host build of the oracle's arithmetic is kept by nvcc's version, its flags and the
     whole source: each xdist worker of each session loads the one built first."""
-    import os
+    import subprocess
+    from types import SimpleNamespace
 
-    log, work, bin_dir = tmp_path / "builds", tmp_path / "work", tmp_path / "bin"
-    work.mkdir()
-    bin_dir.mkdir()
-    (bin_dir / "nvcc").write_text(_FAKE_NVCC.replace("LOG", str(log)))
-    (bin_dir / "nvcc").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    from scancheck import testing
+
+    builds = []
+
+    def nvcc(cmd, **kwargs):  # a stand-in: its version, or a build that fails on BAD
+        if cmd[1:] == ["--version"]:
+            return SimpleNamespace(returncode=0, stdout="stand-in nvcc 1.0", stderr="")
+        builds.append(cmd)
+        source = Path(next(c for c in cmd if c.endswith(".cu")))
+        if "BAD" in source.read_text():
+            return SimpleNamespace(returncode=1, stdout="", stderr=f"{source}: error: BAD")
+        Path(cmd[cmd.index("-o") + 1]).write_text("library")
+        return SimpleNamespace(returncode=0, stdout="", stderr="")
+
+    monkeypatch.setattr(testing.shutil, "which", lambda name: f"/stand-in/{name}")
+    monkeypatch.setattr(subprocess, "run", nvcc)
     monkeypatch.setenv("SCANCHECK_NVCC_CACHE", str(tmp_path / "kept"))
-
-    def builds() -> int:
-        return len(log.read_text().split()) if log.exists() else 0
-
+    work = tmp_path / "work"
+    work.mkdir()
     lib = nvcc_shared_library("int good;", work, ("-O1",))
-    assert lib.read_text() == "library\n" and lib.parent == tmp_path / "kept" and builds() == 1
-    assert nvcc_shared_library("int good;", work, ("-O1",)) == lib and builds() == 1  # kept
-    assert nvcc_shared_library("int good;", work, ("-O2",)) != lib and builds() == 2
+    assert lib.read_text() == "library" and lib.parent == tmp_path / "kept" and len(builds) == 1
+    assert nvcc_shared_library("int good;", work, ("-O1",)) == lib and len(builds) == 1  # kept
+    assert nvcc_shared_library("int good;", work, ("-O2",)) != lib and len(builds) == 2
     for _ in range(2):
         with pytest.raises(RuntimeError, match="error: BAD"):
             nvcc_shared_library("int BAD;", work)
-    assert builds() == 4 and sorted(p.suffix for p in lib.parent.iterdir()) == [".so", ".so"]
+    assert len(builds) == 4 and sorted(p.suffix for p in lib.parent.iterdir()) == [".so", ".so"]
     monkeypatch.setenv("SCANCHECK_NVCC_CACHE", "")  # none kept: built where the test works
-    assert nvcc_shared_library("int good;", work, ("-O1",)).parent == work and builds() == 5
+    assert nvcc_shared_library("int good;", work, ("-O1",)).parent == work and len(builds) == 5
 
 
 def test_widths_grow_with_the_span_and_the_length():
