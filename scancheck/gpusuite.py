@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,17 @@ _JAX_CACHE = {
     "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
     "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
 }
+
+#: The GPU tests' targets whose library compiles once per (shape, dtype) (XLA) or per dtype
+#: and layout (CuPy's scan kernels): the warm step calls each on every input its tests'
+#: ladders reach (:mod:`scancheck.engine.warmup`), a dtype to a process, so that the
+#: caches on disk hold every program before the tests start.
+JIT_TARGETS = ("jax.lax.associative_scan (x64)", "jax.numpy.cumprod", "jax.numpy.cumsum (x64)",
+               "jax.numpy.cumprod (x64)", "jax.lax.scan (add, initial)",
+               "jax.lax.scan (mul, initial)", "jax.numpy.cumsum (default dtype)",
+               "cupy.cumprod", "cupy.cumsum (no CUB)", "cupy.cumsum (default dtype)")
+#: The largest n of the GPU suite's conformance tests (tests/engine/test_conformance.py).
+SUITE_MAX_N = 2**22
 
 #: The suite's progress line, while main runs: each part is a step, named after its log.
 _steps: Any = None
@@ -129,11 +141,29 @@ _WARM_CPU_ORACLE = ("import numpy as np; from scancheck.oracle.exact import exac
                     "    exact_scan(np.linspace(-3, 3, 70).astype(as_dtype(d)))")
 
 
+def _jit_jobs() -> list[tuple[str, str]]:
+    """(label, code) of the warm step's library processes: each target of :data:`JIT_TARGETS`
+    that can run here, a dtype to a process (eager JAX dispatches under the GIL, so threads
+    alone leave cores idle), the slowest to compile first."""
+    from .engine.library import builtin_targets
+
+    table = builtin_targets()
+    jobs = []
+    for name in JIT_TARGETS:
+        target = table[name]
+        if target.unavailable:
+            continue
+        for dtype in target.spec.dtypes:
+            jobs.append((f"{name} {dtype}", f"from scancheck.engine.warmup import warm\n"
+                         f"warm({name!r}, {SUITE_MAX_N}, dtypes=({dtype!r},), threads=2)"))
+    return jobs
+
+
 def _warm_kernels(py: str, env: dict[str, str]) -> str:
     """Every variant compiled once (and the look-back at each tuning candidate's items), the
-    device oracle at each format and the CPU oracle, side by side, into their caches on disk
-    before the tests start: otherwise each of the workers compiles each one it meets on its
-    own, all at once."""
+    device oracle at each format, the CPU oracle and the library programs of the tests' ladders,
+    side by side, into their caches on disk before the tests start: otherwise each of the
+    workers compiles each one it meets on its own, all at once."""
     from .kernels.launch import warm_jobs
     from .oracle.exact_device import FORMATS
 
@@ -144,22 +174,33 @@ def _warm_kernels(py: str, env: dict[str, str]) -> str:
     jobs += [(f"device oracle {d}", f"from scancheck.oracle.exact_device import warm; warm({d!r})")
              for d in FORMATS]
     jobs.append(("CPU oracle", _WARM_CPU_ORACLE))
-    procs = [(label, subprocess.Popen([py, "-c", source], env=env, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL))
-             for label, source in jobs]
-    failed = []
-    for label, proc in procs:
+    jobs = _jit_jobs() + jobs  # the longest first
+    deadline = start + 300
+
+    def run(job: tuple[str, str]) -> tuple[str, int, float]:
+        t0 = time.monotonic()
         try:
-            rc = proc.wait(timeout=max(1.0, 300 - (time.monotonic() - start)))
+            rc = subprocess.run([py, "-c", job[1]], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL,
+                                timeout=max(1.0, deadline - t0)).returncode
         except subprocess.TimeoutExpired:
-            proc.kill()
             rc = -1
-        if rc:
-            failed.append(label)
+        return job[0], rc, time.monotonic() - t0
+
+    # One process a core: some sixty at once held tens of GiB of host memory (JAX's).
+    with ThreadPoolExecutor(_cores()) as pool:
+        done = list(pool.map(run, jobs))
     # A module that does not compile is the tests' to report, with its error.
-    return (f"caches warmed: {len(jobs) - len(failed)} of {len(jobs)} modules compiled in "
-            f"{time.monotonic() - start:.0f} s" + (f" (failed: {', '.join(failed)})"
-                                                   if failed else ""))
+    failed = [label for label, rc, _ in done if rc]
+    slowest = ", ".join(f"{label} {secs:.0f} s"
+                        for label, _, secs in sorted(done, key=lambda d: -d[2])[:3])
+    return (f"caches warmed: {len(jobs) - len(failed)} of {len(jobs)} jobs in "
+            f"{time.monotonic() - start:.0f} s (slowest: {slowest})"
+            + (f" (failed: {', '.join(failed)})" if failed else ""))
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: list[str]) -> int:

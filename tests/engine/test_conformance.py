@@ -14,6 +14,7 @@ from scancheck.engine.library import builtin_targets
 from scancheck.engine.properties import TABLE
 from scancheck.engine.resolve import resolve
 from scancheck.engine.spec import TargetSpec
+from scancheck.gpusuite import JIT_TARGETS, SUITE_MAX_N
 
 
 @pytest.mark.parametrize("name", ["numpy.cumsum", "model:recursive", "model:decoupled_lookback",
@@ -118,6 +119,12 @@ def one_dtype(spec: TargetSpec, dtype: str) -> TargetSpec:
 GPU_CASES = applicable(GPU_TARGETS)
 
 
+def test_the_gpu_suite_warms_every_target_that_compiles_per_shape():
+    """The JAX targets these tests split per dtype are the ones whose ladders the GPU suite's
+    warm step compiles: one left out would compile its every shape inside its tests."""
+    assert {name for name in GPU_TARGETS if name.startswith(PER_DTYPE)} <= set(JIT_TARGETS)
+
+
 @pytest.mark.gpu
 @pytest.mark.slow
 @pytest.mark.parametrize("name, prop, dtype", GPU_CASES,
@@ -131,7 +138,7 @@ def test_gpu_targets_conform_up_to_2_to_the_22(name, prop, dtype, budget):
         pytest.skip(target.unavailable)
     if dtype is not None:
         target = replace(target, spec=one_dtype(target.spec, dtype))
-    r = check_property(target, prop, replace(budget, max_n=2**22))
+    r = check_property(target, prop, replace(budget, max_n=SUITE_MAX_N))
     if r.status == "skip":
         pytest.skip(f"{name}: {prop}: {r.diagnosis}")
     assert r.status == "pass", (r.diagnosis, r.smallest_case, r.detail)

@@ -1,0 +1,103 @@
+"""A target called on every input its properties' ladders will hand it, ahead of the checks.
+
+XLA compiles a JAX scan once per (shape, dtype), and each property of a check walks a
+ladder of some 24 shapes: on a fresh H100 a test of ``jax.lax.associative_scan`` spent
+about 28 of its 30 s compiling.  With JAX's compilation cache on disk, :func:`warm` run
+once per machine, before the tests, compiles each shape once, in parallel threads (XLA
+compiles outside the GIL); the tests that walk the same ladders then load the programs.
+Nothing here judges an answer: a call that raises is passed over (the check will meet it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+from .cases import Budget, Case, ladder
+from .layouts import batch
+from .properties import TABLE, applies
+from .properties.summaries import (
+    ACCUMULATION_PROBE,
+    accumulation_precision,
+    bound_summary,
+    float_summary,
+)
+from .resolve import resolve
+from .targets import Target, forward, seeded
+
+
+def ladder_calls(target: Target, max_n: int) -> dict[tuple, tuple[int, Callable[[], Any]]]:
+    """(dtype, shape[, axis]) -> (elements, call) for each distinct input that the ladders of
+    ``target``'s properties reach up to ``max_n``, one dtype at a time as the GPU suite
+    splits them, and the probes a passing property runs after them; the target as
+    :func:`~scancheck.engine.conformance.check_property` sees it (a reverse scan forward,
+    one from an initial value seeded)."""
+    target = seeded(forward(target))
+    spec = target.spec
+    calls: dict[tuple, tuple[int, Callable[[], Any]]] = {}
+    for prop, row in TABLE.items():
+        if applies(row, spec):
+            continue
+        top = Budget(max_n=max_n).top(spec.device, row.max_n, spec.max_n,
+                                      row.cap(spec) if row.cap else None)
+        for dtype in (d for d in row.dtypes if d in spec.dtypes):
+            for case in ladder((dtype,), row.distributions, top, spec.allows_empty):
+                if prop == "rows":
+                    b = batch(case, fixed_axis=spec.axis if isinstance(spec.axis, int) else None,
+                              ranks=spec.ndim)
+                    key: tuple = (dtype, b.x.shape, b.axis)
+                    calls.setdefault(key, (b.x.size, _call(target, b.x, b.axis)))
+                else:
+                    calls.setdefault((dtype, (case.n,)), (case.n, _lazy(target, case, spec.op)))
+            for what, probe in _probes(target, prop, dtype, top):
+                calls.setdefault((dtype, what, prop), (top, probe))
+    return calls
+
+
+def _probes(target: Target, prop: str, dtype: str, top: int
+            ) -> list[tuple[str, Callable[[], Any]]]:
+    """The summaries and probes a passing property runs after its search, as
+    :func:`~scancheck.engine.conformance.check_property` runs them (tests/engine/test_warmup.py
+    holds the two to the same inputs)."""
+    spec = target.spec
+    out: list[tuple[str, Callable[[], Any]]] = []
+    if prop == "floats within bound" and spec.family == "sum":
+        out.append(("summary", lambda: float_summary(target, dtype, min(top, 2**22))))
+    elif prop in ("products within bound", "logsumexp within bound"):
+        out.append(("summary", lambda: bound_summary(target, (dtype,))))
+    if (prop in ("floats within bound", "products within bound")
+            and spec.family in ("sum", "product") and dtype in ACCUMULATION_PROBE
+            and spec.output_dtype(dtype) == dtype):
+        out.append(("accumulation", lambda: accumulation_precision(target, dtype, top)))
+    return out
+
+
+def _call(target: Target, x: Any, axis: int) -> Callable[[], Any]:
+    return lambda: target(x, axis)
+
+
+def _lazy(target: Target, case: Case, op: str) -> Callable[[], Any]:
+    return lambda: target(case.data(op))
+
+
+def warm(name: str, max_n: int, dtypes: tuple[str, ...] | None = None, threads: int = 4) -> int:
+    """Call the built-in or importable target ``name`` once on each input of
+    :func:`ladder_calls` (of ``dtypes`` alone, where given), ``threads`` at a time, largest
+    first; the number of calls."""
+    target = resolve(name)
+    if target.unavailable:
+        return 0
+    if dtypes is not None:
+        target = replace(target, spec=replace(target.spec, dtypes=tuple(dtypes)))
+    calls = sorted(ladder_calls(target, max_n).values(), key=lambda c: -c[0])
+
+    def run(call: Callable[[], Any]) -> None:
+        with contextlib.suppress(Exception):
+            call()
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(run, (call for _, call in calls)))
+    return len(calls)

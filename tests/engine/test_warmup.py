@@ -1,0 +1,65 @@
+"""The warm step's calls (scancheck.engine.warmup): every input a check's ladders hand a
+target, so that a library compiling once per shape has compiled them before the tests."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from scancheck.engine import warmup
+from scancheck.engine.cases import Budget
+from scancheck.engine.conformance import PROPERTIES, check_property, not_applicable
+from scancheck.engine.resolve import resolve
+from scancheck.engine.warmup import ladder_calls, warm
+
+
+def _recording(name: str, dtypes: tuple[str, ...], seen: list, fail_at: int | None = None):
+    """The target ``name`` narrowed to ``dtypes``, its every call's (dtype, shape) kept."""
+    target = resolve(name)
+    inner = target.fn
+
+    def fn(x, *rest):
+        seen.append((x.dtype.name, tuple(x.shape)))
+        if fail_at is not None and x.size == fail_at:
+            raise RuntimeError("refused")
+        return inner(x, *rest)
+
+    return replace(target, fn=fn, locator=None, spec=replace(target.spec, dtypes=dtypes))
+
+
+@pytest.mark.parametrize("name", ["numpy.cumsum", "numpy.cumprod (default dtype)"])
+def test_every_input_a_ladder_hands_the_target_is_warmed(name):
+    """With no time for Hypothesis's draws, a check runs its ladders alone: each input it
+    hands the target, 1-D or a batch of rows, is one the warm step calls."""
+    checked: list = []
+    warmed: list = []
+    for dtype in ("int32", "float32"):  # one dtype a check, as the GPU suite splits them
+        target = _recording(name, (dtype,), checked)
+        for prop in PROPERTIES:
+            if not not_applicable(target.spec, prop):
+                check_property(target, prop, Budget(1e-9, max_n=2**12))
+        for _, call in ladder_calls(_recording(name, (dtype,), warmed), 2**12).values():
+            call()
+    assert len(checked) > 40 and any(len(shape) > 1 for _, shape in checked)
+    assert set(checked) <= set(warmed)
+
+
+def test_warm_calls_each_input_once_and_passes_over_a_refusal(monkeypatch):
+    seen: list = []
+    target = _recording("numpy.cumsum", ("int64",), seen, fail_at=7)
+    monkeypatch.setattr(warmup, "resolve", lambda name: target)
+    calls = warm("numpy.cumsum", 2**10, threads=2)
+    assert calls == len(ladder_calls(target, 2**10)) == len(seen) == len(set(seen))
+    assert ("int64", (7,)) in seen and ("int64", (1024,)) in seen
+
+
+def test_an_unavailable_target_is_not_warmed(monkeypatch):
+    target = replace(resolve("numpy.cumsum"), unavailable="not installed here")
+    monkeypatch.setattr(warmup, "resolve", lambda name: target)
+    assert warm("numpy.cumsum", 2**10) == 0
+
+
+def test_the_warm_ladders_reach_max_n():
+    keys = ladder_calls(resolve("numpy.cumsum"), 2**10)
+    assert max(key[1][0] for key in keys if isinstance(key[1], tuple) and len(key[1]) == 1) == 2**10
