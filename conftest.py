@@ -59,10 +59,11 @@ import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 from hypothesis.database import DirectoryBasedExampleDatabase  # noqa: E402
 
+from scancheck.core.cuda import SUITE_CUPY_CACHE  # noqa: E402
 from scancheck.core.database import example_database  # noqa: E402
 from scancheck.core.devices import visible_gpus  # noqa: E402
 
-os.environ.setdefault("CUPY_CACHE_DIR", str(Path(tempfile.gettempdir()) / "scancheck-cupy-cache"))
+os.environ.setdefault("CUPY_CACHE_DIR", str(SUITE_CUPY_CACHE))
 # JAX compiles a scan once per shape, and every worker meets the same ladder of shapes: a
 # compilation cache on disk shared by the workers pays each once per session, not per worker
 # (0.2-0.5 s each for associative_scan in x64).  Its directory is this user's alone: JAX

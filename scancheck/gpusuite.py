@@ -11,6 +11,8 @@ table and the bandwidth benchmark.  Logs go to ``$OUT`` (or ./gpusuite-out).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
 import os
 import re
 import subprocess
@@ -20,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from .core.cuda import SUITE_CUPY_CACHE
 from .progress import Progress
 
 PARTS = ("tests", "huge", "verify", "check", "controls", "matrix", "precision", "bench")
@@ -37,14 +40,19 @@ _JAX_CACHE = {
     "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
 }
 
-#: The GPU tests' targets whose library compiles once per (shape, dtype) (XLA) or per dtype
-#: and layout (CuPy's scan kernels): the warm step calls each on every input its tests'
-#: ladders reach (:mod:`scancheck.engine.warmup`), a dtype to a process, so that the
-#: caches on disk hold every program before the tests start.
+#: The GPU tests' targets whose library compiles once per (shape, dtype), into JAX's cache on
+#: disk: the warm step calls each on every input its tests' ladders reach
+#: (:mod:`scancheck.engine.warmup`), a dtype to a process, so that the cache holds every
+#: program before the tests start; a stamp beside the cache marks each job done.
 JIT_TARGETS = ("jax.lax.associative_scan (x64)", "jax.numpy.cumprod", "jax.numpy.cumsum (x64)",
                "jax.numpy.cumprod (x64)", "jax.lax.scan (add, initial)",
-               "jax.lax.scan (mul, initial)", "jax.numpy.cumsum (default dtype)",
-               "cupy.cumprod", "cupy.cumsum (no CUB)", "cupy.cumsum (default dtype)")
+               "jax.lax.scan (mul, initial)", "jax.numpy.cumsum (default dtype)")
+#: Those whose library compiles its scan kernels per dtype and layout, into CuPy's cache.
+CUPY_TARGETS = ("cupy.cumprod", "cupy.cumsum (no CUB)", "cupy.cumsum (default dtype)")
+#: Processes that share one dtype's inputs, where one alone would be the warm step's longest
+#: job: eager associative_scan compiles each of its operations per shape (float64's 73
+#: programs took one process 50 s on a fresh H100).
+_WARM_PARTS = {"jax.lax.associative_scan (x64)": 4}
 #: The largest n of the GPU suite's conformance tests (tests/engine/test_conformance.py).
 SUITE_MAX_N = 2**22
 
@@ -113,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(os.environ.get("OUT") or "gpusuite-out")
     out.mkdir(parents=True, exist_ok=True)
     root = Path(__file__).resolve().parent.parent
-    env = dict(_JAX_CACHE, **os.environ)  # a cache the user set up wins
+    # Caches the user set up win; otherwise the warm step fills the ones the tests read.
+    env = dict(_JAX_CACHE, CUPY_CACHE_DIR=str(SUITE_CUPY_CACHE), **os.environ)
     env.update(SCANCHECK_HYPOTHESIS_PROFILE=args.profile, PYTHONUNBUFFERED="1",
                PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
     global _steps
@@ -141,21 +150,24 @@ _WARM_CPU_ORACLE = ("import numpy as np; from scancheck.oracle.exact import exac
                     "    exact_scan(np.linspace(-3, 3, 70).astype(as_dtype(d)))")
 
 
-def _jit_jobs() -> list[tuple[str, str]]:
-    """(label, code) of the warm step's library processes: each target of :data:`JIT_TARGETS`
-    that can run here, a dtype to a process (eager JAX dispatches under the GIL, so threads
-    alone leave cores idle), the slowest to compile first."""
+def _library_jobs(names: tuple[str, ...]) -> list[tuple[str, str]]:
+    """(label, code) of the warm step's library processes: each target of ``names`` that can
+    run here, a dtype to a process (eager JAX dispatches under the GIL, so threads alone
+    leave cores idle)."""
     from .engine.library import builtin_targets
 
     table = builtin_targets()
     jobs = []
-    for name in JIT_TARGETS:
+    for name in names:
         target = table[name]
         if target.unavailable:
             continue
-        for dtype in target.spec.dtypes:
-            jobs.append((f"{name} {dtype}", f"from scancheck.engine.warmup import warm\n"
-                         f"warm({name!r}, {SUITE_MAX_N}, dtypes=({dtype!r},), threads=2)"))
+        parts = _WARM_PARTS.get(name, 1)
+        jobs += [(f"{name} {dtype}" + (f" {part + 1}/{parts}" if parts > 1 else ""),
+                  f"from scancheck.engine.warmup import warm\n"
+                  f"warm({name!r}, {SUITE_MAX_N}, dtypes=({dtype!r},), threads=2, part={part}, "
+                  f"parts={parts})")
+                 for dtype in target.spec.dtypes for part in range(parts)]
     return jobs
 
 
@@ -174,20 +186,32 @@ def _warm_kernels(py: str, env: dict[str, str]) -> str:
     jobs += [(f"device oracle {d}", f"from scancheck.oracle.exact_device import warm; warm({d!r})")
              for d in FORMATS]
     jobs.append(("CPU oracle", _WARM_CPU_ORACLE))
-    jobs = _jit_jobs() + jobs  # the longest first
+    stamped = dict(_library_jobs(JIT_TARGETS))
+    jobs = [*stamped.items(), *_library_jobs(CUPY_TARGETS), *jobs]  # the longest first
     deadline = start + 300
+
+    stamps = Path(env["JAX_COMPILATION_CACHE_DIR"]) / "scancheck-warmed"
+    stamps.mkdir(parents=True, exist_ok=True)
+    salt = _warm_salt()
 
     def run(job: tuple[str, str]) -> tuple[str, int, float]:
         t0 = time.monotonic()
+        stamp = stamps / hashlib.sha256((salt + job[1]).encode()).hexdigest()[:24]
+        if job[0] in stamped and stamp.exists():
+            return job[0], 0, 0.0
         try:
             rc = subprocess.run([py, "-c", job[1]], env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL,
                                 timeout=max(1.0, deadline - t0)).returncode
         except subprocess.TimeoutExpired:
             rc = -1
+        if job[0] in stamped and rc == 0:
+            stamp.touch()
         return job[0], rc, time.monotonic() - t0
 
-    # One process a core: some sixty at once held tens of GiB of host memory (JAX's).
+    # One process a core: some sixty at once held tens of GiB of host memory (JAX's).  A
+    # JAX job already run on this machine for the same code and version left a stamp beside
+    # JAX's cache, and is passed over: loading its programs took 34 s on an H100.
     with ThreadPoolExecutor(_cores()) as pool:
         done = list(pool.map(run, jobs))
     # A module that does not compile is the tests' to report, with its error.
@@ -197,6 +221,22 @@ def _warm_kernels(py: str, env: dict[str, str]) -> str:
     return (f"caches warmed: {len(jobs) - len(failed)} of {len(jobs)} jobs in "
             f"{time.monotonic() - start:.0f} s (slowest: {slowest})"
             + (f" (failed: {', '.join(failed)})" if failed else ""))
+
+
+def _warm_salt() -> str:
+    """What a JAX job's stamp depends on besides its code: scancheck's engine and core (which
+    decide the inputs a job calls) and JAX's version.  A stale stamp only leaves the tests
+    to compile what they meet."""
+    from importlib import metadata
+
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted([*root.glob("engine/**/*.py"), *root.glob("core/*.py")]):
+        digest.update(path.read_bytes())
+    for dist in ("jax", "jaxlib"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            digest.update(f"{dist} {metadata.version(dist)}".encode())
+    return digest.hexdigest()
 
 
 def _cores() -> int:
@@ -211,8 +251,12 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
 
     if "tests" in parts:
         summary.append(_warm_kernels(py, env))
+        # Work stealing: a worker out of tests takes half of the busiest one's, so that no
+        # worker ends its share long after the others (on an H100 with every cache warm, 57 s
+        # against 65 s for xdist's default scheduling).
         rc, text, secs = _run([py, "-m", "pytest", "-m", "gpu and not huge", "-n", args.workers,
-                               "-q", "-p", "no:cacheprovider", "--durations=8", *args.pytest_args],
+                               "--dist", "worksteal", "-q", "-p", "no:cacheprovider",
+                               "--durations=8", *args.pytest_args],
                               out / "gpu-tests.log", env)
         status |= rc
         summary.append(f"gpu suite (-n {args.workers}, {args.profile} profile): {_counts(text)} "

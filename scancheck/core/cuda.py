@@ -14,6 +14,7 @@ import hashlib
 import os
 import pickle
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,9 @@ KERNEL_DIR = _kernel_dir()
 #: NVRTC options of every kernel.  Bit-exact float arithmetic does not depend on them:
 #: the functors in scan_ops.cuh use explicit IEEE instructions (CuPy appends -ftz=true).
 NVRTC_OPTIONS = ("--std=c++17", "--fmad=false")
+#: CuPy's kernel cache of the test sessions and of the GPU suite's warm step, where the user set
+#: no ``CUPY_CACHE_DIR``: one directory, so that what the warm step compiles the tests load.
+SUITE_CUPY_CACHE = Path(tempfile.gettempdir()) / "scancheck-cupy-cache"
 MAX_THREADS = 1024
 DEFAULT_SMEM_LIMIT = 48 * 1024
 

@@ -83,16 +83,18 @@ def _lazy(target: Target, case: Case, op: str) -> Callable[[], Any]:
     return lambda: target(case.data(op))
 
 
-def warm(name: str, max_n: int, dtypes: tuple[str, ...] | None = None, threads: int = 4) -> int:
+def warm(name: str, max_n: int, dtypes: tuple[str, ...] | None = None, threads: int = 4,
+         part: int = 0, parts: int = 1) -> int:
     """Call the built-in or importable target ``name`` once on each input of
-    :func:`ladder_calls` (of ``dtypes`` alone, where given), ``threads`` at a time, largest
-    first; the number of calls."""
+    :func:`ladder_calls` (of ``dtypes`` alone, where given; of every ``parts``-th from the
+    ``part``-th, largest first, where the work is shared among processes), ``threads`` at a
+    time, largest first; the number of calls."""
     target = resolve(name)
     if target.unavailable:
         return 0
     if dtypes is not None:
         target = replace(target, spec=replace(target.spec, dtypes=tuple(dtypes)))
-    calls = sorted(ladder_calls(target, max_n).values(), key=lambda c: -c[0])
+    calls = sorted(ladder_calls(target, max_n).values(), key=lambda c: -c[0])[part::parts]
 
     def run(call: Callable[[], Any]) -> None:
         with contextlib.suppress(Exception):

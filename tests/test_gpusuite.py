@@ -1,0 +1,41 @@
+"""The GPU suite's warm step (scancheck.gpusuite), on the CPU: its jobs and their stamps."""
+
+from __future__ import annotations
+
+import sys
+
+from scancheck import gpusuite
+from scancheck.engine.library import builtin_targets
+
+
+def test_the_library_jobs_cover_every_dtype_and_share_the_heavy_ones():
+    table = builtin_targets()
+    jobs = dict(gpusuite._library_jobs(("numpy.cumsum", "numpy.cumprod")))
+    for name in ("numpy.cumsum", "numpy.cumprod"):
+        assert {label.split(" ")[-1] for label in jobs if label.startswith(name + " ")} == set(
+            table[name].spec.dtypes)
+    heavy = "jax.lax.associative_scan (x64)"
+    parts = gpusuite._WARM_PARTS[heavy]
+    if not table[heavy].unavailable:
+        shared = [code for label, code in gpusuite._library_jobs((heavy,)) if "float64" in label]
+        assert len(shared) == parts and all(f"parts={parts}" in code for code in shared)
+
+
+def test_a_jax_job_done_on_this_machine_is_passed_over(tmp_path, monkeypatch):
+    """A job that succeeded leaves a stamp; the next warm step with the same code passes it
+    over, and a job that failed is run again."""
+    ran = tmp_path / "ran"
+    ok = f"open({str(ran)!r}, 'a').write('ok ')"
+    bad = f"open({str(ran)!r}, 'a').write('bad '); raise SystemExit(3)"
+    monkeypatch.setattr(gpusuite, "_library_jobs",
+                        lambda names: [("ok", ok), ("bad", bad)] if names == gpusuite.JIT_TARGETS
+                        else [])
+    monkeypatch.setattr("scancheck.kernels.launch.warm_jobs", lambda: [])
+    monkeypatch.setattr("scancheck.oracle.exact_device.FORMATS", {})
+    monkeypatch.setattr(gpusuite, "_WARM_CPU_ORACLE", "pass")
+    env = {"JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jax"), "PATH": ""}
+    first = gpusuite._warm_kernels(sys.executable, env)
+    assert sorted(ran.read_text().split()) == ["bad", "ok"] and "failed: bad" in first
+    ran.unlink()
+    second = gpusuite._warm_kernels(sys.executable, env)
+    assert ran.read_text().split() == ["bad"] and "failed: bad" in second
