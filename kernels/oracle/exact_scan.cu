@@ -143,9 +143,10 @@ __host__ __device__ __forceinline__ Placed place(Bits b, int base) {
 // (hi * 2^64 + lo) * 2^wbase, plus a sticky part below 2^wbase when sticky is set, rounded
 // once to the format: nearest, ties to even, overflow to infinity.  With sticky set, the
 // lead bit must lie 64 bits or more above wbase, so the sticky part is below the rounding bit.
+// Any result: round128 below takes this for subnormal ones alone.
 template <typename Bits, int P, int EBITS>
-__host__ __device__ __forceinline__ Bits round128(unsigned long long hi, unsigned long long lo,
-                                                  bool sticky, int wbase) {
+__host__ __device__ Bits round128_any(unsigned long long hi, unsigned long long lo, bool sticky,
+                                      int wbase) {
   using F = Format<Bits, P, EBITS>;
   if (!(hi | lo)) return 0;
   const int lead = (hi ? 127 - clz64(hi) : 63 - clz64(lo)) + wbase;
@@ -173,6 +174,41 @@ __host__ __device__ __forceinline__ Bits round128(unsigned long long hi, unsigne
   // 2^P, or a subnormal rounding up to 2^(P-1)) step the exponent field, as IEEE's
   // encoding is built to.
   const long long steps = quantum - F::kQmin;
+  const unsigned long long inf = static_cast<unsigned long long>(F::kInfField) << (P - 1);
+  unsigned long long bits = steps >= F::kInfField ? inf : keep + (steps << (P - 1));
+  if (bits > inf) bits = inf;
+  return static_cast<Bits>(bits);
+}
+
+// round128_any's result, for a normal (or overflowing) one in a few instructions: the 64
+// bits from the lead bit down (one funnel shift) hold the P kept bits and the rounding bit,
+// and everything below them only says whether it is zero.  The wide oracle rounds every
+// prefix through here.
+template <typename Bits, int P, int EBITS>
+__host__ __device__ __forceinline__ Bits round128(unsigned long long hi, unsigned long long lo,
+                                                  bool sticky, int wbase) {
+  using F = Format<Bits, P, EBITS>;
+  static_assert(P < 63, "the rounding bit lies in the top 64 bits");
+  int s;  // bits above the lead bit in the 128-bit window
+  unsigned long long top, below;
+  if (hi) {
+    s = clz64(hi);
+    top = s ? (hi << s) | (lo >> (64 - s)) : hi;
+    below = lo << s;
+  } else {
+    if (!lo) return 0;
+    s = 64 + clz64(lo);
+    top = lo << (s - 64);
+    below = 0;
+  }
+  const int last = 127 - s + wbase - P + 1;  // exponent of the last kept place
+  if (last < F::kQmin) return round128_any<Bits, P, EBITS>(hi, lo, sticky, wbase);
+  unsigned long long keep = top >> (64 - P);
+  const bool half = (top >> (63 - P)) & 1;
+  const bool rest = (top & ((1ULL << (63 - P)) - 1)) != 0 || below != 0 || sticky;
+  keep += half && (rest || (keep & 1));
+  // As in round128_any: keep <= 2^P, and a carry out of the significand steps the field.
+  const long long steps = last - F::kQmin;
   const unsigned long long inf = static_cast<unsigned long long>(F::kInfField) << (P - 1);
   unsigned long long bits = steps >= F::kInfField ? inf : keep + (steps << (P - 1));
   if (bits > inf) bits = inf;
