@@ -143,9 +143,10 @@ __host__ __device__ __forceinline__ Placed place(Bits b, int base) {
 // (hi * 2^64 + lo) * 2^wbase, plus a sticky part below 2^wbase when sticky is set, rounded
 // once to the format: nearest, ties to even, overflow to infinity.  With sticky set, the
 // lead bit must lie 64 bits or more above wbase, so the sticky part is below the rounding bit.
+// Any result: round128 below takes this for subnormal ones alone.
 template <typename Bits, int P, int EBITS>
-__host__ __device__ __forceinline__ Bits round128(unsigned long long hi, unsigned long long lo,
-                                                  bool sticky, int wbase) {
+__host__ __device__ Bits round128_any(unsigned long long hi, unsigned long long lo, bool sticky,
+                                      int wbase) {
   using F = Format<Bits, P, EBITS>;
   if (!(hi | lo)) return 0;
   const int lead = (hi ? 127 - clz64(hi) : 63 - clz64(lo)) + wbase;
@@ -173,6 +174,41 @@ __host__ __device__ __forceinline__ Bits round128(unsigned long long hi, unsigne
   // 2^P, or a subnormal rounding up to 2^(P-1)) step the exponent field, as IEEE's
   // encoding is built to.
   const long long steps = quantum - F::kQmin;
+  const unsigned long long inf = static_cast<unsigned long long>(F::kInfField) << (P - 1);
+  unsigned long long bits = steps >= F::kInfField ? inf : keep + (steps << (P - 1));
+  if (bits > inf) bits = inf;
+  return static_cast<Bits>(bits);
+}
+
+// round128_any's result, for a normal (or overflowing) one in a few instructions: the 64
+// bits from the lead bit down (one funnel shift) hold the P kept bits and the rounding bit,
+// and everything below them only says whether it is zero.  The wide oracle rounds every
+// prefix through here.
+template <typename Bits, int P, int EBITS>
+__host__ __device__ __forceinline__ Bits round128(unsigned long long hi, unsigned long long lo,
+                                                  bool sticky, int wbase) {
+  using F = Format<Bits, P, EBITS>;
+  static_assert(P < 63, "the rounding bit lies in the top 64 bits");
+  int s;  // bits above the lead bit in the 128-bit window
+  unsigned long long top, below;
+  if (hi) {
+    s = clz64(hi);
+    top = s ? (hi << s) | (lo >> (64 - s)) : hi;
+    below = lo << s;
+  } else {
+    if (!lo) return 0;
+    s = 64 + clz64(lo);
+    top = lo << (s - 64);
+    below = 0;
+  }
+  const int last = 127 - s + wbase - P + 1;  // exponent of the last kept place
+  if (last < F::kQmin) return round128_any<Bits, P, EBITS>(hi, lo, sticky, wbase);
+  unsigned long long keep = top >> (64 - P);
+  const bool half = (top >> (63 - P)) & 1;
+  const bool rest = (top & ((1ULL << (63 - P)) - 1)) != 0 || below != 0 || sticky;
+  keep += half && (rest || (keep & 1));
+  // As in round128_any: keep <= 2^P, and a carry out of the significand steps the field.
+  const long long steps = last - F::kQmin;
   const unsigned long long inf = static_cast<unsigned long long>(F::kInfField) << (P - 1);
   unsigned long long bits = steps >= F::kInfField ? inf : keep + (steps << (P - 1));
   if (bits > inf) bits = inf;
@@ -306,52 +342,224 @@ __global__ void exponent_range(const Bits* __restrict__ in, long long n, int* ra
   }
 }
 
-// -- Wide data: one integer per warp -----------------------------------------------------
+// -- Wide data: one integer per thread, in shared memory -----------------------------------
 //
-// Past a few words, an integer per thread no longer fits in registers and the look-back
-// moves whole integers through shuffles.  Here a warp owns one 4096-bit two's-complement
-// integer, lane l holding words 2l and 2l+1, and walks a chunk of the data in order: each
-// value touches one or two words, so an addition is two 64-bit adds per lane plus one
-// carry-lookahead step over the warp, and rounding reads only the two top nonzero lanes.
-// The lane-local arithmetic below is __host__ __device__: the CPU tests run it with the
-// warp's ballots and shuffles emulated.
+// In registers, a thread's W-word integer costs O(W) a value: a register array cannot be
+// indexed at run time, so placing a value, adding it and finding the words to round each
+// select over all W words (about one torch.cumsum of time a word).  Here each thread's
+// integer lives in shared memory, where a value touches only its two words k and k + 1,
+// a carry ripples on only while words overflow (usually not at all), and rounding reads
+// only the two words at the top, which the thread tracks as it adds.  O(W) work is left
+// once per thread, not per value.  Each warp scans one tile of 32 * ITEMS values, a lane
+// owning ITEMS consecutive ones (a warp, not a block: no barrier, no block-wide scan):
+//   1. each lane sums its values in carry-save form (a word's carries are counted beside
+//      it, so no addition ripples: a running sum changes sign often, and every sign change
+//      of a two's-complement integer ripples through all the words above the value);
+//   2. the warp scans its lanes' sums a word at a time, lowest first, each lane carrying its
+//      own carry into the next word: each lane's exclusive prefix within the tile,
+//      normalized, and the tile's sum;
+//   3. the tiles' sums go through a decoupled look-back (two words a lane, as many lanes as
+//      the width needs);
+//   4. each lane adds the tile's prefix to its own, finds its top word once, and walks its
+//      values again, rounding each prefix from the two words at its top.
+// The arithmetic is __host__ __device__: the CPU tests run it with a warp's lanes in turn
+// and each lane's integer in a plain array.
 namespace scancheck {
-namespace warpint {
+namespace columns {
 
-constexpr int kLanes = 32;
-constexpr int kWords = 2 * kLanes;
+// Word k of one thread's integer lives at p[k * S].  On the device a warp's 32 integers
+// interleave (S = 32): lane l's word k sits 8 bytes past lane l-1's, so a warp reading
+// each lane's word k, whatever k each lane reads, hits every bank evenly.
+template <typename T, int S>
+struct Column {
+  T* p;
+  __host__ __device__ __forceinline__ T& operator[](int k) const { return p[k * S]; }
+};
 
+// v += x in carry-save form: the carry out of word k (-1 for a borrow) goes to the count
+// c[k], worth 2^64 words k, not into word k + 1.  A value adds to a word once at most (as
+// its low or its high part), so |c[k]| <= the values added: a signed char holds ITEMS.
+template <int W, int S>
+__host__ __device__ __forceinline__ void add_carry_save(Column<unsigned long long, S> v,
+                                                        Column<signed char, S> c,
+                                                        const Placed& x) {
+  const int k = x.word;
+  const unsigned long long a = v[k];
+  v[k] = x.neg ? a - x.lo : a + x.lo;
+  c[k] = static_cast<signed char>(c[k] + (x.neg ? -(a < x.lo) : (a + x.lo < a)));
+  if (k + 1 < W) {  // hi is 0 when k is the top word: every value fits in W words
+    const unsigned long long b = v[k + 1];
+    v[k + 1] = x.neg ? b - x.hi : b + x.hi;
+    c[k + 1] = static_cast<signed char>(c[k + 1] + (x.neg ? -(b < x.hi) : (b + x.hi < b)));
+  }
+}
+
+// lo + hi * 2^64, two's complement: a word of a carry-save integer with its carries, and
+// sums of such words over a warp (|hi| <= 32 * 2, far inside an int).
+struct Sum128 {
+  unsigned long long lo;
+  int hi;
+};
+
+__host__ __device__ __forceinline__ Sum128 add(Sum128 a, Sum128 b) {
+  const unsigned long long lo = a.lo + b.lo;
+  return {lo, a.hi + b.hi + (lo < a.lo ? 1 : 0)};
+}
+
+__host__ __device__ __forceinline__ Sum128 sub(Sum128 a, Sum128 b) {
+  return {a.lo - b.lo, a.hi - b.hi - (a.lo < b.lo ? 1 : 0)};
+}
+
+__host__ __device__ __forceinline__ Sum128 widen(int c) {
+  return {static_cast<unsigned long long>(static_cast<long long>(c)), c < 0 ? -1 : 0};
+}
+
+// Word k of a carry-save integer with the carries out of word k - 1 (below = c[k-1]).
+__host__ __device__ __forceinline__ Sum128 digit(unsigned long long word, int below) {
+  return add({word, 0}, widen(below));
+}
+
+// Word k of a normalized sum whose digits at k sum to d, given the carry into word k;
+// carry becomes the carry out (signed: a borrow is -1).
+__host__ __device__ __forceinline__ unsigned long long settle(Sum128 d, int& carry) {
+  const Sum128 s = add(d, widen(carry));
+  carry = s.hi;
+  return s.lo;
+}
+
+// What rounding a normalized integer v needs without reading it whole: ext, the word its
+// sign extends with (0 or all ones); top, its highest word that is not ext (0 if none);
+// nonzero, how many of its W words are not 0.
+struct Track {
+  unsigned long long ext;
+  int top, nonzero;
+};
+
+// v += p over all W words (p the tile's prefix, the same for every lane), and v's Track.
+template <int W, int S>
+__host__ __device__ __forceinline__ Track add_whole(Column<unsigned long long, S> v,
+                                                    const unsigned long long* p) {
+  Track t{0, 0, 0};
+  int top0 = 0, top1 = 0;  // highest word that is not 0, not all ones
+  unsigned long long carry = 0, s = 0;
+  for (int k = 0; k < W; ++k) {
+    const unsigned long long a = v[k], b = a + p[k];
+    s = b + carry;
+    carry = (b < a) | (s < b);
+    v[k] = s;
+    t.nonzero += s != 0;
+    top0 = s != 0 ? k : top0;
+    top1 = s != ~0ULL ? k : top1;
+  }
+  t.ext = (s >> 63) ? ~0ULL : 0ULL;
+  t.top = t.ext ? top1 : top0;
+  return t;
+}
+
+// v += x (v -= |x| when x is negative) on a normalized v, keeping t.  A carry (or borrow)
+// out of word k + 1 ripples on while the words above pass it on: far from every time,
+// except when v changes sign (then up through the sign extension).  The top can only move
+// where the addition reached it: at or above it, the new top is searched for downward from
+// the highest word written (one or two steps, unless the top cancelled out).
+template <int W, int S>
+__host__ __device__ __forceinline__ void add_tracked(Column<unsigned long long, S> v,
+                                                     const Placed& x, Track& t) {
+  const int k = x.word;
+  const bool neg = x.neg;
+  const unsigned long long a = v[k];
+  unsigned long long last = neg ? a - x.lo : a + x.lo;
+  bool carry = neg ? a < x.lo : last < a;
+  v[k] = last;
+  t.nonzero += (last != 0) - (a != 0);
+  int j = k;
+  if (k + 1 < W) {
+    const unsigned long long b = v[k + 1];
+    const unsigned long long u = neg ? b - x.hi : b + x.hi;
+    const bool over = neg ? b < x.hi : u < b;
+    last = neg ? u - carry : u + carry;
+    carry = over | (neg ? u < static_cast<unsigned long long>(carry) : last < u);
+    v[k + 1] = last;
+    t.nonzero += (last != 0) - (b != 0);
+    j = k + 1;
+    // A word passes a carry on when +1 wraps it to 0, a borrow when -1 wraps it to ones.
+    const unsigned long long wrap = neg ? ~0ULL : 0ULL, step = wrap | 1ULL;
+    while (carry && j + 1 < W) {
+      ++j;
+      const unsigned long long o = v[j];
+      last = o + step;
+      v[j] = last;
+      t.nonzero += (last != 0) - (o != 0);
+      carry = last == wrap;
+    }
+  }
+  if (j == W - 1) t.ext = (last >> 63) ? ~0ULL : 0ULL;
+  if (j >= t.top) {  // the words above j are t.ext: above the old top, or past the end
+    int i = j;
+    while (i > 0 && v[i] == t.ext) --i;
+    t.top = i;
+  }
+}
+
+// v * 2^base rounded once: bit for bit FixedPoint::store, from v's two top words (words
+// top and top - 1, or 1 and 0).  For v < 0, |v| = ~v + 1: the +1 reaches the window only
+// when the words below it are all zero, and |v|'s words below it are nonzero exactly when
+// v's are.  Both are told by t.nonzero, less the window's nonzero words and the ext words
+// above it (nonzero for v < 0).
+template <typename Bits, int P, int EBITS, int W, int S>
+__host__ __device__ __forceinline__ Bits round_column(Column<unsigned long long, S> v,
+                                                      const Track& t, int base) {
+  static_assert(W >= 2, "the window is two words");
+  const int top = t.top > 0 ? t.top : 1;
+  const unsigned long long hi = v[top], lo = v[top - 1];
+  const bool neg = t.ext != 0;
+  const bool sticky = t.nonzero - (hi != 0) - (lo != 0) - (neg ? W - 1 - top : 0) != 0;
+  const int wbase = base + 64 * (top - 1);
+  if (!neg) return round128<Bits, P, EBITS>(hi, lo, sticky, wbase);
+  unsigned long long mhi = ~hi, mlo = ~lo;
+  Bits mag;
+  if (!sticky && ++mlo == 0 && ++mhi == 0) {
+    mag = round128<Bits, P, EBITS>(1, 0, false, wbase + 64);  // |v| = 2^128 * 2^wbase
+  } else {
+    // With sticky set the top word of |v| is ~hi != 0: the lead bit is 64 bits or more
+    // above wbase, as round128 asks.
+    mag = round128<Bits, P, EBITS>(mhi, mlo, sticky, wbase);
+  }
+  return static_cast<Bits>(mag | Format<Bits, P, EBITS>::kSign);
+}
+
+// A warp's shared memory in the column scan: the tile's values as read, padded as
+// kernels/decoupled_lookback.cu pads them (each lane rounds its values in place, and the
+// outputs leave from there), the lanes' integers (32 * W words), W words (the tile's sum,
+// then its prefix), then the lanes' carry counts (32 * W bytes).  The values stay in shared
+// memory, not registers, so that the loops over them need not be unrolled: unrolled, the
+// walk of 16 values took 100 registers and more code than the instruction cache holds.
+// scancheck/oracle/exact_device.py's columns_smem sizes it the same way.
+template <typename Bits, int W, int ITEMS>
+struct Layout {
+  static constexpr int kStage = 32 * ITEMS + ((32 * ITEMS) >> (sizeof(Bits) == 8 ? 4 : 5));
+  static constexpr int kStageWords = (kStage * static_cast<int>(sizeof(Bits)) + 7) / 8;
+  static constexpr int kBytes = 8 * (kStageWords + 32 * W + W) + 32 * W;
+  // Words of a tile's sum in the look-back arrays: two a lane.
+  static constexpr int kStride = W + (W & 1);
+  static_assert(kStride <= 64, "the look-back holds two words a lane");
+  static_assert(ITEMS <= 127, "a lane's carry counts are signed chars");
+};
+
+constexpr unsigned kFull = 0xffffffffu;
+
+// Two words of a wide integer a lane (lane l: words 2l and 2l + 1), for the look-back.
 struct LaneWords {
   unsigned long long lo, hi;
 };
 
-__host__ __device__ __forceinline__ int clz32(unsigned v) {
-#ifdef __CUDA_ARCH__
-  return __clz(static_cast<int>(v));
-#else
-  return __builtin_clz(v);
-#endif
-}
-
-// This lane's 128 bits of a placed value.
-__host__ __device__ __forceinline__ LaneWords lane_part(const Placed& x, int lane) {
-  const int w0 = 2 * lane, w1 = w0 + 1;
-  return {x.word == w0 ? x.lo : (x.word + 1 == w0 ? x.hi : 0),
-          x.word == w1 ? x.lo : (x.word + 1 == w1 ? x.hi : 0)};
-}
-
-// One lane's part of v + a (v - a when neg, as v + ~a + 1), before carries between lanes:
-// gen says the lane carries out, prop that it would pass a carry on (all ones).
+// One lane's part of v + a, before carries between lanes: gen says the lane carries out,
+// prop that it would pass a carry on (all ones).
 struct LaneSum {
   LaneWords s;
   bool gen, prop;
 };
 
-__host__ __device__ __forceinline__ LaneSum lane_sum(LaneWords v, LaneWords a, bool neg) {
-  if (neg) {
-    a.lo = ~a.lo;
-    a.hi = ~a.hi;
-  }
+__host__ __device__ __forceinline__ LaneSum lane_sum(LaneWords v, LaneWords a) {
   const unsigned long long s0 = v.lo + a.lo;
   const unsigned long long c0 = s0 < a.lo;
   unsigned long long s1 = v.hi + a.hi;
@@ -363,11 +571,11 @@ __host__ __device__ __forceinline__ LaneSum lane_sum(LaneWords v, LaneWords a, b
 }
 
 // The carry into every lane, from the lanes' generate and propagate masks: the carries of
-// the 32-bit sum gen + (gen | prop) (+1 into lane 0 for a subtraction) are exactly the
-// carries of the wide addition, so one integer addition replaces a 32-step ripple.
-__host__ __device__ __forceinline__ unsigned lane_carries(unsigned gen, unsigned prop, bool neg) {
+// the 32-bit sum gen + (gen | prop) are exactly the carries of the wide addition, so one
+// integer addition replaces a 32-step ripple.
+__host__ __device__ __forceinline__ unsigned lane_carries(unsigned gen, unsigned prop) {
   const unsigned either = gen | prop;
-  return (gen + either + (neg ? 1u : 0u)) ^ gen ^ either;
+  return (gen + either) ^ gen ^ either;
 }
 
 __host__ __device__ __forceinline__ LaneWords lane_finish(LaneSum s, unsigned carries, int lane) {
@@ -376,126 +584,107 @@ __host__ __device__ __forceinline__ LaneWords lane_finish(LaneSum s, unsigned ca
   return {lo, s.s.hi + (lo < c)};
 }
 
-// What rounding a warp integer v needs: the magnitude's four words in lanes top - 1 and
-// top (the top nonzero lane, or lane 1 when only lane 0 is nonzero), a carry into them and
-// a sticky bit from the lanes below.
-// For v < 0, |v| = m + 1 with m = ~v: the +1 reaches the window only when m is all ones
-// below it, and the bits below are nonzero exactly when it does not.
-struct Window {
-  unsigned long long w[4];
-  int top;
-  bool neg, carry, sticky;
-};
-
-// The window's shape from the ballots of m's nonzero and all-ones lanes.
-__host__ __device__ __forceinline__ Window window_shape(unsigned nonzero, unsigned ones, bool neg) {
-  Window w{};
-  w.neg = neg;
-  w.top = 31 - clz32(nonzero | 2u);
-  const unsigned below = (1u << (w.top - 1)) - 1;
-  w.carry = neg && (ones & below) == below;
-  w.sticky = neg ? (ones & below) != below : (nonzero & below) != 0;
-  return w;
-}
-
-// The window rounded once to the format: bit for bit FixedPoint::store of the whole v.
-template <typename Bits, int P, int EBITS>
-__host__ __device__ __forceinline__ Bits round_window(const Window& win, int base) {
-  Wide<5> v;
-  unsigned long long carry = win.carry;
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    v.w[k] = win.w[k] + carry;
-    carry = carry && v.w[k] == 0;
-  }
-  v.w[4] = carry;
-  // With bits below the window, the lead bit lies 128 bits or more above its bottom, far
-  // above the rounding bit: a sticky 1 in the lowest place rounds as those bits do.
-  v.w[0] |= win.sticky;
-  const Bits mag = round_magnitude<Bits, P, EBITS, 5>(v, base + 128 * (win.top - 1));
-  return static_cast<Bits>(win.neg ? (mag | Format<Bits, P, EBITS>::kSign) : mag);
-}
-
-constexpr unsigned kFull = 0xffffffffu;
-
-// v += a (v -= a when neg) over the warp.
-__device__ __forceinline__ void warp_add(LaneWords& v, LaneWords a, bool neg, int lane) {
-  const LaneSum s = lane_sum(v, a, neg);
-  v = lane_finish(s, lane_carries(__ballot_sync(kFull, s.gen), __ballot_sync(kFull, s.prop), neg),
+// v += a over the warp (modulo 2^4096: words past W are never read).
+__device__ __forceinline__ void warp_add(LaneWords& v, LaneWords a, int lane) {
+  const LaneSum s = lane_sum(v, a);
+  v = lane_finish(s, lane_carries(__ballot_sync(kFull, s.gen), __ballot_sync(kFull, s.prop)),
                   lane);
 }
 
-// Lane src's placed value, in every lane.
-__device__ __forceinline__ Placed shfl_placed(const Placed& x, int src) {
-  const int packed = __shfl_sync(kFull, 2 * x.word + x.neg, src);
-  return {__shfl_sync(kFull, x.lo, src), __shfl_sync(kFull, x.hi, src), packed >> 1,
-          (packed & 1) != 0};
+// A lane's two words of a published sum, in one 16-byte access each way (the fences of
+// publish and of the look-back's poll order them against the flags).  For odd W the top
+// lane moves one word past W too: the stride leaves room for it, and no word past W is read.
+__device__ __forceinline__ LaneWords load_pair(const unsigned long long* p) {
+  unsigned long long a, b;
+  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
+  return {a, b};
 }
 
-__device__ __forceinline__ Window warp_window(const LaneWords& v) {
-  const bool neg = (__shfl_sync(kFull, v.hi, kLanes - 1) >> 63) != 0;
-  const unsigned long long flip = neg ? ~0ULL : 0ULL;
-  const LaneWords m{v.lo ^ flip, v.hi ^ flip};
-  Window w = window_shape(__ballot_sync(kFull, (m.lo | m.hi) != 0),
-                          __ballot_sync(kFull, (m.lo & m.hi) == ~0ULL), neg);
-  w.w[0] = __shfl_sync(kFull, m.lo, w.top - 1);
-  w.w[1] = __shfl_sync(kFull, m.hi, w.top - 1);
-  w.w[2] = __shfl_sync(kFull, m.lo, w.top);
-  w.w[3] = __shfl_sync(kFull, m.hi, w.top);
-  return w;
-}
-
-__device__ __forceinline__ void publish(int* flags, unsigned long long* values, long long chunk,
+template <int W, int STRIDE>
+__device__ __forceinline__ void publish(int* flags, unsigned long long* values, long long tile,
                                         int flag, LaneWords v, int lane) {
-  unsigned long long* dst = values + chunk * kWords + 2 * lane;
-  store_volatile(dst, v.lo);
-  store_volatile(dst + 1, v.hi);
+  if (2 * lane < W)
+    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};"
+                 :: "l"(values + tile * STRIDE + 2 * lane), "l"(v.lo), "l"(v.hi) : "memory");
   __threadfence();
   __syncwarp();
   if (lane == 0) {
     __threadfence();
-    atomicExch(&flags[chunk], flag);
+    atomicExch(&flags[tile], flag);
   }
 }
 
-}  // namespace warpint
+}  // namespace columns
 }  // namespace scancheck
 
-// The exact inclusive scan for wide data: each warp takes the next chunk of CHUNK values
-// (an atomic counter hands them out in start order, so a warp only waits on running
-// ones), sums it, publishes the sum and looks back over its predecessors' sums 32 at a
-// time, as kernels/decoupled_lookback.cu does for tiles; then walks the chunk again from
-// that prefix, keeping each value's rounding window in the lane that will store it and
-// rounding 32 values at once.
-template <typename Bits, int P, int EBITS, int CHUNK>
-__global__ void exact_scan_warp(const Bits* __restrict__ in, Bits* __restrict__ out, long long n,
-                                int base, unsigned* counter, int* flags,
-                                unsigned long long* aggregates, unsigned long long* inclusives) {
+// The exact inclusive scan of wide data, W words wide, a warp a tile of 32 * ITEMS values
+// (an atomic counter hands tiles out in start order, so a warp only waits on running ones).
+// Dynamic shared memory: Layout<Bits, W, ITEMS>::kBytes a warp.
+template <typename Bits, int P, int EBITS, int W, int ITEMS>
+__global__ void exact_scan_columns(const Bits* __restrict__ in, Bits* __restrict__ out,
+                                   long long n, int base, unsigned* counter, int* flags,
+                                   unsigned long long* aggregates,
+                                   unsigned long long* inclusives) {
   using namespace scancheck;
-  using namespace scancheck::warpint;
-  const int lane = threadIdx.x % kLanes;
+  using namespace scancheck::columns;
+  using L = Layout<Bits, W, ITEMS>;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  unsigned long long* mine = reinterpret_cast<unsigned long long*>(scancheck_smem + warp * L::kBytes);
+  Bits* stage = reinterpret_cast<Bits*>(mine);
+  unsigned long long* words = mine + L::kStageWords;
+  unsigned long long* tile_words = words + 32 * W;  // the tile's sum, then its prefix
+  signed char* counts = reinterpret_cast<signed char*>(tile_words + W);
+
   unsigned ticket = 0;
   if (lane == 0) ticket = atomicAdd(counter, 1u);
-  const long long chunk = __shfl_sync(kFull, ticket, 0);
-  const long long start = chunk * CHUNK;
-  if (start >= n) return;  // the whole warp: chunk is warp-uniform
-  const long long stop = start + CHUNK < n ? start + CHUNK : n;
+  const long long tile = __shfl_sync(kFull, ticket, 0);
+  const long long seg = tile * 32 * ITEMS;
+  if (seg >= n) return;  // the whole warp: tile is warp-uniform
+  const bool full = seg + 32 * ITEMS <= n;
 
-  // Each lane places its own value of every 32; the warp adds them one by one.
-  LaneWords sum{0, 0};
-  for (long long i = start; i < stop; i += kLanes) {
-    const Placed mine = place<Bits, P, EBITS>(i + lane < stop ? in[i + lane] : Bits(0), base);
-    const int count = stop - i < kLanes ? static_cast<int>(stop - i) : kLanes;
-    for (int k = 0; k < count; ++k) {
-      const Placed x = shfl_placed(mine, k);
-      warp_add(sum, lane_part(x, lane), x.neg, lane);
-    }
+  // The tile's values, a lane's ITEMS consecutive ones; padding reads as +0.0, which adds
+  // nothing.  Each value is placed twice (for the sum, then for the walk), not held placed.
+  load_striped<Bits, ITEMS>(stage, in, seg, n, full, Bits(0));
+  __syncwarp();
+
+  // 1. The lane's sum, carry-save.
+  const Column<unsigned long long, 32> v{words + lane};
+  const Column<signed char, 32> c{counts + lane};
+  for (int k = 0; k < W; ++k) {
+    v[k] = 0;
+    c[k] = 0;
   }
+#pragma unroll 4
+  for (int i = 0; i < ITEMS; ++i)
+    add_carry_save<W>(v, c, place<Bits, P, EBITS>(stage[pad<Bits>(lane * ITEMS + i)], base));
 
+  // 2. Word by word, lowest first: the word's sum over the lanes up to this one (a
+  // Kogge-Stone scan of 128-bit sums), less this lane's own for the exclusive prefix, and
+  // each lane's carries on into the next word.  v becomes the lane's exclusive prefix.
+  int carry_ex = 0, carry_in = 0;
+#pragma unroll 2
+  for (int k = 0; k < W; ++k) {
+    const Sum128 d = digit(v[k], k > 0 ? c[k - 1] : 0);
+    Sum128 inc = d;
+#pragma unroll
+    for (int off = 1; off < 32; off *= 2) {
+      const Sum128 o{__shfl_up_sync(kFull, inc.lo, off), __shfl_up_sync(kFull, inc.hi, off)};
+      if (lane >= off) inc = add(o, inc);
+    }
+    v[k] = settle(sub(inc, d), carry_ex);
+    const unsigned long long total = settle(inc, carry_in);
+    if (lane == 31) tile_words[k] = total;
+  }
+  __syncwarp();
+
+  // 3. The look-back over earlier tiles' sums, 32 tiles at a time (as
+  // kernels/decoupled_lookback.cu does for blocks).
+  const LaneWords sum{2 * lane < W ? tile_words[2 * lane] : 0ULL,
+                      2 * lane + 1 < W ? tile_words[2 * lane + 1] : 0ULL};
   LaneWords prefix{0, 0};
-  if (chunk > 0) {
-    publish(flags, aggregates, chunk, kAggregate, sum, lane);
-    for (long long end = chunk - 1;; end -= kLanes) {
+  if (tile > 0) {
+    publish<W, L::kStride>(flags, aggregates, tile, kAggregate, sum, lane);
+    for (long long end = tile - 1;; end -= 32) {
       const long long j = end - lane;  // lane 0 is the nearest predecessor
       int f = kInclusive;
       do {
@@ -504,33 +693,45 @@ __global__ void exact_scan_warp(const Bits* __restrict__ in, Bits* __restrict__ 
       __syncwarp();
       __threadfence();
       const unsigned inclusive_lanes = __ballot_sync(kFull, f == kInclusive && j >= 0);
-      const int last = inclusive_lanes ? __ffs(inclusive_lanes) - 1 : kLanes - 1;
-      // Integer addition is associative and commutative: any order gives the same sum.
-      for (int k = 0; k <= last && end - k >= 0; ++k) {
+      const int last = inclusive_lanes ? __ffs(inclusive_lanes) - 1 : 31;
+      // Tiles end, end - 1, ... end - count + 1: every load of the window issued before the
+      // first is used (one memory latency a window, not one a tile), then summed as a tree
+      // (integer addition is associative and commutative: any order gives the same sum).
+      // Tiles here are small and many: 2**28 values make 262144 look-backs.
+      const int count = last < end ? last + 1 : static_cast<int>(end + 1);
+      LaneWords got[32];
+#pragma unroll
+      for (int k = 0; k < 32; ++k) {
         const int fk = __shfl_sync(kFull, f, k);
-        const unsigned long long* src =
-            (fk == kInclusive ? inclusives : aggregates) + (end - k) * kWords + 2 * lane;
-        warp_add(prefix, {scancheck::load_volatile(src), scancheck::load_volatile(src + 1)},
-                 false, lane);
+        got[k] = k < count && 2 * lane < W
+                     ? load_pair((fk == kInclusive ? inclusives : aggregates) +
+                                 (end - k) * L::kStride + 2 * lane)
+                     : LaneWords{0, 0};
       }
+#pragma unroll
+      for (int step = 1; step < 32; step *= 2) {
+#pragma unroll
+        for (int k = 0; k + step < 32; k += 2 * step) warp_add(got[k], got[k + step], lane);
+      }
+      warp_add(prefix, got[0], lane);
       if (inclusive_lanes) break;
     }
   }
   LaneWords inclusive = prefix;
-  warp_add(inclusive, sum, false, lane);
-  publish(flags, inclusives, chunk, kInclusive, inclusive, lane);
+  warp_add(inclusive, sum, lane);
+  publish<W, L::kStride>(flags, inclusives, tile, kInclusive, inclusive, lane);
+  if (2 * lane < W) tile_words[2 * lane] = prefix.lo;  // every lane read its sum above
+  if (2 * lane + 1 < W) tile_words[2 * lane + 1] = prefix.hi;
+  __syncwarp();
 
-  LaneWords run = prefix;
-  for (long long i = start; i < stop; i += kLanes) {
-    const Placed mine = place<Bits, P, EBITS>(i + lane < stop ? in[i + lane] : Bits(0), base);
-    const int count = stop - i < kLanes ? static_cast<int>(stop - i) : kLanes;
-    Window kept{};
-    for (int k = 0; k < count; ++k) {
-      const Placed x = shfl_placed(mine, k);
-      warp_add(run, lane_part(x, lane), x.neg, lane);
-      const Window w = warp_window(run);
-      if (lane == k) kept = w;
-    }
-    if (lane < count) out[i + lane] = round_window<Bits, P, EBITS>(kept, base);
+  // 4. The lane's prefix, then each of its values added and rounded in turn.
+  Track t = add_whole<W>(v, tile_words);
+#pragma unroll 1
+  for (int i = 0; i < ITEMS; ++i) {
+    Bits& slot = stage[pad<Bits>(lane * ITEMS + i)];
+    add_tracked<W>(v, place<Bits, P, EBITS>(slot, base), t);
+    slot = round_column<Bits, P, EBITS, W>(v, t, base);
   }
+  __syncwarp();
+  store_striped<Bits, ITEMS>(out, stage, seg, n, full);
 }

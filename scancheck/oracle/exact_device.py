@@ -5,10 +5,11 @@ integer of W 64-bit words, takes the integer prefix sums in one decoupled look-b
 pass and rounds each once to the input's format (nearest, ties to even), reading and
 writing the float bits alone: the same 2 * itemsize bytes a float scan moves.  W comes
 from one pass over the data's exponents, so the integers are as wide as the data needs
-and no wider.  Past :data:`WARP_FROM` words an integer per thread no longer fits in
-registers, and each warp holds one integer instead (``exact_scan_warp``).  Results are
-bit for bit those of the CPU oracle, which ``tests/oracle/test_exact_device.py`` checks on
-every data distribution.
+and no wider.  Below :data:`COLUMNS_FROM` words each thread holds its integer in registers
+(``exact_scan``), where every value costs O(W); from there each thread's integer lives in
+shared memory, where a value costs O(1) (``exact_scan_columns``: a value touches two words,
+rounding reads the two at the top).  Results are bit for bit those of the CPU oracle, which
+``tests/oracle/test_exact_device.py`` checks on every data distribution.
 """
 
 from __future__ import annotations
@@ -38,18 +39,24 @@ FORMATS: dict[str, tuple[str, int, int]] = {
     for d in ("float16", "bfloat16", "float32", "float64")
 }
 #: Integer widths compiled, in 64-bit words; the narrowest that holds every prefix is used.
-#: 5 words hold any float32 data below 2**42 elements (exponents -149 to 127: the time of a
-#: scan grows by about one torch.cumsum a word); 34 any float64 data up to 2**34 elements
-#: (exponents -1074 to 1023).
+#: 5 words hold any float32 data below 2**42 elements (exponents -149 to 127); 34 any
+#: float64 data up to 2**34 elements (exponents -1074 to 1023).
 WIDTHS = (1, 2, 3, 4, 5, 6, 8, 16, 34)
 BLOCK = 256
-#: Widths from which a warp holds one integer (two words a lane, up to 64) and walks a
-#: chunk of CHUNK values in order, instead of each thread holding its own.
-WARP_FROM = 8
-CHUNK = 1024
 #: Elements a thread of the look-back path scans: 16 was the fastest measured on an H100 at
 #: 1, 2 and 6 words (8 or 32 beside it), placements being recomputed, not held.
 ITEMS = 16
+#: Widths from which each thread's integer lives in shared memory (``exact_scan_columns``):
+#: in registers a scan costs about one torch.cumsum of time a word.
+COLUMNS_FROM = 8
+#: Threads a block of the column scan (each warp scans its own tile: the block size only
+#: sets how many warps share an SM's shared memory a block), and elements a thread.  On an
+#: H100 at 34 words and 2**28 elements, the scan alone took 17.7, 10.6 and 8.5 ms at 16, 32
+#: and 64 items a thread (64 threads a block; 11.7 ms at 32 threads and 32 items): a tile's
+#: look-back and word-by-word scan cost about what its values' walks do.  64 items is not
+#: yet through the device tests.
+COLUMNS_BLOCK = 64
+COLUMNS_ITEMS = 32
 #: Elements from which the conformance checks of a GPU target take the exact answer from
 #: the device oracle: below it, the copy to the device costs more than the CPU oracle.
 DEVICE_FROM = 1 << 16
@@ -67,14 +74,22 @@ def _scan_name(dtype: str, words: int, items: int | None = None) -> str:
     return f"exact_scan<{_format(dtype)}, {words}, {items or ITEMS}>"
 
 
-def _warp_name(dtype: str, chunk: int = CHUNK) -> str:
-    return f"exact_scan_warp<{_format(dtype)}, {chunk}>"
+def _columns_name(dtype: str, words: int, items: int | None = None) -> str:
+    return f"exact_scan_columns<{_format(dtype)}, {words}, {items or COLUMNS_ITEMS}>"
 
 
 def instantiations(dtype: str) -> list[str]:
     """The kernel name expressions the oracle may launch for ``dtype``."""
-    return ([_range_name(dtype), _warp_name(dtype)]
-            + [_scan_name(dtype, w) for w in WIDTHS if w < WARP_FROM])
+    return ([_range_name(dtype)]
+            + [(_scan_name if w < COLUMNS_FROM else _columns_name)(dtype, w) for w in WIDTHS])
+
+
+def columns_smem(itemsize: int, words: int, items: int) -> int:
+    """Dynamic shared memory of one warp of ``exact_scan_columns`` (the kernel's Layout): the
+    tile's padded values, the lanes' integers, the tile's sum and the lanes' one-byte carry
+    counts."""
+    stage = 32 * items + (32 * items >> (4 if itemsize == 8 else 5))  # the kernel's pad<T>
+    return 8 * (-(-stage * itemsize // 8) + 32 * words + words) + 32 * words
 
 
 @functools.cache
@@ -162,8 +177,8 @@ def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
         words = words_needed(lo, hi, n) if lo <= hi else 0
         if not words:  # no nonzero finite value: every finite prefix is zero
             out.fill(0)
-        elif words >= WARP_FROM:
-            _launch_warp(bits, out, n, lo, dtype, dev)
+        elif words >= COLUMNS_FROM:
+            _launch_columns(bits, out, n, lo, dtype, words, dev)
         else:
             _launch(bits, out, n, lo, dtype, words, dev)
         if special or first_zero:
@@ -196,19 +211,26 @@ def _launch(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev:
                                 aggregates, inclusives), shared_mem=smem)
 
 
-def _launch_warp(bits: Any, out: Any, n: int, base: int, dtype: str, dev: int,
-                 chunk: int = CHUNK) -> None:
+def _launch_columns(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev: int,
+                    items: int | None = None, block: int | None = None) -> None:
     import cupy as cp
 
-    chunks = -(-n // chunk)
-    warps = BLOCK // 32
+    items, block = items or COLUMNS_ITEMS, block or COLUMNS_BLOCK
+    tiles = -(-n // (32 * items))
+    warps = block // 32
     counter = cp.zeros(1, dtype=cp.uint32)
-    flags = cp.zeros(chunks, dtype=cp.int32)
-    # 64 words a chunk, twice: for 2**32 values 4 GiB, a quarter of a float32 input's bytes.
-    aggregates = cp.empty((chunks, 64), dtype=cp.uint64)
-    inclusives = cp.empty((chunks, 64), dtype=cp.uint64)
-    _kernel(_warp_name(dtype, chunk), dev)((-(-chunks // warps),), (BLOCK,), (
-        bits, out, np.int64(n), np.int32(base), counter, flags, aggregates, inclusives))
+    flags = cp.zeros(tiles, dtype=cp.int32)
+    # The look-back moves two words a lane: the width rounded up to even, a tile.  At 34
+    # words and 16 items, 272 bytes a 512-value tile: a fifteenth of a float64 input's bytes.
+    stride = words + words % 2
+    aggregates = cp.empty((tiles, stride), dtype=cp.uint64)
+    inclusives = cp.empty((tiles, stride), dtype=cp.uint64)
+    smem = warps * columns_smem(bits.itemsize, words, items)
+    kernel = _kernel(_columns_name(dtype, words, items), dev)
+    if smem > DEFAULT_SMEM_LIMIT:
+        allow_shared_memory(kernel, smem)
+    kernel((-(-tiles // warps),), (block,), (bits, out, np.int64(n), np.int32(base), counter,
+                                            flags, aggregates, inclusives), shared_mem=smem)
 
 
 def overlay_specials(x: Any, out: Any, xp: Any) -> None:

@@ -3,8 +3,10 @@
 Where nvcc is present, the oracle's integer arithmetic (``kernels/oracle/exact_scan.cu`` is
 ``__host__ __device__``) runs on the CPU too, summing in order: the conversion to fixed
 point, the wide additions and the rounding meet the CPU oracle bit for bit without a GPU.
-The warp-wide path's lane arithmetic runs there too, its ballots and shuffles emulated
-over 32 lanes, and its chunks joined by the look-back's whole-integer additions.
+The column scan's runs there too: each lane's carry-save sum, the warp's word-by-word scan
+of them (a loop over 32 lanes), the tiles joined by the look-back's lane arithmetic (its
+ballots emulated), and each lane's walk that adds a value to its integer and rounds from
+the two words it tracks at the top.
 On a GPU, the whole device path (exponent pass, width, look-back scan, IEEE specials)
 must do the same on every data distribution.
 """
@@ -26,8 +28,8 @@ from scancheck.core.dtypes import finfo
 from scancheck.engine.strategies import DISTRIBUTIONS, finite_floats, scan_data
 from scancheck.oracle.exact import exact_scan
 from scancheck.oracle.exact_device import (
+    COLUMNS_FROM,
     FORMATS,
-    WARP_FROM,
     WIDTHS,
     exact_scan_device,
     instantiations,
@@ -69,60 +71,61 @@ void host_scan(const void* in, void* out, long long n, int base) {
     static_cast<Bits*>(out)[i] = fp.store(acc);
   }
 }
-// exact_scan_warp's steps on one CPU thread: each warp collective is a loop over 32 lanes.
-// Chunks of `chunk` values are summed apart and joined as the look-back joins them.
-template <typename Bits, int P, int EBITS>
-void host_warp_scan(const void* in, void* out, long long n, int base, int chunk) {
+// exact_scan_columns's steps on one CPU thread: tiles of 32 lanes of `items` values, each
+// lane's integer a plain array (Column<..., 1>), the warp's scan over lanes a loop, and the
+// tiles' sums joined by the look-back's lane arithmetic, its ballots emulated.
+template <typename Bits, int P, int EBITS, int W>
+void host_columns_scan(const void* in, void* out, long long n, int base, int items) {
   using namespace scancheck;
-  using namespace scancheck::warpint;
-  struct Warp {
-    LaneWords v[kLanes] = {};
-    void add(const LaneWords* a, bool neg) {  // warp_add
-      LaneSum s[kLanes];
-      unsigned gen = 0, prop = 0;
-      for (int l = 0; l < kLanes; ++l) {
-        s[l] = lane_sum(v[l], a[l], neg);
-        gen |= unsigned(s[l].gen) << l;
-        prop |= unsigned(s[l].prop) << l;
-      }
-      const unsigned c = lane_carries(gen, prop, neg);
-      for (int l = 0; l < kLanes; ++l) v[l] = lane_finish(s[l], c, l);
-    }
-    void add_value(Bits b, int base) {
-      const Placed x = place<Bits, P, EBITS>(b, base);
-      LaneWords a[kLanes];
-      for (int l = 0; l < kLanes; ++l) a[l] = lane_part(x, l);
-      add(a, x.neg);
-    }
-    Window window() const {  // warp_window
-      const bool neg = (v[kLanes - 1].hi >> 63) != 0;
-      const unsigned long long flip = neg ? ~0ULL : 0ULL;
-      LaneWords m[kLanes];
-      unsigned nonzero = 0, ones = 0;
-      for (int l = 0; l < kLanes; ++l) {
-        m[l] = {v[l].lo ^ flip, v[l].hi ^ flip};
-        nonzero |= unsigned((m[l].lo | m[l].hi) != 0) << l;
-        ones |= unsigned((m[l].lo & m[l].hi) == ~0ULL) << l;
-      }
-      Window w = window_shape(nonzero, ones, neg);
-      w.w[0] = m[w.top - 1].lo;
-      w.w[1] = m[w.top - 1].hi;
-      w.w[2] = m[w.top].lo;
-      w.w[3] = m[w.top].hi;
-      return w;
-    }
-  };
+  using namespace scancheck::columns;
+  using Words = Column<unsigned long long, 1>;
+  using Counts = Column<signed char, 1>;
+  constexpr int kLanes = 32;
   const Bits* x = static_cast<const Bits*>(in);
-  Warp prefix;
-  for (long long start = 0; start < n; start += chunk) {
-    const long long stop = start + chunk < n ? start + chunk : n;
-    Warp run = prefix, sum;
-    for (long long i = start; i < stop; ++i) {
-      run.add_value(x[i], base);
-      static_cast<Bits*>(out)[i] = round_window<Bits, P, EBITS>(run.window(), base);
-      sum.add_value(x[i], base);
+  LaneWords prefix[kLanes] = {};  // the look-back's running prefix, two words a lane
+  unsigned long long v[kLanes][W];
+  signed char c[kLanes][W];
+  for (long long seg = 0; seg < n; seg += kLanes * items) {
+    auto value = [&](int lane, int i) {
+      const long long e = seg + static_cast<long long>(lane) * items + i;
+      return place<Bits, P, EBITS>(e < n ? x[e] : Bits(0), base);
+    };
+    for (int l = 0; l < kLanes; ++l) {  // 1.
+      for (int k = 0; k < W; ++k) v[l][k] = 0, c[l][k] = 0;
+      for (int i = 0; i < items; ++i) add_carry_save<W>(Words{v[l]}, Counts{c[l]}, value(l, i));
     }
-    prefix.add(sum.v, false);
+    int carry_ex[kLanes] = {}, carry_in[kLanes] = {};  // 2.
+    unsigned long long tile[W];
+    for (int k = 0; k < W; ++k) {
+      Sum128 inc{0, 0};
+      for (int l = 0; l < kLanes; ++l) {
+        const Sum128 d = digit(v[l][k], k > 0 ? c[l][k - 1] : 0);
+        inc = add(inc, d);
+        v[l][k] = settle(sub(inc, d), carry_ex[l]);
+        const unsigned long long total = settle(inc, carry_in[l]);
+        if (l == kLanes - 1) tile[k] = total;
+      }
+    }
+    unsigned long long before[W];  // 3. (the join of warp_add, on the tiles in order)
+    for (int k = 0; k < W; ++k) before[k] = k % 2 ? prefix[k / 2].hi : prefix[k / 2].lo;
+    LaneSum s[kLanes];
+    unsigned gen = 0, prop = 0;
+    for (int l = 0; l < kLanes; ++l) {
+      const LaneWords a{2 * l < W ? tile[2 * l] : 0ULL, 2 * l + 1 < W ? tile[2 * l + 1] : 0ULL};
+      s[l] = lane_sum(prefix[l], a);
+      gen |= unsigned(s[l].gen) << l;
+      prop |= unsigned(s[l].prop) << l;
+    }
+    const unsigned carries = lane_carries(gen, prop);
+    for (int l = 0; l < kLanes; ++l) prefix[l] = lane_finish(s[l], carries, l);
+    for (int l = 0; l < kLanes; ++l) {  // 4.
+      Track t = add_whole<W>(Words{v[l]}, before);
+      for (int i = 0; i < items; ++i) {
+        const long long e = seg + static_cast<long long>(l) * items + i;
+        add_tracked<W>(Words{v[l]}, value(l, i), t);
+        if (e < n) static_cast<Bits*>(out)[e] = round_column<Bits, P, EBITS, W>(Words{v[l]}, t, base);
+      }
+    }
   }
 }
 template <typename Bits, int P, int EBITS>
@@ -134,18 +137,22 @@ void host_range(const void* in, long long n, int* range) {
     for dtype, (bits, p, e) in FORMATS.items():
         lines.append(f'extern "C" void range_{dtype}(const void* in, long long n, int* r) '
                      f'{{ host_range<{bits}, {p}, {e}>(in, n, r); }}')
-        lines.append(f'extern "C" void warp_{dtype}(const void* in, void* out, long long n, '
-                     f'int base, int chunk) {{ host_warp_scan<{bits}, {p}, {e}>(in, out, n, '
-                     f'base, chunk); }}')
         for w in WIDTHS:
             lines.append(f'extern "C" void scan_{dtype}_{w}(const void* in, void* out, long long n,'
                          f' int base) {{ host_scan<{bits}, {p}, {e}, {w}>(in, out, n, base); }}')
+            if w >= 2:  # the column scan's window is two words
+                lines.append(f'extern "C" void columns_{dtype}_{w}(const void* in, void* out, '
+                             f'long long n, int base, int items) {{ host_columns_scan<{bits}, '
+                             f'{p}, {e}, {w}>(in, out, n, base, items); }}')
     # Built once per machine and source, not by each worker of each session (3 CPU-s each).
     return ctypes.CDLL(str(nvcc_shared_library("\n".join(lines), out, ("-std=c++17", "-O1"))))
 
 
-def host_exact_scan(lib, x: np.ndarray, warp_from: int = WARP_FROM, chunk: int = 37) -> np.ndarray:
-    """exact_scan_device's steps, with the kernels' arithmetic run on the CPU."""
+def host_exact_scan(lib, x: np.ndarray, columns_from: int = COLUMNS_FROM, items: int = 3,
+                    words: int = 0) -> np.ndarray:
+    """exact_scan_device's steps, with the kernels' arithmetic run on the CPU: the column scan
+    from ``columns_from`` words, its lanes of ``items`` values, at ``words`` words where that
+    is more than the data needs (any wider integer is as exact)."""
     x = np.ascontiguousarray(x)
     n, dtype = x.shape[0], x.dtype.name
     rng = np.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0, 0], dtype=np.int32)
@@ -154,11 +161,13 @@ def host_exact_scan(lib, x: np.ndarray, warp_from: int = WARP_FROM, chunk: int =
     lo, hi, special = (int(v) for v in rng[:3])
     out = np.zeros_like(x)
     if lo <= hi:
-        w = words_needed(lo, hi, n)
+        w = max(words_needed(lo, hi, n), words)
+        assert w in WIDTHS, w
         args = (x.ctypes.data_as(ctypes.c_void_p), out.ctypes.data_as(ctypes.c_void_p),
                 ctypes.c_longlong(n), ctypes.c_int(lo))
-        if w >= warp_from:
-            getattr(lib, f"warp_{dtype}")(*args, ctypes.c_int(chunk))
+        if w >= columns_from:
+            w = max(w, 2)  # the column scan's narrowest: its window is two words
+            getattr(lib, f"columns_{dtype}_{w}")(*args, ctypes.c_int(items))
         else:
             getattr(lib, f"scan_{dtype}_{w}")(*args)
     if special or x[0] == 0:
@@ -189,16 +198,70 @@ def test_the_oracle_arithmetic_is_exact_over_the_whole_exponent_range(host_oracl
 
 @needs_nvcc
 @given(dtype=float_dtypes, dist=st.sampled_from(DISTRIBUTIONS), data=st.data())
-def test_the_warp_wide_arithmetic_equals_the_cpu_oracle_at_every_width(host_oracle, dtype, dist,
-                                                                      data):
-    """The warp path at any width, narrow data included, where its integers sit in lane 0
-    alone and negative sums are all ones above: chunks of a few values, joined by
-    whole-integer additions."""
-    n = data.draw(st.integers(1, 400), label="n")
+def test_the_column_scan_equals_the_cpu_oracle_at_every_width(host_oracle, dtype, dist, data):
+    """The column scan at any width, narrow data included, where its integers sit in the
+    lowest words and a negative one is all ones above: lanes of a few values (many tiles,
+    prefixes carried between them) or of many (a lane's carry counts at their largest)."""
+    n = data.draw(st.integers(1, 800), label="n")
     x = data.draw(scan_data(n, dtype, dist), label="x")
-    chunk = data.draw(st.integers(1, 64), label="chunk")
-    assert_same_bits(host_exact_scan(host_oracle, x, warp_from=1, chunk=chunk), exact_scan(x),
-                     f"{dist} {dtype} chunk={chunk}")
+    items = data.draw(st.sampled_from([1, 2, 3, 16, 127]), label="items")
+    words = data.draw(st.sampled_from(WIDTHS), label="words")
+    assert_same_bits(host_exact_scan(host_oracle, x, 1, items, words), exact_scan(x),
+                     f"{dist} {dtype} items={items} words={words}")
+
+
+@needs_nvcc
+@given(data=st.data())
+def test_the_column_scan_equals_the_cpu_oracle_on_wide_float64(host_oracle, data):
+    """The data the column scan is for: float64 over the whole exponent range, 34 words."""
+    n = data.draw(st.integers(1, 3000), label="n")
+    x = data.draw(scan_data(n, "float64", "wide"), label="x")
+    items = data.draw(st.sampled_from([1, 5, 16]), label="items")
+    assert_same_bits(host_exact_scan(host_oracle, x, items=items), exact_scan(x),
+                     f"items={items}")
+
+
+def _adversarial(dtype: str) -> dict[str, np.ndarray]:
+    """Sums that make the column scan's integers do all they can: cancel to nothing or to the
+    lowest word, cross zero both ways, ripple a carry through every word, round to infinity,
+    land on subnormals and on powers of two of 2**64 words."""
+    info = finfo(dtype)
+    tiny, big, top = float(info.smallest_subnormal), float(info.max), 2.0 ** (int(info.maxexp) - 1)
+    ulp = big - float(np.nextafter(np.array(big, as_dtype(dtype)), as_dtype(dtype).type(0)))
+    rng = np.random.default_rng(5)
+    wide = rng.uniform(1, 2, 200) * np.exp2(rng.integers(int(info.minexp), int(info.maxexp) - 1,
+                                                          200).astype(float))
+    cases = {
+        "x, -x pairs": np.ravel(np.column_stack([wide, -wide])),
+        "x, -x pairs, then shuffled": rng.permutation(np.ravel(np.column_stack([wide, -wide]))),
+        "nested": np.concatenate([wide[:50], -wide[:50][::-1]]),
+        "crossing zero": np.array([tiny, -3 * tiny, top, -top, 5 * tiny, -top, top, -2 * tiny]),
+        "a carry through every word": np.array([top, -tiny, tiny, -top, -tiny, top, tiny]),
+        "a borrow through every word": np.array([-tiny, top, tiny, -top, tiny, -tiny]),
+        "to infinity and back": np.array([big, big, -big, -big, -big, big, big]),
+        "a tie past the largest": np.array([big, ulp / 2, -big, ulp / 2, ulp / 4, -big]),
+        "subnormal results": np.array([3 * tiny, -2 * tiny, 4 * tiny, -7 * tiny,
+                                       float(info.smallest_normal), -tiny, -tiny]),
+        "-2**64 and -2**128 units": np.array([tiny, -tiny, -tiny * 2.0 ** 64, tiny * 2.0 ** 64,
+                                              -tiny * 2.0 ** 128, -tiny, 2 * tiny]),
+        "halfway cancellations": np.repeat([top, -top / 2, -top / 2, tiny], 9),
+    }
+    out = {}
+    for name, values in cases.items():
+        with np.errstate(over="ignore"):
+            x = np.asarray(values, dtype=np.float64).astype(as_dtype(dtype))
+        out[name] = x[np.isfinite(x)]
+    return out
+
+
+@needs_nvcc
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_column_scan_survives_adversarial_cancellation(host_oracle, dtype):
+    for name, x in _adversarial(dtype).items():
+        for items in (1, 2, 7, 16):
+            for words in (0, 34):
+                assert_same_bits(host_exact_scan(host_oracle, x, 1, items, words), exact_scan(x),
+                                 f"{name} items={items} words={words}")
 
 
 @needs_nvcc
@@ -217,8 +280,8 @@ def test_ties_round_to_even_and_carries_reach_the_exponent(host_oracle, dtype):
     ]
     for values in cases:
         x = np.array(values, dtype=as_dtype(dtype))
-        for warp_from in (1, WARP_FROM):
-            assert_same_bits(host_exact_scan(host_oracle, x, warp_from), exact_scan(x),
+        for columns_from in (1, COLUMNS_FROM):
+            assert_same_bits(host_exact_scan(host_oracle, x, columns_from), exact_scan(x),
                              f"{values}")
 
 
@@ -298,6 +361,25 @@ def test_the_device_oracle_equals_the_cpu_oracle_on_every_distribution(dtype, di
     got = exact_scan_device(_to_device(x))
     assert type(got) is type(_to_device(x[:1]))
     assert_same_bits(_to_host(got), exact_scan(x), f"{dist} {dtype} n={n}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize(("dtype", "words"), [("float16", 2), ("float32", 5), ("float64", 8)])
+@given(dist=st.sampled_from(DISTRIBUTIONS), data=st.data())
+def test_the_device_column_scan_at_widths_the_data_does_not_need(dtype, words, dist, data):
+    """The default path takes the column scan only where data needs COLUMNS_FROM words (wide
+    float64 data); here narrower data takes it too, its integers in the lowest lanes of the
+    look-back and its negative sums all ones above."""
+    from scancheck.oracle import exact_device
+
+    need = exact_device.words_needed
+    n = data.draw(st.sampled_from([1, 2, 511, 512, 513, 4097, 65537, 300_001]), label="n")
+    x = data.draw(scan_data(n, dtype, dist), label="x")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(exact_device, "COLUMNS_FROM", 2)
+        mp.setattr(exact_device, "words_needed", lambda lo, hi, n: max(need(lo, hi, n), words))
+        got = _to_host(exact_scan_device(_to_device(x)))
+    assert_same_bits(got, exact_scan(x), f"{dist} {dtype} n={n} words={words}")
 
 
 @pytest.mark.gpu
