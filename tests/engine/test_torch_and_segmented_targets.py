@@ -112,9 +112,11 @@ def test_torchs_segmented_pair_scan_on_cpu_conforms():
     assert result.status == "pass", (result.diagnosis, result.smallest_case)
 
 
-def test_the_segmented_blelloch_model_conforms_to_the_per_segment_oracle():
+def test_the_segmented_blelloch_model_conforms_to_the_per_segment_oracle(budget):
+    """At the session's budget, as every CPU target's conformance test (the ladder of sizes
+    and layouts to 512 is whole at any budget; the thorough profile searches 8 s past it)."""
     result = check_property(TARGETS["model:blelloch (segmented)"], "segments",
-                            Budget(4, max_n=512))
+                            replace(budget, max_n=512))
     assert result.status == "pass", (result.diagnosis, result.smallest_case)
 
 
