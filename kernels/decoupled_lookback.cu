@@ -179,13 +179,14 @@ struct Plain {
   using In = T;
   using Out = T;
   static constexpr bool kRecompute = false;
-  // 8-byte values wait in the staging area, which holds the tile anyway from the loads to
-  // the stores, and not in registers as well: at items 16 a thread needs 40 registers, not
-  // 64, so the staging area, not the register file, bounds the blocks an SM holds (6 of 256
-  // threads, not 4) and more of the tile's bytes are in flight.  float64 at 2^28 on an H100:
-  // 0.881 -> 0.918 x memcpy, int64 0.884 -> 0.933 (scancheck bench, tuned launches).
-  // 4-byte values keep the register path (8 blocks of 128 threads at items 32 already).
-  static constexpr bool kStaged = sizeof(T) == 8;
+  // 4- and 8-byte values wait in the staging area, which holds the tile anyway from the
+  // loads to the stores, and not in registers as well: a thread needs 40 registers, not 64
+  // (float64 at items 16, float32 at items 32), so the staging area, not the register file,
+  // bounds the blocks an SM holds (float64 at 256 threads: 6, not 4; float32 at 128: 12, not
+  // 8) and more of the tile's bytes are in flight.  One H100, scancheck bench at the tuned
+  // launches, x memcpy at 2^28: float64 0.88 -> 0.915, int64 0.87-0.89 -> 0.916, float32
+  // 0.979 -> 0.99-1.01, int32 0.974 -> 0.998.  Other sizes keep the register path (unmeasured).
+  static constexpr bool kStaged = sizeof(T) == 8 || sizeof(T) == 4;
   __device__ static In pad() { return Op::identity(); }
   __device__ T load(In v) const { return v; }
   __device__ Out store(T v) const { return v; }
