@@ -236,6 +236,7 @@ struct FixedPoint {
   using F = Format<Bits, P, EBITS>;
   // From two words, placing a value twice costs less than holding ITEMS of them (measured).
   static constexpr bool kRecompute = W >= 2;
+  static constexpr bool kStaged = false;  // kRecompute's order instead (lookback_scan)
   int base;
 
   __host__ __device__ static Bits pad() { return 0; }
