@@ -170,10 +170,12 @@ def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
     out = cp.empty_like(bits)
     if n:
         dev = cp.cuda.Device().id
-        rng = cp.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0, 0], dtype=cp.int32)
+        rng = cp.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0], dtype=cp.int32)
+        firsts = cp.full(4, n, dtype=cp.uint64)
         grid = min(-(-n // (BLOCK * 16 // bits.itemsize)), 4 * 1024)
-        _kernel(_range_name(dtype), dev)((grid,), (BLOCK,), (bits, np.int64(n), rng))
-        lo, hi, special, first_zero = (int(v) for v in rng.get())
+        _kernel(_range_name(dtype), dev)((grid,), (BLOCK,), (bits, np.int64(n), rng, firsts))
+        lo, hi, special = (int(v) for v in rng.get())
+        starts = tuple(int(v) for v in firsts.get())  # +inf, -inf, NaN, past a -0.0 prefix
         words = words_needed(lo, hi, n) if lo <= hi else 0
         if not words:  # no nonzero finite value: every finite prefix is zero
             out.fill(0)
@@ -181,13 +183,13 @@ def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
             _launch_columns(bits, out, n, lo, dtype, words, dev)
         else:
             _launch(bits, out, n, lo, dtype, words, dev)
-        if special or first_zero:
+        if special or starts[3]:
             if dtype == "bfloat16":  # as float32, whose top half bfloat16 is: exactly
                 wide = [(v.astype(cp.uint32) << 16).view(cp.float32) for v in (bits, out)]
-                overlay_specials(*wide, cp)
+                overlay_specials(*wide, cp, starts)
                 out = (wide[1].view(cp.uint32) >> 16).astype(cp.uint16)
             else:
-                overlay_specials(bits.view(dtype), out.view(dtype), cp)
+                overlay_specials(bits.view(dtype), out.view(dtype), cp, starts)
     if not inclusive and n:
         out = cp.concatenate([cp.zeros(1, dtype=out.dtype), out[:-1]])
     return out
@@ -233,27 +235,32 @@ def _launch_columns(bits: Any, out: Any, n: int, base: int, dtype: str, words: i
                                             flags, aggregates, inclusives), shared_mem=smem)
 
 
-def overlay_specials(x: Any, out: Any, xp: Any) -> None:
+def overlay_specials(x: Any, out: Any, xp: Any,
+                     starts: tuple[int, int, int, int] | None = None) -> None:
     """IEEE's rules over the finite sums of a 1-D scan, in place, as
     ``exact._apply_specials`` states them: NaN from a NaN on, or once both infinities were
     seen; +-inf from the first of its sign; -0.0 while every input so far was -0.0.  Each
     rule starts or ends at one index, so nothing of the size of ``x`` is kept.  ``xp`` is
-    the array module of ``x`` and ``out`` (CuPy, or NumPy in the CPU tests)."""
+    the array module of ``x`` and ``out`` (CuPy, or NumPy in the CPU tests); ``starts``, where
+    known (the exponent pass finds them), the indices of the first +inf, -inf and NaN and of
+    the first value that is not -0.0, ``len(x)`` for none."""
     n = x.shape[0]
 
     def first(mask: Any) -> int:
         i = int(xp.argmax(mask))
         return i if bool(mask[i]) else n
 
-    pinf, ninf = first(x == xp.inf), first(x == -xp.inf)
-    nan = min(first(xp.isnan(x)), max(pinf, ninf))
+    # By bits, not by value: CuPy compiles its kernels with -ftz=true, so there
+    # ``x == 0`` holds for every subnormal and a -tiny would extend the -0.0 run.
+    sign = 1 << (8 * x.dtype.itemsize - 1)
+    if starts is None:
+        starts = (first(x == xp.inf), first(x == -xp.inf), first(xp.isnan(x)),
+                  first(x.view(f"u{x.dtype.itemsize}") != sign))
+    pinf, ninf, first_nan, negzero = starts
+    nan = min(first_nan, max(pinf, ninf))
     out[pinf:] = xp.inf
     out[ninf:] = -xp.inf
     out[nan:] = xp.nan
     # Copied, not filled: CuPy 14.2 stores +0.0 when a slice is assigned or filled with the
     # scalar -0.0, in every float dtype (docs/findings.md); the inputs there are -0.0.
-    # By bits, not by value: CuPy compiles its kernels with -ftz=true, so there
-    # ``x == 0`` holds for every subnormal and a -tiny would extend the -0.0 run.
-    sign = 1 << (8 * x.dtype.itemsize - 1)
-    negzero = first(x.view(f"u{x.dtype.itemsize}") != sign)
     out[:negzero] = x[:negzero]

@@ -403,6 +403,27 @@ def test_a_run_of_negative_zeros_ends_at_a_subnormal(dtype):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(FORMATS))
+@given(data=st.data())
+def test_where_ieees_rules_start_is_found_in_the_exponent_pass(dtype, data):
+    """The first +inf, -inf and NaN and the end of a -0.0 prefix come from the exponent pass,
+    which reads an unaligned head, 16-byte vectors and a tail: each special placed anywhere
+    among them, in an array that starts off a 16-byte boundary, gives the CPU oracle's bits."""
+    n = data.draw(st.integers(1, 5000), label="n")
+    offset = data.draw(st.integers(0, 7), label="offset")
+    x = np.zeros(n + offset, dtype=np.float64)
+    x[offset:] = data.draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n), label="values")
+    x[offset:offset + data.draw(st.integers(0, n), label="negative zeros")] = -0.0
+    for special in (np.inf, -np.inf, np.nan):
+        at = data.draw(st.none() | st.integers(0, n - 1), label=f"{special} at")
+        if at is not None:
+            x[offset + at] = special
+    x = x.astype(as_dtype(dtype))
+    dev = _to_device(x)[offset:]
+    assert_same_bits(_to_host(exact_scan_device(dev)), exact_scan(x[offset:]), dtype)
+
+
+@pytest.mark.gpu
 @pytest.mark.slow
 @pytest.mark.parametrize("dist", ["uniform", "cancellation", "wide", "specials"])
 def test_the_device_oracle_at_millions_of_elements(dist):
