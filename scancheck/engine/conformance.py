@@ -40,10 +40,8 @@ from .properties import (
     PROPERTIES,
     TABLE,
     Failure,
-    accumulation_precision,
     applies,
-    bound_summary,
-    float_summary,
+    passing_probes,
 )
 from .properties.monoids import monoid_summary
 from .spec import TargetSpec, over_tuples
@@ -319,22 +317,14 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
                            time.monotonic() - t0)
     if tuples:
         stats.update(monoid_summary(target))
-    elif prop == "floats within bound" and spec.family == "sum":
-        # The report's curve stops at 2**22: past it each point is seconds of host work.
-        stats.update(float_summary(target, dtypes[0], min(top, 2**22)))
-    elif prop in ("products within bound", "logsumexp within bound"):
-        stats.update(bound_summary(target, dtypes))
-    if prop in ("floats within bound", "products within bound") and (
-            spec.family in ("sum", "product")):
-        for dt in ACCUMULATION_PROBE:
-            if dt in dtypes and spec.output_dtype(dt) == dt:
-                told = accumulation_precision(target, dt, top)
-                failure = declared_accumulation(spec, dt, told)
-                stats.update(told)
-                if failure is not None:
-                    return PropertyResult(prop, "fail", failure, {"dtype": dt, "data":
-                                          "the accumulation probe"}, stats,
-                                          cause=Cause.PRECISION.name, independent=True)
+    for dt, probe in ([] if tuples else passing_probes(target, prop, dtypes, top)):
+        told = probe()
+        failure = None if dt is None else declared_accumulation(spec, dt, told)
+        stats.update(told)
+        if failure is not None:
+            return PropertyResult(prop, "fail", failure, {"dtype": dt, "data":
+                                  "the accumulation probe"}, stats,
+                                  cause=Cause.PRECISION.name, independent=True)
     return PropertyResult(prop, "pass", detail=stats)
 
 

@@ -18,13 +18,7 @@ from typing import Any
 
 from .cases import Budget, Case, ladder
 from .layouts import batch
-from .properties import TABLE, applies
-from .properties.summaries import (
-    ACCUMULATION_PROBE,
-    accumulation_precision,
-    bound_summary,
-    float_summary,
-)
+from .properties import TABLE, applies, passing_probes
 from .resolve import resolve
 from .targets import Target, forward, seeded
 
@@ -52,27 +46,9 @@ def ladder_calls(target: Target, max_n: int) -> dict[tuple, tuple[int, Callable[
                     calls.setdefault(key, (b.x.size, _call(target, b.x, b.axis)))
                 else:
                     calls.setdefault((dtype, (case.n,)), (case.n, _lazy(target, case, spec.op)))
-            for what, probe in _probes(target, prop, dtype, top):
-                calls.setdefault((dtype, what, prop), (top, probe))
+            for dt, probe in passing_probes(target, prop, (dtype,), top):
+                calls.setdefault((dtype, "probe", prop, dt), (top, probe))
     return calls
-
-
-def _probes(target: Target, prop: str, dtype: str, top: int
-            ) -> list[tuple[str, Callable[[], Any]]]:
-    """The summaries and probes a passing property runs after its search, as
-    :func:`~scancheck.engine.conformance.check_property` runs them (tests/engine/test_warmup.py
-    holds the two to the same inputs)."""
-    spec = target.spec
-    out: list[tuple[str, Callable[[], Any]]] = []
-    if prop == "floats within bound" and spec.family == "sum":
-        out.append(("summary", lambda: float_summary(target, dtype, min(top, 2**22))))
-    elif prop in ("products within bound", "logsumexp within bound"):
-        out.append(("summary", lambda: bound_summary(target, (dtype,))))
-    if (prop in ("floats within bound", "products within bound")
-            and spec.family in ("sum", "product") and dtype in ACCUMULATION_PROBE
-            and spec.output_dtype(dtype) == dtype):
-        out.append(("accumulation", lambda: accumulation_precision(target, dtype, top)))
-    return out
 
 
 def _call(target: Target, x: Any, axis: int) -> Callable[[], Any]:

@@ -57,11 +57,18 @@ from .own_rules import indices_check, logsumexp_check, products_check
 from .recurrence import recurrence_check
 from .rows import rows_check
 from .segments import segments_check
-from .summaries import ACCUMULATION_PROBE, accumulation_precision, bound_summary, float_summary
+from .summaries import (
+    ACCUMULATION_PROBE,
+    accumulation_precision,
+    bound_summary,
+    float_summary,
+    passing_probes,
+)
 from .values import bound_failure, certificate_failure, float_check, specials_check
 
 __all__ = ["ACCUMULATION_PROBE", "MONOID_PROPERTIES", "ORDERED", "PROPERTIES", "TABLE", "Failure", "Property",
-           "accumulation_precision", "applies", "bound_summary", "float_summary"]
+           "accumulation_precision", "applies", "bound_summary", "float_summary",
+           "passing_probes"]
 
 
 ORDERED = ("add", "max", "min")

@@ -3,6 +3,8 @@ over n, and the precision its accumulator behaves like."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -129,3 +131,23 @@ def accumulation_precision(target: Target, dtype: str, top: int = 2**30) -> dict
                             f"not correctly rounded)",
             f"max err {dtype} (ulps)": float(err.max()),
             f"max err {dtype}, sequential in {dtype} (ulps)": float(err_seq.max())}
+
+
+def passing_probes(target: Target, prop: str, dtypes: tuple[str, ...], top: int
+                   ) -> list[tuple[str | None, Callable[[], dict[str, Any]]]]:
+    """The summaries and probes a property that passed runs after its search, in order, each
+    as (the dtype of an accumulation probe, None for a summary; the call that tells its
+    figures): the one list that a check (:func:`~scancheck.engine.conformance.check_property`)
+    and the GPU suite's warm step (:mod:`scancheck.engine.warmup`) both read."""
+    spec = target.spec
+    out: list[tuple[str | None, Callable[[], dict[str, Any]]]] = []
+    if prop == "floats within bound" and spec.family == "sum":
+        # The report's curve stops at 2**22: past it each point is seconds of host work.
+        out.append((None, partial(float_summary, target, dtypes[0], min(top, 2**22))))
+    elif prop in ("products within bound", "logsumexp within bound"):
+        out.append((None, partial(bound_summary, target, dtypes)))
+    if prop in ("floats within bound", "products within bound") and (
+            spec.family in ("sum", "product")):
+        out += [(dt, partial(accumulation_precision, target, dt, top)) for dt in ACCUMULATION_PROBE
+                if dt in dtypes and spec.output_dtype(dt) == dt]
+    return out
