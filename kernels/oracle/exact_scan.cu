@@ -573,7 +573,7 @@ __host__ __device__ __forceinline__ Bits round_column(Column<unsigned long long,
 // scancheck/oracle/exact_device.py's columns_smem sizes it the same way.
 template <typename Bits, int W, int ITEMS>
 struct Layout {
-  static constexpr int kStage = 32 * ITEMS + ((32 * ITEMS) >> (sizeof(Bits) == 8 ? 4 : 5));
+  static constexpr int kStage = pad<Bits>(32 * ITEMS);
   static constexpr int kStageWords = (kStage * static_cast<int>(sizeof(Bits)) + 7) / 8;
   static constexpr int kBytes = 8 * (kStageWords + 32 * W + W) + 32 * W;
   // Words of a tile's sum in the look-back arrays: two a lane.

@@ -52,11 +52,17 @@ def check_block(block: object) -> None:
     if block > MAX_THREADS:
         raise LaunchError(f"block={block} is over the limit of {MAX_THREADS} threads per block")
 
+def staged(items: int, itemsize: int) -> int:
+    """Elements of a warp's staging area of 32 * ``items`` values of ``itemsize`` bytes, with
+    the padding of kernels/decoupled_lookback.cu's ``pad<T>``: one element every 32 (every 16
+    for 8-byte elements)."""
+    return 32 * items + (32 * items >> (4 if itemsize == 8 else 5))
+
+
 def lookback_smem(block: int, items: int, scan_bytes: int, stage_bytes: int) -> int:
     """Dynamic shared memory of ``lookback_scan``: 33 scan elements (warp totals, the tile's
     prefix), then each warp's padded staging area of its elements as read and written."""
-    per_warp = 32 * items + (32 * items >> (4 if stage_bytes == 8 else 5))  # the kernel's pad<T>
-    return 33 * scan_bytes + (block // 32) * per_warp * stage_bytes
+    return 33 * scan_bytes + (block // 32) * staged(items, stage_bytes) * stage_bytes
 
 # -- sources and compilation ----------------------------------------------------------
 

@@ -27,6 +27,7 @@ from ..core.cuda import (
     allow_shared_memory,
     expand_source,
     lookback_smem,
+    staged,
 )
 from ..core.dtypes import CUDA_SCALAR, SIGNIFICAND_BITS
 
@@ -88,8 +89,7 @@ def columns_smem(itemsize: int, words: int, items: int) -> int:
     """Dynamic shared memory of one warp of ``exact_scan_columns`` (the kernel's Layout): the
     tile's padded values, the lanes' integers, the tile's sum and the lanes' one-byte carry
     counts."""
-    stage = 32 * items + (32 * items >> (4 if itemsize == 8 else 5))  # the kernel's pad<T>
-    return 8 * (-(-stage * itemsize // 8) + 32 * words + words) + 32 * words
+    return 8 * (-(-staged(items, itemsize) * itemsize // 8) + 32 * words + words) + 32 * words
 
 
 @functools.cache
