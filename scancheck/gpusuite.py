@@ -49,6 +49,12 @@ JIT_TARGETS = ("jax.lax.associative_scan (x64)", "jax.numpy.cumprod", "jax.numpy
                "jax.lax.scan (mul, initial)", "jax.numpy.cumsum (default dtype)")
 #: Those whose library compiles its scan kernels per dtype and layout, into CuPy's cache.
 CUPY_TARGETS = ("cupy.cumprod", "cupy.cumsum (no CUB)", "cupy.cumsum (default dtype)")
+#: The GPU tests' targets whose library compiles per combine or kernel specialisation into a
+#: cache on disk -- torch.compile's Inductor graphs, fla's Triton kernels -- by the start of
+#: their names, with the largest n of their tests: the warm step runs each test's property
+#: once on its ladder (on a fresh H100 the first of those tests took 16 and 18 s, the same
+#: tests 8 and 6 s once the caches held the kernels).
+COMPILED_TARGETS = {"torch associative_scan": 2**10, "fla ": 2**14}
 #: Processes that share one dtype's inputs, where one alone would be the warm step's longest
 #: job: eager associative_scan compiles each of its operations per shape (float64's 73
 #: programs took one process 50 s on a fresh H100).
@@ -171,6 +177,23 @@ def _library_jobs(names: tuple[str, ...]) -> list[tuple[str, str]]:
     return jobs
 
 
+def compiled_property(spec: Any) -> str:
+    """The property the GPU tests check a :data:`COMPILED_TARGETS` target under."""
+    return ("segments" if spec.segments else "probe monoids" if spec.combine
+            else "floats within bound")
+
+
+def _compiled_jobs() -> list[tuple[str, str]]:
+    """(label, code) of the warm step's processes for :data:`COMPILED_TARGETS` that run here."""
+    from .engine.library import builtin_targets
+
+    return [(name, f"from scancheck.engine.warmup import warm_check\n"
+                   f"warm_check({name!r}, {compiled_property(t.spec)!r}, {max_n})")
+            for name, t in builtin_targets().items() if not t.unavailable
+            for prefix, max_n in COMPILED_TARGETS.items()
+            if name.startswith(prefix) and t.spec.device != "cpu"]
+
+
 def _warm_kernels(py: str, env: dict[str, str]) -> str:
     """Every variant compiled once (and the look-back at each tuning candidate's items), the
     device oracle at each format, the CPU oracle and the library programs of the tests' ladders,
@@ -187,7 +210,8 @@ def _warm_kernels(py: str, env: dict[str, str]) -> str:
              for d in FORMATS]
     jobs.append(("CPU oracle", _WARM_CPU_ORACLE))
     stamped = dict(_library_jobs(JIT_TARGETS))
-    jobs = [*stamped.items(), *_library_jobs(CUPY_TARGETS), *jobs]  # the longest first
+    jobs = [*stamped.items(), *_compiled_jobs(), *_library_jobs(CUPY_TARGETS),
+            *jobs]  # the longest first
     deadline = start + 300
 
     stamps = Path(env["JAX_COMPILATION_CACHE_DIR"]) / "scancheck-warmed"

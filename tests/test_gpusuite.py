@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from types import SimpleNamespace
 
 from scancheck import gpusuite
 from scancheck.engine.library import builtin_targets
@@ -33,9 +34,34 @@ def test_a_jax_job_done_on_this_machine_is_passed_over(tmp_path, monkeypatch):
     monkeypatch.setattr("scancheck.kernels.launch.warm_jobs", lambda: [])
     monkeypatch.setattr("scancheck.oracle.exact_device.FORMATS", {})
     monkeypatch.setattr(gpusuite, "_WARM_CPU_ORACLE", "pass")
+    monkeypatch.setattr(gpusuite, "_compiled_jobs", lambda: [])
     env = {"JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jax"), "PATH": ""}
     first = gpusuite._warm_kernels(sys.executable, env)
     assert sorted(ran.read_text().split()) == ["bad", "ok"] and "failed: bad" in first
     ran.unlink()
     second = gpusuite._warm_kernels(sys.executable, env)
     assert ran.read_text().split() == ["bad"] and "failed: bad" in second
+
+
+def test_the_compiled_libraries_gpu_targets_are_warmed_under_their_tests_property(monkeypatch):
+    """Every GPU target of a library that compiles into a cache on disk, where it runs, gets a
+    warm check of the property and n its GPU test checks; CPU and unavailable ones none."""
+    def target(device="gpu", segments=None, combine=False, unavailable=None):
+        spec = SimpleNamespace(device=device, segments=segments, combine=combine)
+        return SimpleNamespace(spec=spec, unavailable=unavailable)
+
+    table = {
+        "fla chunk (cu_seqlens)": target(segments="offsets:int32"),
+        "fla chunk": target(),
+        "fla missing": target(unavailable="fla is not installed"),
+        "torch associative_scan (pointwise, compiled, CUDA)": target(combine=True),
+        "torch associative_scan (generic, CPU)": target("cpu", combine=True),
+        "numpy.cumsum": target("cpu"),
+    }
+    monkeypatch.setattr("scancheck.engine.library.builtin_targets", lambda: table)
+    jobs = dict(gpusuite._compiled_jobs())
+    assert set(jobs) == {"fla chunk (cu_seqlens)", "fla chunk",
+                         "torch associative_scan (pointwise, compiled, CUDA)"}
+    assert "'segments', 16384" in jobs["fla chunk (cu_seqlens)"]
+    assert "'floats within bound', 16384" in jobs["fla chunk"]
+    assert "'probe monoids', 1024" in jobs["torch associative_scan (pointwise, compiled, CUDA)"]

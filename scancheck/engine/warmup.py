@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from .cases import Budget, Case, ladder
+from .conformance import check_property
 from .layouts import batch
 from .properties import TABLE, applies, passing_probes
 from .resolve import resolve
@@ -79,3 +80,13 @@ def warm(name: str, max_n: int, dtypes: tuple[str, ...] | None = None, threads: 
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(run, (call for _, call in calls)))
     return len(calls)
+
+
+def warm_check(name: str, prop: str, max_n: int) -> str:
+    """Run property ``prop`` of the target ``name`` up to ``max_n`` with next to no search past
+    its ladder, so that a library that compiles per combine or kernel specialisation into a
+    cache on disk (Inductor, Triton) has compiled what the check meets; the status (unjudged)."""
+    target = resolve(name)
+    if target.unavailable:
+        return "unavailable"
+    return check_property(target, prop, Budget(1e-9, max_examples=1, max_n=max_n)).status

@@ -15,6 +15,7 @@ from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check_property
 from scancheck.engine.fla_scans import add_carries, fla_shape, fla_targets
 from scancheck.engine.library import builtin_targets
+from scancheck.gpusuite import COMPILED_TARGETS, compiled_property
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
                                 reason="torch is not installed")
@@ -59,10 +60,6 @@ def _targets(monkeypatch, glob=fake_global, local=fake_local):
     return {t.name: t for t in fla_targets(None, device="cpu")}
 
 
-def _prop(target):
-    return "segments" if target.spec.segments else "floats within bound"
-
-
 def test_fla_shapes_are_along_t():
     assert fla_shape((5,)) == (1, 5, 1)
     assert fla_shape((5, 3)) == (1, 5, 3)
@@ -88,7 +85,7 @@ def test_every_fla_target_conforms_around_a_correct_stand_in(monkeypatch, name):
     """float32, float16 and bfloat16 in, float32 out, forward and reverse, with cu_seqlens
     (empty sequences and chunk seams drawn) and without."""
     target = _targets(monkeypatch)[name]
-    result = check_property(target, _prop(target), Budget(3, max_n=2048))
+    result = check_property(target, compiled_property(target.spec), Budget(3, max_n=2048))
     assert result.status == "pass", (result.diagnosis, result.smallest_case)
 
 
@@ -114,7 +111,8 @@ def test_fla_chunk_cumsums_conform_on_the_gpu(name, budget):
     target = builtin_targets()[name]
     if target.unavailable:
         pytest.skip(f"{name}: {target.unavailable}")
-    result = check_property(target, _prop(target), replace(budget, max_n=2**14))
+    result = check_property(target, compiled_property(target.spec),
+                            replace(budget, max_n=COMPILED_TARGETS["fla "]))
     assert result.status == "pass", (result.diagnosis, result.smallest_case)
 
 

@@ -20,6 +20,7 @@ from scancheck.engine.gpu_scans import (
     to_torch,
 )
 from scancheck.engine.library import builtin_targets
+from scancheck.gpusuite import COMPILED_TARGETS, compiled_property
 
 TARGETS = builtin_targets()
 TORCH_CPU = [n for n in TARGETS if n.startswith("torch associative_scan (generic, CPU")]
@@ -162,8 +163,8 @@ def test_torchs_associative_scans_on_cuda_conform(name, budget):
     t = TARGETS[name]
     if t.unavailable:
         pytest.skip(f"{name}: {t.unavailable}")
-    prop = "segments" if t.spec.segments else "probe monoids"
-    result = check_property(t, prop, replace(budget, max_n=1024))
+    result = check_property(t, compiled_property(t.spec),
+                            replace(budget, max_n=COMPILED_TARGETS["torch associative_scan"]))
     assert result.status == "pass", (result.diagnosis, result.smallest_case)
 
 

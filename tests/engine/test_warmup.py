@@ -11,7 +11,7 @@ from scancheck.engine import warmup
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import PROPERTIES, check_property, not_applicable
 from scancheck.engine.resolve import resolve
-from scancheck.engine.warmup import ladder_calls, warm
+from scancheck.engine.warmup import ladder_calls, warm, warm_check
 
 
 def _recording(name: str, dtypes: tuple[str, ...], seen: list, fail_at: int | None = None):
@@ -63,3 +63,19 @@ def test_an_unavailable_target_is_not_warmed(monkeypatch):
 def test_the_warm_ladders_reach_max_n():
     keys = ladder_calls(resolve("numpy.cumsum"), 2**10)
     assert max(key[1][0] for key in keys if isinstance(key[1], tuple) and len(key[1]) == 1) == 2**10
+
+
+def test_a_warm_check_walks_the_ladder_of_the_property_it_names(monkeypatch):
+    """What Inductor or Triton compile per combine or specialisation, a warm check has met:
+    every input the property's ladder hands the target, to max_n, and no search past it."""
+    checked: list = []
+    warmed: list = []
+    check_property(_recording("numpy.cumsum", ("float32",), checked), "floats within bound",
+                   Budget(1e-9, max_n=2**12))
+    monkeypatch.setattr(warmup, "resolve",
+                        lambda name: _recording(name, ("float32",), warmed))
+    assert warm_check("numpy.cumsum", "floats within bound", 2**12) == "pass"
+    assert set(checked) == set(warmed) and ("float32", (2**12,)) in warmed
+    monkeypatch.setattr(warmup, "resolve", lambda name: replace(
+        resolve(name), unavailable="not installed here"))
+    assert warm_check("numpy.cumsum", "floats within bound", 2**12) == "unavailable"
