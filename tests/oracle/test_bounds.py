@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -44,6 +46,55 @@ def test_depth_helpers():
 def test_ulp_and_abs_sums():
     assert ulp(np.array([1.0]), "float32")[0] == 2.0**-23
     assert abs_sums(np.array([1.0, -2.0, np.inf], dtype=np.float32)).tolist()[:2] >= [1.0, 3.0]
+
+
+def _ulp_by_definition(v: float, dtype: str) -> float:
+    """2**(e - p + 1) for |v| in [2**e, 2**(e+1)), e at least the smallest normal's; NaN at
+    infinities and NaN: one float at a time, with math.frexp."""
+    info = np.finfo(dtype)
+    if not math.isfinite(v):
+        return math.nan
+    e = max(math.frexp(abs(v))[1] - 1, int(info.minexp)) if v else int(info.minexp)
+    return math.ldexp(1.0, e - int(info.nmant))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@given(data=st.data())
+def test_ulp_is_the_spacing_of_its_dtype_at_each_value(dtype, data):
+    """The vectorised ulp (NumPy's spacing, the largest finite value mended) against its
+    definition, value by value: zeros, subnormals, the largest finite, infinities, NaN."""
+    info = np.finfo(dtype)
+    edges = [0.0, -0.0, float(info.smallest_subnormal), float(info.tiny), float(info.max),
+             -float(info.max), math.inf, -math.inf, math.nan, 1.0, 3.0]
+    x = np.asarray(data.draw(st.lists(st.sampled_from(edges) | st.floats(
+        width=int(info.bits), allow_subnormal=True), max_size=40)), dtype=dtype)
+    want = np.array([_ulp_by_definition(float(v), dtype) for v in x], dtype=np.float64)
+    np.testing.assert_array_equal(ulp(x, dtype), want)
+
+
+@given(x=st.lists(st.floats(-1e6, 1e6, width=32), min_size=1, max_size=60),
+       noise=st.lists(st.sampled_from([0.0, 0.0, 1e-7, -3e-4, 1.0, math.inf, math.nan]),
+                      min_size=60, max_size=60))
+def test_classify_applies_its_rules_output_by_output(x, noise):
+    """Each output's error, ulps and verdict are those its definition gives, one output at a
+    time, whether or not a special is among the outputs (classify's two paths)."""
+    x = np.asarray(x, dtype=np.float32)
+    exact = exact_scan(x)
+    with np.errstate(all="ignore"):
+        got = (exact.astype(np.float64) * (1 + np.asarray(noise[:x.size]))).astype(np.float32)
+    rep = classify(x, got, sequential_depths(x.size))
+    for k in range(x.size):
+        e, g = float(exact[k]), float(got[k])
+        if math.isfinite(g):
+            err, half = abs(g - e), _ulp_by_definition(e, "float32") / 2
+            assert rep.abs_err[k] == err and rep.ulp_err[k] == err / (2 * half)
+            assert rep.rel_err[k] == (err / abs(e) if e else (math.inf if err else 0.0))
+            want = (Verdict.EXACT if g == e else Verdict.BEYOND_BOUND if err > rep.bound[k]
+                    else Verdict.WITHIN_BOUND)
+        else:  # the sums of |x| stay far below float32's overflow: a proven error
+            assert rep.abs_err[k] == rep.ulp_err[k] == math.inf and rep.rel_err[k] == 0
+            want = Verdict.BEYOND_BOUND
+        assert rep.verdicts[k] == want, (k, e, g)
 
 
 def test_exact_output_within_bound_and_beyond():
