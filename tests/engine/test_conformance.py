@@ -159,7 +159,9 @@ def test_a_slow_target_under_a_bounded_budget_is_slow_to_the_n_it_reached_never_
     assert "the target's own calls took" in r.diagnosis
     report = check(target, ("integers exact", "deterministic"), budget=Budget(0.3, bounded=True))
     assert not report.passed and report.verdict_word == "slow" and report.unfinished
-    assert report.reached <= reached and "no failure up to n" in report.summary
+    # Its own n, not the first check's: how far a budget of seconds gets depends on the load.
+    assert f"no failure up to n = {report.reached:,}" in report.summary
+    assert report.reached < max(int(r.detail["short of n"]) for r in report.unfinished)
     # Unbounded (the tests' budgets), the same target walks its ladder whole and conforms.
     assert check_property(target, "integers exact", Budget(0.1)).status == "pass"
 
