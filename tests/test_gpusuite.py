@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from types import SimpleNamespace
+from dataclasses import replace
 
 from scancheck import gpusuite
 from scancheck.engine.library import builtin_targets
@@ -44,24 +44,22 @@ def test_a_jax_job_done_on_this_machine_is_passed_over(tmp_path, monkeypatch):
 
 
 def test_the_compiled_libraries_gpu_targets_are_warmed_under_their_tests_property(monkeypatch):
-    """Every GPU target of a library that compiles into a cache on disk, where it runs, gets a
-    warm check of the property and n its GPU test checks; CPU and unavailable ones none."""
-    def target(device="gpu", segments=None, combine=False, unavailable=None):
-        spec = SimpleNamespace(device=device, segments=segments, combine=combine)
-        return SimpleNamespace(spec=spec, unavailable=unavailable)
-
-    table = {
-        "fla chunk (cu_seqlens)": target(segments="offsets:int32"),
-        "fla chunk": target(),
-        "fla missing": target(unavailable="fla is not installed"),
-        "torch associative_scan (pointwise, compiled, CUDA)": target(combine=True),
-        "torch associative_scan (generic, CPU)": target("cpu", combine=True),
-        "numpy.cumsum": target("cpu"),
-    }
+    """Each target the GPU tests of torch.compile and fla check (the real table, as if both
+    were installed) gets a warm check of the property and n its test checks; CPU ones and
+    unavailable ones none."""
+    table = {name: replace(t, unavailable=None) for name, t in builtin_targets().items()}
+    table["fla chunk_local_cumsum (chunk 64, carried)"] = replace(
+        table["fla chunk_local_cumsum (chunk 64, carried)"], unavailable="fla is not installed")
     monkeypatch.setattr("scancheck.engine.library.builtin_targets", lambda: table)
     jobs = dict(gpusuite._compiled_jobs())
-    assert set(jobs) == {"fla chunk (cu_seqlens)", "fla chunk",
-                         "torch associative_scan (pointwise, compiled, CUDA)"}
-    assert "'segments', 16384" in jobs["fla chunk (cu_seqlens)"]
-    assert "'floats within bound', 16384" in jobs["fla chunk"]
-    assert "'probe monoids', 1024" in jobs["torch associative_scan (pointwise, compiled, CUDA)"]
+    torch_cuda = {n for n in table if n.startswith("torch associative_scan") and "CUDA" in n}
+    fla = {n for n in table if n.startswith("fla ")} - {"fla chunk_local_cumsum (chunk 64, carried)"}
+    assert torch_cuda and fla and set(jobs) == torch_cuda | fla
+    for name, code in jobs.items():
+        prop = gpusuite.compiled_property(table[name].spec)
+        max_n = 2**10 if name.startswith("torch") else 2**14
+        assert f"warm_check({name!r}, {prop!r}, {max_n})" in code
+    assert gpusuite.compiled_property(table["fla chunk_global_cumsum (BT 32)"].spec) == (
+        "floats within bound")
+    assert gpusuite.compiled_property(
+        table["torch associative_scan (pointwise, compiled, CUDA)"].spec) == "probe monoids"
