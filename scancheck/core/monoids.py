@@ -114,6 +114,25 @@ class Monoid:
     def checked(self, out: Any, a: Leaves, exact: bool = False) -> Leaves:
         """``out``, what ``combine(a, b)`` returned, checked as :meth:`apply` checks it (a fold
         that calls the combine itself, under one ``np.errstate``, checks each result so)."""
+        # What a fold's combine returns nearly always: a tuple of arrays (or NumPy scalars) of
+        # the operands' shapes and the identity's own dtype objects, which :meth:`_checked`
+        # would return as they are.  Anything else (an object leaf of an exact fold, a scalar
+        # to broadcast, a leaf that is wrong) is left to it.
+        if type(out) is tuple and len(out) == len(self.identity):
+            leaves = tuple(map(np.asarray, out))
+            try:
+                for leaf, operand, want in zip(leaves, a, self.identity):
+                    if leaf.dtype is not want.dtype or leaf.shape != operand.shape:
+                        break
+                else:
+                    return leaves
+            except AttributeError:  # an operand that is a Python number (an exact fold's)
+                pass
+        return self._checked(out, a, exact)
+
+    def _checked(self, out: Any, a: Leaves, exact: bool) -> Leaves:
+        """:meth:`checked` leaf by leaf: each leaf's shape, broadcast where it is a scalar,
+        and dtype, or the :class:`MonoidError` naming what is wrong."""
         if not isinstance(out, _SEQUENCES) or len(out) != len(self.identity):
             got = f"{len(out)} leaves" if isinstance(out, _SEQUENCES) else type(out).__name__
             raise MonoidError(f"monoid {self.name!r}: combine returned {got}; it must return a "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
 from scancheck.core.monoids import PROBES, Monoid, MonoidError, load_monoid
@@ -46,6 +47,58 @@ def test_a_combine_that_returns_the_wrong_leaves_is_named(combine, words):
     x = m.draw(np.random.default_rng(0), (5,))
     with pytest.raises(MonoidError, match=words.replace("(", r"\(").replace(")", r"\)")):
         m.apply(x, x)
+
+
+# What a combine may return for operands of shape (), (3,) or (2, 3): a leaf of each shape,
+# each leaf dtype and NumPy scalars among them, as a tuple or a list, of one leaf too many.
+_SHAPES = [(), (3,), (2, 3)]
+
+
+@st.composite
+def _returned(draw):
+    shape = draw(st.sampled_from(_SHAPES))
+    dtypes = draw(st.lists(st.sampled_from(["int64", "float32", "uint8", "bool"]), min_size=1,
+                           max_size=3))
+    m = Monoid(_add, tuple(np.zeros((), d)[()] for d in dtypes), name="m")
+    a = tuple(np.zeros(shape, d) if draw(st.booleans()) or shape else np.zeros((), d)[()]
+              for d in dtypes)
+    leaves = []
+    for d in dtypes + draw(st.lists(st.just("int64"), max_size=1)):
+        v = np.ones(draw(st.sampled_from([shape, *_SHAPES])), draw(st.sampled_from([d, "int64"])))
+        leaves.append(v[()] if v.ndim == 0 and draw(st.booleans()) else v)
+    kind = draw(st.sampled_from([tuple, list]))
+    return m, kind(leaves), a, draw(st.booleans())
+
+
+def _outcome(f):
+    try:
+        return [(v.dtype, v.shape, v.tobytes()) for v in f()]
+    except MonoidError as exc:
+        return str(exc)
+
+
+@given(_returned())
+def test_a_combines_result_is_checked_alike_with_or_without_the_fast_path(case):
+    """checked's shortcut for a tuple of leaves that are already right takes no leaf the
+    leaf-by-leaf check refuses, and returns what it returns."""
+    m, out, a, exact = case
+    assert _outcome(lambda: m.checked(out, a, exact)) == _outcome(lambda: m._checked(out, a, exact))
+
+
+@pytest.mark.parametrize("leaf, words", [
+    (np.zeros(5, np.int32), "leaf 0 of dtype int32"),
+    (np.zeros(4, np.int64), "leaf 0 of shape (4,)"),
+    (np.int64(3), None),  # a scalar: broadcast to the operands' shape
+])
+def test_a_tuple_of_arrays_still_has_its_leaves_checked(leaf, words):
+    m = Monoid(_add, (np.int64(0),), name="m")
+    a = (np.zeros(5, np.int64),)
+    if words is None:
+        (got,) = m.checked((leaf,), a)
+        assert got.shape == (5,) and got.dtype == np.int64
+        return
+    with pytest.raises(MonoidError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        m.checked((leaf,), a)
 
 
 def test_an_element_strategy_of_the_wrong_form_is_named():
