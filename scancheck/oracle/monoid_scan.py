@@ -60,21 +60,30 @@ def monoid_scan(monoid: Monoid, elems: Leaves, inclusive: bool = True,
         acc = tuple(_as_exact(v) for v in acc)
         x = tuple(_as_exact(v) for v in x)
     out = [np.empty((n, *batch), dtype=object if exact else v.dtype) for v in monoid.identity]
-    order = range(n - 1, -1, -1) if reverse else range(n)
-    # monoid.apply, element by element, under one np.errstate for the whole fold: the
-    # combine's result checked as apply checks it (the per-call set-up was most of the time
-    # of a fold of cheap combines).
-    combine, checked, suffix = monoid.combine, monoid.checked, reverse == "suffix"
-    with np.errstate(all="ignore"):
-        for k in order:
-            xk = tuple([v[k] for v in x])
-            if not inclusive:
-                _store(out, k, acc)
-            acc = checked(combine(xk, acc), xk, exact) if suffix else checked(
-                combine(acc, xk), acc, exact)
-            if inclusive:
-                _store(out, k, acc)
+    with np.errstate(all="ignore"):  # once for the fold: its set-up costs as much as a combine
+        _fold(monoid, x, acc, out, inclusive, reverse, exact)
     return tuple(np.moveaxis(o, 0, axis) for o in out)
+
+
+def _fold(monoid: Monoid, x: Leaves, acc: Leaves, out: list[np.ndarray], inclusive: bool = True,
+          reverse: str | None = None, exact: bool = False, at: int = 0) -> None:
+    """Folds the elements of ``x`` (along axis 0) into ``acc`` one at a time, forward or
+    from the last where ``reverse`` (``combine(x[k], acc)`` where 'suffix'), each result
+    stored as ``out[at + k]`` after (``inclusive``) or before element ``k``.
+    The caller holds ``np.errstate(all='ignore')``, as :meth:`Monoid.apply` would."""
+    # monoid.apply, element by element: the combine's result checked as apply checks it
+    # (the per-call set-up was most of the time of a fold of cheap combines).  Iterating a
+    # leaf gives each v[k] as indexing does.
+    combine, checked, suffix = monoid.combine, monoid.checked, reverse == "suffix"
+    n = x[0].shape[0]
+    order = range(at + n - 1, at - 1, -1) if reverse else range(at, at + n)
+    for k, xk in zip(order, zip(*(v[::-1] for v in x)) if reverse else zip(*x)):
+        if not inclusive:
+            _store(out, k, acc, exact)
+        acc = checked(combine(xk, acc), xk, exact) if suffix else checked(
+            combine(acc, xk), acc, exact)
+        if inclusive:
+            _store(out, k, acc, exact)
 
 
 def _doubling(monoid: Monoid, x: Leaves, inclusive: bool, reverse: str | None) -> Leaves:
@@ -93,7 +102,12 @@ def _doubling(monoid: Monoid, x: Leaves, inclusive: bool, reverse: str | None) -
     return tuple(v[::-1] for v in acc) if reverse else acc
 
 
-def _store(out: list[np.ndarray], k: int, acc: Leaves) -> None:
+def _store(out: list[np.ndarray], k: int, acc: Leaves, exact: bool = False) -> None:
+    """``out[k] = acc``, leaf by leaf (``exact``: ``out``'s arrays hold objects)."""
+    if not exact:
+        for o, a in zip(out, acc):
+            o[k] = a
+        return
     for o, a in zip(out, acc):
         # An object array would hold a 0-d array itself, not the number in it.
         o[k] = a[()] if isinstance(a, np.ndarray) and a.ndim == 0 else a
@@ -176,22 +190,19 @@ def _tree_scan(monoid: Monoid, x: Leaves, span: int) -> Leaves:
     # per tile: that cost more than a tile of four elements.
     batch = x[0].shape[1:]
     scanned = [np.empty((n, *batch), dtype=v.dtype) for v in monoid.identity]
-    combine, checked = monoid.combine, monoid.checked
     carry = None
-    for lo in range(0, n, span):
-        hi = min(lo + span, n)
-        acc = monoid.identity_like(batch)
-        with np.errstate(all="ignore"):
-            for k in range(lo, hi):
-                acc = checked(combine(acc, tuple([v[k] for v in x])), acc)
-                _store(scanned, k, acc)
-        local = tuple(v[lo:hi] for v in scanned)
-        if carry is not None:
-            local = monoid.apply(tuple(np.broadcast_to(c, v.shape) for c, v in zip(carry, local)),
-                                 local)
-        for o, v in zip(out, local):
-            o[lo:hi] = v
-        carry = tuple(v[-1] for v in local)
+    with np.errstate(all="ignore"):
+        for lo in range(0, n, span):
+            hi = min(lo + span, n)
+            _fold(monoid, tuple(v[lo:hi] for v in x), monoid.identity_like(batch), scanned,
+                  at=lo)
+            local = tuple(v[lo:hi] for v in scanned)
+            if carry is not None:  # monoid.apply, under the errstate already set
+                carried = tuple(np.broadcast_to(c, v.shape) for c, v in zip(carry, local))
+                local = monoid.checked(monoid.combine(carried, local), carried)
+            for o, v in zip(out, local):
+                o[lo:hi] = v
+            carry = tuple(v[-1] for v in local)
     return out
 
 

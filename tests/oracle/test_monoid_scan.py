@@ -159,6 +159,20 @@ def test_no_association_order_leaves_the_rounding_bound(n, seed, span):
             assert np.all(np.abs(g.astype(np.float64) - e) <= b)
 
 
+@given(st.integers(1, 90), st.integers(0, 2**32 - 1), st.sampled_from([1, 3, 4, 32]),
+       st.sampled_from(list(PROBES)), st.sampled_from([(), (2,)]))
+def test_every_association_order_of_an_exact_monoid_is_its_sequential_fold(
+        n, seed, span, name, batch):
+    """Each tile folded from the identity into its own outputs, and carried: the tiled
+    orders give the fold's answer bit for bit where the combine is associative."""
+    from scancheck.oracle.monoid_scan import _tree_scan
+
+    m = PROBES[name]
+    x = m.draw(np.random.default_rng(seed), (n, *batch))
+    for t, f in zip(_tree_scan(m, x, span), monoid_scan(m, x)):
+        assert t.dtype == f.dtype and np.array_equal(t, f)
+
+
 def test_a_combine_that_divides_or_calls_a_function_has_no_rounding_bound():
     from scancheck.oracle.monoid_scan import rounding_bound
 
