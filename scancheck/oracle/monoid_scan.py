@@ -239,7 +239,9 @@ def float_spread(monoid: Monoid, elems: Leaves, inclusive: bool = True,
 
     runs = [framed(r) for r in [monoid_scan(monoid, x)] + [_tree_scan(monoid, x, s)
                                                               for s in (1, 4, 32)]]
-    if reference is None:
+    if reference is None and all(d == "float64" for d in monoid.dtypes if is_float(d)):
+        reference = runs[0]  # the sequential order in float64 is the one just folded
+    elif reference is None:
         widened = tuple(v.astype(np.float64) if is_float(v.dtype) else v for v in x)
         reference = framed(monoid_scan(_wide(monoid), widened))
     ref = tuple(np.asarray(v, dtype=np.float64) if is_float(d) else np.asarray(v)

@@ -159,6 +159,23 @@ def test_no_association_order_leaves_the_rounding_bound(n, seed, span):
             assert np.all(np.abs(g.astype(np.float64) - e) <= b)
 
 
+AFFINE64 = Monoid(_affine32, (np.float64(1), np.float64(0)), name="affine float64")
+
+
+@given(st.integers(1, 60), st.integers(0, 2**32 - 1), st.booleans(),
+       st.sampled_from([None, "flip", "suffix"]), st.sampled_from([AFFINE32, AFFINE64, SOFTMAX]))
+def test_without_an_exact_answer_the_spread_is_taken_around_the_float64_fold(
+        n, seed, inclusive, reverse, m):
+    """The reference is the sequential fold in float64 in the scan's convention: for float64
+    leaves the fold of the leaves' own dtype, taken once, for float32 a fold of its own."""
+    from scancheck.oracle.monoid_scan import _wide
+
+    x = m.draw(np.random.default_rng(seed), (n,))
+    want = monoid_scan(_wide(m), tuple(v.astype(np.float64) for v in x), inclusive, reverse)
+    got = float_spread(m, x, inclusive, reverse).reference
+    assert all(g.dtype == np.float64 and np.array_equal(g, w) for g, w in zip(got, want))
+
+
 @given(st.integers(1, 90), st.integers(0, 2**32 - 1), st.sampled_from([1, 3, 4, 32]),
        st.sampled_from(list(PROBES)), st.sampled_from([(), (2,)]))
 def test_every_association_order_of_an_exact_monoid_is_its_sequential_fold(
