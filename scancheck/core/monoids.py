@@ -27,10 +27,12 @@ Combine = Callable[[Leaves, Leaves], Leaves]
 #: Draws ``shape`` elements: ``elements(rng, shape)`` returns one array per leaf.
 Elements = Callable[[np.random.Generator, tuple[int, ...]], Leaves]
 
-#: The leaf dtypes a monoid may have: every numeric dtype NumPy holds natively, and bool.
 #: What a combine may return its leaves in (a tuple, not ``tuple | list`` built anew at every
 #: combine of a fold).
 _SEQUENCES = (tuple, list)
+#: The dtype of an exact fold's leaves (Python numbers).
+_OBJECT = np.dtype(object)
+#: The leaf dtypes a monoid may have: every numeric dtype NumPy holds natively, and bool.
 LEAF_DTYPES: tuple[str, ...] = ("float32", "float64", "float16", "int8", "int16", "int32",
                                 "int64", "uint8", "uint16", "uint32", "uint64", "bool")
 
@@ -114,15 +116,16 @@ class Monoid:
     def checked(self, out: Any, a: Leaves, exact: bool = False) -> Leaves:
         """``out``, what ``combine(a, b)`` returned, checked as :meth:`apply` checks it (a fold
         that calls the combine itself, under one ``np.errstate``, checks each result so)."""
-        # What a fold's combine returns nearly always: a tuple of arrays (or NumPy scalars) of
-        # the operands' shapes and the identity's own dtype objects, which :meth:`_checked`
-        # would return as they are.  Anything else (an object leaf of an exact fold, a scalar
-        # to broadcast, a leaf that is wrong) is left to it.
+        # What a fold's combine returns nearly always: a tuple of arrays (or scalars) of the
+        # operands' shapes and the identity's own dtype objects (or objects, where exact),
+        # which :meth:`_checked` would return as they are.  Anything else (a scalar to
+        # broadcast, a leaf that is wrong) is left to it.
         if type(out) is tuple and len(out) == len(self.identity):
             leaves = tuple(map(np.asarray, out))
             try:
                 for leaf, operand, want in zip(leaves, a, self.identity):
-                    if leaf.dtype is not want.dtype or leaf.shape != operand.shape:
+                    if leaf.dtype is not want.dtype and not (exact and leaf.dtype is _OBJECT) \
+                            or leaf.shape != operand.shape:
                         break
                 else:
                     return leaves

@@ -49,8 +49,9 @@ def test_a_combine_that_returns_the_wrong_leaves_is_named(combine, words):
         m.apply(x, x)
 
 
-# What a combine may return for operands of shape (), (3,) or (2, 3): a leaf of each shape,
-# each leaf dtype and NumPy scalars among them, as a tuple or a list, of one leaf too many.
+# What a combine may return for operands of shape (), (3,) or (2, 3) (arrays, NumPy scalars
+# or an exact fold's Python numbers): a leaf of each shape, each leaf dtype, objects and NumPy
+# scalars among them, as a tuple or a list, of one leaf too many.
 _SHAPES = [(), (3,), (2, 3)]
 
 
@@ -60,11 +61,12 @@ def _returned(draw):
     dtypes = draw(st.lists(st.sampled_from(["int64", "float32", "uint8", "bool"]), min_size=1,
                            max_size=3))
     m = Monoid(_add, tuple(np.zeros((), d)[()] for d in dtypes), name="m")
-    a = tuple(np.zeros(shape, d) if draw(st.booleans()) or shape else np.zeros((), d)[()]
-              for d in dtypes)
+    a = tuple(np.zeros(shape, d) if shape else draw(st.sampled_from(
+        [np.zeros((), d), np.zeros((), d)[()], 0])) for d in dtypes)
     leaves = []
     for d in dtypes + draw(st.lists(st.just("int64"), max_size=1)):
-        v = np.ones(draw(st.sampled_from([shape, *_SHAPES])), draw(st.sampled_from([d, "int64"])))
+        v = np.ones(draw(st.sampled_from([shape, *_SHAPES])),
+                    draw(st.sampled_from([d, "int64", "object"])))
         leaves.append(v[()] if v.ndim == 0 and draw(st.booleans()) else v)
     kind = draw(st.sampled_from([tuple, list]))
     return m, kind(leaves), a, draw(st.booleans())
