@@ -118,10 +118,9 @@ def _as_exact(v: np.ndarray) -> np.ndarray:
     v = np.asarray(v)
     if not is_float(v.dtype):
         return v
-    out = np.empty(v.shape, dtype=object)
-    for idx, e in np.ndenumerate(v):
-        out[idx] = Fraction(float(e))
-    return out
+    out = np.empty(v.size, dtype=object)
+    out[:] = [Fraction(e) for e in v.ravel().tolist()]  # tolist: each as float(e) gives it
+    return out.reshape(v.shape)
 
 
 def rational(monoid: Monoid, probe: Leaves | None = None) -> bool:
