@@ -7,10 +7,12 @@ import json
 import time
 from dataclasses import asdict
 
+import numpy as np
 import pytest
 
-from scancheck.controls import CONTROLS
-from scancheck.engine.cases import Budget
+from scancheck.controls import CONTROLS, broken
+from scancheck.core.arrays import same_bits
+from scancheck.engine.cases import Budget, Case
 from scancheck.engine.child import _spec_from
 from scancheck.engine.diagnosis import Cause
 from scancheck.engine.resolve import resolve
@@ -57,6 +59,25 @@ def test_a_bug_only_at_some_sizes_is_found_within_one_propertys_share_of_the_def
     rep = _caught(control, isolated=False, properties=("integers exact",), budget=Budget())
     assert time.process_time() - cpu <= 2 * control.seconds, rep.rows()
     assert rep.verdict.smallest_case["n"] in (1000, 3000)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("data", ["uniform", "cancellation", "overflow", "specials", "zeros"])
+def test_carries_taken_at_once_are_those_carried_block_after_block(dtype, data):
+    """A running sum of block totals (the varying tile's, the float16 one) is one accumulate,
+    the same bits as the carry it stands for, passed from block to block (float16 totals in
+    the float types that control declares)."""
+    x = Case(70_000, dtype, data, 5).data("add")
+    plain = [lambda local, xs: broken._running(local, x.dtype),
+             broken._one_by_one(lambda off, local, xs, outs: outs)]
+    half = [lambda local, xs: broken._running(local, np.float16).astype(x.dtype),
+            broken._one_by_one(lambda off, local, xs, outs:
+                               (np.float16(off) + np.float16(local)).astype(x.dtype))]
+    with np.errstate(all="ignore"):
+        for at_once, one_by_one in [plain] + [half] * (dtype != "int32"):
+            for block in (2, 37, 64):
+                want = broken._blocked(x, one_by_one, block)
+                assert same_bits(broken._blocked(x, at_once, block), want).all()
 
 
 @pytest.mark.parametrize("control", CPU, ids=[c.name for c in CPU])
