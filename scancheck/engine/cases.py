@@ -437,6 +437,7 @@ def smallest_failing(fails: Callable[[Case], bool], case: Case, walk: int = 300)
     the first n that failed: it ends at an n that fails where n - 1 passes, the threshold of
     any bug that strikes past some size, having run no case much larger than that threshold
     (a bug one past a tile costs two cases there, not a bisection from ``case.n`` down).
+    The n it returns is ``case.n`` (not run again) or the last at which ``fails`` held.
     """
     top = case.n
     for n in range(1, min(top, walk)):

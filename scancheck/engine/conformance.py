@@ -18,6 +18,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,7 @@ from .properties import (
     PROPERTIES,
     TABLE,
     Failure,
+    Untold,
     applies,
     passing_probes,
 )
@@ -249,20 +251,31 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
     dtypes = row.dtypes if tuples else tuple(d for d in row.dtypes if d in spec.dtypes)
     top = budget.top(spec.device, row.max_n, spec.max_n, row.cap(spec) if row.cap else None)
 
-    def check(case: Case):  # noqa: ANN202
-        if on_case is not None:
-            on_case(case.n)
+    def guarded(n: int, call: Callable[[], Failure | None]) -> Failure | None:
+        """What ``call`` (a check, or the attribution it left) returns, on a case of ``n``
+        elements; the failure of the call where the target wrote its input or raised."""
         try:
-            return row.check(target, case)
+            return call()
         except InputWritten as exc:
             return _written(exc)
         except NotAnArray as exc:
             return Failure(Cause.LOGIC, str(exc))
         except Exception as exc:
-            failure = _raised(target, exc, case.n)
+            failure = _raised(target, exc, n)
             if failure is None:
                 raise
             return failure
+
+    def check(case: Case) -> Failure | None:
+        if on_case is not None:
+            on_case(case.n)
+        return guarded(case.n, partial(row.check, target, case))
+
+    def told(case: Case, failure: Failure) -> Failure:
+        """``failure``, found on ``case``, attributed where its check left that to be made."""
+        out = guarded(case.n, failure.told) if isinstance(failure, Untold) else failure
+        assert out is not None
+        return out
 
     if prop == "deterministic" and not spec.deterministic:
         seen = check(Case(top, dtypes[0], row.distributions[0], 0))
@@ -292,7 +305,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             stats["short of n"] = found.short_of
         if found.failing is None:
             break
-        result, moved = _failed(prop, found, check, stats)
+        result, moved = _failed(prop, found, check, told, stats)
         if not moved:  # a wrong answer: its search ends here
             result.more = earlier
             return _searched(result, earlier, empty, cap)
@@ -416,20 +429,28 @@ def _ranks_taken(target: Target) -> tuple[int, ...]:
 
 
 def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
-            stats: dict[str, Any]) -> tuple[PropertyResult, bool]:
-    """The failure ``found``, taken down to its smallest n, as the property's result; and
-    whether it moves the search rather than ends it (the target gave no answer there)."""
+            told: Callable[[Case, Failure], Failure], stats: dict[str, Any]
+            ) -> tuple[PropertyResult, bool]:
+    """The failure ``found``, taken down to its smallest n and attributed there (``told``:
+    the failures the search and the shrinking discard never are), as the property's result;
+    and whether it moves the search rather than ends it (the target gave no answer there)."""
     case, failure = found.failing, found.failure
     if case.n > 1:
-        seen: dict[int, Any] = {}
+        # Only the last failure: smallest_failing returns its n, or the found case's (which
+        # it does not check again).  Each may hold the arrays of a case until it is told.
+        last: dict[int, Failure] = {}
 
         def fails(c: Case) -> bool:
-            seen[c.n] = check(c)
-            return seen[c.n] is not None
+            f = check(c)
+            if f is not None:
+                last.clear()
+                last[c.n] = f
+            return f is not None
 
         case = smallest_failing(fails, case)
-        failure = seen.get(case.n) or failure  # the found case itself was not checked again
+        failure = last.get(case.n) or failure
     assert failure is not None
+    failure = told(case, failure)
     return PropertyResult(prop, "fault" if failure.cause == Cause.FAULT else "fail",
                           failure.diagnosis, {**case.describe(), **failure.where()},
                           {**failure.detail, **stats}, cause=failure.cause.name,

@@ -194,6 +194,20 @@ def test_smallest_failing_walks_up_from_one_before_it_bisects():
     assert smallest_failing(lambda c: c.n == 65 or c.n > 4000, case).n == 65
 
 
+@given(st.sets(st.integers(1, 5000), max_size=8), st.integers(2, 5000))
+def test_smallest_failing_returns_the_found_n_or_the_last_that_failed(failing, top):
+    """What the caller keeps of each failure it is told of: only the last."""
+    last = []
+
+    def fails(c):
+        if c.n in failing:
+            last.append(c.n)
+        return c.n in failing
+
+    n = smallest_failing(fails, Case(top, "int32", "uniform", 0)).n
+    assert n == top or n == last[-1]
+
+
 def test_hypothesis_draws_dtypes_and_distributions_in_the_search():
     seen = set()
 

@@ -12,6 +12,7 @@ from scancheck.controls import broken as controls
 from scancheck.controls import contracts
 from scancheck.core.rules import arg_extreme_scan, extreme_scan
 from scancheck.engine.conformance import check_property
+from scancheck.engine.properties import values
 from scancheck.engine.resolve import resolve
 from scancheck.engine.spec import TargetSpec
 from scancheck.engine.targets import Target
@@ -31,6 +32,32 @@ def test_the_certificate_alone_catches_a_carry_kept_8_bits_short(budget):
     assert r.smallest_case["n"] == 513  # the first carried output of tiles of 512
     bits = r.detail["behaves like bits"]
     assert bits in (15, 16, 17) if r.smallest_case["dtype"] == "float32" else bits in (44, 45, 46)
+
+
+def _nan_read_as_zero_from_65(x):
+    out = np.cumsum(x, dtype=x.dtype)
+    out[64:][np.isnan(out[64:])] = 0
+    return out
+
+
+@pytest.mark.parametrize("prop, fn", [("certified exact", controls.off_by_one_at_block_boundaries),
+                                      ("floats within bound",
+                                       controls.off_by_one_at_block_boundaries),
+                                      ("nan and inf", _nan_read_as_zero_from_65)])
+def test_only_the_failure_reported_is_attributed(prop, fn, budget, monkeypatch):
+    """Wrong from n = 65: the ladder finds it past there, the walk takes it down.  Only the
+    failure reported is attributed (a steps probe, 16 seeds of data, the input without its
+    specials), as it would have been where it was found."""
+    told = []
+    for name in ("_float_failure", "_specials_failure"):
+        real = getattr(values, name)
+        monkeypatch.setattr(values, name, lambda t, case, *a, real=real:
+                            told.append(case.n) or real(t, case, *a))
+    r = check_property(_target(fn, FLOATS), prop, budget)
+    assert r.status == "fail" and r.smallest_case["n"] >= 65, r
+    assert told == [r.smallest_case["n"]], (told, r)
+    assert ("'steps' data" if fn is controls.off_by_one_at_block_boundaries else
+            "NaN or infinity not propagated") in r.diagnosis
 
 
 def test_precision_lost_is_told_from_a_logic_error_without_integer_dtypes(budget):

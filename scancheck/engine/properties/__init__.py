@@ -49,7 +49,7 @@ from __future__ import annotations
 from ...core.dtypes import DTYPES, FLOAT_DTYPES, INPUT_DTYPES, INT_DTYPES
 from ...core.monoids import PROBES
 from ..spec import TargetSpec, monoid_of, over_tuples
-from .base import Failure, Property
+from .base import Failure, Property, Untold
 from .determinism import determinism_check
 from .monoids import DECLARED, laws_check, monoid_cap, monoid_check, not_judged, probes_check
 from .overflow import integers_checked
@@ -66,8 +66,8 @@ from .summaries import (
 )
 from .values import bound_failure, certificate_failure, float_check, specials_check
 
-__all__ = ["ACCUMULATION_PROBE", "MONOID_PROPERTIES", "ORDERED", "PROPERTIES", "TABLE", "Failure", "Property",
-           "accumulation_precision", "applies", "bound_summary", "float_summary",
+__all__ = ["ACCUMULATION_PROBE", "MONOID_PROPERTIES", "ORDERED", "PROPERTIES", "TABLE", "Failure",
+           "Property", "Untold", "accumulation_precision", "applies", "bound_summary", "float_summary",
            "passing_probes"]
 
 

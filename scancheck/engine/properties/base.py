@@ -4,7 +4,7 @@ case returns (:class:`Failure`: cause, diagnosis, the first wrong output)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,29 @@ class Failure:
                 "expected": short(self.expected)}
 
 
+@dataclass
+class Untold(Failure):
+    """A failure as first found (the first wrong output), its attribution still to be made:
+    :meth:`told` makes it, from the arrays the case was judged on, and returns what the
+    check would have returned.  A search and its shrinking need only know that a case
+    fails, and discard all its failures but one: only the one reported is told."""
+
+    attribute: Callable[[], Failure] | None = field(default=None, repr=False, compare=False)
+
+    def told(self) -> Failure:
+        assert self.attribute is not None
+        return self.attribute()
+
+
+def untold(failure: Failure, attribute: Callable[[], Failure]) -> Untold:
+    """``failure`` with ``attribute`` (which returns it attributed) left to call."""
+    return Untold(**{f.name: getattr(failure, f.name) for f in fields(Failure)},
+                  attribute=attribute)
+
+
+#: A property's check of one case: None where it passes, else its failure, which may be
+#: :class:`Untold` (:func:`~scancheck.engine.conformance.check_property` tells the one it
+#: reports).
 Check = Callable[[Target, Case], "Failure | None"]
 
 

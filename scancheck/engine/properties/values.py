@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
@@ -26,7 +27,7 @@ from ..cases import Case
 from ..diagnosis import Cause
 from ..targets import Target
 from .accumulation import accumulated_failure
-from .base import Check, Failure
+from .base import Check, Failure, untold
 from .nan_rules import contract_failure, nan_rule_kept
 from .running import bits_differ, exact_answer, first_bad, on_outputs, promoted, run
 from .subnormals import flush_explains, flushes, subnormal_witness
@@ -228,7 +229,8 @@ def float_check(criterion: Callable[[Target, np.ndarray, np.ndarray, np.ndarray]
         if target.spec.family != "sum":  # max and min round nothing: exact, bit for bit
             return bits_differ(target, x, got, want)
         failure = criterion(target, x, got, want)
-        return failure and _float_failure(target, case, x, got, want, failure)
+        return failure and untold(failure, partial(_float_failure, target, case, x, got, want,
+                                                   failure))
 
     return check
 
@@ -258,6 +260,14 @@ def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     failure = first_bad(target, ok, got, want, rule, Cause.SPECIALS)
     if failure is None or "never written" in failure.diagnosis:
         return failure
+    return untold(failure, partial(_specials_failure, target, case, x, got, want, failure))
+
+
+def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
+                      want: np.ndarray, failure: Failure) -> Failure:
+    """Attribute a wrong NaN or infinity: a NaN rule the target keeps instead of its own, a
+    compensated sum, a logic error the same input without its specials shows, or else the
+    specials' own (independent of any logic error)."""
     kept = nan_rule_kept(target, x, got)
     if kept is not None:
         return contract_failure(target, kept, failure.index, got, x)
