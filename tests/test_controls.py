@@ -80,6 +80,17 @@ def test_carries_taken_at_once_are_those_carried_block_after_block(dtype, data):
                 assert same_bits(broken._blocked(x, at_once, block), want).all()
 
 
+@pytest.mark.parametrize("v", [0.0, -0.0, np.inf, -np.inf, np.nan, 1 + 2**-9, -(1 + 3 * 2**-9),
+                               2.5 * 2**-1070, 5e-324, np.finfo(np.float64).max, -3.0e300])
+def test_a_carry_rounded_to_fewer_bits_is_numpys_rounding_of_its_significand(v):
+    """Zeros keep their sign, infinities and NaN stay, a rounding past the largest float is
+    an infinity, a tie goes to even: frexp, round and ldexp as NumPy does them."""
+    m, e = np.frexp(np.float64(v))
+    with np.errstate(over="ignore"):
+        want = np.ldexp(np.round(m * 2.0**8), e - 8)
+    assert same_bits(np.float64(broken._round_to_bits(v, 8)), want)
+
+
 @pytest.mark.parametrize("control", CPU, ids=[c.name for c in CPU])
 def test_what_a_child_is_told_of_a_cpu_control_is_what_it_declares(control):
     """The isolated check hands the child the spec as JSON and reads the resolved one back:

@@ -5,6 +5,7 @@ that one check of scancheck, and no weaker one, must catch.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -120,10 +121,19 @@ def lower_precision_intermediate(x: np.ndarray) -> np.ndarray:
         return _blocked(x, lambda local, xs: _running(local, np.float16).astype(x.dtype))
 
 
-def _round_to_bits(v: np.ndarray, bits: int) -> np.ndarray:
-    """``v`` rounded to ``bits`` significand bits (to nearest, ties to even)."""
-    m, e = np.frexp(np.float64(v))
-    return np.ldexp(np.round(m * 2.0**bits), e - bits)
+def _round_to_bits(v: Any, bits: int) -> float:
+    """The scalar ``v`` rounded to ``bits`` significand bits (to nearest, ties to even)."""
+    # Python's floats, not NumPy's scalars: a carry is rounded once a block, 2048 times at
+    # 2**20 elements, and each of NumPy's scalar calls costs microseconds.  round() gives no
+    # -0.0, no infinity or NaN (they stay as they are), and ldexp() no overflow (to infinity).
+    v = float(v)
+    if v == 0 or not math.isfinite(v):
+        return v
+    m, e = math.frexp(v)
+    try:
+        return math.ldexp(round(m * 2.0**bits), e - bits)
+    except OverflowError:
+        return math.copysign(math.inf, v)
 
 
 def carry_8_bits_short(x: np.ndarray) -> np.ndarray:
