@@ -67,7 +67,7 @@ def test_carries_taken_at_once_are_those_carried_block_after_block(dtype, data):
     """A running sum of block totals (the varying tile's, the float16 one) is one accumulate,
     the same bits as the carry it stands for, passed from block to block (float16 totals in
     the float types that control declares)."""
-    x = Case(70_000, dtype, data, 5).data("add")
+    x = Case(3_000, dtype, data, 5).data("add")
     plain = [lambda local, xs: broken._running(local, x.dtype),
              broken._one_by_one(lambda off, local, xs, outs: outs)]
     half = [lambda local, xs: broken._running(local, np.float16).astype(x.dtype),
