@@ -135,7 +135,8 @@ def check_isolated(
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         resolving = pool.submit(_watch, _child_cmd(locator, "{out}", spec, gpu, *extra,
-                                                   overrides=overrides), timeout, on_event)
+                                                   overrides=overrides), timeout, on_event,
+                                fork=gpu is None and not _on_gpu(spec, locator))
         while not heard.is_set() and not resolving.done():
             heard.wait(0.05)
         if "error" in told:
@@ -307,7 +308,8 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
             args = ["--props", *props[len(results):], *_property_args(budget, cap, until, empty)]
             events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, *args,
                                                     overrides=overrides), timeout,
-                                         None if progress is None else partial(_told, progress))
+                                         None if progress is None else partial(_told, progress),
+                                         fork=gpu is None and not _on_gpu(spec, locator))
             spent = time.time() - start
         done = [PropertyResult(**ev["result"]) for ev in events if ev["event"] == "result"]
         for r in done:
@@ -382,23 +384,23 @@ def _told(progress: Any, event: dict) -> None:
         progress.finish(event["result"]["name"], event["result"]["status"])
 
 
-def _watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | None = None
-           ) -> tuple[list[dict], str, str]:
+def _watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | None = None,
+           fork: bool = False) -> tuple[list[dict], str, str]:
     """Run a child that writes JSON events to the file ``{out}`` stands for (each handed to
     ``on_event`` as it comes), and kill its
     whole process group where it hangs: when one call of the target's own code (between its
     "call" and "return" events) runs ``timeout`` seconds, or when nothing at all happens for
     ten times that (start-up gets at least two minutes).  Returns the events,
-    "ok" / "died (...)" / "timeout", and the child's stderr."""
+    "ok" / "died (...)" / "timeout", and the child's stderr.  ``fork``: a child of
+    :mod:`scancheck.engine.child` is forked from this process's zygote where it has one."""
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as fh:
         path = fh.name
     cmd = [path if c == "{out}" else c for c in cmd]
     events: list[dict] = []
     quiet = max(10 * timeout, 120.0)
     since, limit = time.time(), quiet
-    with tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True,
-                                start_new_session=True)
+    with tempfile.NamedTemporaryFile("w+", suffix=".err") as err:
+        proc = _start(cmd, err, fork)
         with open(path) as progress:
 
             pending = ""
@@ -432,6 +434,22 @@ def _watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | No
         stderr = err.read()
     os.unlink(path)
     return events, status, stderr
+
+
+def _start(cmd: list[str], err: Any, fork: bool) -> Any:
+    """The child of ``cmd``, in a session of its own, its stderr in ``err``: forked from the
+    zygote where ``fork`` asks for it and it runs :mod:`scancheck.engine.child`."""
+    if fork and cmd[1:3] == ["-m", "scancheck.engine.child"]:
+        from .zygote import zygote
+
+        z = zygote()
+        if z is not None:
+            try:
+                return z.start(cmd[3:], err.name)
+            except OSError:  # it died meanwhile: this child starts afresh
+                pass
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True,
+                            start_new_session=True)
 
 
 def _exit_text(returncode: int) -> str:
