@@ -61,7 +61,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase  # noqa: E402
 
 from scancheck.core.cuda import SUITE_CUPY_CACHE  # noqa: E402
 from scancheck.core.database import example_database  # noqa: E402
-from scancheck.core.devices import visible_gpus  # noqa: E402
+from scancheck.core.devices import usable_cores, visible_gpus  # noqa: E402
 
 os.environ.setdefault("CUPY_CACHE_DIR", str(SUITE_CUPY_CACHE))
 # JAX compiles a scan once per shape, and every worker meets the same ladder of shapes: a
@@ -122,35 +122,19 @@ def _wants_gpu(config: pytest.Config) -> bool:
     return "not gpu" not in markexpr
 
 
-#: The CPU oracles Numba compiles, in two processes' shares: each compiled once into its cache on
-#: disk before the xdist workers start.  A fresh checkout has no cache, and every worker, its
-#: zygote and child processes compiled the same functions side by side (4-5 CPU-s each for the
-#: exact sums): on two cores the suite took 98 s with the cache empty, 94 s with this, 86-88 s
-#: with it full either way.
-_COMPILE_ORACLES = (
-    "import numpy as np\nfrom scancheck.oracle.exact import exact_scan, exact_scan_axis\n"
-    "for d in ('float16', 'float32', 'float64'):\n"
-    "    x = np.linspace(-3, 3, 70).astype(d)\n"
-    "    exact_scan(x), exact_scan_axis(x.reshape(7, 10))",
-    "import numpy as np\nfrom scancheck.oracle.exact import recurrence_enclosure, "
-    "recurrence_magnitudes\nfrom scancheck.oracle.logsumexp import judge_logsumexp\n"
-    "from scancheck.oracle.products import judge_products\n"
-    "p = np.random.default_rng(0).uniform(-0.9, 0.9, (70, 2))\n"
-    "recurrence_enclosure(p), recurrence_magnitudes(p)\n"
-    "with np.errstate(all='ignore'):\n"
-    "    for d in ('float16', 'float32', 'float64'):\n"
-    "        x = np.linspace(-3, 3, 70).astype(d)\n"
-    "        judge_products(x, np.cumprod(x)), judge_logsumexp(x, np.logaddexp.accumulate(x))",
-)
-
-
 def _compile_oracles() -> None:
-    """The Numba oracles compiled (or, where their cache is warm, loaded: a second) in child
-    processes side by side; one that fails leaves the tests to compile and report it."""
+    """The Numba oracles compiled once into their cache on disk before the xdist workers start
+    (or, where it is warm, loaded: a second), in processes side by side: a fresh checkout has
+    no cache, and every worker, its zygote and child processes compiled the same functions at
+    once.  On two cores the suite took 98 s with the cache empty, 94 s with this, 86-88 s with
+    it full either way.  One that fails leaves the tests to compile and report it."""
     import subprocess
 
-    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL) for code in _COMPILE_ORACLES]
+    from scancheck.oracle.compiled import SHARES
+
+    code = "from scancheck.oracle.compiled import compile_oracles; compile_oracles({})"
+    procs = [subprocess.Popen([sys.executable, "-c", code.format(k)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) for k in range(SHARES)]
     for proc in procs:
         try:
             proc.wait(timeout=120)
@@ -199,7 +183,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
         return None
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = usable_cores()
     if not (_wants_gpu(config) and visible_gpus()):  # called before pytest_configure
         return cores + 1
     return max(1, cores * 3 // 4)

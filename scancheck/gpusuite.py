@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .core.cuda import SUITE_CUPY_CACHE
+from .core.devices import usable_cores
 from .progress import Progress
 
 PARTS = ("tests", "huge", "verify", "check", "controls", "matrix", "precision", "bench")
@@ -150,13 +151,6 @@ def main(argv: list[str] | None = None) -> int:
     return status
 
 
-#: The CPU exact oracle (Numba, cached on disk) at every dtype it compiles for, in one process.
-_WARM_CPU_ORACLE = ("import numpy as np; from scancheck.oracle.exact import exact_scan\n"
-                    "from scancheck.core.arrays import as_dtype\n"
-                    "for d in ('float16', 'float32', 'float64', 'bfloat16'):\n"
-                    "    exact_scan(np.linspace(-3, 3, 70).astype(as_dtype(d)))")
-
-
 def _library_jobs(names: tuple[str, ...]) -> list[tuple[str, str]]:
     """(label, code) of the warm step's library processes: each target of ``names`` that can
     run here, a dtype to a process (eager JAX dispatches under the GIL, so threads alone
@@ -201,6 +195,7 @@ def _warm_kernels(py: str, env: dict[str, str]) -> str:
     side by side, into their caches on disk before the tests start: otherwise each of the
     workers compiles each one it meets on its own, all at once."""
     from .kernels.launch import warm_jobs
+    from .oracle.compiled import SHARES
     from .oracle.exact_device import FORMATS
 
     start = time.monotonic()
@@ -209,7 +204,8 @@ def _warm_kernels(py: str, env: dict[str, str]) -> str:
             for name, params in warm_jobs()]
     jobs += [(f"device oracle {d}", f"from scancheck.oracle.exact_device import warm; warm({d!r})")
              for d in FORMATS]
-    jobs.append(("CPU oracle", _WARM_CPU_ORACLE))
+    jobs += [(f"CPU oracle {k + 1}/{SHARES}", "from scancheck.oracle.compiled import "
+              f"compile_oracles; compile_oracles({k})") for k in range(SHARES)]
     stamped = dict(_library_jobs(JIT_TARGETS))
     jobs = [*stamped.items(), *_compiled_jobs(), *_library_jobs(CUPY_TARGETS),
             *jobs]  # the longest first
@@ -237,7 +233,7 @@ def _warm_kernels(py: str, env: dict[str, str]) -> str:
     # One process a core: some sixty at once held tens of GiB of host memory (JAX's).  A
     # JAX job already run on this machine for the same code and version left a stamp beside
     # JAX's cache, and is passed over: loading its programs took 34 s on an H100.
-    with ThreadPoolExecutor(_cores()) as pool:
+    with ThreadPoolExecutor(usable_cores()) as pool:
         done = list(pool.map(run, jobs))
     # A module that does not compile is the tests' to report, with its error.
     failed = [label for label, rc, _ in done if rc]
@@ -262,10 +258,6 @@ def _warm_salt() -> str:
         with contextlib.suppress(metadata.PackageNotFoundError):
             digest.update(f"{dist} {metadata.version(dist)}".encode())
     return digest.hexdigest()
-
-
-def _cores() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: list[str]) -> int:

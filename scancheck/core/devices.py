@@ -1,4 +1,4 @@
-"""Which GPUs this process may use, read without initialising CUDA here."""
+"""Which GPUs and cores this process may use, read without initialising CUDA here."""
 
 from __future__ import annotations
 
@@ -35,3 +35,10 @@ def gpu_available() -> tuple[bool, str]:
     except Exception as exc:  # any CUDA error here means there is no usable GPU
         return False, f"no usable CUDA device ({exc})"
     return True, cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity where the OS tells it), at least 1."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1

@@ -32,6 +32,7 @@ from dataclasses import asdict
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..core.devices import usable_cores
 from .child import _MARK, _spec_from, deal, first_share
 from .diagnosis import Cause, PropertyResult
 from .spec import TargetSpec, spec_json
@@ -60,8 +61,7 @@ class EnvironmentProblem(UsageError):
 
 
 def _default_workers() -> int:
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, (cores or 1) // 2)
+    return max(1, usable_cores() // 2)
 
 
 def check_isolated(

@@ -21,20 +21,17 @@ import sys
 import threading
 from typing import Any
 
-#: What the zygote loads before it forks anything: the engine, and each Numba oracle's first
-#: call (which sets up Numba's typing, half a second a process).
-_PRELOAD = ("import numpy as np\n"
-            "import scancheck.engine.child, scancheck.engine.conformance\n"
-            "from scancheck.oracle.exact import exact_scan\n"
-            "for d in ('float16', 'float32', 'float64'):\n"
-            "    exact_scan(np.linspace(-3, 3, 70).astype(d))\n")
-
 
 def serve() -> None:
     """The zygote's loop: a JSON request a line on stdin (argv, env, cwd, stderr path) is a
     forked child, answered with its pid; each child that ends is told as its pid and exit
     code (negative: the signal that ended it).  It ends when stdin closes."""
-    exec(_PRELOAD, {})  # noqa: S102 -- our own constant
+    # What every child would load first: the engine, and the exact sums' first calls (which
+    # set up Numba's typing, half a second a process).
+    from ..oracle.compiled import compile_oracles
+    from . import child, conformance  # noqa: F401
+
+    compile_oracles(0)
     out = sys.stdout
     out.write(json.dumps({"ready": True}) + "\n")
     out.flush()
