@@ -27,7 +27,15 @@ __host__ __device__ __forceinline__ int ctz64(unsigned long long v) {
 #ifdef __CUDA_ARCH__
   return __ffsll(static_cast<long long>(v)) - 1;
 #else
-  return __builtin_ctzll(v);
+  return v ? __builtin_ctzll(v) : 64;
+#endif
+}
+
+__host__ __device__ __forceinline__ int ctz32(unsigned v) {
+#ifdef __CUDA_ARCH__
+  return __ffs(static_cast<int>(v)) - 1;
+#else
+  return v ? __builtin_ctz(v) : 32;
 #endif
 }
 
@@ -272,21 +280,74 @@ __global__ void exact_scan(const Bits* __restrict__ in, Bits* __restrict__ out, 
                                            FixedPoint<Bits, P, EBITS, W>{base});
 }
 
-// Folds one value into a running (lo, hi, special): the lowest set bit's and the leading
-// bit's exponents over nonzero finite values, and whether any value is an infinity or NaN.
+namespace scancheck {
+
+// The unsigned integer the exponent pass reads a format's bits in: 32 bits for the 2- and
+// 4-byte formats (a 16-bit one costs as much), 64 for float64.
+template <bool kWide>
+struct RangeWord {
+  using type = unsigned;
+};
+template <>
+struct RangeWord<true> {
+  using type = unsigned long long;
+};
+
+// The exponent pass's running state over values met one at a time: the largest finite
+// magnitude's bits, the least key of a nonzero finite one, and whether any was an infinity
+// or NaN.  A magnitude's bits a (the sign cleared) order as the magnitudes do, so the top
+// bit's exponent over the data is that of the largest a, found once at the end; and a
+// nonzero finite value's lowest set bit lies at exponent
+//   max(field, 1) + min(ctz(a), kFrac) - kBias - kFrac
+// (the significand's lowest set bit is the fraction's when that is nonzero, else the
+// implicit bit), so the key is the first two terms.  Each value costs a few 32-bit
+// instructions for 2- and 4-byte formats: splitting each one, as this pass did before, made
+// it compute-bound at 58 instructions a float32 value (0.81 ms at 2^28 on an H100).
 template <typename Bits, int P, int EBITS>
-__host__ __device__ __forceinline__ void widen_range(Bits b, int& lo, int& hi, int& special) {
-  bool neg;
-  unsigned long long mant;
-  int expo;
-  if (!scancheck::Format<Bits, P, EBITS>::split(b, neg, mant, expo)) {
-    special = 1;
-  } else if (mant) {
-    const int low = expo + scancheck::ctz64(mant), high = expo + 63 - scancheck::clz64(mant);
-    lo = low < lo ? low : lo;
-    hi = high > hi ? high : hi;
+struct RangeFold {
+  using F = Format<Bits, P, EBITS>;
+  using U = typename RangeWord<sizeof(Bits) == 8>::type;
+  static constexpr U kMag = static_cast<U>(F::kSign - 1);
+  static constexpr U kInf = static_cast<U>(F::kInfField) << F::kFrac;
+  static constexpr int kNone = 0x7fffffff;
+  U largest = 0;
+  int key = kNone;
+  int special = 0;
+
+  __host__ __device__ static U magnitude(Bits b) { return static_cast<U>(b) & kMag; }
+
+  // The lowest set bit of a finite magnitude's bits (its largest is folded apart).
+  __host__ __device__ __forceinline__ void low(U a) {
+    const int field = static_cast<int>(a >> F::kFrac);
+    const int tz = sizeof(U) == 8 ? ctz64(a) : ctz32(static_cast<unsigned>(a));
+    const int k = (field > 1 ? field : 1) + (tz < F::kFrac ? tz : F::kFrac);
+    key = a && k < key ? k : key;
   }
-}
+
+  __host__ __device__ __forceinline__ void add(Bits b) {
+    const U a = magnitude(b);
+    if (a >= kInf) {
+      special = 1;
+    } else {
+      largest = a > largest ? a : largest;
+      low(a);
+    }
+  }
+
+  // The lowest set bit's exponent over the nonzero finite values (INT_MAX for none).
+  __host__ __device__ int lo() const { return key == kNone ? kNone : key - F::kBias - F::kFrac; }
+
+  // The leading bit's exponent over them (INT_MIN for none).
+  __host__ __device__ int hi() const {
+    bool neg;
+    unsigned long long mant;
+    int expo;
+    if (!largest || !F::split(static_cast<Bits>(largest), neg, mant, expo)) return -kNone - 1;
+    return expo + 63 - clz64(mant);
+  }
+};
+
+}  // namespace scancheck
 
 // Where IEEE's rules start, for the host's overlay (exact_device.overlay_specials): the
 // first +inf, -inf and NaN, and the first value that is not -0.0 (the end of a -0.0 prefix),
@@ -305,27 +366,39 @@ __device__ __forceinline__ void note_firsts(Bits b, long long i, long long (&f)[
   if (u != F::kSign && i < f[3]) f[3] = i;
 }
 
+// One value met alone (the unaligned head and the tail, and every value of a vector that
+// holds an infinity or a NaN).
+template <typename Bits, int P, int EBITS>
+__device__ __forceinline__ void meet(Bits b, long long i, scancheck::RangeFold<Bits, P, EBITS>& r,
+                                     long long (&f)[4]) {
+  r.add(b);
+  note_firsts<Bits, P, EBITS>(b, i, f);
+}
+
 // range = (lo, hi, special) over all n values, which the host starts at (INT_MAX, INT_MIN,
 // 0); firsts = note_firsts' four indices over all of them, which it starts at n (none).
 // The body reads 16-byte vectors, as the scan does, so this pass costs one read of the
 // data at memory speed, and the host's overlay of IEEE's rules needs no pass of its own
 // (four searches of the data took the oracle from 2 to 18 times torch.cumsum's time on
-// float32 data with infinities); one atomic per block, not per warp, keeps the words cool.
+// float32 data with infinities).  A vector of finite values (almost every one) only folds
+// its magnitudes; the indices are looked at only for a vector holding an infinity or NaN,
+// and for the end of a -0.0 prefix until the thread has met it.  One atomic per block, not
+// per warp, keeps the words cool.
 template <typename Bits, int P, int EBITS>
 __global__ void exponent_range(const Bits* __restrict__ in, long long n, int* range,
                                unsigned long long* firsts) {
+  using namespace scancheck;
+  using R = RangeFold<Bits, P, EBITS>;
+  using U = typename R::U;
   constexpr int kPer = 16 / sizeof(Bits);
-  int lo = 0x7fffffff, hi = -0x7fffffff - 1, special = 0;
+  R r;
   long long f[4] = {n, n, n, n};
   const long long tid = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
   const long long misaligned = reinterpret_cast<unsigned long long>(in) % 16 / sizeof(Bits);
   const long long head = misaligned ? (kPer - misaligned < n ? kPer - misaligned : n) : 0;
   const long long vectors = (n - head) / kPer;
-  if (tid < head) {
-    widen_range<Bits, P, EBITS>(in[tid], lo, hi, special);
-    note_firsts<Bits, P, EBITS>(in[tid], tid, f);
-  }
+  if (tid < head) meet<Bits, P, EBITS>(in[tid], tid, r, f);
   const uint4* body = reinterpret_cast<const uint4*>(in + head);
   for (long long i = tid; i < vectors; i += stride) {
     union {
@@ -333,16 +406,30 @@ __global__ void exponent_range(const Bits* __restrict__ in, long long n, int* ra
       Bits b[kPer];
     } u;
     u.v = __ldcs(&body[i]);
+    const long long at = head + i * kPer;
+    U largest = 0;
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
-      widen_range<Bits, P, EBITS>(u.b[k], lo, hi, special);
-      note_firsts<Bits, P, EBITS>(u.b[k], head + i * kPer + k, f);
+      const U a = R::magnitude(u.b[k]);
+      largest = a > largest ? a : largest;
+    }
+    if (largest < R::kInf) {
+      r.largest = largest > r.largest ? largest : r.largest;
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) r.low(R::magnitude(u.b[k]));
+      if (f[3] == n) {  // the thread has met only -0.0 so far
+#pragma unroll
+        for (int k = 0; k < kPer; ++k)
+          if (u.b[k] != static_cast<Bits>(R::F::kSign) && f[3] == n) f[3] = at + k;
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) meet<Bits, P, EBITS>(u.b[k], at + k, r, f);
     }
   }
-  for (long long i = head + vectors * kPer + tid; i < n; i += stride) {
-    widen_range<Bits, P, EBITS>(in[i], lo, hi, special);
-    note_firsts<Bits, P, EBITS>(in[i], i, f);
-  }
+  for (long long i = head + vectors * kPer + tid; i < n; i += stride)
+    meet<Bits, P, EBITS>(in[i], i, r, f);
+  int lo = r.lo(), hi = r.hi(), special = r.special;
 #pragma unroll
   for (int off = 16; off > 0; off /= 2) {
     lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, off));

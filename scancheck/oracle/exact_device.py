@@ -15,7 +15,7 @@ rounding reads the two at the top).  Results are bit for bit those of the CPU or
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -162,6 +162,37 @@ def is_torch_bfloat16(x: Any) -> bool:
     return type(x).__module__.startswith("torch") and str(getattr(x, "dtype", "")) == "torch.bfloat16"
 
 
+class ExponentPass(NamedTuple):
+    """What the exponent pass finds in one read of the data: the lowest set bit's and the
+    leading bit's exponents over its nonzero finite values (``lo > hi`` where there is none),
+    whether any value is an infinity or NaN, and the indices of the first +inf, -inf and NaN
+    and of the first value that is not -0.0 (the length for none)."""
+
+    lo: int
+    hi: int
+    special: bool
+    starts: tuple[int, int, int, int]
+
+
+def exponent_pass(bits: Any, dtype: str) -> ExponentPass:
+    """:class:`ExponentPass` of a 1-D device array of ``dtype``'s bits (unsigned integers of
+    its width), from one kernel launch and one copy back."""
+    import cupy as cp
+
+    n = bits.shape[0]
+    # The pass's results in one buffer, so that one copy each way moves them: firsts (four
+    # uint64, n for none), then range (three int32 and a pad).
+    init = np.full(6, n, dtype=np.uint64)
+    init[4:].view(np.int32)[:] = (np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0, 0)
+    found = cp.asarray(init)
+    grid = max(min(-(-n // (BLOCK * 16 // bits.itemsize)), 4 * 1024), 1)
+    _kernel(_range_name(dtype), cp.cuda.Device().id)(
+        (grid,), (BLOCK,), (bits, np.int64(n), found[4:].view(cp.int32), found))
+    got = found.get()
+    lo, hi, special = (int(v) for v in got[4:].view(np.int32)[:3])
+    return ExponentPass(lo, hi, bool(special), tuple(int(v) for v in got[:4]))
+
+
 def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
     """:func:`exact_scan_device` on the bits of a contiguous 1-D array of ``dtype``."""
     import cupy as cp
@@ -170,12 +201,7 @@ def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
     out = cp.empty_like(bits)
     if n:
         dev = cp.cuda.Device().id
-        rng = cp.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0], dtype=cp.int32)
-        firsts = cp.full(4, n, dtype=cp.uint64)
-        grid = min(-(-n // (BLOCK * 16 // bits.itemsize)), 4 * 1024)
-        _kernel(_range_name(dtype), dev)((grid,), (BLOCK,), (bits, np.int64(n), rng, firsts))
-        lo, hi, special = (int(v) for v in rng.get())
-        starts = tuple(int(v) for v in firsts.get())  # +inf, -inf, NaN, past a -0.0 prefix
+        lo, hi, special, starts = exponent_pass(bits, dtype)
         words = words_needed(lo, hi, n) if lo <= hi else 0
         if not words:  # no nonzero finite value: every finite prefix is zero
             out.fill(0)

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from scancheck.core.arrays import as_dtype
 from scancheck.core.cuda import KERNEL_DIR, expand_source
-from scancheck.core.dtypes import finfo
+from scancheck.core.dtypes import SIGNIFICAND_BITS, finfo
 from scancheck.engine.strategies import DISTRIBUTIONS, finite_floats, scan_data
 from scancheck.oracle.exact import exact_scan
 from scancheck.oracle.exact_device import (
@@ -130,8 +130,9 @@ void host_columns_scan(const void* in, void* out, long long n, int base, int ite
 }
 template <typename Bits, int P, int EBITS>
 void host_range(const void* in, long long n, int* range) {
-  for (long long i = 0; i < n; ++i)
-    widen_range<Bits, P, EBITS>(static_cast<const Bits*>(in)[i], range[0], range[1], range[2]);
+  scancheck::RangeFold<Bits, P, EBITS> r;
+  for (long long i = 0; i < n; ++i) r.add(static_cast<const Bits*>(in)[i]);
+  range[0] = r.lo(), range[1] = r.hi(), range[2] = r.special;
 }
 """]
     for dtype, (bits, p, e) in FORMATS.items():
@@ -148,6 +149,31 @@ void host_range(const void* in, long long n, int* range) {
     return ctypes.CDLL(str(nvcc_shared_library("\n".join(lines), out, ("-std=c++17", "-O1"))))
 
 
+def host_span(lib, x: np.ndarray) -> tuple[int, int, bool]:
+    """The exponent pass's (lo, hi, special) of ``x``, its arithmetic run on the CPU."""
+    rng = np.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0, 0], dtype=np.int32)
+    x = np.ascontiguousarray(x)
+    getattr(lib, f"range_{x.dtype.name}")(x.ctypes.data_as(ctypes.c_void_p),
+                                          ctypes.c_longlong(x.shape[0]),
+                                          rng.ctypes.data_as(ctypes.POINTER(ctypes.c_int)))
+    return int(rng[0]), int(rng[1]), bool(rng[2])
+
+
+def span(x: np.ndarray) -> tuple[int, int, bool]:
+    """(lo, hi, special) from the values themselves: the exponents of the lowest set bit and
+    of the leading bit over the nonzero finite values (INT_MAX and INT_MIN for none), and
+    whether any value is an infinity or NaN."""
+    v = x.astype(np.float64)  # exact for every format the oracle reads
+    finite = v[np.isfinite(v) & (v != 0)]
+    special = not bool(np.isfinite(v).all())
+    if not finite.size:
+        return np.iinfo(np.int32).max, np.iinfo(np.int32).min, special
+    m, e = np.frexp(np.abs(finite))  # |v| = m * 2**e, 1/2 <= m < 1
+    ints = (m * 2.0**53).astype(np.uint64)  # the significand, an integer times 2**(e - 53)
+    lowest = np.log2((ints & (~ints + np.uint64(1))).astype(np.float64)).astype(np.int64)
+    return int((e - 53 + lowest).min()), int((e - 1).max()), special
+
+
 def host_exact_scan(lib, x: np.ndarray, columns_from: int = COLUMNS_FROM, items: int = 3,
                     words: int = 0) -> np.ndarray:
     """exact_scan_device's steps, with the kernels' arithmetic run on the CPU: the column scan
@@ -155,10 +181,7 @@ def host_exact_scan(lib, x: np.ndarray, columns_from: int = COLUMNS_FROM, items:
     is more than the data needs (any wider integer is as exact)."""
     x = np.ascontiguousarray(x)
     n, dtype = x.shape[0], x.dtype.name
-    rng = np.array([np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0, 0], dtype=np.int32)
-    getattr(lib, f"range_{dtype}")(x.ctypes.data_as(ctypes.c_void_p), ctypes.c_longlong(n),
-                                   rng.ctypes.data_as(ctypes.POINTER(ctypes.c_int)))
-    lo, hi, special = (int(v) for v in rng[:3])
+    lo, hi, special = host_span(lib, x)
     out = np.zeros_like(x)
     if lo <= hi:
         w = max(words_needed(lo, hi, n), words)
@@ -185,6 +208,33 @@ def test_the_oracle_arithmetic_equals_the_cpu_oracle_on_every_distribution(host_
     n = data.draw(st.integers(1, 3000), label="n")
     x = data.draw(scan_data(n, dtype, dist), label="x")
     assert_same_bits(host_exact_scan(host_oracle, x), exact_scan(x), f"{dist} {dtype}")
+
+
+@needs_nvcc
+@given(dtype=float_dtypes, dist=st.sampled_from(DISTRIBUTIONS), data=st.data())
+def test_the_exponent_pass_finds_the_exact_span_of_the_data(host_oracle, dtype, dist, data):
+    """The integers are as wide as the data needs and no wider: the exponent pass's lowest
+    and leading bits are those of the values themselves, zeros, infinities and NaN apart
+    (a pass that counted a zero's bits would widen them and stay exact, only slower)."""
+    n = data.draw(st.integers(1, 300), label="n")
+    x = data.draw(scan_data(n, dtype, dist), label="x")
+    assert host_span(host_oracle, x) == span(x), f"{dist} {dtype}"
+
+
+@needs_nvcc
+@pytest.mark.parametrize("dtype", list(FORMATS))
+def test_the_exponent_pass_finds_every_power_of_two(host_oracle, dtype):
+    """A power of two's lowest set bit is its implicit one (a subnormal's, its fraction's):
+    alone, below three times the next power, and beside -0.0 and an infinity."""
+    info = finfo(dtype)
+    p = SIGNIFICAND_BITS[dtype]
+    for k in range(int(info.minexp) - (p - 1), int(info.maxexp) - 1):
+        one = np.array([2.0**k], dtype=as_dtype(dtype))
+        with np.errstate(over="ignore"):  # 6 * the largest power is an infinity: special
+            six = one * 6
+        for x in (one, np.concatenate([one, six]), np.concatenate([[-0.0], one, [np.inf]])):
+            x = x.astype(as_dtype(dtype))
+            assert host_span(host_oracle, x) == span(x), f"{dtype} 2**{k}"
 
 
 @needs_nvcc
@@ -283,6 +333,42 @@ def test_ties_round_to_even_and_carries_reach_the_exponent(host_oracle, dtype):
         for columns_from in (1, COLUMNS_FROM):
             assert_same_bits(host_exact_scan(host_oracle, x, columns_from), exact_scan(x),
                              f"{values}")
+
+
+def _signed_terms(dtype: str, start: int, terms: list[tuple[int, int, int, int]]) -> np.ndarray:
+    """sign * m * 2**(start + 64 * word + shift) for each term, in ``dtype``, the finite ones."""
+    with np.errstate(over="ignore"):
+        x = np.array([sign * m * 2.0 ** (start + 64 * word + shift)
+                      for sign, word, shift, m in terms], dtype=np.float64).astype(dtype)
+    return x[np.isfinite(x)]
+
+
+@needs_nvcc
+@given(dtype=st.sampled_from(["float32", "float64"]), data=st.data())
+@example(dtype="float64", data=None)
+def test_borrows_and_carries_across_words_round_exactly(host_oracle, dtype, data):
+    """Signed values 64 bits apart, give or take a significand, some with every significand
+    bit set: the prefixes' words are all ones or all zeros below their top, so carries and
+    borrows cross words, and a negative prefix's negation carries into the rounding window
+    or stops below it.  The explicit example (one Hypothesis found) has bits below a
+    negative prefix's window and rounds just below a midpoint: one unit off at the window's
+    foot rounds it the other way."""
+    p = SIGNIFICAND_BITS[dtype]
+    lowest = int(finfo(dtype).minexp) - (p - 1)
+    if data is None:
+        start, terms = lowest + 64, [(-1, 0, -11, 1), (-1, 1, 0, 2 ** p - 1), (-1, 1, 1, 1),
+                                     (1, 0, 0, 1)]
+    else:
+        start = data.draw(st.integers(lowest, lowest + 64), label="start")
+        terms = data.draw(st.lists(st.tuples(st.sampled_from([-1, 1]), st.integers(0, 3),
+                                             st.integers(-p, p),
+                                             st.sampled_from([1, 3, 2 ** p - 1])),
+                                   min_size=1, max_size=10), label="terms")
+    x = _signed_terms(dtype, start, terms)
+    if x.size:
+        for columns_from in (1, COLUMNS_FROM):
+            assert_same_bits(host_exact_scan(host_oracle, x, columns_from), exact_scan(x),
+                             f"{terms} from 2**{start}, columns from {columns_from}")
 
 
 def test_a_host_library_is_built_once_per_machine_and_source(tmp_path, monkeypatch):
@@ -425,6 +511,24 @@ def test_where_ieees_rules_start_is_found_in_the_exponent_pass(dtype, data):
     x = x.astype(as_dtype(dtype))
     dev = _to_device(x)[offset:]
     assert_same_bits(_to_host(exact_scan_device(dev)), exact_scan(x[offset:]), dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", list(FORMATS))
+@given(dist=st.sampled_from(DISTRIBUTIONS), data=st.data())
+def test_the_device_exponent_pass_finds_the_exact_span_of_the_data(dtype, dist, data):
+    """The pass on the device: its unaligned head, its 16-byte vectors (finite ones folded
+    by magnitude, others value by value) and its tail give the values' own span."""
+    import cupy as cp
+
+    from scancheck.oracle.exact_device import exponent_pass
+
+    n = data.draw(st.sampled_from([1, 7, 8, 9, 100, 4097, 65537]), label="n")
+    offset = data.draw(st.integers(0, 7), label="offset")
+    x = data.draw(scan_data(n + offset, dtype, dist), label="x")
+    bits = cp.asarray(x.view(f"u{x.itemsize}"))[offset:]
+    lo, hi, special, _ = exponent_pass(bits, dtype)
+    assert (lo, hi, special) == span(x[offset:]), f"{dist} {dtype} n={n} offset={offset}"
 
 
 @pytest.mark.gpu
