@@ -122,6 +122,10 @@ def _wants_gpu(config: pytest.Config) -> bool:
     return "not gpu" not in markexpr
 
 
+#: Set by the controller of xdist workers once the Numba oracles are compiled.
+_COMPILED = "SCANCHECK_ORACLES_COMPILED"
+
+
 def _compile_oracles() -> None:
     """The Numba oracles compiled once into their cache on disk before the xdist workers start
     (or, where it is warm, loaded: a second), in processes side by side: a fresh checkout has
@@ -132,6 +136,8 @@ def _compile_oracles() -> None:
 
     from scancheck.oracle.compiled import SHARES
 
+    if os.environ.get(_COMPILED):
+        return  # a session a test started: the session running that test compiled them
     code = "from scancheck.oracle.compiled import compile_oracles; compile_oracles({})"
     procs = [subprocess.Popen([sys.executable, "-c", code.format(k)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL) for k in range(SHARES)]
@@ -140,6 +146,10 @@ def _compile_oracles() -> None:
             proc.wait(timeout=120)
         except subprocess.TimeoutExpired:
             proc.kill()
+    # Inherited by every process started from here on: a test that runs a pytest session of
+    # its own under xdist (test_runner's -n auto) has it skip the two processes above, which
+    # would only load what this one compiled (2.6 of that test's 5 CPU-s).
+    os.environ[_COMPILED] = "1"
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -24,11 +24,30 @@ SEED_FIGURES = ((1_000_000, 2.1e6, "three-kernel multi-block scan"),
 BLOCKS = (128, 256, 512, 1024)
 
 
+#: seed -> the longest run of rand() outputs computed for it so far (read-only), for the few
+#: seeds last asked for: the generator is a Python loop (0.2 s a million), and a report asks
+#: for the same million inputs three times.
+_OUTPUTS: dict[int, np.ndarray] = {}
+_SEEDS_KEPT = 4
+
+
 def glibc_rand(count: int, seed: int = 1) -> np.ndarray:
     """The first ``count`` values of glibc's ``rand()`` after ``srand(seed)`` (the TYPE_3
     additive feedback generator, r[i] = r[i-3] + r[i-31] mod 2**32, output r >> 1)."""
     if count < 0:
         raise ValueError(f"count={count} must be non-negative")
+    have = _OUTPUTS.pop(seed, None)
+    if have is None or have.size < count:
+        have = _glibc_rand(count, seed)
+        have.flags.writeable = False
+    _OUTPUTS[seed] = have  # the latest last
+    while len(_OUTPUTS) > _SEEDS_KEPT:
+        del _OUTPUTS[next(iter(_OUTPUTS))]
+    return have[:count].copy()
+
+
+def _glibc_rand(count: int, seed: int) -> np.ndarray:
+    """:func:`glibc_rand`, computed."""
     r = [seed % 2**32 or 1]
     for _ in range(30):
         # 16807 * r mod (2**31 - 1) on the signed value glibc keeps (Schrage's method there).

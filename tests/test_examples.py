@@ -73,8 +73,10 @@ def test_the_examples_are_right_past_2_to_the_31(name, needs):
 def test_the_linear_recurrence_example_conforms(name, prop, budget):
     """A user's Monoid over float32 pairs (a, b) and a chunked scan of it, judged within the
     rounding bound of any association order around the exact answer; the same scan taking
-    the combine, under the probe monoids (to 2**12: its fold is Python).  CPU only: NumPy."""
-    res = check_property(resolve(name), prop, replace(budget, max_n=2**12))
+    the combine, under the probe monoids (to 2**11, 128 of its chunks: its fold is Python,
+    and the exact answer of a product of n floats has O(n) digits, so the rungs at 4095 and
+    4096 took two thirds of the chunked scan's two checks).  CPU only: NumPy."""
+    res = check_property(resolve(name), prop, replace(budget, max_n=2**11))
     assert res.status == "pass", res
 
 
