@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .spec import TargetSpec
-from .targets import Target, builtin
+from .targets import PerCombine, Target, builtin
 
 Leaves = tuple[Any, ...]
 
@@ -124,18 +124,17 @@ def _jax_associative(reverse: bool, load: Callable[[], Any], x64: Callable[[Any,
     """jax.lax.associative_scan with the combine and an axis (JAX from ``load()``), compiled
     once per combine and axis, 64-bit types on for the call (``x64``: the probes' int64 and
     uint64 leaves stay so)."""
-    compiled: dict[tuple[int, int], Any] = {}
+    def compile_scan(combine: Callable, axis: int) -> Any:
+        jax = load()
+        return jax.jit(lambda e: jax.lax.associative_scan(
+            lambda a, b: tuple(combine(tuple(a), tuple(b))), e, reverse=reverse, axis=axis))
+
+    compiled = PerCombine(compile_scan)
 
     def run(elems: Leaves, combine: Callable, axis: int = 0) -> Leaves:
         jax = load()
         with x64(jax, True):
-            key = (id(combine), axis)
-            if key not in compiled:
-                compiled.clear()  # one combine at a time: no id is reused while it is held
-                compiled[key] = (combine, jax.jit(lambda e: jax.lax.associative_scan(
-                    lambda a, b: tuple(combine(tuple(a), tuple(b))), e, reverse=reverse,
-                    axis=axis)))
-            out = compiled[key][1](tuple(jax.numpy.asarray(v) for v in elems))
+            out = compiled(combine, axis)(tuple(jax.numpy.asarray(v) for v in elems))
             return tuple(np.asarray(v) for v in out)
 
     return run

@@ -27,7 +27,7 @@ from ..core.monoids import Leaves, Monoid
 from .cccl_scans import cccl_targets
 from .fla_scans import fla_targets
 from .spec import TargetSpec
-from .targets import Target, builtin
+from .targets import PerCombine, Target, builtin
 
 #: Monoids whose combine touches its unsigned leaves with + - * alone: ring operations
 #: modulo 2**bits, whose bits are the same on the signed type of the same width.  Their
@@ -86,39 +86,42 @@ def _compile_limits() -> None:
         cfg.fail_on_recompile_limit_hit = True
 
 
+def _tupled(combine: Callable) -> Callable[[Any, Any], tuple]:
+    """``combine`` on the tuples of leaves a JIT's associative_scan hands it (it may hand lists)."""
+    return lambda a, b: tuple(combine(tuple(a), tuple(b)))
+
+
 def torch_associative(mode: str, reverse: bool, device: str) -> Callable[..., Leaves]:
     """torch's ``associative_scan`` of the combine along an axis, in ``mode`` ("generic":
     eager; "pointwise": under ``torch.compile``, one compiled function per combine and axis,
     n dynamic),
     on ``device`` tensors, ``reverse`` as torch defines it."""
-    compiled: dict[tuple[int, int], Any] = {}
+    def compile_scan(combine: Callable, axis: int) -> Any:
+        import torch
+        from torch._higher_order_ops.associative_scan import associative_scan
+
+        _compile_limits()
+        fn = _tupled(combine)
+
+        def scan(xs: Any) -> Any:
+            return associative_scan(fn, xs, axis, reverse=reverse, combine_mode="pointwise")
+
+        # dynamic: one graph for every n (but 1), where each new n would compile anew until
+        # torch marked n dynamic itself.
+        return torch.compile(scan, fullgraph=True, dynamic=True)
+
+    compiled = PerCombine(compile_scan)
 
     def run(elems: Leaves, combine: Callable, axis: int = 0) -> Leaves:
-        import torch
         from torch._higher_order_ops.associative_scan import associative_scan
 
         monoid = getattr(combine, "monoid", None)
         xs = to_torch(monoid, elems, device)
-
-        def fn(a: Any, b: Any) -> Any:
-            return tuple(combine(tuple(a), tuple(b)))
-
         if mode == "generic":
-            out = associative_scan(fn, xs, axis, reverse=reverse, combine_mode="generic")
+            out = associative_scan(_tupled(combine), xs, axis, reverse=reverse,
+                                   combine_mode="generic")
         else:
-            key = (id(combine), axis)
-            if key not in compiled:
-                compiled.clear()  # one combine at a time: no id is reused while it is held
-                _compile_limits()
-
-                def scan(xs: Any) -> Any:
-                    return associative_scan(fn, xs, axis, reverse=reverse,
-                                            combine_mode="pointwise")
-
-                # dynamic: one graph for every n (but 1), where each new n would compile
-                # anew until torch marked n dynamic itself.
-                compiled[key] = (combine, torch.compile(scan, fullgraph=True, dynamic=True))
-            out = compiled[key][1](xs)
+            out = compiled(combine, axis)(xs)
         return from_torch(monoid, out, tuple(v.dtype for v in elems))
 
     return run

@@ -409,3 +409,41 @@ def test_an_operator_a_target_may_not_declare_is_refused_with_the_table_s_reason
 def test_a_kernel_built_for_another_operator_is_named_by_it_in_reports():
     assert resolve("kernel:decoupled_lookback").name == "scancheck:decoupled_lookback"
     assert resolve("kernel:decoupled_lookback:256:mul").name == "scancheck:decoupled_lookback (mul)"
+
+
+def test_a_jit_target_compiles_each_combine_once_however_a_check_alternates():
+    """PerCombine: one build per (combine, axis) while the last ``kept`` are held, the least
+    recently used dropped first, and each combine held so that its id stays its own."""
+    import gc
+    import weakref
+
+    from scancheck.engine.targets import PerCombine
+
+    builds = []
+
+    def build(combine, axis):  # what it returns holds nothing of the combine
+        builds.append((combine, axis))
+        return len(builds) - 1
+
+    cache = PerCombine(build, kept=3)
+    combines = [lambda a, b, k=k: a + b + k for k in range(3)]
+    for _ in range(4):  # a check's examples switching among its probe monoids
+        for c in combines:
+            assert builds[cache(c, 0)] == (c, 0)
+    assert builds == [(c, 0) for c in combines]
+    assert builds[cache(combines[0], 1)] == (combines[0], 1)  # another axis: another function,
+    assert len(builds) == 4  # for which the least recently used, combines[0]'s, made room
+    cache(combines[2], 0)
+    cache(combines[1], 0)
+    assert len(builds) == 4  # both still held
+    cache(combines[0], 0)
+    assert builds[-1] == (combines[0], 0)  # dropped above: built again
+    cache(combines[2], 0)  # the least recent is now combines[1]'s (at axis 0)
+    cache(combines[0], 2)
+    cache(combines[2], 0)
+    cache(combines[0], 0)
+    assert len(builds) == 6  # only combines[1]'s was dropped for the new axis
+    held = weakref.ref(combines[2])
+    del combines, c, builds[:]
+    gc.collect()
+    assert held() is not None
