@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .spec import TargetSpec
-from .targets import PerCombine, Target, builtin
+from .targets import PerCombine, Target, builtin, tupled
 
 Leaves = tuple[Any, ...]
 
@@ -126,8 +126,8 @@ def _jax_associative(reverse: bool, load: Callable[[], Any], x64: Callable[[Any,
     uint64 leaves stay so)."""
     def compile_scan(combine: Callable, axis: int) -> Any:
         jax = load()
-        return jax.jit(lambda e: jax.lax.associative_scan(
-            lambda a, b: tuple(combine(tuple(a), tuple(b))), e, reverse=reverse, axis=axis))
+        return jax.jit(lambda e: jax.lax.associative_scan(tupled(combine), e, reverse=reverse,
+                                                          axis=axis))
 
     compiled = PerCombine(compile_scan)
 

@@ -27,7 +27,7 @@ from ..core.monoids import Leaves, Monoid
 from .cccl_scans import cccl_targets
 from .fla_scans import fla_targets
 from .spec import TargetSpec
-from .targets import PerCombine, Target, builtin
+from .targets import PerCombine, Target, builtin, tupled
 
 #: Monoids whose combine touches its unsigned leaves with + - * alone: ring operations
 #: modulo 2**bits, whose bits are the same on the signed type of the same width.  Their
@@ -86,11 +86,6 @@ def _compile_limits() -> None:
         cfg.fail_on_recompile_limit_hit = True
 
 
-def _tupled(combine: Callable) -> Callable[[Any, Any], tuple]:
-    """``combine`` on the tuples of leaves a JIT's associative_scan hands it (it may hand lists)."""
-    return lambda a, b: tuple(combine(tuple(a), tuple(b)))
-
-
 def torch_associative(mode: str, reverse: bool, device: str) -> Callable[..., Leaves]:
     """torch's ``associative_scan`` of the combine along an axis, in ``mode`` ("generic":
     eager; "pointwise": under ``torch.compile``, one compiled function per combine and axis,
@@ -101,7 +96,7 @@ def torch_associative(mode: str, reverse: bool, device: str) -> Callable[..., Le
         from torch._higher_order_ops.associative_scan import associative_scan
 
         _compile_limits()
-        fn = _tupled(combine)
+        fn = tupled(combine)
 
         def scan(xs: Any) -> Any:
             return associative_scan(fn, xs, axis, reverse=reverse, combine_mode="pointwise")
@@ -118,7 +113,7 @@ def torch_associative(mode: str, reverse: bool, device: str) -> Callable[..., Le
         monoid = getattr(combine, "monoid", None)
         xs = to_torch(monoid, elems, device)
         if mode == "generic":
-            out = associative_scan(_tupled(combine), xs, axis, reverse=reverse,
+            out = associative_scan(tupled(combine), xs, axis, reverse=reverse,
                                    combine_mode="generic")
         else:
             out = compiled(combine, axis)(xs)

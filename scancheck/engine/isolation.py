@@ -136,7 +136,7 @@ def check_isolated(
     with ThreadPoolExecutor(max_workers=workers) as pool:
         resolving = pool.submit(_watch, _child_cmd(locator, "{out}", spec, gpu, *extra,
                                                    overrides=overrides), timeout, on_event,
-                                fork=gpu is None and not _on_gpu(spec, locator))
+                                fork=_forkable(spec, locator, gpu))
         while not heard.is_set() and not resolving.done():
             heard.wait(0.05)
         if "error" in told:
@@ -309,7 +309,7 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
             events, status, err = _watch(_child_cmd(locator, "{out}", spec, gpu, *args,
                                                     overrides=overrides), timeout,
                                          None if progress is None else partial(_told, progress),
-                                         fork=gpu is None and not _on_gpu(spec, locator))
+                                         fork=_forkable(spec, locator, gpu))
             spent = time.time() - start
         done = [PropertyResult(**ev["result"]) for ev in events if ev["event"] == "result"]
         for r in done:
@@ -374,6 +374,12 @@ def _on_gpu(spec: TargetSpec | None, locator: str) -> bool:
         return spec.device == "gpu"
     return locator.startswith(("kernel:", "scancheck:")) or locator.endswith(".cu") or (
         "CUDA" in locator or "cupy" in locator)
+
+
+def _forkable(spec: TargetSpec | None, locator: str, gpu: str | None) -> bool:
+    """Whether the child may be forked from the zygote: a CPU target's with no GPU asked for
+    (a GPU target's child starts afresh, CUDA set up in a process of its own)."""
+    return gpu is None and not _on_gpu(spec, locator)
 
 
 def _told(progress: Any, event: dict) -> None:

@@ -33,6 +33,11 @@ def raised_by_target(exc: BaseException) -> bool:
     return bool(getattr(exc, _RAISED_BY_TARGET, False))
 
 
+def tupled(combine: Callable) -> Callable[[Any, Any], tuple]:
+    """``combine`` on the leaves a JIT's associative_scan hands it (lists, maybe), as tuples."""
+    return lambda a, b: tuple(combine(tuple(a), tuple(b)))
+
+
 class PerCombine:
     """A compiled function for each (combine, axis), built by ``build(combine, axis)`` once and
     kept for the last ``kept`` of them, each combine held so that its id is not reused.  A
