@@ -364,14 +364,35 @@ JAX_TARGETS = ["jax.lax.associative_scan (generic)",
                "jax.lax.associative_scan (generic, reverse)"]
 
 
+def _jax_refuses_a_negative_axis_reversed() -> bool:
+    """Whether this JAX raises on a reverse scan along an axis named by a negative number
+    (docs/findings.md: JAX 0.10.2 does)."""
+    import jax
+    import jax.numpy as jnp
+
+    try:
+        jax.lax.associative_scan(jnp.add, jnp.zeros((2, 3)), axis=-1, reverse=True)
+    except TypeError:
+        return True
+    return False
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", JAX_TARGETS)
-def test_jax_associative_scan_conforms_under_the_probes(name):
+def test_jax_associative_scan_is_judged_as_jax_behaves_under_the_probes(name):
+    """The probes' N-D cases name the axis by a negative number half the time, from seeds
+    the search draws past the ladder (a budget of 5 s meets them): forward, JAX conforms;
+    reversed, it conforms where it takes a negative axis and is a fault raised by the
+    target, naming it, where it refuses one."""
     pytest.importorskip("jax", reason="jax is not installed")
-    rep = check(builtin_targets()[name], budget=Budget(0.5))
-    assert rep.passed, rep.rows()
+    rep = check(builtin_targets()[name], budget=Budget(5))
     (res,) = [r for r in rep.results if r.status != "skip"]
-    assert res.detail["largest n"] == 2**7
+    if "reverse" in name and _jax_refuses_a_negative_axis_reversed():
+        assert res.status == "fault" and "rev dimensions" in res.diagnosis, rep.rows()
+        assert res.smallest_case["n"] == 1
+    else:
+        assert rep.passed, rep.rows()
+        assert res.detail["largest n"] == 2**7
 
 
 @pytest.mark.slow
