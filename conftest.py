@@ -62,6 +62,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase  # noqa: E402
 from scancheck.core.cuda import SUITE_CUPY_CACHE  # noqa: E402
 from scancheck.core.database import example_database  # noqa: E402
 from scancheck.core.devices import usable_cores, visible_gpus  # noqa: E402
+from scancheck.oracle.compiled import COMPILED_ENV, SHARES  # noqa: E402
 
 os.environ.setdefault("CUPY_CACHE_DIR", str(SUITE_CUPY_CACHE))
 # JAX compiles a scan once per shape, and every worker meets the same ladder of shapes: a
@@ -100,8 +101,10 @@ settings.load_profile(os.environ.get("SCANCHECK_HYPOTHESIS_PROFILE", "ci"))
 #: tests too (``tox -e thorough``).  ``ci`` gives a property 0.02 s: the ladder, which catches
 #: every CPU control at any budget (``test_controls``), is whole, Hypothesis draws where a
 #: short ladder leaves time, and the long searches are the other profiles' (at 0.1 s the CPU
-#: suite took 189 CPU-s and 101 s on two cores, at 0.02 s 171 CPU-s and 90 s).
-PROPERTY_SECONDS = {"ci": 0.02, "gpu": 1.0, "thorough": 8.0}
+#: suite took 189 CPU-s and 101 s on two cores, at 0.02 s 171 CPU-s and 90 s).  ``gpu``
+#: gives 0.5 s: at 1.0 s, 151 GPU conformance tests spent 151 of their 267 s searching after
+#: the ladder (median 1.11 s a test on an H100), the most of the GPU suite's 589 test-seconds.
+PROPERTY_SECONDS = {"ci": 0.02, "gpu": 0.5, "thorough": 8.0}
 
 
 @pytest.fixture
@@ -122,10 +125,6 @@ def _wants_gpu(config: pytest.Config) -> bool:
     return "not gpu" not in markexpr
 
 
-#: Set by the controller of xdist workers once the Numba oracles are compiled.
-_COMPILED = "SCANCHECK_ORACLES_COMPILED"
-
-
 def _compile_oracles() -> None:
     """The Numba oracles compiled once into their cache on disk before the xdist workers start
     (or, where it is warm, loaded: a second), in processes side by side: a fresh checkout has
@@ -134,10 +133,8 @@ def _compile_oracles() -> None:
     it full either way.  One that fails leaves the tests to compile and report it."""
     import subprocess
 
-    from scancheck.oracle.compiled import SHARES
-
-    if os.environ.get(_COMPILED):
-        return  # a session a test started: the session running that test compiled them
+    if os.environ.get(COMPILED_ENV):
+        return  # compiled by the session running this one, or by the GPU suite's warm step
     code = "from scancheck.oracle.compiled import compile_oracles; compile_oracles({})"
     procs = [subprocess.Popen([sys.executable, "-c", code.format(k)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL) for k in range(SHARES)]
@@ -149,7 +146,7 @@ def _compile_oracles() -> None:
     # Inherited by every process started from here on: a test that runs a pytest session of
     # its own under xdist (test_runner's -n auto) has it skip the two processes above, which
     # would only load what this one compiled (2.6 of that test's 5 CPU-s).
-    os.environ[_COMPILED] = "1"
+    os.environ[COMPILED_ENV] = "1"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -238,6 +235,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     slow = [item for item in items if item.get_closest_marker("slow")]
     quick = [item for item in items if not item.get_closest_marker("slow")]
     items[:] = [item for pair in zip_longest(slow, quick) for item in pair if item is not None]
+    # Tests of one xdist_group share a process's warm-up (a JIT's): they go first and side by
+    # side, which keeps them on one worker under worksteal too (it hands each worker a run of
+    # the collection and steals from a queue's end), as --dist loadgroup would.
+    grouped = sorted((item for item in items if item.get_closest_marker("xdist_group")),
+                     key=lambda item: str(item.get_closest_marker("xdist_group").args))
+    items[:] = grouped + [item for item in items if item not in grouped]
     count, reason = config._scancheck_state  # type: ignore[attr-defined]
     if count:
         return

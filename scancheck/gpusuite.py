@@ -193,9 +193,10 @@ def _warm_kernels(py: str, env: dict[str, str]) -> str:
     """Every variant compiled once (and the look-back at each tuning candidate's items), the
     device oracle at each format, the CPU oracle and the library programs of the tests' ladders,
     side by side, into their caches on disk before the tests start: otherwise each of the
-    workers compiles each one it meets on its own, all at once."""
+    workers compiles each one it meets on its own, all at once.  Where the CPU oracle's jobs
+    passed, ``env`` tells the tests' pytest so."""
     from .kernels.launch import warm_jobs
-    from .oracle.compiled import SHARES
+    from .oracle.compiled import COMPILED_ENV, SHARES
     from .oracle.exact_device import FORMATS
 
     start = time.monotonic()
@@ -204,8 +205,9 @@ def _warm_kernels(py: str, env: dict[str, str]) -> str:
             for name, params in warm_jobs()]
     jobs += [(f"device oracle {d}", f"from scancheck.oracle.exact_device import warm; warm({d!r})")
              for d in FORMATS]
-    jobs += [(f"CPU oracle {k + 1}/{SHARES}", "from scancheck.oracle.compiled import "
-              f"compile_oracles; compile_oracles({k})") for k in range(SHARES)]
+    cpu_oracles = [(f"CPU oracle {k + 1}/{SHARES}", "from scancheck.oracle.compiled import "
+                    f"compile_oracles; compile_oracles({k})") for k in range(SHARES)]
+    jobs += cpu_oracles
     stamped = dict(_library_jobs(JIT_TARGETS))
     jobs = [*stamped.items(), *_compiled_jobs(), *_library_jobs(CUPY_TARGETS),
             *jobs]  # the longest first
@@ -237,6 +239,8 @@ def _warm_kernels(py: str, env: dict[str, str]) -> str:
         done = list(pool.map(run, jobs))
     # A module that does not compile is the tests' to report, with its error.
     failed = [label for label, rc, _ in done if rc]
+    if not any(label in failed for label, _ in cpu_oracles):
+        env[COMPILED_ENV] = "1"  # pytest's controller need not load them again (~2 s)
     slowest = ", ".join(f"{label} {secs:.0f} s"
                         for label, _, secs in sorted(done, key=lambda d: -d[2])[:3])
     return (f"caches warmed: {len(jobs) - len(failed)} of {len(jobs)} jobs in "

@@ -44,11 +44,14 @@ def test_a_hang_and_a_crash_are_reported_without_stopping_the_run(pytester):
 
 
 #: Loaded into the collecting child: it names each test collected, in order, and whether it
-#: is marked slow (one collection, where ``-m slow`` would need a second).
+#: is in an xdist_group or marked slow (one collection, where ``-m slow`` would need a second).
 _MARKS = """
 def pytest_collection_finish(session):
     for item in session.items:
-        print("scancheck-order", "slow" if item.get_closest_marker("slow") else "quick", item.nodeid)
+        group = item.get_closest_marker("xdist_group")
+        kind = ("group:" + group.args[0] if group else
+                "slow" if item.get_closest_marker("slow") else "quick")
+        print("scancheck-order", kind, item.nodeid)
 """
 
 
@@ -57,10 +60,11 @@ def _collected(tmp_path: Path) -> list[tuple[str, str]]:
     import subprocess
     import sys
 
-    # Two modules with slow tests and quick ones: the order is the conftest's, whatever the
-    # modules, and collecting the whole suite costs seconds.
+    # Two modules with slow tests and quick ones, one with a group, the group last: the order
+    # is the conftest's, whatever the modules, and collecting the whole suite costs seconds.
     (tmp_path / "scancheck_order.py").write_text(_MARKS)
-    files = [str(ROOT / "tests" / f) for f in ("test_controls.py", "oracle/test_laws.py")]
+    files = [str(ROOT / "tests" / f) for f in ("test_controls.py", "oracle/test_laws.py",
+                                               "engine/test_torch_and_segmented_targets.py")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p))
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
@@ -71,7 +75,7 @@ def _collected(tmp_path: Path) -> list[tuple[str, str]]:
 
 
 def test_slow_tests_are_collected_first_each_beside_a_quick_one(tmp_path):
-    marked = _collected(tmp_path)
+    marked = [(mark, test) for mark, test in _collected(tmp_path) if not mark.startswith("group:")]
     everything = [test for _, test in marked]
     slow = [test for mark, test in marked if mark == "slow"]
     assert slow and len(slow) < len(everything)
@@ -79,6 +83,15 @@ def test_slow_tests_are_collected_first_each_beside_a_quick_one(tmp_path):
     pairs = min(len(slow), len(everything) - len(slow))
     assert positions[:pairs] == list(range(0, 2 * pairs, 2))
     assert positions == sorted(positions)
+
+
+def test_the_tests_of_a_group_are_collected_first_side_by_side(tmp_path):
+    """The compiled torch targets' tests share one worker's torch.compile warm-up: at the head
+    of the collection, worksteal hands them to one worker, as loadgroup would."""
+    kinds = [mark for mark, _ in _collected(tmp_path)]
+    grouped = [i for i, kind in enumerate(kinds) if kind.startswith("group:")]
+    assert len(grouped) == 3 and grouped == [0, 1, 2]
+    assert set(kinds[:3]) == {"group:torch.compile"}
 
 
 def _workers_started(env: dict[str, str]) -> int:

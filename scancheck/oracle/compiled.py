@@ -12,6 +12,9 @@ import numpy as np
 
 #: Shares of the work for processes side by side: the exact sums (the longest), the rest.
 SHARES = 2
+#: Set where every share is compiled into the cache already: a pytest controller that sees it
+#: starts no process to compile them (a warm cache still costs each a second's imports).
+COMPILED_ENV = "SCANCHECK_ORACLES_COMPILED"
 
 
 def compile_oracles(share: int | None = None) -> None:
