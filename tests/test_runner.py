@@ -55,10 +55,14 @@ def pytest_collection_finish(session):
 """
 
 
-def _collected(tmp_path: Path) -> list[tuple[str, str]]:
+@pytest.fixture(scope="module")
+def collected(tmp_path_factory) -> list[tuple[str, str]]:
+    """(kind, test) of each test collected, in order: one collecting child for the module."""
     import os
     import subprocess
     import sys
+
+    tmp_path = tmp_path_factory.mktemp("order")
 
     # Two modules with slow tests and quick ones, one with a group, the group last: the order
     # is the conftest's, whatever the modules, and collecting the whole suite costs seconds.
@@ -74,8 +78,8 @@ def _collected(tmp_path: Path) -> list[tuple[str, str]]:
             if ln.startswith("scancheck-order ")]
 
 
-def test_slow_tests_are_collected_first_each_beside_a_quick_one(tmp_path):
-    marked = [(mark, test) for mark, test in _collected(tmp_path) if not mark.startswith("group:")]
+def test_slow_tests_are_collected_first_each_beside_a_quick_one(collected):
+    marked = [(mark, test) for mark, test in collected if not mark.startswith("group:")]
     everything = [test for _, test in marked]
     slow = [test for mark, test in marked if mark == "slow"]
     assert slow and len(slow) < len(everything)
@@ -85,10 +89,10 @@ def test_slow_tests_are_collected_first_each_beside_a_quick_one(tmp_path):
     assert positions == sorted(positions)
 
 
-def test_the_tests_of_a_group_are_collected_first_side_by_side(tmp_path):
+def test_the_tests_of_a_group_are_collected_first_side_by_side(collected):
     """The compiled torch targets' tests share one worker's torch.compile warm-up: at the head
     of the collection, worksteal hands them to one worker, as loadgroup would."""
-    kinds = [mark for mark, _ in _collected(tmp_path)]
+    kinds = [mark for mark, _ in collected]
     grouped = [i for i, kind in enumerate(kinds) if kind.startswith("group:")]
     assert len(grouped) == 3 and grouped == [0, 1, 2]
     assert set(kinds[:3]) == {"group:torch.compile"}
