@@ -178,6 +178,10 @@ def compiled_property(spec: Any) -> str:
             else "floats within bound")
 
 
+#: The tests this suite runs: every one marked ``gpu`` but those past 2**31 (``--parts huge``).
+GPU_TESTS = "gpu and not huge"
+
+
 def _compiled_jobs() -> list[tuple[str, str]]:
     """(label, code) of the warm step's processes for :data:`COMPILED_TARGETS` that run here."""
     from .engine.library import builtin_targets
@@ -187,6 +191,14 @@ def _compiled_jobs() -> list[tuple[str, str]]:
             for name, t in builtin_targets().items() if not t.unavailable
             for prefix, max_n in COMPILED_TARGETS.items()
             if name.startswith(prefix) and "CPU" not in name]
+
+
+def _collection_jobs() -> list[tuple[str, str]]:
+    """The warm step's collection of the tests: each worker's collection rewrites every test
+    module's asserts and compiles it, all twelve at once on a fresh machine, unless a
+    collection before them left the bytecode."""
+    return [("test modules", "import sys, pytest; sys.exit(pytest.main(['--collect-only', "
+                             f"'-q', '-p', 'no:cacheprovider', '-m', {GPU_TESTS!r}]))")]
 
 
 def _warm_kernels(py: str, env: dict[str, str]) -> str:
@@ -207,7 +219,7 @@ def _warm_kernels(py: str, env: dict[str, str]) -> str:
              for d in FORMATS]
     cpu_oracles = [(f"CPU oracle {k + 1}/{SHARES}", "from scancheck.oracle.compiled import "
                     f"compile_oracles; compile_oracles({k})") for k in range(SHARES)]
-    jobs += cpu_oracles
+    jobs += cpu_oracles + _collection_jobs()
     stamped = dict(_library_jobs(JIT_TARGETS))
     jobs = [*stamped.items(), *_compiled_jobs(), *_library_jobs(CUPY_TARGETS),
             *jobs]  # the longest first
@@ -275,7 +287,7 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
         # Work stealing: a worker out of tests takes half of the busiest one's, so that no
         # worker ends its share long after the others (on an H100 with every cache warm, 57 s
         # against 65 s for xdist's default scheduling).
-        rc, text, secs = _run([py, "-m", "pytest", "-m", "gpu and not huge", "-n", args.workers,
+        rc, text, secs = _run([py, "-m", "pytest", "-m", GPU_TESTS, "-n", args.workers,
                                "--dist", "worksteal", "-q", "-p", "no:cacheprovider",
                                "--durations=8", *args.pytest_args],
                               out / "gpu-tests.log", env)

@@ -35,6 +35,7 @@ def test_a_jax_job_done_on_this_machine_is_passed_over(tmp_path, monkeypatch):
     monkeypatch.setattr("scancheck.oracle.exact_device.FORMATS", {})
     monkeypatch.setattr("scancheck.oracle.compiled.SHARES", 0)
     monkeypatch.setattr(gpusuite, "_compiled_jobs", lambda: [])
+    monkeypatch.setattr(gpusuite, "_collection_jobs", lambda: [])
     env = {"JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jax"), "PATH": ""}
     first = gpusuite._warm_kernels(sys.executable, env)
     assert sorted(ran.read_text().split()) == ["bad", "ok"] and "failed: bad" in first
