@@ -43,29 +43,39 @@ def test_a_hang_and_a_crash_are_reported_without_stopping_the_run(pytester):
     assert result.duration < 120  # the 600 s sleep was cut short by the timeout
 
 
-#: Loaded into the collecting child: it names each test collected, in order, and whether it
-#: is in an xdist_group or marked slow (one collection, where ``-m slow`` would need a second).
+#: Loaded into the collecting child: it names each test collected, in order, with its
+#: xdist_group (or -) and whether it is marked slow (one collection, where ``-m slow`` would
+#: need a second).
 _MARKS = """
 def pytest_collection_finish(session):
     for item in session.items:
         group = item.get_closest_marker("xdist_group")
-        kind = ("group:" + group.args[0] if group else
-                "slow" if item.get_closest_marker("slow") else "quick")
-        print("scancheck-order", kind, item.nodeid)
+        print("scancheck-order", group.args[0] if group else "-",
+              int(item.get_closest_marker("slow") is not None), item.nodeid)
 """
 
 
+def _kind(group: str, slow: bool) -> str:
+    return f"group:{group}" if group != "-" else "slow" if slow else "quick"
+
+
 @pytest.fixture(scope="module")
-def collected(tmp_path_factory) -> list[tuple[str, str]]:
-    """(kind, test) of each test collected, in order: one collecting child for the module."""
+def collected(request, tmp_path_factory) -> list[tuple[str, str]]:
+    """(kind, test) of each test collected, in order: this session's own collection where it
+    holds every kind and deselected nothing (the whole suite, as CI runs it), else a
+    collecting child's of three modules that do."""
     import os
     import subprocess
     import sys
 
+    session = request.session
+    mine = [(_kind(g.args[0] if (g := item.get_closest_marker("xdist_group")) else "-",
+                   item.get_closest_marker("slow") is not None), item.nodeid)
+            for item in session.items]
+    if len(session.items) == session.testscollected and {"slow", "quick"} <= {
+            kind for kind, _ in mine} and any(kind.startswith("group:") for kind, _ in mine):
+        return mine
     tmp_path = tmp_path_factory.mktemp("order")
-
-    # Two modules with slow tests and quick ones, one with a group, the group last: the order
-    # is the conftest's, whatever the modules, and collecting the whole suite costs seconds.
     (tmp_path / "scancheck_order.py").write_text(_MARKS)
     files = [str(ROOT / "tests" / f) for f in ("test_controls.py", "oracle/test_laws.py",
                                                "engine/test_torch_and_segmented_targets.py")]
@@ -74,8 +84,9 @@ def collected(tmp_path_factory) -> list[tuple[str, str]]:
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",
                            "no:cacheprovider", "-p", "scancheck_order", *files],
                           capture_output=True, text=True, cwd=ROOT, env=env)
-    return [tuple(ln.split(" ", 2)[1:]) for ln in proc.stdout.splitlines()
-            if ln.startswith("scancheck-order ")]
+    return [(_kind(group, slow == "1"), test) for group, slow, test in
+            (ln.split(" ", 3)[1:] for ln in proc.stdout.splitlines()
+             if ln.startswith("scancheck-order "))]
 
 
 def test_slow_tests_are_collected_first_each_beside_a_quick_one(collected):
@@ -94,8 +105,7 @@ def test_the_tests_of_a_group_are_collected_first_side_by_side(collected):
     of the collection, worksteal hands them to one worker, as loadgroup would."""
     kinds = [mark for mark, _ in collected]
     grouped = [i for i, kind in enumerate(kinds) if kind.startswith("group:")]
-    assert len(grouped) == 3 and grouped == [0, 1, 2]
-    assert set(kinds[:3]) == {"group:torch.compile"}
+    assert grouped == [0, 1, 2] and set(kinds[:3]) == {"group:torch.compile"}
 
 
 def _workers_started(env: dict[str, str]) -> int:
