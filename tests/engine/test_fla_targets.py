@@ -106,8 +106,8 @@ def test_a_broken_stand_in_is_caught_through_the_adapter(monkeypatch, name, brok
 
 @pytest.fixture(scope="module")
 def fla_warmed():
-    """A worker's first call of an fla kernel, done once: 6-16 s in a GPU suite worker on an
-    H100 with every cache warm (its second test took 0.5 s), where the tests' time goes."""
+    """A worker's first calls of fla's kernels, done once: 6-16 s in a GPU suite worker on an
+    H100 with every cache warm, where each fla test after it took 0.5-1.3 s."""
     from scancheck.engine.warmup import warm
 
     warm(fla_targets(None)[0].name, 64, threads=1)
