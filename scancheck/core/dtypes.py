@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import as_dtype
+from .arrays import as_dtype, dtype_name
 
 #: The dtypes the reference kernels are instantiated for, and what a target declares unless
 #: it says otherwise.
@@ -49,13 +49,13 @@ CUDA_SCALAR: dict[str, str] = {
 
 def is_float(dtype: Any) -> bool:
     """Whether ``dtype`` is one of :data:`FLOAT_DTYPES` (bfloat16's NumPy kind is 'V')."""
-    return as_dtype(dtype).name in SIGNIFICAND_BITS
+    return dtype_name(dtype) in SIGNIFICAND_BITS
 
 
 def finfo(dtype: Any) -> Any:
     """``numpy.finfo`` for every float dtype, bfloat16 included."""
     dt = as_dtype(dtype)
-    if dt.name == "bfloat16":
+    if dtype_name(dt) == "bfloat16":
         import ml_dtypes
 
         return ml_dtypes.finfo(dt)

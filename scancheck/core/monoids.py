@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import as_dtype
+from .arrays import as_dtype, dtype_name
 from .dtypes import is_float
 from .operators import OPERATORS
 
@@ -94,7 +94,7 @@ class Monoid:
     @property
     def dtypes(self) -> tuple[str, ...]:
         """The leaves' dtypes, as the identity gives them."""
-        return tuple(v.dtype.name for v in self.identity)
+        return tuple(dtype_name(v.dtype) for v in self.identity)
 
     @property
     def floats(self) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .arrays import array_module, as_dtype, to_numpy
+from .arrays import array_module, as_dtype, dtype_name, to_numpy
 from .combines import (
     INTERVAL_IDENTITY,
     arg_exact,
@@ -105,7 +105,7 @@ class Operator:
 
     def check_dtype(self, dtype: str) -> np.dtype:
         """Return ``dtype`` as a NumPy dtype, or raise naming the dtypes this operator takes."""
-        name = as_dtype(dtype).name
+        name = dtype_name(dtype)
         if name not in self.dtypes:
             raise ValueError(
                 f"dtype={name!r} is not supported with operator {self.name!r}; "

@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..core.arrays import as_dtype
+from ..core.arrays import as_dtype, dtype_name
 from ..core.dtypes import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, is_float
 from ..core.monoids import Monoid, load_monoid, monoid_locator
 from ..core.operators import builtin_operator, get_operator
@@ -224,7 +224,7 @@ class TargetSpec:
 
     def output_dtype(self, dtype: Any) -> str:
         """The dtype the scan returns for input of ``dtype`` (its own, unless promoted)."""
-        name = as_dtype(dtype).name
+        name = dtype_name(dtype)
         return dict(self.promote).get(name, name)
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.arrays import dtype_name
 from ..core.operators import Operator, get_operator
 
 GLOBAL, SHARED, REGISTER = "global", "shared", "register"
@@ -152,7 +153,7 @@ class Network:
         if x.shape[0] != self.n:
             raise ValueError(f"x has {x.shape[0]} elements; this network scans n={self.n}")
         mem = np.zeros((self.size,) + x.shape[1:], dtype=x.dtype)
-        mem[self.IDENT] = oper.identity(x.dtype.name)
+        mem[self.IDENT] = oper.identity(dtype_name(x.dtype))
         mem[self.IN : self.IN + self.n] = x
         snaps: dict[str, np.ndarray] = {}
         pending = sorted((i, name) for name, (_, i) in self.snapshots.items())

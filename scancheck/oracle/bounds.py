@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from ..core.arrays import as_dtype
+from ..core.arrays import as_dtype, dtype_name
 from ..core.dtypes import FLOAT_DTYPES, SIGNIFICAND_BITS, finfo
 from ..core.operators import get_operator, shifted
 from .exact import exact_scan
@@ -45,7 +45,7 @@ def gamma(depth: np.ndarray | int, dtype: str) -> np.ndarray:
     """Higham's gamma_d = d*u / (1 - d*u) for the unit roundoff of ``dtype``; +inf where
     d*u >= 1, where no bound of this form exists (a float32 sequential sum of 2**24 terms)."""
     try:
-        u = UNIT_ROUNDOFF[as_dtype(dtype).name]
+        u = UNIT_ROUNDOFF[dtype_name(dtype)]
     except KeyError:
         raise ValueError(f"dtype={dtype!r} has no rounding bound; allowed: "
                          f"{', '.join(FLOAT_DTYPES)}") from None
@@ -81,7 +81,7 @@ def ulp(values: np.ndarray, dtype: str) -> np.ndarray:
     xp = array_module(values)  # device values stay on the device
     dt = as_dtype(dtype)
     info = finfo(dt)
-    if xp is np and dt.name in ("float16", "float32", "float64"):
+    if xp is np and dtype_name(dt) in ("float16", "float32", "float64"):
         # NumPy's spacing of |v| is the gap to the next float up: the ulp, in three passes
         # where the exponent arithmetic below takes nine (a check judges every scan by it);
         # past the largest finite value that gap is infinite, and the ulp is the one below.
@@ -89,13 +89,13 @@ def ulp(values: np.ndarray, dtype: str) -> np.ndarray:
             out = np.spacing(np.abs(np.asarray(values).astype(dt))).astype(np.float64)
         top = np.isinf(out)
         if top.any():
-            out[top] = np.ldexp(1.0, int(info.maxexp) - SIGNIFICAND_BITS[dt.name])
+            out[top] = np.ldexp(1.0, int(info.maxexp) - SIGNIFICAND_BITS[dtype_name(dt)])
         return out
     v = xp.abs(xp.asarray(values).astype(dt).astype(np.float64))
     e = xp.frexp(v)[1] - 1  # v in [2**e, 2**(e+1))
     e = xp.where(v > 0, xp.maximum(e, int(info.minexp)), int(info.minexp))
     with np.errstate(invalid="ignore"):
-        return xp.where(xp.isfinite(v), xp.ldexp(xp.float64(1.0), e - SIGNIFICAND_BITS[dt.name] + 1),
+        return xp.where(xp.isfinite(v), xp.ldexp(xp.float64(1.0), e - SIGNIFICAND_BITS[dtype_name(dt)] + 1),
                         xp.nan)
 
 
@@ -108,7 +108,7 @@ def _float_elements(x: np.ndarray, argname: str, who: str, rows: bool = False) -
         x = np.ascontiguousarray(x.astype(x.dtype.newbyteorder("=")) if not x.dtype.isnative else x)
     else:
         x = get_operator("add").host_elements(x, argname, allow_empty=True)
-    if x.dtype.name not in UNIT_ROUNDOFF:
+    if dtype_name(x.dtype) not in UNIT_ROUNDOFF:
         raise ValueError(f"{argname} has dtype {x.dtype.name!r}; {who} takes "
                          f"{', '.join(FLOAT_DTYPES)}")
     return x
@@ -130,7 +130,7 @@ def certified(x: np.ndarray, inclusive: bool = True, flush: bool = False, rows: 
     and each row is a scan of its own.
     """
     x = _float_elements(x, "x", "the certificate", rows)
-    kind = x.dtype.name
+    kind = dtype_name(x.dtype)
     from .exact import lowest_set_bit
 
     if x.size == 0:
@@ -154,7 +154,7 @@ def overflow_threshold(dtype: str, halved: bool = False) -> float:
     whole of it is past every float64, so the answer is +inf there: a float64 bound reaches
     it exactly when it overflows itself."""
     dt = as_dtype(dtype)
-    p = SIGNIFICAND_BITS[dt.name]
+    p = SIGNIFICAND_BITS[dtype_name(dt)]
     with np.errstate(over="ignore"):
         return float(np.ldexp(2.0 - 2.0**-p, int(finfo(dt).maxexp) - 1 - int(halved)))
 
@@ -177,11 +177,11 @@ def may_overflow(x: np.ndarray, depths: np.ndarray, inclusive: bool = True,
     if not inclusive:
         finite = shifted(finite, True)
     depths = np.broadcast_to(np.asarray(depths, dtype=np.int64), x.shape)
-    u = UNIT_ROUNDOFF[x.dtype.name]
+    u = UNIT_ROUNDOFF[dtype_name(x.dtype)]
     with np.errstate(over="ignore", invalid="ignore"):
         # exp and the products round too: a relative 2**-40 more covers them.
         reach = sums * np.exp(depths * np.log1p(u)) * (1 + 2.0**-40)
-    return finite & (reach >= overflow_threshold(x.dtype.name))
+    return finite & (reach >= overflow_threshold(dtype_name(x.dtype)))
 
 
 def flush_allowance(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
@@ -349,7 +349,7 @@ def rounding_bound(x: np.ndarray, half_ulp: np.ndarray, depths: np.ndarray, incl
     inclusive)`` where the caller has it): the largest error rounding alone can cause at
     summation-tree depth d."""
     if spread is None:
-        spread = gamma(depths, x.dtype.name) * abs_sums(x, inclusive)
+        spread = gamma(depths, dtype_name(x.dtype)) * abs_sums(x, inclusive)
     return spread * slack + half_ulp * slack
 
 
@@ -389,7 +389,7 @@ def classify(
             raise ValueError("classify(rows=True) needs exact= (exact_scan_axis of x)")
     else:
         computed = get_operator("add").host_elements(computed, "computed", allow_empty=True)
-    dtype = x.dtype.name
+    dtype = dtype_name(x.dtype)
     if computed.shape != x.shape:
         raise ValueError(f"computed has shape {computed.shape}, expected {x.shape} like x")
     depths = np.broadcast_to(np.asarray(depths, dtype=np.int64), x.shape)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.arrays import dtype_name
 from ...oracle.bounds import abs_sums, gamma, sequential_depths, ulp
 from ..diagnosis import Cause
 from ..targets import Target
@@ -23,12 +24,12 @@ def accumulated_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np
     """``floats within bound`` of a sum declared accumulated in a wider type: every finite
     output within ``ulp/2 + gamma_d(wider) * sum|x|`` of the exact prefix (d its depth in
     a sequential order, the deepest any order has)."""
-    wider = accumulator(target, x.dtype.name)
+    wider = accumulator(target, dtype_name(x.dtype))
     if wider is None or target.spec.family != "sum":
         return None
     inc = target.spec.inclusive
     with np.errstate(invalid="ignore", over="ignore"):
-        allowed = ulp(want, x.dtype.name) / 2 + gamma(
+        allowed = ulp(want, dtype_name(x.dtype)) / 2 + gamma(
             sequential_depths(x.shape[0], inc), wider) * abs_sums(x, inc)
         err = np.abs(got.astype(np.float64) - want.astype(np.float64))
         bad = np.isfinite(err) & np.isfinite(allowed) & (err > allowed * (1 + 2.0**-50))

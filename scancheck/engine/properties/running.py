@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.arrays import as_dtype, same_bits
+from ...core.arrays import as_dtype, dtype_name, same_bits
 from ...core.dtypes import DTYPES, is_float, read_as_zero
 from ...core.operators import get_operator, shifted
 from ...core.rules import extreme_scan, flushed_extreme_scan
@@ -49,9 +49,9 @@ def run(target: Target, x: np.ndarray) -> tuple[np.ndarray | None, Failure | Non
     if got.shape != x.shape:
         return None, Failure(Cause.LOGIC, f"returned shape {got.shape} for input of shape "
                              f"{x.shape}" + (f" (and dtype {got.dtype}, not {out})"
-                                             if got.dtype.name != out else ""))
-    if got.dtype.name != out:
-        return None, dtype_failure(target, x.dtype.name, got.dtype.name)
+                                             if dtype_name(got.dtype) != out else ""))
+    if dtype_name(got.dtype) != out:
+        return None, dtype_failure(target, dtype_name(x.dtype), dtype_name(got.dtype))
     return got, None
 
 
@@ -76,7 +76,7 @@ def dtype_failure(target: Target, given: str, returned: str) -> Failure:
 def promoted(target: Target, x: np.ndarray) -> np.ndarray:
     """``x`` in the dtype the target returns for it: the type its exact scan is taken in."""
     out = target.spec.output_dtype(x.dtype)
-    return x if out == x.dtype.name else x.astype(as_dtype(out))
+    return x if out == dtype_name(x.dtype) else x.astype(as_dtype(out))
 
 
 def first_bad(target: Target, ok: np.ndarray, got: np.ndarray, want: np.ndarray,
@@ -115,7 +115,7 @@ def exact_answer(target: Target, x: np.ndarray,
             products = np.r_[1.0, products[:-1]]
         return np.stack([products, lo / 2 + hi / 2], axis=-1).astype(x.dtype)
     if (spec.device == "gpu" and spec.family == "sum" and x.ndim == 1 and x.size >= DEVICE_FROM
-            and x.dtype.name in FORMATS):
+            and dtype_name(x.dtype) in FORMATS):
         import cupy as cp
 
         return exact_scan(cp.asarray(x), spec.op, spec.inclusive).get()
@@ -144,7 +144,7 @@ def _extreme_answers(spec: TargetSpec, x: np.ndarray, flush: bool
     else:
         want, picks = extreme_scan(x, spec.op, spec.zeros, spec.nans), []
     if not spec.inclusive:
-        ident = get_operator(spec.op).identity(x.dtype.name)
+        ident = get_operator(spec.op).identity(dtype_name(x.dtype))
         want, picks = shifted(want, ident), [shifted(p, ident) for p in picks]
     return want, picks
 
@@ -204,7 +204,7 @@ def extreme_some(spec: TargetSpec, x: np.ndarray, got: np.ndarray) -> np.ndarray
     the running extreme of ``x`` with some of its subnormals read as zero (each output the
     one before it, an input not beyond it staying behind, or that input or its zero, not
     behind it), where no NaN has come; a restart or a skipped input is none."""
-    ident = get_operator(spec.op).identity(x.dtype.name)
+    ident = get_operator(spec.op).identity(dtype_name(x.dtype))
     xs = x if spec.inclusive else shifted(x, ident)
     zs = read_as_zero(xs)
     prev = shifted(got, ident)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.arrays import same_bits
+from ...core.arrays import dtype_name, same_bits
 from ...core.dtypes import is_float
 from ...oracle.segmented import gather_rows, segment_ids, segment_rows
 from ..cases import Case
@@ -105,7 +105,7 @@ def judge(target: Target, x: np.ndarray, layout: Layout) -> Failure | None:
     except DescriptionWritten as exc:
         return Failure(Cause.INPUT_WRITTEN, str(exc), at=at, independent=True)
     out = spec.output_dtype(x.dtype)
-    if got.shape != x.shape or got.dtype.name != out:
+    if got.shape != x.shape or dtype_name(got.dtype) != out:
         return Failure(Cause.LOGIC, f"returned shape {got.shape} dtype {got.dtype} for shape "
                        f"{x.shape} dtype {x.dtype} (expected dtype {out})", at=at)
     if x.size == 0:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.arrays import as_dtype, same_bits
+from ...core.arrays import dtype_name, same_bits
 from ...core.dtypes import finfo, read_as_zero, subnormal
 from ...core.operators import get_operator, shifted
 from ...core.rules import arg_extreme_scan, flushed_dtypes
@@ -46,7 +46,7 @@ def flush_attributed(target: Target, x: np.ndarray, failure: Failure, ok_flush: 
     if fresh and not declared:  # what reads subnormals as zero makes none of its own
         return failure
     other = ok_keep if declared else ok_flush
-    dt, rule = x.dtype.name, target.spec.subnormals
+    dt, rule = dtype_name(x.dtype), target.spec.subnormals
     if other.all():
         text = (f"subnormals kept (IEEE gradual underflow) where the spec declares every "
                 f"{dt} subnormal read as zero (subnormals={rule!r}); a scan that keeps them "
@@ -108,7 +108,7 @@ def subnormal_witness(x: np.ndarray, failure: Failure, inclusive: bool) -> str |
 
 def flushes(target: Target, dtype: Any) -> bool:
     """Whether the target's spec reads subnormals of ``dtype`` as zero."""
-    return as_dtype(dtype).name in flushed_dtypes(target.spec.subnormals)
+    return dtype_name(dtype) in flushed_dtypes(target.spec.subnormals)
 
 
 def flush_explains(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray) -> bool:

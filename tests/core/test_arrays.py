@@ -1,0 +1,26 @@
+"""scancheck.core.arrays: the dtype names every layer asks for, remembered."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from scancheck.core.arrays import as_dtype, dtype_name
+from scancheck.core.dtypes import INPUT_DTYPES
+
+
+@pytest.mark.parametrize("spelling", [*INPUT_DTYPES, "f4", "<f8", ">i4", "u1", "?", np.float32,
+                                      np.dtype(">f4"), np.dtype("<f4"), np.int64, bool, float])
+def test_a_dtype_is_named_as_numpy_names_it_however_spelled_and_asked_again(spelling):
+    want = as_dtype(spelling).name
+    assert dtype_name(spelling) == want
+    assert dtype_name(spelling) == want  # the remembered answer
+    assert dtype_name(as_dtype(spelling)) == want
+
+
+def test_an_unhashable_spelling_is_named_and_a_bad_one_refused():
+    assert dtype_name([("a", "f4")]) == np.dtype([("a", "f4")]).name
+    with pytest.raises(TypeError):
+        dtype_name("float33")
+    with pytest.raises(TypeError):
+        dtype_name("float33")  # a refusal is not remembered as a name
