@@ -252,6 +252,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(skip)
 
 
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """Whether -k, -m, --deselect or --lf left tests out: tests that read the collection's
+    order (tests/test_runner.py) then collect afresh, since deselection follows ordering."""
+    if items:
+        items[0].config._scancheck_deselected = True  # type: ignore[attr-defined]
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     session.config._scancheck_t0 = time.time()  # type: ignore[attr-defined]
 

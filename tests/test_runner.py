@@ -62,8 +62,8 @@ def _kind(group: str, slow: bool) -> str:
 @pytest.fixture(scope="module")
 def collected(request, tmp_path_factory) -> list[tuple[str, str]]:
     """(kind, test) of each test collected, in order: this session's own collection where it
-    holds every kind and deselected nothing (the whole suite, as CI runs it), else a
-    collecting child's of three modules that do."""
+    holds every kind and nothing was deselected (conftest's pytest_deselected says), as in
+    CI's whole suite, else a collecting child's of three modules that do."""
     import os
     import subprocess
     import sys
@@ -72,7 +72,7 @@ def collected(request, tmp_path_factory) -> list[tuple[str, str]]:
     mine = [(_kind(g.args[0] if (g := item.get_closest_marker("xdist_group")) else "-",
                    item.get_closest_marker("slow") is not None), item.nodeid)
             for item in session.items]
-    if len(session.items) == session.testscollected and {"slow", "quick"} <= {
+    if not getattr(request.config, "_scancheck_deselected", False) and {"slow", "quick"} <= {
             kind for kind, _ in mine} and any(kind.startswith("group:") for kind, _ in mine):
         return mine
     tmp_path = tmp_path_factory.mktemp("order")

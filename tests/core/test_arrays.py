@@ -24,3 +24,13 @@ def test_an_unhashable_spelling_is_named_and_a_bad_one_refused():
         dtype_name("float33")
     with pytest.raises(TypeError):
         dtype_name("float33")  # a refusal is not remembered as a name
+
+
+def test_values_and_structured_dtypes_are_named_each_for_itself():
+    """NumPy scalars hash and compare by value, and a record dtype equals its plain twin:
+    neither may take another's remembered name."""
+    for x in (np.float32(1.0), np.int64(1), np.bool_(True), np.float64("nan")):
+        assert dtype_name(x) == np.dtype(x).name
+    plain, record = np.dtype([("a", "i4")]), np.dtype((np.record, [("a", "i4")]))
+    assert (dtype_name(record), dtype_name(plain)) == (record.name, plain.name)
+    assert (dtype_name(plain), dtype_name(record)) == (plain.name, record.name)

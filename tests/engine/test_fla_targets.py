@@ -104,7 +104,7 @@ def test_a_broken_stand_in_is_caught_through_the_adapter(monkeypatch, name, brok
     assert result.status == "fail", result.diagnosis
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fla_warmed():
     """A worker's first calls of fla's kernels, done once: 6-16 s in a GPU suite worker on an
     H100 with every cache warm, where each fla test after it took 0.5-1.3 s."""

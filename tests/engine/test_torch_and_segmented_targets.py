@@ -3,6 +3,7 @@ the CPU forms are checked here whole; the CUDA ones where a GPU is (marked ``gpu
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from dataclasses import replace
 
@@ -162,15 +163,17 @@ def test_the_segmented_blelloch_kernel_equals_its_model_bit_for_bit():
 COMPILED = pytest.mark.xdist_group("torch.compile")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def torch_compile_warmed():
     """A worker's first torch.compile of an associative_scan, done once: 7-15 s in a GPU
     suite worker on an H100 with every cache warm (in a fresh process, importing dynamo and
-    Inductor took 8-10 s and the first trace 4-6 s), then 0.4-1 s for each new combine."""
+    Inductor took 8-10 s and the first trace 4-6 s), then 0.4-1 s for each new combine.  A
+    call that raises is the tests' to report, with check_property's diagnosis."""
     t = TARGETS["torch associative_scan (pointwise, compiled, CUDA)"]
     if not t.unavailable:
         monoid = PROBES["add (int32)"]
-        t.fn(monoid.draw(np.random.default_rng(0), (8,)), monoid.bound)
+        with contextlib.suppress(Exception):
+            t.fn(monoid.draw(np.random.default_rng(0), (8,)), monoid.bound)
 
 
 @pytest.fixture
