@@ -62,7 +62,7 @@ from hypothesis.database import DirectoryBasedExampleDatabase  # noqa: E402
 from scancheck.core.cuda import SUITE_CUPY_CACHE  # noqa: E402
 from scancheck.core.database import example_database  # noqa: E402
 from scancheck.core.devices import usable_cores, visible_gpus  # noqa: E402
-from scancheck.oracle.compiled import COMPILED_ENV, SHARES  # noqa: E402
+from scancheck.oracle.compiled import COMPILED_ENV, SHARES, share_code  # noqa: E402
 
 os.environ.setdefault("CUPY_CACHE_DIR", str(SUITE_CUPY_CACHE))
 # JAX compiles a scan once per shape, and every worker meets the same ladder of shapes: a
@@ -135,8 +135,7 @@ def _compile_oracles() -> None:
 
     if os.environ.get(COMPILED_ENV):
         return  # compiled by the session running this one, or by the GPU suite's warm step
-    code = "from scancheck.oracle.compiled import compile_oracles; compile_oracles({})"
-    procs = [subprocess.Popen([sys.executable, "-c", code.format(k)], stdout=subprocess.DEVNULL,
+    procs = [subprocess.Popen([sys.executable, "-c", share_code(k)], stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL) for k in range(SHARES)]
     for proc in procs:
         try:

@@ -208,7 +208,7 @@ def _warm_kernels(py: str, env: dict[str, str]) -> str:
     workers compiles each one it meets on its own, all at once.  Where the CPU oracle's jobs
     passed, ``env`` tells the tests' pytest so."""
     from .kernels.launch import warm_jobs
-    from .oracle.compiled import COMPILED_ENV, SHARES
+    from .oracle.compiled import COMPILED_ENV, SHARES, share_code
     from .oracle.exact_device import FORMATS
 
     start = time.monotonic()
@@ -217,8 +217,7 @@ def _warm_kernels(py: str, env: dict[str, str]) -> str:
             for name, params in warm_jobs()]
     jobs += [(f"device oracle {d}", f"from scancheck.oracle.exact_device import warm; warm({d!r})")
              for d in FORMATS]
-    cpu_oracles = [(f"CPU oracle {k + 1}/{SHARES}", "from scancheck.oracle.compiled import "
-                    f"compile_oracles; compile_oracles({k})") for k in range(SHARES)]
+    cpu_oracles = [(f"CPU oracle {k + 1}/{SHARES}", share_code(k)) for k in range(SHARES)]
     jobs += cpu_oracles + _collection_jobs()
     stamped = dict(_library_jobs(JIT_TARGETS))
     jobs = [*stamped.items(), *_compiled_jobs(), *_library_jobs(CUPY_TARGETS),

@@ -17,6 +17,11 @@ SHARES = 2
 COMPILED_ENV = "SCANCHECK_ORACLES_COMPILED"
 
 
+def share_code(share: int) -> str:
+    """Python source that compiles ``share`` in a process of its own (``python -c``)."""
+    return f"from scancheck.oracle.compiled import compile_oracles; compile_oracles({share})"
+
+
 def compile_oracles(share: int | None = None) -> None:
     """Call each Numba oracle of ``share`` (all where None) once at every float dtype it
     compiles for that this machine has (bfloat16 needs ml_dtypes)."""
