@@ -28,17 +28,16 @@ def compile_oracles(share: int | None = None) -> None:
     from ..core.arrays import as_dtype
     from ..core.dtypes import FLOAT_DTYPES
 
-    dtypes = []
+    samples = []  # 70 values at each float dtype
     for name in FLOAT_DTYPES:
         try:
-            dtypes.append(as_dtype(name))
+            samples.append(np.linspace(-3, 3, 70).astype(as_dtype(name)))
         except ImportError:
             continue
     if share in (None, 0):
         from .exact import exact_scan, exact_scan_axis
 
-        for dt in dtypes:
-            x = np.linspace(-3, 3, 70).astype(dt)
+        for x in samples:
             exact_scan(x)
             exact_scan_axis(x.reshape(7, 10))
     if share in (None, 1):
@@ -50,7 +49,6 @@ def compile_oracles(share: int | None = None) -> None:
         recurrence_enclosure(pairs)
         recurrence_magnitudes(pairs)
         with np.errstate(all="ignore"):
-            for dt in dtypes:
-                x = np.linspace(-3, 3, 70).astype(dt)
+            for x in samples:
                 judge_products(x, np.cumprod(x))
                 judge_logsumexp(x, np.logaddexp.accumulate(x))
