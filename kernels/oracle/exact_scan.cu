@@ -280,6 +280,96 @@ __global__ void exact_scan(const Bits* __restrict__ in, Bits* __restrict__ out, 
                                            FixedPoint<Bits, P, EBITS, W>{base});
 }
 
+// The certified scan: float32 prefix sums taken in double-double arithmetic and rounded
+// only where that rounding is proven to be the exact sum's; anywhere it is not, the host
+// runs the exact scan above instead.  Data spanning the whole float32 range need 5 words
+// there (about 370 integer instructions a value, compute-bound); here a value costs about
+// 30 double additions.
+//
+// Why the rounding holds where it is certified.  A node c = a (+) b below computes
+// hi + lo = a + b + (a.lo + b.lo) d1 + (e + t) d2, |d1|, |d2| <= u = 2^-53, where
+// e = a.hi + b.hi - s is exact and |e| <= u|s|, and |lo| <= u|hi| holds for every operand
+// (leaves have lo = 0, two_sum leaves it so).  Hence |error of c| <= (3u^2 + 2u^3)
+// (|a.hi| + |b.hi|) <= 2^-104 * A(c), A(c) the sum of |x| over c's terms (|a.hi| exceeds
+// A(a) by a relative 2^-50 at most).  A prefix of i + 1 terms is a tree of i such nodes,
+// each with A <= A(prefix), so it is within 2^-104 * n * A(prefix) of the exact sum; mag
+// is an upper bound on A (additions rounded up, in any order).  The exact sum then lies
+// in [hi - err, hi + err] with err >= that bound + |lo|, both ends rounded outwards, and
+// where both ends round to the same float32 every point between them does (rounding is
+// monotone): that is the exact sum's rounding.  Every term is a multiple of 2^-149 and the
+// sums stay below 2^156, so no double overflows or loses bits to underflow.
+namespace scancheck {
+
+struct __align__(8) Certified {
+  double hi, lo;  // the prefix sum, hi + lo, |lo| <= 2^-53 |hi|
+  double mag;     // an upper bound on the sum of its terms' magnitudes
+};
+
+// s + e = a + b exactly (Knuth's TwoSum); the intrinsics keep the compiler from fusing or
+// reordering what the error analysis counts on.
+__device__ __forceinline__ void two_sum(double a, double b, double& s, double& e) {
+  s = __dadd_rn(a, b);
+  const double bb = __dsub_rn(s, a);
+  e = __dadd_rn(__dsub_rn(a, __dsub_rn(s, bb)), __dsub_rn(b, bb));
+}
+
+struct CertifiedAdd {
+  using value_type = Certified;
+  __device__ static Certified identity() { return {0.0, 0.0, 0.0}; }
+  __device__ Certified operator()(const Certified& a, const Certified& b) const {
+    double s, e;
+    two_sum(a.hi, b.hi, s, e);
+    const double w = __dadd_rn(e, __dadd_rn(a.lo, b.lo));
+    Certified r;
+    two_sum(s, w, r.hi, r.lo);
+    r.mag = __dadd_ru(a.mag, b.mag);
+    return r;
+  }
+};
+
+// float32 bits in, float32 bits out; a prefix whose rounding is not certified sets
+// *uncertified (its output is then discarded with every other).
+struct CertifiedRound {
+  using In = unsigned;
+  using Out = unsigned;
+  static constexpr bool kRecompute = true;  // 24 bytes a value: placed twice, not held
+  static constexpr bool kStaged = false;
+  double scale;  // n * 2^-104, exact: the error bound's factor on mag
+  unsigned* uncertified;
+
+  __device__ static unsigned pad() { return 0; }
+
+  __device__ Certified load(unsigned b) const {
+    // Infinities and NaN enter as 0, as in FixedPoint::load.  The conversion is exact,
+    // subnormals included (the module is compiled without flushing them).
+    const double v = ((b >> 23) & 0xff) == 0xff ? 0.0 : static_cast<double>(__uint_as_float(b));
+    return {v, 0.0, fabs(v)};
+  }
+
+  __device__ unsigned store(const Certified& c) const {
+    if (c.mag == 0.0) return 0;  // every term so far is zero: the sum is +0 exactly
+    const double err = __dadd_ru(__dmul_ru(c.mag, scale), fabs(c.lo));
+    const unsigned down = __float_as_uint(__double2float_rn(__dsub_rd(c.hi, err)));
+    const unsigned up = __float_as_uint(__double2float_rn(__dadd_ru(c.hi, err)));
+    if (down != up) *reinterpret_cast<volatile unsigned*>(uncertified) = 1u;
+    return down;
+  }
+};
+
+}  // namespace scancheck
+
+// The float32 inclusive scan of n values, certified where it is written (see above).
+template <int ITEMS>
+__global__ void certified_scan(const unsigned* __restrict__ in, unsigned* __restrict__ out,
+                               long long n, double scale, unsigned* uncertified,
+                               unsigned* counter, int* flags, scancheck::Certified* aggregates,
+                               scancheck::Certified* inclusives) {
+  using namespace scancheck;
+  const TileStatus<Certified> status{flags, aggregates, inclusives, nullptr};
+  lookback_scan<Certified, CertifiedAdd, ITEMS>(in, out, n, counter, status,
+                                               CertifiedRound{scale, uncertified});
+}
+
 namespace scancheck {
 
 // The unsigned integer the exponent pass reads a format's bits in: 32 bits for the 2- and

@@ -8,8 +8,11 @@ from one pass over the data's exponents, so the integers are as wide as the data
 and no wider.  Below :data:`COLUMNS_FROM` words each thread holds its integer in registers
 (``exact_scan``), where every value costs O(W); from there each thread's integer lives in
 shared memory, where a value costs O(1) (``exact_scan_columns``: a value touches two words,
-rounding reads the two at the top).  Results are bit for bit those of the CPU oracle, which
-``tests/oracle/test_exact_device.py`` checks on every data distribution.
+rounding reads the two at the top).  float32 data of :data:`CERTIFIED_FROM` words or more
+take the certified scan first (``certified_scan``: double-double sums, each rounding proven
+to be the exact sum's, or the exact scan runs after all).  Results are bit for bit those of
+the CPU oracle, which ``tests/oracle/test_exact_device.py`` checks on every data
+distribution.
 """
 
 from __future__ import annotations
@@ -58,6 +61,15 @@ COLUMNS_FROM = 8
 #: yet through the device tests.
 COLUMNS_BLOCK = 64
 COLUMNS_ITEMS = 32
+#: Formats the certified scan serves, and the widths from which they take it first: a
+#: float32 prefix needs 25 bits where double-double sums carry 106, so a rounding fails to
+#: be certified only near a tie or after near-total cancellation.  Below 4 words the exact
+#: scan costs little more than the certified one would, and data with ties (integers past
+#: 2**24) would pay for both.
+CERTIFIED = ("float32",)
+CERTIFIED_FROM = 4
+#: The certified scan's error bound is 2**-104 * n * (sum of |x|): see the kernel.
+CERTIFIED_ERROR = 2.0**-104
 #: Elements from which the conformance checks of a GPU target take the exact answer from
 #: the device oracle: below it, the copy to the device costs more than the CPU oracle.
 DEVICE_FROM = 1 << 16
@@ -79,10 +91,15 @@ def _columns_name(dtype: str, words: int, items: int | None = None) -> str:
     return f"exact_scan_columns<{_format(dtype)}, {words}, {items or COLUMNS_ITEMS}>"
 
 
+def _certified_name(items: int | None = None) -> str:
+    return f"certified_scan<{items or ITEMS}>"
+
+
 def instantiations(dtype: str) -> list[str]:
     """The kernel name expressions the oracle may launch for ``dtype``."""
     return ([_range_name(dtype)]
-            + [(_scan_name if w < COLUMNS_FROM else _columns_name)(dtype, w) for w in WIDTHS])
+            + [(_scan_name if w < COLUMNS_FROM else _columns_name)(dtype, w) for w in WIDTHS]
+            + ([_certified_name()] if dtype in CERTIFIED else []))
 
 
 def columns_smem(itemsize: int, words: int, items: int) -> int:
@@ -205,6 +222,9 @@ def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
         words = words_needed(lo, hi, n) if lo <= hi else 0
         if not words:  # no nonzero finite value: every finite prefix is zero
             out.fill(0)
+        elif dtype in CERTIFIED and words >= CERTIFIED_FROM and _launch_certified(bits, out, n,
+                                                                                  dev):
+            pass
         elif words >= COLUMNS_FROM:
             _launch_columns(bits, out, n, lo, dtype, words, dev)
         else:
@@ -237,6 +257,26 @@ def _launch(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev:
         allow_shared_memory(kernel, smem)
     kernel((tiles,), (BLOCK,), (bits, out, np.int64(n), np.int32(base), counter, flags,
                                 aggregates, inclusives), shared_mem=smem)
+
+
+def _launch_certified(bits: Any, out: Any, n: int, dev: int, items: int | None = None) -> bool:
+    """The certified scan of float32 bits into ``out``; whether every output was certified
+    (where one was not, ``out`` is to be written again by the exact scan)."""
+    import cupy as cp
+
+    items = items or ITEMS
+    tiles = -(-n // (BLOCK * items))
+    # One buffer, zeroed in one fill: the uncertified flag, the tile counter, the tile flags.
+    state = cp.zeros(tiles + 2, dtype=cp.uint32)
+    status = cp.empty((2, tiles, 3), dtype=cp.float64)  # aggregates, inclusives: 24 bytes a tile
+    smem = lookback_smem(BLOCK, items, 24, 4)
+    kernel = _kernel(_certified_name(items), dev)
+    if smem > DEFAULT_SMEM_LIMIT:
+        allow_shared_memory(kernel, smem)
+    kernel((tiles,), (BLOCK,), (bits, out, np.int64(n), np.float64(n * CERTIFIED_ERROR),
+                                state[0:1], state[1:2], state[2:].view(cp.int32), status[0],
+                                status[1]), shared_mem=smem)
+    return not int(state[0].get())
 
 
 def _launch_columns(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev: int,

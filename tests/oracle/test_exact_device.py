@@ -463,6 +463,7 @@ def test_the_device_column_scan_at_widths_the_data_does_not_need(dtype, words, d
     x = data.draw(scan_data(n, dtype, dist), label="x")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(exact_device, "COLUMNS_FROM", 2)
+        mp.setattr(exact_device, "CERTIFIED_FROM", 10**6)  # the exact scan, not its filter
         mp.setattr(exact_device, "words_needed", lambda lo, hi, n: max(need(lo, hi, n), words))
         got = _to_host(exact_scan_device(_to_device(x)))
     assert_same_bits(got, exact_scan(x), f"{dist} {dtype} n={n} words={words}")
@@ -529,6 +530,79 @@ def test_the_device_exponent_pass_finds_the_exact_span_of_the_data(dtype, dist, 
     bits = cp.asarray(x.view(f"u{x.itemsize}"))[offset:]
     lo, hi, special, _ = exponent_pass(bits, dtype)
     assert (lo, hi, special) == span(x[offset:]), f"{dist} {dtype} n={n} offset={offset}"
+
+
+def _certified_only(x):
+    """Whether the certified scan certified every output of float32 data, and its outputs
+    with IEEE's rules laid over them (as the oracle lays them)."""
+    import cupy as cp
+
+    from scancheck.oracle import exact_device
+
+    bits = cp.asarray(x).view(cp.uint32)
+    out = cp.empty_like(bits)
+    certified = exact_device._launch_certified(bits, out, bits.shape[0], cp.cuda.Device().id)
+    got = out.view(cp.float32).get()
+    overlay_specials(x, got, np)
+    return certified, got
+
+
+@pytest.mark.gpu
+@given(dist=st.sampled_from(DISTRIBUTIONS), data=st.data())
+def test_the_certified_scan_is_the_exact_one_wherever_it_says_so(dist, data):
+    """Whatever the data: where the certified scan says every rounding is proven, each
+    output is the CPU oracle's bits (where it does not, the exact scan runs instead)."""
+    n = data.draw(st.sampled_from([1, 2, 23, 2047, 2049, 4097, 65537, 300_001]), label="n")
+    x = data.draw(scan_data(n, "float32", dist), label="x")
+    certified, got = _certified_only(x)
+    if certified:
+        assert_same_bits(got, exact_scan(x), f"{dist} n={n}")
+
+
+@pytest.mark.gpu
+def test_a_sum_a_double_double_rounds_as_a_tie_is_left_to_the_exact_scan():
+    """2**100 + 2**76 is a float32 tie and 2**-149 past it rounds it up: hi alone would round
+    to even, down.  The bound straddles the tie, the certificate refuses it, and the exact
+    scan (float32 at 4 words, the register path) gives the oracle's bits."""
+    import cupy as cp
+
+    x = np.array([2.0**100, 2.0**76, 2.0**-149, 1.0], dtype=np.float32)
+    assert words_needed(-149, 100, x.shape[0]) >= 4  # the width that takes the certified scan
+    assert not _certified_only(x)[0]
+    assert_same_bits(exact_scan_device(cp.asarray(x)), exact_scan(x))
+
+
+@pytest.mark.gpu
+def test_wide_float32_data_take_the_certified_scan_alone(monkeypatch):
+    """Data spanning the whole float32 range (the oracle's slowest exact case, 5 words): every
+    rounding certified, the exact scan never launched, the CPU oracle's bits."""
+    import cupy as cp
+
+    from scancheck.engine.strategies import generate_data
+    from scancheck.oracle import exact_device
+
+    def not_launched(*args, **kwargs):
+        raise AssertionError("the exact scan ran")
+
+    monkeypatch.setattr(exact_device, "_launch", not_launched)
+    monkeypatch.setattr(exact_device, "_launch_columns", not_launched)
+    x = generate_data(np.random.default_rng(5), 1_000_003, "float32", "wide")
+    assert_same_bits(exact_scan_device(cp.asarray(x)), exact_scan(x))
+
+
+@pytest.mark.gpu
+@given(dist=st.sampled_from(DISTRIBUTIONS), data=st.data())
+def test_the_exact_scan_behind_the_certified_one(dist, data):
+    """The register path at float32's widest data, as it runs where a rounding is not
+    certified."""
+    from scancheck.oracle import exact_device
+
+    n = data.draw(st.sampled_from([1, 2, 23, 2049, 65537, 300_001]), label="n")
+    x = data.draw(scan_data(n, "float32", dist), label="x")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(exact_device, "CERTIFIED_FROM", 10**6)
+        got = _to_host(exact_scan_device(_to_device(x)))
+    assert_same_bits(got, exact_scan(x), f"{dist} n={n}")
 
 
 @pytest.mark.gpu
