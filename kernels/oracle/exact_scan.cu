@@ -288,21 +288,23 @@ __global__ void exact_scan(const Bits* __restrict__ in, Bits* __restrict__ out, 
 //
 // Why the rounding holds where it is certified.  A node c = a (+) b below computes
 // hi + lo = a + b + (a.lo + b.lo) d1 + (e + t) d2, |d1|, |d2| <= u = 2^-53, where
-// e = a.hi + b.hi - s is exact and |e| <= u|s|, and |lo| <= u|hi| holds for every operand
-// (leaves have lo = 0, two_sum leaves it so).  Hence |error of c| <= (3u^2 + 2u^3)
-// (|a.hi| + |b.hi|) <= 2^-104 * A(c), A(c) the sum of |x| over c's terms (|a.hi| exceeds
-// A(a) by a relative 2^-50 at most).  A prefix of i + 1 terms is a tree of i such nodes,
-// each with A <= A(prefix), so it is within 2^-104 * n * A(prefix) of the exact sum; mag
-// is an upper bound on A (additions rounded up, in any order).  The exact sum then lies
-// in [hi - err, hi + err] with err >= that bound + |lo|, both ends rounded outwards, and
-// where both ends round to the same float32 every point between them does (rounding is
-// monotone): that is the exact sum's rounding.  Every term is a multiple of 2^-149 and the
-// sums stay below 2^156, so no double overflows or loses bits to underflow.
+// s + e = a.hi + b.hi exactly with |e| <= u|s|, t = fl(a.lo + b.lo), and |lo| <= u|hi|
+// holds for every operand (leaves have lo = 0, two_sum leaves it so).  Hence the node adds
+// an error of at most (3u^2 + 2u^3)(|a.hi| + |b.hi|) <= 2^-104 (|a.hi| + |b.hi|), which it
+// adds to err, rounded up (the scaling by 2^-104 is exact: every nonzero |hi| is at least
+// 2^-149).  A prefix is a tree of such nodes over its terms, so its hi + lo is within its
+// err of the exact sum, which then lies in [hi - (err + |lo|), hi + (err + |lo|)], both
+// ends rounded outwards; where both ends round to the same float32 every point between
+// them does (rounding is monotone): that is the exact sum's rounding.  Every term is a
+// multiple of 2^-149 and the sums stay below 2^156, so no double overflows or loses bits
+// to underflow.  The bound is the error of the additions made, not a worst case over n
+// terms: a prefix fails to certify only within it of a float32 tie, or after cancellation
+// down to about 2^-80 of the magnitudes it was summed through.
 namespace scancheck {
 
 struct __align__(8) Certified {
   double hi, lo;  // the prefix sum, hi + lo, |lo| <= 2^-53 |hi|
-  double mag;     // an upper bound on the sum of its terms' magnitudes
+  double err;     // a bound on |hi + lo - the exact sum|
 };
 
 // s + e = a + b exactly (Knuth's TwoSum); the intrinsics keep the compiler from fusing or
@@ -322,7 +324,7 @@ struct CertifiedAdd {
     const double w = __dadd_rn(e, __dadd_rn(a.lo, b.lo));
     Certified r;
     two_sum(s, w, r.hi, r.lo);
-    r.mag = __dadd_ru(a.mag, b.mag);
+    r.err = __dadd_ru(__dadd_ru(a.err, b.err), __dadd_ru(fabs(a.hi), fabs(b.hi)) * 0x1p-104);
     return r;
   }
 };
@@ -332,9 +334,8 @@ struct CertifiedAdd {
 struct CertifiedRound {
   using In = unsigned;
   using Out = unsigned;
-  static constexpr bool kRecompute = true;  // 24 bytes a value: placed twice, not held
+  static constexpr bool kRecompute = true;  // 24 bytes a value: converted twice, not held
   static constexpr bool kStaged = false;
-  double scale;  // n * 2^-104, exact: the error bound's factor on mag
   unsigned* uncertified;
 
   __device__ static unsigned pad() { return 0; }
@@ -343,12 +344,14 @@ struct CertifiedRound {
     // Infinities and NaN enter as 0, as in FixedPoint::load.  The conversion is exact,
     // subnormals included (the module is compiled without flushing them).
     const double v = ((b >> 23) & 0xff) == 0xff ? 0.0 : static_cast<double>(__uint_as_float(b));
-    return {v, 0.0, fabs(v)};
+    return {v, 0.0, 0.0};
   }
 
   __device__ unsigned store(const Certified& c) const {
-    if (c.mag == 0.0) return 0;  // every term so far is zero: the sum is +0 exactly
-    const double err = __dadd_ru(__dmul_ru(c.mag, scale), fabs(c.lo));
+    const double err = __dadd_ru(c.err, fabs(c.lo));
+    // The exact sum is a multiple of 2^-149, as hi is: within less than that of hi, it is
+    // hi (so are sums of subnormals, and +0 where every term so far is zero).
+    if (err < 0x1p-149) return __float_as_uint(__double2float_rn(c.hi));
     const unsigned down = __float_as_uint(__double2float_rn(__dsub_rd(c.hi, err)));
     const unsigned up = __float_as_uint(__double2float_rn(__dadd_ru(c.hi, err)));
     if (down != up) *reinterpret_cast<volatile unsigned*>(uncertified) = 1u;
@@ -361,13 +364,13 @@ struct CertifiedRound {
 // The float32 inclusive scan of n values, certified where it is written (see above).
 template <int ITEMS>
 __global__ void certified_scan(const unsigned* __restrict__ in, unsigned* __restrict__ out,
-                               long long n, double scale, unsigned* uncertified,
+                               long long n, unsigned* uncertified,
                                unsigned* counter, int* flags, scancheck::Certified* aggregates,
                                scancheck::Certified* inclusives) {
   using namespace scancheck;
   const TileStatus<Certified> status{flags, aggregates, inclusives, nullptr};
   lookback_scan<Certified, CertifiedAdd, ITEMS>(in, out, n, counter, status,
-                                               CertifiedRound{scale, uncertified});
+                                               CertifiedRound{uncertified});
 }
 
 namespace scancheck {

@@ -63,13 +63,11 @@ COLUMNS_BLOCK = 64
 COLUMNS_ITEMS = 32
 #: Formats the certified scan serves, and the widths from which they take it first: a
 #: float32 prefix needs 25 bits where double-double sums carry 106, so a rounding fails to
-#: be certified only near a tie or after near-total cancellation.  Below 4 words the exact
+#: be certified only near a tie or after cancellation of some 80 bits.  Below 4 words the exact
 #: scan costs little more than the certified one would, and data with ties (integers past
 #: 2**24) would pay for both.
 CERTIFIED = ("float32",)
 CERTIFIED_FROM = 4
-#: The certified scan's error bound is 2**-104 * n * (sum of |x|): see the kernel.
-CERTIFIED_ERROR = 2.0**-104
 #: Elements from which the conformance checks of a GPU target take the exact answer from
 #: the device oracle: below it, the copy to the device costs more than the CPU oracle.
 DEVICE_FROM = 1 << 16
@@ -273,9 +271,8 @@ def _launch_certified(bits: Any, out: Any, n: int, dev: int, items: int | None =
     kernel = _kernel(_certified_name(items), dev)
     if smem > DEFAULT_SMEM_LIMIT:
         allow_shared_memory(kernel, smem)
-    kernel((tiles,), (BLOCK,), (bits, out, np.int64(n), np.float64(n * CERTIFIED_ERROR),
-                                state[0:1], state[1:2], state[2:].view(cp.int32), status[0],
-                                status[1]), shared_mem=smem)
+    kernel((tiles,), (BLOCK,), (bits, out, np.int64(n), state[0:1], state[1:2],
+                                state[2:].view(cp.int32), status[0], status[1]), shared_mem=smem)
     return not int(state[0].get())
 
 
