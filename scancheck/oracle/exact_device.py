@@ -67,7 +67,7 @@ COLUMNS_ITEMS = 32
 #: not tried: there the exact scan takes 2 to 3.5 times torch.cumsum's time (float32 at 2**28,
 #: nine distributions), and data with ties (integers past 2**24) would pay for both.  Where
 #: one rounding is not certified both scans run: on an H100,
-#: wide-range data drawn afresh on the device at 2**28 (a prefix between 192 and 193 * 2**20)
+#: wide-range data drawn afresh on the device at 2**28 (a prefix between 193 and 194 * 2**20)
 #: and at 2**30 took 7.1 and 28 ms, the exact scan alone about 5.4 and 21; the bench's data
 #: (2**22 values tiled) at 2**28 and fresh data at 2**24 were certified whole (and fresh
 #: data at 2**29 under a looser bound that every bound here is within).
