@@ -62,15 +62,14 @@ COLUMNS_FROM = 8
 COLUMNS_BLOCK = 64
 COLUMNS_ITEMS = 32
 #: Formats the certified scan serves, and the widths from which they take it first: a
-#: float32 prefix needs 25 bits where double-double sums carry 106, so a rounding fails to
-#: be certified only near a tie or after cancellation of some 80 bits.  Below 4 words it is
-#: not tried: there the exact scan takes 2 to 3.5 times torch.cumsum's time (float32 at 2**28,
+#: float32 prefix needs 25 bits where double-double sums carry 106.  Below 4 words it is not
+#: tried: there the exact scan takes 2 to 3.5 times torch.cumsum's time (float32 at 2**28,
 #: nine distributions), and data with ties (integers past 2**24) would pay for both.  Where
-#: one rounding is not certified both scans run: on an H100,
-#: wide-range data drawn afresh on the device at 2**28 (a prefix between 193 and 194 * 2**20)
-#: and at 2**30 took 7.1 and 28 ms, the exact scan alone about 5.4 and 21; the bench's data
-#: (2**22 values tiled) at 2**28 and fresh data at 2**24 were certified whole (and fresh
-#: data at 2**29 under a looser bound that every bound here is within).
+#: one rounding is not certified both scans run.  On an H100, the bench's wide-range data
+#: (2**22 values tiled) at 2**28 and data drawn afresh at 2**24 were certified whole; fresh
+#: data at 2**28 (a prefix between 193 and 194 * 2**20) and at 2**30 were not, and took 7.1
+#: and 28 ms, the exact scan alone about 5.4 and 21 (the certificate's weakness: see the
+#: kernel).
 CERTIFIED = ("float32",)
 CERTIFIED_FROM = 4
 #: Elements from which the conformance checks of a GPU target take the exact answer from
