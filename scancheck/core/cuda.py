@@ -143,7 +143,10 @@ def _cached_nvrtc(code: str, options: tuple[str, ...], names: tuple[str, ...] | 
 
 def allow_shared_memory(kernel: Any, nbytes: int) -> None:
     """Let ``kernel`` (a CuPy RawKernel, or a Function an :class:`IeeeModule` loaded) launch
-    with ``nbytes`` of dynamic shared memory, past the 48 KiB every kernel may use."""
+    with ``nbytes`` of dynamic shared memory, past the 48 KiB every kernel may use (up to
+    that, nothing is to be done)."""
+    if nbytes <= DEFAULT_SMEM_LIMIT:
+        return
     if hasattr(kernel, "max_dynamic_shared_size_bytes"):
         kernel.max_dynamic_shared_size_bytes = nbytes
         return

@@ -11,7 +11,6 @@ import functools
 from typing import Any
 
 from ..core.cuda import (
-    DEFAULT_SMEM_LIMIT,
     NVRTC_OPTIONS,
     allow_shared_memory,
     device_smem_limit,
@@ -87,9 +86,8 @@ def plan(
     out = cp.empty_like(xd) if out is None else out
     kernels = compiled_kernels(var, xd.dtype.name, oper, resolved)
     smem = var.smem(block, xd.itemsize * oper.width, resolved)
-    if smem > DEFAULT_SMEM_LIMIT:
-        for k in kernels.values():
-            allow_shared_memory(k, smem)
+    for k in kernels.values():
+        allow_shared_memory(k, smem)
     return Launch(var, kernels, xd, out, n, block, resolved, smem)
 
 

@@ -24,7 +24,6 @@ import numpy as np
 
 from ..core.arrays import as_dtype
 from ..core.cuda import (
-    DEFAULT_SMEM_LIMIT,
     KERNEL_DIR,
     IeeeModule,
     allow_shared_memory,
@@ -255,8 +254,7 @@ def _launch(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev:
     inclusives = cp.empty((tiles, words), dtype=cp.uint64)
     smem = lookback_smem(BLOCK, items, 8 * words, bits.itemsize)
     kernel = _kernel(_scan_name(dtype, words, items), dev)
-    if smem > DEFAULT_SMEM_LIMIT:
-        allow_shared_memory(kernel, smem)
+    allow_shared_memory(kernel, smem)
     kernel((tiles,), (BLOCK,), (bits, out, np.int64(n), np.int32(base), counter, flags,
                                 aggregates, inclusives), shared_mem=smem)
 
@@ -273,8 +271,7 @@ def _launch_certified(bits: Any, out: Any, n: int, dev: int, items: int | None =
     status = cp.empty((2, tiles, 3), dtype=cp.float64)  # aggregates, inclusives: 24 bytes a tile
     smem = lookback_smem(BLOCK, items, 24, 4)
     kernel = _kernel(_certified_name(items), dev)
-    if smem > DEFAULT_SMEM_LIMIT:
-        allow_shared_memory(kernel, smem)
+    allow_shared_memory(kernel, smem)
     kernel((tiles,), (BLOCK,), (bits, out, np.int64(n), state[0:1], state[1:2],
                                 state[2:].view(cp.int32), status[0], status[1]), shared_mem=smem)
     return not int(state[0].get())
@@ -296,8 +293,7 @@ def _launch_columns(bits: Any, out: Any, n: int, base: int, dtype: str, words: i
     inclusives = cp.empty((tiles, stride), dtype=cp.uint64)
     smem = warps * columns_smem(bits.itemsize, words, items)
     kernel = _kernel(_columns_name(dtype, words, items), dev)
-    if smem > DEFAULT_SMEM_LIMIT:
-        allow_shared_memory(kernel, smem)
+    allow_shared_memory(kernel, smem)
     kernel((-(-tiles // warps),), (block,), (bits, out, np.int64(n), np.int32(base), counter,
                                             flags, aggregates, inclusives), shared_mem=smem)
 
