@@ -80,8 +80,9 @@ def ulp(values: np.ndarray, dtype: str) -> np.ndarray:
 
     xp = array_module(values)  # device values stay on the device
     dt = as_dtype(dtype)
-    info = finfo(dt)
-    if xp is np and dtype_name(dt) in ("float16", "float32", "float64"):
+    name, info = dtype_name(dt), finfo(dt)
+    p = SIGNIFICAND_BITS[name]
+    if xp is np and name in ("float16", "float32", "float64"):
         # NumPy's spacing of |v| is the gap to the next float up: the ulp, in three passes
         # where the exponent arithmetic below takes nine (a check judges every scan by it);
         # past the largest finite value that gap is infinite, and the ulp is the one below.
@@ -89,14 +90,13 @@ def ulp(values: np.ndarray, dtype: str) -> np.ndarray:
             out = np.spacing(np.abs(np.asarray(values).astype(dt))).astype(np.float64)
         top = np.isinf(out)
         if top.any():
-            out[top] = np.ldexp(1.0, int(info.maxexp) - SIGNIFICAND_BITS[dtype_name(dt)])
+            out[top] = np.ldexp(1.0, int(info.maxexp) - p)
         return out
     v = xp.abs(xp.asarray(values).astype(dt).astype(np.float64))
     e = xp.frexp(v)[1] - 1  # v in [2**e, 2**(e+1))
     e = xp.where(v > 0, xp.maximum(e, int(info.minexp)), int(info.minexp))
     with np.errstate(invalid="ignore"):
-        return xp.where(xp.isfinite(v), xp.ldexp(xp.float64(1.0), e - SIGNIFICAND_BITS[dtype_name(dt)] + 1),
-                        xp.nan)
+        return xp.where(xp.isfinite(v), xp.ldexp(xp.float64(1.0), e - p + 1), xp.nan)
 
 
 def _float_elements(x: np.ndarray, argname: str, who: str, rows: bool = False) -> np.ndarray:
