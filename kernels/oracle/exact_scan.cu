@@ -351,15 +351,39 @@ struct CertifiedRound {
     return {v, 0.0, 0.0};
   }
 
+  // Whether hi + lo, give or take err, lies strictly between the rounding boundaries of the
+  // float32 f > 0 (bits): the midpoints with its neighbours, exact in double (past the
+  // largest float, 2^128 - 2^103, from which IEEE rounds to infinity).  Each distance is
+  // taken rounded down, so one found positive is.
+  __device__ static bool rounds_to(unsigned f, double hi, double lo, double err) {
+    constexpr double kOverflow = 0x1p128 - 0x1p103;
+    if (f >= 0x7f800000u) return __dsub_rd(__dadd_rd(hi, lo), err) >= kOverflow;
+    const double mid = static_cast<double>(__uint_as_float(f));
+    const double below = 0.5 * (mid + static_cast<double>(__uint_as_float(f - 1)));
+    const double above =
+        f == 0x7f7fffffu ? kOverflow : 0.5 * (mid + static_cast<double>(__uint_as_float(f + 1)));
+    return __dsub_rd(__dadd_rd(__dsub_rd(hi, below), lo), err) > 0.0 &&
+           __dsub_rd(__dsub_rd(__dsub_rd(above, hi), lo), err) > 0.0;
+  }
+
   __device__ unsigned store(const Certified& c) const {
-    const double err = __dadd_ru(c.err, fabs(c.lo));
     // The exact sum is a multiple of 2^-149, as hi is: within less than that of hi, it is
     // hi (so are sums of subnormals, and +0 where every term so far is zero).
-    if (err < 0x1p-149) return __float_as_uint(__double2float_rn(c.hi));
-    const unsigned down = __float_as_uint(__double2float_rn(__dsub_rd(c.hi, err)));
-    const unsigned up = __float_as_uint(__double2float_rn(__dadd_ru(c.hi, err)));
-    if (down != up) *reinterpret_cast<volatile unsigned*>(uncertified) = 1u;
-    return down;
+    if (__dadd_ru(c.err, fabs(c.lo)) < 0x1p-149) return __float_as_uint(__double2float_rn(c.hi));
+    // |sum| = hi + lo within err rounds to hi's rounding f or, where hi lies on a tie, to its
+    // neighbour on lo's side.  (Rounding the ends hi -+ err outwards to doubles instead made
+    // them a double's ulp apart at least, and about one prefix in 2^28 lay within that of a
+    // float32 tie: fresh wide data at 2^28 and 2^30 went to the exact scan, measured.)
+    const bool neg = c.hi < 0.0;
+    const double hi = fabs(c.hi), lo = neg ? -c.lo : c.lo;
+    unsigned f = __float_as_uint(__double2float_rn(hi));
+    bool certified = f != 0u && rounds_to(f, hi, lo, c.err);
+    if (!certified && f != 0u && f < 0x7f800000u && lo != 0.0) {
+      f = lo > 0.0 ? f + 1 : f - 1;
+      certified = f != 0u && rounds_to(f, hi, lo, c.err);
+    }
+    if (!certified) *reinterpret_cast<volatile unsigned*>(uncertified) = 1u;
+    return neg ? f | 0x80000000u : f;
   }
 };
 
