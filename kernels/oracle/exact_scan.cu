@@ -296,14 +296,12 @@ __global__ void exact_scan(const Bits* __restrict__ in, Bits* __restrict__ out, 
 // an error of at most (3u^2 + 2u^3)(|a.hi| + |b.hi|) <= 2^-104 (|a.hi| + |b.hi|), which it
 // adds to err, rounded up (the scaling by 2^-104 is exact: every nonzero |hi| is at least
 // 2^-149).  A prefix is a tree of such nodes over its terms, so its hi + lo is within its
-// err of the exact sum, which then lies in [hi - (err + |lo|), hi + (err + |lo|)], both
-// ends rounded outwards; where both ends round to the same float32 every point between
-// them does (rounding is monotone): that is the exact sum's rounding.  Every term is a
-// multiple of 2^-149 and the sums stay below 2^170 (2^42 terms), so no double overflows
-// or loses bits to underflow.  The bound is the error of the additions made, not a worst
-// case over n terms; but the ends, rounded outwards to doubles, lie a double's ulp apart at
-// least, and a prefix whose hi lies within that of a float32 tie fails to certify: about
-// one in 2^28 of wide-range data's (measured), where the exact scan then runs as well.
+// err of the exact sum; where hi + lo lies farther than err inside the rounding boundaries
+// of a float32 (CertifiedRound::rounds_to), that float32 is the exact sum's rounding.  Every
+// term is a multiple of 2^-149 and the sums stay below 2^170 (2^42 terms), so no double
+// overflows or loses bits to underflow.  The bound is the error of the additions made, not
+// a worst case over n terms: a prefix fails to certify only within it of a float32 tie (an
+// exact tie included), or after cancellation of some 80 bits.
 namespace scancheck {
 
 struct __align__(8) Certified {
@@ -373,7 +371,7 @@ struct CertifiedRound {
     // |sum| = hi + lo within err rounds to hi's rounding f or, where hi lies on a tie, to its
     // neighbour on lo's side.  (Rounding the ends hi -+ err outwards to doubles instead made
     // them a double's ulp apart at least, and about one prefix in 2^28 lay within that of a
-    // float32 tie: fresh wide data at 2^28 and 2^30 went to the exact scan, measured.)
+    // float32 tie: fresh wide data at 2^28 and 2^30 went on to the exact scan, measured.)
     const bool neg = c.hi < 0.0;
     const double hi = fabs(c.hi), lo = neg ? -c.lo : c.lo;
     unsigned f = __float_as_uint(__double2float_rn(hi));
