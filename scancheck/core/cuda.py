@@ -165,6 +165,14 @@ def device_smem_limit() -> int:
     return int(attrs.get("MaxSharedMemoryPerBlockOptin", DEFAULT_SMEM_LIMIT))
 
 
+@functools.cache
+def device_l2_bytes(device: int) -> int:
+    """Bytes of L2 cache on CUDA device ``device``."""
+    import cupy as cp
+
+    return int(cp.cuda.Device(device).attributes["L2CacheSize"])
+
+
 # -- the input-unchanged check ------------------------------------------------------------
 
 _UNSIGNED = {1: "unsigned char", 2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}

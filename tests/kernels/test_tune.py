@@ -92,17 +92,23 @@ def test_tune_main_writes_the_table_and_says_why_it_cannot(tmp_path, capsys):
 
 
 def test_verify_compares_the_kernel_with_its_model_at_every_candidate(monkeypatch):
-    seen = set()
+    """At every candidate's block and template parameters, each once: candidates that differ
+    in runtime parameters alone (the L2 prefetch) run the same code on the same bits."""
+    seen = []
 
     def record(var, x, block, params, model_out, previous, strict=False):
         if params is not None:
             assert strict, "a candidate launch is compared bit for bit"
-        seen.add((block, tuple(sorted(var.resolve_params(params).items()))))
+            seen.append((block, tuple(sorted(params.items())), x.shape[0], x.dtype.name))
         return previous
 
     monkeypatch.setattr(verify, "_kernel_check", record)
     verify.verify_variant(LOOKBACK, gpu=True)
-    assert {(b, tuple(sorted(p.items()))) for b, p in _allowed(LOOKBACK)} <= seen
+    shapes = {(b, tuple(sorted(LOOKBACK.template_params(p).items())))
+              for b, p in LOOKBACK.candidates}
+    assert {(b, p) for b, p, _, _ in seen} == shapes
+    assert len(seen) == len(set(seen)), "a launch shape compared twice"
+    assert len(shapes) < len(LOOKBACK.candidates)
 
 
 def test_the_bench_row_gives_each_implementation_as_a_fraction_of_memcpy():
@@ -118,7 +124,8 @@ def test_the_bench_row_gives_each_implementation_as_a_fraction_of_memcpy():
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["int32", "int64"])
 @pytest.mark.parametrize("config", [(b, p) for b, p in LOOKBACK.candidates
-                                    if p["items"] == LOOKBACK.resolve_params(None)["items"]],
+                                    if p["items"] == LOOKBACK.resolve_params(None)["items"]
+                                    and p["prefetch_kib"] == 0],
                          ids=str)
 def test_one_launch_run_again_on_new_data_never_reads_the_last_runs_tiles(dtype, config):
     """The status array is zeroed once per launch plan: a later run that took an earlier
@@ -140,15 +147,39 @@ def test_one_launch_run_again_on_new_data_never_reads_the_last_runs_tiles(dtype,
         np.testing.assert_array_equal(got, np.cumsum(new.get(), dtype=dtype))
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float64"])
+def test_a_launch_that_prefetches_sums_as_one_that_does_not(dtype):
+    """Past the prefetch distance every tile asks L2 for a later one; a hint, so the sums
+    of integers (exact in each dtype) stay exact, run after run."""
+    import cupy as cp
+
+    from scancheck.kernels.launch import plan
+    from scancheck.kernels.registry import prefetch_tiles
+
+    block, params = 256, {"items": 16, "prefetch_kib": 6144}
+    n = 2**22 + 5
+    x = cp.asarray(np.random.default_rng(0).integers(-50, 50, n).astype(dtype))
+    run = plan(x, LOOKBACK, "add", block, params)
+    ahead = prefetch_tiles(run)
+    assert ahead > 0 and (ahead + 2) * block * params["items"] < n, "the prefetch never fires"
+    assert prefetch_tiles(plan(x, LOOKBACK, "add", block, {"items": 16})) == 0
+    for seed in range(1, 3):
+        new = np.random.default_rng(seed).integers(-50, 50, n).astype(dtype)
+        cp.copyto(x, cp.asarray(new))
+        np.testing.assert_array_equal(run().get(), np.cumsum(new, dtype=dtype))
+
+
 def test_the_suite_warms_every_module_a_candidate_needs():
     from scancheck.kernels.launch import warm_jobs
 
-    warmed = {(name, tuple(sorted(VARIANTS[name].resolve_params(p).items())))
+    warmed = {(name, tuple(sorted(VARIANTS[name].template_params(p).items())))
               for name, p in warm_jobs()}
     for name, var in VARIANTS.items():
-        assert (name, tuple(sorted(var.resolve_params(None).items()))) in warmed
+        assert (name, tuple(sorted(var.template_params(None).items()))) in warmed
         for _, params in var.candidates:
-            assert (name, tuple(sorted(var.resolve_params(params).items()))) in warmed
+            assert (name, tuple(sorted(var.template_params(params).items()))) in warmed
+    assert len(warmed) == len(warm_jobs()), "a module warmed twice"
 
 
 def test_verify_says_differs_for_one_ulp_off_at_a_candidate_launch(monkeypatch):
