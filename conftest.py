@@ -228,9 +228,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # xdist hands out tests in collection order, two to a worker at first, and a worker runs
-    # both: slow tests first, each paired with a quick one, so that the longest start at
-    # once and none waits behind another.
+    # Slow tests first, each paired with a quick one: under worksteal (pyproject's addopts)
+    # the first worker's run of the collection starts with them and the others steal its
+    # quick tests from the far end; under --dist load, which hands out tests two to a
+    # worker, the longest start at once and none waits behind another.
     slow = [item for item in items if item.get_closest_marker("slow")]
     quick = [item for item in items if not item.get_closest_marker("slow")]
     items[:] = [item for pair in zip_longest(slow, quick) for item in pair if item is not None]

@@ -87,6 +87,20 @@ def test_unknown_parameter_is_refused():
         get_variant("kogge_stone").check(10, 32, "float32", "add", {"items": 4})
 
 
+def test_a_runtime_parameter_reaches_neither_the_compiled_module_nor_the_model():
+    var = get_variant("decoupled_lookback")
+    on, off = {"items": 16, "prefetch_kib": 6144}, {"items": 16, "prefetch_kib": 0}
+    assert var.template_params(on) == var.template_params(off) == {"items": 16}
+    assert var.name_expression("decoupled_lookback", "float64", "add", var.resolve_params(on)) \
+        == var.name_expression("decoupled_lookback", "float64", "add", var.resolve_params(off))
+    assert var.resolve_params(None)["prefetch_kib"] == 0
+    x = np.arange(1, 300, dtype=np.float64)
+    np.testing.assert_array_equal(var.build_model(299, 32, on).run(x, "add"),
+                                  var.build_model(299, 32, off).run(x, "add"))
+    with pytest.raises(LaunchError, match=r"prefetch_kib=5 is not allowed .*allowed: \(0, 6144\)"):
+        var.check(10, 32, "float64", "add", {"prefetch_kib": 5})
+
+
 nvcc = shutil.which("nvcc")
 
 
