@@ -178,7 +178,7 @@ def pytest_configure_node(node) -> None:  # noqa: ANN001
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """``-n auto`` on a GPU machine: three workers for every four cores; without one, one
-    worker more than cores.
+    worker more than cores; and, where no ``--dist`` was given, ``--dist worksteal``.
 
     GPU tests start child processes (compute-sanitizer, isolated targets), so a worker
     needs more than one core; measured on the whole GPU suite, 12 workers beat 8 and 16 on
@@ -187,6 +187,12 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     target's sleep): on the 2-core CI machine 3 workers took 104 and 108 s where 2 took 116
     and 131 s, run by turns.  Where ``PYTEST_XDIST_AUTO_NUM_WORKERS`` is set, xdist decides.
     """
+    if config.option.numprocesses == "auto" and config.option.dist == "no":
+        # No --dist given: workers steal queued tests from each other.  The suite's tests run
+        # from milliseconds to seconds; on the 2-core CI machine worksteal took 83.9 and 79.8 s
+        # where xdist's default (load) took 88.7 and 84.9 s, run by turns.  Set here, not in
+        # addopts, so that pytest without xdist, or with -n 0 --pdb, still starts.
+        config.option.dist = "worksteal"
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
         return None
     cores = usable_cores()
@@ -228,7 +234,7 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Slow tests first, each paired with a quick one: under worksteal (pyproject's addopts)
+    # Slow tests first, each paired with a quick one: under worksteal (-n auto's default here)
     # the first worker's run of the collection starts with them and the others steal its
     # quick tests from the far end; under --dist load, which hands out tests two to a
     # worker, the longest start at once and none waits behind another.

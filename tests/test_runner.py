@@ -139,7 +139,7 @@ def test_n_auto_is_left_to_xdist_where_the_environment_says_and_is_a_worker_past
     from scancheck.core.devices import visible_gpus
 
     cores = len(os.sched_getaffinity(0))
-    config = SimpleNamespace(option=SimpleNamespace(numprocesses="auto"),
+    config = SimpleNamespace(option=SimpleNamespace(numprocesses="auto", dist="no"),
                              getoption=lambda name, default=None: "")
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
     try:
@@ -156,6 +156,22 @@ def test_n_auto_is_left_to_xdist_where_the_environment_says_and_is_a_worker_past
         assert auto(config) is None
     finally:
         visible_gpus.cache_clear()
+
+
+def test_n_auto_steals_work_unless_a_dist_mode_was_given():
+    from types import SimpleNamespace
+
+    from conftest import pytest_xdist_auto_num_workers as auto
+
+    for given, expected in (("no", "worksteal"), ("load", "load"), ("loadgroup", "loadgroup")):
+        config = SimpleNamespace(option=SimpleNamespace(numprocesses="auto", dist=given),
+                                 getoption=lambda name, default=None: "")
+        auto(config)
+        assert config.option.dist == expected, given
+    config = SimpleNamespace(option=SimpleNamespace(numprocesses=4, dist="no"),
+                             getoption=lambda name, default=None: "")
+    auto(config)
+    assert config.option.dist == "no"  # -n 4: xdist's own default
 
 
 @pytest.mark.gpu

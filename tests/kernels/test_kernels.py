@@ -101,6 +101,28 @@ def test_a_runtime_parameter_reaches_neither_the_compiled_module_nor_the_model()
         var.check(10, 32, "float64", "add", {"prefetch_kib": 5})
 
 
+def test_launches_that_differ_in_a_runtime_parameter_share_one_compiled_module(monkeypatch):
+    import sys
+    from types import SimpleNamespace
+
+    import scancheck.kernels.launch as launch
+
+    keys = []
+
+    def module(name, params, device):
+        keys.append((name, params, device))
+        return SimpleNamespace(get_function=lambda expr: expr)
+
+    fake_cupy = SimpleNamespace(cuda=SimpleNamespace(Device=lambda: SimpleNamespace(id=0)))
+    monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
+    monkeypatch.setattr(launch, "_module", module)
+    var = get_variant("decoupled_lookback")
+    got = [launch.compiled_kernels(var, "float64", "add", var.resolve_params({"items": 16, **p}))
+           for p in ({"prefetch_kib": 0}, {"prefetch_kib": 6144})]
+    assert got[0] == got[1]
+    assert keys == [("decoupled_lookback", (("items", 16),), 0)] * 2
+
+
 nvcc = shutil.which("nvcc")
 
 
