@@ -79,7 +79,7 @@ def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantR
     runs = [(n, block, None, False) for n in _sizes(var, block)]
     # Candidates that differ in runtime parameters alone compile to one module, and at these
     # sizes (three tiles at most) the look-back's prefetch, its one such parameter, never fires.
-    launches = {(b, tuple(sorted(var.template_params(p).items()))) for b, p in var.candidates}
+    launches = {(b, var.template_key(p)) for b, p in var.candidates}
     runs += [(n, b, dict(p), True) for b, p in sorted(launches)
              for n in _candidate_sizes(var, b, dict(p))]
     for n, b, params, strict in runs:

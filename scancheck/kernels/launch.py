@@ -38,8 +38,7 @@ def compiled_kernels(variant: Variant, dtype: str, op: str | Operator,
     """The compiled entry points of one instantiation, keyed by entry name."""
     import cupy as cp
 
-    mod = _module(variant.name, tuple(sorted(variant.template_params(params).items())),
-                  cp.cuda.Device().id)
+    mod = _module(variant.name, variant.template_key(params), cp.cuda.Device().id)
     return {e: mod.get_function(variant.name_expression(e, dtype, op, params))
             for e in variant.entries}
 
@@ -57,8 +56,8 @@ def warm_jobs() -> list[tuple[str, dict[str, int] | None]]:
     parameter set among its tuning candidates (``verify`` runs them all)."""
     jobs: list[tuple[str, dict[str, int] | None]] = [(name, None) for name in VARIANTS]
     for name, var in VARIANTS.items():
-        sets = {tuple(sorted(var.template_params(p).items())) for _, p in var.candidates}
-        sets.discard(tuple(sorted(var.template_params(None).items())))
+        sets = {var.template_key(p) for _, p in var.candidates}
+        sets.discard(var.template_key(None))
         jobs += [(name, dict(s)) for s in sorted(sets)]
     return jobs
 

@@ -106,6 +106,10 @@ class Variant:
         depend on (runtime parameters left out)."""
         return {k: v for k, v in self.resolve_params(params).items() if k in self.params}
 
+    def template_key(self, params: dict[str, int] | None) -> tuple[tuple[str, int], ...]:
+        """:meth:`template_params` as a sorted tuple: one compiled module's identity."""
+        return tuple(sorted(self.template_params(params).items()))
+
     def check(self, n: int, block: int, dtype: str, op: str | Operator,
               params: dict[str, int] | None = None, smem_limit: int | None = None) -> dict:
         """Validate a launch; returns the resolved params or raises LaunchError naming the limit."""
@@ -218,6 +222,11 @@ class Launch:
     #: Launches so far on this Launch's scratch (kernels that tag their status by launch).
     epoch: int = 0
 
+    @property
+    def element_bytes(self) -> int:
+        """Bytes of one element as a kernel sees it (a row of x for pair types)."""
+        return self.x.itemsize * self.x[0].size
+
     def run(self, entry: str, grid: int, args: tuple, smem: int | None = None) -> None:
         self.kernels[entry]((grid,), (self.block,), args,
                             shared_mem=self.smem if smem is None else smem)
@@ -313,9 +322,8 @@ def _lookback_args(lc: Launch) -> tuple[int, tuple]:
 
     nb = _blocks(lc.n, lc.block * lc.params["items"])
     counter = lc.scratch("counter", 1, cp.uint32, zero=True)
-    element_bytes = lc.x.itemsize * lc.x[0].size
-    if element_bytes in (4, 8):  # flag and value packed in one 8- or 16-byte word
-        words = lc.scratch("status", nb * element_bytes // 4, cp.uint64, zero=True)
+    if lc.element_bytes in (4, 8):  # flag and value packed in one 8- or 16-byte word
+        words = lc.scratch("status", nb * lc.element_bytes // 4, cp.uint64, zero=True)
         flags = agg = incl = lc.scratch("unused", 1, cp.int32)
     else:
         flags = lc.scratch("flags", nb, cp.int32, zero=True)
@@ -332,7 +340,7 @@ def prefetch_tiles(lc: Launch) -> int:
     with 8.6 MB ahead and at 0.69 with 26 MB), in whole tiles."""
     import cupy as cp
 
-    tile_bytes = lc.block * lc.params["items"] * lc.x.itemsize * lc.x[0].size
+    tile_bytes = lc.block * lc.params["items"] * lc.element_bytes
     ahead = min(lc.params["prefetch_kib"] * 1024, device_l2_bytes(cp.cuda.Device().id) // 8)
     return ahead // tile_bytes
 
