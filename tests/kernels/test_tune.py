@@ -93,7 +93,8 @@ def test_tune_main_writes_the_table_and_says_why_it_cannot(tmp_path, capsys):
 
 def test_verify_compares_the_kernel_with_its_model_at_every_candidate(monkeypatch):
     """At every candidate's block and template parameters, each once: candidates that differ
-    in runtime parameters alone (the L2 prefetch) run the same code on the same bits."""
+    in runtime parameters alone (the L2 prefetch) compile to one module, and at verify's
+    sizes the prefetch never fires."""
     seen = []
 
     def record(var, x, block, params, model_out, previous, strict=False):
