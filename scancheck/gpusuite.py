@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,12 @@ _JAX_CACHE = {
     "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
     "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
 }
+#: Python's bytecode, where the environment forbids writing it beside the sources
+#: (``PYTHONDONTWRITEBYTECODE``, as container images often set, some with no bytecode
+#: installed either): kept here instead, so that the warm step compiles torch's and JAX's
+#: modules once and every worker loads them.  Without it, each of an H100's twelve workers
+#: compiled torch from source: importing dynamo and Inductor took 15 s a process.
+SUITE_PYCACHE = Path(_JAX_CACHE["JAX_COMPILATION_CACHE_DIR"]).parent / "pycache"
 
 #: The GPU tests' targets whose library compiles once per (shape, dtype), into JAX's cache on
 #: disk: the warm step calls each on every input its tests' ladders reach
@@ -128,11 +135,7 @@ def main(argv: list[str] | None = None) -> int:
 
     out = Path(os.environ.get("OUT") or "gpusuite-out")
     out.mkdir(parents=True, exist_ok=True)
-    root = Path(__file__).resolve().parent.parent
-    # Caches the user set up win; otherwise the warm step fills the ones the tests read.
-    env = dict(_JAX_CACHE, CUPY_CACHE_DIR=str(SUITE_CUPY_CACHE), **os.environ)
-    env.update(SCANCHECK_HYPOTHESIS_PROFILE=args.profile, PYTHONUNBUFFERED="1",
-               PYTHONPATH=os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]))
+    env = suite_env(args.profile, os.environ)
     global _steps
     summary: list[str] = []
     try:
@@ -149,6 +152,20 @@ def main(argv: list[str] | None = None) -> int:
     print("\n==== scancheck GPU summary ====")
     print("\n".join(summary))
     return status
+
+
+def suite_env(profile: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment of the suite's processes: ``environ`` with the Hypothesis profile, this
+    checkout on the path, and the suite's caches wherever ``environ`` sets up none of its own."""
+    env = dict(_JAX_CACHE, CUPY_CACHE_DIR=str(SUITE_CUPY_CACHE), **environ)
+    root = Path(__file__).resolve().parent.parent
+    env.update(SCANCHECK_HYPOTHESIS_PROFILE=profile, PYTHONUNBUFFERED="1",
+               PYTHONPATH=os.pathsep.join([str(root), environ.get("PYTHONPATH", "")]))
+    if env.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in env:
+        # Bytecode goes to the suite's cache, never beside anyone's sources.
+        del env["PYTHONDONTWRITEBYTECODE"]
+        env["PYTHONPYCACHEPREFIX"] = str(SUITE_PYCACHE)
+    return env
 
 
 def _library_jobs(names: tuple[str, ...]) -> list[tuple[str, str]]:

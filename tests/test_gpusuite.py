@@ -64,3 +64,16 @@ def test_the_compiled_libraries_gpu_targets_are_warmed_under_their_tests_propert
         "floats within bound")
     assert gpusuite.compiled_property(
         table["torch associative_scan (pointwise, compiled, CUDA)"].spec) == "probe monoids"
+
+
+def test_bytecode_that_may_not_be_written_beside_the_sources_goes_to_the_suites_cache():
+    """Where PYTHONDONTWRITEBYTECODE is set, the suite's processes keep bytecode in its cache
+    (on an H100 whose torch had none, importing dynamo and Inductor took 15 s a worker, 5 s
+    from the cache); a prefix the user chose, or bytecode left on, is theirs."""
+    env = gpusuite.suite_env("gpu", {"PYTHONDONTWRITEBYTECODE": "1", "PATH": ""})
+    assert "PYTHONDONTWRITEBYTECODE" not in env
+    assert env["PYTHONPYCACHEPREFIX"] == str(gpusuite.SUITE_PYCACHE)
+    theirs = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/theirs"}
+    assert gpusuite.suite_env("gpu", theirs).items() >= theirs.items()
+    assert "PYTHONPYCACHEPREFIX" not in gpusuite.suite_env("gpu", {"PATH": ""})
+    assert gpusuite.suite_env("thorough", {})["SCANCHECK_HYPOTHESIS_PROFILE"] == "thorough"
