@@ -20,7 +20,6 @@ and their seconds fell per GPU.
 from __future__ import annotations
 
 import os
-import stat
 import sys
 import tempfile
 import time
@@ -28,32 +27,21 @@ from collections import Counter
 from itertools import zip_longest
 from pathlib import Path
 
-
-def _private_dir(path: Path) -> Path | None:
-    """``path``, made if missing: a directory of this user's alone, else None."""
-    try:
-        path.mkdir(mode=0o700, exist_ok=True)
-        st = path.lstat()
-    except OSError:
-        return None
-    ok = stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
-    return path if ok else None
-
+from scancheck.core.private import cache_bytecode, private_dir
 
 # Bytecode, where PYTHONDONTWRITEBYTECODE keeps it from being written beside the sources:
 # every process of a session -- each xdist worker, each child a test starts -- compiled every
 # module it imported, and pytest rewrote the asserts of every test module, of scancheck and of
 # Hypothesis (its plugins' packages) anew in each worker: 3.5 CPU-s of a worker's 6 s of
-# collection.  Kept instead in this user's private directory in the temporary directory, as
-# the CuPy and JAX caches below are (the setting's intent, nothing written in the checkout,
-# is kept); before Hypothesis is imported here, and in the environment the workers and
-# children are started with.  A prefix set by the user wins.
+# collection.  Kept instead in this user's private bytecode cache (the setting's intent,
+# nothing written in the checkout, is kept); before Hypothesis is imported here, and in the
+# environment the workers and children are started with.  A prefix set by the user wins.
 if sys.dont_write_bytecode and not sys.pycache_prefix:
-    _PYCACHE = _private_dir(Path(tempfile.gettempdir()) / f"scancheck-pycache-{os.getuid()}")
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")  # -B says it too
+    _PYCACHE = cache_bytecode(os.environ)
     if _PYCACHE is not None:
-        sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = str(_PYCACHE)
+        sys.pycache_prefix = _PYCACHE
         sys.dont_write_bytecode = False
-        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
@@ -69,11 +57,10 @@ os.environ.setdefault("CUPY_CACHE_DIR", str(SUITE_CUPY_CACHE))
 # compilation cache on disk shared by the workers pays each once per session, not per worker
 # (0.2-0.5 s each for associative_scan in x64).  Its directory is this user's alone: JAX
 # runs whatever a cache holds.
-_JAX_CACHE = Path(tempfile.gettempdir()) / f"scancheck-jax-cache-{os.getuid()}"
-_JAX_CACHE.mkdir(mode=0o700, exist_ok=True)
-if _JAX_CACHE.is_symlink() or _JAX_CACHE.stat().st_uid != os.getuid() or (
-        _JAX_CACHE.stat().st_mode & 0o077):
-    raise RuntimeError(f"{_JAX_CACHE} is not this user's private directory: remove it")
+_JAX_CACHE = private_dir("scancheck-jax-cache")
+if _JAX_CACHE is None:
+    raise RuntimeError(f"{tempfile.gettempdir()}/scancheck-jax-cache-{os.getuid()} is not this "
+                       "user's private directory: remove it, or set TMPDIR to another directory")
 for _key, _value in (("JAX_COMPILATION_CACHE_DIR", str(_JAX_CACHE)),
                      ("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0"),
                      ("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")):

@@ -25,6 +25,7 @@ from typing import Any
 
 from .core.cuda import SUITE_CUPY_CACHE
 from .core.devices import usable_cores
+from .core.private import cache_bytecode
 from .progress import Progress
 
 PARTS = ("tests", "huge", "verify", "check", "controls", "matrix", "precision", "bench")
@@ -41,13 +42,6 @@ _JAX_CACHE = {
     "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
     "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
 }
-#: Python's bytecode, where the environment forbids writing it beside the sources
-#: (``PYTHONDONTWRITEBYTECODE``, as container images often set, some with no bytecode
-#: installed either): kept here instead, so that the warm step compiles torch's and JAX's
-#: modules once and every worker loads them.  Without it, each of an H100's twelve workers
-#: compiled torch from source: importing dynamo and Inductor took 15 s a process.
-SUITE_PYCACHE = Path(_JAX_CACHE["JAX_COMPILATION_CACHE_DIR"]).parent / "pycache"
-
 #: The GPU tests' targets whose library compiles once per (shape, dtype), into JAX's cache on
 #: disk: the warm step calls each on every input its tests' ladders reach
 #: (:mod:`scancheck.engine.warmup`), a dtype to a process, so that the cache holds every
@@ -161,10 +155,9 @@ def suite_env(profile: str, environ: Mapping[str, str]) -> dict[str, str]:
     root = Path(__file__).resolve().parent.parent
     env.update(SCANCHECK_HYPOTHESIS_PROFILE=profile, PYTHONUNBUFFERED="1",
                PYTHONPATH=os.pathsep.join([str(root), environ.get("PYTHONPATH", "")]))
-    if env.get("PYTHONDONTWRITEBYTECODE") and "PYTHONPYCACHEPREFIX" not in env:
-        # Bytecode goes to the suite's cache, never beside anyone's sources.
-        del env["PYTHONDONTWRITEBYTECODE"]
-        env["PYTHONPYCACHEPREFIX"] = str(SUITE_PYCACHE)
+    # The warm step's processes write the bytecode the tests' workers load (each of an H100's
+    # twelve compiled torch from source where none was installed).
+    cache_bytecode(env)
     return env
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sys
+import tempfile
 from dataclasses import replace
 
 from scancheck import gpusuite
+from scancheck.core.private import private_dir
 from scancheck.engine.library import builtin_targets
 
 
@@ -66,14 +68,14 @@ def test_the_compiled_libraries_gpu_targets_are_warmed_under_their_tests_propert
         table["torch associative_scan (pointwise, compiled, CUDA)"].spec) == "probe monoids"
 
 
-def test_bytecode_that_may_not_be_written_beside_the_sources_goes_to_the_suites_cache():
-    """Where PYTHONDONTWRITEBYTECODE is set, the suite's processes keep bytecode in its cache
-    (on an H100 whose torch had none, importing dynamo and Inductor took 15 s a worker, 5 s
-    from the cache); a prefix the user chose, or bytecode left on, is theirs."""
+
+def test_the_suites_processes_share_the_test_sessions_bytecode_cache(tmp_path, monkeypatch):
+    """The warm step writes the bytecode the tests' workers load: on an H100 whose torch had
+    none, each of twelve workers compiled dynamo and Inductor (15 s; 5 s from the cache)."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     env = gpusuite.suite_env("gpu", {"PYTHONDONTWRITEBYTECODE": "1", "PATH": ""})
     assert "PYTHONDONTWRITEBYTECODE" not in env
-    assert env["PYTHONPYCACHEPREFIX"] == str(gpusuite.SUITE_PYCACHE)
+    assert env["PYTHONPYCACHEPREFIX"] == str(private_dir("scancheck-pycache"))
     theirs = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/theirs"}
     assert gpusuite.suite_env("gpu", theirs).items() >= theirs.items()
-    assert "PYTHONPYCACHEPREFIX" not in gpusuite.suite_env("gpu", {"PATH": ""})
     assert gpusuite.suite_env("thorough", {})["SCANCHECK_HYPOTHESIS_PROFILE"] == "thorough"

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from .private import private_dir
 
 VARIABLE = "SCANCHECK_HYPOTHESIS_DB"
 
@@ -63,18 +64,7 @@ def constants_cache() -> Path | None:
     has the file's hash.  A fresh home every search would parse them anew in every child; a
     shared cache gives each the same constants at a file read.  The files are read as
     literals, never run, and the directory is refused unless it is this user's alone."""
-    if not hasattr(os, "getuid"):
-        return None
-    path = Path(tempfile.gettempdir()) / f"scancheck-hypothesis-constants-{os.getuid()}"
-    try:
-        path.mkdir(mode=0o700, exist_ok=True)
-        st = path.lstat()
-    except OSError:
-        return None
-    if (not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid()
-            or stat.S_IMODE(st.st_mode) & 0o077):
-        return None
-    return path
+    return private_dir("scancheck-hypothesis-constants")
 
 
 _storage_lock = threading.Lock()

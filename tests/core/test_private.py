@@ -1,0 +1,56 @@
+"""This user's private directories (scancheck.core.private): what is refused, and the
+bytecode cache the test sessions and the GPU suite share."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+
+from scancheck.core.private import cache_bytecode, private_dir
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX users only")
+
+
+@pytest.fixture
+def tmp(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    return tmp_path
+
+
+def test_a_private_directory_is_made_for_this_user_alone(tmp):
+    path = private_dir("cache")
+    assert path == tmp / f"cache-{os.getuid()}" and (path.stat().st_mode & 0o777) == 0o700
+    assert private_dir("cache") == path  # found again, as it was left
+
+
+def test_a_directory_others_may_write_or_a_link_or_a_file_is_refused(tmp):
+    private_dir("open").chmod(0o777)
+    (tmp / "elsewhere").mkdir(mode=0o700)
+    (tmp / f"link-{os.getuid()}").symlink_to(tmp / "elsewhere")
+    (tmp / f"file-{os.getuid()}").write_text("")
+    assert private_dir("open") is None
+    assert private_dir("link") is None
+    assert private_dir("file") is None
+
+
+def test_bytecode_that_may_not_be_written_beside_the_sources_goes_to_the_private_cache(tmp):
+    env = {"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/bin"}
+    cache = cache_bytecode(env)
+    assert cache == str(private_dir("scancheck-pycache"))
+    assert env == {"PYTHONPYCACHEPREFIX": cache, "PATH": "/bin"}
+
+
+@pytest.mark.parametrize("env", [{"PATH": "/bin"},  # bytecode is written beside the sources
+                                 {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/x"},
+                                 {"PYTHONDONTWRITEBYTECODE": "", "PATH": "/bin"}])
+def test_an_environment_that_writes_bytecode_or_names_its_own_cache_is_left_alone(tmp, env):
+    before = dict(env)
+    assert cache_bytecode(env) is None and env == before
+
+
+def test_without_a_private_cache_the_setting_is_kept(tmp):
+    private_dir("scancheck-pycache").chmod(0o755)
+    env = {"PYTHONDONTWRITEBYTECODE": "1"}
+    assert cache_bytecode(env) is None and env == {"PYTHONDONTWRITEBYTECODE": "1"}
