@@ -27,7 +27,7 @@ from collections import Counter
 from itertools import zip_longest
 from pathlib import Path
 
-from scancheck.core.private import cache_bytecode, private_dir
+from scancheck.core.private import bytecode_cache, private_dir
 
 # Bytecode, where PYTHONDONTWRITEBYTECODE keeps it from being written beside the sources:
 # every process of a session -- each xdist worker, each child a test starts -- compiled every
@@ -36,12 +36,12 @@ from scancheck.core.private import cache_bytecode, private_dir
 # collection.  Kept instead in this user's private bytecode cache (the setting's intent,
 # nothing written in the checkout, is kept); before Hypothesis is imported here, and in the
 # environment the workers and children are started with.  A prefix set by the user wins.
-if sys.dont_write_bytecode and not sys.pycache_prefix:
-    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")  # -B says it too
-    _PYCACHE = cache_bytecode(os.environ)
+if sys.dont_write_bytecode and not sys.pycache_prefix:  # PYTHONDONTWRITEBYTECODE, or -B
+    _PYCACHE = bytecode_cache()
     if _PYCACHE is not None:
-        sys.pycache_prefix = _PYCACHE
+        sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = str(_PYCACHE)
         sys.dont_write_bytecode = False
+        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
@@ -58,13 +58,15 @@ os.environ.setdefault("CUPY_CACHE_DIR", str(SUITE_CUPY_CACHE))
 # (0.2-0.5 s each for associative_scan in x64).  Its directory is this user's alone: JAX
 # runs whatever a cache holds.
 _JAX_CACHE = private_dir("scancheck-jax-cache")
-if _JAX_CACHE is None:
+if _JAX_CACHE is not None:
+    for _key, _value in (("JAX_COMPILATION_CACHE_DIR", str(_JAX_CACHE)),
+                         ("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0"),
+                         ("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")):
+        os.environ.setdefault(_key, _value)
+elif hasattr(os, "getuid"):
     raise RuntimeError(f"{tempfile.gettempdir()}/scancheck-jax-cache-{os.getuid()} is not this "
-                       "user's private directory: remove it, or set TMPDIR to another directory")
-for _key, _value in (("JAX_COMPILATION_CACHE_DIR", str(_JAX_CACHE)),
-                     ("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", "0"),
-                     ("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "-1")):
-    os.environ.setdefault(_key, _value)
+                       "user's private directory (or cannot be made there): remove it, or set "
+                       "TMPDIR to a directory of your own")
 # Each xdist worker and each child it starts (sanitizer runs, isolated targets) would start a
 # BLAS/OpenMP thread per core at import.  scancheck does no BLAS work, and a dozen workers'
 # spinning pools compete for the cores the tests need: a one-kernel child took 4.6 s of CPU

@@ -42,6 +42,7 @@ _JAX_CACHE = {
     "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
     "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
 }
+
 #: The GPU tests' targets whose library compiles once per (shape, dtype), into JAX's cache on
 #: disk: the warm step calls each on every input its tests' ladders reach
 #: (:mod:`scancheck.engine.warmup`), a dtype to a process, so that the cache holds every
@@ -151,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
 def suite_env(profile: str, environ: Mapping[str, str]) -> dict[str, str]:
     """The environment of the suite's processes: ``environ`` with the Hypothesis profile, this
     checkout on the path, and the suite's caches wherever ``environ`` sets up none of its own."""
-    env = dict(_JAX_CACHE, CUPY_CACHE_DIR=str(SUITE_CUPY_CACHE), **environ)
+    env = {**_JAX_CACHE, "CUPY_CACHE_DIR": str(SUITE_CUPY_CACHE), **environ}
     root = Path(__file__).resolve().parent.parent
     env.update(SCANCHECK_HYPOTHESIS_PROFILE=profile, PYTHONUNBUFFERED="1",
                PYTHONPATH=os.pathsep.join([str(root), environ.get("PYTHONPATH", "")]))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from dataclasses import replace
+from pathlib import Path
 
 from scancheck import gpusuite
-from scancheck.core.private import private_dir
+from scancheck.core.private import bytecode_cache
 from scancheck.engine.library import builtin_targets
 
 
@@ -68,14 +70,18 @@ def test_the_compiled_libraries_gpu_targets_are_warmed_under_their_tests_propert
         table["torch associative_scan (pointwise, compiled, CUDA)"].spec) == "probe monoids"
 
 
-
 def test_the_suites_processes_share_the_test_sessions_bytecode_cache(tmp_path, monkeypatch):
     """The warm step writes the bytecode the tests' workers load: on an H100 whose torch had
-    none, each of twelve workers compiled dynamo and Inductor (15 s; 5 s from the cache)."""
+    none, each of twelve workers compiled dynamo and Inductor (15 s; 5 s from the cache).
+    The rest of the environment is the caller's, with the suite's caches where it names none,
+    the profile, and this checkout on the path."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    env = gpusuite.suite_env("gpu", {"PYTHONDONTWRITEBYTECODE": "1", "PATH": ""})
-    assert "PYTHONDONTWRITEBYTECODE" not in env
-    assert env["PYTHONPYCACHEPREFIX"] == str(private_dir("scancheck-pycache"))
-    theirs = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/theirs"}
-    assert gpusuite.suite_env("gpu", theirs).items() >= theirs.items()
-    assert gpusuite.suite_env("thorough", {})["SCANCHECK_HYPOTHESIS_PROFILE"] == "thorough"
+    root = str(Path(gpusuite.__file__).resolve().parent.parent)
+    env = gpusuite.suite_env("gpu", {"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/bin"})
+    assert env == {**gpusuite._JAX_CACHE, "CUPY_CACHE_DIR": str(gpusuite.SUITE_CUPY_CACHE),
+                   "PATH": "/bin", "SCANCHECK_HYPOTHESIS_PROFILE": "gpu",
+                   "PYTHONUNBUFFERED": "1", "PYTHONPATH": root + os.pathsep,
+                   "PYTHONPYCACHEPREFIX": str(bytecode_cache())}
+    theirs = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/theirs",
+              "CUPY_CACHE_DIR": "/cupy", "JAX_COMPILATION_CACHE_DIR": "/jax"}
+    assert gpusuite.suite_env("thorough", theirs).items() >= theirs.items()

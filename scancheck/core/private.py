@@ -1,7 +1,7 @@
 """This user's private directories in the temporary directory, where scancheck keeps what its
 processes share on one machine: caches (bytecode, JAX's programs, Hypothesis's constants).
 
-A directory is used only where it is the user's own and no one else can write it: a cache
+A directory is used only where it is the user's own and no one else can reach it: a cache
 there is loaded and run, and one another user could write would let them plant code.
 """
 
@@ -16,32 +16,39 @@ from pathlib import Path
 
 def private_dir(name: str) -> Path | None:
     """``<tmp>/<name>-<uid>``, made if missing; None where it cannot be, or is a link, not a
-    directory, not this user's, or writable by others."""
+    directory, not this user's, open to group or others in any way, or in a directory others
+    may write without the sticky bit (where they could swap it for their own)."""
     if not hasattr(os, "getuid"):
         return None
     path = Path(tempfile.gettempdir()) / f"{name}-{os.getuid()}"
     try:
+        parent = path.parent.stat()
         path.mkdir(mode=0o700, exist_ok=True)
         st = path.lstat()
     except OSError:
+        return None
+    if parent.st_mode & 0o022 and not parent.st_mode & stat.S_ISVTX:
         return None
     ok = stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
     return path if ok else None
 
 
+def bytecode_cache() -> Path | None:
+    """This user's private cache of Python's bytecode (None where it cannot be had): where
+    bytecode may not be written beside the sources, without it every process compiles every
+    module it imports.  On an H100 whose torch was installed with no bytecode, importing
+    dynamo and Inductor took 15 s a process, 5 s from this cache."""
+    return private_dir("scancheck-pycache")
+
+
 def cache_bytecode(environ: MutableMapping[str, str]) -> str | None:
     """Where ``environ`` keeps Python from writing bytecode beside the sources
-    (``PYTHONDONTWRITEBYTECODE``) and names no cache of its own, point it at this user's
-    private bytecode cache instead; returns that cache, or None where ``environ`` is left as
-    it was.
-
-    The setting's intent, nothing written beside anyone's sources, is kept; without a cache
-    every process compiles every module it imports: on an H100 whose torch was installed
-    with no bytecode, importing dynamo and Inductor took 15 s a process, 5 s from the cache.
-    """
+    (``PYTHONDONTWRITEBYTECODE``) and names no cache of its own, point it at
+    :func:`bytecode_cache` instead, which keeps the setting's intent (nothing written beside
+    anyone's sources); returns that cache, or None where ``environ`` is left as it was."""
     if not environ.get("PYTHONDONTWRITEBYTECODE") or environ.get("PYTHONPYCACHEPREFIX"):
         return None
-    cache = private_dir("scancheck-pycache")
+    cache = bytecode_cache()
     if cache is None:
         return None
     del environ["PYTHONDONTWRITEBYTECODE"]

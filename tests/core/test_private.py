@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from scancheck.core.private import cache_bytecode, private_dir
+from scancheck.core.private import bytecode_cache, cache_bytecode, private_dir
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX users only")
 
@@ -35,10 +35,23 @@ def test_a_directory_others_may_write_or_a_link_or_a_file_is_refused(tmp):
     assert private_dir("file") is None
 
 
+def test_a_directory_of_another_user_is_refused(tmp, monkeypatch):
+    (tmp / f"theirs-{os.getuid() + 1}").mkdir(mode=0o700)  # owned by this user, named for another
+    monkeypatch.setattr(os, "getuid", lambda: os.geteuid() + 1)
+    assert private_dir("theirs") is None
+
+
+def test_a_temporary_directory_anyone_may_write_needs_the_sticky_bit(tmp):
+    tmp.chmod(0o777)  # another user could rename our directory and put theirs in its place
+    assert private_dir("cache") is None
+    tmp.chmod(0o1777)  # as /tmp is: only the owner renames what is theirs
+    assert private_dir("cache") is not None
+
+
 def test_bytecode_that_may_not_be_written_beside_the_sources_goes_to_the_private_cache(tmp):
     env = {"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/bin"}
     cache = cache_bytecode(env)
-    assert cache == str(private_dir("scancheck-pycache"))
+    assert cache == str(bytecode_cache())
     assert env == {"PYTHONPYCACHEPREFIX": cache, "PATH": "/bin"}
 
 
@@ -51,6 +64,6 @@ def test_an_environment_that_writes_bytecode_or_names_its_own_cache_is_left_alon
 
 
 def test_without_a_private_cache_the_setting_is_kept(tmp):
-    private_dir("scancheck-pycache").chmod(0o755)
+    bytecode_cache().chmod(0o755)
     env = {"PYTHONDONTWRITEBYTECODE": "1"}
     assert cache_bytecode(env) is None and env == {"PYTHONDONTWRITEBYTECODE": "1"}
