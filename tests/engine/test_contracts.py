@@ -174,6 +174,31 @@ def test_a_declared_accumulator_is_checked_and_an_undeclared_one_reported(budget
     assert r.cause == "PRECISION" and "accumulated in float64" in r.diagnosis
 
 
+def test_a_right_wider_sum_rounded_across_a_midpoint_is_not_taken_for_a_narrow_one():
+    """Double rounding: 1 + 2**-24 + 2**-60 is just past the midpoint of 1 and 1 + 2**-23, so
+    it rounds to float32 up; summed in float64 it is 1 + 2**-24, a tie, which rounds to 1.
+    The target is right to within half an ulp of the exact prefix plus float64's rounding,
+    a whole ulp from the float32 rounding of that prefix (a thorough run found one such
+    case in wide data, n = 11)."""
+    from scancheck.engine.properties.values import bound_failure
+    from scancheck.oracle.exact import exact_scan
+
+    def in_float64(x):
+        return np.cumsum(x.astype(np.float64)).astype(x.dtype)
+
+    x = np.array([1.0, 2.0**-24, 2.0**-60], dtype=np.float32)
+    got, want = in_float64(x), exact_scan(x)
+    assert got[-1] == 1.0 and want[-1] == np.float32(1 + 2.0**-23)  # a whole ulp apart
+    declared = _target(in_float64, dtypes=("float32",), accumulates=(("float32", "float64"),))
+    assert bound_failure(declared, x, got, want) is None
+    # One more float32 ulp off is more than float64 accumulation can explain.
+    off = got.copy()
+    off[-1] = np.nextafter(np.float32(1.0), np.float32(0))
+    failure = bound_failure(declared, x, off, want)
+    assert failure is not None and failure.index == 2 and "accumulated in float64" in (
+        failure.diagnosis)
+
+
 def test_the_accumulation_probe_stays_within_max_n(budget):
     target = _target(lambda x: np.cumsum(x.astype(np.float64)).astype(x.dtype),
                      dtypes=("float32",))
