@@ -46,7 +46,8 @@ def positive(kind: type) -> Callable[[str], Any]:
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
         if not 0 < value < float("inf"):  # NaN fails too
-            raise argparse.ArgumentTypeError(f"{text} is not {what}")
+            # It parsed: only the spaces and newlines a number may carry are stripped.
+            raise argparse.ArgumentTypeError(f"{text.strip()} is not {what}")
         return value
 
     parse.__name__ = f"positive {kind.__name__}"

@@ -137,6 +137,7 @@ _OPTIONS = ["--budget", "--examples", "--max-n", "--timeout", "--jobs", "--worke
 @given(st.sampled_from(_OPTIONS),
        st.one_of(st.text(min_size=1, max_size=6).filter(lambda s: not s.startswith("-")),
                  st.integers(-3, 3).map(str), st.sampled_from(["nan", "inf", "1e400", "0.0"])))
+@example("--budget", "0\n")  # parses as 0: the thorough profile found it echoed on two lines
 def test_bad_option_values_exit_2_with_one_line(option, value):
     import contextlib
     import io
