@@ -27,7 +27,7 @@ from collections import Counter
 from itertools import zip_longest
 from pathlib import Path
 
-from scancheck.core.private import bytecode_cache, private_dir
+from scancheck.core.private import private_dir, redirect_bytecode
 
 # Bytecode, where PYTHONDONTWRITEBYTECODE keeps it from being written beside the sources:
 # every process of a session -- each xdist worker, each child a test starts -- compiled every
@@ -36,12 +36,7 @@ from scancheck.core.private import bytecode_cache, private_dir
 # collection.  Kept instead in this user's private bytecode cache (the setting's intent,
 # nothing written in the checkout, is kept); before Hypothesis is imported here, and in the
 # environment the workers and children are started with.  A prefix set by the user wins.
-if sys.dont_write_bytecode and not sys.pycache_prefix:  # PYTHONDONTWRITEBYTECODE, or -B
-    _PYCACHE = bytecode_cache()
-    if _PYCACHE is not None:
-        sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = str(_PYCACHE)
-        sys.dont_write_bytecode = False
-        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+redirect_bytecode()
 
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402

@@ -197,25 +197,3 @@ def test_workers_start_without_initialising_cuda(pytester):
     result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)  # run, not skipped: the workers know there is a GPU
 
-
-@pytest.mark.parametrize("usable", [True, False])
-def test_a_session_that_may_not_write_bytecode_keeps_it_in_the_private_cache(tmp_path, usable):
-    """Under ``python -B`` (as under PYTHONDONTWRITEBYTECODE) the session, its workers and its
-    children keep bytecode in this user's private cache; where that cache is not usable the
-    setting and the environment are left as they were."""
-    import os
-    import subprocess
-    import sys
-
-    cache = tmp_path / f"scancheck-pycache-{os.getuid()}"
-    cache.mkdir(mode=0o700 if usable else 0o755)
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")}
-    code = ("import os, sys; sys.path.insert(0, sys.argv[1]); import conftest; "
-            "print(sys.pycache_prefix, sys.dont_write_bytecode, "
-            "os.environ.get('PYTHONPYCACHEPREFIX'), os.environ.get('PYTHONDONTWRITEBYTECODE'))")
-    out = subprocess.run([sys.executable, "-B", "-c", code, str(ROOT)], capture_output=True,
-                         text=True, env={**env, "TMPDIR": str(tmp_path)}, timeout=120)
-    assert out.returncode == 0, out.stderr
-    want = [str(cache), "False", str(cache), "None"] if usable else ["None", "True", "None", "None"]
-    assert out.stdout.split() == want

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import MutableMapping
 from pathlib import Path
@@ -53,4 +54,20 @@ def cache_bytecode(environ: MutableMapping[str, str]) -> str | None:
         return None
     del environ["PYTHONDONTWRITEBYTECODE"]
     environ["PYTHONPYCACHEPREFIX"] = str(cache)
+    return str(cache)
+
+
+def redirect_bytecode() -> str | None:
+    """Where this process may not write bytecode beside the sources (``-B`` or
+    ``PYTHONDONTWRITEBYTECODE``) and names no cache of its own, it and the processes it
+    starts keep bytecode in :func:`bytecode_cache` from here on; returns that cache, or None
+    where nothing was changed."""
+    if not sys.dont_write_bytecode or sys.pycache_prefix:
+        return None
+    cache = bytecode_cache()
+    if cache is None:
+        return None
+    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = str(cache)
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     return str(cache)

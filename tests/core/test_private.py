@@ -4,11 +4,12 @@ bytecode cache the test sessions and the GPU suite share."""
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 
 import pytest
 
-from scancheck.core.private import bytecode_cache, cache_bytecode, private_dir
+from scancheck.core.private import bytecode_cache, cache_bytecode, private_dir, redirect_bytecode
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX users only")
 
@@ -67,3 +68,33 @@ def test_without_a_private_cache_the_setting_is_kept(tmp):
     bytecode_cache().chmod(0o755)
     env = {"PYTHONDONTWRITEBYTECODE": "1"}
     assert cache_bytecode(env) is None and env == {"PYTHONDONTWRITEBYTECODE": "1"}
+
+
+@pytest.mark.parametrize("usable", [True, False])
+def test_a_process_that_may_not_write_bytecode_keeps_it_in_the_private_cache(tmp, monkeypatch,
+                                                                              usable):
+    """As conftest does at a session's start under ``python -B`` or PYTHONDONTWRITEBYTECODE:
+    the process and the ones it starts (its environment) use the private cache; where that
+    cache is not usable, the setting and the environment are left as they were."""
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)  # -B alone
+    monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    if not usable:
+        bytecode_cache().chmod(0o755)
+        assert redirect_bytecode() is None
+        assert sys.dont_write_bytecode and sys.pycache_prefix is None
+        assert "PYTHONDONTWRITEBYTECODE" not in os.environ
+        assert "PYTHONPYCACHEPREFIX" not in os.environ
+        return
+    cache = str(bytecode_cache())
+    assert redirect_bytecode() == cache
+    assert not sys.dont_write_bytecode and sys.pycache_prefix == cache
+    assert os.environ["PYTHONPYCACHEPREFIX"] == cache
+    assert redirect_bytecode() is None  # a prefix is set: the user's, or this one
+
+
+def test_a_process_with_a_cache_of_its_own_keeps_it(tmp, monkeypatch):
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.setattr(sys, "pycache_prefix", "/theirs")
+    assert redirect_bytecode() is None and sys.pycache_prefix == "/theirs"
