@@ -9,7 +9,13 @@ import tempfile
 
 import pytest
 
-from scancheck.core.private import bytecode_cache, cache_bytecode, private_dir, redirect_bytecode
+from scancheck.core.private import (
+    bytecode_cache,
+    cache_bytecode,
+    private_dir,
+    redirect_bytecode,
+    seed_bytecode,
+)
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX users only")
 
@@ -80,17 +86,20 @@ def test_a_process_that_may_not_write_bytecode_keeps_it_in_the_private_cache(tmp
     monkeypatch.setattr(sys, "pycache_prefix", None)
     monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)  # -B alone
     monkeypatch.delenv("PYTHONPYCACHEPREFIX", raising=False)
+    seeded = []
+    monkeypatch.setattr("scancheck.core.private.seed_bytecode", seeded.append)
     if not usable:
         bytecode_cache().chmod(0o755)
         assert redirect_bytecode() is None
         assert sys.dont_write_bytecode and sys.pycache_prefix is None
         assert "PYTHONDONTWRITEBYTECODE" not in os.environ
-        assert "PYTHONPYCACHEPREFIX" not in os.environ
+        assert "PYTHONPYCACHEPREFIX" not in os.environ and not seeded
         return
     cache = str(bytecode_cache())
     assert redirect_bytecode() == cache
     assert not sys.dont_write_bytecode and sys.pycache_prefix == cache
     assert os.environ["PYTHONPYCACHEPREFIX"] == cache
+    assert seeded and all(site.endswith("site-packages") for site in seeded)
     assert redirect_bytecode() is None  # a prefix is set: the user's, or this one
 
 
@@ -98,3 +107,28 @@ def test_a_process_with_a_cache_of_its_own_keeps_it(tmp, monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     monkeypatch.setattr(sys, "pycache_prefix", "/theirs")
     assert redirect_bytecode() is None and sys.pycache_prefix == "/theirs"
+
+
+def test_the_installers_bytecode_seeds_the_cache_once(tmp_path, monkeypatch):
+    """With a cache named, Python reads no ``__pycache__``: the bytecode pip wrote is linked
+    into the cache where Python will look for it, once per site folder."""
+    import py_compile
+    from importlib.util import cache_from_source
+
+    site = tmp_path / "site-packages"
+    (site / "pkg").mkdir(parents=True)
+    (site / "pkg" / "mod.py").write_text("X = 1\n")
+    tag = sys.implementation.cache_tag
+    installed = py_compile.compile(str(site / "pkg" / "mod.py"),
+                                   cfile=str(site / "pkg" / "__pycache__" / f"mod.{tag}.pyc"))
+    py_compile.compile(str(site / "pkg" / "mod.py"), optimize=1,
+                       cfile=str(site / "pkg" / "__pycache__" / f"mod.{tag}.opt-1.pyc"))
+    monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "cache"))
+    seed_bytecode(str(site))
+    seeded = cache_from_source(str(site / "pkg" / "mod.py"))
+    assert seeded.startswith(str(tmp_path / "cache"))
+    assert os.path.samefile(seeded, installed)
+    assert [p.name for p in (tmp_path / "cache").rglob("*.pyc")] == [f"mod.{tag}.pyc"]
+    (site / "pkg" / "__pycache__" / f"other.{tag}.pyc").write_bytes(b"")
+    seed_bytecode(str(site))  # stamped: the folder is not walked again
+    assert not os.path.exists(cache_from_source(str(site / "pkg" / "other.py")))
