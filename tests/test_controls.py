@@ -39,7 +39,7 @@ def test_every_cause_has_a_control():
 def test_cpu_negative_controls_are_caught(control, budget):
     """In this process: a CPU control neither faults nor hangs, so a child process would only
     add its start-up.  ``scancheck check --controls`` (the GPU suite) runs them isolated."""
-    rep = _caught(control, isolated=False, budget=budget)
+    rep = _caught(control, isolated=control.process_state, budget=budget)
     failing = [r for r in rep.results if r.status == "fail"]
     assert all(r.smallest_case for r in failing)
 

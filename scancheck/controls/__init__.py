@@ -35,6 +35,9 @@ class Control:
     #: Seconds each property's search needs to catch it, where only the search's draws can
     #: (no size of the ladder shows it); None where the ladder catches it at any budget.
     seconds: float | None = None
+    #: Its bug depends on what its process ran before (its first call): the tests check it
+    #: in child processes of its own, as ``check --controls`` checks every control.
+    process_state: bool = False
 
     def check(self, isolated: bool = True, **kwargs: Any) -> tuple[Any, bool]:
         """Check this control in child processes at ``check_isolated``'s defaults (``kwargs``
@@ -121,6 +124,9 @@ CONTROLS: tuple[Control, ...] = (
             "output"),
     Control("checked sum wrapping", _CON + "checked_sum_wrapping", Cause.CONTRACT,
             "declare --overflow wrap", "integers exact under overflow='raise'"),
+    Control("NaN with its sign bit read as zero", _CON + "sum_reading_negative_nan_as_zero",
+            Cause.SPECIALS, "NaN", "nan and inf, on data holding NaNs of either sign and with "
+            "a payload: the quiet NaN propagates"),
     Control("max writing zero for NaN", _CON + "max_writing_zero_for_nan", Cause.SPECIALS, "NaN",
             "nan and inf; no NaN rule explains it and the same data without NaNs pass"),
     Control("sum declaring skip that propagates", _CON + "sum_declaring_skip_that_propagates",
@@ -132,6 +138,21 @@ CONTROLS: tuple[Control, ...] = (
             "products within bound under nans='skip': NaN inputs' outputs must be NaN"),
     Control("tile size varying between runs", _C + "tile_size_varying_between_runs",
             Cause.NONDETERMINISM, "bits differ", "deterministic; every run is within the bound"),
+    Control("tile size varying, one output buffer", _C + "varying_tiles_into_one_buffer",
+            Cause.NONDETERMINISM, "bits differ", "deterministic, which keeps a copy of each "
+            "run: the array it returns is the same one every call"),
+    Control("cumprod tile size varying between runs", _C + "cumprod_tile_varying_between_runs",
+            Cause.NONDETERMINISM, "bits differ", "deterministic, for products (on factors "
+            "near 1): every run is within the products' bound"),
+    Control("segmented tile size varying between runs", _SEG + "tile_varying_between_runs",
+            Cause.NONDETERMINISM, "bits differ", "segments, which runs a right scan again: "
+            "every run is right segment by segment"),
+    Control("wrong on its first call", _C + "wrong_on_its_first_call", Cause.LOGIC,
+            "logic error", "any property, on the first call of a process, which is never an "
+            "empty input (n = 0 comes second): every later call is right", process_state=True),
+    Control("least integer read as zero", _C + "least_integer_read_as_zero", Cause.LOGIC,
+            "differs from the exact", "integers exact, on data holding the type's limits: a "
+            "uniform draw makes the least int32 once in 2**32 elements"),
     Control("overflow guard set too low", _CON + "overflow_guard_too_low", Cause.PRECISION,
             "no summation order can overflow", "floats within bound on 'overflow' data: an "
             "infinity is rounding only where the prefix's magnitudes reach the threshold"),

@@ -21,6 +21,15 @@ def nan_dropping_max(x: np.ndarray) -> np.ndarray:
         return np.fmax.accumulate(x)
 
 
+def sum_reading_negative_nan_as_zero(x: np.ndarray) -> np.ndarray:
+    """A sum that reads a NaN with its sign bit set (x86's default NaN, which inf - inf
+    makes) as 0, as a test ``x == x`` written as a sign check might: the quiet NaN, and a
+    payload, propagate."""
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(np.where(np.isnan(x) & np.signbit(x), x.dtype.type(0), x),
+                                 dtype=x.dtype)
+
+
 def max_writing_zero_for_nan(x: np.ndarray) -> np.ndarray:
     """A running maximum that leaves NaN out (C fmax) but writes 0.0 as a NaN input's own
     output: no NaN rule (propagate, ignore, skip) returns that, so it is broken NaN
@@ -224,6 +233,7 @@ for fn, spec in (
     (checked_sum_missing_the_limit_by_one, TargetSpec(dtypes=_INTS, overflow="raise")),
     (checked_sum, TargetSpec(dtypes=_INTS, overflow="raise")),
     (max_writing_zero_for_nan, TargetSpec(op="max", dtypes=_FLOATS)),
+    (sum_reading_negative_nan_as_zero, TargetSpec(dtypes=_FLOATS)),
     (sum_declaring_skip_that_propagates, TargetSpec(dtypes=_FLOATS, nans="skip")),
     (product_skipping_nan_as_one, TargetSpec(op="mul", dtypes=_FLOATS, nans="skip")),
     (overflow_guard_too_low, TargetSpec(dtypes=_FLOATS)),

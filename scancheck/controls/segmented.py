@@ -85,6 +85,24 @@ def chunked_dropping_carry_after_empty_last_segment(x: np.ndarray, offsets: np.n
     return out
 
 
+def tile_varying_between_runs(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """A segmented sum that scans each segment in tiles whose size changes from run to run,
+    each tile's total carried on in order: each run right within the bound, its rounding not
+    the same twice."""
+    from .broken import _running, _tiles
+
+    tile = int(np.random.default_rng().integers(2, 64))
+    out = np.empty_like(x)
+    off = np.asarray(offsets, np.int64)
+    with np.errstate(all="ignore"):
+        for lo, hi in zip(off[:-1], off[1:]):
+            if hi > lo:
+                local = _tiles(x[lo:hi], tile)
+                carry = np.r_[np.zeros(1, x.dtype), _running(local[:-1, -1], x.dtype)]
+                out[lo:hi] = (local + carry[:, None]).ravel()[:hi - lo]
+    return out
+
+
 def offsets_times_heads_in_32_bits(x: Any, offsets: Any) -> Any:
     """NumPy or CuPy: a (T, H) segmented scan that addresses segment starts as ``bos * H``
     in int32, as kernels given int32 cu_seqlens do: right until some start times H reaches
@@ -129,6 +147,7 @@ for fn, spec in (
     (reverse_flipping_data_not_offsets, TargetSpec(segments="offsets", reverse=True,
                                                    dtypes=_SEG.dtypes)),
     (chunked_dropping_carry_after_empty_last_segment, _SEG),
+    (tile_varying_between_runs, _SEG),
     (offsets_times_heads_in_32_bits, TargetSpec(segments="offsets", axis=0,
                                                 dtypes=_SEG.dtypes)),
 ):

@@ -53,7 +53,8 @@ def array_module(x: Any) -> Any:
 
 
 def to_numpy(x: Any) -> np.ndarray:
-    """A host copy of a NumPy, CuPy or torch array."""
+    """A NumPy, CuPy or torch array on the host: a copy of device memory, host memory as it
+    is (a NumPy array itself, a CPU tensor's view)."""
     if hasattr(x, "get"):
         return x.get()
     if hasattr(x, "detach"):

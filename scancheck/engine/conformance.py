@@ -278,7 +278,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         return out
 
     if prop == "deterministic" and not spec.deterministic:
-        seen = check(Case(top, dtypes[0], row.distributions[0], 0))
+        seen = check(Case(top, dtypes[0], row.data_for(spec.op)[0], 0))
         differ = seen is not None and not isinstance(seen, _NoAnswer)
         return PropertyResult(prop, "skip", "declared non-deterministic" + (
             f"; observed: bits differ between runs at n={top}" if differ else ""))
@@ -293,7 +293,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         left = budget.seconds - (time.monotonic() - t0)
         # After a failure that moved it, the search goes on with what is left of the budget;
         # its ladder still runs whole, below the failure's size.
-        found = search(check, dtypes, row.distributions, cap,
+        found = search(check, dtypes, row.data_for(spec.op), cap,
                        replace(budget, seconds=max(left, 0.01)) if earlier else budget,
                        empty=empty, key=key)
         stats = {"largest n": max(stats["largest n"], found.largest_n),

@@ -129,7 +129,14 @@ def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: st
         iinfo = np.iinfo(dt)
         if distribution == "integers":
             return rng.integers(0, min(1000, int(iinfo.max) + 1), n).astype(dt)
-        return rng.integers(iinfo.min, iinfo.max, n, dtype=dt, endpoint=True)
+        x = rng.integers(iinfo.min, iinfo.max, n, dtype=dt, endpoint=True)
+        # The limits and the values around zero, which a uniform draw all but never makes
+        # (the least int32 once in 2**32 elements): a scan that mishandles one must meet it.
+        edges = np.array(sorted({int(iinfo.min), int(iinfo.min) + 1, int(iinfo.max) - 1,
+                                 int(iinfo.max), 0, 1} | ({-1} if iinfo.min else set())), dt)
+        edge = rng.random(n) < 0.02
+        x[edge] = rng.choice(edges, int(edge.sum()))
+        return x
     if distribution == "dyadic":
         return _dyadic(rng, n, dt)
     info = finfo(dt)
@@ -189,8 +196,19 @@ def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: st
         specials = np.array([np.nan, np.inf, -np.inf, -0.0], dtype=dt)
         mask = rng.random(n) < 0.05
         x[mask] = rng.choice(specials, int(mask.sum()))
+        nan = np.isnan(x)
+        x[nan] = rng.choice(nans(dt), int(nan.sum()))
         return x
     raise ValueError(f"distribution={distribution!r} is unknown; allowed: {', '.join(DISTRIBUTIONS)}")
+
+
+def nans(dt: np.dtype) -> np.ndarray:
+    """Three NaNs of ``dt``: the quiet NaN, the same with its sign bit set (x86's default
+    NaN, which inf - inf and 0 * inf make there) and one with a payload in its low bit."""
+    uint = np.dtype(f"u{dt.itemsize}").type
+    bits = np.array([np.nan], dt).view(uint)[0]
+    sign = uint(1) << uint(8 * dt.itemsize - 1)
+    return np.array([bits, bits | sign, bits | uint(1)], uint).view(dt)
 
 
 def _dyadic(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:

@@ -71,7 +71,11 @@ def _host(out: Any, what: str = "") -> np.ndarray:
     from ..core.arrays import to_numpy
 
     if hasattr(out, "shape") and hasattr(out, "dtype"):  # NumPy, CuPy, torch, JAX
-        return to_numpy(out)
+        host = to_numpy(out)
+        # A scan may hand back the same buffer on every call (a cached workspace), and a
+        # view of host memory (NumPy, torch on the CPU) would change under the output kept
+        # from an earlier call: two runs compared would be one buffer.  CuPy's is a copy.
+        return host if hasattr(out, "get") else host.copy()
     kind = type(out).__name__
     if isinstance(out, list | tuple):
         kind = f"a {kind} of {len(out)} item{'s' * (len(out) != 1)}"

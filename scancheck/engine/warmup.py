@@ -39,7 +39,7 @@ def ladder_calls(target: Target, max_n: int) -> dict[tuple, tuple[int, Callable[
         top = Budget(max_n=max_n).top(spec.device, row.max_n, spec.max_n,
                                       row.cap(spec) if row.cap else None)
         for dtype in (d for d in row.dtypes if d in spec.dtypes):
-            for case in ladder((dtype,), row.distributions, top, spec.allows_empty):
+            for case in ladder((dtype,), row.data_for(spec.op), top, spec.allows_empty):
                 if prop == "rows":
                     b = batch(case, fixed_axis=spec.axis if isinstance(spec.axis, int) else None,
                               ranks=spec.ndim)

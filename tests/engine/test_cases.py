@@ -92,8 +92,10 @@ def test_each_scale_gets_about_the_same_share_of_a_search_s_time():
 def test_ladder_walks_every_scale_to_the_top_with_every_dtype_and_distribution():
     rungs = ladder(("float32", "float64"), ("integers", "dyadic"), 2**20, empty=True)
     pairs = {(d, s) for d in ("float32", "float64") for s in ("integers", "dyadic")}
-    small, scales = rungs[1:5], [c.n for c in rungs[5:]]
-    assert rungs[0].n == 0 and {(c.dtype, c.distribution) for c in small} == pairs
+    small, scales = [rungs[0], *rungs[2:5]], [c.n for c in rungs[5:]]
+    # n = 0 second: the first call has outputs, a first-call-only bug something to show in.
+    assert rungs[0].n > 0 and rungs[1].n == 0
+    assert {(c.dtype, c.distribution) for c in small} == pairs
     assert all(c.n <= 17 for c in small)  # every kind of data early, where it is cheap
     assert scales[-1] == 2**20 and scales == sorted(scales)
     assert all(any(abs(n - 2**k) <= 1 for n in scales) for k in range(21))  # every scale's edge

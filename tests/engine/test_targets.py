@@ -372,7 +372,7 @@ def test_a_target_returning_a_list_gets_a_verdict_naming_it(user_file):
 
     r = check_property(resolve(f"{user_file}:as_list"), "integers exact", Budget(0.3, max_n=64))
     assert r.status == "fail" and r.cause == "LOGIC"
-    assert r.diagnosis.startswith("returned a list of 0 items, not an array: a target returns")
+    assert r.diagnosis.startswith("returned a list of 1 item, not an array: a target returns")
 
 
 def test_a_target_returning_a_number_or_nothing_is_named_so():

@@ -83,8 +83,11 @@ TABLE: dict[str, Property] = {p.name: p for p in (
              ("integers", "uniform", "wide", "cancellation", "dyadic", "overflow", "zeros",
               "subnormal"), ORDERED),
     Property("nan and inf", specials_check, FLOAT_DTYPES, ("specials",), ORDERED),
+    # Any operator: a run compared with runs of the same input, bit for bit (products on
+    # factors near 1, which neither vanish nor overflow over long inputs).
     Property("deterministic", determinism_check, FLOAT_DTYPES, ("uniform", "cancellation"),
-             ORDERED),
+             (*ORDERED, "mul", "logaddexp", "recurrence"),
+             by_op=(("mul", ("factors",)), ("recurrence", ("uniform",)))),
     Property("recurrence", recurrence_check, DTYPES, ("uniform", "subnormal"), ("recurrence",)),
     Property("rows", rows_check, INPUT_DTYPES, ("integers", "uniform", "dyadic", "specials",
                                            "factors", "steps", "subnormal"),

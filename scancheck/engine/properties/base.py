@@ -78,6 +78,12 @@ class Property:
     cap: Callable[[Any], int | None] | None = None
     #: Whether it checks N-D inputs (targets whose spec has an axis only).
     batched: bool = False
+    #: Distributions of its own for some operators: (operator, distributions) pairs.
+    by_op: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def data_for(self, op: str) -> tuple[str, ...]:
+        """The distributions its cases draw for a target of operator ``op``."""
+        return dict(self.by_op).get(op, self.distributions)
 
 
 def short(v: Any) -> Any:

@@ -46,9 +46,11 @@ def segments_check(target: Target, case: Case) -> Failure | None:
     layout = draw_layout(rng, t, kind, index_dtype or None)
     x = generate_data(np.random.default_rng(case.seed), t * width, case.dtype,
                       case.distribution).reshape((t, *heads))
-    failure = judge(target, x, layout)
+    failure = judge(target, x, layout, again=spec.deterministic and is_float(x.dtype))
     if failure is None:
         return None
+    if failure.cause == Cause.NONDETERMINISM:
+        return failure
     x, layout, failure = shrink(target, x, layout, failure)
     if is_float(x.dtype) and spec.family == "sum" and failure.cause == Cause.LOGIC and (
             "bound" in failure.diagnosis or "certificate" in failure.diagnosis):
@@ -90,10 +92,11 @@ class DescriptionWritten(Exception):
     """The target changed the segment description it was handed."""
 
 
-def judge(target: Target, x: np.ndarray, layout: Layout) -> Failure | None:
+def judge(target: Target, x: np.ndarray, layout: Layout, again: bool = False) -> Failure | None:
     """The target's scan of ``x`` (segments along axis 0 as ``layout`` says) against the
     exact scan of every segment alone, by the 1-D criteria of its operator; the first wrong
-    output in element order (None where none is)."""
+    output in element order (None where none is).  With ``again``, a right scan is run once
+    more and must give the same bits (a segmented target's ``deterministic``)."""
     spec = target.spec
     desc = layout.description()
     at = {**layout.describe(), "shape": list(x.shape)}
@@ -128,7 +131,7 @@ def judge(target: Target, x: np.ndarray, layout: Layout) -> Failure | None:
             why, shown, wanted = told(int(r[first]) * cols + col, int(k[first]))
             worst = (p, col, why, shown, wanted, int(seg[r[first]]))
     if worst is None:
-        return None
+        return _differs_again(target, x, desc, got, at) if again else None
     p, col, why, shown, wanted, s = worst
     members = np.flatnonzero(ids == s)
     name = _segment_name(layout, desc, ids, s)
@@ -142,6 +145,20 @@ def judge(target: Target, x: np.ndarray, layout: Layout) -> Failure | None:
                     if spec.reverse else ""))
     return Failure(Cause.LOGIC, diagnosis, p, shown, wanted,
                    at={**at, "segment": s, **({"column": col} if x.ndim > 1 else {})})
+
+
+def _differs_again(target: Target, x: np.ndarray, desc: np.ndarray, got: np.ndarray,
+                   at: dict[str, Any]) -> Failure | None:
+    """A second run's first output (in element order) whose bits differ from the right
+    first run's, the second run's value against the first's."""
+    second = call(target, x, desc).ravel()
+    same = same_bits(second, got.ravel())
+    if same.all():
+        return None
+    k = int(np.flatnonzero(~same)[0])
+    return Failure(Cause.NONDETERMINISM, f"bits differ between runs on the same input and "
+                   f"segments at element {k}, the first run right (an order of combines that "
+                   f"varies, or a race)", k, second[k], got.ravel()[k], at=at, independent=True)
 
 
 def _segment_name(layout: Layout, desc: np.ndarray, ids: np.ndarray, s: int) -> str:
