@@ -17,6 +17,7 @@ from scancheck.engine.strategies import (
     generate_data,
     hard_sizes,
     launches,
+    nans,
     recurrence_pairs,
     scan_data,
     scan_sizes,
@@ -139,3 +140,26 @@ def test_bool_data_come_sparse_even_and_dense():
     means = [generate_data(np.random.default_rng(s), 2000, "bool", "uniform").mean()
              for s in range(40)]
     assert min(means) < 0.1 and max(means) > 0.9 and any(0.3 < m < 0.7 for m in means)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint16", "uint64"])
+def test_uniform_integers_hold_the_types_limits_and_the_values_around_zero(dtype):
+    """A uniform draw makes the least int32 once in 2**32 elements: a scan that mishandles
+    it would never meet it."""
+    x = generate_data(np.random.default_rng(0), 4096, dtype, "uniform")
+    i = np.iinfo(dtype)
+    edges = {int(i.min), int(i.min) + 1, int(i.max) - 1, int(i.max), 0, 1} | (
+        {-1} if i.min else set())
+    assert edges <= set(x.tolist())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_specials_hold_nans_of_either_sign_and_with_a_payload(dtype):
+    x = generate_data(np.random.default_rng(0), 4096, dtype, "specials")
+    bits = f"u{x.dtype.itemsize}"
+    drawn = set(x[np.isnan(x.astype(np.float64))].view(bits).tolist())
+    three = nans(x.dtype).view(bits)
+    assert drawn == set(three.tolist())
+    # The quiet NaN, its negative (x86's default NaN) and a payload: each a NaN.
+    top = 1 << (8 * x.dtype.itemsize - 1)
+    assert three[0] < top <= three[1] and three[2] == three[0] + 1

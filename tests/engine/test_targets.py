@@ -447,3 +447,18 @@ def test_a_jit_target_compiles_each_combine_once_however_a_check_alternates():
     del combines, c, builds[:]
     gc.collect()
     assert held() is not None
+
+
+def test_a_buffer_the_target_returns_on_every_call_is_copied_for_each_call():
+    """A scan may hand back one cached workspace every call: the output kept from a first
+    call must not turn into the second's (two runs compared would be one array)."""
+    buf = np.zeros(4, np.float32)
+
+    def scan(x):
+        buf[:] = np.cumsum(x, dtype=x.dtype)
+        return buf
+
+    t = Target("cached", scan)
+    first = t(np.ones(4, np.float32))
+    second = t(np.full(4, 2, np.float32))
+    assert first.tolist() == [1, 2, 3, 4] and second.tolist() == [2, 4, 6, 8]
