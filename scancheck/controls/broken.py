@@ -272,6 +272,15 @@ def wrong_on_its_first_call(x: np.ndarray) -> np.ndarray:
     return np.add.accumulate(x, dtype=x.dtype)
 
 
+def sum_from_the_smallest_normal(x: np.ndarray) -> np.ndarray:
+    """A running sum started from the type's smallest normal number instead of 0 (FLT_MIN
+    taken for the least float): every output off by it, which no rounding of a normal sum
+    shows, and which tiny data show at n = 1."""
+    start = np.array([np.finfo(x.dtype).tiny], dtype=x.dtype)
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(np.concatenate([start, x]), dtype=x.dtype)[1:]
+
+
 def least_integer_read_as_zero(x: np.ndarray) -> np.ndarray:
     """An integer scan that reads the type's least value as 0 (a sign-magnitude path: it has
     no magnitude); floats, and every other integer, are right."""
@@ -447,6 +456,7 @@ for fn, spec in (
     (cumprod_tile_varying_between_runs, TargetSpec(op="mul", dtypes=_FLOATS)),
     (wrong_on_its_first_call, TargetSpec()),
     (least_integer_read_as_zero, TargetSpec(dtypes=("int32", "int64", "float32"))),
+    (sum_from_the_smallest_normal, TargetSpec(dtypes=_FLOATS)),
     (block_totals_from_the_exclusive_scan, TargetSpec(inclusive=False)),
     (strides_ignored, TargetSpec(axis="arg")),
     (product_carried_in_8_bits, TargetSpec(op="mul", dtypes=_FLOATS)),

@@ -146,6 +146,13 @@ def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                        f"prefix's magnitude, too large for lost precision (data with tiny "
                        f"partial sums pass: an error that grows with the values)", k, got[k],
                        want[k], detail)
+    if bits >= p:
+        # As precise as the type itself on every seed, yet beyond the bound of any order:
+        # what is wrong is not a rounding but something added or left out (an offset).
+        return Failure(Cause.LOGIC, f"{failure.diagnosis}; yet on 16 seeds the error stays "
+                       f"within 2**-{bits} of the prefixes' magnitudes, {x.dtype.name}'s own "
+                       f"precision: no lost precision explains it (a term added or left out, "
+                       f"as an offset)", k, got[k], want[k], detail)
     return Failure(Cause.PRECISION, f"{failure.diagnosis}; behaves like about {bits} significand "
                    f"bits ({x.dtype.name} has {p}), and data with tiny partial sums are exact",
                    k, got[k], want[k], detail)
