@@ -106,19 +106,23 @@ def long_blocks_in_the_wrong_order(x: np.ndarray) -> np.ndarray:
     from ..core.operators import get_operator
 
     op = get_operator("recurrence")
-    block = 1024
-    out = np.empty_like(x)
-    carry = np.array(op.identity(x.dtype.name), dtype=x.dtype)
+    block, n = 1024, x.shape[0]
+    identity = np.array(op.identity(x.dtype.name), dtype=x.dtype)
+    # Every block's doubling at once (an output reads only the pairs before it, so the
+    # identity padding the last block reaches none of its outputs).
+    local = np.empty((-(-n // block), block, 2), dtype=x.dtype)
+    local.reshape(-1, 2)[:n], local.reshape(-1, 2)[n:] = x, identity
+    out = np.empty_like(local)
     with np.errstate(all="ignore"):
-        for lo in range(0, x.shape[0], block):
-            local = x[lo:lo + block].copy()
-            d = 1
-            while d < local.shape[0]:
-                local[d:] = op.combine(local[:-d], local[d:])
-                d *= 2
-            out[lo:lo + block] = op.combine(local, carry)  # should be combine(carry, local)
-            carry = out[lo + local.shape[0] - 1]
-    return out
+        d = 1
+        while d < min(n, block):
+            local[:, d:] = op.combine(local[:, :-d], local[:, d:])
+            d *= 2
+        carry = identity
+        for j in range(local.shape[0]):
+            out[j] = op.combine(local[j], carry)  # should be combine(carry, local)
+            carry = out[j, -1]
+    return out.reshape(-1, 2)[:n]
 
 
 def lower_precision_intermediate(x: np.ndarray) -> np.ndarray:
