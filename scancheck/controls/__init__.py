@@ -38,6 +38,9 @@ class Control:
     #: Its bug depends on what its process ran before (its first call): the tests check it
     #: in child processes of its own, as ``check --controls`` checks every control.
     process_state: bool = False
+    #: The largest n the tests' quick (ci) profile walks its ladders to, past the n that
+    #: catches it; ``check --controls`` and the thorough profile walk them whole.
+    reach: int = 2**16
 
     def check(self, isolated: bool = True, **kwargs: Any) -> tuple[Any, bool]:
         """Check this control in child processes at ``check_isolated``'s defaults (``kwargs``
@@ -83,7 +86,8 @@ CONTROLS: tuple[Control, ...] = (
     Control("carry kept 8 significand bits short", _C + "carry_8_bits_short", Cause.PRECISION,
             "precision lost", "certified exact only: the error stays inside the any-order bound"),
     Control("block sums scanned by one block", _C + "block_sums_scanned_by_one_block",
-            Cause.LOGIC, "logic error", "sizes past 262,144: the default largest n, not 5000"),
+            Cause.LOGIC, "logic error", "sizes past 262,144: the default largest n, not 5000",
+            reach=2**19),
     Control("wrong first output of an exclusive scan", _C + "exclusive_scan_with_wrong_first_output",
             Cause.LOGIC, "logic error", "every property at n = 1; one diagnosis, not three"),
     Control("empty input refused", _C + "scan_refusing_empty_input", Cause.LOGIC, "empty input",
