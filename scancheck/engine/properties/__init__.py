@@ -13,7 +13,8 @@ holds the row and the failure, ``summaries`` what a passing target's floats look
   (depth k-1 for the k-th prefix), infinities only where some order may overflow; max and
   min exact, with the zero order and NaN rule their spec declares;
 * ``nan and inf`` -- NaN and infinities propagate as IEEE arithmetic says;
-* ``deterministic`` -- the same bits on every run;
+* ``deterministic`` -- the same bits on every run of one input, for every operator (a
+  segmented target's right runs are compared in ``segments``);
 * ``recurrence`` -- the (a, b) pair scan solves y_n = a_n*y_{n-1} + b_n;
 * ``rows`` -- every row of an N-D input, any axis and layout, by the criteria of its
   operator's 1-D properties (bounds, exact answers, indices);
