@@ -80,6 +80,13 @@ CONTROLS: tuple[Control, ...] = (
     Control("long blocks in the wrong order", _C + "long_blocks_in_the_wrong_order", Cause.LOGIC,
             "operand order", "recurrence past 1024 pairs: the interval enclosure, where exact "
             "rationals (300 pairs) cannot go"),
+    Control("recurrence leaving its a unscanned", _C + "recurrence_leaving_its_a_unscanned",
+            Cause.LOGIC, "running product of the a's", "recurrence, which judges each output "
+            "pair's first element as a cumprod: every y_k is right"),
+    Control("recurrence dividing by the running product",
+            _C + "recurrence_dividing_by_the_running_product", Cause.LOGIC, "not solved",
+            "recurrence, on pairs with zero gates (an a of 0 resets y): without one every "
+            "output is within the bound"),
     Control("block totals carried in float16", _C + "lower_precision_intermediate",
             Cause.PRECISION, "precision lost", "the certificate and the bound; 'steps' data "
             "pass, so it is precision, not logic, with no integer dtype declared"),

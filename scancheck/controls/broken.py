@@ -125,6 +125,45 @@ def long_blocks_in_the_wrong_order(x: np.ndarray) -> np.ndarray:
     return out.reshape(-1, 2)[:n]
 
 
+def _pair_scan(x: np.ndarray) -> np.ndarray:
+    """The recurrence pairs' inclusive scan by doubling along axis 0 (right, vectorised)."""
+    from ..core.operators import get_operator
+
+    op = get_operator("recurrence")
+    out = x.copy()
+    with np.errstate(all="ignore"):
+        d = 1
+        while d < out.shape[0]:
+            out[d:] = op.combine(out[:-d], out[d:])
+            d *= 2
+    return out
+
+
+def recurrence_leaving_its_a_unscanned(x: np.ndarray) -> np.ndarray:
+    """Recurrence pairs whose y_k are right and whose first elements are each pair's own a,
+    not the running product of the a's (a chunked kernel that never carries it)."""
+    out = _pair_scan(x)
+    out[:, 0] = x[:, 0]
+    return out
+
+
+def recurrence_dividing_by_the_running_product(x: np.ndarray) -> np.ndarray:
+    """Recurrence pairs in chunks of 16, each chunk's y as A_k * cumsum(b / A) with A the
+    chunk's running product of the a's (chunked linear attention's trick), the chunks'
+    carries scanned after: right within the bound until some a is zero, then NaN."""
+    n, chunk = x.shape[0], 16
+    pad = np.empty((-(-n // chunk) * chunk, 2), dtype=x.dtype)
+    pad[:n], pad[n:] = x, (1, 0)
+    a, b = pad[:, 0].reshape(-1, chunk), pad[:, 1].reshape(-1, chunk)
+    with np.errstate(all="ignore"):
+        prod = np.multiply.accumulate(a, axis=1, dtype=x.dtype)
+        local = prod * np.add.accumulate(b / prod, axis=1, dtype=x.dtype)
+        ends = _pair_scan(np.stack([prod[:, -1], local[:, -1]], axis=-1))
+        carry = np.r_[np.array([(1, 0)], x.dtype), ends[:-1]]
+        out = np.stack([prod * carry[:, :1], local + prod * carry[:, 1:]], axis=-1)
+    return out.reshape(-1, 2)[:n]
+
+
 def lower_precision_intermediate(x: np.ndarray) -> np.ndarray:
     """Block totals carried in float16: 11 significand bits, and overflow past 65504."""
     # The carry kept in float16 is the running float16 sum of the block totals rounded to
@@ -446,6 +485,8 @@ for fn, spec in (
     (dropped_partial_block, TargetSpec()),
     (block_sums_in_the_wrong_order, TargetSpec(op="recurrence", dtypes=_FLOATS)),
     (long_blocks_in_the_wrong_order, TargetSpec(op="recurrence", dtypes=_FLOATS)),
+    (recurrence_leaving_its_a_unscanned, TargetSpec(op="recurrence", dtypes=_FLOATS)),
+    (recurrence_dividing_by_the_running_product, TargetSpec(op="recurrence", dtypes=_FLOATS)),
     # Float dtypes only: the diagnosis "precision lost" must not need an integer run beside it.
     (lower_precision_intermediate, TargetSpec(dtypes=_FLOATS)),
     (carry_8_bits_short, TargetSpec(dtypes=_FLOATS)),

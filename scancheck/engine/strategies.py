@@ -289,9 +289,10 @@ def _overflowing(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
 def generate_pairs(rng: np.random.Generator, n: int, dtype: str, contracting: bool | None = True,
                    distribution: str = "uniform") -> np.ndarray:
     """``(n, 2)`` recurrence pairs (a, b) of ``dtype``; |a| < 1 if contracting, > 1 if not,
-    either if None (small integers for integer dtypes).  b is uniform in [-1, 1), or with
-    ``distribution`` "subnormal" in [-4, 4) times the smallest normal number, some of them
-    the largest or smallest subnormal: then many y_k are subnormal."""
+    either if None (small integers for integer dtypes), and one a in 50 a zero of either sign
+    (a gate that resets: y_k = b_k).  b is uniform in [-1, 1), or with ``distribution``
+    "subnormal" in [-4, 4) times the smallest normal number, some of them the largest or
+    smallest subnormal: then many y_k are subnormal."""
     dt = as_dtype(dtype)
     if not is_float(dt):
         return rng.integers(-3, 4, (n, 2)).astype(dt)
@@ -299,6 +300,10 @@ def generate_pairs(rng: np.random.Generator, n: int, dtype: str, contracting: bo
     if contracting is None:
         mag = np.where(rng.random(n) < 0.5, mag, 1 / mag)
     a = mag * rng.choice([-1.0, 1.0], n)
+    # Scans that divide by a running product of the a's (chunked linear attention's
+    # trick) fail only where one is zero.
+    a[rng.random(n) < 0.02] = 0.0
+    a[a == 0] *= rng.choice([-1.0, 1.0], int((a == 0).sum()))
     b = rng.uniform(-1, 1, n)
     if distribution == "subnormal":
         b = generate_data(rng, n, dtype, "subnormal").astype(np.float64)

@@ -15,6 +15,7 @@ from scancheck.engine.strategies import (
     elements_for,
     finite_floats,
     generate_data,
+    generate_pairs,
     hard_sizes,
     launches,
     nans,
@@ -80,7 +81,15 @@ def test_finite_floats_are_finite(x):
 
 @given(recurrence_pairs(50, "float64", contracting=True), recurrence_pairs(50, "float64", False))
 def test_recurrence_pairs_contract_or_expand_as_asked(c, e):
-    assert (np.abs(c[:, 0]) < 1).all() and (np.abs(e[:, 0]) > 1).all()
+    """Every a but the zero gates."""
+    assert (np.abs(c[:, 0]) < 1).all() and (np.abs(e[:, 0][e[:, 0] != 0]) > 1).all()
+
+
+def test_recurrence_pairs_hold_zero_gates_of_either_sign():
+    """A scan that divides by the running product of the a's fails only where one is 0."""
+    a = generate_pairs(np.random.default_rng(0), 4096, "float32")[:, 0]
+    gates = a[a == 0]
+    assert 40 < gates.size < 130 and np.signbit(gates).any() and not np.signbit(gates).all()
 
 
 @given(launches("coarsened", max_size=5000))
