@@ -197,6 +197,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("strides ignored (N-D)", _C + "strides_ignored", Cause.LOGIC, "layout",
             "rows only: every 1-D input is contiguous; a transposed, strided, reversed or "
             "Fortran-order view is not"),
+    Control("reverse scan ignoring strides (N-D)", _C + "reverse_strides_ignored", Cause.LOGIC,
+            "layout", "rows, whose layouts reach a reverse scan as they are: it was handed "
+            "each reversed row as a fresh C-contiguous copy"),
     Control("min propagating NaN", _CON + "min_propagating_nan", Cause.CONTRACT,
             "declare --nans propagate", "nan and inf, under the spec's NaN-ignoring rule; "
             "the rule it keeps is named"),

@@ -337,17 +337,30 @@ def strides_ignored(x: np.ndarray, axis: int) -> np.ndarray:
     """An N-D scan along ``axis`` that reads its input as if it were C-contiguous from its
     data pointer (a kernel indexing ``row * n + i``): right on C-contiguous arrays, wrong on
     transposed, strided, reversed and Fortran-order views."""
+    with np.errstate(all="ignore"):
+        return np.cumsum(_read_as_c_contiguous(x), axis=axis, dtype=x.dtype)
+
+
+def reverse_strides_ignored(x: np.ndarray, axis: int) -> np.ndarray:
+    """:func:`strides_ignored` as a reverse scan (each output the sum from it to the row's
+    end): right on C-contiguous arrays only."""
+    misread = np.flip(_read_as_c_contiguous(x), axis)
+    with np.errstate(all="ignore"):
+        return np.flip(np.cumsum(misread, axis=axis, dtype=x.dtype), axis)
+
+
+def _read_as_c_contiguous(x: np.ndarray) -> np.ndarray:
+    """What a kernel indexing ``row * n + i`` from ``x``'s data pointer reads: ``x`` itself
+    where it is C-contiguous."""
     if x.size == 0 or x.flags.c_contiguous:
-        return np.cumsum(x, axis=axis, dtype=x.dtype)
+        return x
     root = x
     while isinstance(root.base, np.ndarray):
         root = root.base
     memory = root.ravel(order="K")  # a contiguous root: its memory, in memory order
     start = (x.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // x.itemsize
     # Past the end of the buffer a kernel would read whatever lies there: here, its start.
-    misread = memory[(start + np.arange(x.size)) % memory.size].reshape(x.shape)
-    with np.errstate(all="ignore"):
-        return np.cumsum(misread, axis=axis, dtype=x.dtype)
+    return memory[(start + np.arange(x.size)) % memory.size].reshape(x.shape)
 
 
 def block_totals_from_the_exclusive_scan(x: np.ndarray) -> np.ndarray:
@@ -504,6 +517,7 @@ for fn, spec in (
     (sum_from_the_smallest_normal, TargetSpec(dtypes=_FLOATS)),
     (block_totals_from_the_exclusive_scan, TargetSpec(inclusive=False)),
     (strides_ignored, TargetSpec(axis="arg")),
+    (reverse_strides_ignored, TargetSpec(axis="arg", reverse=True)),
     (product_carried_in_8_bits, TargetSpec(op="mul", dtypes=_FLOATS)),
     (logcumsumexp_through_exp, TargetSpec(op="logaddexp", dtypes=_FLOATS)),
     (cummax_first_index, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), indices=True)),

@@ -183,24 +183,35 @@ def builtin(name: str, fn: Callable[..., Any], spec: TargetSpec,
 
 
 def forward(target: Target) -> Target:
-    """A reverse scan seen as a forward one: its input reversed along the scanned axis (a
-    fresh C-contiguous array, checked for writes as :meth:`Target.run` checks its copies),
-    its output reversed back.  Other targets are returned as they are."""
+    """A reverse scan seen as a forward one: its input reversed along the scanned axis, laid
+    out as the input is (its strides and offset: a transposed, strided or Fortran-order
+    input reaches a reverse scan as such) and checked for writes as :meth:`Target.run`
+    checks its copies, its output reversed back.  Other targets are returned as they are."""
     if not target.spec.reverse:
         return target
 
     def flip(a: Any, axis: int) -> Any:
         return a[(slice(None),) * (axis % a.ndim) + (slice(None, None, -1),)]
 
+    def reversed_in_place_of(x: Any, axis: int, *args: Any) -> Any:
+        want = flip(x, axis)
+        given = _twin(x)
+        given[...] = want
+        out = fn(given, *args)
+        written = _first_write(want, given)
+        if written is not None:
+            raise written
+        return flip(out, axis)
+
     fn = target.fn
     if target.spec.axis == "arg":
         def run(x: Any, axis: int) -> Any:
-            return flip(_on_copy(fn, flip(x, axis), axis, contiguous=True), axis)
+            return reversed_in_place_of(x, axis, axis)
     else:
         fixed = target.spec.axis if isinstance(target.spec.axis, int) else 0
 
         def run(x: Any) -> Any:  # type: ignore[misc]
-            return flip(_on_copy(fn, flip(x, fixed), contiguous=True), fixed)
+            return reversed_in_place_of(x, fixed)
     setattr(run, _HANDS_OVER_COPIES, True)
     return replace(target, fn=run, spec=replace(target.spec, reverse=False))
 
