@@ -241,6 +241,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("chunked scan dropping the carry of a chunk whose last segment is empty",
             _SEG + "chunked_dropping_carry_after_empty_last_segment", Cause.LOGIC, "segment",
             "segments, on an empty segment just before a segment that spans a chunk of 64"),
+    Control("group labels narrowed to int32", _SEG + "group_labels_narrowed_to_int32",
+            Cause.LOGIC, "group", "segments, on labels that differ only past their low 32 "
+            "bits (and int64's extremes): with labels that fit, it is right"),
     Control("Blelloch down-sweep with swapped operands", _TUP + "blelloch_down_sweep_swapped",
             Cause.LOGIC, "operand order", "probe monoids: add, max and min forgive the swap"),
     Control("reverse scan in the wrong convention", _TUP + "reverse_in_the_flip_convention",

@@ -103,6 +103,22 @@ def tile_varying_between_runs(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return out
 
 
+def group_labels_narrowed_to_int32(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """A groups scan (each element's running sum over the earlier elements of its label)
+    that narrows its labels to int32 first: labels that differ only past their low 32 bits
+    become one group.  Integers only (their sums wrap exactly)."""
+    narrow = np.asarray(labels).astype(np.int32)
+    order = np.argsort(narrow, kind="stable")
+    ranked = narrow[order]
+    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
+    with np.errstate(all="ignore"):
+        sums = np.add.accumulate(x[order], dtype=x.dtype)
+        before = np.r_[x.dtype.type(0), sums[:-1]][starts]  # the sum ahead of each group
+        out = np.empty_like(x)
+        out[order] = sums - np.repeat(before, np.diff(np.r_[starts, x.size]))
+    return out
+
+
 def offsets_times_heads_in_32_bits(x: Any, offsets: Any) -> Any:
     """NumPy or CuPy: a (T, H) segmented scan that addresses segment starts as ``bos * H``
     in int32, as kernels given int32 cu_seqlens do: right until some start times H reaches
@@ -148,6 +164,7 @@ for fn, spec in (
                                                    dtypes=_SEG.dtypes)),
     (chunked_dropping_carry_after_empty_last_segment, _SEG),
     (tile_varying_between_runs, _SEG),
+    (group_labels_narrowed_to_int32, TargetSpec(segments="groups", dtypes=("int32", "int64"))),
     (offsets_times_heads_in_32_bits, TargetSpec(segments="offsets", axis=0,
                                                 dtypes=_SEG.dtypes)),
 ):

@@ -29,7 +29,7 @@ CLASSES: dict[str, float] = {"empty segments": 2, "length-1 segments": 1,
                              "many tiny segments": 2, "random lengths": 2}
 #: The classes of group labels (segments='groups').
 GROUP_CLASSES: dict[str, float] = {"interleaved labels": 2, "runs of recurring labels": 2,
-                                   "one group": 1}
+                                   "one group": 1, "labels past 32 bits": 1}
 
 
 @dataclass(frozen=True)
@@ -160,6 +160,13 @@ def draw_layout(rng: np.random.Generator, t: int, kind: str, index_dtype: str | 
             labels = np.full(t, int(rng.integers(-5, 5)))
         elif cls == "interleaved labels":
             labels = rng.integers(-3, int(rng.integers(1, 40)), t)
+        elif cls == "labels past 32 bits":
+            # Distinct labels whose low 32 bits agree, and int64's extremes: a target that
+            # narrows its labels to 32 bits merges groups.
+            labels = rng.integers(-3, int(rng.integers(1, 8)), t) * 2**32 + 7
+            ends = np.iinfo(np.int64)
+            labels[rng.random(t) < 0.1] = ends.min
+            labels[rng.random(t) < 0.1] = ends.max
         else:  # runs (tile boundaries among them) whose labels recur: one group, many runs
             lengths = _lengths(rng, t, _pick(rng, CLASSES))
             run_labels = rng.integers(0, max(1, len(lengths) // 2 + 1), len(lengths)) * 1000

@@ -462,3 +462,20 @@ def test_a_buffer_the_target_returns_on_every_call_is_copied_for_each_call():
     first = t(np.ones(4, np.float32))
     second = t(np.full(4, 2, np.float32))
     assert first.tolist() == [1, 2, 3, 4] and second.tolist() == [2, 4, 6, 8]
+
+
+def test_a_reverse_target_is_handed_its_input_in_the_layout_drawn():
+    """Reversed in place of the input's own layout: a Fortran-order input reaches a reverse
+    scan in Fortran order (it once got a C-contiguous copy of every input)."""
+    from scancheck.engine.targets import forward
+
+    seen = []
+
+    def suffix_sums(x, axis):
+        seen.append(x.flags.f_contiguous and not x.flags.c_contiguous)
+        return np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=x.dtype), axis)
+
+    target = forward(Target("suffix", suffix_sums, TargetSpec(axis="arg", reverse=True)))
+    x = np.asfortranarray(np.arange(6.0).reshape(2, 3))
+    np.testing.assert_array_equal(target(x, 1), np.cumsum(x, axis=1))
+    assert seen == [True]
