@@ -3,10 +3,8 @@ check of a CPU library scan and of a GPU kernel, each timed whole against its go
 
 A benchmark, not a test: run it before and after a change that may slow the suite, and the
 table shows what the change cost (tests and Hypothesis examples run, largest n reached,
-slowest test), with the CPU seconds of each part next to its wall time. A shared machine's
-speed drifts (the same commit's tests took 78 s one day and 64 s another, its CPU seconds
-moving with them), so the same fixed work, one copy per core, is timed first, and each part's
-wall time is also given as a multiple of it: compare that column across machines and days.
+slowest test), with the CPU seconds of each part next to its wall time: on a machine that
+others share, the CPU time moves less than the wall time does.
 
     python -m scancheck.feedback [--parts tests gpu-tests cpu-check gpu-check] [--json FILE]
 """
@@ -46,13 +44,10 @@ class Timing:
     slowest: str = ""
     ok: bool = True
     cpu: float = 0.0  # user + system seconds of the part's processes, children included
-    machine: float = 0.0  # wall seconds of the fixed reference work in the same run
 
     def row(self) -> dict[str, object]:
         return {"part": self.part, "wall s": round(self.seconds, 1),
-                "cpu s": round(self.cpu, 1),
-                "x ref": round(self.seconds / self.machine, 1) if self.machine else "",
-                "goal s": self.goal,
+                "cpu s": round(self.cpu, 1), "goal s": self.goal,
                 "within": "yes" if self.seconds <= self.goal and self.ok else "NO",
                 "ran": self.ran, "slowest": self.slowest}
 
@@ -61,27 +56,6 @@ def _children_cpu() -> float:
     """User + system seconds of this process's finished children so far."""
     use = resource.getrusage(resource.RUSAGE_CHILDREN)
     return use.ru_utime + use.ru_stime
-
-
-#: The fixed reference work: pure Python and numpy, about half a second of one core.
-_REFERENCE = ("import numpy as np\n"
-              "s = sum(i * i % 7 for i in range(3_000_000))\n"
-              "for seed in range(4): np.sort(np.random.default_rng(seed).random(2_000_000))\n")
-
-
-def machine_reference(copies: int | None = None, runs: int = 3) -> float:
-    """Median wall seconds of ``runs`` runs of the fixed reference work, one copy per core
-    at the same time (as the tests load every core): this machine's speed now, which each
-    part's wall time is divided by."""
-    copies = copies or os.cpu_count() or 1
-    walls = []
-    for _ in range(runs):
-        t0 = time.monotonic()
-        procs = [subprocess.Popen([sys.executable, "-c", _REFERENCE]) for _ in range(copies)]
-        if any(p.wait() for p in procs):
-            raise RuntimeError("the reference work failed: see its traceback above")
-        walls.append(time.monotonic() - t0)
-    return sorted(walls)[runs // 2]
 
 
 def counted(stdout: str) -> tuple[str, int]:
@@ -147,7 +121,6 @@ def measure(parts: list[str]) -> list[Timing]:
     from .core.devices import gpu_available
 
     gpu, why = gpu_available()
-    ref = machine_reference()
     out = []
     for part in parts:
         if part.startswith("gpu") and not gpu:
@@ -158,8 +131,6 @@ def measure(parts: list[str]) -> list[Timing]:
             out.append(_pytest(part, ["-m", "gpu and not huge", "-n", "auto"]))
         else:
             out.append(_check(part, CPU_TARGET if part == "cpu-check" else GPU_TARGET))
-    for t in out:
-        t.machine = ref if t.seconds else 0.0
     return out
 
 
@@ -170,11 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", help="also write the timings to this file")
     args = ap.parse_args(argv)
     timings = measure(args.parts)
-    ref = next((t.machine for t in timings if t.machine), 0.0)
     print(format_table([t.row() for t in timings], title="how fast scancheck gives feedback"))
-    if ref:
-        print(f"x ref: wall time over {ref:.2f} s, the fixed reference work run once per core "
-              f"({os.cpu_count()}) in this run")
     if args.json:
         Path(args.json).write_text(json.dumps([asdict(t) for t in timings], indent=1))
     return 0 if all(t.ok for t in timings) else 1

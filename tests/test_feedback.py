@@ -3,7 +3,7 @@ examples (the timings themselves are the benchmark's, not a test's)."""
 
 from __future__ import annotations
 
-from scancheck.feedback import Timing, counted, machine_reference
+from scancheck.feedback import Timing, counted
 
 pytest_plugins = ["pytester"]
 
@@ -38,11 +38,3 @@ def test_a_row_says_whether_the_part_met_its_goal():
     assert fast.row()["within"] == "yes" and fast.row()["cpu s"] == 150.0
     assert Timing("tests", "", 95.0, 90.0, "").row()["within"] == "NO"
     assert Timing("tests", "", 10.0, 90.0, "", ok=False).row()["within"] == "NO"
-
-
-def test_each_part_is_also_given_as_a_multiple_of_the_machines_reference_work():
-    ref = machine_reference(copies=1, runs=1)
-    assert 0.05 < ref < 60
-    row = Timing("tests", "", 80.0, 90.0, "", machine=ref).row()
-    assert row["x ref"] == round(80.0 / ref, 1)
-    assert Timing("gpu-tests", "", 0.0, 60.0, "not run").row()["x ref"] == ""
