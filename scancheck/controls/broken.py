@@ -17,12 +17,12 @@ from ..engine.spec import TargetSpec
 BLOCK = 64
 
 
-def _tiles(x: np.ndarray, tile: int) -> np.ndarray:
-    """Inclusive scans of each tile of ``tile`` elements, as a (tiles, tile) array (the last
-    tile padded with zeros)."""
-    pad = np.zeros(-(-x.size // tile) * tile, dtype=x.dtype)
+def _tiles(x: np.ndarray, tile: int, ufunc: np.ufunc = np.add) -> np.ndarray:
+    """Inclusive ``ufunc`` scans of each tile of ``tile`` elements, as a (tiles, tile) array
+    (the last tile padded with the ufunc's identity)."""
+    pad = np.full(-(-x.size // tile) * tile, ufunc.identity, dtype=x.dtype)
     pad[:x.size] = x
-    return np.add.accumulate(pad.reshape(-1, tile), axis=1, dtype=x.dtype)
+    return ufunc.accumulate(pad.reshape(-1, tile), axis=1, dtype=x.dtype)
 
 
 def _blocked(x: np.ndarray, carries: Callable, block: int = BLOCK) -> np.ndarray:
@@ -110,14 +110,11 @@ def long_blocks_in_the_wrong_order(x: np.ndarray) -> np.ndarray:
     identity = np.array(op.identity(x.dtype.name), dtype=x.dtype)
     # Every block's doubling at once (an output reads only the pairs before it, so the
     # identity padding the last block reaches none of its outputs).
-    local = np.empty((-(-n // block), block, 2), dtype=x.dtype)
-    local.reshape(-1, 2)[:n], local.reshape(-1, 2)[n:] = x, identity
+    pad = np.empty((-(-n // block), block, 2), dtype=x.dtype)
+    pad.reshape(-1, 2)[:n], pad.reshape(-1, 2)[n:] = x, identity
+    local = np.moveaxis(_pair_scan(np.moveaxis(pad, 1, 0)), 0, 1)
     out = np.empty_like(local)
     with np.errstate(all="ignore"):
-        d = 1
-        while d < min(n, block):
-            local[:, d:] = op.combine(local[:, :-d], local[:, d:])
-            d *= 2
         carry = identity
         for j in range(local.shape[0]):
             out[j] = op.combine(local[j], carry)  # should be combine(carry, local)
@@ -293,10 +290,8 @@ def cumprod_tile_varying_between_runs(x: np.ndarray) -> np.ndarray:
     """A blocked cumprod whose tile size changes from run to run: each run within the
     products' bound, its rounding not the same twice."""
     tile = int(np.random.default_rng().integers(2, 64))
-    pad = np.ones(-(-x.size // tile) * tile, dtype=x.dtype)
-    pad[:x.size] = x
     with np.errstate(all="ignore"):
-        local = np.multiply.accumulate(pad.reshape(-1, tile), axis=1, dtype=x.dtype)
+        local = _tiles(x, tile, np.multiply)
         carries = np.multiply.accumulate(np.r_[np.ones(1, x.dtype), local[:-1, -1]],
                                          dtype=x.dtype)
         return (local * carries[:, None]).ravel()[:x.size]

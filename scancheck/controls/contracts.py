@@ -200,16 +200,9 @@ def recurrence_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
     numbers, outputs flushed the same way (DAZ and FTZ), declaring IEEE gradual underflow:
     only pairs whose y_k are subnormal show it."""
     from ..core.dtypes import read_as_zero
-    from ..core.operators import get_operator
+    from .broken import _pair_scan
 
-    op = get_operator("recurrence")
-    y = read_as_zero(x).copy()
-    with np.errstate(all="ignore"):
-        d = 1
-        while d < y.shape[0]:
-            y[d:] = op.combine(y[:-d], y[d:])
-            d *= 2
-    return read_as_zero(y)
+    return read_as_zero(_pair_scan(read_as_zero(x)))
 
 
 def promoted_after_the_sum(x: np.ndarray) -> np.ndarray:

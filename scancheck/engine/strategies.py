@@ -302,8 +302,8 @@ def generate_pairs(rng: np.random.Generator, n: int, dtype: str, contracting: bo
     a = mag * rng.choice([-1.0, 1.0], n)
     # Scans that divide by a running product of the a's (chunked linear attention's
     # trick) fail only where one is zero.
-    a[rng.random(n) < 0.02] = 0.0
-    a[a == 0] *= rng.choice([-1.0, 1.0], int((a == 0).sum()))
+    gate = rng.random(n) < 0.02
+    a[gate] = rng.choice([-0.0, 0.0], int(gate.sum()))
     b = rng.uniform(-1, 1, n)
     if distribution == "subnormal":
         b = generate_data(rng, n, dtype, "subnormal").astype(np.float64)

@@ -193,25 +193,15 @@ def forward(target: Target) -> Target:
     def flip(a: Any, axis: int) -> Any:
         return a[(slice(None),) * (axis % a.ndim) + (slice(None, None, -1),)]
 
-    def reversed_in_place_of(x: Any, axis: int, *args: Any) -> Any:
-        want = flip(x, axis)
-        given = _twin(x)
-        given[...] = want
-        out = fn(given, *args)
-        written = _first_write(want, given)
-        if written is not None:
-            raise written
-        return flip(out, axis)
-
     fn = target.fn
     if target.spec.axis == "arg":
         def run(x: Any, axis: int) -> Any:
-            return reversed_in_place_of(x, axis, axis)
+            return flip(_on_copy(fn, flip(x, axis), axis, layout=x), axis)
     else:
         fixed = target.spec.axis if isinstance(target.spec.axis, int) else 0
 
         def run(x: Any) -> Any:  # type: ignore[misc]
-            return reversed_in_place_of(x, fixed)
+            return flip(_on_copy(fn, flip(x, fixed), layout=x), fixed)
     setattr(run, _HANDS_OVER_COPIES, True)
     return replace(target, fn=run, spec=replace(target.spec, reverse=False))
 
@@ -280,11 +270,14 @@ def _bits(v: np.generic) -> int:
     return int(np.asarray(v).view(f"u{v.itemsize}")[()])
 
 
-def _on_copy(fn: Callable[..., Any], x: Any, *args: Any, contiguous: bool = False,
-            **kwargs: Any) -> Any:
-    """``fn(copy, *args, **kwargs)`` for a :func:`_twin` of ``x`` (C-contiguous where
-    ``contiguous``); :class:`InputWritten` where the call changed the copy."""
-    given = _twin(x, contiguous)
+def _on_copy(fn: Callable[..., Any], x: Any, *args: Any, layout: Any = None,
+             **kwargs: Any) -> Any:
+    """``fn(copy, *args, **kwargs)`` for a :func:`_twin` of ``x`` (of ``layout``, an array of
+    x's shape, holding x's values, where given); :class:`InputWritten` where the call changed
+    the copy."""
+    given = _twin(x if layout is None else layout)
+    if layout is not None:
+        given[...] = x
     out = fn(given, *args, **kwargs)
     written = _first_write(x, given)
     if written is not None:
@@ -296,22 +289,19 @@ def _library(x: Any) -> str:
     return type(x).__module__.split(".")[0]
 
 
-def _twin(x: Any, contiguous: bool = False) -> Any:
+def _twin(x: Any) -> Any:
     """A copy of the NumPy, CuPy or torch array ``x`` where ``x`` is: the same shape, dtype
     and strides at the same offset into a copy of the buffer ``x`` views (its alignment
-    kept, for device arrays), so that a target sees the layout it was meant to see; or a
-    C-contiguous copy where ``contiguous``."""
+    kept, for device arrays), so that a target sees the layout it was meant to see."""
     lib = _library(x)
     if lib == "torch":
         import torch
 
-        if contiguous or x.numel() == 0:
+        if x.numel() == 0:
             return x.clone(memory_format=torch.contiguous_format)
         # The whole storage, copied, and the same view of the copy.
         whole = torch.as_strided(x, (x.untyped_storage().nbytes() // x.element_size(),), (1,), 0)
         return torch.as_strided(whole.clone(), x.shape, x.stride(), x.storage_offset())
-    if contiguous:
-        return x.copy(order="C")
     if lib == "cupy":
         return _device_twin(x) if x.size else x.copy()  # nothing to read, nothing to write
     if lib != "numpy":
