@@ -1,5 +1,6 @@
 """The 'segments' property: correct segmented and chunked targets pass, the segmented
-controls fail with a smallest case of few segments, and no other property runs them."""
+controls of a wrong answer fail with a smallest case of few segments, and no other property
+runs them."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from scancheck.controls import CONTROLS
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check, check_property
+from scancheck.engine.diagnosis import Cause
 from scancheck.engine.library import builtin_targets
 from scancheck.engine.properties import TABLE, applies
 from scancheck.engine.properties.segments import segments_check
@@ -24,6 +26,9 @@ TARGETS = builtin_targets()
 FINDING = "pandas groupby().cumsum()"
 SEGMENTED = [n for n, t in TARGETS.items() if t.spec.segments and n != FINDING]
 SEG_CONTROLS = [c for c in CONTROLS if not c.gpu and resolve(c.locator, c.spec).spec.segments]
+#: Bits that differ between runs are reported as the ladder found them, not shrunk: a
+#: smaller case shows them again only by chance (tests/test_controls.py catches these).
+WRONG_ANSWERS = [c for c in SEG_CONTROLS if c.cause != Cause.NONDETERMINISM]
 
 
 @pytest.mark.parametrize("name", SEGMENTED)
@@ -42,7 +47,7 @@ def test_a_segmented_target_gets_the_segments_property_alone():
     assert applies(TABLE["segments"], plain) is not None
 
 
-@pytest.mark.parametrize("control", SEG_CONTROLS, ids=[c.name for c in SEG_CONTROLS])
+@pytest.mark.parametrize("control", WRONG_ANSWERS, ids=[c.name for c in WRONG_ANSWERS])
 def test_a_segmented_control_shrinks_to_a_few_segments(control):
     rep, caught = control.check(isolated=False, budget=Budget(5))
     assert caught, rep.rows()
