@@ -177,6 +177,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("block totals from the exclusive scan (seed 004)",
             _C + "block_totals_from_the_exclusive_scan", Cause.LOGIC, "logic error",
             "integers exact and the certificate, from n = 129: the seed's 'precision bug'"),
+    Control("max answering a zero no input has", _CON + "max_adding_zero_to_each_output",
+            Cause.LOGIC, "no zero of its prefix has", "floats within bound on 'zeros' data: "
+            "-0 and +0 are equal under zeros='either', but a max returns one of its operands "
+            "(it was called conforming)"),
     Control("subnormal inputs read as zero", _CON + "subnormal_inputs_read_as_zero",
             Cause.PRECISION, "subnormals read as zero", "floats within bound on 'subnormal' "
             "data; declared subnormals='flush', the same scan conforms"),

@@ -146,6 +146,16 @@ def max_keeping_the_earlier_zero(x: np.ndarray) -> np.ndarray:
     return extreme_scan(x, "max", zeros="either")
 
 
+def max_adding_zero_to_each_output(x: np.ndarray) -> np.ndarray:
+    """A max scan (zeros='either', the open order) whose epilogue adds 0.0 to each output,
+    as a fused bias of zero does: -0 + 0.0 is +0, so a prefix whose zeros are all -0 gets a
+    zero that none of its inputs is."""
+    from ..core.rules import extreme_scan
+
+    with np.errstate(invalid="ignore"):
+        return extreme_scan(x, "max") + x.dtype.type(0)
+
+
 def min_propagating_nan(x: np.ndarray) -> np.ndarray:
     """A min scan declared NaN-ignoring (C fmin) that propagates NaN instead."""
     with np.errstate(all="ignore"):
@@ -231,6 +241,7 @@ for fn, spec in (
     (product_skipping_nan_as_one, TargetSpec(op="mul", dtypes=_FLOATS, nans="skip")),
     (overflow_guard_too_low, TargetSpec(dtypes=_FLOATS)),
     (max_keeping_the_earlier_zero, TargetSpec(op="max", dtypes=_FLOATS, zeros="ordered")),
+    (max_adding_zero_to_each_output, TargetSpec(op="max", dtypes=_FLOATS)),
     (min_propagating_nan, TargetSpec(op="min", dtypes=_FLOATS, nans="ignore")),
     (subnormal_inputs_read_as_zero, TargetSpec(dtypes=_FLOATS)),
     (max_reading_subnormals_as_zero, TargetSpec(op="max", dtypes=_FLOATS)),

@@ -9,7 +9,8 @@ from .dtypes import FLOAT_DTYPES, is_float, read_as_zero
 
 #: How a max or min scan may order equal zeros, as a target's spec declares it.
 ZERO_ORDERS: dict[str, str] = {
-    "either": "-0 and +0 are equal: either may come back (IEEE 754-2008 maxNum and minNum)",
+    "either": "-0 and +0 are equal: either may come back where the prefix holds it (IEEE "
+              "754-2008 maxNum and minNum return an operand, so a zero no input has is wrong)",
     "ordered": "-0 < +0 (IEEE 754-2019 maximum and minimum)",
 }
 #: How a float scan treats a NaN input, as a target's spec declares it.  "propagate" is

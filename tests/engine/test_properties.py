@@ -13,6 +13,7 @@ from scancheck.controls import contracts
 from scancheck.core.rules import arg_extreme_scan, extreme_scan
 from scancheck.engine.conformance import check_property
 from scancheck.engine.properties import values
+from scancheck.engine.properties.extremes import extreme_agree
 from scancheck.engine.resolve import resolve
 from scancheck.engine.spec import TargetSpec
 from scancheck.engine.targets import Target
@@ -166,6 +167,23 @@ def test_equal_zeros_may_come_back_either_way_unless_the_spec_orders_them(budget
     assert r.status == "fail" and r.cause == "LOGIC" and r.smallest_case["data"] == "zeros"
     got, want = r.smallest_case["got"], r.smallest_case["expected"]
     assert got == want == 0 and np.signbit(got) and not np.signbit(want)
+
+
+def test_an_open_zero_order_allows_only_a_zero_sign_the_prefix_holds():
+    """Per output: -0 and +0 are equal, but a max returns an operand, so a zero answer may
+    come back only with a sign some zero of its prefix has (an exclusive output's prefix
+    ends before it; read as zero, a subnormal's sign counts, and its own bits may return)."""
+    x = np.array([-0.0, -1.0, 0.0, -0.0], np.float32)
+    inclusive = TargetSpec(op="max", dtypes=("float32",))
+    plus, minus = np.zeros(4, np.float32), np.full(4, -0.0, np.float32)
+    assert extreme_agree(inclusive, x, plus, False)[0].tolist() == [False, False, True, True]
+    assert extreme_agree(inclusive, x, minus, False)[0].all()
+    exclusive = replace(inclusive, inclusive=False)
+    assert extreme_agree(exclusive, x, plus, False)[0][1:].tolist() == [False, False, True]
+    assert extreme_agree(exclusive, x, minus, False)[0][1:].all()
+    tiny = np.array([-1e-40], np.float32)  # a subnormal, read as -0 where flushed
+    for got, ok in ((0.0, False), (-0.0, True), (-1e-40, True)):
+        assert extreme_agree(inclusive, tiny, np.array([got], np.float32), True)[0][0] == ok
 
 
 def test_nan_handling_is_checked_as_the_spec_declares(budget):

@@ -9,10 +9,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ...core.arrays import same_bits
-from ...core.dtypes import is_float, read_as_zero
+from ...core.dtypes import is_float
 from ...core.operators import get_operator
-from ...core.rules import extreme_scan
 from ...oracle.bounds import Verdict, classify, sequential_depths
 from ...oracle.exact import exact_scan
 from ...oracle.products import judge_products
@@ -21,6 +19,7 @@ from ..diagnosis import Cause
 from ..spec import TargetSpec
 from ..targets import Target
 from .base import Failure
+from .extremes import extreme_agree
 from .subnormals import flushes
 
 
@@ -114,12 +113,8 @@ def _right(spec: TargetSpec, target: Target, x: np.ndarray, got: np.ndarray) -> 
     flush = flushes(target, x.dtype)
     rows = x.reshape(-1, x.shape[-1]) if x.ndim > 1 else x[None, :]
     outs = got.reshape(rows.shape)
-    if spec.family == "order":  # exact; either zero where the spec leaves their order open
-        want = extreme_scan(read_as_zero(rows) if flush else rows, spec.op, spec.zeros,
-                            spec.nans)
-        ok = same_bits(outs.ravel(), want.ravel()) | (
-            (spec.zeros == "either") & (outs.ravel() == 0) & (want.ravel() == 0))
-        return bool(ok.all())
+    if spec.family == "order":
+        return bool(extreme_agree(spec, rows, outs, flush)[0].all())
     if spec.family == "product":
         return bool(judge_products(rows, outs, spec.inclusive, flush=flush).ok.all())
     for row, out in zip(rows, outs):

@@ -29,9 +29,10 @@ from ..layouts import batch
 from ..spec import TargetSpec
 from ..targets import NotAnArray, Target
 from .base import Failure, Told
+from .extremes import extreme_agree, extreme_some
 from .nan_rules import contract_failure, nan_rule_kept
 from .own_rules import indices_shape_failure
-from .running import agree, dtype_failure, extreme_agree, extreme_some, promoted
+from .running import agree, dtype_failure, promoted
 from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
 
 

@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 
 from ...core.arrays import as_dtype, dtype_name, same_bits
-from ...core.dtypes import DTYPES, is_float, read_as_zero
-from ...core.operators import get_operator, shifted
-from ...core.rules import extreme_scan, flushed_extreme_scan
+from ...core.dtypes import DTYPES, is_float
+from ...core.operators import get_operator
 from ...oracle.exact import (
     RATIONAL_RECURRENCE_MAX,
     exact_scan,
@@ -25,9 +24,9 @@ from ...oracle.exact import (
 )
 from ..cases import Case
 from ..diagnosis import Cause
-from ..spec import TargetSpec
 from ..targets import Target
 from .base import Check, Failure
+from .extremes import extreme_agree, extreme_answers, extreme_some
 from .nan_rules import declared_view
 from .subnormals import flush_attributed, flushes, new_subnormals
 
@@ -105,7 +104,7 @@ def exact_answer(target: Target, x: np.ndarray,
     spec = target.spec
     if spec.family == "order":
         if flushes(target, x.dtype):
-            return _extreme_answers(spec, x, True)[0]
+            return extreme_answers(spec, x, True)[0]
         return exact_scan(x, spec.op, spec.inclusive, zeros=spec.zeros, nans=spec.nans)
     if spec.op == "recurrence" and is_float(x.dtype) and x.shape[0] > RATIONAL_RECURRENCE_MAX:
         lo, hi = enclosure or recurrence_reference(x, spec.inclusive)[:2]
@@ -133,42 +132,6 @@ def agree(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray) -> n
     return same_bits(got, want)
 
 
-def _extreme_answers(spec: TargetSpec, x: np.ndarray, flush: bool
-                     ) -> tuple[np.ndarray, list[np.ndarray]]:
-    """The max or min scan of ``x`` along its last axis under the spec's rules, and with
-    ``flush`` (FLUSH_RULES, "exact") that of the inputs read as zero and, per output, the
-    first and the last input tied with it."""
-    if flush:
-        want, first, last = flushed_extreme_scan(x, spec.op, spec.zeros, spec.nans)
-        picks = [np.take_along_axis(x, i, axis=-1) for i in (first, last)]
-    else:
-        want, picks = extreme_scan(x, spec.op, spec.zeros, spec.nans), []
-    if not spec.inclusive:
-        ident = get_operator(spec.op).identity(dtype_name(x.dtype))
-        want, picks = shifted(want, ident), [shifted(p, ident) for p in picks]
-    return want, picks
-
-
-def extreme_agree(spec: TargetSpec, x: np.ndarray, got: np.ndarray, flush: bool
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Per output of a float max or min scan of ``x`` along its last axis: whether ``got`` is
-    what the spec allows, and the answer it is judged against.  That is the exact scan bit
-    for bit, either zero for a zero where the spec leaves the order of zeros open; with
-    ``flush``, the scan of the inputs read as zero, or at a zero answer the bits of the
-    first or the last input tied with it (what a compare-and-select returns)."""
-    want, picks = _extreme_answers(spec, x, flush)
-
-    def same(a: np.ndarray) -> np.ndarray:
-        return same_bits(got.ravel(), a.ravel()).reshape(got.shape)
-
-    ok = same(want)
-    if spec.zeros == "either":
-        ok |= (got == 0) & (want == 0)
-    for pick in picks:
-        ok |= (want == 0) & same(pick)
-    return ok, want
-
-
 def run_case(target: Target, case: Case) -> tuple[np.ndarray, np.ndarray] | Failure:
     """The case's input (in the type the target returns) and the target's output, or the
     failure of the call."""
@@ -194,30 +157,15 @@ def bits_differ(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
     if failure is None or target.spec.family != "order" or not is_float(x.dtype):
         return failure
     spec = target.spec
-    return flush_attributed(target, x, failure, extreme_agree(spec, x, got, True)[0],
-                             extreme_agree(spec, x, got, False)[0],
-                             new_subnormals(x, got), some=extreme_some(spec, x, got))
-
-
-def extreme_some(spec: TargetSpec, x: np.ndarray, got: np.ndarray) -> np.ndarray:
-    """Per output of a float max or min scan of ``x`` along its last axis: whether ``got`` is
-    the running extreme of ``x`` with some of its subnormals read as zero (each output the
-    one before it, an input not beyond it staying behind, or that input or its zero, not
-    behind it), where no NaN has come; a restart or a skipped input is none."""
-    ident = get_operator(spec.op).identity(dtype_name(x.dtype))
-    xs = x if spec.inclusive else shifted(x, ident)
-    zs = read_as_zero(xs)
-    prev = shifted(got, ident)
-    ahead = np.greater_equal if spec.op == "max" else np.less_equal
-    low = np.minimum(xs, zs) if spec.op == "max" else np.maximum(xs, zs)
-
-    def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return same_bits(a.ravel(), b.ravel()).reshape(a.shape)
-
-    with np.errstate(invalid="ignore"):
-        taken = (same(got, xs) | same(got, zs)) & ahead(got, prev)
-        kept = (same(got, prev) | ((got == 0) & (prev == 0))) & ahead(prev, low)
-    return (taken | kept) & ~np.logical_or.accumulate(np.isnan(xs), axis=-1)
+    failure = flush_attributed(target, x, failure, extreme_agree(spec, x, got, True)[0],
+                               extreme_agree(spec, x, got, False)[0],
+                               new_subnormals(x, got), some=extreme_some(spec, x, got))
+    if (spec.zeros == "either" and failure.cause == Cause.LOGIC and failure.got == 0
+            and failure.expected == 0):
+        failure.diagnosis = (f"a zero of a sign no zero of its prefix has: {failure.got} where "
+                             f"each is {failure.expected} (-0 and +0 are equal under "
+                             f"zeros='either', but a {spec.op} returns one of its operands)")
+    return failure
 
 
 Judge = Callable[[Target, Case, np.ndarray, np.ndarray, np.ndarray], "Failure | None"]
