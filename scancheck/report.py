@@ -146,6 +146,10 @@ def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files
         return None
     kind = spec["segments"].partition(":")[0]
     x = np.array(case["x"], dtype=as_dtype(case["dtype"])).reshape(case["shape"])
+    if "memory" in case:  # handed in that memory layout, which the literal keeps
+        from .engine.layouts import laid_out
+
+        x = laid_out(x, case["memory"])
     p, col = int(case["index"]), int(case.get("column", 0))
     path = report.target[len("import:"):] if report.target.startswith("import:") else \
         report.target

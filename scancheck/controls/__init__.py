@@ -245,6 +245,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("chunked scan dropping the carry of a chunk whose last segment is empty",
             _SEG + "chunked_dropping_carry_after_empty_last_segment", Cause.LOGIC, "segment",
             "segments, on an empty segment just before a segment that spans a chunk of 64"),
+    Control("segmented (T, H) scan reading its input as C-contiguous",
+            _SEG + "strides_ignored_along_segments", Cause.LOGIC, "segment", "segments, whose "
+            "(T, H, ...) inputs come in the rows' memory layouts (they came C-contiguous)"),
     Control("group labels narrowed to int32", _SEG + "group_labels_narrowed_to_int32",
             Cause.LOGIC, "group", "segments, on labels that differ only past their low 32 "
             "bits (and int64's extremes): with labels that fit, it is right"),

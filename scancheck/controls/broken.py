@@ -350,8 +350,13 @@ def _read_as_c_contiguous(x: np.ndarray) -> np.ndarray:
     if x.size == 0 or x.flags.c_contiguous:
         return x
     root = x
-    while isinstance(root.base, np.ndarray):
-        root = root.base
+    while True:
+        base = root.base
+        if not isinstance(base, np.ndarray):  # as_strided's wrapper holds the array it views
+            base = getattr(base, "base", None)
+        if not isinstance(base, np.ndarray):
+            break
+        root = base
     memory = root.ravel(order="K")  # a contiguous root: its memory, in memory order
     start = (x.__array_interface__["data"][0] - root.__array_interface__["data"][0]) // x.itemsize
     # Past the end of the buffer a kernel would read whatever lies there: here, its start.

@@ -103,6 +103,15 @@ def tile_varying_between_runs(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     return out
 
 
+def strides_ignored_along_segments(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """A (T, H, ...) segmented sum that reads its input as if it were C-contiguous from its
+    data pointer (a kernel indexing ``t * H + h``): right on C-contiguous input only."""
+    from .broken import _read_as_c_contiguous
+
+    with np.errstate(all="ignore"):
+        return _runs(_read_as_c_contiguous(x), _heads(offsets, x.shape[0]))
+
+
 def group_labels_narrowed_to_int32(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """A groups scan (each element's running sum over the earlier elements of its label)
     that narrows its labels to int32 first: labels that differ only past their low 32 bits
@@ -164,6 +173,8 @@ for fn, spec in (
                                                    dtypes=_SEG.dtypes)),
     (chunked_dropping_carry_after_empty_last_segment, _SEG),
     (tile_varying_between_runs, _SEG),
+    (strides_ignored_along_segments, TargetSpec(segments="offsets", axis=0,
+                                                dtypes=_SEG.dtypes)),
     (group_labels_narrowed_to_int32, TargetSpec(segments="groups", dtypes=("int32", "int64"))),
     (offsets_times_heads_in_32_bits, TargetSpec(segments="offsets", axis=0,
                                                 dtypes=_SEG.dtypes)),

@@ -98,22 +98,41 @@ def _view(rng: np.random.Generator, dims: list[int], layout: str, case: Case, se
           ) -> np.ndarray:
     """An array of shape ``dims`` with values of ``case``'s data, laid out as asked."""
     size = int(np.prod(dims))
-    values = generate_data(np.random.default_rng(seed), size + 2, case.dtype, case.distribution)
-    if layout == "C":
-        return values[:size].reshape(dims)
-    if layout == "F":
-        return np.asfortranarray(values[:size].reshape(dims))
+    values = generate_data(np.random.default_rng(seed), size, case.dtype, case.distribution)
+    return laid_out(values.reshape(dims), memory_of(rng, layout, len(dims)))
+
+
+def memory_of(rng: np.random.Generator, layout: str, ndim: int) -> dict[str, Any]:
+    """What :func:`laid_out` needs to lay an ``ndim``-array out as ``layout`` (of
+    :data:`LAYOUTS`): the axis a strided or reversed layout steps along, the order a
+    transposed one keeps its axes in memory, drawn from ``rng``."""
+    memory: dict[str, Any] = {"layout": layout}
     if layout == "transposed":
-        perm = rng.permutation(len(dims))
-        inverse = np.argsort(perm)
-        return values[:size].reshape([dims[p] for p in inverse]).transpose(perm)
-    d = int(rng.integers(0, len(dims)))
-    if layout == "strided":
-        wide = list(dims)
-        wide[d] *= 2
-        buf = generate_data(np.random.default_rng(seed), int(np.prod(wide)), case.dtype,
-                            case.distribution).reshape(wide)
-        return buf[(slice(None),) * d + (slice(None, None, 2),)]
+        memory["perm"] = [int(p) for p in rng.permutation(ndim)]
+    elif layout in ("strided", "reversed"):
+        memory["dim"] = int(rng.integers(0, ndim))
+    return memory
+
+
+def laid_out(x: np.ndarray, memory: dict[str, Any]) -> np.ndarray:
+    """``x``'s values, element for element, in the memory layout ``memory`` says
+    (:func:`memory_of`): a view into a buffer of its own, which a report rebuilds as it is."""
+    layout = memory["layout"]
+    if layout == "C":
+        return x.copy()
+    if layout == "F":
+        return np.array(x, order="F")
+    if layout == "transposed":
+        perm = memory["perm"]
+        return np.array(x.transpose(perm), order="C").transpose(np.argsort(perm))
+    if layout == "offset":  # one element into the buffer
+        buf = np.empty(x.size + 1, x.dtype)
+        buf[1:] = x.ravel()
+        return buf[1:].reshape(x.shape)
+    d = memory["dim"]
+    step = (slice(None),) * d
     if layout == "reversed":
-        return values[:size].reshape(dims)[(slice(None),) * d + (slice(None, None, -1),)]
-    return values[1:size + 1].reshape(dims)  # "offset": one element into the buffer
+        return np.flip(x, d).copy()[step + (slice(None, None, -1),)]
+    if layout == "strided":  # every other element of a buffer holding each value twice
+        return np.repeat(x, 2, axis=d)[step + (slice(None, None, 2),)]
+    raise ValueError(f"layout={layout!r} is unknown; allowed: {', '.join(LAYOUTS)}")

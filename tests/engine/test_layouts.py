@@ -11,7 +11,7 @@ from scancheck.controls import broken as controls
 from scancheck.core.dtypes import DTYPES
 from scancheck.engine.cases import Case
 from scancheck.engine.conformance import check_property
-from scancheck.engine.layouts import LAYOUTS, SHAPES, batch
+from scancheck.engine.layouts import LAYOUTS, SHAPES, batch, laid_out, memory_of
 from scancheck.engine.spec import TargetSpec
 from scancheck.engine.strategies import generate_data
 from scancheck.engine.targets import Target
@@ -29,6 +29,15 @@ def test_every_shape_class_and_layout_is_drawn():
     assert {s for s, _ in seen} == set(SHAPES) and {la for _, la in seen} == set(LAYOUTS)
     # Every layout but C order and an offset reaches the target as a non-contiguous view.
     assert scattered == set(LAYOUTS) - {"C", "offset"}
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from(LAYOUTS), st.integers(1, 3))
+def test_laid_out_keeps_every_value_in_a_buffer_of_its_own(seed, layout, ndim):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-9, 9, size=rng.integers(1, 4, size=ndim)).astype(np.int32)
+    y = laid_out(x, memory_of(rng, layout, ndim))
+    assert y.shape == x.shape and np.array_equal(y, x) and not np.shares_memory(x, y)
+    assert any(st < 0 for st in y.strides) == (layout == "reversed")
 
 
 def test_the_same_case_gives_the_same_batch_and_other_data_the_same_layout():

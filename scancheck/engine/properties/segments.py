@@ -16,6 +16,7 @@ from ...core.dtypes import is_float
 from ...oracle.segmented import gather_rows, segment_ids, segment_rows
 from ..cases import Case
 from ..diagnosis import Cause
+from ..layouts import LAYOUTS, laid_out, memory_of
 from ..segments import Layout, draw_layout, shrunk_layouts
 from ..strategies import generate_data
 from ..targets import Target
@@ -46,15 +47,25 @@ def segments_check(target: Target, case: Case) -> Failure | None:
     layout = draw_layout(rng, t, kind, index_dtype or None)
     x = generate_data(np.random.default_rng(case.seed), t * width, case.dtype,
                       case.distribution).reshape((t, *heads))
-    failure = judge(target, x, layout, again=spec.deterministic and is_float(x.dtype))
+    # (T, H, ...) in one of the memory layouts the rows property draws, shrunk in it too.
+    memory = memory_of(rng, LAYOUTS[int(rng.integers(len(LAYOUTS)))], x.ndim) if heads else {
+        "layout": "C"}
+    failure = judge(target, laid_out(x, memory), layout,
+                    again=spec.deterministic and is_float(x.dtype))
     if failure is None:
         return None
+    if heads:
+        failure.at["memory"] = memory
     if failure.cause == Cause.NONDETERMINISM:
         return failure
-    x, layout, failure = shrink(target, x, layout, failure)
+    x, layout, failure = shrink(target, x, layout, failure, memory)
+    if heads:
+        failure.at["memory"] = memory
+        if memory["layout"] != "C":
+            failure.diagnosis += f" (input of shape {list(x.shape)}, {memory['layout']} layout)"
     if is_float(x.dtype) and spec.family == "sum" and failure.cause == Cause.LOGIC and (
             "bound" in failure.diagnosis or "certificate" in failure.diagnosis):
-        failure = _steps_attribution(target, x, layout, failure)
+        failure = _steps_attribution(target, x, layout, failure, memory)
     if is_float(x.dtype) and not np.isfinite(x).all() and failure.cause != Cause.INPUT_WRITTEN:
         special = np.isnan(failure.got) != np.isnan(failure.expected) or (
             np.isinf(failure.got) != np.isinf(failure.expected))
@@ -169,11 +180,12 @@ def _segment_name(layout: Layout, desc: np.ndarray, ids: np.ndarray, s: int) -> 
     return f"segment {s} of {count}"
 
 
-def shrink(target: Target, x: np.ndarray, layout: Layout, failure: Failure
-           ) -> tuple[np.ndarray, Layout, Failure]:
+def shrink(target: Target, x: np.ndarray, layout: Layout, failure: Failure,
+           memory: dict[str, Any] | None = None) -> tuple[np.ndarray, Layout, Failure]:
     """A smaller input and layout that fail with the same cause: whole segments removed
     first, then segments emptied, cut to one element or halved, for as long as one still
-    fails (at most :data:`SHRINK_CALLS` calls and :data:`SHRINK_SECONDS` seconds)."""
+    fails (at most :data:`SHRINK_CALLS` calls and :data:`SHRINK_SECONDS` seconds); each
+    smaller input handed in the memory layout ``memory`` (:func:`laid_out`; C by default)."""
     deadline = time.monotonic() + SHRINK_SECONDS
     calls = 0
     improved = True
@@ -184,7 +196,7 @@ def shrink(target: Target, x: np.ndarray, layout: Layout, failure: Failure
             if calls > SHRINK_CALLS or time.monotonic() > deadline:
                 return x, layout, failure
             try:
-                f = judge(target, x[keep], smaller)
+                f = judge(target, laid_out(x[keep], memory or {"layout": "C"}), smaller)
             except Exception:  # a smaller input the target refuses shows nothing of this bug
                 continue
             if f is not None and f.cause == failure.cause:
@@ -193,14 +205,14 @@ def shrink(target: Target, x: np.ndarray, layout: Layout, failure: Failure
     return x, layout, failure
 
 
-def _steps_attribution(target: Target, x: np.ndarray, layout: Layout, failure: Failure
-                       ) -> Failure:
-    """A logic error if the same shape and layout on 'steps' data (every sum of adjacent
-    elements in [-3, 3], exact in any order) fail too, else precision lost."""
+def _steps_attribution(target: Target, x: np.ndarray, layout: Layout, failure: Failure,
+                       memory: dict[str, Any]) -> Failure:
+    """A logic error if the same shape, segments and memory layout on 'steps' data (every
+    sum of adjacent elements in [-3, 3], exact in any order) fail too, else precision lost."""
     for seed in range(3):
         steps = generate_data(np.random.default_rng(seed), x.size, x.dtype.name,
                               "steps").reshape(x.shape)
-        if judge(target, steps, layout) is not None:
+        if judge(target, laid_out(steps, memory), layout) is not None:
             failure.diagnosis += ("; wrong also on 'steps' data in the same segments, so no "
                                   "rounding explains it")
             return failure
