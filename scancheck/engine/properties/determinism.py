@@ -32,16 +32,24 @@ def determinism_check(target: Target, case: Case) -> Failure | None:
         if target.spec.family not in ("sum", "order"):
             differ.independent = True
             return differ
-        judged = [judge_output(target, case, x, out) if is_float(x.dtype) else None
-                  for out in (first, again)]
-        wrong = next((w for w in judged if w is not None), None)
+        runs = (first, again)
+        judged = [judge_output(target, case, x, out, attribute=False) if is_float(x.dtype)
+                  else None for out in runs]
+        wrong = next((i for i, w in enumerate(judged) if w is not None), None)
         if wrong is None:
             differ.independent = True
             return differ
         if None in judged:
             # Wrong in one run of an input and right in another: no loss of precision comes
-            # and goes like that, whatever the probe runs happened to see.
-            wrong.cause = Cause.LOGIC
-        wrong.diagnosis += "; and the bits differ between runs (a race?)"
-        return wrong
+            # and goes like that, so no attribution to precision is tried (its probe runs
+            # would see whichever runs they happened to get).
+            failure = judged[wrong]
+            failure.cause = Cause.LOGIC
+            failure.diagnosis += ("; right in another run of the same input: no lost precision "
+                                  "comes and goes like that, the bits differ between runs (a "
+                                  "race?)")
+            return failure
+        failure = judge_output(target, case, x, runs[wrong]) or judged[wrong]
+        failure.diagnosis += "; and the bits differ between runs (a race?)"
+        return failure
     return None
