@@ -15,6 +15,7 @@ compute-sanitizer too, so that a fault or a hang is a verdict and the session go
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -492,6 +493,9 @@ def _seeded(result: PropertyResult, inclusive: bool) -> PropertyResult:
     case = result.smallest_case
     if case and "index" in case:
         case["index"] -= inclusive  # the view's output 0 is the initial value itself
+        # The 'steps' probe names its output in the view's terms too.
+        result.diagnosis = re.sub(r"\('steps' data, n=(\d+), index (\d+)\)", lambda m: (
+            f"('steps' data, n={m[1]}, index {int(m[2]) - inclusive})"), result.diagnosis)
     if result.status != "skip":
         result.detail["initial value"] = ("element 0 of each case's data; the target scans "
                                           "the rest")

@@ -128,6 +128,23 @@ def test_scans_from_an_initial_value_conform_and_one_that_drops_it_past_a_tile_d
     assert check(from_identity, ("integers exact", "floats within bound"), budget=small).passed
 
 
+def test_an_initial_value_scans_failure_names_one_output_in_its_own_terms(budget):
+    """An inclusive scan from an initial value that adds it to output 0 alone: the smallest
+    case and the 'steps' probe both name output 1, the first without it (the view the
+    properties check counts the initial value as its output 0)."""
+    from scancheck.engine.conformance import check
+
+    def first_only(x, initial):
+        out = np.cumsum(x, dtype=x.dtype)
+        out[:1] += x.dtype.type(initial)
+        return out
+
+    t = Target("first only", first_only, TargetSpec(initial=True, dtypes=("float32",)))
+    rep = check(t, ("floats within bound",), budget=replace(budget, max_n=2**10))
+    assert rep.verdict.smallest_case["index"] == 1, rep.diagnosis
+    assert "('steps' data, n=3, index 1)" in rep.diagnosis, rep.diagnosis
+
+
 # -- the target is handed a copy, and a write into it is its own verdict ------------------
 
 
