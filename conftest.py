@@ -109,7 +109,7 @@ def _wants_gpu(config: pytest.Config) -> bool:
     return "not gpu" not in markexpr
 
 
-def _compile_oracles(args: list[str]) -> None:
+def _compile_oracles() -> None:
     """The Numba oracles compiled once into their cache on disk before the xdist workers start
     (or, where it is warm, loaded: a second), in processes side by side: a fresh checkout has
     no cache, and every worker, its zygote and child processes compiled the same functions at
@@ -119,17 +119,8 @@ def _compile_oracles(args: list[str]) -> None:
 
     if os.environ.get(COMPILED_ENV):
         return  # compiled by the session running this one, or by the GPU suite's warm step
-    commands = [[sys.executable, "-c", share_code(k)] for k in range(SHARES)]
-    tests = Path(__file__).resolve().parent / "tests"
-    if sys.pycache_prefix and not Path(sys.pycache_prefix + str(tests)).exists():
-        # Beside them, one collection of the session's tests writes every module's bytecode
-        # and every test module's rewritten asserts into the cache, once: each worker of a
-        # cold cache compiled them all itself, side by side (6.5 CPU-s of a worker's
-        # collection, 2.0 s warm).
-        commands.append([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:xdist",
-                         "-p", "no:cacheprovider", *args])
-    procs = [subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-             for c in commands]
+    procs = [subprocess.Popen([sys.executable, "-c", share_code(k)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL) for k in range(SHARES)]
     for proc in procs:
         try:
             proc.wait(timeout=120)
@@ -141,16 +132,10 @@ def _compile_oracles(args: list[str]) -> None:
     os.environ[COMPILED_ENV] = "1"
 
 
-def _test_paths(config: pytest.Config) -> list[str]:
-    """The paths the session collects (its arguments that name files or folders, selectors
-    such as ``file.py::test`` cut to their file), for a collection ahead of it."""
-    return [a.split("::")[0] for a in config.args if os.path.exists(a.split("::")[0])]
-
-
 def pytest_configure(config: pytest.Config) -> None:
     given = getattr(config, "workerinput", {})
     if not given and getattr(config.option, "numprocesses", None) and not config.option.collectonly:
-        _compile_oracles(_test_paths(config))  # the controller, before it starts workers
+        _compile_oracles()  # the controller of xdist workers, before it starts them
     if "scancheck_gpus" in given:
         # An xdist worker: the controller asked nvidia-smi and CUDA already, so the worker
         # starts without importing CuPy; its first GPU test initialises CUDA.
