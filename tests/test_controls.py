@@ -61,10 +61,14 @@ def test_a_bug_only_at_some_sizes_is_found_within_one_propertys_share_of_the_def
     # loaded 2-core CI machine take their share: the search gets the default 30 s, and the
     # seconds it must find the bug within are its own, CPU-seconds, twice the control's.  A
     # cap of 1000 examples (the bug this test is for) would still end the search first.
+    # What any check loads on its first case (the exact oracles from Numba's cache, say) is
+    # loaded first: the seconds measured are the search's.
+    control.check(isolated=False, properties=("integers exact",), budget=Budget(0.1, max_n=64))
     cpu = time.process_time()
     rep = _caught(control, isolated=False, properties=("integers exact",), budget=Budget())
-    assert time.process_time() - cpu <= 2 * control.seconds, rep.rows()
-    assert rep.verdict.smallest_case["n"] in (1000, 3000)
+    spent = time.process_time() - cpu
+    assert spent <= 2 * control.seconds, (spent, rep.rows())
+    assert rep.verdict.smallest_case["n"] in (1000, 3000), rep.rows()
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
