@@ -46,6 +46,20 @@ def identity_on_the_first_leaf_only(elems: tuple, combine: Any) -> tuple:
     return tuple(out)
 
 
+def carried_in_int64(elems: tuple, combine: Any) -> tuple:
+    """A sequential inclusive scan whose running value is stored in an int64 workspace, each
+    leaf cast back to its own dtype for the next combine: integer leaves come back as they
+    were (every narrower type's values, and uint64's bits, survive int64), float leaves lose
+    their fractions."""
+    from ..engine.generic_scans import sequential
+
+    def stored(a: tuple, b: tuple) -> tuple:
+        out = [np.asarray(v) for v in combine(a, b)]
+        return tuple(v.astype(np.int64).astype(v.dtype) for v in out)
+
+    return sequential(elems, stored)
+
+
 def _online_softmax_forgetting_a_rescale(a: tuple, b: tuple) -> tuple:
     # (running max m, sum s of exp(x - m)): the earlier sum is never rescaled to the new max.
     from ..core.monoids import namespace
@@ -83,6 +97,7 @@ for fn, spec in (
     (blelloch_down_sweep_swapped, TargetSpec(combine=True, inclusive=False)),
     (reverse_in_the_flip_convention, TargetSpec(combine=True, reverse="suffix")),
     (combines_later_first, TargetSpec(combine=True)),
+    (carried_in_int64, TargetSpec(combine=True)),
     (identity_on_the_first_leaf_only, TargetSpec(combine=True, inclusive=False)),
     (fold_of_the_declared_monoid,
      TargetSpec(op="scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE")),

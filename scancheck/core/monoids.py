@@ -43,10 +43,13 @@ class Monoid:
     where it is a monoid only on a domain (the bicyclic monoid's non-negative pairs): a
     Hypothesis strategy of one element (a tuple of scalars, one per leaf), or a function
     ``elements(rng, shape)`` returning one array per leaf; its laws and its scans are
-    checked on elements of that domain alone."""
+    checked on elements of that domain alone.  ``exact``: every association order gives the
+    same leaves on those elements (float leaves whose combines never round there), so that
+    its scans are judged exactly, as integer ones are, at any n."""
 
     def __init__(self, combine: Combine, identity: Sequence[Any], *, name: str,
-                 commutative: bool = False, elements: Elements | None = None) -> None:
+                 commutative: bool = False, elements: Elements | None = None,
+                 exact: bool = False) -> None:
         if not callable(combine):
             raise TypeError(f"combine={combine!r} must be callable as combine(a, b), a and b "
                             f"tuples of arrays")
@@ -71,6 +74,7 @@ class Monoid:
         self.identity: Leaves = tuple(ident)
         self.name = name
         self.commutative = bool(commutative)
+        self.exact = bool(exact)
         self._elements = elements
         #: ``module:ATTR`` where it was loaded from (a child process loads it again there).
         self.locator: str | None = None
@@ -98,8 +102,14 @@ class Monoid:
 
     @property
     def floats(self) -> bool:
-        """Whether some leaf is a float (its scan is not exact in the leaves' own arithmetic)."""
+        """Whether some leaf is a float."""
         return any(is_float(d) for d in self.dtypes)
+
+    @property
+    def rounds(self) -> bool:
+        """Whether its scans may round: some leaf is a float and the monoid is not declared
+        ``exact`` (otherwise its scan in its own arithmetic is the exact answer)."""
+        return self.floats and not self.exact
 
     def identity_like(self, shape: tuple[int, ...]) -> Leaves:
         """The identity, each leaf an array of ``shape``."""
@@ -324,6 +334,16 @@ def _bicyclic_elements(rng: np.random.Generator, shape: tuple[int, ...]) -> Leav
     return (rng.integers(0, 4, shape, dtype=np.int64), rng.integers(0, 4, shape, dtype=np.int64))
 
 
+def _signed_affine_elements(rng: np.random.Generator, shape: tuple[int, ...]) -> Leaves:
+    # Multipliers +-1 and offsets in quarters of at most 4 / 4, fewer where the scan is long:
+    # every partial offset is a multiple of 1/4 below 2**22 in magnitude, exact in float32
+    # in any association order.  A leaf carried in an integer type loses the quarters.
+    n = max(shape, default=1)
+    top = max(0, min(4, 2**22 // max(n, 1)))
+    m = rng.choice(np.array([-1.0, 1.0], np.float32), shape)
+    return (m, (rng.integers(-top, top + 1, shape) / 4).astype(np.float32))
+
+
 def _hash(a: Leaves, b: Leaves) -> Leaves:
     # (count, base**count, polynomial hash) of a sequence: the earlier hash shifted by the
     # later's length, mod 2**64.
@@ -354,14 +374,17 @@ def _builtin(name: str, dtype: str) -> Monoid:
                   commutative=oper.commutative)
 
 
-#: scancheck's probe monoids, by name: exact in integer arithmetic, the first three
-#: non-commutative (every reordering, skip or duplicate shows), then the built-in operators.
+#: scancheck's probe monoids, by name: exact in their own arithmetic, the first four
+#: non-commutative (every reordering, skip or duplicate shows; the fourth's float leaves
+#: show a leaf carried in an integer type), then the built-in operators.
 PROBES: dict[str, Monoid] = {m.name: m for m in (
     Monoid(_affine, (np.uint32(1), np.uint32(0)), name="affine mod 2**32",
            elements=_affine_elements),
     Monoid(_bicyclic, (np.int64(0), np.int64(0)), name="bicyclic", elements=_bicyclic_elements),
     Monoid(_hash, (np.int32(0), np.uint64(1), np.uint64(0)), name="sequence hash",
            elements=_hash_elements),
+    Monoid(_affine, (np.float32(1), np.float32(0)), name="signed affine (float32)",
+           elements=_signed_affine_elements, exact=True),
     _builtin("add", "int32"),
     _builtin("max", "int64"),
     _builtin("min", "int32"),

@@ -53,7 +53,7 @@ def monoid_scan(monoid: Monoid, elems: Leaves, inclusive: bool = True,
     x = _moved(elems, axis)
     n = x[0].shape[0]
     batch = x[0].shape[1:]
-    if n > SEQUENTIAL_MAX and not (exact or sequential or monoid.floats):
+    if n > SEQUENTIAL_MAX and not (exact or sequential or monoid.rounds):
         return tuple(np.moveaxis(o, 0, axis) for o in _doubling(monoid, x, inclusive, reverse))
     acc = monoid.identity_like(batch)
     if exact:
@@ -151,9 +151,10 @@ def rounded(monoid: Monoid, leaves: Leaves) -> Leaves:
 
 def exact_monoid_scan(monoid: Monoid, elems: Leaves, inclusive: bool = True,
                       reverse: str | None = None, axis: int = 0) -> Leaves | None:
-    """The exact answer: integer leaves in their own arithmetic, rational float combines
-    rounded once per output; None where the combine has float leaves and is not rational."""
-    if not monoid.floats:
+    """The exact answer: integer leaves (and a monoid declared ``exact``) in their own
+    arithmetic, rational float combines rounded once per output; None where the combine has
+    float leaves and is not rational."""
+    if not monoid.rounds:
         return monoid_scan(monoid, elems, inclusive, reverse, axis)
     if not rational(monoid) or not all(np.isfinite(v).all() for v, d in
                                        zip(elems, monoid.dtypes) if is_float(d)):
@@ -416,12 +417,14 @@ def _magnitude(monoid: Monoid, *operands: Leaves) -> np.ndarray:
 
 def broken_law(monoid: Monoid, count: int, seed: int) -> LawBroken | None:
     """The first of ``count`` drawn triples on which associativity, the identity (on either
-    side) or a declared commutativity fails; None where all hold.  Exact for integer leaves
-    and rational float combines; other float combines within 64 units of roundoff of the
-    largest magnitude in the law (:func:`_differ`)."""
+    side) or a declared commutativity fails; None where all hold.  Exact for integer leaves,
+    rational float combines and a monoid declared exact (in its own arithmetic); other float
+    combines within 64 units of roundoff of the largest magnitude in the law
+    (:func:`_differ`)."""
     rng = np.random.default_rng(seed)
     a, b, c = (monoid.draw(rng, (count,)) for _ in range(3))
-    exact = monoid.floats and rational(monoid, a)
+    # A monoid declared exact is held to its own arithmetic: a law that rounds breaks it.
+    exact = monoid.rounds and rational(monoid, a)
     if exact:
         a, b, c = (tuple(_as_exact(v) for v in t) for t in (a, b, c))
     e = tuple(_as_exact(v) if exact else v for v in monoid.identity_like((count,)))
@@ -436,10 +439,11 @@ def broken_law(monoid: Monoid, count: int, seed: int) -> LawBroken | None:
     if monoid.commutative:
         checks.append(("commutativity (declared): combine(a, b) == combine(b, a)",
                        ap(a, b), ap(b, a), {"a": a, "b": b}))
-    scale = np.zeros(count) if exact else _magnitude(monoid, a, b, c)
+    strict = exact or monoid.exact  # in rationals, or in its own arithmetic bit for bit
+    scale = np.zeros(count) if strict else _magnitude(monoid, a, b, c)
     found = []
     for law, left, right, ops in checks:
-        bad = _differ(monoid, left, right, exact, scale)
+        bad = _differ(monoid, left, right, strict, scale)
         if bad.any():
             i = int(np.argmax(bad))
             found.append(LawBroken(law, i, {k: _shown(_at(v, i)) for k, v in ops.items()},

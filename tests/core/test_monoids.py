@@ -145,6 +145,37 @@ def test_the_mixed_probe_has_leaves_of_several_dtypes():
     assert len(set(PROBES["sequence hash"].dtypes)) > 1
 
 
+@pytest.mark.parametrize("n", [1, 8, 5000, 2**20, 2**22, 2**23])
+def test_the_float_probe_never_rounds_in_any_association_order(n):
+    """Multipliers +-1 and offsets in quarters whose sum over n elements stays below 2**22:
+    every partial result is a float32 number, so any order gives the same bits; and the
+    quarters are there to lose (a leaf carried as an integer) where n allows them."""
+    m = PROBES["signed affine (float32)"]
+    assert m.exact and m.floats and not m.rounds and not m.commutative
+    big = min(n, 4096)  # drawn at n, checked on its first elements (each drawn alike)
+    m_leaf, c_leaf = m.draw(np.random.default_rng(n), (n,))
+    assert set(np.unique(m_leaf)) <= {-1.0, 1.0}
+    assert np.abs(c_leaf).max() * n <= 2**22 and ((c_leaf * 4) % 1 == 0).all()
+    assert n > 2**22 or (c_leaf % 1 != 0).any() or n < 8
+    x = (m_leaf[:big], c_leaf[:big])
+    wide = Monoid(m.combine, tuple(np.float64(v) for v in m.identity), name="wide")
+    for f, w in zip(monoid_scan(m, x), monoid_scan(wide, tuple(v.astype(np.float64) for v in x))):
+        assert np.array_equal(f.astype(np.float64), w)
+
+
+def test_a_monoid_declared_exact_that_rounds_breaks_its_laws():
+    """Declared exact, a float combine that rounds is held to its own arithmetic: its laws
+    fail there, so no scan of it is judged exactly against one order."""
+    def add(a, b):
+        return (a[0] + b[0],)
+
+    rounding = Monoid(add, (np.float32(0),), name="rounding sum", commutative=True,
+                      elements=lambda rng, shape: (rng.normal(0, 1, shape).astype(np.float32),),
+                      exact=True)
+    broken = broken_law(rounding, 256, 0)
+    assert broken is not None and "associativity" in broken.line("rounding sum")
+
+
 @pytest.mark.parametrize("locator, words", [
     ("scancheck.core.monoids", "named module:ATTR"),
     ("no_such_module_x:M", "cannot be loaded"),

@@ -202,8 +202,9 @@ def test_a_combine_that_divides_or_calls_a_function_has_no_rounding_bound():
 @pytest.mark.parametrize("reverse", [None, "flip", "suffix"])
 @pytest.mark.parametrize("inclusive", [True, False])
 def test_the_log_depth_scan_of_a_long_input_is_the_sequential_fold(name, reverse, inclusive):
-    """Past SEQUENTIAL_MAX an integer monoid is scanned by doubling: bit for bit the fold,
-    in every convention, along either axis of a 2-D input."""
+    """Past SEQUENTIAL_MAX a monoid exact in its own arithmetic (integer leaves, or declared
+    exact) is scanned by doubling: bit for bit the fold, in every convention, along either
+    axis of a 2-D input."""
     from scancheck.oracle.monoid_scan import SEQUENTIAL_MAX
 
     m = PROBES[name]
@@ -220,6 +221,6 @@ def test_the_log_depth_scan_of_a_long_input_is_the_sequential_fold(name, reverse
     def counted(a, b):
         calls.append(1)
         return m.combine(a, b)
-    c = Monoid(counted, m.identity, name="counted")
+    c = Monoid(counted, m.identity, name="counted", exact=m.exact)
     monoid_scan(c, m.draw(np.random.default_rng(0), (n,)), inclusive, reverse)
     assert len(calls) < 64  # log-depth: a few dozen vectorized combines, not n

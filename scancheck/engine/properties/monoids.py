@@ -3,13 +3,14 @@ generic scans that take the combine (``probe monoids``).
 
 A target whose spec declares a :class:`~scancheck.core.monoids.Monoid` is called as
 ``fn(elems)``; one with ``combine=True`` as ``fn(elems, combine)``, and is driven by the
-probe monoids (:data:`~scancheck.core.monoids.PROBES`), exact in integer arithmetic and
-non-commutative, so that any element skipped, duplicated or combined out of order shows.
-The answer is :func:`~scancheck.oracle.monoid_scan.exact_monoid_scan` in the declared
-convention (forward, ``reverse='flip'`` or ``'suffix'``); a failure names the first wrong
-output, and what the target did where that can be told: the other reverse convention, the
-operands of every combine swapped, two partial results combined later-first, or a leaf
-that does not start from its identity.  A user's monoid whose laws fail is reported as the
+probe monoids (:data:`~scancheck.core.monoids.PROBES`), exact in their own arithmetic
+(integer leaves, and float ones that never round) and non-commutative, so that any
+element skipped, duplicated or combined out of order shows.  The answer is
+:func:`~scancheck.oracle.monoid_scan.exact_monoid_scan` in the declared convention
+(forward, ``reverse='flip'`` or ``'suffix'``); a failure names the first wrong output, and
+what the target did where that can be told: the other reverse convention, the operands of
+every combine swapped, two partial results combined later-first, or a leaf that does not
+start from its identity.  A user's monoid whose laws fail is reported as the
 operator's fault, and no scan of it is judged.
 """
 
@@ -55,9 +56,10 @@ FLOAT_MAX_N = 2**12
 
 def monoid_cap(spec: TargetSpec) -> int | None:
     """The largest n of 'monoid scan' and 'probe monoids' for ``spec``: :data:`FLOAT_MAX_N`
-    where its declared monoid has float leaves, else none of their own (the budget's)."""
+    where its declared monoid has float leaves that may round, else none of their own (the
+    budget's)."""
     monoid = monoid_of(spec)
-    return FLOAT_MAX_N if monoid is not None and monoid.floats else None
+    return FLOAT_MAX_N if monoid is not None and monoid.rounds else None
 
 
 def convention(target: Target) -> str | None:
@@ -141,7 +143,7 @@ def judge(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int
     convention: exact where the oracle is, else within the spread of association orders."""
     spec = target.spec
     conv = convention(target)
-    if monoid.floats:  # every order rounds differently: within their spread of the answer
+    if monoid.rounds:  # every order rounds differently: within their spread of the answer
         return _judge_spread(target, monoid, elems, got, axis)
     want = exact_monoid_scan(monoid, elems, spec.inclusive, conv, axis)
     ok = _same(monoid, got, want)
@@ -397,7 +399,7 @@ def monoid_summary(target: Target) -> dict[str, Any]:
     """What a passing target's verdict rests on, where it is not exact: a float combine that
     is not rational is judged against the spread of association orders, not proven."""
     monoid = monoid_of(target.spec)
-    if monoid is None or not monoid.floats:
+    if monoid is None or not monoid.rounds:
         return {}
     from ...oracle.monoid_scan import rational
 
