@@ -214,9 +214,8 @@ def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
         if _same(monoid, got, alt).all():
             return ("every output is the scan with combine's operands swapped, combine(b, a) "
                     "where combine(a, b) is due, a the earlier elements (operand order)")
-    wrong = [i for i, (u, v) in enumerate(zip(got, monoid_scan(monoid, elems, spec.inclusive,
-                                                                  conv, axis)))
-             if not np.array_equal(u, v)]
+    due = monoid_scan(monoid, elems, spec.inclusive, conv, axis)
+    wrong = [i for i, (u, v) in enumerate(zip(got, due)) if not np.array_equal(u, v)]
     ident = tuple(v.item() for v in monoid.identity)
     x = _row(elems, axis, row)
     n = x[0].shape[0]
@@ -236,7 +235,12 @@ def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
             return (f"it is combine({hi}, {lo}): the partial results of {lo} and {hi} were "
                     f"combined later-first (operand order)")
     if len(wrong) == 1 and len(monoid.dtypes) > 1:
-        return f"only leaf {wrong[0]} is wrong (its identity is {ident[wrong[0]]})"
+        i = wrong[0]
+        w = _pick(due, axis, row, k)[i]
+        if is_float(monoid.dtypes[i]) and float(g[i]).is_integer() and not float(w).is_integer():
+            return (f"only leaf {i} is wrong, {g[i]} where {w} is due: its fraction lost (a "
+                    f"float leaf carried in an integer type?)")
+        return f"only leaf {i} is wrong (its identity is {ident[i]})"
     return ""
 
 
