@@ -188,13 +188,15 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
 
 def _explain_exact_type(x: np.ndarray, result: np.ndarray, want: np.ndarray,
                         base: dict[str, Any]) -> Explanation:
-    """Max, min and integer add round nothing: any difference is proven (equal zeros of
-    either sign agree, as for a max or min that leaves their order open)."""
+    """Max, min and integer add round nothing: any difference is proven (at a zero answer a
+    zero of a sign its prefix holds agrees, as for a max or min that leaves their order
+    open)."""
     from .core.arrays import same_bits
+    from .core.rules import zero_held
 
     ok = same_bits(result, want)
     if is_float(x.dtype):
-        ok |= (result == 0) & (want == 0)
+        ok |= (want == 0) & zero_held(x, result, base["inclusive"])
     bad = np.flatnonzero(~ok)
     e = Explanation(EXACT, "equal to the exact scan at every output", certified=int(x.shape[0]),
                     **base)

@@ -98,6 +98,11 @@ def test_max_and_min_round_nothing():
     bad[200] = np.nextafter(bad[200], -np.inf)
     e = explain(x, bad, op="max")
     assert e.verdict == PROVEN and e.first_wrong == 200
+    # A zero answer agrees in either sign that its prefix holds, and in no other.
+    zeros = np.array([-1.0, -0.0, 0.0], np.float32)
+    assert explain(zeros, np.array([-1.0, -0.0, -0.0], np.float32), op="max").verdict == EXACT
+    e = explain(zeros, np.array([-1.0, 0.0, 0.0], np.float32), op="max")
+    assert e.verdict == PROVEN and e.first_wrong == 1
 
 
 def test_bad_arguments_name_what_is_wrong(tmp_path):

@@ -259,8 +259,8 @@ CONTROLS: tuple[Control, ...] = (
     Control("a scan that combines (b, a)", _TUP + "combines_later_first", Cause.LOGIC,
             "operands swapped", "probe monoids: only a non-commutative operator shows it"),
     Control("generic scan storing its carry in int64", _TUP + "carried_in_int64", Cause.LOGIC,
-            "its fraction lost", "probe monoids, the signed affine float32 one: only the float probe's quarters are "
-            "lost (every integer leaf survives int64)"),
+            "its fraction lost", "probe monoids, the signed affine float32 one: only its "
+            "quarters are lost (every integer leaf survives int64)"),
     Control("identity dropped on one leaf of a tuple", _TUP + "identity_on_the_first_leaf_only",
             Cause.LOGIC, "identity's role dropped", "probe monoids: the sequence hash, whose "
             "second leaf's identity is 1"),

@@ -115,6 +115,20 @@ def extreme_scan(x: np.ndarray, which: str, zeros: str = "either", nans: str = "
     return np.where(out == 0, np.where(seen, wanted, -wanted), out)
 
 
+def zero_held(x: np.ndarray, got: np.ndarray, inclusive: bool = True) -> np.ndarray:
+    """Per output of a max or min scan of ``x`` along its last axis: whether ``got`` is a zero
+    of a sign that a zero of its prefix has (ending before the output where not
+    ``inclusive``).  Under zeros='either' -0 and +0 are equal, but a max or min returns one
+    of its operands: a zero no input has is none of them."""
+    zero = x == 0
+    held = [np.logical_or.accumulate(zero & (np.signbit(x) == sign), axis=-1)
+            for sign in (False, True)]
+    if not inclusive:  # the empty prefix of output 0 holds no zero
+        held = [np.concatenate([np.zeros_like(h[..., :1]), h[..., :-1]], axis=-1) for h in held]
+    with np.errstate(invalid="ignore"):
+        return (got == 0) & np.where(np.signbit(got), held[1], held[0])
+
+
 def flushed_extreme_scan(x: np.ndarray, which: str, zeros: str = "either",
                          nans: str = "propagate") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """What a max or min scan along the last axis of ``x`` may return under

@@ -8,27 +8,12 @@ import numpy as np
 from ...core.arrays import dtype_name, same_bits
 from ...core.dtypes import read_as_zero
 from ...core.operators import get_operator, shifted
-from ...core.rules import extreme_scan, flushed_extreme_scan
+from ...core.rules import extreme_scan, flushed_extreme_scan, zero_held
 from ..spec import TargetSpec
 
 
-def either_zero(spec: TargetSpec, x: np.ndarray, got: np.ndarray, want: np.ndarray
-                ) -> np.ndarray:
-    """Per output of a max or min scan of ``x`` along its last axis whose answer ``want`` is
-    a zero: whether ``got`` is a zero of a sign that a zero of its prefix has.  -0 and +0
-    are equal under zeros='either', but a max or min returns one of its operands, so a zero
-    that no input has is none of them."""
-    zero = x == 0
-    minus = np.logical_or.accumulate(zero & np.signbit(x), axis=-1)
-    plus = np.logical_or.accumulate(zero & ~np.signbit(x), axis=-1)
-    if not spec.inclusive:
-        minus, plus = shifted(minus, False), shifted(plus, False)
-    with np.errstate(invalid="ignore"):
-        return (got == 0) & (want == 0) & np.where(np.signbit(got), minus, plus)
-
-
 def extreme_answers(spec: TargetSpec, x: np.ndarray, flush: bool
-                     ) -> tuple[np.ndarray, list[np.ndarray]]:
+                    ) -> tuple[np.ndarray, list[np.ndarray]]:
     """The max or min scan of ``x`` along its last axis under the spec's rules, and with
     ``flush`` (FLUSH_RULES, "exact") that of the inputs read as zero and, per output, the
     first and the last input tied with it."""
@@ -48,9 +33,9 @@ def extreme_agree(spec: TargetSpec, x: np.ndarray, got: np.ndarray, flush: bool
     """Per output of a float max or min scan of ``x`` along its last axis: whether ``got`` is
     what the spec allows, and the answer it is judged against.  That is the exact scan bit
     for bit, or where the spec leaves the order of zeros open, at a zero answer a zero of a
-    sign its prefix holds (:func:`either_zero`); with ``flush``, the scan of the inputs read
-    as zero, or at a zero answer the bits of the first or the last input tied with it (what
-    a compare-and-select returns)."""
+    sign its prefix holds (:func:`~scancheck.core.rules.zero_held`); with ``flush``, the scan
+    of the inputs read as zero, or at a zero answer the bits of the first or the last input
+    tied with it (what a compare-and-select returns)."""
     want, picks = extreme_answers(spec, x, flush)
 
     def same(a: np.ndarray) -> np.ndarray:
@@ -58,7 +43,7 @@ def extreme_agree(spec: TargetSpec, x: np.ndarray, got: np.ndarray, flush: bool
 
     ok = same(want)
     if spec.zeros == "either":
-        ok |= either_zero(spec, read_as_zero(x) if flush else x, got, want)
+        ok |= (want == 0) & zero_held(read_as_zero(x) if flush else x, got, spec.inclusive)
     for pick in picks:
         ok |= (want == 0) & same(pick)
     return ok, want
