@@ -216,6 +216,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("initial value in the first tile only", _C + "initial_value_in_the_first_tile_only",
             Cause.LOGIC, "differs from the exact", "integers exact and the bounds, through the "
             "initial value each case draws as its element 0: from the identity it is right"),
+    Control("initial value taken from the last element", _C +
+            "initial_value_from_the_last_element", Cause.LOGIC, "differs from the exact",
+            "integers exact and the bounds: the element an exclusive scan never reads holds a "
+            "value other than the initial value (it held the initial value itself)"),
     Control("sum promoted after it is taken", _CON + "promoted_after_the_sum", Cause.LOGIC,
             "the promotion must come before", "integers exact, scanned in the promoted type: "
             "the dtype is right, and the same scan of int64 input conforms"),

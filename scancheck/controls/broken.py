@@ -441,6 +441,14 @@ def initial_value_in_the_first_tile_only(x: np.ndarray, initial: Any) -> np.ndar
     return out
 
 
+def initial_value_from_the_last_element(x: np.ndarray, initial: Any) -> np.ndarray:
+    """An exclusive scan from an initial value that never reads it: its inputs rolled one
+    place right, so that its start is ``x[-1]`` (a wrap-around), the element an exclusive
+    scan never reads otherwise."""
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(np.roll(x, 1), dtype=x.dtype)
+
+
 def zeroing_its_input(x: np.ndarray) -> np.ndarray:
     """Zeroes the array it is handed and returns zeros: the right scan of what it left there,
     so an oracle that took the expected answer from the array after the call would pass it."""
@@ -522,6 +530,7 @@ for fn, spec in (
     (logcumsumexp_through_exp, TargetSpec(op="logaddexp", dtypes=_FLOATS)),
     (cummax_first_index, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), indices=True)),
     (initial_value_in_the_first_tile_only, TargetSpec(inclusive=False, initial=True)),
+    (initial_value_from_the_last_element, TargetSpec(inclusive=False, initial=True)),
     (cumprod_carried_across_rows, TargetSpec(op="mul", dtypes=_FLOATS, axis="arg")),
     (cummax_flat_indices, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), axis="arg",
                                      indices=True)),

@@ -224,11 +224,25 @@ def seeded(target: Target) -> Target:
         v = to_numpy(y[:1])[0]
         if inclusive:  # output 0 is v itself; the target gives the rest
             return _concat(y[:1], _on_copy(fn, y[1:], initial=v))
-        # An exclusive scan never reads its last element: it holds v, as good as any value.
-        return _on_copy(fn, _concat(y[1:], y[:1]), initial=v)
+        # An exclusive scan never reads its last element: it holds a value other than v, so
+        # that a target taking its start from there (a wrap-around) shows.
+        return _on_copy(fn, _concat(y[1:], _other_than(y, v)), initial=v)
 
     setattr(run, _HANDS_OVER_COPIES, True)
     return replace(target, fn=run, spec=replace(target.spec, inclusive=True, initial=False))
+
+
+def _other_than(y: Any, v: Any) -> Any:
+    """One element, an array of ``y``'s kind: ``y``'s last where its value differs from
+    ``v`` (``y[0]``), else one made from ``v`` that differs (1 - 2v, or every bit flipped)."""
+    from ..core.arrays import to_numpy
+
+    if y.shape[0] > 1:
+        last = to_numpy(y[-1:])[0]
+        if not (last == v or (last != last and v != v)):
+            return y[-1:]
+    head = y[:1]
+    return 1 - 2 * head if np.asarray(v).dtype.kind not in "biu" else ~head
 
 
 #: Set on a function that calls a target's own function only through :func:`_on_copy`:
