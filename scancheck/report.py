@@ -227,8 +227,11 @@ def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: st
     args = ", monoid.bound" if report.spec.get("combine") else ""
     if report.spec.get("axis") == "arg":
         args += f", {axis}"
+    laid = ("from scancheck.engine.layouts import laid_out\n"
+            f"elems = tuple(laid_out(v, m) for v, m in zip(elems, {case['memory']!r}))"
+            f"  # each leaf's memory layout\n" if case.get("memory") else "")
     return head + (f"elems = monoid.draw(np.random.default_rng({case['seed']}), {shape})\n"
-                   f"target = resolve({report.target!r}).fn\n"
+                   + laid + f"target = resolve({report.target!r}).fn\n"
                    f"got = target(elems{args})\n"
                    f"print('output {case.get('index')}:', [np.moveaxis(v, {axis}, -1)"
                    f"[..., {case.get('index')}] for v in got])\n")

@@ -265,6 +265,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("generic scan storing its carry in int64", _TUP + "carried_in_int64", Cause.LOGIC,
             "its fraction lost", "probe monoids, the signed affine float32 one: only its "
             "quarters are lost (every integer leaf survives int64)"),
+    Control("generic N-D scan reading its leaves as C-contiguous", _TUP +
+            "leaves_read_as_c_contiguous", Cause.LOGIC, "memory layouts", "probe monoids, "
+            "whose N-D leaves come in the rows' memory layouts (they came C-contiguous)"),
     Control("identity dropped on one leaf of a tuple", _TUP + "identity_on_the_first_leaf_only",
             Cause.LOGIC, "identity's role dropped", "probe monoids: the sequence hash, whose "
             "second leaf's identity is 1"),

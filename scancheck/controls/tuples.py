@@ -60,6 +60,15 @@ def carried_in_int64(elems: tuple, combine: Any) -> tuple:
     return sequential(elems, stored)
 
 
+def leaves_read_as_c_contiguous(elems: tuple, combine: Any, axis: int) -> tuple:
+    """A generic N-D scan along ``axis`` that reads each leaf as if it were C-contiguous from
+    its data pointer (a kernel indexing ``row * n + i``): right on C-order leaves only."""
+    from ..engine.generic_scans import sequential
+    from .broken import _read_as_c_contiguous
+
+    return sequential(tuple(_read_as_c_contiguous(v) for v in elems), combine, axis)
+
+
 def _online_softmax_forgetting_a_rescale(a: tuple, b: tuple) -> tuple:
     # (running max m, sum s of exp(x - m)): the earlier sum is never rescaled to the new max.
     from ..core.monoids import namespace
@@ -98,6 +107,7 @@ for fn, spec in (
     (reverse_in_the_flip_convention, TargetSpec(combine=True, reverse="suffix")),
     (combines_later_first, TargetSpec(combine=True)),
     (carried_in_int64, TargetSpec(combine=True)),
+    (leaves_read_as_c_contiguous, TargetSpec(combine=True, axis="arg")),
     (identity_on_the_first_leaf_only, TargetSpec(combine=True, inclusive=False)),
     (fold_of_the_declared_monoid,
      TargetSpec(op="scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE")),

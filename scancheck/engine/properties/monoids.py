@@ -36,6 +36,7 @@ from ...oracle.monoid_scan import (
 )
 from ..cases import Case
 from ..diagnosis import Cause
+from ..layouts import LAYOUTS, laid_out, memory_of
 from ..spec import TargetSpec, monoid_of
 from ..targets import Target, _first_write
 from .base import Failure
@@ -68,10 +69,17 @@ def convention(target: Target) -> str | None:
     return None if not r else ("flip" if r is True else r)
 
 
+#: The other dimensions of an N-D case, drawn with these weights: singletons among them,
+#: where batched scans break.  (No empty one yet: the library targets' answer to it has not
+#: been seen on a GPU.)
+OTHER_DIMS: dict[int, float] = {1: 0.3, 2: 0.3, 3: 0.4}
+
+
 def _shape_and_axis(target: Target, case: Case) -> tuple[tuple[int, ...], int]:
     """The shape of a case's elements and the axis handed to the target: 1-D, or n along the
     declared axis of a small N-D array (axis='arg': ranks 2 to 4, any axis, named by a
-    negative number half the time, all by the case's seed)."""
+    negative number half the time; the other dimensions of :data:`OTHER_DIMS`; all by the
+    case's seed)."""
     axis = target.spec.axis
     if axis is None:
         return (case.n,), 0
@@ -82,15 +90,29 @@ def _shape_and_axis(target: Target, case: Case) -> tuple[tuple[int, ...], int]:
             axis -= ndim
     else:
         ndim = max(2, axis + 1 if axis >= 0 else -axis)
-    shape = [3] * ndim
+    rng = np.random.default_rng([case.seed, 0xD1])
+    shape = [int(d) for d in rng.choice(list(OTHER_DIMS), ndim, p=list(OTHER_DIMS.values()))]
     shape[axis] = case.n
     return tuple(shape), axis
 
 
-def call_on_leaves(target: Target, elems: Leaves, *args: Any) -> Any:
-    """The target's own code on copies of ``elems`` (and ``args``): an exception it raises is
-    marked as its own, and a write into a copy is :class:`~scancheck.engine.targets.InputWritten`."""
-    copies = tuple(np.array(v, copy=True) for v in elems)
+def _memories(elems: Leaves, case: Case) -> list[dict[str, Any]] | None:
+    """Each N-D leaf's memory layout, drawn from the case's seed (:func:`memory_of`; the
+    rows property's layouts); None for 1-D leaves, which are handed contiguous."""
+    if elems[0].ndim < 2:
+        return None
+    rng = np.random.default_rng([case.seed, 0x1EAF])
+    return [memory_of(rng, LAYOUTS[int(rng.integers(len(LAYOUTS)))], v.ndim) for v in elems]
+
+
+def call_on_leaves(target: Target, elems: Leaves, *args: Any,
+                   memory: list[dict[str, Any]] | None = None) -> Any:
+    """The target's own code on copies of ``elems`` (and ``args``), each leaf in its memory
+    layout of ``memory`` (:func:`~scancheck.engine.layouts.laid_out`; C order where None): an
+    exception it raises is marked as its own, and a write into a copy is
+    :class:`~scancheck.engine.targets.InputWritten`."""
+    copies = tuple(np.array(v, copy=True) for v in elems) if memory is None else tuple(
+        laid_out(v, m) for v, m in zip(elems, memory))
     n = int(sum(v.size for v in elems))
     with target.own_code(n):
         out = target.fn(copies, *args)
@@ -344,11 +366,17 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
     args: tuple[Any, ...] = (monoid.bound,) if combine else ()
     if target.spec.axis == "arg":
         args += (axis,)
-    out = call_on_leaves(target, elems, *args)
+    memory = _memories(elems, case)
+    out = call_on_leaves(target, elems, *args, memory=memory)
     got = _leaves_of(out, monoid, elems[0].shape)
-    if isinstance(got, Failure):
-        return got
-    return judge(target, monoid, elems, got, axis % elems[0].ndim)
+    if not isinstance(got, Failure):
+        got = judge(target, monoid, elems, got, axis % elems[0].ndim)
+    if got is not None and memory is not None:  # what the reproducer lays the leaves out by
+        got.at["memory"] = memory
+        if any(m["layout"] != "C" for m in memory):
+            got.diagnosis += (f" (leaves of shape {list(elems[0].shape)}, in the memory layouts "
+                              f"{', '.join(m['layout'] for m in memory)})")
+    return got
 
 
 def not_judged(monoid: Monoid) -> str | None:
