@@ -181,6 +181,9 @@ CONTROLS: tuple[Control, ...] = (
             Cause.LOGIC, "no zero of its prefix has", "floats within bound on 'zeros' data: "
             "-0 and +0 are equal under zeros='either', but a max returns one of its operands "
             "(it was called conforming)"),
+    Control("max racing between equal zeros", _CON + "max_racing_between_equal_zeros",
+            Cause.NONDETERMINISM, "bits differ", "deterministic, on 'zeros' data for max and "
+            "min: each run is allowed (zeros='either'), no two alike"),
     Control("subnormal inputs read as zero", _CON + "subnormal_inputs_read_as_zero",
             Cause.PRECISION, "subnormals read as zero", "floats within bound on 'subnormal' "
             "data; declared subnormals='flush', the same scan conforms"),

@@ -156,6 +156,20 @@ def max_adding_zero_to_each_output(x: np.ndarray) -> np.ndarray:
         return extreme_scan(x, "max") + x.dtype.type(0)
 
 
+def max_racing_between_equal_zeros(x: np.ndarray) -> np.ndarray:
+    """A max scan (zeros='either') whose zero answers take the sign of whichever tied zero
+    of the prefix wins a race, -0 or +0 by chance: each run allowed, no two runs alike."""
+    from ..core.rules import extreme_scan
+
+    out = extreme_scan(x, "max")
+    zero = x == 0
+    minus = np.logical_or.accumulate(zero & np.signbit(x))
+    plus = np.logical_or.accumulate(zero & ~np.signbit(x))
+    races = np.random.default_rng().integers(0, 2, x.size).astype(bool)
+    sign = np.where(minus & plus, races, minus)
+    return np.where(out == 0, np.where(sign, -0.0, 0.0).astype(x.dtype), out)
+
+
 def min_propagating_nan(x: np.ndarray) -> np.ndarray:
     """A min scan declared NaN-ignoring (C fmin) that propagates NaN instead."""
     with np.errstate(all="ignore"):
@@ -242,6 +256,7 @@ for fn, spec in (
     (overflow_guard_too_low, TargetSpec(dtypes=_FLOATS)),
     (max_keeping_the_earlier_zero, TargetSpec(op="max", dtypes=_FLOATS, zeros="ordered")),
     (max_adding_zero_to_each_output, TargetSpec(op="max", dtypes=_FLOATS)),
+    (max_racing_between_equal_zeros, TargetSpec(op="max", dtypes=_FLOATS)),
     (min_propagating_nan, TargetSpec(op="min", dtypes=_FLOATS, nans="ignore")),
     (subnormal_inputs_read_as_zero, TargetSpec(dtypes=_FLOATS)),
     (max_reading_subnormals_as_zero, TargetSpec(op="max", dtypes=_FLOATS)),

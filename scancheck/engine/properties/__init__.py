@@ -88,7 +88,9 @@ TABLE: dict[str, Property] = {p.name: p for p in (
     # factors near 1, which neither vanish nor overflow over long inputs).
     Property("deterministic", determinism_check, FLOAT_DTYPES, ("uniform", "cancellation"),
              (*ORDERED, "mul", "logaddexp", "recurrence"),
-             by_op=(("mul", ("factors",)), ("recurrence", ("uniform",)))),
+             # Max and min vary only where equal zeros race: data holding both zeros.
+             by_op=(("mul", ("factors",)), ("recurrence", ("uniform",)),
+                    ("max", ("uniform", "zeros")), ("min", ("uniform", "zeros")))),
     Property("recurrence", recurrence_check, DTYPES, ("uniform", "subnormal"), ("recurrence",)),
     Property("rows", rows_check, INPUT_DTYPES, ("integers", "uniform", "dyadic", "specials",
                                            "factors", "steps", "subnormal"),

@@ -23,9 +23,11 @@ def determinism_check(target: Target, case: Case) -> Failure | None:
         return bad
     for _ in range(3):
         again = target(x)
+        within = ("every run what the spec allows (equal zeros racing, say)"
+                  if target.spec.family == "order" else "every run within the rounding bound "
+                  "(an order of combines that varies, or a race)")
         differ = first_bad(target, same_bits(again, first), again, first,
-                            "bits differ between runs on the same input, every run within the "
-                            "rounding bound (an order of combines that varies, or a race)",
+                            f"bits differ between runs on the same input, {within}",
                             Cause.NONDETERMINISM)
         if differ is None:
             continue
