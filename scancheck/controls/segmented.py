@@ -112,6 +112,17 @@ def strides_ignored_along_segments(x: np.ndarray, offsets: np.ndarray) -> np.nda
         return _runs(_read_as_c_contiguous(x), _heads(offsets, x.shape[0]))
 
 
+def heads_past_the_first_tile_never_reset(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """A (T, H, ...) segmented sum that takes its heads in tiles of 8 and resets at segment
+    starts in the first tile only: every head past the eighth runs on across segments."""
+    flat = x.reshape(x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64)))
+    out = np.empty_like(flat)
+    with np.errstate(all="ignore"):
+        out[:, :8] = _runs(flat[:, :8], _heads(offsets, x.shape[0]))
+        out[:, 8:] = np.add.accumulate(flat[:, 8:], axis=0, dtype=x.dtype)
+    return out.reshape(x.shape)
+
+
 def group_labels_narrowed_to_int32(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """A groups scan (each element's running sum over the earlier elements of its label)
     that narrows its labels to int32 first: labels that differ only past their low 32 bits
@@ -175,6 +186,8 @@ for fn, spec in (
     (tile_varying_between_runs, _SEG),
     (strides_ignored_along_segments, TargetSpec(segments="offsets", axis=0,
                                                 dtypes=_SEG.dtypes)),
+    (heads_past_the_first_tile_never_reset, TargetSpec(segments="offsets", axis=0,
+                                                       dtypes=_SEG.dtypes)),
     (group_labels_narrowed_to_int32, TargetSpec(segments="groups", dtypes=("int32", "int64"))),
     (offsets_times_heads_in_32_bits, TargetSpec(segments="offsets", axis=0,
                                                 dtypes=_SEG.dtypes)),

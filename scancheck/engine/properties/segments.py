@@ -24,8 +24,9 @@ from .base import Failure
 from .rows import _row_verdicts
 from .running import promoted
 
-#: Trailing shapes (H, ...) of a target with axis=0: one head, a few, odd, two dimensions.
-HEADS: tuple[tuple[int, ...], ...] = ((1,), (2,), (3,), (4,), (2, 3))
+#: Trailing shapes (H, ...) of a target with axis=0: one head, a few, odd, two dimensions,
+#: and one past each usual tile of heads (8 and 32).
+HEADS: tuple[tuple[int, ...], ...] = ((1,), (2,), (3,), (4,), (2, 3), (9,), (33,))
 #: What the shrinking of one failure may spend: target calls, and seconds.
 SHRINK_CALLS = 1000
 SHRINK_SECONDS = 10.0
