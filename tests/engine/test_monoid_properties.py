@@ -522,3 +522,21 @@ def test_a_monoid_on_its_domain_is_judged_on_that_domain_alone(budget):
     res = check_property(Target("fold", _fold_of(anywhere), TargetSpec(op=anywhere)),
                          "operator laws", budget)
     assert res.status == "fail" and res.cause == "OPERATOR", res
+
+
+def test_what_the_target_did_is_told_only_where_a_longer_case_fits_it_too():
+    """Two outputs fit "it scans in reverse" by chance as often as not: the story is told
+    where the target's run on a longer case fits it too, and not where that run is right."""
+    from scancheck.engine.properties.monoids import _pick, _told
+
+    m = PROBES["affine mod 2**32"]
+    t = Target("t", sequential, TargetSpec(combine=True))
+    x = m.draw(np.random.default_rng(0), (2,))
+    got = monoid_scan(m, x, True, "flip")  # output 1 is wrong, output 0 fits both stories
+    told = _told(t, m, x, got, 0, 0, 0, _pick(got, 0, 0, 0))
+    assert "in reverse" in told
+    more = m.draw(np.random.default_rng(1), (40,))
+    assert "in reverse" in _told(t, m, x, got, 0, 0, 0, _pick(got, 0, 0, 0),
+                                 lambda: (more, monoid_scan(m, more, True, "flip")))
+    assert "in reverse" not in _told(t, m, x, got, 0, 0, 0, _pick(got, 0, 0, 0),
+                                     lambda: (more, monoid_scan(m, more)))

@@ -16,6 +16,7 @@ operator's fault, and no scan of it is judged.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -69,6 +70,8 @@ def convention(target: Target) -> str | None:
     return None if not r else ("flip" if r is True else r)
 
 
+#: The length of the case an explanation of a failure is checked on too.
+LONGER = 40
 #: The other dimensions of an N-D case, drawn with these weights: singletons among them,
 #: where batched scans break.  (No empty one yet: the library targets' answer to it has not
 #: been seen on a GPU.)
@@ -156,13 +159,20 @@ def _same(monoid: Monoid, a: Leaves, b: Leaves) -> np.ndarray:
 
 
 def _swapped(monoid: Monoid) -> Monoid:
-    return Monoid(lambda a, b: monoid.combine(b, a), monoid.identity, name=monoid.name)
+    return Monoid(lambda a, b: monoid.combine(b, a), monoid.identity, name=monoid.name,
+                  exact=monoid.exact)
 
 
-def judge(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int
-          ) -> Failure | None:
+#: A run of the target on other elements, drawn longer: (elements, its leaves), or None
+#: where it returned no leaves; what an explanation told from a short case is checked on.
+Rerun = Callable[[], "tuple[Leaves, Leaves] | None"]
+
+
+def judge(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
+          rerun: Rerun | None = None) -> Failure | None:
     """``got`` against the scan of ``elems`` by ``monoid`` in the target's declared
-    convention: exact where the oracle is, else within the spread of association orders."""
+    convention: exact where the oracle is, else within the spread of association orders;
+    what the target did told where it fits every output, and ``rerun``'s too."""
     spec = target.spec
     conv = convention(target)
     if monoid.rounds:  # every order rounds differently: within their spread of the answer
@@ -189,7 +199,7 @@ def judge(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int
                            f"on its draws)", k, list(s), list(w), independent=True)
     text = (f"{monoid.name}: output {k} is {g}, the {'inclusive' if spec.inclusive else 'exclusive'}"
             f" {'forward' if not conv else repr(conv)} scan gives {w}")
-    why = _told(target, monoid, elems, got, axis, row, k, g)
+    why = _told(target, monoid, elems, got, axis, row, k, g, rerun)
     at = {} if len(elems[0].shape) == 1 else {
         "row": row, "shape": list(elems[0].shape), "axis": axis}
     detail = {"monoid": monoid.name, "n": n}
@@ -214,28 +224,39 @@ def _row(leaves: Leaves, axis: int, row: int) -> Leaves:
 
 
 def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int, row: int,
-          k: int, g: tuple) -> str:
-    """What the target did, where one of the usual mistakes explains every output, or the
+          k: int, g: tuple, rerun: Rerun | None = None) -> str:
+    """What the target did, where one of the usual mistakes explains every output (and every
+    output of ``rerun``'s longer case: a short case fits a wrong story by chance), or the
     wrong output alone; '' where none does."""
     spec = target.spec
     conv = convention(target)
+    longer: list[tuple[Leaves, Leaves] | None] = []
+
+    def fits(m: Monoid, c: str | None) -> bool:
+        if not _same(monoid, got, monoid_scan(m, elems, spec.inclusive, c, axis)).all():
+            return False
+        if rerun is None:
+            return True
+        if not longer:
+            longer.append(rerun())
+        if longer[0] is None:
+            return False
+        more, out = longer[0]
+        return bool(_same(monoid, out, monoid_scan(m, more, spec.inclusive, c, axis)).all())
+
     if conv is not None:
         other = "suffix" if conv == "flip" else "flip"
-        alt = monoid_scan(monoid, elems, spec.inclusive, other, axis)
-        if _same(monoid, got, alt).all():
+        if fits(monoid, other):
             return (f"the target follows reverse={other!r} ({REVERSE_CONVENTIONS[other]}), "
                     f"not the declared reverse={conv!r}")
     for other in ([None] if conv else ["flip", "suffix"]):
-        alt = monoid_scan(monoid, elems, spec.inclusive, other, axis)
-        if _same(monoid, got, alt).all():
+        if fits(monoid, other):
             return (f"the target scans {'forward' if other is None else 'in reverse'} "
                     f"({'out[k] combines x[:k+1]' if other is None else REVERSE_CONVENTIONS[other]})"
                     f", not {'forward' if conv is None else f'in reverse ({conv!r})'} as declared")
-    if not monoid.commutative:
-        alt = monoid_scan(_swapped(monoid), elems, spec.inclusive, conv, axis)
-        if _same(monoid, got, alt).all():
-            return ("every output is the scan with combine's operands swapped, combine(b, a) "
-                    "where combine(a, b) is due, a the earlier elements (operand order)")
+    if not monoid.commutative and fits(_swapped(monoid), conv):
+        return ("every output is the scan with combine's operands swapped, combine(b, a) "
+                "where combine(a, b) is due, a the earlier elements (operand order)")
     due = monoid_scan(monoid, elems, spec.inclusive, conv, axis)
     wrong = [i for i, (u, v) in enumerate(zip(got, due)) if not np.array_equal(u, v)]
     ident = tuple(v.item() for v in monoid.identity)
@@ -369,8 +390,20 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
     memory = _memories(elems, case)
     out = call_on_leaves(target, elems, *args, memory=memory)
     got = _leaves_of(out, monoid, elems[0].shape)
+
+    def rerun() -> tuple[Leaves, Leaves] | None:
+        shape = list(elems[0].shape)
+        shape[axis] = max(shape[axis], LONGER)
+        more = monoid.draw(np.random.default_rng([case.seed, 0xC0DE]), tuple(shape))
+        try:
+            ran = _leaves_of(call_on_leaves(target, more, *args, memory=memory), monoid,
+                             tuple(shape))
+        except Exception:  # whatever it raises there, the search meets on its own
+            return None
+        return None if isinstance(ran, Failure) else (more, ran)
+
     if not isinstance(got, Failure):
-        got = judge(target, monoid, elems, got, axis % elems[0].ndim)
+        got = judge(target, monoid, elems, got, axis % elems[0].ndim, rerun)
     if got is not None and memory is not None:  # what the reproducer lays the leaves out by
         got.at["memory"] = memory
         if any(m["layout"] != "C" for m in memory):
