@@ -269,8 +269,11 @@ CONTROLS: tuple[Control, ...] = (
     Control("a scan that combines (b, a)", _TUP + "combines_later_first", Cause.LOGIC,
             "operands swapped", "probe monoids: only a non-commutative operator shows it"),
     Control("generic scan storing its carry in int64", _TUP + "carried_in_int64", Cause.LOGIC,
-            "its fraction lost", "probe monoids, the signed affine float32 one: only its "
-            "quarters are lost (every integer leaf survives int64)"),
+            "its fraction lost", "probe monoids, the signed affine one: only its float "
+            "offsets' fractions are lost (every integer leaf survives int64)"),
+    Control("generic scan storing its carry in float32", _TUP + "carried_in_float32",
+            Cause.LOGIC, "carried in float32", "probe monoids, the signed affine one: only "
+            "its float64 offsets have bits that float32 loses"),
     Control("generic N-D scan reading its leaves as C-contiguous", _TUP +
             "leaves_read_as_c_contiguous", Cause.LOGIC, "memory layouts", "probe monoids, "
             "whose N-D leaves come in the rows' memory layouts (they came C-contiguous)"),

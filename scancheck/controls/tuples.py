@@ -60,6 +60,20 @@ def carried_in_int64(elems: tuple, combine: Any) -> tuple:
     return sequential(elems, stored)
 
 
+def carried_in_float32(elems: tuple, combine: Any) -> tuple:
+    """A sequential inclusive scan whose running value is stored in a float32 workspace,
+    each leaf cast back to its own dtype for the next combine: integer leaves pass through
+    untouched, float32 ones too, float64 ones lose their low bits."""
+    from ..engine.generic_scans import sequential
+
+    def stored(a: tuple, b: tuple) -> tuple:
+        out = [np.asarray(v) for v in combine(a, b)]
+        return tuple(v.astype(np.float32).astype(v.dtype) if v.dtype.kind == "f" else v
+                     for v in out)
+
+    return sequential(elems, stored)
+
+
 def leaves_read_as_c_contiguous(elems: tuple, combine: Any, axis: int) -> tuple:
     """A generic N-D scan along ``axis`` that reads each leaf as if it were C-contiguous from
     its data pointer (a kernel indexing ``row * n + i``): right on C-order leaves only."""
@@ -107,6 +121,7 @@ for fn, spec in (
     (reverse_in_the_flip_convention, TargetSpec(combine=True, reverse="suffix")),
     (combines_later_first, TargetSpec(combine=True)),
     (carried_in_int64, TargetSpec(combine=True)),
+    (carried_in_float32, TargetSpec(combine=True)),
     (leaves_read_as_c_contiguous, TargetSpec(combine=True, axis="arg")),
     (identity_on_the_first_leaf_only, TargetSpec(combine=True, inclusive=False)),
     (fold_of_the_declared_monoid,

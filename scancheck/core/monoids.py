@@ -335,13 +335,14 @@ def _bicyclic_elements(rng: np.random.Generator, shape: tuple[int, ...]) -> Leav
 
 
 def _signed_affine_elements(rng: np.random.Generator, shape: tuple[int, ...]) -> Leaves:
-    # Multipliers +-1 and offsets in quarters of at most 4 / 4, fewer where the scan is long:
-    # every partial offset is a multiple of 1/4 below 2**22 in magnitude, exact in float32
-    # in any association order.  A leaf carried in an integer type loses the quarters.
+    # Multipliers +-1 (float32) and offsets k * 2**-30, |k| < 2**28 (float64), fewer where
+    # the scan is long: every partial offset is a multiple of 2**-30 below 2**22, exact in
+    # float64 in any association order.  An offset carried in float32 loses its low bits, in
+    # an integer type its fraction.
     n = max(shape, default=1)
-    top = max(0, min(4, 2**22 // max(n, 1)))
+    top = min(2**28, 2**52 // max(n, 1))
     m = rng.choice(np.array([-1.0, 1.0], np.float32), shape)
-    return (m, (rng.integers(-top, top + 1, shape) / 4).astype(np.float32))
+    return (m, rng.integers(-top, top + 1, shape) * 2.0**-30)
 
 
 def _hash(a: Leaves, b: Leaves) -> Leaves:
@@ -376,14 +377,14 @@ def _builtin(name: str, dtype: str) -> Monoid:
 
 #: scancheck's probe monoids, by name: exact in their own arithmetic, the first four
 #: non-commutative (every reordering, skip or duplicate shows; the fourth's float leaves
-#: show a leaf carried in an integer type), then the built-in operators.
+#: show a leaf carried in an integer type or a narrower float), then the built-in operators.
 PROBES: dict[str, Monoid] = {m.name: m for m in (
     Monoid(_affine, (np.uint32(1), np.uint32(0)), name="affine mod 2**32",
            elements=_affine_elements),
     Monoid(_bicyclic, (np.int64(0), np.int64(0)), name="bicyclic", elements=_bicyclic_elements),
     Monoid(_hash, (np.int32(0), np.uint64(1), np.uint64(0)), name="sequence hash",
            elements=_hash_elements),
-    Monoid(_affine, (np.float32(1), np.float32(0)), name="signed affine (float32)",
+    Monoid(_affine, (np.float32(1), np.float64(0)), name="signed affine (float32, float64)",
            elements=_signed_affine_elements, exact=True),
     _builtin("add", "int32"),
     _builtin("max", "int64"),

@@ -283,6 +283,9 @@ def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
         if is_float(monoid.dtypes[i]) and float(g[i]).is_integer() and not float(w).is_integer():
             return (f"only leaf {i} is wrong, {g[i]} where {w} is due: its fraction lost (a "
                     f"float leaf carried in an integer type?)")
+        if monoid.dtypes[i] == "float64" and abs(g[i] - w) <= 2**-20 * abs(w):
+            return (f"only leaf {i} is wrong, {g[i]!r} where {w!r} is due: within float32's "
+                    f"precision of it (a float64 leaf carried in float32?)")
         return f"only leaf {i} is wrong (its identity is {ident[i]})"
     return ""
 
