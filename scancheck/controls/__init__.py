@@ -274,6 +274,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("generic scan storing its carry in float32", _TUP + "carried_in_float32",
             Cause.LOGIC, "carried in float32", "probe monoids, the signed affine one: only "
             "its float64 offsets have bits that float32 loses"),
+    Control("generic scan carrying unsigned leaves as signed", _TUP +
+            "unsigned_leaves_as_signed", Cause.LOGIC, "min (uint32)", "probe monoids, the "
+            "uint32 min: + and * wrap alike in either type, a compare does not"),
     Control("generic N-D scan reading its leaves as C-contiguous", _TUP +
             "leaves_read_as_c_contiguous", Cause.LOGIC, "memory layouts", "probe monoids, "
             "whose N-D leaves come in the rows' memory layouts (they came C-contiguous)"),

@@ -74,6 +74,17 @@ def carried_in_float32(elems: tuple, combine: Any) -> tuple:
     return sequential(elems, stored)
 
 
+def unsigned_leaves_as_signed(elems: tuple, combine: Any) -> tuple:
+    """A sequential scan that carries each unsigned leaf as the signed type of its width (as
+    a library without unsigned kernels might): + and * wrap alike in either, but a compare
+    orders the values past the signed maximum below zero."""
+    from ..engine.generic_scans import sequential
+
+    signed = tuple(v.view(f"int{8 * v.itemsize}") if v.dtype.kind == "u" else v for v in elems)
+    out = sequential(signed, combine)
+    return tuple(np.asarray(o).view(v.dtype) for o, v in zip(out, elems))
+
+
 def leaves_read_as_c_contiguous(elems: tuple, combine: Any, axis: int) -> tuple:
     """A generic N-D scan along ``axis`` that reads each leaf as if it were C-contiguous from
     its data pointer (a kernel indexing ``row * n + i``): right on C-order leaves only."""
@@ -122,6 +133,7 @@ for fn, spec in (
     (combines_later_first, TargetSpec(combine=True)),
     (carried_in_int64, TargetSpec(combine=True)),
     (carried_in_float32, TargetSpec(combine=True)),
+    (unsigned_leaves_as_signed, TargetSpec(combine=True)),
     (leaves_read_as_c_contiguous, TargetSpec(combine=True, axis="arg")),
     (identity_on_the_first_leaf_only, TargetSpec(combine=True, inclusive=False)),
     (fold_of_the_declared_monoid,

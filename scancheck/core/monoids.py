@@ -388,7 +388,7 @@ PROBES: dict[str, Monoid] = {m.name: m for m in (
            elements=_signed_affine_elements, exact=True),
     _builtin("add", "int32"),
     _builtin("max", "int64"),
-    _builtin("min", "int32"),
+    _builtin("min", "uint32"),
 )}
 
 

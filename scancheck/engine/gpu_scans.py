@@ -32,41 +32,50 @@ from .targets import PerCombine, Target, builtin, tupled
 #: Monoids whose combine touches its unsigned leaves with + - * alone: ring operations
 #: modulo 2**bits, whose bits are the same on the signed type of the same width.  Their
 #: unsigned leaves travel to torch as that signed type (torch 2.13 has few unsigned kernels
-#: beyond uint8, on CUDA and in Inductor fewer still); any other monoid's keep their dtype.
+#: beyond uint8, on CUDA and in Inductor fewer still); any other monoid's uint16 and uint32
+#: leaves travel as int64, which holds their values (a compare orders them alike there).
 RING_MONOIDS: frozenset[str] = frozenset({"affine mod 2**32", "sequence hash"})
 
 
 def carrier_dtype(monoid: Monoid | None, dtype: np.dtype) -> np.dtype:
     """The dtype a leaf of ``dtype`` travels to torch in: the signed type of its width for an
-    unsigned leaf of a :data:`RING_MONOIDS` monoid (the same bits), else its own."""
+    unsigned leaf of a :data:`RING_MONOIDS` monoid (the same bits), int64 for any other
+    monoid's uint16 or uint32 leaf (the same values), else its own."""
     dtype = np.dtype(dtype)
-    if monoid is not None and monoid.name in RING_MONOIDS and dtype.kind == "u" and (
-            dtype.itemsize > 1):
+    if monoid is None or dtype.kind != "u" or dtype.itemsize == 1:
+        return dtype
+    if monoid.name in RING_MONOIDS:
         return np.dtype(f"int{8 * dtype.itemsize}")
-    return dtype
+    return np.dtype(np.int64) if dtype.itemsize <= 4 else dtype
+
+
+def _carried(v: np.ndarray, carrier: np.dtype) -> np.ndarray:
+    """``v`` in ``carrier`` (or back): the same bits at the same width, else the same values."""
+    return v.view(carrier) if v.dtype.itemsize == carrier.itemsize else v.astype(carrier)
 
 
 def to_torch(monoid: Monoid | None, elems: Leaves, device: str) -> tuple[Any, ...]:
     """``elems`` (NumPy leaves) as torch tensors on ``device``, each in its
-    :func:`carrier_dtype`: the same bits, copied."""
+    :func:`carrier_dtype`, copied."""
     import torch
 
     out = []
     for v in elems:
         v = np.ascontiguousarray(v)
-        out.append(torch.from_numpy(v.view(carrier_dtype(monoid, v.dtype)).copy()).to(device))
+        out.append(torch.from_numpy(_carried(v, carrier_dtype(monoid, v.dtype)).copy()
+                                    ).to(device))
     return tuple(out)
 
 
 def from_torch(monoid: Monoid | None, out: Any, dtypes: tuple[np.dtype, ...]) -> Leaves:
     """A torch scan's leaves back as NumPy arrays of ``dtypes`` (the elements' dtypes): a leaf
-    in its carrier dtype viewed back, the same bits; any other dtype left as torch returned
-    it, for the judge to report."""
+    in its carrier dtype taken back; any other dtype left as torch returned it, for the
+    judge to report."""
     leaves = tuple(out) if isinstance(out, tuple | list) else (out,)
     back = []
     for t, d in zip(leaves, dtypes):
         v = t.detach().cpu().numpy()
-        back.append(v.view(d) if v.dtype == carrier_dtype(monoid, d) else v)
+        back.append(_carried(v, np.dtype(d)) if v.dtype == carrier_dtype(monoid, d) else v)
     return tuple(back) + tuple(t.detach().cpu().numpy() for t in leaves[len(dtypes):])
 
 

@@ -30,14 +30,20 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
 
 
-def test_every_probe_with_wide_unsigned_leaves_is_declared_a_ring_or_not():
-    """A new probe with uint16..uint64 leaves must be placed: carried as the signed type
-    (its combine + - * only) or left unsigned (torch may lack its kernels)."""
-    wide_unsigned = {m.name for m in PROBES.values()
-                     if any(np.dtype(d).kind == "u" and np.dtype(d).itemsize > 1
-                            for d in m.dtypes)}
-    assert wide_unsigned == set(RING_MONOIDS)
+def test_every_probe_with_wide_unsigned_leaves_travels_as_a_signed_type():
+    """A probe's uint16..uint64 leaves travel to torch (which may lack their kernels) as the
+    signed type of their width where its combine is + - * only (the same bits), as int64
+    otherwise (the same values: a compare orders them alike); a uint64 leaf of a compare
+    would have no such type."""
+    for m in PROBES.values():
+        for d in map(np.dtype, m.dtypes):
+            if d.kind == "u" and d.itemsize > 1:
+                carried = carrier_dtype(m, d)
+                assert carried.kind == "i", (m.name, d)
+                assert carried.itemsize == d.itemsize if m.name in RING_MONOIDS else (
+                    carried == np.int64 and d.itemsize <= 4), (m.name, d)
     assert carrier_dtype(PROBES["affine mod 2**32"], np.dtype("uint32")) == np.int32
+    assert carrier_dtype(PROBES["min (uint32)"], np.dtype("uint32")) == np.int64
     assert carrier_dtype(PROBES["bicyclic"], np.dtype("int64")) == np.int64
     assert carrier_dtype(None, np.dtype("uint64")) == np.uint64
 
