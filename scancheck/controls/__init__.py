@@ -223,6 +223,9 @@ CONTROLS: tuple[Control, ...] = (
             "initial_value_from_the_last_element", Cause.LOGIC, "differs from the exact",
             "integers exact and the bounds: the element an exclusive scan never reads holds a "
             "value other than the initial value (it held the initial value itself)"),
+    Control("integer cumprod losing its carry past 256", _C + "cumprod_losing_its_carry_past_256",
+            Cause.LOGIC, "differs from the exact", "integers exact on odd factors: even ones "
+            "wrap to 0 within 64 factors, where writing zeros agrees"),
     Control("sum promoted after it is taken", _CON + "promoted_after_the_sum", Cause.LOGIC,
             "the promotion must come before", "integers exact, scanned in the promoted type: "
             "the dtype is right, and the same scan of int64 input conforms"),

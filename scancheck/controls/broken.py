@@ -441,6 +441,16 @@ def initial_value_in_the_first_tile_only(x: np.ndarray, initial: Any) -> np.ndar
     return out
 
 
+def cumprod_losing_its_carry_past_256(x: np.ndarray) -> np.ndarray:
+    """A cumprod in tiles of 256 whose later tiles read their carry as 0 (a carry never
+    written): right on the first tile, zeros after it, which even integer factors reach
+    anyway once their product has wrapped to 0."""
+    with np.errstate(all="ignore"):
+        out = np.multiply.accumulate(x, dtype=x.dtype)
+    out[256:] = 0
+    return out
+
+
 def initial_value_from_the_last_element(x: np.ndarray, initial: Any) -> np.ndarray:
     """An exclusive scan from an initial value that never reads it: its inputs rolled one
     place right, so that its start is ``x[-1]`` (a wrap-around), the element an exclusive
@@ -531,6 +541,8 @@ for fn, spec in (
     (cummax_first_index, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), indices=True)),
     (initial_value_in_the_first_tile_only, TargetSpec(inclusive=False, initial=True)),
     (initial_value_from_the_last_element, TargetSpec(inclusive=False, initial=True)),
+    (cumprod_losing_its_carry_past_256, TargetSpec(op="mul", dtypes=("int32", "int64",
+                                                                     "uint8"))),
     (cumprod_carried_across_rows, TargetSpec(op="mul", dtypes=_FLOATS, axis="arg")),
     (cummax_flat_indices, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), axis="arg",
                                      indices=True)),

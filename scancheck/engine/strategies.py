@@ -30,6 +30,7 @@ DISTRIBUTIONS: tuple[str, ...] = (
     "zeros",  # -0.0 and +0.0 in every position among small values of one sign
     "factors",  # products' data: magnitudes near 1 of both signs, some zeros, some huge or tiny
     "powers",  # signed powers of two (a few times 3) whose products dip below the normal numbers
+    "odd",  # odd integers (mostly +-1 and +-3; floats +-1): products never wrap to 0, as even do
 )
 
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 61, 127, 251, 509, 1021, 2039, 4093, 8191)
@@ -125,6 +126,18 @@ def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: st
         # in [-3, 3], so any scan that combines adjacent ranges is exact with 3 bits.
         s = np.cumsum(rng.integers(1, 4, n)) % 4
         return np.diff(s, prepend=0).astype(dt)
+    if distribution == "odd":
+        # An integer product of even factors is 0 modulo 2**bits after as many factors of 2,
+        # and stays 0: every output past that agrees with a scan that writes zeros there.
+        if is_float(dt):  # +-1 alone: a float product of threes would overflow
+            return rng.choice(np.array([1.0, -1.0]), n).astype(dt)
+        x = rng.choice(np.array([1, -1, 3, -3, 5, -5]), n, p=[0.35, 0.35, 0.12, 0.12, 0.03, 0.03])
+        x = x.astype(dt)  # unsigned: -1 wraps to the type's max, odd too
+        iinfo = np.iinfo(dt)
+        lim = rng.random(n) < 0.01  # the odd limits, now and then
+        x[lim] = rng.choice(np.array([iinfo.max, iinfo.min + 1 if iinfo.min else 1], dt),
+                            int(lim.sum()))
+        return x
     if not is_float(dt):
         iinfo = np.iinfo(dt)
         if distribution == "integers":
