@@ -129,6 +129,14 @@ class TargetSpec:
         if self.indices and (oper.family != "order" or self.reverse):
             raise ValueError(f"indices=True with op={self.op!r}, reverse={self.reverse}: only "
                              f"forward max and min scans return indices here (cummax, cummin)")
+        if self.indices and (self.zeros, self.nans) != ("either", "propagate"):
+            # The indices' judge knows one convention (NaN wins, equal values go to the later
+            # index, -0 ties +0): any other rule would be judged by that one, and a right
+            # scan of it refused.
+            raise ValueError(f"indices=True with zeros={self.zeros!r}, nans={self.nans!r}: "
+                             f"indices are checked under zeros='either' and nans='propagate' "
+                             f"(a NaN wins, equal values go to the later index, as "
+                             f"torch.cummax does)")
         if self.initial and (self.axis is not None or self.reverse or self.indices):
             raise ValueError(f"initial=True with axis={self.axis!r}, reverse={self.reverse}, "
                              f"indices={self.indices}: an initial value is checked on forward "

@@ -54,6 +54,8 @@ _CONTROL = KERNEL_DIR / "controls" / "missing_barrier.cu"
          "allowed dtypes"),
         (lambda: TargetSpec(dtypes=("float8",)), "float8 unknown"),
         (lambda: TargetSpec(initial=True, reverse=True), "initial value is checked on forward"),
+        (lambda: TargetSpec(op="max", indices=True, zeros="ordered"), "indices are checked"),
+        (lambda: TargetSpec(op="min", indices=True, nans="ignore"), "indices are checked"),
     ],
 )
 def test_bad_targets_are_refused_with_a_reason(call, message):
