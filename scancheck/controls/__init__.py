@@ -261,6 +261,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("segmented (T, H) scan resetting only its first 8 heads",
             _SEG + "heads_past_the_first_tile_never_reset", Cause.LOGIC, "column [8]",
             "segments, whose (T, H) inputs now have 9 and 33 heads too (they had 6 at most)"),
+    Control("segment keys narrowed to int8", _SEG + "keys_narrowed_to_int8", Cause.LOGIC,
+            "segment", "segments, on keys whose neighbours differ only past their low 8, 16 "
+            "or 24 bits (they were drawn in -3..10)"),
     Control("group labels narrowed to int32", _SEG + "group_labels_narrowed_to_int32",
             Cause.LOGIC, "group", "segments, on labels that differ only past their low 32 "
             "bits (and int64's extremes): with labels that fit, it is right"),

@@ -123,6 +123,15 @@ def heads_past_the_first_tile_never_reset(x: np.ndarray, offsets: np.ndarray) ->
     return out.reshape(x.shape)
 
 
+def keys_narrowed_to_int8(x: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """A by-key sum (a segment ends where the key changes) that narrows its keys to int8
+    first: keys that differ only past their low 8 bits become one segment."""
+    narrow = np.asarray(keys).astype(np.int8)
+    heads = np.r_[True, narrow[1:] != narrow[:-1]] if narrow.size else np.zeros(0, bool)
+    with np.errstate(all="ignore"):
+        return _runs(x, heads)
+
+
 def group_labels_narrowed_to_int32(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """A groups scan (each element's running sum over the earlier elements of its label)
     that narrows its labels to int32 first: labels that differ only past their low 32 bits
@@ -189,6 +198,7 @@ for fn, spec in (
     (heads_past_the_first_tile_never_reset, TargetSpec(segments="offsets", axis=0,
                                                        dtypes=_SEG.dtypes)),
     (group_labels_narrowed_to_int32, TargetSpec(segments="groups", dtypes=("int32", "int64"))),
+    (keys_narrowed_to_int8, TargetSpec(segments="keys", dtypes=_SEG.dtypes)),
     (offsets_times_heads_in_32_bits, TargetSpec(segments="offsets", axis=0,
                                                 dtypes=_SEG.dtypes)),
 ):
