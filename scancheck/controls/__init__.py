@@ -223,6 +223,9 @@ CONTROLS: tuple[Control, ...] = (
             "initial_value_from_the_last_element", Cause.LOGIC, "differs from the exact",
             "integers exact and the bounds: the element an exclusive scan never reads holds a "
             "value other than the initial value (it held the initial value itself)"),
+    Control("N-D scan counting a negative axis from the front", _C +
+            "negative_axis_from_the_front", Cause.LOGIC, "axis -", "rows, which hands a target "
+            "of any axis a negative one half the time (it handed 0 and up)"),
     Control("integer cumprod losing its carry past 256", _C + "cumprod_losing_its_carry_past_256",
             Cause.LOGIC, "differs from the exact", "integers exact on odd factors: even ones "
             "wrap to 0 within 64 factors, where writing zeros agrees"),

@@ -441,6 +441,13 @@ def initial_value_in_the_first_tile_only(x: np.ndarray, initial: Any) -> np.ndar
     return out
 
 
+def negative_axis_from_the_front(x: np.ndarray, axis: int) -> np.ndarray:
+    """An N-D sum along ``axis`` that takes a negative axis as counted from the front
+    (-1 as 0, -2 as 1): right wherever the axis comes as a non-negative number."""
+    with np.errstate(all="ignore"):
+        return np.cumsum(x, axis=-axis - 1 if axis < 0 else axis, dtype=x.dtype)
+
+
 def cumprod_losing_its_carry_past_256(x: np.ndarray) -> np.ndarray:
     """A cumprod in tiles of 256 whose later tiles read their carry as 0 (a carry never
     written): right on the first tile, zeros after it, which even integer factors reach
@@ -541,6 +548,7 @@ for fn, spec in (
     (cummax_first_index, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), indices=True)),
     (initial_value_in_the_first_tile_only, TargetSpec(inclusive=False, initial=True)),
     (initial_value_from_the_last_element, TargetSpec(inclusive=False, initial=True)),
+    (negative_axis_from_the_front, TargetSpec(axis="arg")),
     (cumprod_losing_its_carry_past_256, TargetSpec(op="mul", dtypes=("int32", "int64",
                                                                      "uint8"))),
     (cumprod_carried_across_rows, TargetSpec(op="mul", dtypes=_FLOATS, axis="arg")),

@@ -90,6 +90,8 @@ def batch(case: Case, axis: int | None = None, fixed_axis: int | None = None,
     ax = drawn_axis if fixed_axis is None else fixed_axis % rank
     if axis is not None:
         ax = axis % rank
+    elif fixed_axis is None and (case.seed >> 1) % 2:
+        ax -= rank  # a target taking any axis is handed a negative one half the time
     x = _view(rng, dims, layout, case, case.seed if data_seed is None else data_seed)
     return Batch(x, ax, kind, layout)
 

@@ -45,7 +45,9 @@ def _pandas(method: str) -> Callable[[np.ndarray], np.ndarray]:
 def _pandas_frame(x: np.ndarray, axis: int) -> np.ndarray:
     import pandas as pd
 
-    out = pd.DataFrame(x).cumsum(axis=axis).to_numpy()
+    # pandas names a frame's axes 0 and 1 alone, by design (pandas-dev/pandas#48802): a
+    # negative one is turned into its number here, as numpy's caller means it.
+    out = pd.DataFrame(x).cumsum(axis=axis % x.ndim).to_numpy()
     # An empty frame's cumsum along its empty axis comes back float64 whatever the input
     # (pandas 3.1.1: shape (0, 3) along axis 1, (3, 0) along either): no value took that
     # type, so the empty result is handed back in the input's, not judged as a promotion.

@@ -22,7 +22,7 @@ def test_every_shape_class_and_layout_is_drawn():
     seen, scattered = set(), set()
     for seed in range(400):
         b = batch(Case(200, "float32", "uniform", seed))
-        assert 0 <= b.axis < b.x.ndim and b.x.ndim >= 2
+        assert -b.x.ndim <= b.axis < b.x.ndim and b.x.ndim >= 2
         seen.add((b.shape_class, b.layout))
         if not b.x.flags.c_contiguous:
             scattered.add(b.layout)
