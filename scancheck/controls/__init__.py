@@ -115,6 +115,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("NaN-dropping max", _CON + "nan_dropping_max", Cause.CONTRACT,
             "declare --nans ignore", "nan and inf: the NaN rule it keeps (C fmax) is named, "
             "with its flag; the same data without NaNs pass"),
+    Control("float32 rows declaring float64 accumulation (N-D)",
+            _CON + "float32_rows_declaring_float64_accumulation", Cause.PRECISION,
+            "accumulated in float64", "rows, under the declared accumulator's bound (it held "
+            "rows to float32's own): its 1-D path keeps the declaration"),
     Control("float32 sum declaring float64 accumulation",
             _CON + "float32_sum_declaring_float64_accumulation", Cause.PRECISION,
             "accumulated in float64", "floats within bound under the declared accumulator's "

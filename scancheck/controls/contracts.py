@@ -239,10 +239,20 @@ def promoted_after_the_sum(x: np.ndarray) -> np.ndarray:
                                                           else np.int64)
 
 
+def float32_rows_declaring_float64_accumulation(x: np.ndarray, axis: int) -> np.ndarray:
+    """A float32 sum declaring float64 accumulation that keeps it on 1-D input, and on N-D
+    input sums in float32 (a second code path that forgot the declaration)."""
+    if x.ndim == 1:
+        return np.cumsum(x, dtype=np.float64).astype(x.dtype)
+    return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+
 for fn, spec in (
     (nan_dropping_max, TargetSpec(op="max", dtypes=_FLOATS)),
     (float32_sum_declaring_float64_accumulation,
      TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),))),
+    (float32_rows_declaring_float64_accumulation,
+     TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),), axis="arg")),
     (matrix_scan_refusing_rank_3, TargetSpec(dtypes=_INTS, axis="arg", ndim=(2, 3))),
     (sum_compensated_past_infinity, TargetSpec(dtypes=_FLOATS)),
     (checked_sum_raising_one_late, TargetSpec(dtypes=_INTS, overflow="raise")),

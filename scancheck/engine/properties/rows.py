@@ -28,6 +28,7 @@ from ..diagnosis import Cause, is_resource_error
 from ..layouts import batch
 from ..spec import TargetSpec
 from ..targets import NotAnArray, Target
+from .accumulation import accumulated_beyond, accumulated_words
 from .base import Failure, Told
 from .extremes import extreme_agree, extreme_some
 from .nan_rules import contract_failure, nan_rule_kept
@@ -76,6 +77,10 @@ def _row_verdicts(target: Target, xs: np.ndarray, gs: Any) -> tuple[np.ndarray, 
         kw = dict(zeros=spec.zeros, nans=spec.nans) if spec.family == "order" else {}
         ws = exact_scan_axis(xs, spec.op, -1, spec.inclusive, **kw)
         bad = ~agree(target, xs, gs, ws)
+    beyond = accumulated_beyond(target, xs, gs, ws) if is_float(xs.dtype) else None
+    if beyond is not None and beyond[0].any():  # tighter than any-order's bound in its type
+        return beyond[0], lambda r, k: (accumulated_words(target, xs.dtype.name, beyond[1][r, k]),
+                                        gs[r, k], ws[r, k])
     if not (bad.any() and spec.family == "sum" and is_float(xs.dtype)):
         return bad, lambda r, k: ("differs from its exact scan", gs[r, k], ws[r, k])
     inc = spec.inclusive
