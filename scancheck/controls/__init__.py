@@ -133,6 +133,10 @@ CONTROLS: tuple[Control, ...] = (
             Cause.LOGIC, "a prefix at the limits",
             "integers exact under overflow='raise', on inputs whose prefix lands exactly on the "
             "type's limits and one past them: drawn data never do"),
+    Control("checked sum testing the total only", _CON + "checked_sum_testing_the_total_only",
+            Cause.LOGIC, "checks some prefixes only", "integers exact under overflow='raise', "
+            "on the limits' inputs: it raises on some and wraps on others (it was told "
+            "'declare --overflow wrap', and under wrap 'declare --overflow raise')"),
     Control("checked sum raising one element late", _CON + "checked_sum_raising_one_late",
             Cause.LOGIC, "checks overflow too late",
             "integers exact under overflow='raise': the smallest case overflows at its last "

@@ -70,6 +70,15 @@ def checked_sum_raising_one_late(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def checked_sum_testing_the_total_only(x: np.ndarray) -> np.ndarray:
+    """A checked integer sum that tests the whole input's total alone: it raises where the
+    total leaves the type, and wraps silently where only a prefix does."""
+    if x.size and _overflows(sum(int(v) for v in x.tolist()), x.dtype):
+        raise OverflowError("the total overflows")
+    with np.errstate(over="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype) if x.size else x.copy()
+
+
 def checked_sum_missing_the_limit_by_one(x: np.ndarray) -> np.ndarray:
     """A checked integer sum whose test is off by one (a prefix of max + 1 or min - 1 wraps
     silently, one further raises): drawn data almost never land a prefix there."""
@@ -256,6 +265,7 @@ for fn, spec in (
     (matrix_scan_refusing_rank_3, TargetSpec(dtypes=_INTS, axis="arg", ndim=(2, 3))),
     (sum_compensated_past_infinity, TargetSpec(dtypes=_FLOATS)),
     (checked_sum_raising_one_late, TargetSpec(dtypes=_INTS, overflow="raise")),
+    (checked_sum_testing_the_total_only, TargetSpec(dtypes=_INTS, overflow="raise")),
     (checked_sum_wrapping, TargetSpec(dtypes=_INTS, overflow="raise")),
     (checked_sum_missing_the_limit_by_one, TargetSpec(dtypes=_INTS, overflow="raise")),
     (checked_sum, TargetSpec(dtypes=_INTS, overflow="raise")),

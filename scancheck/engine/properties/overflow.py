@@ -79,10 +79,13 @@ def integers_checked(target: Target, case: Case) -> Failure | None:
         except Exception as exc:
             if k is None or not raised_by_target(exc) or is_resource_error(exc):
                 raise
-            return Failure(Cause.CONTRACT, f"raised {type(exc).__name__} ({str(exc)[:160]}) "
-                           f"where output {k}'s prefix leaves {out}: it checks overflow; "
-                           f"declare --overflow raise", k, None, None,
-                           {"contract": "--overflow raise"})
+            told = f"raised {type(exc).__name__} ({str(exc)[:160]}) where output {k}'s prefix " \
+                   f"leaves {out}"
+            mixed = _some_prefixes_checked(target, out) if out == x.dtype.name else None
+            if mixed:
+                return Failure(Cause.LOGIC, f"{told}; {mixed}", k, None, None)
+            return Failure(Cause.CONTRACT, f"{told}: it checks overflow; declare --overflow "
+                           f"raise", k, None, None, {"contract": "--overflow raise"})
     failure = _checked(target, x, k, out)
     if failure is not None or out != x.dtype.name:
         return failure
@@ -115,6 +118,32 @@ def limit_inputs(op: str, dtype: str, inclusive: bool) -> list[np.ndarray]:
     return [np.array(r + pad, dtype=dtype) for r in rows]
 
 
+def _some_prefixes_checked(target: Target, out: str) -> str | None:
+    """Where the target raises on one input whose prefix leaves ``out`` and returns on
+    another (of :func:`limit_inputs`), the two told: neither contract describes it, and
+    naming either flag would send its user to the other; None where it does one or the
+    other on every such input."""
+    spec = target.spec
+    raised: list[list[int]] = []
+    returned: list[list[int]] = []
+    for edge in limit_inputs(spec.op, out, spec.inclusive):
+        if first_overflow(edge, spec.op, spec.inclusive, out) is None:
+            continue
+        try:
+            target(edge)
+        except Exception as exc:
+            if not raised_by_target(exc) or is_resource_error(exc):
+                raise
+            raised.append(edge.tolist())
+        else:
+            returned.append(edge.tolist())
+    if not (raised and returned):
+        return None
+    return (f"it raised on {raised[0]} and returned on {returned[0]}, each with a prefix that "
+            f"leaves {out}: it checks some prefixes only (the total's, say), so neither "
+            f"--overflow wrap nor raise describes it")
+
+
 def _checked(target: Target, x: np.ndarray, k: int | None, out: str) -> Failure | None:
     """One input judged under overflow='raise': ``k`` is its first output whose prefix
     leaves ``out`` (None where none does)."""
@@ -143,6 +172,10 @@ def _checked(target: Target, x: np.ndarray, k: int | None, out: str) -> Failure 
         return Failure(Cause.LOGIC, f"returned output {k} although its prefix leaves {out}, "
                        f"and raised {type(exc).__name__} only with one more element: it "
                        f"checks overflow too late", k, got[k], None)
+    mixed = _some_prefixes_checked(target, out) if out == x.dtype.name else None
+    if mixed:
+        return Failure(Cause.LOGIC, f"returned output {k}, whose prefix leaves {out}, without "
+                       f"raising; {mixed}", k, got[k], None)
     if np.array_equal(got, _wrapped(xs, spec.op, spec.inclusive)):
         return Failure(Cause.CONTRACT, f"wraps on overflow (two's complement) where its spec "
                        f"declares overflow='raise' (output {k}'s prefix leaves {out}): declare "
