@@ -248,6 +248,15 @@ def promoted_after_the_sum(x: np.ndarray) -> np.ndarray:
                                                           else np.int64)
 
 
+def rows_accumulating_in_a_drawn_type(x: np.ndarray, axis: int) -> np.ndarray:
+    """A float32 sum whose N-D path picks float32 or float64 accumulation afresh each call
+    (a per-call heuristic): each run within the bound, no two alike; its 1-D path is fixed."""
+    if x.ndim == 1:
+        return np.cumsum(x, dtype=x.dtype)
+    wide = np.random.default_rng().random() < 0.5
+    return np.cumsum(x, axis=axis, dtype=np.float64 if wide else x.dtype).astype(x.dtype)
+
+
 def float32_rows_declaring_float64_accumulation(x: np.ndarray, axis: int) -> np.ndarray:
     """A float32 sum declaring float64 accumulation that keeps it on 1-D input, and on N-D
     input sums in float32 (a second code path that forgot the declaration)."""
@@ -260,6 +269,7 @@ for fn, spec in (
     (nan_dropping_max, TargetSpec(op="max", dtypes=_FLOATS)),
     (float32_sum_declaring_float64_accumulation,
      TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),))),
+    (rows_accumulating_in_a_drawn_type, TargetSpec(dtypes=("float32",), axis="arg")),
     (float32_rows_declaring_float64_accumulation,
      TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),), axis="arg")),
     (matrix_scan_refusing_rank_3, TargetSpec(dtypes=_INTS, axis="arg", ndim=(2, 3))),
