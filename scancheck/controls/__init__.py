@@ -80,6 +80,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("long blocks in the wrong order", _C + "long_blocks_in_the_wrong_order", Cause.LOGIC,
             "operand order", "recurrence past 1024 pairs: the interval enclosure, where exact "
             "rationals (300 pairs) cannot go"),
+    Control("integer recurrence losing its products past 64", _C +
+            "recurrence_products_lost_past_64", Cause.LOGIC, "running product of the a's",
+            "recurrence, on odd "
+            "a's half the time: even ones wrap the product to 0 within 64 pairs"),
     Control("recurrence leaving its a unscanned", _C + "recurrence_leaving_its_a_unscanned",
             Cause.LOGIC, "running product of the a's", "recurrence, which judges each output "
             "pair's first element as a cumprod: every y_k is right"),

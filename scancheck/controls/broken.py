@@ -144,6 +144,16 @@ def recurrence_leaving_its_a_unscanned(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def recurrence_products_lost_past_64(x: np.ndarray) -> np.ndarray:
+    """Integer recurrence pairs whose running products of the a's read 0 past 64 pairs (a
+    carry of the products never written): right while the products of even a's have
+    wrapped to 0 anyway."""
+    with np.errstate(all="ignore"):
+        out = _pair_scan(x)
+    out[64:, 0] = 0
+    return out
+
+
 def recurrence_dividing_by_the_running_product(x: np.ndarray) -> np.ndarray:
     """Recurrence pairs in chunks of 16, each chunk's y as A_k * cumsum(b / A) with A the
     chunk's running product of the a's (chunked linear attention's trick), the chunks'
@@ -524,6 +534,7 @@ for fn, spec in (
     (block_sums_in_the_wrong_order, TargetSpec(op="recurrence", dtypes=_FLOATS)),
     (long_blocks_in_the_wrong_order, TargetSpec(op="recurrence", dtypes=_FLOATS)),
     (recurrence_leaving_its_a_unscanned, TargetSpec(op="recurrence", dtypes=_FLOATS)),
+    (recurrence_products_lost_past_64, TargetSpec(op="recurrence", dtypes=("int32", "int64"))),
     (recurrence_dividing_by_the_running_product, TargetSpec(op="recurrence", dtypes=_FLOATS)),
     # Float dtypes only: the diagnosis "precision lost" must not need an integer run beside it.
     (lower_precision_intermediate, TargetSpec(dtypes=_FLOATS)),

@@ -302,13 +302,17 @@ def _overflowing(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
 def generate_pairs(rng: np.random.Generator, n: int, dtype: str, contracting: bool | None = True,
                    distribution: str = "uniform") -> np.ndarray:
     """``(n, 2)`` recurrence pairs (a, b) of ``dtype``; |a| < 1 if contracting, > 1 if not,
-    either if None (small integers for integer dtypes), and one a in 50 a zero of either sign
+    either if None (small integers for integer dtypes, half the time with odd a's alone,
+    whose running product never wraps to 0), and one a in 50 a zero of either sign
     (a gate that resets: y_k = b_k).  b is uniform in [-1, 1), or with ``distribution``
     "subnormal" in [-4, 4) times the smallest normal number, some of them the largest or
     smallest subnormal: then many y_k are subnormal."""
     dt = as_dtype(dtype)
     if not is_float(dt):
-        return rng.integers(-3, 4, (n, 2)).astype(dt)
+        pairs = rng.integers(-3, 4, (n, 2))
+        if rng.random() < 0.5:  # odd a's alone, half the time: their product never wraps to 0
+            pairs[:, 0] = rng.choice(np.array([-3, -1, 1, 3]), n)
+        return pairs.astype(dt)
     mag = rng.uniform(0.5, 0.999, n) if contracting is not False else rng.uniform(1.001, 1.05, n)
     if contracting is None:
         mag = np.where(rng.random(n) < 0.5, mag, 1 / mag)

@@ -33,7 +33,12 @@ def recurrence_check(target: Target, case: Case) -> Failure | None:
     if not is_float(x.dtype) or x.shape[0] <= RATIONAL_RECURRENCE_MAX:
         want = exact_answer(target, x)  # exact rationals (or wrapping integers)
         if not is_float(x.dtype):
-            return first_bad(target, same_bits(got, want), got, want, text + cause)
+            same = same_bits(got, want)  # per pair
+            if same_bits(got[:, 1], want[:, 1]).all():  # every y_k right: the products wrong
+                return first_bad(target, same, got, want, "the running product of the a's "
+                                 "(each output pair's first element) differs from the exact "
+                                 "one, every y_k right")
+            return first_bad(target, same, got, want, text + cause)
         lo = hi = want[:, 1].astype(np.float64)
         # An upper bound, rounded upward in order: rationals here cost as much as want's
         # (subnormal pairs' denominators run to 2**1074).
