@@ -119,9 +119,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("NaN-dropping max", _CON + "nan_dropping_max", Cause.CONTRACT,
             "declare --nans ignore", "nan and inf: the NaN rule it keeps (C fmax) is named, "
             "with its flag; the same data without NaNs pass"),
-    Control("N-D sum accumulating in a type drawn each call", _CON +
+    Control("N-D sum flipping its accumulation type between calls", _CON +
             "rows_accumulating_in_a_drawn_type", Cause.NONDETERMINISM, "bits differ",
-            "rows, which runs a right batched scan again where the spec is deterministic "
+            "rows, which runs each right batched scan again where the spec is deterministic "
             "('deterministic' runs 1-D inputs only)"),
     Control("float32 rows declaring float64 accumulation (N-D)",
             _CON + "float32_rows_declaring_float64_accumulation", Cause.PRECISION,

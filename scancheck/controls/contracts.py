@@ -248,12 +248,17 @@ def promoted_after_the_sum(x: np.ndarray) -> np.ndarray:
                                                           else np.int64)
 
 
+_N_D_CALLS = [0]
+
+
 def rows_accumulating_in_a_drawn_type(x: np.ndarray, axis: int) -> np.ndarray:
-    """A float32 sum whose N-D path picks float32 or float64 accumulation afresh each call
-    (a per-call heuristic): each run within the bound, no two alike; its 1-D path is fixed."""
+    """A float32 sum whose N-D path accumulates in float32 and float64 on alternate calls (a
+    plan cache that flips between two plans): each run within the bound, no two in a row
+    alike; its 1-D path is fixed."""
     if x.ndim == 1:
         return np.cumsum(x, dtype=x.dtype)
-    wide = np.random.default_rng().random() < 0.5
+    _N_D_CALLS[0] += 1
+    wide = _N_D_CALLS[0] % 2 == 0
     return np.cumsum(x, axis=axis, dtype=np.float64 if wide else x.dtype).astype(x.dtype)
 
 
