@@ -101,6 +101,12 @@ def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str
     path = target[len("import:"):] if target.startswith("import:") else target
     if ":" in path and not path.startswith(("kernel:", "model:", "cu:")) and not path.endswith(".cu"):
         args = f"x, {ax}" if spec.get("axis") == "arg" else "x"
+        if spec.get("initial"):  # x[0] is the initial value, the rest the data
+            # An exclusive scan never reads its last element: the check put a value there
+            # other than the initial value, as this does.
+            args = ("x[1:], initial=x[0]" if spec.get("inclusive") else
+                    "np.concatenate([x[1:], x[-1:] if x.size > 1 and x[-1] != x[0] else "
+                    "(1 - 2 * x[:1] if x.dtype.kind == 'f' else ~x[:1])]), initial=x[0]")
         return _imported(path) + (f"{path.rsplit(':', 1)[1]}({args})",)
     # scancheck's own kernels and .cu files need its launcher: the one line that does.
     return ("from scancheck.engine.resolve import resolve  # the target needs scancheck's harness\n",
@@ -185,14 +191,24 @@ def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files
     return "".join(lines)
 
 
-def _expected(op: str, inclusive: bool, dtype: str, k: int) -> str:
+def _expected(op: str, inclusive: bool, dtype: str, k: int, reverse: bool = False,
+              nans: str = "propagate", first: int = 0) -> str:
     """Lines computing ``exact``, the right value of output k of a scan in ``dtype`` (the
-    type the target returns), in plain Python."""
-    prefix = f"row[:{k + 1}]" if inclusive else f"row[:{k}]"
+    type the target returns), in plain Python: of ``row[first:]``, forward or (``reverse``)
+    from output k to the end, under the spec's NaN rule; NaN and infinities as IEEE
+    arithmetic has them."""
+    if reverse:
+        prefix = f"row[{k}:]" if inclusive else f"row[{k + 1}:]"
+    else:
+        end = first + k + 1 if inclusive else first + k
+        prefix = f"row[:{end}]"
+    vals = f"vals = {prefix}.astype(float)\n"
+    if nans != "propagate":  # 'ignore' and 'skip' leave the NaN inputs out of the scan
+        vals += "vals = vals[~np.isnan(vals)]  # the spec's NaN rule leaves NaN inputs out\n"
     family = get_operator(op).family
     if family == "order":
-        return (f"exact = {op}({prefix}.astype(float).tolist(), default=None)  "
-                f"# ties and NaN: see the spec\n")
+        return vals + (f"exact = float('nan') if np.isnan(vals).any() else {op}(vals.tolist(), "
+                       f"default=None)  # ties of -0 and +0: see the spec's zero order\n")
     fold = "math.prod" if family == "product" else "sum"
     if as_dtype(dtype).kind in "iu":
         bits = as_dtype(dtype).itemsize * 8
@@ -200,13 +216,13 @@ def _expected(op: str, inclusive: bool, dtype: str, k: int) -> str:
         return (f"exact = ({fold}(int(v) for v in {prefix}) - ({lo})) % 2**{bits} + ({lo})"
                 f"  # wraps as {dtype} does\n")
     if family == "logsumexp":
-        return (f"mpmath.mp.dps = 60\nexact = mpmath.log(mpmath.fsum(mpmath.exp(v) for v in "
-                f"{prefix}.astype(float).tolist()))  # to 60 digits\n")
+        return vals + ("mpmath.mp.dps = 60\nexact = mpmath.log(mpmath.fsum(mpmath.exp(v) for v "
+                       "in vals.tolist()))  # to 60 digits\n")
     if family == "product":  # 53 bits a factor: no rounding; infinities and NaN as IEEE has them
-        return (f"mpmath.mp.prec = {53 * (k + 1) + 10}\nexact = mpmath.fprod("
-                f"{prefix}.astype(float).tolist())  # no rounding\n")
-    return (f"exact = sum(Fraction(v) for v in {prefix}.astype(float).tolist())"
-            f"  # no rounding\n")
+        return vals + ("mpmath.mp.prec = 53 * len(vals) + 10\nexact = mpmath.fprod("
+                       "vals.tolist())  # no rounding\n")
+    return vals + ("exact = (sum(Fraction(v) for v in vals.tolist()) if np.isfinite(vals).all() "
+                   "else float(np.sum(vals)))  # no rounding; NaN and infinities as IEEE\n")
 
 
 def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: str) -> str:
@@ -269,8 +285,12 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
         else:
             lines.append("row, got_row = x, got\n")
         promoted = dict(map(tuple, report.spec.get("promote", ())))
-        lines.append(_expected(report.spec["op"], report.spec["inclusive"],
-                               promoted.get(x.dtype.name, x.dtype.name), k))
+        spec = report.spec
+        initial = bool(spec.get("initial"))  # x holds the initial value first: inclusive
+        lines.append(_expected(spec["op"], spec["inclusive"] or initial,
+                               promoted.get(x.dtype.name, x.dtype.name), k,
+                               bool(spec.get("reverse")), spec.get("nans", "propagate"),
+                               first=int(initial and spec["inclusive"])))
         lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
                      f'float(exact) if isinstance(exact, Fraction) else exact)\n')
     else:

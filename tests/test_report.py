@@ -37,6 +37,22 @@ _USER_SCANS = textwrap.dedent('''
         out[64:] = np.cumprod(x[64:], dtype=x.dtype)
         return out
 
+    def reverse_max_first_off(x):
+        """A reverse max whose output 0 is x[0] alone."""
+        out = np.maximum.accumulate(x[::-1])[::-1].copy()
+        out[:1] = x[:1]
+        return out
+
+    def infinities_dropped(x):
+        """A sum reading infinities as 0."""
+        return np.cumsum(np.where(np.isinf(x), 0, x), dtype=x.dtype)
+
+    def initial_added_twice(x, initial):
+        """An inclusive sum from an initial value that adds it twice past output 1."""
+        out = np.cumsum(x, dtype=x.dtype) + x.dtype.type(initial)
+        out[2:] += x.dtype.type(initial)
+        return out
+
     def rows_c_only(x, axis):
         """Reads its input as C-contiguous, whatever its strides."""
         flat = np.frombuffer(np.ascontiguousarray(x).tobytes(), dtype=x.dtype)
@@ -73,6 +89,12 @@ def _snippet_output(report_text: str, where) -> str:
      "integers exact"),
     ("restarting_product", TargetSpec(op="mul", dtypes=("int32",)), "integers exact"),
     ("restarting_product", TargetSpec(op="mul", dtypes=("float64",)), "products within bound"),
+    # The answer of a reverse scan from output k to the end, of a prefix holding an infinity
+    # as IEEE has it, of a scan from an initial value with it (the target called with it).
+    ("reverse_max_first_off", TargetSpec(op="max", reverse=True, dtypes=("float32",)),
+     "floats within bound"),
+    ("infinities_dropped", TargetSpec(dtypes=("float64",)), "nan and inf"),
+    ("initial_added_twice", TargetSpec(initial=True, dtypes=("int64",)), "integers exact"),
 ])
 def test_each_failure_comes_with_a_snippet_that_reproduces_it(user_module, budget, fn, spec, prop):
     target = load_import_path(f"userscans:{fn}", spec)

@@ -477,6 +477,13 @@ def not_applicable(spec: TargetSpec, prop: str) -> str | None:
     return applies(TABLE[prop], spec) if prop in TABLE else None
 
 
+def _steps_renamed(diagnosis: str, index: Callable[[int, int], int]) -> str:
+    """``diagnosis`` with the output its 'steps' probe names (of a 1-D case of n elements)
+    renamed ``index(n, k)``: a view's output told in the target's own terms."""
+    return re.sub(r"\('steps' data, n=(\d+), index (\d+)\)", lambda m: (
+        f"('steps' data, n={m[1]}, index {index(int(m[1]), int(m[2]))})"), diagnosis)
+
+
 def _mirrored(result: PropertyResult) -> PropertyResult:
     """A forward view's result told in the reverse scan's own indices (output n-1-k)."""
     case = result.smallest_case
@@ -484,6 +491,7 @@ def _mirrored(result: PropertyResult) -> PropertyResult:
         length = case["shape"][case["axis"]] if "shape" in case else case["n"]
         case["index"] = length - 1 - case["index"]
         result.detail["indices"] = "the reverse scan's own (output k combines x[k:])"
+        result.diagnosis = _steps_renamed(result.diagnosis, lambda n, k: n - 1 - k)
     return result
 
 
@@ -493,9 +501,7 @@ def _seeded(result: PropertyResult, inclusive: bool) -> PropertyResult:
     case = result.smallest_case
     if case and "index" in case:
         case["index"] -= inclusive  # the view's output 0 is the initial value itself
-        # The 'steps' probe names its output in the view's terms too.
-        result.diagnosis = re.sub(r"\('steps' data, n=(\d+), index (\d+)\)", lambda m: (
-            f"('steps' data, n={m[1]}, index {int(m[2]) - inclusive})"), result.diagnosis)
+        result.diagnosis = _steps_renamed(result.diagnosis, lambda n, k: k - inclusive)
     if result.status != "skip":
         result.detail["initial value"] = ("element 0 of each case's data; the target scans "
                                           "the rest")
