@@ -154,6 +154,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("NaN with its sign bit read as zero", _CON + "sum_reading_negative_nan_as_zero",
             Cause.SPECIALS, "NaN", "nan and inf, on data holding NaNs of either sign and with "
             "a payload: the quiet NaN propagates"),
+    Control("NaN-ignoring sum ignoring the quiet NaN only", _CON +
+            "sum_ignoring_quiet_nans_only", Cause.SPECIALS, "told apart by their bits",
+            "nan and inf under the declared rule, every NaN made each NaN pattern in turn (it "
+            "was told 'declare --nans propagate', and under that 'declare --nans ignore')"),
     Control("max writing zero for NaN", _CON + "max_writing_zero_for_nan", Cause.SPECIALS, "NaN",
             "nan and inf; no NaN rule explains it and the same data without NaNs pass"),
     Control("sum declaring skip that propagates", _CON + "sum_declaring_skip_that_propagates",

@@ -21,6 +21,14 @@ def nan_dropping_max(x: np.ndarray) -> np.ndarray:
         return np.fmax.accumulate(x)
 
 
+def sum_ignoring_quiet_nans_only(x: np.ndarray) -> np.ndarray:
+    """A sum declared NaN-ignoring (nancumsum) whose NaN test looks at the sign bit too: a
+    NaN with it set (x86's default) propagates, and the quiet NaN is ignored."""
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(np.where(np.isnan(x) & ~np.signbit(x), x.dtype.type(0), x),
+                                 dtype=x.dtype)
+
+
 def sum_reading_negative_nan_as_zero(x: np.ndarray) -> np.ndarray:
     """A sum that reads a NaN with its sign bit set (x86's default NaN, which inf - inf
     makes) as 0, as a test ``x == x`` written as a sign check might: the quiet NaN, and a
@@ -286,6 +294,8 @@ for fn, spec in (
     (checked_sum, TargetSpec(dtypes=_INTS, overflow="raise")),
     (max_writing_zero_for_nan, TargetSpec(op="max", dtypes=_FLOATS)),
     (sum_reading_negative_nan_as_zero, TargetSpec(dtypes=_FLOATS)),
+    (sum_ignoring_quiet_nans_only, TargetSpec(dtypes=_FLOATS, nans="ignore",
+                                              nan_prefix="identity")),
     (sum_declaring_skip_that_propagates, TargetSpec(dtypes=_FLOATS, nans="skip")),
     (product_skipping_nan_as_one, TargetSpec(op="mul", dtypes=_FLOATS, nans="skip")),
     (overflow_guard_too_low, TargetSpec(dtypes=_FLOATS)),

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ...core.arrays import same_bits
 from ...core.dtypes import is_float
 from ...core.operators import get_operator
 from ...oracle.bounds import Verdict, classify, sequential_depths
@@ -47,6 +48,10 @@ def declared_view(target: Target, x: np.ndarray, got: np.ndarray
         return clean, filled  # no NaN in x, or the rule kept (a wrong answer of the rest
         # without NaN is the property's to judge then, with its own criteria and words)
     kept = nan_rule_kept(target, x, got)
+    # A rule is a contract only if the target keeps it for every NaN, whatever its bits.
+    told = nan_bits_told_apart(target, x, got) if kept is not None and x.ndim == 1 else None
+    if told is not None:
+        return told
     if not wrong.any():
         if kept is None:
             return clean, filled
@@ -58,6 +63,39 @@ def declared_view(target: Target, x: np.ndarray, got: np.ndarray
         return contract_failure(target, kept, k, got, x)
     return Failure(Cause.SPECIALS, f"NaN rule broken: expected {rule}", k,
                    got.ravel()[k], np.nan)
+
+
+def nan_bits_told_apart(target: Target, x: np.ndarray, got: np.ndarray) -> Failure | None:
+    """The failure of a target whose answer changes when every NaN input is made one NaN of
+    :func:`~scancheck.engine.strategies.nans` (quiet, sign bit set, a payload): IEEE
+    arithmetic has no rule that tells NaNs apart by their sign or payload (None where the
+    input holds no NaN, or every answer stays)."""
+    from ..strategies import nans
+
+    uint = np.dtype(f"u{x.dtype.itemsize}")
+    at = np.isnan(x)
+    if not at.any():
+        return None
+    for nan in nans(x.dtype):
+        variant = np.where(at, nan, x).astype(x.dtype)
+        if (variant.view(uint) == x.view(uint)).all():
+            continue
+        try:
+            other_got = np.asarray(target(variant))
+        except Exception:  # an answer to a NaN it refuses is the search's to judge
+            continue
+        if other_got.shape != got.shape or other_got.dtype != got.dtype:
+            continue
+        differ = np.flatnonzero(~same_bits(other_got, got))
+        if differ.size:
+            k, j = int(differ[0]), int(np.flatnonzero(at)[0])
+            bits = f"0x{{:0{2 * x.dtype.itemsize}x}}"
+            return Failure(Cause.SPECIALS, f"NaN inputs told apart by their bits: input {j} is "
+                           f"the NaN {bits.format(int(x.view(uint)[j]))}, and output {k} is "
+                           f"{got[k]}, {other_got[k]} once every NaN input is the NaN "
+                           f"{bits.format(int(variant.view(uint)[j]))}; no NaN rule tells a "
+                           f"NaN's sign or payload apart", k, got[k], other_got[k])
+    return None
 
 
 def _answer(spec: TargetSpec, x: np.ndarray) -> np.ndarray:

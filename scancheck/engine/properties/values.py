@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from ...core.arrays import as_dtype, same_bits
+from ...core.arrays import as_dtype
 from ...core.dtypes import SIGNIFICAND_BITS, is_float
 from ...core.operators import get_operator, shifted
 from ...core.rules import NAN_RULES
@@ -28,7 +28,7 @@ from ..diagnosis import Cause
 from ..targets import Target
 from .accumulation import accumulated_failure
 from .base import Check, Failure, untold
-from .nan_rules import contract_failure, nan_rule_kept
+from .nan_rules import contract_failure, nan_bits_told_apart, nan_rule_kept
 from .running import bits_differ, exact_answer, first_bad, on_outputs, promoted, run
 from .subnormals import flush_explains, flushes, subnormal_witness
 
@@ -273,28 +273,6 @@ def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     return untold(failure, partial(_specials_failure, target, case, x, got, want, failure))
 
 
-def _nan_bits_told_apart(target: Target, x: np.ndarray, got: np.ndarray) -> Failure | None:
-    """The failure of a target whose answer changes when every NaN input is made the quiet
-    NaN (None where the input has no other NaN, or the answer stays): IEEE arithmetic has no
-    rule that tells NaNs apart by their sign or payload."""
-    uint = np.dtype(f"u{x.dtype.itemsize}")
-    quiet = np.where(np.isnan(x), np.array(np.nan, x.dtype), x).astype(x.dtype)
-    other = np.flatnonzero(quiet.view(uint) != x.view(uint))
-    if not other.size:
-        return None
-    quiet_got, bad = run(target, quiet)
-    if bad is not None:
-        return None
-    differ = np.flatnonzero(~same_bits(quiet_got, got))
-    if not differ.size:
-        return None
-    k, j = int(differ[0]), int(other[0])
-    return Failure(Cause.SPECIALS, f"NaN inputs told apart by their bits: input {j} is the NaN "
-                   f"0x{int(x.view(uint)[j]):0{2 * x.dtype.itemsize}x}, and output {k} is "
-                   f"{got[k]}, {quiet_got[k]} once every NaN input is the quiet NaN; no NaN "
-                   f"rule tells a NaN's sign or payload apart", k, got[k], quiet_got[k])
-
-
 def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                       want: np.ndarray, failure: Failure) -> Failure:
     """Attribute a wrong NaN or infinity: a NaN rule the target keeps instead of its own, a
@@ -303,7 +281,7 @@ def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray
     kept = nan_rule_kept(target, x, got)
     if kept is not None:
         # A rule is a contract only if the target keeps it for every NaN, whatever its bits.
-        return _nan_bits_told_apart(target, x, got) or contract_failure(
+        return nan_bits_told_apart(target, x, got) or contract_failure(
             target, kept, failure.index, got, x)
     kahan = _compensated_inf(target, x, got, want, failure.index)
     if kahan is not None:
