@@ -82,8 +82,8 @@ CONTROLS: tuple[Control, ...] = (
             "rationals (300 pairs) cannot go"),
     Control("integer recurrence losing its products past 64", _C +
             "recurrence_products_lost_past_64", Cause.LOGIC, "running product of the a's",
-            "recurrence, on odd "
-            "a's half the time: even ones wrap the product to 0 within 64 pairs"),
+            "recurrence, on odd a's half the time: even ones wrap the product to 0 within 64 "
+            "pairs"),
     Control("recurrence leaving its a unscanned", _C + "recurrence_leaving_its_a_unscanned",
             Cause.LOGIC, "running product of the a's", "recurrence, which judges each output "
             "pair's first element as a cumprod: every y_k is right"),
@@ -120,7 +120,7 @@ CONTROLS: tuple[Control, ...] = (
             "declare --nans ignore", "nan and inf: the NaN rule it keeps (C fmax) is named, "
             "with its flag; the same data without NaNs pass"),
     Control("N-D sum flipping its accumulation type between calls", _CON +
-            "rows_accumulating_in_a_drawn_type", Cause.NONDETERMINISM, "bits differ",
+            "rows_flipping_their_accumulation_type", Cause.NONDETERMINISM, "bits differ",
             "rows, which runs each right batched scan again where the spec is deterministic "
             "('deterministic' runs 1-D inputs only)"),
     Control("float32 rows declaring float64 accumulation (N-D)",

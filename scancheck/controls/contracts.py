@@ -259,7 +259,7 @@ def promoted_after_the_sum(x: np.ndarray) -> np.ndarray:
 _N_D_CALLS = [0]
 
 
-def rows_accumulating_in_a_drawn_type(x: np.ndarray, axis: int) -> np.ndarray:
+def rows_flipping_their_accumulation_type(x: np.ndarray, axis: int) -> np.ndarray:
     """A float32 sum whose N-D path accumulates in float32 and float64 on alternate calls (a
     plan cache that flips between two plans): each run within the bound, no two in a row
     alike; its 1-D path is fixed."""
@@ -282,7 +282,7 @@ for fn, spec in (
     (nan_dropping_max, TargetSpec(op="max", dtypes=_FLOATS)),
     (float32_sum_declaring_float64_accumulation,
      TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),))),
-    (rows_accumulating_in_a_drawn_type, TargetSpec(dtypes=("float32",), axis="arg")),
+    (rows_flipping_their_accumulation_type, TargetSpec(dtypes=("float32",), axis="arg")),
     (float32_rows_declaring_float64_accumulation,
      TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),), axis="arg")),
     (matrix_scan_refusing_rank_3, TargetSpec(dtypes=_INTS, axis="arg", ndim=(2, 3))),
