@@ -276,16 +276,13 @@ def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
 def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                       want: np.ndarray, failure: Failure) -> Failure:
     """Attribute a wrong NaN or infinity: a NaN rule the target keeps instead of its own, a
-    compensated sum, a logic error the same input without its specials shows, or else the
-    specials' own (independent of any logic error)."""
+    logic error the same input without its specials shows, a compensated sum (right on
+    that input), or else the specials' own (independent of any logic error)."""
     kept = nan_rule_kept(target, x, got)
     if kept is not None:
         # A rule is a contract only if the target keeps it for every NaN, whatever its bits.
         return nan_bits_told_apart(target, x, got) or contract_failure(
             target, kept, failure.index, got, x)
-    kahan = _compensated_inf(target, x, got, want, failure.index)
-    if kahan is not None:
-        return kahan
     twin = np.where(np.isfinite(x), x, 1).astype(x.dtype)
     twin_got, twin_bad = run(target, twin)
     wrong = twin_bad or judge_output(target, case, twin, twin_got)
@@ -293,5 +290,10 @@ def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray
         wrong.diagnosis = (f"{wrong.diagnosis} (the same input with its NaNs and infinities "
                            f"replaced by 1; here it shows as a wrong NaN or infinity)")
         return wrong
+    # inf - inf in a correction term is a compensated sum's, only where the rest is right
+    # (a carry that subtracts an infinite input makes the same NaN).
+    kahan = _compensated_inf(target, x, got, want, failure.index)
+    if kahan is not None:
+        return kahan
     failure.independent = True
     return failure
