@@ -21,21 +21,24 @@ def nan_dropping_max(x: np.ndarray) -> np.ndarray:
         return np.fmax.accumulate(x)
 
 
+def _sum_reading_nans_as_zero(x: np.ndarray, signed: bool) -> np.ndarray:
+    """The running sum of ``x`` with its NaNs of sign bit ``signed`` read as 0."""
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(np.where(np.isnan(x) & (np.signbit(x) == signed),
+                                          x.dtype.type(0), x), dtype=x.dtype)
+
+
 def sum_ignoring_quiet_nans_only(x: np.ndarray) -> np.ndarray:
     """A sum declared NaN-ignoring (nancumsum) whose NaN test looks at the sign bit too: a
     NaN with it set (x86's default) propagates, and the quiet NaN is ignored."""
-    with np.errstate(all="ignore"):
-        return np.add.accumulate(np.where(np.isnan(x) & ~np.signbit(x), x.dtype.type(0), x),
-                                 dtype=x.dtype)
+    return _sum_reading_nans_as_zero(x, signed=False)
 
 
 def sum_reading_negative_nan_as_zero(x: np.ndarray) -> np.ndarray:
     """A sum that reads a NaN with its sign bit set (x86's default NaN, which inf - inf
     makes) as 0, as a test ``x == x`` written as a sign check might: the quiet NaN, and a
     payload, propagate."""
-    with np.errstate(all="ignore"):
-        return np.add.accumulate(np.where(np.isnan(x) & np.signbit(x), x.dtype.type(0), x),
-                                 dtype=x.dtype)
+    return _sum_reading_nans_as_zero(x, signed=True)
 
 
 def max_writing_zero_for_nan(x: np.ndarray) -> np.ndarray:
@@ -176,12 +179,11 @@ def max_adding_zero_to_each_output(x: np.ndarray) -> np.ndarray:
 def max_racing_between_equal_zeros(x: np.ndarray) -> np.ndarray:
     """A max scan (zeros='either') whose zero answers take the sign of whichever tied zero
     of the prefix wins a race, -0 or +0 by chance: each run allowed, no two runs alike."""
-    from ..core.rules import extreme_scan
+    from ..core.rules import extreme_scan, zero_held
 
     out = extreme_scan(x, "max")
-    zero = x == 0
-    minus = np.logical_or.accumulate(zero & np.signbit(x))
-    plus = np.logical_or.accumulate(zero & ~np.signbit(x))
+    minus = zero_held(x, np.full_like(x, -0.0))  # the prefix holds a -0
+    plus = zero_held(x, np.zeros_like(x))
     races = np.random.default_rng().integers(0, 2, x.size).astype(bool)
     sign = np.where(minus & plus, races, minus)
     return np.where(out == 0, np.where(sign, -0.0, 0.0).astype(x.dtype), out)

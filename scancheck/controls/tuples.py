@@ -46,32 +46,31 @@ def identity_on_the_first_leaf_only(elems: tuple, combine: Any) -> tuple:
     return tuple(out)
 
 
+def _carried_in(elems: tuple, combine: Any, store: Any) -> tuple:
+    """A sequential inclusive scan whose running value passes through ``store`` (a leaf to
+    the workspace's type) after each combine, cast back to the leaf's own dtype."""
+    from ..engine.generic_scans import sequential
+
+    def stored(a: tuple, b: tuple) -> tuple:
+        return tuple(store(v).astype(v.dtype) for v in map(np.asarray, combine(a, b)))
+
+    return sequential(elems, stored)
+
+
 def carried_in_int64(elems: tuple, combine: Any) -> tuple:
     """A sequential inclusive scan whose running value is stored in an int64 workspace, each
     leaf cast back to its own dtype for the next combine: integer leaves come back as they
     were (every narrower type's values, and uint64's bits, survive int64), float leaves lose
     their fractions."""
-    from ..engine.generic_scans import sequential
-
-    def stored(a: tuple, b: tuple) -> tuple:
-        out = [np.asarray(v) for v in combine(a, b)]
-        return tuple(v.astype(np.int64).astype(v.dtype) for v in out)
-
-    return sequential(elems, stored)
+    return _carried_in(elems, combine, lambda v: v.astype(np.int64))
 
 
 def carried_in_float32(elems: tuple, combine: Any) -> tuple:
     """A sequential inclusive scan whose running value is stored in a float32 workspace,
     each leaf cast back to its own dtype for the next combine: integer leaves pass through
     untouched, float32 ones too, float64 ones lose their low bits."""
-    from ..engine.generic_scans import sequential
-
-    def stored(a: tuple, b: tuple) -> tuple:
-        out = [np.asarray(v) for v in combine(a, b)]
-        return tuple(v.astype(np.float32).astype(v.dtype) if v.dtype.kind == "f" else v
-                     for v in out)
-
-    return sequential(elems, stored)
+    return _carried_in(elems, combine,
+                       lambda v: v.astype(np.float32) if v.dtype.kind == "f" else v)
 
 
 def unsigned_leaves_as_signed(elems: tuple, combine: Any) -> tuple:
