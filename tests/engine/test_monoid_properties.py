@@ -533,10 +533,11 @@ def test_what_the_target_did_is_told_only_where_a_longer_case_fits_it_too():
     t = Target("t", sequential, TargetSpec(combine=True))
     x = m.draw(np.random.default_rng(0), (2,))
     got = monoid_scan(m, x, True, "flip")  # output 1 is wrong, output 0 fits both stories
-    told = _told(t, m, x, got, 0, 0, 0, _pick(got, 0, 0, 0))
+    due = monoid_scan(m, x)
+    told = _told(t, m, x, got, due, 0, 0, 0, _pick(got, 0, 0, 0))
     assert "in reverse" in told
     more = m.draw(np.random.default_rng(1), (40,))
-    assert "in reverse" in _told(t, m, x, got, 0, 0, 0, _pick(got, 0, 0, 0),
+    assert "in reverse" in _told(t, m, x, got, due, 0, 0, 0, _pick(got, 0, 0, 0),
                                  lambda: (more, monoid_scan(m, more, True, "flip")))
-    assert "in reverse" not in _told(t, m, x, got, 0, 0, 0, _pick(got, 0, 0, 0),
+    assert "in reverse" not in _told(t, m, x, got, due, 0, 0, 0, _pick(got, 0, 0, 0),
                                      lambda: (more, monoid_scan(m, more)))

@@ -21,11 +21,11 @@ def determinism_check(target: Target, case: Case) -> Failure | None:
     first, bad = run(target, x)
     if bad is not None:
         return bad
+    within = ("every run what the spec allows (equal zeros racing, say)"
+              if target.spec.family == "order" else "every run within the rounding bound "
+              "(an order of combines that varies, or a race)")
     for _ in range(3):
         again = target(x)
-        within = ("every run what the spec allows (equal zeros racing, say)"
-                  if target.spec.family == "order" else "every run within the rounding bound "
-                  "(an order of combines that varies, or a race)")
         differ = first_bad(target, same_bits(again, first), again, first,
                             f"bits differ between runs on the same input, {within}",
                             Cause.NONDETERMINISM)

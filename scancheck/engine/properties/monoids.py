@@ -199,7 +199,7 @@ def judge(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
                            f"on its draws)", k, list(s), list(w), independent=True)
     text = (f"{monoid.name}: output {k} is {g}, the {'inclusive' if spec.inclusive else 'exclusive'}"
             f" {'forward' if not conv else repr(conv)} scan gives {w}")
-    why = _told(target, monoid, elems, got, axis, row, k, g, rerun)
+    why = _told(target, monoid, elems, got, want, axis, row, k, g, rerun)
     at = {} if len(elems[0].shape) == 1 else {
         "row": row, "shape": list(elems[0].shape), "axis": axis}
     detail = {"monoid": monoid.name, "n": n}
@@ -223,11 +223,11 @@ def _row(leaves: Leaves, axis: int, row: int) -> Leaves:
     return tuple(out)
 
 
-def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int, row: int,
-          k: int, g: tuple, rerun: Rerun | None = None) -> str:
-    """What the target did, where one of the usual mistakes explains every output (and every
-    output of ``rerun``'s longer case: a short case fits a wrong story by chance), or the
-    wrong output alone; '' where none does."""
+def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, due: Leaves, axis: int,
+          row: int, k: int, g: tuple, rerun: Rerun | None = None) -> str:
+    """What the target did (``due`` the scan it owes), where one of the usual mistakes
+    explains every output (and every output of ``rerun``'s longer case: a short case fits a
+    wrong story by chance), or the wrong output alone; '' where none does."""
     spec = target.spec
     conv = convention(target)
     longer: list[tuple[Leaves, Leaves] | None] = []
@@ -257,7 +257,6 @@ def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
     if not monoid.commutative and fits(_swapped(monoid), conv):
         return ("every output is the scan with combine's operands swapped, combine(b, a) "
                 "where combine(a, b) is due, a the earlier elements (operand order)")
-    due = monoid_scan(monoid, elems, spec.inclusive, conv, axis)
     wrong = [i for i, (u, v) in enumerate(zip(got, due)) if not np.array_equal(u, v)]
     ident = tuple(v.item() for v in monoid.identity)
     x = _row(elems, axis, row)

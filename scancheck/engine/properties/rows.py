@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from ...core.arrays import same_bits
 from ...core.dtypes import is_float
 from ...oracle.bounds import (
     Judgement,
@@ -34,7 +33,7 @@ from .base import Failure, Told
 from .extremes import extreme_agree, extreme_some
 from .nan_rules import contract_failure, nan_rule_kept
 from .own_rules import indices_shape_failure
-from .running import agree, dtype_failure, promoted
+from .running import agree, dtype_failure, promoted, runs_differ
 from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
 
 
@@ -172,18 +171,12 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
 def _differs_again(target: Target, b: Any, got: Any, at: dict[str, Any]) -> Failure | None:
     """A right batched run's output against a second run on the same input: the first
     element whose bits differ (``deterministic`` on N-D input, its own code path), or None."""
-    again = target(b.x, b.axis)
-    firsts, seconds = (got, again) if isinstance(got, tuple) else ((got,), (again,))
-    for first, second in zip(firsts, seconds):
-        same = same_bits(np.ravel(second), np.ravel(first))
-        if not same.all():
-            k = int(np.flatnonzero(~same)[0])
-            return Failure(Cause.NONDETERMINISM, f"bits differ between runs on the same input "
-                           f"(of shape {list(b.x.shape)}, axis {b.axis}, {b.layout} layout) at "
-                           f"output {k} in C order, every run right",
-                           None, np.ravel(second)[k], np.ravel(first)[k], at=at,
-                           independent=True)
-    return None
+    failure = runs_differ(got, target(b.x, b.axis), lambda k: (
+        f"bits differ between runs on the same input (of shape {list(b.x.shape)}, axis "
+        f"{b.axis}, {b.layout} layout) at output {k} in C order, every run right"), at)
+    if failure is not None:
+        failure.index = None  # a flat position, not an output of one row
+    return failure
 
 
 def _row_alone(target: Target, row: np.ndarray, failure: Failure) -> Failure:

@@ -92,6 +92,21 @@ def first_bad(target: Target, ok: np.ndarray, got: np.ndarray, want: np.ndarray,
     return Failure(cause, diagnosis, k, got[k], want[k])
 
 
+def runs_differ(first: Any, second: Any, told: Callable[[int], str], at: dict[str, Any]
+                ) -> Failure | None:
+    """A non-determinism failure at the first output (in C order, leaf after leaf of a tuple)
+    whose bits differ between two runs of one input, ``told(k)`` its words; None where the
+    runs agree."""
+    firsts, seconds = (first, second) if isinstance(first, tuple) else ((first,), (second,))
+    for a, b in zip(firsts, seconds):
+        same = same_bits(np.ravel(b), np.ravel(a))
+        if not same.all():
+            k = int(np.flatnonzero(~same)[0])
+            return Failure(Cause.NONDETERMINISM, told(k), k, np.ravel(b)[k], np.ravel(a)[k],
+                           at=at, independent=True)
+    return None
+
+
 def exact_answer(target: Target, x: np.ndarray,
            enclosure: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
     """The exact answer for ``x``: for a GPU target's large float add cases, computed on the

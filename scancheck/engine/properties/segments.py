@@ -22,7 +22,7 @@ from ..strategies import generate_data
 from ..targets import Target
 from .base import Failure
 from .rows import _row_verdicts
-from .running import promoted
+from .running import promoted, runs_differ
 
 #: Trailing shapes (H, ...) of a target with axis=0: one head, a few, odd, two dimensions,
 #: and one past each usual tile of heads (8 and 32).
@@ -163,14 +163,9 @@ def _differs_again(target: Target, x: np.ndarray, desc: np.ndarray, got: np.ndar
                    at: dict[str, Any]) -> Failure | None:
     """A second run's first output (in element order) whose bits differ from the right
     first run's, the second run's value against the first's."""
-    second = call(target, x, desc).ravel()
-    same = same_bits(second, got.ravel())
-    if same.all():
-        return None
-    k = int(np.flatnonzero(~same)[0])
-    return Failure(Cause.NONDETERMINISM, f"bits differ between runs on the same input and "
-                   f"segments at element {k}, the first run right (an order of combines that "
-                   f"varies, or a race)", k, second[k], got.ravel()[k], at=at, independent=True)
+    return runs_differ(got, call(target, x, desc), lambda k: (
+        f"bits differ between runs on the same input and segments at element {k}, the first "
+        f"run right (an order of combines that varies, or a race)"), at)
 
 
 def _segment_name(layout: Layout, desc: np.ndarray, ids: np.ndarray, s: int) -> str:
