@@ -233,7 +233,7 @@ def _check_options(args: argparse.Namespace) -> dict:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .engine.isolation import check_isolated
+    from .engine.isolation import EnvironmentProblem, check_isolated
     from .engine.spec import spec_flag
 
     _output_path(args.json, "--json")
@@ -247,24 +247,40 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if not args.targets:
         print("scancheck: error: name at least one TARGET, or --controls", file=sys.stderr)
         return 2
+    _refuse_unavailable(args.targets)
     options = _check_options(args)
     gpu = _round_robin(args.targets)
+
+    def check(name: str) -> Any:
+        try:
+            return check_isolated(name, overrides=overrides, progress=progress.task(name),
+                                  gpu=gpu.get(name), **options)
+        except EnvironmentProblem as exc:  # the others' reports are kept, and it is named
+            return exc
+
     with Progress() as progress:
-        reports = _each(args.targets, lambda name: check_isolated(
-            name, overrides=overrides, progress=progress.task(name), gpu=gpu.get(name),
-            **options), args.jobs)
+        results = _each(args.targets, check, args.jobs)
+    unrun = [str(r) for r in results if isinstance(r, EnvironmentProblem)]
+    ran = [(name, r) for name, r in zip(args.targets, results)
+           if not isinstance(r, EnvironmentProblem)]
+    reports = [r for _, r in ran]
     for rep in reports:
         _print_report(rep)
-    statuses = {_exit_status(rep) for rep in reports}
+    statuses = {_exit_status(rep) for rep in reports} | ({2} if unrun else set())
     status = 1 if 1 in statuses else max(statuses)  # a failure outranks an unfinished check
+    if not reports:
+        print(f"scancheck: error: {unrun[0]}", file=sys.stderr)
+        return 2
     rows = _fit([{"target": r.target, "verdict": r.verdict_word.replace("DOES NOT CONFORM",
                                                                        "FAILS"),
                   "largest n": f"{r.reached:,}", "seconds": round(r.seconds),
                   "diagnosis": r.summary} for r in reports], {"target": 26, "diagnosis": 36})
     if gpu:  # which GPU ran what
-        for row, name in zip(rows, args.targets):
+        for row, (name, _) in zip(rows, ran):
             row["GPU"] = gpu[name]
     print(format_table(rows, title="\nsummary"))
+    for why in unrun:
+        print(f"scancheck: error: {why}", file=sys.stderr)
     _write_json(args.json, reports)
     if args.report:
         from .report import markdown
@@ -289,6 +305,19 @@ def _round_robin(items: list) -> dict[Any, str]:
     return {item: gpus[k % len(gpus)] for k, item in enumerate(items)} if len(gpus) > 1 else {}
 
 
+def _refuse_unavailable(names: list[str]) -> None:
+    """A ValueError naming each built-in target that cannot run on this machine (its library
+    or a GPU missing), before any check starts: a long run is not spent to learn that."""
+    from .engine.library import builtin_targets
+
+    table = builtin_targets()
+    unrun = [f"{name!r} ({table[name].unavailable})" for name in names
+             if name in table and table[name].unavailable]
+    if unrun:
+        raise ValueError(f"argument TARGET: {', '.join(unrun)} cannot run here; nothing was "
+                         f"checked (install what is missing, or leave the target out)")
+
+
 def _each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
     """``check`` on every item, ``jobs`` at a time, a line as each report comes in; the
     reports in the items' order.  Each check runs in child processes of its own, so the
@@ -301,6 +330,9 @@ def _each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
         for done, future in enumerate(as_completed(futures), 1):
             result = future.result()
             reports[futures[future]] = result
+            if isinstance(result, Exception):  # a check that could not run, said so
+                print(f"[{done}/{len(items)}] {result}", flush=True)
+                continue
             rep = result[0] if isinstance(result, tuple) else result
             verdict = "conforms" if rep.passed else rep.summary[:100]
             print(f"[{done}/{len(items)}] {rep.target} ({rep.seconds:.0f} s): {verdict}", flush=True)

@@ -101,17 +101,23 @@ def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],
     from .engine.library import builtin_targets
     from .kernels.registry import VARIANTS
 
-    # Every built-in target but the CPU models (CI checks those), kernels included.
-    targets = [name for name in builtin_targets() if not name.startswith("model:")]
+    # Every built-in target but the CPU models (CI checks those), kernels included; those
+    # whose library this machine lacks are named, not checked.
+    table = builtin_targets()
+    targets = [name for name, t in table.items()
+               if not name.startswith("model:") and not t.unavailable]
+    unrun = [f"{name} ({t.unavailable})" for name, t in table.items() if t.unavailable]
     targets += [f"kernel:{name}:256:recurrence" for name, var in VARIANTS.items()
                 if var.capacity is None and "recurrence" in var.operators]
     # The look-back as a reference cumprod and logcumsumexp on the GPU.
     targets += ["kernel:decoupled_lookback:256:mul", "kernel:decoupled_lookback:256:logaddexp"]
     rc, text, secs = _run([py, "-m", "scancheck.cli", "check", *targets, "--jobs", jobs,
                            "--json", str(out / "conformance.json")], out / "conformance.log", env)
-    table = text[text.rfind("summary"):] if "summary" in text else text[-2000:]
+    tail = text[text.rfind("summary"):] if "summary" in text else text[-2000:]
     summary.append(f"scancheck check ({secs:.0f}s):")
-    summary.extend(f"  {ln}" for ln in table.splitlines()[3:])
+    summary.extend(f"  {ln}" for ln in tail.splitlines()[3:])
+    if unrun:
+        summary.append(f"  not checked, cannot run here: {'; '.join(unrun)}")
     return rc
 
 

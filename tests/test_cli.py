@@ -280,6 +280,48 @@ def test_device_gpu_where_cupy_or_a_gpu_is_missing_exits_2(capsys):
     assert "logic error" not in err and err.count("\n") == 1, err
 
 
+def test_a_built_in_target_that_cannot_run_here_is_named_before_any_check(capsys,
+                                                                          monkeypatch):
+    """A long multi-target run is not spent to learn that one target's library is missing."""
+    import scancheck.engine.isolation
+    from scancheck.engine.library import builtin_targets
+
+    unrun = [name for name, t in builtin_targets().items() if t.unavailable]
+    if not unrun:
+        pytest.skip("every built-in target can run on this machine")
+
+    def never(*args, **kwargs):
+        raise AssertionError("a check started")
+
+    monkeypatch.setattr(scancheck.engine.isolation, "check_isolated", never)
+    assert main(["check", "numpy.cumsum", unrun[0], "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert f"{unrun[0]!r} ({builtin_targets()[unrun[0]].unavailable})" in err
+    assert "nothing was checked" in err
+
+
+def test_a_target_found_unable_to_run_keeps_the_other_reports(capsys, monkeypatch):
+    """A target whose child finds it cannot run is named at the end (exit 2); the targets
+    checked beside it keep their reports."""
+    import scancheck.engine.isolation
+
+    real = scancheck.engine.isolation.check_isolated
+
+    def check(name, **kwargs):
+        if name == "gone.py:f":
+            raise scancheck.engine.isolation.EnvironmentProblem(
+                "target 'gone.py:f' cannot run here: cupy is not installed")
+        return real(name, **kwargs)
+
+    monkeypatch.setattr(scancheck.engine.isolation, "check_isolated", check)
+    argv = ["check", "gone.py:f", "numpy.cumsum", "--quick", "--budget", "3", "--max-n", "64",
+            "--jobs", "2"]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert "numpy.cumsum" in out and "conforms" in out
+    assert err.strip().endswith("target 'gone.py:f' cannot run here: cupy is not installed")
+
+
 def test_check_hands_the_named_fields_alone_to_every_target(capsys, monkeypatch):
     import scancheck.engine.isolation
 

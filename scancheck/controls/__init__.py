@@ -246,6 +246,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("N-D scan counting a negative axis from the front", _C +
             "negative_axis_from_the_front", Cause.LOGIC, "axis -", "rows, which hands a target "
             "of any axis a negative one half the time (it handed 0 and up)"),
+    Control("N-D scan refusing a negative axis", _C + "negative_axis_refused", Cause.FAULT,
+            "refuses a negative axis", "rows: the same call with the axis counted from the "
+            "front (it was a fault of the case, shape and axis unnamed)"),
     Control("integer cumprod losing its carry past 256", _C + "cumprod_losing_its_carry_past_256",
             Cause.LOGIC, "differs from the exact", "integers exact on odd factors: even ones "
             "wrap to 0 within 64 factors, where writing zeros agrees"),
@@ -309,6 +312,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("generic N-D scan reading its leaves as C-contiguous", _TUP +
             "leaves_read_as_c_contiguous", Cause.LOGIC, "memory layouts", "probe monoids, "
             "whose N-D leaves come in the rows' memory layouts (they came C-contiguous)"),
+    Control("generic reverse scan refusing a negative axis", _TUP +
+            "reverse_refusing_a_negative_axis", Cause.FAULT, "refuses a negative axis",
+            "probe monoids, N-D: the same call with the axis counted from the front (as "
+            "jax.lax.associative_scan(reverse=True) refused one)"),
     Control("identity dropped on one leaf of a tuple", _TUP + "identity_on_the_first_leaf_only",
             Cause.LOGIC, "identity's role dropped", "probe monoids: the sequence hash, whose "
             "second leaf's identity is 1"),

@@ -458,6 +458,15 @@ def negative_axis_from_the_front(x: np.ndarray, axis: int) -> np.ndarray:
         return np.cumsum(x, axis=-axis - 1 if axis < 0 else axis, dtype=x.dtype)
 
 
+def negative_axis_refused(x: np.ndarray, axis: int) -> np.ndarray:
+    """An N-D sum that raises on a negative axis, as a kernel whose launcher checks
+    ``0 <= axis < ndim`` before it normalises the axis: right on every axis from 0 up."""
+    if axis < 0:
+        raise IndexError(f"axis {axis} is out of range [0, {x.ndim})")
+    with np.errstate(all="ignore"):
+        return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+
 def cumprod_losing_its_carry_past_256(x: np.ndarray) -> np.ndarray:
     """A cumprod in tiles of 256 whose later tiles read their carry as 0 (a carry never
     written): right on the first tile, zeros after it, which even integer factors reach
@@ -560,6 +569,7 @@ for fn, spec in (
     (initial_value_in_the_first_tile_only, TargetSpec(inclusive=False, initial=True)),
     (initial_value_from_the_last_element, TargetSpec(inclusive=False, initial=True)),
     (negative_axis_from_the_front, TargetSpec(axis="arg")),
+    (negative_axis_refused, TargetSpec(axis="arg")),
     (cumprod_losing_its_carry_past_256, TargetSpec(op="mul", dtypes=("int32", "int64",
                                                                      "uint8"))),
     (cumprod_carried_across_rows, TargetSpec(op="mul", dtypes=_FLOATS, axis="arg")),

@@ -93,6 +93,18 @@ def leaves_read_as_c_contiguous(elems: tuple, combine: Any, axis: int) -> tuple:
     return sequential(tuple(_read_as_c_contiguous(v) for v in elems), combine, axis)
 
 
+def reverse_refusing_a_negative_axis(elems: tuple, combine: Any, axis: int) -> tuple:
+    """A generic N-D reverse scan, flip(scan(flip(x))), that flips its leaves along ``axis``
+    before normalising the axis, as jax.lax.associative_scan(reverse=True) does: a negative
+    axis raises."""
+    from ..engine.generic_scans import sequential
+
+    if axis < 0:
+        raise TypeError(f"flip dimensions must be nonnegative, got ({axis},)")
+    flipped = tuple(np.flip(v, axis) for v in elems)
+    return tuple(np.flip(v, axis) for v in sequential(flipped, combine, axis))
+
+
 def _online_softmax_forgetting_a_rescale(a: tuple, b: tuple) -> tuple:
     # (running max m, sum s of exp(x - m)): the earlier sum is never rescaled to the new max.
     from ..core.monoids import namespace
@@ -134,6 +146,7 @@ for fn, spec in (
     (carried_in_float32, TargetSpec(combine=True)),
     (unsigned_leaves_as_signed, TargetSpec(combine=True)),
     (leaves_read_as_c_contiguous, TargetSpec(combine=True, axis="arg")),
+    (reverse_refusing_a_negative_axis, TargetSpec(combine=True, axis="arg", reverse="flip")),
     (identity_on_the_first_leaf_only, TargetSpec(combine=True, inclusive=False)),
     (fold_of_the_declared_monoid,
      TargetSpec(op="scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE")),

@@ -100,6 +100,9 @@ def jax_sharded_cumsum(devices: int = JAX_DEVICES) -> Callable[[np.ndarray], np.
         if "xla_force_host_platform_device_count" not in flags:
             os.environ["XLA_FLAGS"] = (f"{flags} --xla_force_host_platform_device_count="
                                        f"{devices}").strip()
+        # CPU devices only: asking JAX for them starts every backend, and a GPU's takes 75% of
+        # its memory, so checks beside this one on that GPU ran out of it (seen on an H100).
+        os.environ.setdefault("JAX_PLATFORMS", "cpu")
         import jax
         import jax.numpy as jnp
         from jax.sharding import Mesh, PartitionSpec

@@ -4,6 +4,9 @@ shards carry exactly across their seams; pandas' groupby cumsum has a finding.""
 from __future__ import annotations
 
 import importlib.util
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -38,6 +41,24 @@ def test_a_jax_scan_sharded_over_virtual_cpu_devices_carries_exactly():
                          budget=Budget(1, max_n=256), workers=1)
     (result,) = rep.results
     assert result.status == "pass", (result.diagnosis, result.smallest_case)
+
+
+@pytest.mark.gpu
+def test_the_sharded_jax_scan_leaves_the_gpu_to_the_checks_beside_it():
+    """Asking JAX for CPU devices starts every backend, and a GPU's takes 75% of its memory:
+    in a process of its own, the target runs with JAX on the CPU alone."""
+    if importlib.util.find_spec("jax") is None:
+        pytest.skip("jax is not installed")
+    code = ("import numpy as np\n"
+            "from scancheck.engine.library_segments import jax_sharded_cumsum\n"
+            "out = jax_sharded_cumsum()(np.arange(9, dtype=np.int32))\n"
+            "import jax\n"
+            "print(jax.default_backend(), out.tolist())\n")
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split(" ", 1) == ["cpu", f"{np.cumsum(np.arange(9)).tolist()}\n"]
 
 
 def test_pandas_groupby_cumsum_makes_nan_of_an_infinity():

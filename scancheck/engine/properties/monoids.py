@@ -40,6 +40,7 @@ from ..diagnosis import Cause
 from ..layouts import LAYOUTS, laid_out, memory_of
 from ..spec import TargetSpec, monoid_of
 from ..targets import Target, _first_write
+from .axes import negative_axis_refused
 from .base import Failure
 
 #: The distribution under which a combine-taking target is driven by its spec's own monoid.
@@ -390,7 +391,16 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
     if target.spec.axis == "arg":
         args += (axis,)
     memory = _memories(elems, case)
-    out = call_on_leaves(target, elems, *args, memory=memory)
+    try:
+        out = call_on_leaves(target, elems, *args, memory=memory)
+    except Exception as exc:
+        refused = None if target.spec.axis != "arg" else negative_axis_refused(
+            lambda ax: call_on_leaves(target, elems, *args[:-1], ax, memory=memory), axis,
+            elems[0].shape, exc, {"shape": list(elems[0].shape), "axis": axis,
+                                  **({"memory": memory} if memory else {})})
+        if refused is None:
+            raise
+        return refused
     got = _leaves_of(out, monoid, elems[0].shape)
 
     def rerun() -> tuple[Leaves, Leaves] | None:

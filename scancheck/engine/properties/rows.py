@@ -29,6 +29,7 @@ from ..layouts import batch
 from ..spec import TargetSpec
 from ..targets import NotAnArray, Target
 from .accumulation import accumulated_beyond, accumulated_words
+from .axes import negative_axis_refused
 from .base import Failure, Told
 from .extremes import extreme_agree, extreme_some
 from .nan_rules import contract_failure, nan_rule_kept
@@ -104,8 +105,14 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
         got = target(b.x, b.axis)
     except Exception as exc:
         # NotAnArray is an answer, not a refusal; memory is a verdict of its own.
-        if b.x.size or isinstance(exc, NotAnArray) or is_resource_error(exc):
+        if isinstance(exc, NotAnArray) or is_resource_error(exc):
             raise
+        if b.x.size:
+            refused = negative_axis_refused(lambda ax: target(b.x, ax), b.axis, b.x.shape,
+                                            exc, at)
+            if refused is None:
+                raise
+            return refused
         return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on a zero-size input of shape "
                        f"{b.x.shape} ({str(exc)[:120]}); its scan is an empty array", at=at)
     out = spec.output_dtype(b.x.dtype)

@@ -1,0 +1,35 @@
+"""A target that raises on a negative axis: told as that, not as a fault of the case.
+
+Rows and the N-D probe monoids hand a target of any axis a negative one half the time (as
+NumPy, CuPy, torch and JAX document them).  Where the target raises, the same call with the
+axis counted from the front tells whether the negative number alone was refused: JAX's
+``lax.associative_scan(..., reverse=True, axis=-1)`` raised so (``lax.rev`` before the
+axis is normalised; docs/findings.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..diagnosis import Cause, is_resource_error
+from ..targets import InputWritten, NotAnArray, raised_by_target
+from .base import Failure
+
+
+def negative_axis_refused(call: Callable[[int], Any], axis: int, shape: tuple[int, ...],
+                          exc: Exception, at: dict[str, Any]) -> Failure | None:
+    """A fault naming the negative ``axis`` where ``call(axis)`` raised ``exc`` and the same
+    axis counted from the front is taken without raising; None where the axis was not
+    negative, the exception is no refusal of the target's own, or both calls raise."""
+    if (axis >= 0 or not raised_by_target(exc) or is_resource_error(exc)
+            or isinstance(exc, (NotAnArray, InputWritten))):
+        return None
+    front = axis % len(shape)
+    try:
+        call(front)
+    except Exception:  # noqa: BLE001 - raising on both axes is the case's own fault
+        return None
+    return Failure(Cause.FAULT, f"raised {type(exc).__name__} ({str(exc)[:160]}) on axis "
+                   f"{axis} of an input of shape {list(shape)}, and took the same axis counted "
+                   f"from the front ({front}): it refuses a negative axis", at=dict(at))
