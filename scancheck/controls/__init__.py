@@ -166,7 +166,7 @@ CONTROLS: tuple[Control, ...] = (
             "the other inputs"),
     Control("product skipping NaN as one", _CON + "product_skipping_nan_as_one", Cause.CONTRACT,
             "declare --nans ignore --nan-prefix identity",
-            "products within bound under nans='skip': NaN inputs' outputs must be NaN"),
+            "nan and inf under nans='skip': NaN inputs' outputs must be NaN"),
     Control("tile size varying between runs", _C + "tile_size_varying_between_runs",
             Cause.NONDETERMINISM, "bits differ", "deterministic; every run is within the bound"),
     Control("tile size varying, one output buffer", _C + "varying_tiles_into_one_buffer",
@@ -232,6 +232,11 @@ CONTROLS: tuple[Control, ...] = (
             "the rule it keeps is named"),
     Control("product carried in 8 bits", _C + "product_carried_in_8_bits", Cause.PRECISION,
             "significand bits", "products within bound: no other property checks a product"),
+    Control("cumprod with two bugs: carry in 8 bits, a zero absorbing infinities", _C +
+            "product_in_8_bits_zero_absorbing_infinities", Cause.PRECISION,
+            "significand bits", "products within bound for the carry, nan and inf for the "
+            "zero (they were one property: the wrong NaN, called a logic error, hid the carry)",
+            also=("zero and an infinity",)),
     Control("logcumsumexp through exp", _C + "logcumsumexp_through_exp", Cause.PRECISION,
             "precision lost", "logsumexp within bound: no other property checks a log-sum-exp"),
     Control("cummax naming the first of equal maxima", _C + "cummax_first_index", Cause.LOGIC,

@@ -394,6 +394,20 @@ def product_carried_in_8_bits(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def product_in_8_bits_zero_absorbing_infinities(x: np.ndarray) -> np.ndarray:
+    """Two bugs in one cumprod: the carry between tiles keeps 8 bits (as
+    :func:`product_carried_in_8_bits`), and once a zero is seen every output is a zero of
+    the product's sign, an infinity after it included (IEEE: 0 * inf is NaN)."""
+    out = product_carried_in_8_bits(x)
+    with np.errstate(all="ignore"):
+        zero = np.logical_or.accumulate(x == 0)
+        nan = np.logical_or.accumulate(np.isnan(x))
+        negative = np.logical_xor.accumulate(np.signbit(x))
+    absorbed = zero & ~nan & np.isnan(out)
+    out[absorbed] = np.where(negative[absorbed], -0.0, 0.0)
+    return out
+
+
 def logcumsumexp_through_exp(x: np.ndarray) -> np.ndarray:
     """log(cumsum(exp(x))) in the input's type: exp overflows past log(max), underflows to
     zero below log(smallest subnormal), and rounds where the scan need not."""
@@ -564,6 +578,7 @@ for fn, spec in (
     (strides_ignored, TargetSpec(axis="arg")),
     (reverse_strides_ignored, TargetSpec(axis="arg", reverse=True)),
     (product_carried_in_8_bits, TargetSpec(op="mul", dtypes=_FLOATS)),
+    (product_in_8_bits_zero_absorbing_infinities, TargetSpec(op="mul", dtypes=_FLOATS)),
     (logcumsumexp_through_exp, TargetSpec(op="logaddexp", dtypes=_FLOATS)),
     (cummax_first_index, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), indices=True)),
     (initial_value_in_the_first_tile_only, TargetSpec(inclusive=False, initial=True)),

@@ -82,6 +82,39 @@ def test_a_logic_error_in_nan_data_is_not_blamed_on_nan_handling(budget):
     assert "NaNs and infinities replaced by 1" in logic_bug.diagnosis
 
 
+def _logcumsumexp_naive_at_infinity(x):
+    """Right on finite values; where the running value and the input are both +inf,
+    m + log1p(exp(-|a - b|)) makes inf - inf: NaN where IEEE's logaddexp is +inf."""
+    out = np.logaddexp.accumulate(x, dtype=x.dtype)
+    both = np.isposinf(x[1:]) & np.isposinf(out[:-1])
+    out[1:][both] = np.nan
+    return out
+
+
+def _logcumsumexp_doubled_past_100(x):
+    """Right on specials; every finite output past 100 is the log of twice its sum (the
+    prefix counted twice: a carry added once too often)."""
+    out = np.logaddexp.accumulate(x, dtype=x.dtype)
+    out[100:] += x.dtype.type(np.log(2))
+    return out
+
+
+def test_a_wrong_special_and_a_wrong_value_of_a_log_sum_exp_are_told_apart(budget):
+    """'nan and inf' judges log-sum-exp's specials by its own judge: a wrong NaN that the
+    same input with finite values in the specials' place does not show is the specials'
+    own (and 'logsumexp within bound' passes); a term counted twice, met on data holding
+    specials, is told on that twin, and as what it is."""
+    spec = TargetSpec(op="logaddexp", dtypes=("float32", "float64"))
+    nan_bug = _target(_logcumsumexp_naive_at_infinity, spec)
+    res = check_property(nan_bug, "nan and inf", budget)
+    assert res.status == "fail" and res.cause == "SPECIALS" and res.independent, res
+    assert check_property(nan_bug, "logsumexp within bound", budget).status == "pass"
+    twice = check_property(_target(_logcumsumexp_doubled_past_100, spec), "nan and inf",
+                           budget)
+    assert twice.status == "fail" and twice.cause == "LOGIC" and not twice.independent, twice
+    assert "replaced by 0" in twice.diagnosis and "counted twice" in twice.diagnosis, twice
+
+
 def _reordered_sum(x):
     """A correct scan whose rounding order varies: a random tile size each call."""
     tile = int(np.random.default_rng().integers(1, 64))

@@ -12,7 +12,9 @@ holds the row and the failure, ``summaries`` what a passing target's floats look
 * ``floats within bound`` -- float errors within the rounding bound of any summation order
   (depth k-1 for the k-th prefix), infinities only where some order may overflow; max and
   min exact, with the zero order and NaN rule their spec declares;
-* ``nan and inf`` -- NaN and infinities propagate as IEEE arithmetic says;
+* ``nan and inf`` -- NaN and infinities propagate as IEEE arithmetic says (for products and
+  log-sum-exp by their own judges, on the data holding specials, which their value
+  properties no longer draw: a NaN bug and a value bug in one scan are two findings);
 * ``deterministic`` -- the same bits on every run of one input, for every operator (a
   segmented target's right runs are compared in ``segments``);
 * ``recurrence`` -- the (a, b) pair scan solves y_n = a_n*y_{n-1} + b_n;
@@ -49,12 +51,14 @@ from __future__ import annotations
 
 from ...core.dtypes import DTYPES, FLOAT_DTYPES, INPUT_DTYPES, INT_DTYPES
 from ...core.monoids import PROBES
+from ..cases import Case
 from ..spec import TargetSpec, monoid_of, over_tuples
+from ..targets import Target
 from .base import Failure, Property, Untold
 from .determinism import determinism_check
 from .monoids import DECLARED, laws_check, monoid_cap, monoid_check, not_judged, probes_check
 from .overflow import integers_checked
-from .own_rules import indices_check, logsumexp_check, products_check
+from .own_rules import indices_check, logsumexp_check, own_specials_check, products_check
 from .recurrence import recurrence_check
 from .rows import rows_check
 from .segments import segments_check
@@ -75,6 +79,14 @@ __all__ = ["ACCUMULATION_PROBE", "MONOID_PROPERTIES", "ORDERED", "PROPERTIES", "
 ORDERED = ("add", "max", "min")
 
 
+def _specials_by_op(target: Target, case: Case) -> Failure | None:
+    """``nan and inf`` by the operator's judge: products and log-sum-exp have their own
+    (a zero times an infinity, -inf as the identity), the others IEEE's sum, max and min."""
+    if target.spec.op in ("mul", "logaddexp"):
+        return own_specials_check(target, case)
+    return specials_check(target, case)
+
+
 TABLE: dict[str, Property] = {p.name: p for p in (
     # Integer products on odd factors too: even ones wrap to 0 and stay there, where a scan
     # that writes zeros agrees.
@@ -86,7 +98,8 @@ TABLE: dict[str, Property] = {p.name: p for p in (
     Property("floats within bound", float_check(bound_failure), FLOAT_DTYPES,
              ("integers", "uniform", "wide", "cancellation", "dyadic", "overflow", "zeros",
               "subnormal"), ORDERED),
-    Property("nan and inf", specials_check, FLOAT_DTYPES, ("specials",), ORDERED),
+    Property("nan and inf", _specials_by_op, FLOAT_DTYPES, ("specials",),
+             (*ORDERED, "mul", "logaddexp")),
     # Any operator: a run compared with runs of the same input, bit for bit (products on
     # factors near 1, which neither vanish nor overflow over long inputs).
     Property("deterministic", determinism_check, FLOAT_DTYPES, ("uniform", "cancellation"),
@@ -100,11 +113,10 @@ TABLE: dict[str, Property] = {p.name: p for p in (
              (*ORDERED, "mul", "logaddexp"), batched=True,
              by_op=(("mul", ("odd", "uniform", "dyadic", "specials", "factors", "steps",
                              "subnormal")),)),
-    Property("products within bound", products_check, FLOAT_DTYPES,
-             ("factors", "specials", "powers"), ("mul",)),
+    Property("products within bound", products_check, FLOAT_DTYPES, ("factors", "powers"),
+             ("mul",)),
     Property("logsumexp within bound", logsumexp_check, FLOAT_DTYPES,
-             ("uniform", "integers", "wide", "cancellation", "specials", "subnormal"),
-             ("logaddexp",)),
+             ("uniform", "integers", "wide", "cancellation", "subnormal"), ("logaddexp",)),
     Property("indices", indices_check, INPUT_DTYPES,
              ("steps", "zeros", "specials", "integers", "subnormal"), ("max", "min")),
     Property("segments", segments_check, INPUT_DTYPES, ("integers", "uniform", "dyadic",

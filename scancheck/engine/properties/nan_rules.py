@@ -128,6 +128,24 @@ def nan_rule_kept(target: Target, x: np.ndarray, got: np.ndarray) -> str | None:
     if spec.op not in NAN_RULE_OPS or not is_float(x.dtype) or (
             got.shape != x.shape or not np.isnan(x).any()):
         return None
+    kept = _kept(target, x, got)
+    if len(kept) > 1 and x.ndim == 1 and not np.isnan(x[0]):
+        # An input opening with NaN shows what an all-NaN prefix holds, which tells the
+        # prefix rules apart (declared_view does the same for the declared rule).
+        lead = x.copy()
+        lead[0] = np.nan
+        try:
+            told = _kept(target, lead, np.asarray(target(lead)))
+        except Exception:  # noqa: BLE001 - a refusal tells nothing: the case's rules stand
+            told = kept
+        kept = [flags for flags in kept if flags in told] or kept
+    return " or ".join(kept) or None
+
+
+def _kept(target: Target, x: np.ndarray, got: np.ndarray) -> list[str]:
+    """The flags of each NaN rule other than the declared one under which ``got`` is a
+    right scan of ``x``."""
+    spec = target.spec
     kept: list[str] = []
     for flags, fields in ALTERNATIVES:
         if all(getattr(spec, f) == v for f, v in fields.items()):
@@ -143,7 +161,7 @@ def nan_rule_kept(target: Target, x: np.ndarray, got: np.ndarray) -> str | None:
                 continue
         if _right(alt, target, xs, gs):
             kept.append(flags)
-    return " or ".join(kept) or None
+    return kept
 
 
 def _right(spec: TargetSpec, target: Target, x: np.ndarray, got: np.ndarray) -> bool:

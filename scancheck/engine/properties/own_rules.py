@@ -20,7 +20,7 @@ from ..diagnosis import Cause
 from ..targets import Target
 from .base import Failure, short
 from .nan_rules import contract_failure, nan_rule_kept
-from .running import called, first_bad, run, run_case
+from .running import called, declared_view, first_bad, run, run_case
 from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
 
 
@@ -29,9 +29,14 @@ def _judged(target: Target, case: Case, judge: Callable[[np.ndarray, np.ndarray,
     """The case's input, ``judge``'s judgement of the target's output on it, and the first
     output it rejects as a failure named by its rule (None if none); or the failed call."""
     ran = run_case(target, case)
-    if isinstance(ran, Failure):
-        return ran
-    x, got = ran
+    return ran if isinstance(ran, Failure) else _judgement(target, *ran, judge)
+
+
+def _judgement(target: Target, x: np.ndarray, got: np.ndarray,
+               judge: Callable[[np.ndarray, np.ndarray, bool], Judgement]
+               ) -> tuple[np.ndarray, Judgement, Failure | None]:
+    """``judge``'s judgement of the target's output ``got`` on ``x``, and its first rejected
+    output as a failure named by its rule (a NaN rule the target keeps as a contract)."""
     inc = target.spec.inclusive
     judged = judge(x, got, inc, flush=flushes(target, x.dtype))
     first = np.flatnonzero(~judged.ok)
@@ -52,9 +57,13 @@ def _judged(target: Target, case: Case, judge: Callable[[np.ndarray, np.ndarray,
 def products_check(target: Target, case: Case) -> Failure | None:
     """``products within bound``: cumprod judged by :func:`~scancheck.oracle.products.judge_products`."""
     out = _judged(target, case, judge_products)
-    if isinstance(out, Failure):
-        return out
-    x, judged, failure = out
+    return out if isinstance(out, Failure) else _products_told(target, case, *out)
+
+
+def _products_told(target: Target, case: Case, x: np.ndarray, judged: Judgement,
+                   failure: Failure | None) -> Failure | None:
+    """A product's failure attributed: precision where factors whose every product is exact
+    come out exact and the error is rounding's size, else as its rule named it."""
     if failure is None or "subnormals" in failure.detail or not (
             "bound" in failure.diagnosis or "exactness certificate" in failure.diagnosis):
         return failure  # specials, signs, never written, or flushing
@@ -93,9 +102,12 @@ def products_check(target: Target, case: Case) -> Failure | None:
 def logsumexp_check(target: Target, case: Case) -> Failure | None:
     """``logsumexp within bound``: judged by :func:`~scancheck.oracle.logsumexp.judge_logsumexp`."""
     out = _judged(target, case, judge_logsumexp)
-    if isinstance(out, Failure):
-        return out
-    x, judged, failure = out
+    return out if isinstance(out, Failure) else _logsumexp_told(target, case, *out)
+
+
+def _logsumexp_told(target: Target, case: Case, x: np.ndarray, judged: Judgement,
+                    failure: Failure | None) -> Failure | None:
+    """A log-sum-exp failure attributed: precision where no term is lost or counted twice."""
     if failure is None or "never written" in failure.diagnosis or "subnormals" in failure.detail:
         return failure
     k = failure.index
@@ -113,6 +125,50 @@ def logsumexp_check(target: Target, case: Case) -> Failure | None:
                               "the running maximum is subtracted?)")
     elif not np.isfinite(x).all():
         failure.cause = Cause.SPECIALS
+    return failure
+
+
+#: Each operator with a judge of its own: the judge, how its failures are attributed, and
+#: the finite value that stands in for a special input in the twin.
+_OWN_JUDGES: dict[str, tuple[Callable[..., Judgement], Callable[..., Failure | None], float]] = {
+    "mul": (judge_products, _products_told, 1.0),
+    "logaddexp": (judge_logsumexp, _logsumexp_told, 0.0),
+}
+
+
+def own_specials_check(target: Target, case: Case) -> Failure | None:
+    """``nan and inf`` of products and log-sum-exp, by their own judge on data holding NaN
+    and infinities.  Where the same input with finite values in their place (the twin) is
+    right, a failure is the specials' own and explains no value failure; where the twin is
+    wrong too, the twin's failure is told, a value bug seen first through a special."""
+    judge, told, stand_in = _OWN_JUDGES[target.spec.op]
+    out = _judged(target, case, judge)
+    if isinstance(out, Failure):
+        return out
+    x, judged, failure = out
+    if (failure is None or failure.cause == Cause.CONTRACT or "subnormals" in failure.detail
+            or "never written" in failure.diagnosis):
+        return told(target, case, x, judged, failure)
+    twin = np.where(np.isfinite(x), x, stand_in).astype(x.dtype)
+    twin_got, bad = run(target, twin)
+    if bad is not None:
+        return bad
+    seen = declared_view(target, twin, twin_got)
+    if isinstance(seen, Failure):
+        return seen
+    _, twin_judged, wrong = _judgement(target, *seen, judge)
+    if wrong is not None:
+        special = any(v is not None and not np.isfinite(v)
+                      for v in (failure.got, failure.expected))
+        seen_as = "; there it showed as a wrong NaN or infinity" if special else ""
+        wrong = told(target, case, twin, twin_judged, wrong)
+        assert wrong is not None
+        wrong.diagnosis += (f" (the same input with its NaNs and infinities replaced by "
+                            f"{stand_in:g}{seen_as})")
+        return wrong
+    failure = told(target, case, x, judged, failure)
+    assert failure is not None
+    failure.cause, failure.independent = Cause.SPECIALS, True
     return failure
 
 
