@@ -254,6 +254,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("N-D scan refusing a negative axis", _C + "negative_axis_refused", Cause.FAULT,
             "refuses a negative axis", "rows: the same call with the axis counted from the "
             "front (it was a fault of the case, shape and axis unnamed)"),
+    Control("N-D scan saturating an overflow (satfinite store)", _C +
+            "saturating_along_an_axis", Cause.LOGIC, "saturating store", "rows on overflow "
+            "data, which rows did not draw (1-D input is right: 'floats within bound' "
+            "passes)"),
     Control("integer cumprod losing its carry past 256", _C + "cumprod_losing_its_carry_past_256",
             Cause.LOGIC, "differs from the exact", "integers exact on odd factors: even ones "
             "wrap to 0 within 64 factors, where writing zeros agrees"),

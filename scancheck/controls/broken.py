@@ -472,6 +472,19 @@ def negative_axis_from_the_front(x: np.ndarray, axis: int) -> np.ndarray:
         return np.cumsum(x, axis=-axis - 1 if axis < 0 else axis, dtype=x.dtype)
 
 
+def saturating_along_an_axis(x: np.ndarray, axis: int) -> np.ndarray:
+    """A sum right on 1-D input whose N-D path stores with saturation (PTX's
+    ``cvt.satfinite``): a prefix that overflows comes back as the largest finite float, an
+    infinity in the input still as infinity."""
+    with np.errstate(all="ignore"):
+        out = np.cumsum(x, axis=axis, dtype=x.dtype)
+        if x.ndim == 1 or not np.issubdtype(x.dtype, np.floating):
+            return out
+        infinite = np.logical_or.accumulate(np.isinf(x), axis=axis)
+    top = np.finfo(x.dtype).max
+    return np.where(np.isinf(out) & ~infinite, np.copysign(top, out), out).astype(x.dtype)
+
+
 def negative_axis_refused(x: np.ndarray, axis: int) -> np.ndarray:
     """An N-D sum that raises on a negative axis, as a kernel whose launcher checks
     ``0 <= axis < ndim`` before it normalises the axis: right on every axis from 0 up."""
@@ -585,6 +598,7 @@ for fn, spec in (
     (initial_value_from_the_last_element, TargetSpec(inclusive=False, initial=True)),
     (negative_axis_from_the_front, TargetSpec(axis="arg")),
     (negative_axis_refused, TargetSpec(axis="arg")),
+    (saturating_along_an_axis, TargetSpec(axis="arg", dtypes=("float32",))),
     (cumprod_losing_its_carry_past_256, TargetSpec(op="mul", dtypes=("int32", "int64",
                                                                      "uint8"))),
     (cumprod_carried_across_rows, TargetSpec(op="mul", dtypes=_FLOATS, axis="arg")),

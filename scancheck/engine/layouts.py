@@ -92,15 +92,18 @@ def batch(case: Case, axis: int | None = None, fixed_axis: int | None = None,
         ax = axis % rank
     elif fixed_axis is None and (case.seed >> 1) % 2:
         ax -= rank  # a target taking any axis is handed a negative one half the time
-    x = _view(rng, dims, layout, case, case.seed if data_seed is None else data_seed)
+    x = _view(rng, dims, layout, case, case.seed if data_seed is None else data_seed,
+              dims[ax])
     return Batch(x, ax, kind, layout)
 
 
-def _view(rng: np.random.Generator, dims: list[int], layout: str, case: Case, seed: int
-          ) -> np.ndarray:
-    """An array of shape ``dims`` with values of ``case``'s data, laid out as asked."""
+def _view(rng: np.random.Generator, dims: list[int], layout: str, case: Case, seed: int,
+          row: int) -> np.ndarray:
+    """An array of shape ``dims`` with values of ``case``'s data for rows ``row`` long,
+    laid out as asked."""
     size = int(np.prod(dims))
-    values = generate_data(np.random.default_rng(seed), size, case.dtype, case.distribution)
+    values = generate_data(np.random.default_rng(seed), size, case.dtype, case.distribution,
+                           row)
     return laid_out(values.reshape(dims), memory_of(rng, layout, len(dims)))
 
 

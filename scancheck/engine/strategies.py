@@ -115,8 +115,11 @@ def dtypes(allowed: tuple[str, ...] = INPUT_DTYPES) -> st.SearchStrategy[str]:
     return st.sampled_from(list(allowed))
 
 
-def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: str) -> np.ndarray:
-    """``n`` values of ``dtype`` from one of :data:`DISTRIBUTIONS`, drawn with ``rng``."""
+def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: str,
+                  row: int | None = None) -> np.ndarray:
+    """``n`` values of ``dtype`` from one of :data:`DISTRIBUTIONS`, drawn with ``rng``;
+    ``row`` the length of the sequences they are scanned in, where not ``n`` (rows of an
+    N-D input), to which the overflowing magnitudes are scaled."""
     dt = as_dtype(dtype)
     if dt == np.bool_:  # every distribution: sparse, even or dense trues, so that a running
         # or stays false, and a running and true, for a while
@@ -189,7 +192,7 @@ def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: st
         x[edge] = rng.choice(edges, int(edge.sum())) * rng.choice([-1, 1], int(edge.sum()))
         return x
     if distribution == "overflow":
-        return _overflowing(rng, n, dt)
+        return _overflowing(rng, n, dt, n if row is None else row)
     if distribution == "zeros":
         # Max scans of non-positive data and min scans of non-negative data end on zeros, where
         # the sign of the answer is the spec's to declare.  The first quarter (two at least)
@@ -279,8 +282,9 @@ def _powers(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     return x.astype(dt)
 
 
-def _overflowing(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
-    """Magnitudes near the largest float over a k drawn between n/8 and n, clipped to it.
+def _overflowing(rng: np.random.Generator, n: int, dt: np.dtype, row: int) -> np.ndarray:
+    """Magnitudes near the largest float over a k drawn between row/8 and row (each
+    sequence scanned is ``row`` long), clipped to it.
 
     Half the arrays have random signs and magnitudes near ``max / sqrt(k)``: the sum of
     magnitudes crosses the overflow threshold near sqrt(k) elements and the running sum, a
@@ -289,7 +293,7 @@ def _overflowing(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     ``max / k``: the running sum itself climbs through max/2 to the threshold.
     """
     big = float(finfo(dt).max)
-    crossing = max(n, 1) * 2.0 ** rng.uniform(-3, 0)
+    crossing = max(row, 1) * 2.0 ** rng.uniform(-3, 0)
     if rng.random() < 0.5:
         frac = rng.uniform(0.5, 1.5, n) / np.sqrt(crossing)
         sign = rng.choice([-1.0, 1.0], n)

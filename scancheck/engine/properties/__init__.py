@@ -108,8 +108,11 @@ TABLE: dict[str, Property] = {p.name: p for p in (
              by_op=(("mul", ("factors",)), ("recurrence", ("uniform",)),
                     ("max", ("uniform", "zeros")), ("min", ("uniform", "zeros")))),
     Property("recurrence", recurrence_check, DTYPES, ("uniform", "subnormal"), ("recurrence",)),
+    # A library's axis scan is often a kernel of its own: the 1-D data classes reach it too,
+    # overflow and cancellation included (a saturating store in the N-D path alone passed).
     Property("rows", rows_check, INPUT_DTYPES, ("integers", "uniform", "dyadic", "specials",
-                                           "factors", "steps", "subnormal"),
+                                           "factors", "steps", "subnormal", "overflow",
+                                           "cancellation"),
              (*ORDERED, "mul", "logaddexp"), batched=True,
              by_op=(("mul", ("odd", "uniform", "dyadic", "specials", "factors", "steps",
                              "subnormal")),)),

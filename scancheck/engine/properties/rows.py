@@ -13,6 +13,7 @@ from ...core.dtypes import is_float
 from ...oracle.bounds import (
     Judgement,
     Verdict,
+    abs_sums,
     certified,
     classify,
     sequential_depths,
@@ -168,7 +169,8 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
         if "subnormals" in failure.detail:
             return failure
     if spec.family == "sum" and is_float(x.dtype):
-        return _rows_attribution(target, case, failure)
+        return _too_far(xs[r], k, spec.inclusive, failure) or _rows_attribution(target, case,
+                                                                                failure)
     if _judge_of(spec, x.dtype) is not None and (
             "bound" in failure.diagnosis or "exactness certificate" in failure.diagnosis):
         return _row_alone(target, xs[r], failure)
@@ -199,6 +201,27 @@ def _row_alone(target: Target, row: np.ndarray, failure: Failure) -> Failure:
         failure.cause = Cause.PRECISION
         failure.diagnosis += ("; the same row scanned alone is beyond the bound too: precision "
                               "lost, not the batching")
+    return failure
+
+
+def _too_far(row: np.ndarray, k: int, inclusive: bool, failure: Failure) -> Failure | None:
+    """A float sum's output ``k`` of ``row`` wrong by more than lost precision makes: finite
+    where the exact prefix rounds to an infinity, or the largest float where some partial
+    sum may overflow (a narrower type overflows sooner, not later), or off by 2**-4 of its
+    prefix's magnitudes or more; None otherwise."""
+    got, want = float(failure.got), float(failure.expected)
+    scale = float(abs_sums(row.astype(np.float64), inclusive)[k])
+    top = float(np.finfo(row.dtype).max)
+    if np.isfinite(got) and (np.isinf(want) or abs(got) == top and scale > top):
+        failure.diagnosis += (f"; {got:g} where the exact prefix is {want:g} and some partial "
+                              f"sum may overflow: a narrower type would overflow sooner, not come "
+                              f"back finite (a saturating store?)")
+        return failure
+    if not (np.isfinite(got) and scale > 0 and abs(got - want) >= scale / 16):
+        return None
+    bits = int(np.floor(-np.log2(abs(got - want) / scale)))
+    failure.diagnosis += (f"; relative error 2**-{max(bits, 0)} of the prefix's magnitude, too "
+                          f"large for lost precision")
     return failure
 
 
