@@ -233,7 +233,7 @@ def _check_options(args: argparse.Namespace) -> dict:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .engine.isolation import EnvironmentProblem, check_isolated
+    from .engine.isolation import UsageError, check_isolated
     from .engine.spec import spec_flag
 
     _output_path(args.json, "--json")
@@ -255,14 +255,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
         try:
             return check_isolated(name, overrides=overrides, progress=progress.task(name),
                                   gpu=gpu.get(name), **options)
-        except EnvironmentProblem as exc:  # the others' reports are kept, and it is named
+        except UsageError as exc:  # the others' reports are kept, and it is named
             return exc
 
     with Progress() as progress:
         results = _each(args.targets, check, args.jobs)
-    unrun = [str(r) for r in results if isinstance(r, EnvironmentProblem)]
+    unrun = [str(r) for r in results if isinstance(r, UsageError)]
     ran = [(name, r) for name, r in zip(args.targets, results)
-           if not isinstance(r, EnvironmentProblem)]
+           if not isinstance(r, UsageError)]
     reports = [r for _, r in ran]
     for rep in reports:
         _print_report(rep)

@@ -322,6 +322,29 @@ def test_a_target_found_unable_to_run_keeps_the_other_reports(capsys, monkeypatc
     assert err.strip().endswith("target 'gone.py:f' cannot run here: cupy is not installed")
 
 
+def test_a_file_target_needing_a_missing_library_cannot_run_here(tmp_path, capsys):
+    """A user's module importing a library this machine lacks, or declaring a GPU scan where
+    there is none, is the machine's problem: named, exit 2, the other target's report kept."""
+    from scancheck.core.devices import gpu_available
+
+    lacking = tmp_path / "lacking.py"
+    lacking.write_text("import scancheck_no_such_library\n\ndef scan(x):\n    return x\n")
+    gpu = tmp_path / "gpu_scan.py"
+    gpu.write_text("import numpy as np\nfrom scancheck.engine.spec import TargetSpec\n\n"
+                   "def scan(x):\n    return np.cumsum(x, dtype=x.dtype)\n\n"
+                   "scan.scan_spec = TargetSpec(device='gpu')\n")
+    targets = [f"{lacking}:scan", "numpy.cumsum"]
+    if not gpu_available()[0]:
+        targets.append(f"{gpu}:scan")
+    argv = ["check", *targets, "--quick", "--budget", "3", "--max-n", "64", "--jobs", "2"]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert "numpy.cumsum" in out and "conforms" in out
+    assert "imports scancheck_no_such_library, which is not installed" in err
+    if len(targets) == 3:
+        assert f"target '{gpu}:scan' cannot run here" in err and "device='gpu'" in err
+
+
 def test_check_hands_the_named_fields_alone_to_every_target(capsys, monkeypatch):
     import scancheck.engine.isolation
 

@@ -20,6 +20,20 @@ def is_file_form(locator: str) -> bool:
     return locator.rsplit(":", 1)[0].endswith(".py")
 
 
+class LibraryMissing(ValueError):
+    """A module imports a library this machine lacks: the machine's problem, not that of the
+    target or of its name."""
+
+
+def library_missing(exc: ModuleNotFoundError, module: str) -> str | None:
+    """The top-level library ``exc`` found missing while ``module`` was imported, where it
+    is one that is not installed (not ``module`` itself); else None."""
+    top = (exc.name or "").split(".")[0]
+    if not top or top == module.split(".")[0] or importlib.util.find_spec(top) is not None:
+        return None
+    return top
+
+
 def module_from_file(file: str, what: str) -> Any:
     """The module of the Python file ``file``, loaded once per process under a name of its
     own (its stem and a hash of its absolute path), so that it shadows no importable module
@@ -41,6 +55,10 @@ def module_from_file(file: str, what: str) -> Any:
         spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
+        lacking = library_missing(exc, name) if isinstance(exc, ModuleNotFoundError) else None
+        if lacking:
+            raise LibraryMissing(f"{what} cannot run here: {file} imports {lacking}, which is "
+                                 f"not installed") from None
         raise ValueError(f"{what}: {file} cannot be imported "
                          f"({type(exc).__name__}: {exc})") from None
     return module

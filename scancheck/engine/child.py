@@ -112,6 +112,7 @@ def _child(argv: list[str]) -> int:
             cp.cuda.set_pinned_memory_allocator(None)
     # The engine (Hypothesis, numba, the oracles) loads only where a property runs: a child
     # that only resolves the target -- one per check -- starts in a third of the time.
+    from ..core.loading import LibraryMissing
     from .resolve import resolve
 
     def jsonable(v: Any) -> Any:
@@ -134,6 +135,9 @@ def _child(argv: list[str]) -> int:
                 declared = spec_json(target.spec)
             except ValueError as exc:
                 raise ValueError(f"target {target.name!r}'s spec: {exc}") from None
+        except LibraryMissing as exc:  # the machine's, not the target's, verdict
+            emit(event="unavailable", message=str(exc))
+            return 0
         except ValueError as exc:
             emit(event="usage", message=str(exc))
             return 0

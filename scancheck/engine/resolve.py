@@ -27,7 +27,7 @@ import numpy as np
 
 from ..core.arrays import as_dtype
 from ..core.dtypes import CUDA_SCALAR
-from ..core.loading import is_file_form, module_from_file
+from ..core.loading import LibraryMissing, is_file_form, library_missing, module_from_file
 from .library import builtin_targets, kernel_target, model_target, no_gpu, not_installed
 from .spec import TargetSpec, with_overrides
 from .targets import Target
@@ -65,6 +65,14 @@ def _import(path: str, module_name: str) -> Any:
         sys.path.append(os.getcwd())
     try:
         return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        lacking = library_missing(exc, module_name)
+        if lacking:
+            raise LibraryMissing(f"target {path!r} cannot run here: its module "
+                                 f"{module_name!r} imports {lacking}, which is not installed"
+                                 ) from None
+        raise ValueError(f"target {path!r}: module {module_name!r} cannot be imported "
+                         f"({type(exc).__name__}: {exc})") from None
     except Exception as exc:  # a target that cannot be imported is a usage error, not a verdict
         raise ValueError(f"target {path!r}: module {module_name!r} cannot be imported "
                          f"({type(exc).__name__}: {exc})") from None
@@ -154,6 +162,7 @@ def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
         # Its kernels are compiled for the spec's dtypes: the merged spec, before compiling.
         return cuda_file_target(path, size, with_overrides(spec or TargetSpec(device="gpu"),
                                                            overrides, name))
+    imported = False
     if target is None:
         if name.startswith("import:"):
             name = name[len("import:"):]
@@ -163,10 +172,13 @@ def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
                              f"kernel:VARIANT, model:VARIANT, package.module:function or "
                              f"path/to/file.py:function")
         target = load_import_path(name, spec)
-    if not overrides:
-        return target
-    merged = with_overrides(target.spec, overrides, target.name)
+        imported = True
+    merged = with_overrides(target.spec, overrides, target.name) if overrides else target.spec
     unavailable = target.unavailable
-    if merged.device == "gpu" and target.spec.device != "gpu" and not unavailable:
+    # A GPU scan of the user's own, or one the overrides made: CuPy and a GPU are this
+    # machine's to give, and their absence no verdict on the target.
+    if merged.device == "gpu" and (imported or target.spec.device != "gpu") and not unavailable:
         unavailable = not_installed("cupy") or no_gpu()
+    if merged is target.spec and unavailable == target.unavailable:
+        return target
     return replace(target, spec=merged, unavailable=unavailable)

@@ -143,3 +143,38 @@ def test_a_batched_product_beyond_its_bound_alone_too_is_precision_lost(budget):
 
     r = check_property(_batched(coarse, "mul", dtypes=("float32",)), "rows", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and "alone" in r.diagnosis, r
+
+
+def _refusing_and_wrong(x, axis):
+    """Raises on a negative axis; along any other, the last position of every row is left
+    as the input (one step of the scan skipped there)."""
+    if axis < 0:
+        raise IndexError(f"axis {axis} is out of range [0, {x.ndim})")
+    out = np.cumsum(x, axis=axis, dtype=x.dtype)
+    last = [slice(None)] * x.ndim
+    last[axis] = -1
+    out[tuple(last)] = x[tuple(last)]
+    return out
+
+
+def test_a_negative_axis_refused_hides_no_wrong_answer_along_the_front_axis():
+    """Where a negative axis is refused, the answer along the same axis counted from the
+    front is judged in the same case: a wrong one is told, the refusal named beside it; a
+    right one leaves the refusal alone as the case's failure."""
+    from scancheck.engine.properties.rows import rows_check
+
+    wrong = Target("refusing and wrong", _refusing_and_wrong, TargetSpec(axis="arg"))
+    right = Target("refusing", controls.negative_axis_refused, TargetSpec(axis="arg"))
+    told = 0
+    for seed in range(40):
+        case = Case(12, "int32", "integers", seed)
+        b = batch(case)
+        if b.axis >= 0 or b.x.shape[b.axis] < 2 or b.x.size == 0:
+            continue
+        failure = rows_check(wrong, case)
+        assert failure is not None and failure.cause.name == "LOGIC", failure
+        assert "it also refuses a negative axis (raised IndexError" in failure.diagnosis
+        refused = rows_check(right, case)
+        assert refused.cause.name == "FAULT" and "refuses a negative axis" in refused.diagnosis
+        told += 1
+    assert told >= 5

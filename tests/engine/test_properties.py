@@ -91,28 +91,57 @@ def _logcumsumexp_naive_at_infinity(x):
     return out
 
 
-def _logcumsumexp_doubled_past_100(x):
-    """Right on specials; every finite output past 100 is the log of twice its sum (the
-    prefix counted twice: a carry added once too often)."""
+def _logcumsumexp_restarting_past_100(x):
+    """Every output past 100 forgets the first 101 inputs (a carry lost between tiles): an
+    infinity among them too, so that it shows as a wrong +inf before any value does."""
     out = np.logaddexp.accumulate(x, dtype=x.dtype)
-    out[100:] += x.dtype.type(np.log(2))
+    if x.size > 101:
+        out[101:] = np.logaddexp.accumulate(x[101:], dtype=x.dtype)
     return out
 
 
 def test_a_wrong_special_and_a_wrong_value_of_a_log_sum_exp_are_told_apart(budget):
     """'nan and inf' judges log-sum-exp's specials by its own judge: a wrong NaN that the
     same input with finite values in the specials' place does not show is the specials'
-    own (and 'logsumexp within bound' passes); a term counted twice, met on data holding
-    specials, is told on that twin, and as what it is."""
+    own (and 'logsumexp within bound' passes); a carry lost between tiles, met as a wrong
+    +inf, is told on that twin, and as what it is."""
     spec = TargetSpec(op="logaddexp", dtypes=("float32", "float64"))
     nan_bug = _target(_logcumsumexp_naive_at_infinity, spec)
     res = check_property(nan_bug, "nan and inf", budget)
     assert res.status == "fail" and res.cause == "SPECIALS" and res.independent, res
     assert check_property(nan_bug, "logsumexp within bound", budget).status == "pass"
-    twice = check_property(_target(_logcumsumexp_doubled_past_100, spec), "nan and inf",
-                           budget)
-    assert twice.status == "fail" and twice.cause == "LOGIC" and not twice.independent, twice
-    assert "replaced by 0" in twice.diagnosis and "counted twice" in twice.diagnosis, twice
+    lost = check_property(_target(_logcumsumexp_restarting_past_100, spec), "nan and inf",
+                          budget)
+    assert lost.status == "fail" and lost.cause == "LOGIC" and not lost.independent, lost
+    assert "replaced by 0, 0, 0" in lost.diagnosis and "a term missing" in lost.diagnosis, lost
+
+
+def _cumprod_in_8_bit_tiles_of_8_absorbing_infinities(x):
+    """A carry kept in 8 bits between tiles of 8 (wrong on any data from n = 9) and a zero
+    absorbing the infinities after it (0 * inf is NaN)."""
+    out = np.empty_like(x)
+    carry = 1.0
+    with np.errstate(all="ignore"):
+        for lo in range(0, x.shape[0], 8):
+            out[lo:lo + 8] = np.multiply.accumulate(x[lo:lo + 8], dtype=x.dtype) * carry
+            carry = float(controls._round_to_bits(out[min(lo + 8, x.shape[0]) - 1], 8))
+        zero = np.logical_or.accumulate(x == 0)
+        nan = np.logical_or.accumulate(np.isnan(x))
+    out[zero & ~nan & np.isnan(out)] = 0.0
+    return out
+
+
+def test_a_value_bug_met_first_hides_no_wrong_special_of_a_product(budget):
+    """The carry's error shows at n = 9 on any data, before the zero meets an infinity: the
+    specials are judged where the prefix holds one, and a rounding-sized error on the twin
+    explains no NaN, so both bugs are told, each by its own property."""
+    t = _target(_cumprod_in_8_bit_tiles_of_8_absorbing_infinities,
+                TargetSpec(op="mul", dtypes=("float32", "float64")))
+    specials = check_property(t, "nan and inf", budget)
+    assert specials.cause == "SPECIALS" and specials.independent, specials
+    assert "a zero and an infinity" in specials.diagnosis
+    values = check_property(t, "products within bound", budget)
+    assert values.cause == "PRECISION" and "significand bits" in values.diagnosis, values
 
 
 def _reordered_sum(x):

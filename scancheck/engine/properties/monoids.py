@@ -391,16 +391,19 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
     if target.spec.axis == "arg":
         args += (axis,)
     memory = _memories(elems, case)
+    refusal = None
     try:
         out = call_on_leaves(target, elems, *args, memory=memory)
     except Exception as exc:
-        refused = None if target.spec.axis != "arg" else negative_axis_refused(
+        refusal = None if target.spec.axis != "arg" else negative_axis_refused(
             lambda ax: call_on_leaves(target, elems, *args[:-1], ax, memory=memory), axis,
             elems[0].shape, exc, {"shape": list(elems[0].shape), "axis": axis,
                                   **({"memory": memory} if memory else {})})
-        if refused is None:
+        if refusal is None:
             raise
-        return refused
+        # The answer along the same axis counted from the front is judged all the same.
+        out, axis = refusal.answer, refusal.front
+        args = (*args[:-1], axis)
     got = _leaves_of(out, monoid, elems[0].shape)
 
     def rerun() -> tuple[Leaves, Leaves] | None:
@@ -416,6 +419,8 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
 
     if not isinstance(got, Failure):
         got = judge(target, monoid, elems, got, axis % elems[0].ndim, rerun)
+    if refusal is not None:
+        got = refusal.told(got)
     if got is not None and memory is not None:  # what the reproducer lays the leaves out by
         got.at["memory"] = memory
         if any(m["layout"] != "C" for m in memory):

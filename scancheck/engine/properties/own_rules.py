@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.dtypes import SIGNIFICAND_BITS, is_float
+from ...core.dtypes import SIGNIFICAND_BITS, finfo, is_float
 from ...oracle.bounds import (
     Judgement,
 )
@@ -33,12 +33,15 @@ def _judged(target: Target, case: Case, judge: Callable[[np.ndarray, np.ndarray,
 
 
 def _judgement(target: Target, x: np.ndarray, got: np.ndarray,
-               judge: Callable[[np.ndarray, np.ndarray, bool], Judgement]
-               ) -> tuple[np.ndarray, Judgement, Failure | None]:
+               judge: Callable[[np.ndarray, np.ndarray, bool], Judgement],
+               only: np.ndarray | None = None) -> tuple[np.ndarray, Judgement, Failure | None]:
     """``judge``'s judgement of the target's output ``got`` on ``x``, and its first rejected
-    output as a failure named by its rule (a NaN rule the target keeps as a contract)."""
+    output (among those ``only`` selects, where given) as a failure named by its rule (a NaN
+    rule the target keeps as a contract)."""
     inc = target.spec.inclusive
     judged = judge(x, got, inc, flush=flushes(target, x.dtype))
+    if only is not None:
+        judged.ok |= ~only
     first = np.flatnonzero(~judged.ok)
     failure = None if not first.size else first_bad(
         target, judged.ok, got, judged.reference.astype(got.dtype), str(judged.reason[first[0]]))
@@ -128,28 +131,41 @@ def _logsumexp_told(target: Target, case: Case, x: np.ndarray, judged: Judgement
     return failure
 
 
-#: Each operator with a judge of its own: the judge, how its failures are attributed, and
-#: the finite value that stands in for a special input in the twin.
-_OWN_JUDGES: dict[str, tuple[Callable[..., Judgement], Callable[..., Failure | None], float]] = {
-    "mul": (judge_products, _products_told, 1.0),
-    "logaddexp": (judge_logsumexp, _logsumexp_told, 0.0),
+#: Each operator with a judge of its own: the judge, how its failures are attributed, the
+#: inputs that make an output special (from there on), and the finite values that stand in
+#: for NaN, +inf and -inf in the twin (the largest float for a product's infinities, which
+#: overflows again where an infinity times a finite number would stay one).
+_OWN_JUDGES: dict[str, tuple[Callable[..., Judgement], Callable[..., Failure | None],
+                             Callable[[np.ndarray], np.ndarray], tuple[str, str, str]]] = {
+    "mul": (judge_products, _products_told, lambda x: ~np.isfinite(x), ("1", "max", "-max")),
+    "logaddexp": (judge_logsumexp, _logsumexp_told, lambda x: np.isnan(x) | np.isposinf(x),
+                  ("0", "0", "0")),
 }
 
 
 def own_specials_check(target: Target, case: Case) -> Failure | None:
     """``nan and inf`` of products and log-sum-exp, by their own judge on data holding NaN
-    and infinities.  Where the same input with finite values in their place (the twin) is
-    right, a failure is the specials' own and explains no value failure; where the twin is
-    wrong too, the twin's failure is told, a value bug seen first through a special."""
-    judge, told, stand_in = _OWN_JUDGES[target.spec.op]
-    out = _judged(target, case, judge)
-    if isinstance(out, Failure):
-        return out
-    x, judged, failure = out
+    and infinities, on the outputs whose prefix holds one (the others are the value
+    property's).  A wrong one is the specials' own unless the same input with finite values
+    in their place (the twin) is wrong there too with an error no rounding makes: then the
+    twin's failure is told, a value bug seen first through a special."""
+    judge, told, special, stand_ins = _OWN_JUDGES[target.spec.op]
+    ran = run_case(target, case)
+    if isinstance(ran, Failure):
+        return ran
+    x, got = ran
+    reached = np.logical_or.accumulate(special(x))
+    if not target.spec.inclusive:  # output k is the scan of x[:k]
+        reached = np.concatenate([[False], reached[:-1]])
+    x, judged, failure = _judgement(target, x, got, judge, only=reached)
     if (failure is None or failure.cause == Cause.CONTRACT or "subnormals" in failure.detail
             or "never written" in failure.diagnosis):
         return told(target, case, x, judged, failure)
-    twin = np.where(np.isfinite(x), x, stand_in).astype(x.dtype)
+    top = float(finfo(x.dtype).max)
+    value = {"1": 1.0, "0": 0.0, "max": top, "-max": -top}
+    twin = np.where(np.isnan(x), value[stand_ins[0]], np.where(
+        np.isposinf(x), value[stand_ins[1]], np.where(np.isneginf(x), value[stand_ins[2]],
+                                                      x))).astype(x.dtype)
     twin_got, bad = run(target, twin)
     if bad is not None:
         return bad
@@ -157,15 +173,16 @@ def own_specials_check(target: Target, case: Case) -> Failure | None:
     if isinstance(seen, Failure):
         return seen
     _, twin_judged, wrong = _judgement(target, *seen, judge)
-    if wrong is not None:
-        special = any(v is not None and not np.isfinite(v)
-                      for v in (failure.got, failure.expected))
-        seen_as = "; there it showed as a wrong NaN or infinity" if special else ""
-        wrong = told(target, case, twin, twin_judged, wrong)
-        assert wrong is not None
-        wrong.diagnosis += (f" (the same input with its NaNs and infinities replaced by "
-                            f"{stand_in:g}{seen_as})")
+    k = failure.index if failure.index is not None else 0
+    wrong = None if wrong is None or twin_judged.ok[k] else told(
+        target, case, twin, twin_judged, wrong)
+    if wrong is not None and wrong.cause != Cause.PRECISION:
+        wrong.diagnosis += (f" (the same input with NaN, +inf and -inf replaced by "
+                            f"{', '.join(stand_ins)}; there output {k} showed as "
+                            f"{failure.got} where {failure.expected} was due)")
         return wrong
+    # Right there, or wrong by a rounding's size: no loss of precision makes or unmakes a
+    # NaN or an infinity.
     failure = told(target, case, x, judged, failure)
     assert failure is not None
     failure.cause, failure.independent = Cause.SPECIALS, True

@@ -26,7 +26,7 @@ from ...oracle.products import judge_products
 from ..cases import Case
 from ..contracts import nan_view, viewed
 from ..diagnosis import Cause, is_resource_error
-from ..layouts import batch
+from ..layouts import Batch, batch
 from ..spec import TargetSpec
 from ..targets import NotAnArray, Target
 from .accumulation import accumulated_beyond, accumulated_words
@@ -108,14 +108,22 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
         # NotAnArray is an answer, not a refusal; memory is a verdict of its own.
         if isinstance(exc, NotAnArray) or is_resource_error(exc):
             raise
+        refusal = negative_axis_refused(lambda ax: target(b.x, ax), b.axis, b.x.shape, exc, at)
+        if refusal is not None:  # the answer along the front axis is judged all the same
+            front = replace(b, axis=refusal.front)
+            return refusal.told(_judged_rows(target, case, front, refusal.answer,
+                                             front.describe()))
         if b.x.size:
-            refused = negative_axis_refused(lambda ax: target(b.x, ax), b.axis, b.x.shape,
-                                            exc, at)
-            if refused is None:
-                raise
-            return refused
+            raise
         return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on a zero-size input of shape "
                        f"{b.x.shape} ({str(exc)[:120]}); its scan is an empty array", at=at)
+    return _judged_rows(target, case, b, got, at)
+
+
+def _judged_rows(target: Target, case: Case, b: Batch, got: Any, at: dict[str, Any]
+                 ) -> Failure | None:
+    """The target's answer ``got`` on the batch ``b`` judged row by row (see rows_check)."""
+    spec = target.spec
     out = spec.output_dtype(b.x.dtype)
     if not spec.indices and got.shape == b.x.shape and got.dtype.name != out:
         failure = dtype_failure(target, b.x.dtype.name, got.dtype.name)
@@ -231,7 +239,9 @@ def _rows_attribution(target: Target, case: Case, failure: Failure) -> Failure:
     if case.distribution == "steps":
         return failure
     steps = replace(case, distribution="steps")
-    probe = next((p for s in range(3) if (p := rows_check(target, steps, case.seed + s))), None)
+    # A negative axis refused is no wrong answer on 'steps' data.
+    probe = next((p for s in range(3) if (p := rows_check(target, steps, case.seed + s))
+                  and "refused axis" not in p.detail), None)
     if probe is not None:
         failure.cause = Cause.LOGIC
         failure.diagnosis += (f"; wrong also on 'steps' data of the same shape and layout "
