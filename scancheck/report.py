@@ -59,7 +59,8 @@ def _input_of(report: ConformanceReport, case: dict[str, Any], prop: str
         spec_axis = report.spec.get("axis")
         b = batch(c, fixed_axis=spec_axis if isinstance(spec_axis, int) else None,
                   ranks=tuple(report.spec.get("ndim") or ()))
-        return b.x, b.axis
+        # The axis the check handed (counted from the front, where a negative one was refused).
+        return b.x, int(case.get("axis", b.axis))
     return c.data(report.spec["op"]), None
 
 

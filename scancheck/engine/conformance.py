@@ -46,6 +46,7 @@ from .properties import (
     applies,
     passing_probes,
 )
+from .properties.axes import front_axes
 from .properties.monoids import monoid_summary
 from .spec import TargetSpec, over_tuples
 from .targets import InputWritten, NotAnArray, Target, forward, raised_by_target, seeded
@@ -262,15 +263,17 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         except NotAnArray as exc:
             return Failure(Cause.LOGIC, str(exc))
         except Exception as exc:
-            failure = _raised(target, exc, n)
+            failure = _raised(checked, exc, n)
             if failure is None:
                 raise
             return failure
 
+    checked = target  # the target as the search hands it cases (see front_axes)
+
     def check(case: Case) -> Failure | None:
         if on_case is not None:
             on_case(case.n)
-        return guarded(case.n, partial(row.check, target, case))
+        return guarded(case.n, partial(row.check, checked, case))
 
     def told(case: Case, failure: Failure) -> Failure:
         """``failure``, found on ``case``, attributed where its check left that to be made."""
@@ -307,6 +310,12 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         if found.failing is None:
             break
         result, moved = _failed(prop, found, check, told, stats)
+        if "refused axis" in result.detail and checked is target:
+            # A negative axis refused: the search goes on with every axis counted from the
+            # front, and a wrong answer it finds there is told beside the refusal.
+            earlier.append(result)
+            checked = front_axes(target)
+            continue
         if not moved:  # a wrong answer: its search ends here
             result.more = earlier
             return _searched(result, earlier, empty, cap)

@@ -108,6 +108,9 @@ class Target:
     #: Seconds spent in the target's own code so far, in one cell its views share: what a
     #: budget that ran out tells of who took the time.
     spent: list[float] = field(default_factory=lambda: [0.0], compare=False, repr=False)
+    #: Hand it every axis counted from the front: it refused a negative one, and a
+    #: property's search goes on along the axes it takes.
+    front_axes: bool = False
 
     @contextlib.contextmanager
     def own_code(self, n: int) -> Iterator[None]:

@@ -178,3 +178,14 @@ def test_a_negative_axis_refused_hides_no_wrong_answer_along_the_front_axis():
         assert refused.cause.name == "FAULT" and "refuses a negative axis" in refused.diagnosis
         told += 1
     assert told >= 5
+
+
+def test_after_a_negative_axis_refused_the_search_goes_on_along_the_front_axes(budget):
+    """The refusal ends no search: a wrong answer that needs a larger case than the first
+    refusal is found along the axes counted from the front, and told with the refusal."""
+    wrong = Target("refusing and wrong", _refusing_and_wrong,
+                   TargetSpec(axis="arg", dtypes=("int32",)))
+    res = check_property(wrong, "rows", budget)
+    assert res.status == "fail" and res.cause == "LOGIC", res
+    assert res.smallest_case["axis"] >= 0
+    assert [m.diagnosis.endswith("it refuses a negative axis") for m in res.more] == [True]

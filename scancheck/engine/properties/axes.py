@@ -11,11 +11,11 @@ so that a wrong answer is not hidden behind the refusal.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..diagnosis import Cause, is_resource_error
-from ..targets import InputWritten, NotAnArray, raised_by_target
+from ..targets import InputWritten, NotAnArray, Target, raised_by_target
 from .base import Failure
 
 
@@ -58,3 +58,10 @@ def negative_axis_refused(call: Callable[[int], Any], axis: int, shape: tuple[in
                       f"counted from the front ({front}): it refuses a negative axis",
                       detail={"refused axis": axis}, at=dict(at))
     return Refusal(failure, words, front, answer)
+
+
+def front_axes(target: Target) -> Target:
+    """``target`` to be handed each axis counted from the front: what a property's search
+    goes on with once the target refused a negative one, so that the refusal hides no wrong
+    answer a larger case would show."""
+    return replace(target, front_axes=True)

@@ -382,6 +382,8 @@ def _told_spread(monoid: Monoid, x: Leaves, g: Leaves, inclusive: bool, conv: st
 
 def _drawn(monoid: Monoid, target: Target, case: Case) -> tuple[Leaves, int]:
     shape, axis = _shape_and_axis(target, case)
+    if target.front_axes:
+        axis %= len(shape)
     return monoid.draw(np.random.default_rng(case.seed), shape), axis
 
 

@@ -101,6 +101,8 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
     spec = target.spec
     b = batch(case, fixed_axis=spec.axis if isinstance(spec.axis, int) else None,
               data_seed=data_seed, ranks=spec.ndim)
+    if target.front_axes and b.axis < 0:
+        b = replace(b, axis=b.axis % b.x.ndim)
     at = b.describe()
     try:
         got = target(b.x, b.axis)
