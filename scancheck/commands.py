@@ -260,16 +260,21 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
     with Progress() as progress:
         results = _each(args.targets, check, args.jobs)
-    unrun = [str(r) for r in results if isinstance(r, UsageError)]
+    unchecked = [(name, str(r)) for name, r in zip(args.targets, results)
+                 if isinstance(r, UsageError)]
     ran = [(name, r) for name, r in zip(args.targets, results)
            if not isinstance(r, UsageError)]
     reports = [r for _, r in ran]
     for rep in reports:
         _print_report(rep)
-    statuses = {_exit_status(rep) for rep in reports} | ({2} if unrun else set())
-    status = 1 if 1 in statuses else max(statuses)  # a failure outranks an unfinished check
+    statuses = {_exit_status(rep) for rep in reports}
+    # A failure outranks a target that could not be checked, which outranks an unfinished
+    # check (no budget would check it).
+    status = 1 if 1 in statuses else 2 if unchecked else max(statuses)
     if not reports:
-        print(f"scancheck: error: {unrun[0]}", file=sys.stderr)
+        for _, why in unchecked:
+            print(f"scancheck: error: {why}", file=sys.stderr)
+        _write_json(args.json, [], unchecked)
         return 2
     rows = _fit([{"target": r.target, "verdict": r.verdict_word.replace("DOES NOT CONFORM",
                                                                        "FAILS"),
@@ -279,9 +284,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
         for row, (name, _) in zip(rows, ran):
             row["GPU"] = gpu[name]
     print(format_table(rows, title="\nsummary"))
-    for why in unrun:
+    for _, why in unchecked:
         print(f"scancheck: error: {why}", file=sys.stderr)
-    _write_json(args.json, reports)
+    _write_json(args.json, reports, unchecked)
     if args.report:
         from .report import markdown
 
@@ -339,10 +344,14 @@ def _each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
     return reports
 
 
-def _write_json(path: str | None, reports: list) -> None:
+def _write_json(path: str | None, reports: list,
+                unchecked: list[tuple[str, str]] | tuple = ()) -> None:
+    """The reports as a JSON list, and a record of each target not checked, with why."""
     if path:
+        records = [r.to_json() for r in reports] + [
+            json.dumps({"target": name, "not checked": why}) for name, why in unchecked]
         with _writing(path, "--json"), open(path, "w") as fh:
-            fh.write("[" + ",\n".join(r.to_json() for r in reports) + "]\n")
+            fh.write("[" + ",\n".join(records) + "]\n")
         print(f"report written to {path}")
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -323,25 +324,34 @@ def test_a_target_found_unable_to_run_keeps_the_other_reports(capsys, monkeypatc
 
 
 def test_a_file_target_needing_a_missing_library_cannot_run_here(tmp_path, capsys):
-    """A user's module importing a library this machine lacks, or declaring a GPU scan where
-    there is none, is the machine's problem: named, exit 2, the other target's report kept."""
+    """A user's module importing an optional library this machine lacks, or declaring a GPU
+    scan where there is none, is the machine's problem; a typo in an import is the user's:
+    each named, exit 2, the other target's report kept."""
+    import importlib.util
+
     from scancheck.core.devices import gpu_available
 
+    if importlib.util.find_spec("polars") is not None:
+        pytest.skip("polars is installed here: no optional library to miss")
     lacking = tmp_path / "lacking.py"
-    lacking.write_text("import scancheck_no_such_library\n\ndef scan(x):\n    return x\n")
+    lacking.write_text("import polars\n\ndef scan(x):\n    return x\n")
+    typo = tmp_path / "typo.py"
+    typo.write_text("import nump\n\ndef scan(x):\n    return x\n")
     gpu = tmp_path / "gpu_scan.py"
     gpu.write_text("import numpy as np\nfrom scancheck.engine.spec import TargetSpec\n\n"
                    "def scan(x):\n    return np.cumsum(x, dtype=x.dtype)\n\n"
                    "scan.scan_spec = TargetSpec(device='gpu')\n")
-    targets = [f"{lacking}:scan", "numpy.cumsum"]
+    targets = [f"{lacking}:scan", "numpy.cumsum", f"{typo}:scan"]
     if not gpu_available()[0]:
         targets.append(f"{gpu}:scan")
     argv = ["check", *targets, "--quick", "--budget", "3", "--max-n", "64", "--jobs", "2"]
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert "numpy.cumsum" in out and "conforms" in out
-    assert "imports scancheck_no_such_library, which is not installed" in err
-    if len(targets) == 3:
+    assert "imports polars, which is not installed" in err
+    # A module no scan target needs as a library is the user's to mend, not the machine's.
+    assert "typo.py cannot be imported (ModuleNotFoundError: No module named 'nump')" in err
+    if len(targets) == 4:
         assert f"target '{gpu}:scan' cannot run here" in err and "device='gpu'" in err
 
 
@@ -512,3 +522,15 @@ def test_a_budget_that_runs_out_exits_3_saying_how_far_every_property_got(capsys
     rows = out[out.index("property"):out.index("verdict:")].splitlines()
     assert any(line.split()[2:3] == ["slow"] or " slow " in line for line in rows)
     assert took < 3 + 10  # its seconds, the children's start-up on a loaded 2-core machine
+
+
+def test_a_target_that_could_not_be_checked_outranks_an_unfinished_one(tmp_path, capsys):
+    """Exit 2, not 3, where one target could not be checked and the other ran out of budget
+    (no budget would check the first); the JSON names the target not checked, and why."""
+    report = tmp_path / "out.json"
+    argv = ["check", "numpy.cumsum", "nosuch.module:fn", "--quick", "--budget", "0.05",
+            "--jobs", "2", "--json", str(report)]
+    assert main(argv) == 2
+    records = json.loads(report.read_text())
+    assert [r["target"] for r in records] == ["numpy.cumsum", "nosuch.module:fn"]
+    assert "cannot be imported" in records[1]["not checked"]

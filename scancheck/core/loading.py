@@ -25,13 +25,22 @@ class LibraryMissing(ValueError):
     target or of its name."""
 
 
+#: Libraries a scan target may need that a machine may rightly lack (a GPU array library, a
+#: JIT, a dataframe library): a module importing one that is missing cannot run here.  Any
+#: other missing module is the user's to mend (a typo, a sibling not on sys.path).
+OPTIONAL_LIBRARIES = frozenset({
+    "cupy", "cupyx", "torch", "jax", "jaxlib", "triton", "numba", "cuda", "pyarrow", "pandas",
+    "polars", "dask", "fla", "ml_dtypes", "tensorflow", "mlx", "einops",
+})
+
+
 def library_missing(exc: ModuleNotFoundError, module: str) -> str | None:
-    """The top-level library ``exc`` found missing while ``module`` was imported, where it
-    is one that is not installed (not ``module`` itself); else None."""
+    """The optional library (:data:`OPTIONAL_LIBRARIES`) ``exc`` found missing while
+    ``module`` was imported, where it is not installed; else None."""
     top = (exc.name or "").split(".")[0]
-    if not top or top == module.split(".")[0] or importlib.util.find_spec(top) is not None:
+    if top not in OPTIONAL_LIBRARIES or top == module.split(".")[0]:
         return None
-    return top
+    return None if importlib.util.find_spec(top) is not None else top
 
 
 def module_from_file(file: str, what: str) -> Any:

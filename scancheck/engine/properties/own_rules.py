@@ -133,13 +133,19 @@ def _logsumexp_told(target: Target, case: Case, x: np.ndarray, judged: Judgement
 
 #: Each operator with a judge of its own: the judge, how its failures are attributed, the
 #: inputs that make an output special (from there on), and the finite values that stand in
-#: for NaN, +inf and -inf in the twin (the largest float for a product's infinities, which
-#: overflows again where an infinity times a finite number would stay one).
+#: for NaN, +inf and -inf in the twin, given the type's largest float: for a product, that
+#: float for an infinity (it overflows again where the infinity would have stayed one); for
+#: log-sum-exp, whose bound grows with the largest magnitude, small ones (-1000 is its
+#: identity as -inf is: exp(-1000) vanishes in every float type).
 _OWN_JUDGES: dict[str, tuple[Callable[..., Judgement], Callable[..., Failure | None],
-                             Callable[[np.ndarray], np.ndarray], tuple[str, str, str]]] = {
-    "mul": (judge_products, _products_told, lambda x: ~np.isfinite(x), ("1", "max", "-max")),
-    "logaddexp": (judge_logsumexp, _logsumexp_told, lambda x: np.isnan(x) | np.isposinf(x),
-                  ("0", "0", "0")),
+                             Callable[[np.ndarray], np.ndarray],
+                             Callable[[float], tuple[float, float, float]]]] = {
+    "mul": (judge_products, _products_told, lambda x: ~np.isfinite(x),
+            lambda top: (1.0, top, -top)),
+    # -inf is log-sum-exp's identity, as special as the others: two of them meeting make a
+    # NaN in a naive combine.
+    "logaddexp": (judge_logsumexp, _logsumexp_told, lambda x: ~np.isfinite(x),
+                  lambda top: (0.0, 0.0, -1000.0)),
 }
 
 
@@ -161,11 +167,9 @@ def own_specials_check(target: Target, case: Case) -> Failure | None:
     if (failure is None or failure.cause == Cause.CONTRACT or "subnormals" in failure.detail
             or "never written" in failure.diagnosis):
         return told(target, case, x, judged, failure)
-    top = float(finfo(x.dtype).max)
-    value = {"1": 1.0, "0": 0.0, "max": top, "-max": -top}
-    twin = np.where(np.isnan(x), value[stand_ins[0]], np.where(
-        np.isposinf(x), value[stand_ins[1]], np.where(np.isneginf(x), value[stand_ins[2]],
-                                                      x))).astype(x.dtype)
+    nan, pos, neg = stand_ins(float(finfo(x.dtype).max))
+    twin = np.where(np.isnan(x), nan, np.where(np.isposinf(x), pos, np.where(
+        np.isneginf(x), neg, x))).astype(x.dtype)
     twin_got, bad = run(target, twin)
     if bad is not None:
         return bad
@@ -174,15 +178,17 @@ def own_specials_check(target: Target, case: Case) -> Failure | None:
         return seen
     _, twin_judged, wrong = _judgement(target, *seen, judge)
     k = failure.index if failure.index is not None else 0
-    wrong = None if wrong is None or twin_judged.ok[k] else told(
+    # A value bug explains a failure at k where the twin is wrong from k on: a wrong finite
+    # value whatever the twin's error, a wrong NaN or infinity only by an error no rounding
+    # makes (no loss of precision makes or unmakes one).
+    wrong = None if wrong is None or twin_judged.ok[k:].all() else told(
         target, case, twin, twin_judged, wrong)
-    if wrong is not None and wrong.cause != Cause.PRECISION:
-        wrong.diagnosis += (f" (the same input with NaN, +inf and -inf replaced by "
-                            f"{', '.join(stand_ins)}; there output {k} showed as "
+    finite = all(v is not None and np.isfinite(v) for v in (failure.got, failure.expected))
+    if wrong is not None and (finite or wrong.cause != Cause.PRECISION):
+        wrong.diagnosis += (f" (the same input with NaN, +inf and -inf replaced by {nan:g}, "
+                            f"{pos:g} and {neg:g}; there output {k} showed as "
                             f"{failure.got} where {failure.expected} was due)")
         return wrong
-    # Right there, or wrong by a rounding's size: no loss of precision makes or unmakes a
-    # NaN or an infinity.
     failure = told(target, case, x, judged, failure)
     assert failure is not None
     failure.cause, failure.independent = Cause.SPECIALS, True
