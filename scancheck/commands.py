@@ -271,23 +271,20 @@ def _cmd_check(args: argparse.Namespace) -> int:
     # A failure outranks a target that could not be checked, which outranks an unfinished
     # check (no budget would check it).
     status = 1 if 1 in statuses else 2 if unchecked else max(statuses)
-    if not reports:
-        for _, why in unchecked:
-            print(f"scancheck: error: {why}", file=sys.stderr)
-        _write_json(args.json, [], unchecked)
-        return 2
-    rows = _fit([{"target": r.target, "verdict": r.verdict_word.replace("DOES NOT CONFORM",
-                                                                       "FAILS"),
-                  "largest n": f"{r.reached:,}", "seconds": round(r.seconds),
-                  "diagnosis": r.summary} for r in reports], {"target": 26, "diagnosis": 36})
-    if gpu:  # which GPU ran what
-        for row, (name, _) in zip(rows, ran):
-            row["GPU"] = gpu[name]
-    print(format_table(rows, title="\nsummary"))
+    if reports:
+        rows = _fit([{"target": r.target,
+                      "verdict": r.verdict_word.replace("DOES NOT CONFORM", "FAILS"),
+                      "largest n": f"{r.reached:,}", "seconds": round(r.seconds),
+                      "diagnosis": r.summary} for r in reports],
+                    {"target": 26, "diagnosis": 36})
+        if gpu:  # which GPU ran what
+            for row, (name, _) in zip(rows, ran):
+                row["GPU"] = gpu[name]
+        print(format_table(rows, title="\nsummary"))
     for _, why in unchecked:
         print(f"scancheck: error: {why}", file=sys.stderr)
     _write_json(args.json, reports, unchecked)
-    if args.report:
+    if args.report and reports:
         from .report import markdown
 
         with _writing(args.report, "--report"):
