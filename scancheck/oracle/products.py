@@ -85,6 +85,23 @@ def _certified(xf: np.ndarray, dt: str) -> tuple[np.ndarray, np.ndarray]:
     for an exclusive scan): where every order of multiplication is exact in ``dt``, and where
     moreover no range of the prefix falls below the smallest normal number (so that no order
     meets a subnormal to flush).  Zeros, infinities and NaN certify nothing."""
+    # A certificate, once lost, stays lost along a row (the odd parts' product only grows),
+    # and most data lose it within a few factors: the columns are read in growing windows
+    # until every row has lost it.
+    n = xf.shape[-1]
+    w = min(n, 64)
+    exact, unflushed = _certified_prefix(xf[..., :w], dt)
+    while w < n and exact[..., -1].any():
+        w = min(n, 8 * w)
+        exact, unflushed = _certified_prefix(xf[..., :w], dt)
+    if w == n:
+        return exact, unflushed
+    pad = np.zeros(xf.shape[:-1] + (n - w,), dtype=bool)
+    return np.concatenate([exact, pad], axis=-1), np.concatenate([unflushed, pad], axis=-1)
+
+
+def _certified_prefix(xf: np.ndarray, dt: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_certified` on every column of ``xf``."""
     info = finfo(dt)
     p = SIGNIFICAND_BITS[dt]
     plain = np.isfinite(xf) & (xf != 0)
@@ -121,7 +138,15 @@ def judge_products(x: np.ndarray, got: np.ndarray, inclusive: bool = True, flush
         inf = np.logical_or.accumulate(np.isinf(xf), axis=-1)
         nan |= zero & inf
         negative = np.logical_xor.accumulate(np.signbit(xf) & ~np.isnan(xf), axis=-1)
-        hi, lo, ex = _prefix_products(xf)
+        exact = ~(nan | zero | inf)
+        # Once a prefix holds a NaN, a zero or an infinity, IEEE's rules decide every later
+        # output: the reference's arithmetic is needed on the first m columns alone (every
+        # step below is a running one, so a column's values do not depend on later ones).
+        m = int(exact.sum(axis=-1).max()) if exact.size else 0
+        live = (..., slice(0, m))
+        hi, lo = np.ones(xf.shape), np.zeros(xf.shape)
+        ex = np.zeros(xf.shape, dtype=np.int64)
+        hi[live], lo[live], ex[live] = _prefix_products(xf[live])
         # Ranges x_i..x_j of the prefix: their log2 magnitudes are differences of the running
         # sum s, whose largest rise and fall bound every partial product a scan can form.
         logs = np.log2(np.where(finite & (xf != 0), np.abs(xf), 1.0))
@@ -138,14 +163,14 @@ def judge_products(x: np.ndarray, got: np.ndarray, inclusive: bool = True, flush
         margin = np.log2(1 + gamma) + slack
         no_overflow = rise + margin < np.log2(float(info.max))
         no_underflow = fall - margin >= np.log2(float(info.smallest_normal))
-        exact = ~(nan | zero | inf)
         in_range = exact & no_overflow & no_underflow
 
-        gm, ge = np.frexp(np.abs(g))
-        shift = np.clip(ge - ex, -4, 4)
-        d = np.ldexp(gm, shift) - hi - lo  # exact first step: within a factor 2 (Sterbenz)
-        rel = np.where(np.abs(ge - ex) <= 2, np.abs(d) / hi, np.inf)
-        rel = np.where(np.isfinite(g) & (g != 0), rel, np.inf)
+        gm, ge = np.frexp(np.abs(g[live]))
+        shift = np.clip(ge - ex[live], -4, 4)
+        d = np.ldexp(gm, shift) - hi[live] - lo[live]  # exact first step: within a factor 2
+        rel = np.full(xf.shape, np.inf)                 # (Sterbenz)
+        rel[live] = np.where((np.abs(ge - ex[live]) <= 2) & np.isfinite(g[live]) & (g[live] != 0),
+                             np.abs(d) / hi[live], np.inf)
         sign_ok = np.signbit(g) == negative
         magnitude = np.ldexp(hi, np.clip(ex, -2000, 2000))
         reference = np.where(nan, np.nan, np.where(zero, 0.0, np.where(inf, np.inf, magnitude)))
@@ -162,7 +187,8 @@ def judge_products(x: np.ndarray, got: np.ndarray, inclusive: bool = True, flush
         exact & ~no_overflow & ~no_underflow)
     fail(nan & ~np.isnan(g), "not NaN where the prefix has a NaN, or a zero and an infinity")
     fail(~may_nan & np.isnan(g), "NaN where no order of multiplication makes one")
-    certified, unflushed = _certified(xf, dt)
+    certified, unflushed = np.zeros(xf.shape, dtype=bool), np.zeros(xf.shape, dtype=bool)
+    certified[live], unflushed[live] = _certified(xf[live], dt)
     flushed = flush & certified & ~unflushed & (g == 0) & sign_ok
     fail(certified & ~(g == reference) & ~flushed, "differs from the exact product where every "
          "order of multiplication is exact (the exactness certificate)")
