@@ -31,6 +31,14 @@ _IDENTITY = {"add": -0.0, "mul": 1.0, "max": -np.inf, "min": np.inf}
 _PREFIX_VALUE = {"add": 0.0, "mul": 1.0, "max": -np.inf, "min": np.inf}
 
 
+def rule_owes(spec: Any) -> float:
+    """What an output :func:`nan_view`'s rule decides must hold: NaN, or under
+    nan_prefix="identity" the value an all-NaN prefix holds."""
+    if spec.nans == "ignore" and spec.nan_prefix == "identity":
+        return _PREFIX_VALUE[spec.op]
+    return np.nan
+
+
 def viewed(spec: Any) -> bool:
     """Whether ``spec``'s NaN rule is judged through :func:`nan_view` (every rule but
     "propagate", except "ignore" of max and min with NaN prefixes, which the exact oracle

@@ -75,6 +75,21 @@ def test_a_max_with_the_identity_on_nan_prefixes_conforms_as_declared(budget):
     assert not check(_target(np.fmax.accumulate, **spec), budget=budget).passed
 
 
+def test_a_broken_identity_on_nan_prefixes_shows_the_identity_as_due(budget):
+    """pyarrow 25's cumulative_min started from the largest finite float, not +inf: an
+    all-NaN prefix then holds that float, and the failure shows +inf as due, not NaN."""
+    def min_from_largest_finite(x):
+        start = np.finfo(x.dtype).max
+        return np.fmin.accumulate(np.where(np.isnan(x), start, x).astype(x.dtype))
+
+    spec = dict(op="min", dtypes=FLOATS, nans="ignore", nan_prefix="identity")
+    r = check_property(_target(min_from_largest_finite, **spec), "nan and inf", budget)
+    assert r.status == "fail" and r.cause == "SPECIALS", r.diagnosis
+    assert "the identity inf while the whole prefix is NaN" in r.diagnosis
+    case = r.smallest_case
+    assert case["expected"] == np.inf and case["got"] == np.finfo(case["dtype"]).max, case
+
+
 def test_the_nan_view_reads_pandas_example():
     spec = TargetSpec(dtypes=("float64",), nans="skip")
     x = np.array([1.0, np.nan, 2.0, 3.0])

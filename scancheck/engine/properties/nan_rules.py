@@ -15,7 +15,7 @@ from ...core.operators import get_operator
 from ...oracle.bounds import Verdict, classify, sequential_depths
 from ...oracle.exact import exact_scan
 from ...oracle.products import judge_products
-from ..contracts import ALTERNATIVES, BEHAVIOUR, NAN_RULE_OPS, nan_view, viewed
+from ..contracts import ALTERNATIVES, BEHAVIOUR, NAN_RULE_OPS, nan_view, rule_owes, viewed
 from ..diagnosis import Cause
 from ..spec import TargetSpec
 from ..targets import Target
@@ -62,7 +62,7 @@ def declared_view(target: Target, x: np.ndarray, got: np.ndarray
     if kept is not None:
         return contract_failure(target, kept, k, got, x)
     return Failure(Cause.SPECIALS, f"NaN rule broken: expected {rule}", k,
-                   got.ravel()[k], np.nan)
+                   got.ravel()[k], rule_owes(spec))
 
 
 def nan_bits_told_apart(target: Target, x: np.ndarray, got: np.ndarray) -> Failure | None:

@@ -24,7 +24,7 @@ from ...oracle.exact import (
 from ...oracle.logsumexp import judge_logsumexp
 from ...oracle.products import judge_products
 from ..cases import Case
-from ..contracts import nan_view, viewed
+from ..contracts import nan_view, rule_owes, viewed
 from ..diagnosis import Cause, is_resource_error
 from ..layouts import Batch, batch
 from ..spec import TargetSpec
@@ -57,7 +57,7 @@ def _row_verdicts(target: Target, xs: np.ndarray, gs: Any) -> tuple[np.ndarray, 
         xs, gs, broken, rule = nan_view(spec, xs, gs)
         if broken.any():
             return broken, lambda r, k: (f"NaN rule broken: expected {rule}", given[r, k],
-                                         np.nan)
+                                         rule_owes(spec))
     if spec.indices:
         values, idx = gs
         ok_i, ok_v, want_v, want_i = indices_agree(spec, xs, values, idx, flush)
