@@ -19,6 +19,7 @@ and their seconds fell per GPU.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -251,6 +252,16 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     session.config._scancheck_t0 = time.time()  # type: ignore[attr-defined]
+    session.config._scancheck_down = {}  # type: ignore[attr-defined]
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:  # noqa: ANN001
+    """When each xdist worker went down: the time between its last test and this is its
+    teardown, which the session's wall time pays too."""
+    down = getattr(node.config, "_scancheck_down", None)
+    if down is not None:
+        down[node.workerinput["workerid"]] = time.time()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ANN001
@@ -262,7 +273,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
     tests: Counter[str] = Counter()
     seconds: Counter[str] = Counter()
     first: dict[str, float] = {}  # worker -> when its first test started
-    last = 0.0
+    ended: dict[str, float] = {}  # worker -> when its last test ended
+    phases = []
     for reports in terminalreporter.stats.values():
         for rep in reports:
             if not isinstance(rep, pytest.TestReport) or "gpu" not in rep.keywords:
@@ -274,7 +286,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
             tests[gpu] += rep.when == "call" and rep.outcome in ("passed", "failed")
             if getattr(rep, "start", None):  # pytest >= 8.2 stamps each phase
                 first[worker] = min(first.get(worker, rep.start), rep.start)
-                last = max(last, rep.stop)
+                ended[worker] = max(ended.get(worker, rep.stop), rep.stop)
+                phases.append({"worker": worker, "test": rep.nodeid, "phase": rep.when,
+                               "start": rep.start, "stop": rep.stop})
     if not tests:
         return
     terminalreporter.write_line("gpu tests per GPU: " + ", ".join(
@@ -284,4 +298,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
         started = f"first test at +{min(first.values()) - t0:.1f} s, "
         if len(first) > 1:
             started += f"all {len(first)} workers testing by +{max(first.values()) - t0:.1f} s, "
-        terminalreporter.write_line(f"gpu timeline: {started}last test ended at +{last - t0:.1f} s")
+        # Where the workers' last tests end far apart, the scheduling left cores idle; where
+        # the workers go down long after, their teardown did.
+        done = (f"workers' last tests ended from +{min(ended.values()) - t0:.1f} to "
+                f"+{max(ended.values()) - t0:.1f} s")
+        down = config._scancheck_down  # type: ignore[attr-defined]
+        if down:
+            done += f", the last worker down at +{max(down.values()) - t0:.1f} s"
+        terminalreporter.write_line(f"gpu timeline: {started}{done}")
+        if os.environ.get("SCANCHECK_TIMELINE"):  # each phase of each test, for a closer look
+            Path(os.environ["SCANCHECK_TIMELINE"]).write_text(json.dumps(
+                {"t0": t0, "down": down, "phases": phases}))
