@@ -126,6 +126,7 @@ def test_the_triton_pair_scans_conform_in_tritons_interpreter():
 
 
 @pytest.mark.gpu
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TRITON_ASSOC, ids=[name for name, _ in TRITON_ASSOC])
 def test_the_triton_pair_scans_conform_compiled(target, budget):
     """The same targets compiled for the GPU (Triton #4362: a reverse scan of a

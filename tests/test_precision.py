@@ -53,6 +53,7 @@ def test_sweep_errors_stay_within_bounds_and_grow_slower_for_trees():
 
 
 @pytest.mark.gpu
+@pytest.mark.slow
 def test_the_sweep_on_the_device_keeps_every_error_within_its_bound():
     """The exact answers, magnitude sums and errors computed on the device (the GPU scans'
     outputs never leave it) at sizes past the models'."""

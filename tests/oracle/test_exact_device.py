@@ -618,6 +618,7 @@ def test_a_double_double_on_a_tie_is_certified_on_the_side_its_low_part_gives():
 
 
 @pytest.mark.gpu
+@pytest.mark.slow
 def test_fresh_wide_float32_data_are_certified_at_2_to_the_28():
     """Wide-range data drawn afresh (not the bench's tiles): every prefix certified, and
     the exact scan's bits (itself held to the CPU oracle above)."""
