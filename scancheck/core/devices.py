@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import subprocess
+import sys
+from dataclasses import dataclass
 
 
 @functools.cache
@@ -42,3 +45,59 @@ def usable_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class GpuMemory:
+    """The current CUDA device's memory, in bytes: free, in all, and what this process's
+    array libraries hold (their pools and live arrays; not their CUDA contexts)."""
+
+    free: int
+    total: int
+    own: int
+
+    @property
+    def elsewhere(self) -> int:
+        """What neither is free nor this process's libraries hold: other processes', and
+        this process's CUDA contexts (a few hundred MiB each)."""
+        return max(0, self.total - self.free - self.own)
+
+    def told(self) -> str:
+        gib = 2.0**30
+        return (f"{self.elsewhere / gib:.1f} GiB of the GPU's {self.total / gib:.1f} held "
+                f"elsewhere, {self.free / gib:.1f} GiB free, {self.own / gib:.1f} GiB held by "
+                f"this process's array libraries")
+
+
+def gpu_memory() -> GpuMemory | None:
+    """The current device's memory as the array libraries this process has imported already
+    (CuPy, torch, JAX) report it; None where none of them has a CUDA device to ask.  No
+    library is imported, and no CUDA context made, to ask."""
+    free_total: tuple[int, int] | None = None
+    own = 0
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        with contextlib.suppress(Exception):
+            free_total = tuple(cupy.cuda.runtime.memGetInfo())  # type: ignore[assignment]
+            own += int(cupy.get_default_memory_pool().total_bytes())
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        with contextlib.suppress(Exception):
+            if torch.cuda.is_initialized():
+                free_total = free_total or tuple(torch.cuda.mem_get_info())
+                own += int(torch.cuda.memory_reserved())
+    bridge = sys.modules.get("jax._src.xla_bridge")
+    # Asked only where JAX has started its backends: asking would start them, and its GPU
+    # client takes 75% of the GPU as it starts.
+    if bridge is not None and getattr(bridge, "_backends", None):
+        with contextlib.suppress(Exception):
+            for device in sys.modules["jax"].local_devices():
+                if device.platform == "gpu":
+                    stats = device.memory_stats() or {}
+                    # A preallocating client holds its whole pool, whatever is in use.
+                    own += max((int(stats.get(k, 0)) for k in ("pool_bytes", "bytes_reserved",
+                                                               "bytes_in_use")), default=0)
+    if free_total is None:
+        return None
+    free, total = free_total
+    return GpuMemory(int(free), int(total), own)

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.devices import gpu_memory
 from .cases import Budget, Case, search, smallest_failing
 from .diagnosis import (
     UNFINISHED,
@@ -105,6 +106,9 @@ class ConformanceReport:
         left = self.unfinished
         if not left:
             return self.diagnosis
+        taken = [r.detail["memory taken"] for r in left if "memory taken" in r.detail]
+        if taken:
+            return f"no failure up to n = {self.reached:,}; {taken[0]}"
         return (f"no failure up to n = {self.reached:,}; the budget ran out before the top "
                 f"in {', '.join(r.name for r in left)}: give --budget more seconds, or "
                 f"--max-n {self.reached} for a verdict there")
@@ -310,6 +314,18 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         if found.failing is None:
             break
         result, moved = _failed(prop, found, check, told, stats)
+        if "memory taken" in result.detail:
+            # The GPU's memory taken elsewhere: no evidence either way, so the search stops
+            # short, claiming nothing from this n on; a failure found before it stands.
+            cap = min(cap, result.smallest_case["n"] - 1)
+            stats["largest n"] = min(stats["largest n"], cap)
+            taken = result.detail["memory taken"]
+            if not earlier:
+                return PropertyResult(prop, "partial", f"no failure up to n = {cap:,}; out of "
+                                      f"memory at n = {cap + 1:,}, {taken}",
+                                      detail={**stats, "memory taken": taken})
+            stats["memory taken"] = f"from n = {cap + 1:,}: {taken}"
+            break
         if "refused axis" in result.detail and checked is target:
             # A negative axis refused: the search goes on with every axis counted from the
             # front, and a wrong answer it finds there is told beside the refusal.
@@ -406,6 +422,11 @@ def _raised(target: Target, exc: Exception, n: int) -> Failure | None:
                        f"declares any: declare {flag}", detail={"contract": flag})
     if is_resource_error(exc):
         where = " on an empty input" if n == 0 else ""
+        taken = _memory_taken(target) if n else None
+        if taken is not None:
+            return _NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} at n = {n:,} "
+                             f"({str(exc)[:120]}); {taken}", independent=True,
+                             detail={"memory taken": taken})
         return _NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} ({str(exc)[:200]})"
                          f"{where}", independent=True)
     if n == 0:
@@ -414,6 +435,19 @@ def _raised(target: Target, exc: Exception, n: int) -> Failure | None:
     if target.spec.device == "gpu":
         return None
     return _NoAnswer(Cause.FAULT, f"raised {type(exc).__name__} ({str(exc)[:200]})")
+
+
+def _memory_taken(target: Target) -> str | None:
+    """Why a GPU target's out of memory is no evidence about it: other processes held at
+    least half of the GPU then (a check beside it, another user's job); None where they did
+    not, or this process cannot tell."""
+    if target.spec.device != "gpu":
+        return None
+    mem = gpu_memory()
+    if mem is None or 2 * mem.elsewhere < mem.total:
+        return None
+    return (f"the GPU's memory was taken ({mem.told()}): not this target's doing; check it "
+            f"again with the GPU to itself")
 
 
 def _ranks_taken(target: Target) -> tuple[int, ...]:

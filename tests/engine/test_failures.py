@@ -6,6 +6,7 @@ cost more than these checks."""
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -130,3 +131,62 @@ def test_a_gpu_target_s_error_ends_its_process_but_its_out_of_memory_does_not():
     assert _raised(gpu, raised(MemoryError("no room")), 5).cause == Cause.RESOURCE
     assert _raised(_scan(), raised(ValueError("boom")), 5).cause == Cause.FAULT
     assert _raised(_scan(), ValueError("not the target's"), 5) is None
+
+
+def _gpu_memory(monkeypatch, free: float, elsewhere: float, own: float = 0.5) -> None:
+    """The GPU's memory as a reading would tell it, in GiB of an 80 GiB device; and a GPU
+    target's arrays handed over as NumPy's (CuPy's part in a check is the GPU tests')."""
+    from types import SimpleNamespace
+
+    from scancheck.core.devices import GpuMemory
+
+    monkeypatch.setitem(sys.modules, "cupy", SimpleNamespace(
+        asarray=np.asarray, cuda=SimpleNamespace(Device=lambda: SimpleNamespace(
+            synchronize=lambda: None))))
+
+    gib = 2**30
+    reading = GpuMemory(int(free * gib), 80 * gib, int(own * gib))
+    assert abs(reading.elsewhere - elsewhere * gib) < gib
+    monkeypatch.setattr("scancheck.engine.conformance.gpu_memory", lambda: reading)
+
+
+def test_out_of_memory_while_other_processes_hold_the_gpu_is_no_evidence(monkeypatch):
+    """A GPU target out of memory while other processes held most of the GPU (a JAX client
+    beside it took 75%): the property stops short, "partial", claiming nothing from that n
+    on, and a wrong answer found below it is still the verdict."""
+    _gpu_memory(monkeypatch, free=1.0, elsewhere=78.5)
+    oom = OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 MiB")
+    rep = check(_scan(raises=oom, at=300, device="gpu"), ("integers exact",), budget=SMALL)
+    (r,) = rep.results
+    assert r.status == "partial" and r.detail["largest n"] == 299, r
+    assert r.diagnosis.startswith("no failure up to n = 299; out of memory at n = 300, the "
+                                  "GPU's memory was taken (78.5 GiB of the GPU's 80.0 held "
+                                  "elsewhere"), r.diagnosis
+    assert rep.verdict_word == "partial" and not rep.passed
+    assert "the GPU's memory was taken" in rep.summary and "--budget" not in rep.summary
+    # One bug does not hide another: the wrong answer below the out-of-memory is the verdict.
+    rep = check(_scan(raises=oom, at=300, wrong_from=100, device="gpu"),
+                ("integers exact", "deterministic"), budget=SMALL)
+    assert rep.verdict_word == "DOES NOT CONFORM" and rep.verdict.cause == Cause.LOGIC
+    assert rep.results[1].status == "partial"
+    # A refusal found before it stands, the memory noted beside it.
+    rep = check(_scan(empty=ValueError("no data"), raises=oom, at=300, device="gpu"),
+                ("integers exact",), budget=SMALL)
+    (r,) = rep.results
+    assert r.status == "fail" and r.smallest_case["n"] == 0 and r.cause == "LOGIC"
+    assert r.detail["memory taken"].startswith("from n = 300: the GPU's memory was taken")
+
+
+def test_out_of_memory_with_the_gpu_to_itself_stays_the_targets(monkeypatch):
+    """Where other processes hold less than half of the GPU, running out is the target's
+    doing (it asked for more than was free): its own cause, as on the CPU."""
+    _gpu_memory(monkeypatch, free=40.0, elsewhere=30.0, own=10.0)
+    oom = OutOfMemoryError("CUDA out of memory. Tried to allocate 50.00 GiB")
+    (r,) = check(_scan(raises=oom, at=300, device="gpu"), ("integers exact",),
+                 budget=SMALL).results
+    assert r.status == "fail" and r.cause == "RESOURCE" and "memory taken" not in r.detail
+    # Nor is a CPU target's memory ever read off the GPU.
+    monkeypatch.setattr("scancheck.engine.conformance.gpu_memory", None)
+    (r,) = check(_scan(raises=MemoryError("no room"), at=300), ("integers exact",),
+                 budget=SMALL).results
+    assert r.status == "fail" and r.cause == "RESOURCE"
