@@ -97,7 +97,23 @@ def gpu_memory() -> GpuMemory | None:
                     # A preallocating client holds its whole pool, whatever is in use.
                     own += max((int(stats.get(k, 0)) for k in ("pool_bytes", "bytes_reserved",
                                                                "bytes_in_use")), default=0)
+    if free_total is None:  # no library has a CUDA context (making one ran out, say)
+        free_total = _smi_memory()
     if free_total is None:
         return None
     free, total = free_total
     return GpuMemory(int(free), int(total), own)
+
+
+def _smi_memory() -> tuple[int, int] | None:
+    """(free, total) bytes of the first visible GPU as nvidia-smi reads them, with no CUDA
+    context of this process's; None where it cannot."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
+    try:
+        out = subprocess.run(["nvidia-smi", "-i", visible, "--query-gpu=memory.free,"
+                              "memory.total", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=20)
+        free, total = (int(v) * 2**20 for v in out.stdout.split(","))  # MiB
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return None
+    return free, total

@@ -101,9 +101,10 @@ class PropertyResult:
 #: (a RuntimeError).  Matched by name, so that no library is imported to ask.
 _MEMORY_ERRORS = {"MemoryError", "OutOfMemoryError"}
 #: What libraries whose exceptions have no such class say: XLA (JAX), CUDA's runtime and
-#: driver through CuPy, torch before 2.5.
+#: driver through CuPy, torch before 2.5, and torch where a CUDA call other than its
+#: allocator's ran out (making a context, a library handle).
 _MEMORY_WORDS = ("RESOURCE_EXHAUSTED", "cudaErrorMemoryAllocation", "CUDA_ERROR_OUT_OF_MEMORY",
-                 "CUDA out of memory")
+                 "CUDA out of memory", "CUDA error: out of memory")
 
 
 def is_resource_error(exc: BaseException) -> bool:

@@ -10,6 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from scancheck.core import devices
 from scancheck.core.devices import gpu_memory, usable_cores
 
 GIB = 2**30
@@ -27,7 +28,11 @@ def test_the_gpus_memory_is_read_from_the_libraries_imported_and_theirs_is_this_
         monkeypatch):
     for name in ("cupy", "torch", "jax._src.xla_bridge"):
         monkeypatch.delitem(sys.modules, name, raising=False)
-    assert gpu_memory() is None  # no library here has a device to ask
+    monkeypatch.setattr(devices, "_smi_memory", lambda: None)
+    assert gpu_memory() is None  # no library here has a device to ask, nor nvidia-smi
+    # No library has a CUDA context (making one ran out, say): nvidia-smi tells, none ours.
+    monkeypatch.setattr(devices, "_smi_memory", lambda: (GIB, 80 * GIB))
+    assert gpu_memory() == devices.GpuMemory(GIB, 80 * GIB, 0)
     pool = SimpleNamespace(total_bytes=lambda: 3 * GIB)
     monkeypatch.setitem(sys.modules, "cupy", SimpleNamespace(
         cuda=SimpleNamespace(runtime=SimpleNamespace(memGetInfo=lambda: (5 * GIB, 80 * GIB))),

@@ -67,7 +67,9 @@ def test_an_empty_input_refused_ends_no_search_the_wrong_answer_past_it_is_found
     MemoryError("Unable to allocate 50.0 GiB for an array"),
     OutOfMemoryError("CUDA out of memory. Tried to allocate 50.00 GiB"),
     RuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate 53687091200 bytes"),
-], ids=["MemoryError", "torch", "XLA"])
+    RuntimeError("CUDA error: out of memory\nCUDA kernel errors might be asynchronously "
+                 "reported at some other API call"),
+], ids=["MemoryError", "torch", "XLA", "torch context"])
 def test_out_of_memory_is_its_own_cause_and_the_search_goes_on_below_it(error):
     assert is_resource_error(error)
     rep = check(_scan(raises=error, at=300, wrong_from=100), ("integers exact", "deterministic"),
