@@ -406,11 +406,17 @@ class _NoAnswer(Failure):
 
 def _raised(target: Target, exc: Exception, n: int) -> Failure | None:
     """The failure of a case on which the target's own code raised ``exc``: out of memory
-    on any device, the empty input refused (a logic error: the scan of nothing is an empty
+    on any device (also scancheck's, placing the input on a GPU whose memory others took),
+    the empty input refused (a logic error: the scan of nothing is an empty
     array), and any other exception of a CPU target (a fault of that case alone).  None
     where scancheck raised it, or where a GPU target did at n >= 1: that may leave its CUDA
     context unusable for every later call, so it ends the process (in a child, one that
     starts afresh below its size takes over)."""
+    taken = _memory_taken(target) if n and is_resource_error(exc) else None
+    if taken is not None:  # the target's own allocation, or the case's input placed for it
+        return _NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} at n = {n:,} "
+                         f"({str(exc)[:120]}); {taken}", independent=True,
+                         detail={"memory taken": taken})
     if not raised_by_target(exc):
         return None
     ranks = _ranks_taken(target) if (target.spec.axis is not None and not target.spec.ndim
@@ -422,11 +428,6 @@ def _raised(target: Target, exc: Exception, n: int) -> Failure | None:
                        f"declares any: declare {flag}", detail={"contract": flag})
     if is_resource_error(exc):
         where = " on an empty input" if n == 0 else ""
-        taken = _memory_taken(target) if n else None
-        if taken is not None:
-            return _NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} at n = {n:,} "
-                             f"({str(exc)[:120]}); {taken}", independent=True,
-                             detail={"memory taken": taken})
         return _NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} ({str(exc)[:200]})"
                          f"{where}", independent=True)
     if n == 0:

@@ -179,6 +179,21 @@ def test_out_of_memory_while_other_processes_hold_the_gpu_is_no_evidence(monkeyp
     assert r.detail["memory taken"].startswith("from n = 300: the GPU's memory was taken")
 
 
+def test_scancheck_s_own_allocation_on_a_gpu_others_took_is_no_evidence_either(monkeypatch):
+    """Placing a case's input on the GPU, or judging its answer there, runs out where others
+    took the GPU's memory: the same stop, not a crash of the check."""
+    _gpu_memory(monkeypatch, free=0.05, elsewhere=79.5)
+
+    def placed(x):
+        if x.size >= 300:
+            raise OutOfMemoryError("Out of memory allocating 67,108,864 bytes")
+        return x
+
+    monkeypatch.setattr("scancheck.engine.targets._device_view", placed)
+    (r,) = check(_scan(device="gpu"), ("integers exact",), budget=SMALL).results
+    assert r.status == "partial" and r.detail["largest n"] == 299, r
+
+
 def test_out_of_memory_with_the_gpu_to_itself_stays_the_targets(monkeypatch):
     """Where other processes hold less than half of the GPU, running out is the target's
     doing (it asked for more than was free): its own cause, as on the CPU."""
