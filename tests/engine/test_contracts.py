@@ -212,6 +212,49 @@ def test_a_right_wider_sum_rounded_across_a_midpoint_is_not_taken_for_a_narrow_o
         failure.diagnosis)
 
 
+def _cast_back(x, axis=-1):
+    """Exact float64 sums of bfloat16 input, cast back as ml_dtypes casts: through float32."""
+    return np.add.accumulate(x, axis=axis, dtype=np.float64).astype(x.dtype)
+
+
+def test_exact_sums_cast_twice_are_precision_told_as_the_cast(budget):
+    """ml_dtypes casts float64 to bfloat16 through float32: exact float64 sums cast back
+    miss a bfloat16 accumulated in float64 by an ulp where float32 rounds onto a tie.  The
+    verdict stands (the declared contract is one rounding) and is lost precision, not a
+    logic error; its words name the cast.  A sum whose partial sums are bfloat16 keeps its
+    words; declared through float32, the cast-back sum conforms."""
+    def in_bfloat16(x, axis=-1):
+        return np.add.accumulate(x, axis=axis, dtype=x.dtype)
+
+    spec = dict(dtypes=("bfloat16",), axis="arg")
+    prop = "floats within bound"
+    r = check_property(_target(_cast_back, accumulates=(("bfloat16", "float64"),), **spec), prop,
+                       budget)
+    assert r.status == "fail" and r.cause == "PRECISION", r
+    assert "the exact prefix rounded twice, to float32 and then to bfloat16" in r.diagnosis
+    r = check_property(_target(in_bfloat16, accumulates=(("bfloat16", "float64"),), **spec),
+                       prop, budget)
+    assert r.status == "fail" and r.cause == "PRECISION", r
+    assert "some partial sums were rounded to bfloat16" in r.diagnosis
+    r = check_property(_target(_cast_back, accumulates=(("bfloat16", "float32"),), **spec),
+                       prop, budget)
+    assert r.status == "pass", r
+
+
+def test_rows_tell_exact_sums_cast_twice_as_the_cast():
+    from ml_dtypes import bfloat16
+
+    from scancheck.engine.properties.rows import _row_verdicts
+
+    target = _target(_cast_back, dtypes=("bfloat16",), axis="arg",
+                     accumulates=(("bfloat16", "float64"),))
+    xs = np.array([[1.0, 2.0**-8, 2.0**-40], [1.0, 2.0**-8, 2.0**-8]], dtype=bfloat16)
+    bad, told = _row_verdicts(target, xs, _cast_back(xs))
+    assert bad.tolist() == [[False, False, True], [False, False, False]]
+    words, got, due = told(0, 2)
+    assert "rounded twice, to float32 and then to bfloat16" in words and (got, due) == (1, 1 + 2**-7)
+
+
 def test_the_accumulation_probe_stays_within_max_n(budget):
     target = _target(lambda x: np.cumsum(x.astype(np.float64)).astype(x.dtype),
                      dtypes=("float32",))

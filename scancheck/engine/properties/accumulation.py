@@ -44,12 +44,36 @@ def accumulated_beyond(target: Target, x: np.ndarray, got: np.ndarray, want: np.
         return bad, err / allowed
 
 
-def accumulated_words(target: Target, dtype: str, times: float) -> str:
-    """What an output beyond its declared accumulator's bound (``times`` that bound) says."""
+def accumulated_words(target: Target, dtype: str, times: float, twice: bool = False) -> str:
+    """What an output beyond its declared accumulator's bound (``times`` that bound) says;
+    ``twice``: every such output is the exact prefix rounded twice (:func:`rounded_twice`)."""
     wider = accumulator(target, dtype)
-    return (f"beyond the bound of a sum accumulated in {wider} (declared accumulates "
-            f"{dtype}:{wider}; {times:.3g}x that bound): some partial sums were rounded to "
-            f"{dtype}")
+    head = (f"beyond the bound of a sum accumulated in {wider} (declared accumulates "
+            f"{dtype}:{wider}; {times:.3g}x that bound): ")
+    if twice:
+        return head + (f"each such output is the exact prefix rounded twice, to float32 and "
+                       f"then to {dtype} (as ml_dtypes casts float64): the sums are right and "
+                       f"the cast rounds twice; round once, or declare --accumulates "
+                       f"{dtype}:float32")
+    return head + f"some partial sums were rounded to {dtype}"
+
+
+#: The 16-bit floats a float64 reaches through float32 where a cast goes that way (ml_dtypes
+#: casts so): rounded twice, it lands a whole ulp off where float32 rounds onto a tie.
+_THROUGH_FLOAT32 = ("bfloat16", "float16")
+
+
+def rounded_twice(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray,
+                  bad: np.ndarray) -> bool:
+    """Whether each output ``bad`` selects (of a sum of ``x`` along its last axis, ``want``
+    its exact prefix rounded once) is that prefix rounded to float32 and then to ``x``'s
+    16-bit type, which once would not be: exact sums cast twice, not sums rounded to it."""
+    if dtype_name(x.dtype) not in _THROUGH_FLOAT32 or not bad.any():
+        return False
+    exact = exact_scan_axis(x.astype(np.float64), "add", -1, target.spec.inclusive)
+    with np.errstate(over="ignore", invalid="ignore"):
+        twice = exact.astype(np.float32).astype(x.dtype)
+    return bool((twice[bad] == got[bad]).all() and (twice[bad] != want[bad]).all())
 
 
 def accumulated_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
@@ -62,6 +86,8 @@ def accumulated_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np
     if beyond is None or not beyond[0].any():
         return None
     k = int(np.flatnonzero(beyond[0])[0])
-    return Failure(Cause.PRECISION, accumulated_words(target, dtype_name(x.dtype), beyond[1][k]),
+    twice = rounded_twice(target, x, got, want, beyond[0])
+    return Failure(Cause.PRECISION, accumulated_words(target, dtype_name(x.dtype), beyond[1][k],
+                                                      twice),
                    k, got[k], want[k], {"declared accumulator": accumulator(
                        target, dtype_name(x.dtype))})

@@ -29,7 +29,7 @@ from ..diagnosis import Cause, is_resource_error
 from ..layouts import Batch, batch
 from ..spec import TargetSpec
 from ..targets import NotAnArray, Target
-from .accumulation import accumulated_beyond, accumulated_words
+from .accumulation import accumulated_beyond, accumulated_words, rounded_twice
 from .axes import negative_axis_refused
 from .base import Failure, Told
 from .extremes import extreme_agree, extreme_some
@@ -81,7 +81,9 @@ def _row_verdicts(target: Target, xs: np.ndarray, gs: Any) -> tuple[np.ndarray, 
         bad = ~agree(target, xs, gs, ws)
     beyond = accumulated_beyond(target, xs, gs, ws) if is_float(xs.dtype) else None
     if beyond is not None and beyond[0].any():  # tighter than any-order's bound in its type
-        return beyond[0], lambda r, k: (accumulated_words(target, xs.dtype.name, beyond[1][r, k]),
+        twice = rounded_twice(target, xs, gs, ws, beyond[0])
+        return beyond[0], lambda r, k: (accumulated_words(target, xs.dtype.name,
+                                                          beyond[1][r, k], twice),
                                         gs[r, k], ws[r, k])
     if not (bad.any() and spec.family == "sum" and is_float(xs.dtype)):
         return bad, lambda r, k: ("differs from its exact scan", gs[r, k], ws[r, k])
