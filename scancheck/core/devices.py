@@ -71,8 +71,10 @@ class GpuMemory:
 
 def gpu_memory() -> GpuMemory | None:
     """The current device's memory as the array libraries this process has imported already
-    (CuPy, torch, JAX) report it; None where none of them has a CUDA device to ask.  No
-    library is imported, and no CUDA context made, to ask."""
+    (CuPy, torch, JAX) report it, else as nvidia-smi does; what this process holds as the
+    larger of its libraries' sum and nvidia-smi's figure for it; None where nothing can
+    tell.  No library is imported, and no JAX backend started, to ask (CuPy makes its
+    context where it has none)."""
     free_total: tuple[int, int] | None = None
     own = 0
     cupy = sys.modules.get("cupy")
@@ -102,18 +104,40 @@ def gpu_memory() -> GpuMemory | None:
     if free_total is None:
         return None
     free, total = free_total
-    return GpuMemory(int(free), int(total), own)
+    # All this process holds, its contexts and other allocators' memory too, where the
+    # driver lists it (a container's own process ids may not be the ones it lists).
+    return GpuMemory(int(free), int(total), max(own, _smi_own() or 0))
+
+
+def _smi(*args: str) -> list[list[str]] | None:
+    """The CSV rows nvidia-smi prints for ``args`` (no header, no units); None where it
+    cannot be asked."""
+    try:
+        out = subprocess.run(["nvidia-smi", *args, "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if out.returncode:
+        return None
+    return [[v.strip() for v in ln.split(",")] for ln in out.stdout.splitlines() if ln.strip()]
 
 
 def _smi_memory() -> tuple[int, int] | None:
     """(free, total) bytes of the first visible GPU as nvidia-smi reads them, with no CUDA
     context of this process's; None where it cannot."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0].strip() or "0"
+    rows = _smi("-i", visible, "--query-gpu=memory.free,memory.total")
     try:
-        out = subprocess.run(["nvidia-smi", "-i", visible, "--query-gpu=memory.free,"
-                              "memory.total", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=20)
-        free, total = (int(v) * 2**20 for v in out.stdout.split(","))  # MiB
-    except (OSError, subprocess.TimeoutExpired, ValueError):
+        free, total = (int(v) * 2**20 for v in rows[0])  # type: ignore[index]  # MiB
+    except (TypeError, IndexError, ValueError):
         return None
     return free, total
+
+
+def _smi_own() -> int | None:
+    """The bytes of GPU memory nvidia-smi lists for this process, on every GPU; None where
+    it lists none."""
+    rows = _smi("--query-compute-apps=pid,used_memory") or []
+    used = [int(mib) * 2**20 for pid, mib, *_ in rows if pid == str(os.getpid()) and
+            mib.isdigit()]
+    return sum(used) if used else None

@@ -33,6 +33,7 @@ from .diagnosis import (
     PropertyResult,
     cause_of,
     diagnose,
+    is_device_memory_error,
     is_resource_error,
 )
 from .large import LARGE_SIZES, check_large
@@ -106,12 +107,16 @@ class ConformanceReport:
         left = self.unfinished
         if not left:
             return self.diagnosis
-        taken = [r.detail["memory taken"] for r in left if "memory taken" in r.detail]
-        if taken:
-            return f"no failure up to n = {self.reached:,}; {taken[0]}"
-        return (f"no failure up to n = {self.reached:,}; the budget ran out before the top "
-                f"in {', '.join(r.name for r in left)}: give --budget more seconds, or "
-                f"--max-n {self.reached} for a verdict there")
+        taken = [r for r in left if "memory taken" in r.detail]
+        short = [r for r in left if "memory taken" not in r.detail]
+        told = [f"out of memory in {', '.join(r.name for r in taken)} from n = "
+                f"{min(r.detail['largest n'] for r in taken) + 1:,}, "
+                f"{taken[0].detail['memory taken']}"] if taken else []
+        if short:
+            told.append(f"the budget ran out before the top in "
+                        f"{', '.join(r.name for r in short)}: give --budget more seconds, or "
+                        f"--max-n {self.reached} for a verdict there")
+        return f"no failure up to n = {self.reached:,}; " + "; ".join(told)
 
     @property
     def verdict(self) -> Diagnosis:
@@ -412,7 +417,7 @@ def _raised(target: Target, exc: Exception, n: int) -> Failure | None:
     where scancheck raised it, or where a GPU target did at n >= 1: that may leave its CUDA
     context unusable for every later call, so it ends the process (in a child, one that
     starts afresh below its size takes over)."""
-    taken = _memory_taken(target) if n and is_resource_error(exc) else None
+    taken = _memory_taken(target) if n and is_device_memory_error(exc) else None
     if taken is not None:  # the target's own allocation, or the case's input placed for it
         return _NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} at n = {n:,} "
                          f"({str(exc)[:120]}); {taken}", independent=True,
@@ -440,12 +445,14 @@ def _raised(target: Target, exc: Exception, n: int) -> Failure | None:
 
 def _memory_taken(target: Target) -> str | None:
     """Why a GPU target's out of memory is no evidence about it: other processes held at
-    least half of the GPU then (a check beside it, another user's job); None where they did
-    not, or this process cannot tell."""
+    least half of the GPU then (a check beside it, another user's job) and less than an
+    eighth was free; None where not, or this process cannot tell."""
     if target.spec.device != "gpu":
         return None
     mem = gpu_memory()
-    if mem is None or 2 * mem.elsewhere < mem.total:
+    # Little free, and most of the rest held outside: where much is free, a request that
+    # did not fit is the target's own, whatever others hold.
+    if mem is None or 2 * mem.elsewhere < mem.total or 8 * mem.free > mem.total:
         return None
     return (f"the GPU's memory was taken ({mem.told()}): not this target's doing; check it "
             f"again with the GPU to itself")
@@ -487,6 +494,9 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
 
         def fails(c: Case) -> bool:
             f = check(c)
+            if f is not None and "memory taken" in f.detail and "memory taken" not in (
+                    failure.detail):
+                return False  # no evidence either way: the failure being shrunk stands
             if f is not None:
                 last.clear()
                 last[c.n] = f

@@ -107,6 +107,15 @@ _MEMORY_WORDS = ("RESOURCE_EXHAUSTED", "cudaErrorMemoryAllocation", "CUDA_ERROR_
                  "CUDA out of memory", "CUDA error: out of memory")
 
 
+def is_device_memory_error(exc: BaseException) -> bool:
+    """Whether ``exc`` says a device's memory ran out: a resource error but the host's own
+    (``MemoryError``, NumPy's "Unable to allocate"), by the same names and words."""
+    if any(c.__name__ == "OutOfMemoryError" for c in type(exc).__mro__):
+        return True
+    text = str(exc)[:2000]
+    return any(w in text for w in _MEMORY_WORDS)
+
+
 def is_resource_error(exc: BaseException) -> bool:
     """Whether ``exc`` says memory ran out (host or device), by its classes' names or, for
     libraries with no such class, their own words for it; no library is imported."""

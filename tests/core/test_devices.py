@@ -29,6 +29,7 @@ def test_the_gpus_memory_is_read_from_the_libraries_imported_and_theirs_is_this_
     for name in ("cupy", "torch", "jax._src.xla_bridge"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     monkeypatch.setattr(devices, "_smi_memory", lambda: None)
+    monkeypatch.setattr(devices, "_smi_own", lambda: None)
     assert gpu_memory() is None  # no library here has a device to ask, nor nvidia-smi
     # No library has a CUDA context (making one ran out, say): nvidia-smi tells, none ours.
     monkeypatch.setattr(devices, "_smi_memory", lambda: (GIB, 80 * GIB))
@@ -47,6 +48,22 @@ def test_the_gpus_memory_is_read_from_the_libraries_imported_and_theirs_is_this_
     # A library that cannot answer (CUDA not started in torch) leaves the others' reading.
     cuda.is_initialized = lambda: False
     assert gpu_memory().own == 3 * GIB
+    # What the driver lists for this process (a numba or raw allocation, its contexts) is
+    # its own too, where that is more than its libraries hold.
+    monkeypatch.setattr(devices, "_smi_own", lambda: 9 * GIB)
+    assert gpu_memory().own == 9 * GIB
+
+
+def test_nvidia_smi_rows_name_this_process_by_its_id(monkeypatch):
+    rows = [["123", "500"], [str(os.getpid()), "2048"], [str(os.getpid()), "[N/A]"]]
+    monkeypatch.setattr(devices, "_smi", lambda *args: rows)
+    assert devices._smi_own() == 2 * GIB
+    monkeypatch.setattr(devices, "_smi", lambda *args: [["123", "500"]])
+    assert devices._smi_own() is None
+    monkeypatch.setattr(devices, "_smi", lambda *args: [["1024", "81559"]])
+    assert devices._smi_memory() == (GIB, 81559 * 2**20)
+    monkeypatch.setattr(devices, "_smi", lambda *args: None)
+    assert devices._smi_memory() is None
 
 
 @pytest.mark.gpu

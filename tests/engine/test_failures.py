@@ -207,3 +207,55 @@ def test_out_of_memory_with_the_gpu_to_itself_stays_the_targets(monkeypatch):
     (r,) = check(_scan(raises=MemoryError("no room"), at=300), ("integers exact",),
                  budget=SMALL).results
     assert r.status == "fail" and r.cause == "RESOURCE"
+
+
+def test_memory_taken_while_a_wrong_answer_is_shrunk_leaves_the_wrong_answer(monkeypatch):
+    """The GPU's memory taken only after a wrong answer was seen: shrinking meets out of
+    memory at smaller n, which is no evidence, and the wrong answer stays the verdict."""
+    state = {"taken": False}
+    oom = OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 MiB")
+    _gpu_memory(monkeypatch, free=1.0, elsewhere=78.5)
+
+    def fn(x):
+        if state["taken"] and x.size >= 2:
+            raise oom
+        out = np.cumsum(x, dtype=x.dtype)
+        if x.size >= 1000:
+            out[-1] += 1
+            state["taken"] = True
+        return out
+
+    target = Target("user scan", fn, TargetSpec(dtypes=("int32",), device="gpu"))
+    rep = check(target, ("integers exact",), budget=SMALL)
+    assert rep.verdict_word == "DOES NOT CONFORM" and rep.verdict.cause == Cause.LOGIC, rep.summary
+
+
+def test_a_request_that_never_fits_or_the_hosts_memory_is_the_targets_own(monkeypatch):
+    """Much of the GPU free, a request past it is the target's, whatever others hold; and a
+    host MemoryError is never the GPU's memory taken."""
+    _gpu_memory(monkeypatch, free=34.0, elsewhere=45.5)
+    huge = OutOfMemoryError("CUDA out of memory. Tried to allocate 500.00 GiB")
+    (r,) = check(_scan(raises=huge, at=1, device="gpu"), ("integers exact",),
+                 budget=SMALL).results
+    assert r.status == "fail" and r.cause == "RESOURCE", r
+    _gpu_memory(monkeypatch, free=1.0, elsewhere=78.5)
+    host = MemoryError("Unable to allocate 1.00 TiB for an array with shape (2**40,)")
+    (r,) = check(_scan(raises=host, at=300, device="gpu"), ("integers exact",),
+                 budget=SMALL).results
+    assert r.status == "fail" and r.cause == "RESOURCE" and "memory taken" not in r.detail
+
+
+def test_the_summary_tells_each_reason_a_check_stopped_short(monkeypatch):
+    from scancheck.engine.conformance import ConformanceReport
+    from scancheck.engine.diagnosis import PropertyResult
+
+    taken = "the GPU's memory was taken (...)"
+    rep = ConformanceReport("t", {}, [
+        PropertyResult("integers exact", "partial", "...", detail={"largest n": 299,
+                                                                    "memory taken": taken}),
+        PropertyResult("deterministic", "slow", "...", detail={"largest n": 4096,
+                                                                "short of n": 8192})])
+    assert rep.summary == (
+        "no failure up to n = 299; out of memory in integers exact from n = 300, the GPU's "
+        "memory was taken (...); the budget ran out before the top in deterministic: give "
+        "--budget more seconds, or --max-n 299 for a verdict there")
