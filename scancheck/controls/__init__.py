@@ -325,6 +325,9 @@ CONTROLS: tuple[Control, ...] = (
             "reverse_refusing_a_negative_axis", Cause.FAULT, "refuses a negative axis",
             "probe monoids, N-D: the same call with the axis counted from the front (as "
             "jax.lax.associative_scan(reverse=True) refused one)"),
+    Control("generic N-D scan stacking its rows' scans", _TUP + "rows_stacked", Cause.LOGIC,
+            "an empty batch", "probe monoids, whose N-D cases empty one other dimension on "
+            "every twelfth seed (they drew none)"),
     Control("identity dropped on one leaf of a tuple", _TUP + "identity_on_the_first_leaf_only",
             Cause.LOGIC, "identity's role dropped", "probe monoids: the sequence hash, whose "
             "second leaf's identity is 1"),

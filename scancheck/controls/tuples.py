@@ -105,6 +105,20 @@ def reverse_refusing_a_negative_axis(elems: tuple, combine: Any, axis: int) -> t
     return tuple(np.flip(v, axis) for v in sequential(flipped, combine, axis))
 
 
+def rows_stacked(elems: tuple, combine: Any, axis: int) -> tuple:
+    """A generic N-D scan along ``axis`` that scans each row of the batch on its own and
+    stacks the rows back (``np.stack`` of the rows' scans): right wherever there is a row,
+    a ValueError on an empty batch."""
+    from ..engine.generic_scans import sequential
+
+    moved = tuple(np.moveaxis(v, axis, -1) for v in elems)
+    count = int(np.prod(moved[0].shape[:-1]))
+    rows = [sequential(tuple(v.reshape(count, v.shape[-1])[r] for v in moved), combine)
+            for r in range(count)]
+    return tuple(np.moveaxis(np.stack([row[i] for row in rows]).reshape(m.shape), -1, axis)
+                 for i, m in enumerate(moved))
+
+
 def _online_softmax_forgetting_a_rescale(a: tuple, b: tuple) -> tuple:
     # (running max m, sum s of exp(x - m)): the earlier sum is never rescaled to the new max.
     from ..core.monoids import namespace
@@ -147,6 +161,7 @@ for fn, spec in (
     (unsigned_leaves_as_signed, TargetSpec(combine=True)),
     (leaves_read_as_c_contiguous, TargetSpec(combine=True, axis="arg")),
     (reverse_refusing_a_negative_axis, TargetSpec(combine=True, axis="arg", reverse="flip")),
+    (rows_stacked, TargetSpec(combine=True, axis="arg")),
     (identity_on_the_first_leaf_only, TargetSpec(combine=True, inclusive=False)),
     (fold_of_the_declared_monoid,
      TargetSpec(op="scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE")),
