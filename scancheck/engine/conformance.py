@@ -49,7 +49,7 @@ from .properties import (
     passing_probes,
 )
 from .properties.axes import front_axes
-from .properties.monoids import monoid_summary
+from .properties.monoids import monoid_summary, nonempty_batches
 from .spec import TargetSpec, over_tuples
 from .targets import InputWritten, NotAnArray, Target, forward, raised_by_target, seeded
 
@@ -331,11 +331,17 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
                                       detail={**stats, "memory taken": taken})
             stats["memory taken"] = f"from n = {cap + 1:,}: {taken}"
             break
-        if "refused axis" in result.detail and checked is target:
+        if "refused axis" in result.detail and not checked.front_axes:
             # A negative axis refused: the search goes on with every axis counted from the
             # front, and a wrong answer it finds there is told beside the refusal.
             earlier.append(result)
-            checked = front_axes(target)
+            checked = front_axes(checked)
+            continue
+        if "empty batch" in result.detail and not checked.no_empty_batches:
+            # Wrong on an empty batch: the search goes on with batches that hold elements,
+            # and a wrong answer it finds there is told beside it.
+            earlier.append(result)
+            checked = nonempty_batches(checked)
             continue
         if not moved:  # a wrong answer: its search ends here
             result.more = earlier
@@ -518,6 +524,8 @@ def _searched(result: PropertyResult, earlier: list[PropertyResult], empty: bool
     if earlier:
         why = "; ".join(
             f"out of memory at n = {f.smallest_case['n']:,}" if f.cause == Cause.RESOURCE.name
+            else f"wrong on an empty batch at n = {f.smallest_case['n']:,}"
+            if "empty batch" in f.detail
             else "the empty input refused" if f.smallest_case["n"] == 0
             else f"raised at n = {f.smallest_case['n']:,}" for f in earlier)
         lo = 0 if empty else 1

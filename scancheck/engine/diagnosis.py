@@ -209,19 +209,23 @@ def _smallest_n(result: PropertyResult) -> float:
     return case.get("n", float("inf"))
 
 
-def _empty(result: PropertyResult) -> bool:
-    """Whether ``result`` failed on the empty input (n = 0)."""
-    return (result.smallest_case or {}).get("n") == 0
+def _apart(result: PropertyResult) -> str:
+    """What sets ``result``'s failure apart from failures at sizes with elements, where it
+    does: the empty input (n = 0), or an empty batch of an N-D input ("" otherwise)."""
+    if (result.smallest_case or {}).get("n") == 0:
+        return "the empty input"
+    return "an empty batch" if "empty batch" in result.detail else ""
 
 
 def diagnose(results: list[PropertyResult]) -> Diagnosis:
     """The one diagnosis that explains these property results (``cause`` None if all pass):
     the primary cause, and each other distinct cause once, with what it explains.
 
-    Failures of one cause are one finding, except that a failure on the empty input is one
-    of its own (it says nothing of n >= 1).  The highest-ranked (smallest n among equals)
-    leads the first finding; failures of other causes that follow from it are folded under
-    it; the rest make the next findings, in the same way."""
+    Failures of one cause are one finding, except that a failure on the empty input, or on
+    an empty batch, is one of its own (it says nothing of the inputs that hold elements).
+    The highest-ranked (smallest n among equals) leads the first finding; failures of other
+    causes that follow from it are folded under it; the rest make the next findings, in the
+    same way."""
     failing = [f for r in results for f in (*r.more, r)
                if f.status in ("fail", "fault", "hang")]
     if not failing:
@@ -236,11 +240,12 @@ def diagnose(results: list[PropertyResult]) -> Diagnosis:
         rest = []
         for r in left:
             c = cause_of(r)
-            if c == c0 and _empty(r) == _empty(head):
+            if c == c0 and _apart(r) == _apart(head):
                 if r.name not in finding.properties:
                     finding.properties.append(r.name)
-            # A failure on the empty input, or of memory, explains nothing at other sizes.
-            elif (c != c0 and not _empty(head) and c0 != Cause.RESOURCE
+            # A failure on an empty input or batch, or of memory, explains nothing at other
+            # sizes.
+            elif (c != c0 and not _apart(head) and c0 != Cause.RESOURCE
                   and not _independent(r, c, c0, causes, head)):
                 if r.name not in finding.explained:
                     finding.explained.append(r.name)

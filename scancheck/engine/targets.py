@@ -111,6 +111,9 @@ class Target:
     #: Hand it every axis counted from the front: it refused a negative one, and a
     #: property's search goes on along the axes it takes.
     front_axes: bool = False
+    #: Hand it no empty batch: its answer to one was wrong, and a property's search goes
+    #: on with batches that hold elements.
+    no_empty_batches: bool = False
 
     @contextlib.contextmanager
     def own_code(self, n: int) -> Iterator[None]:

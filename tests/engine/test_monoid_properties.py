@@ -542,3 +542,36 @@ def test_what_the_target_did_is_told_only_where_a_longer_case_fits_it_too():
                                  lambda: (more, monoid_scan(m, more, True, "flip")))
     assert "in reverse" not in _told(t, m, x, got, due, 0, 0, 0, _pick(got, 0, 0, 0),
                                      lambda: (more, monoid_scan(m, more)))
+
+
+def _short_on_an_empty_batch(wrong_from: int | None = None):
+    """A generic N-D scan that drops the last output along the axis of an empty batch (as
+    torch's eager associative_scan did), and swaps its operands from ``wrong_from`` on."""
+    def scan(elems, combine, axis):
+        if 0 in elems[0].shape:
+            return tuple(np.delete(v, -1, axis) if v.shape[axis] else v for v in elems)
+        if wrong_from is not None and elems[0].shape[axis] >= wrong_from:
+            return sequential(elems, lambda a, b: combine(b, a), axis)
+        return sequential(elems, combine, axis)
+    return Target("short", scan, TargetSpec(combine=True, axis="arg"))
+
+
+def test_an_empty_batch_is_drawn_and_a_wrong_answer_to_it_is_named(budget):
+    r = check_property(_short_on_an_empty_batch(), "probe monoids", budget)
+    assert r.status == "fail" and r.cause == "LOGIC", r
+    assert r.detail["empty batch"] == r.smallest_case["shape"] and 0 in r.smallest_case["shape"]
+    assert "(an empty batch: its scan is an empty batch of the same shape)" in r.diagnosis
+    # The search went on past it, with batches that hold elements, and found nothing more.
+    assert r.detail["searched"].startswith("n = 0 to") and "wrong on an empty batch" in (
+        r.detail["searched"])
+
+
+def test_a_wrong_answer_to_an_empty_batch_hides_no_other(budget):
+    """Wrong on an empty batch and, from n = 3000, on every batch: the ladder meets the empty
+    batch first (its seed's rung is n = 2049), and both are told."""
+    rep = check(_short_on_an_empty_batch(wrong_from=3000), ("probe monoids",), budget=budget)
+    (r,) = rep.results
+    assert r.status == "fail" and r.smallest_case["n"] >= 3000 and "empty batch" not in r.detail
+    (empty,) = r.more
+    assert "empty batch" in empty.detail
+    assert len(rep.verdict.findings) == 2, [f.line for f in rep.verdict.findings]

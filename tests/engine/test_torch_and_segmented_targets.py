@@ -30,6 +30,17 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
 
 
+def conforms_but_for_an_empty_batch(result) -> bool:
+    """Whether a torch generic target's result is a pass, or only the finding of torch
+    2.11's eager associative_scan on an empty batch -- one element fewer along the scanned
+    dimension, or a RuntimeError (docs/findings.md) -- with the search gone on past it, on
+    batches that hold elements, and finding nothing more."""
+    if result.status == "pass":
+        return True
+    return result.status == "fail" and all("empty batch" in r.detail
+                                           for r in (result, *result.more))
+
+
 def test_every_probe_with_wide_unsigned_leaves_travels_as_a_signed_type():
     """A probe's uint16..uint64 leaves travel to torch (which may lack their kernels) as the
     signed type of their width where its combine is + - * only (the same bits), as int64
@@ -97,7 +108,7 @@ def test_a_probe_combine_traces_whole_under_torch_compile(name):
 def test_torchs_generic_associative_scan_on_cpu_conforms_under_the_probes(name):
     """Forward and reverse ('flip', torch's definition), along any axis of N-D input."""
     result = check_property(TARGETS[name], "probe monoids", Budget(4, max_n=512))
-    assert result.status == "pass", (result.diagnosis, result.smallest_case)
+    assert conforms_but_for_an_empty_batch(result), (result.diagnosis, result.smallest_case)
 
 
 @needs_torch
@@ -198,7 +209,10 @@ def test_torchs_associative_scans_on_cuda_conform(name, budget, warmed):
         pytest.skip(f"{name}: {t.unavailable}")
     result = check_property(t, compiled_property(t.spec),
                             replace(budget, max_n=COMPILED_TARGETS["torch associative_scan"]))
-    assert result.status == "pass", (result.diagnosis, result.smallest_case)
+    if "generic" in name and t.spec.axis is not None:
+        assert conforms_but_for_an_empty_batch(result), (result.diagnosis, result.smallest_case)
+    else:
+        assert result.status == "pass", (result.diagnosis, result.smallest_case)
 
 
 @pytest.mark.gpu

@@ -17,6 +17,7 @@ operator's fault, and no scan of it is judged.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -98,7 +99,7 @@ def _shape_and_axis(target: Target, case: Case) -> tuple[tuple[int, ...], int]:
         ndim = max(2, axis + 1 if axis >= 0 else -axis)
     rng = np.random.default_rng([case.seed, 0xD1])
     shape = [int(d) for d in rng.choice(list(OTHER_DIMS), ndim, p=list(OTHER_DIMS.values()))]
-    if case.seed % 12 == EMPTY_BATCH_SEED:
+    if case.seed % 12 == EMPTY_BATCH_SEED and not target.no_empty_batches:
         others = [d for d in range(ndim) if d != axis % ndim]
         shape[others[case.seed // 12 % len(others)]] = 0
     shape[axis] = case.n
@@ -385,6 +386,17 @@ def _told_spread(monoid: Monoid, x: Leaves, g: Leaves, inclusive: bool, conv: st
     return ""
 
 
+def nonempty_batches(target: Target) -> Target:
+    """``target`` to be handed no empty batch: what a property's search goes on with once
+    its answer to one was wrong, so that the failure hides no other a larger case shows."""
+    return replace(target, no_empty_batches=True)
+
+
+def _batch(shape: tuple[int, ...], axis: int) -> list[int]:
+    """The dimensions of ``shape`` other than ``axis``: the batch its rows make up."""
+    return [d for i, d in enumerate(shape) if i != axis % len(shape)] if len(shape) > 1 else []
+
+
 def _drawn(monoid: Monoid, target: Target, case: Case) -> tuple[Leaves, int]:
     shape, axis = _shape_and_axis(target, case)
     if target.front_axes:
@@ -407,12 +419,12 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
         refusal = None if target.spec.axis != "arg" else negative_axis_refused(
             lambda ax: call_on_leaves(target, elems, *args[:-1], ax, memory=memory), axis,
             elems[0].shape, exc, at)
-        batch = [d for i, d in enumerate(elems[0].shape) if i != axis % elems[0].ndim]
-        if refusal is None and 0 in batch and not (
+        if refusal is None and 0 in _batch(elems[0].shape, axis) and not (
                 isinstance(exc, NotAnArray) or is_resource_error(exc)):
             return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on elements of shape "
                            f"{list(elems[0].shape)}, an empty batch ({str(exc)[:120]}); its "
-                           f"scan is an empty batch too", at=at)
+                           f"scan is an empty batch too", at=at,
+                           detail={"empty batch": list(elems[0].shape)})
         if refusal is None:
             raise
         # The answer along the same axis counted from the front is judged all the same.
@@ -435,6 +447,12 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
         got = judge(target, monoid, elems, got, axis % elems[0].ndim, rerun)
     if refusal is not None:
         got = refusal.told(got)
+    if got is not None and 0 in _batch(elems[0].shape, axis):
+        got.detail["empty batch"] = list(elems[0].shape)
+        got.at.setdefault("shape", list(elems[0].shape))
+        got.at.setdefault("axis", axis)
+        if "an empty batch" not in got.diagnosis:
+            got.diagnosis += " (an empty batch: its scan is an empty batch of the same shape)"
     if got is not None and memory is not None:  # what the reproducer lays the leaves out by
         got.at["memory"] = memory
         if any(m["layout"] != "C" for m in memory):
