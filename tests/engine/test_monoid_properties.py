@@ -575,3 +575,14 @@ def test_a_wrong_answer_to_an_empty_batch_hides_no_other(budget):
     (empty,) = r.more
     assert "empty batch" in empty.detail
     assert len(rep.verdict.findings) == 2, [f.line for f in rep.verdict.findings]
+
+
+def test_a_short_ladder_names_a_negative_axis():
+    """A generic scan taking an axis up to n = 128 (JAX's reverse scan) meets a negative axis
+    on its ladder alone: once only seeds past 12 named one, and such a refusal was found in
+    one check and missed in the next."""
+    from scancheck.controls.tuples import reverse_refusing_a_negative_axis as refusing
+
+    target = Target("refusing", refusing, replace(refusing.scan_spec, max_n=128))
+    r = check_property(target, "probe monoids", Budget(0.001))
+    assert r.status == "fault" and "refuses a negative axis" in r.diagnosis, r

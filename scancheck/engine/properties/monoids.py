@@ -85,7 +85,7 @@ EMPTY_BATCH_SEED = 11
 def _shape_and_axis(target: Target, case: Case) -> tuple[tuple[int, ...], int]:
     """The shape of a case's elements and the axis handed to the target: 1-D, or n along the
     declared axis of a small N-D array (axis='arg': ranks 2 to 4, any axis, named by a
-    negative number half the time; the other dimensions of :data:`OTHER_DIMS`; all by the
+    negative number on odd seeds; the other dimensions of :data:`OTHER_DIMS`; all by the
     case's seed)."""
     axis = target.spec.axis
     if axis is None:
@@ -93,7 +93,10 @@ def _shape_and_axis(target: Target, case: Case) -> tuple[tuple[int, ...], int]:
     if axis == "arg":
         ndim = 2 + case.seed % 3
         axis = (case.seed // 3) % ndim
-        if (case.seed // 12) % 2:
+        # Odd seeds, which the ladder's first rungs have: a negative axis met only by seeds
+        # past 12 was met by chance, where a short ladder stopped before them (JAX's reverse
+        # scan, to n = 128, refusing one: found in one check of it, missed in the next).
+        if case.seed % 2:
             axis -= ndim
     else:
         ndim = max(2, axis + 1 if axis >= 0 else -axis)
