@@ -138,6 +138,6 @@ def _smi_own() -> int | None:
     """The bytes of GPU memory nvidia-smi lists for this process, on every GPU; None where
     it lists none."""
     rows = _smi("--query-compute-apps=pid,used_memory") or []
-    used = [int(mib) * 2**20 for pid, mib, *_ in rows if pid == str(os.getpid()) and
-            mib.isdigit()]
+    used = [int(row[1]) * 2**20 for row in rows
+            if len(row) >= 2 and row[0] == str(os.getpid()) and row[1].isdigit()]
     return sum(used) if used else None

@@ -60,6 +60,8 @@ def test_nvidia_smi_rows_name_this_process_by_its_id(monkeypatch):
     assert devices._smi_own() == 2 * GIB
     monkeypatch.setattr(devices, "_smi", lambda *args: [["123", "500"]])
     assert devices._smi_own() is None
+    monkeypatch.setattr(devices, "_smi", lambda *args: [["No running processes found"]])
+    assert devices._smi_own() is None
     monkeypatch.setattr(devices, "_smi", lambda *args: [["1024", "81559"]])
     assert devices._smi_memory() == (GIB, 81559 * 2**20)
     monkeypatch.setattr(devices, "_smi", lambda *args: None)

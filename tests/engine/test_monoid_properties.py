@@ -586,3 +586,25 @@ def test_a_short_ladder_names_a_negative_axis():
     target = Target("refusing", refusing, replace(refusing.scan_spec, max_n=128))
     r = check_property(target, "probe monoids", Budget(0.001))
     assert r.status == "fault" and "refuses a negative axis" in r.diagnosis, r
+
+
+def test_a_failure_the_same_case_shows_with_a_full_batch_is_not_the_empty_batchs():
+    """A size limit past 2048 met first on an empty batch (the ladder's rung at n = 2049 is
+    one) is the size limit's failure, as the same case with its batch holding elements
+    shows, not an empty batch's; a refusal of a negative axis likewise."""
+    def one_block(elems, combine, axis):
+        if elems[0].shape[axis] > 2048:
+            raise ValueError("too many elements for one block")
+        return sequential(elems, combine, axis)
+
+    rep = check(Target("one block", one_block, TargetSpec(combine=True, axis="arg")),
+                ("probe monoids",), budget=Budget(0.02, max_n=2**12))
+    assert [f.cause.name for f in rep.verdict.findings] == ["FAULT"], rep.verdict.line
+    assert not any("empty batch" in r.detail for r in (*rep.results[0].more, rep.results[0]))
+    from scancheck.controls.tuples import reverse_refusing_a_negative_axis as refusing
+    from scancheck.engine.cases import Case
+    from scancheck.engine.properties.monoids import probes_check
+
+    failure = probes_check(Target("refusing", refusing, refusing.scan_spec),
+                           Case(3, "int64", "bicyclic", 23))
+    assert "refused axis" in failure.detail and "empty batch" not in failure.detail

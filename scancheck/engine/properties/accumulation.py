@@ -51,10 +51,11 @@ def accumulated_words(target: Target, dtype: str, times: float, twice: bool = Fa
     head = (f"beyond the bound of a sum accumulated in {wider} (declared accumulates "
             f"{dtype}:{wider}; {times:.3g}x that bound): ")
     if twice:
+        how = " (as ml_dtypes casts float64 to bfloat16)" if dtype == "bfloat16" else ""
         return head + (f"each such output is the exact prefix rounded twice, to float32 and "
-                       f"then to {dtype} (as ml_dtypes casts float64): the sums are right and "
-                       f"the cast rounds twice; round once, or declare --accumulates "
-                       f"{dtype}:float32")
+                       f"then to {dtype}: exact sums cast through float32{how}, or sums "
+                       f"accumulated in float32 (on these inputs the two agree); round the "
+                       f"wider sum once, or declare --accumulates {dtype}:float32")
     return head + f"some partial sums were rounded to {dtype}"
 
 

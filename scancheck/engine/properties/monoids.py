@@ -40,7 +40,7 @@ from ..cases import Case
 from ..diagnosis import Cause, is_resource_error
 from ..layouts import LAYOUTS, laid_out, memory_of
 from ..spec import TargetSpec, monoid_of
-from ..targets import NotAnArray, Target, _first_write
+from ..targets import NotAnArray, Target, _first_write, raised_by_target
 from .axes import negative_axis_refused
 from .base import Failure
 
@@ -422,8 +422,13 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
         refusal = None if target.spec.axis != "arg" else negative_axis_refused(
             lambda ax: call_on_leaves(target, elems, *args[:-1], ax, memory=memory), axis,
             elems[0].shape, exc, at)
-        if refusal is None and 0 in _batch(elems[0].shape, axis) and not (
-                isinstance(exc, NotAnArray) or is_resource_error(exc)):
+        if refusal is None and 0 in _batch(elems[0].shape, axis) and raised_by_target(
+                exc) and not (isinstance(exc, NotAnArray) or is_resource_error(exc)):
+            # The same case with the batch holding elements: where it raises or is wrong too,
+            # that is the failure (a size limit, say), not the empty batch.
+            again = _run(nonempty_batches(target), monoid, case, combine)
+            if again is not None:
+                return again
             return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on elements of shape "
                            f"{list(elems[0].shape)}, an empty batch ({str(exc)[:120]}); its "
                            f"scan is an empty batch too", at=at,
@@ -451,6 +456,9 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
     if refusal is not None:
         got = refusal.told(got)
     if got is not None and 0 in _batch(elems[0].shape, axis):
+        again = _run(nonempty_batches(target), monoid, case, combine)
+        if again is not None:  # not the empty batch's doing (as above)
+            return again
         got.detail["empty batch"] = list(elems[0].shape)
         got.at.setdefault("shape", list(elems[0].shape))
         got.at.setdefault("axis", axis)
