@@ -237,6 +237,11 @@ CONTROLS: tuple[Control, ...] = (
             "significand bits", "products within bound for the carry, nan and inf for the "
             "zero (they were one property: the wrong NaN, called a logic error, hid the carry)",
             also=("zero and an infinity",)),
+    Control("sum with two tile bugs: infinities made NaN, the last element left out", _C +
+            "sum_with_two_tile_bugs", Cause.LOGIC, "differs from the exact", "integers exact "
+            "for the last element, nan and inf for the infinities (the twin without them, "
+            "wrong only at its last output, was taken to explain every wrong NaN before it)",
+            also=("NaN where the exact prefix is",)),
     Control("logcumsumexp through exp", _C + "logcumsumexp_through_exp", Cause.PRECISION,
             "precision lost", "logsumexp within bound: no other property checks a log-sum-exp"),
     Control("cummax naming the first of equal maxima", _C + "cummax_first_index", Cause.LOGIC,

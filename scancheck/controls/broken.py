@@ -408,6 +408,18 @@ def product_in_8_bits_zero_absorbing_infinities(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def sum_with_two_tile_bugs(x: np.ndarray) -> np.ndarray:
+    """Two bugs in the path of a float sum for more than one tile of 64: every infinity it
+    should return comes out NaN (a scaling step multiplies it by zero), and the last output
+    leaves out its own element.  One tile is right."""
+    out = np.cumsum(x, dtype=x.dtype)
+    if x.shape[0] > 64:
+        if x.dtype.kind == "f":
+            out[np.isinf(out)] = np.nan
+        out[-1] = out[-2]
+    return out
+
+
 def logcumsumexp_through_exp(x: np.ndarray) -> np.ndarray:
     """log(cumsum(exp(x))) in the input's type: exp overflows past log(max), underflows to
     zero below log(smallest subnormal), and rounds where the scan need not."""

@@ -288,14 +288,16 @@ def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray
     twin = np.where(np.isfinite(x), x, 1).astype(x.dtype)
     twin_got, twin_bad = run(target, twin)
     wrong = twin_bad or judge_output(target, case, twin, twin_got)
-    if wrong is not None:
+    # A value bug explains the wrong special at k only where the twin is wrong by then: one
+    # that shows only later leaves every output up to k right, and the special is its own.
+    if wrong is not None and (wrong.index is None or failure.index is None
+                              or wrong.index <= failure.index):
         wrong.diagnosis = (f"{wrong.diagnosis} (the same input with its NaNs and infinities "
                            f"replaced by 1; here it shows as a wrong NaN or infinity)")
         return wrong
     # inf - inf in a correction term is a compensated sum's, only where the rest is right
-    # (a carry that subtracts an infinite input makes the same NaN).
-    kahan = _compensated_inf(target, x, got, want, failure.index)
-    if kahan is not None:
-        return kahan
+    # up to k (a carry that subtracts an infinite input makes the same NaN): like the
+    # special below, no value bug explains it.
+    failure = _compensated_inf(target, x, got, want, failure.index) or failure
     failure.independent = True
     return failure
