@@ -13,8 +13,9 @@ processes and compute-sanitizer all use the same one.  All workers share one CuP
 kernel cache, so each kernel is compiled once per machine, not once per worker.  Workers
 learn from the controller whether there is a GPU, and leave CUDA to their first GPU test.
 On a GPU machine ``-n auto`` starts three workers per four cores, without one a worker more
-than cores, and tests marked ``slow`` are handed out first; the summary says how the tests
-and their seconds fell per GPU.
+than cores, and tests marked ``slow`` are handed out first (under worksteal, each worker's
+first chunk opens with its share of them); the summary says how the tests and their seconds
+fell per GPU.
 """
 
 from __future__ import annotations
@@ -134,6 +135,7 @@ def _compile_oracles() -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.pluginmanager.register(_WorkerChunks(), "scancheck-worker-chunks")
     given = getattr(config, "workerinput", {})
     if not given and getattr(config.option, "numprocesses", None) and not config.option.collectonly:
         _compile_oracles()  # the controller of xdist workers, before it starts them
@@ -241,6 +243,45 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # checkout in a folder named gpu would skip every test.
         if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
+
+
+class _WorkerChunks:
+    """Under worksteal each worker is first handed a contiguous chunk of the collection, runs
+    it from the front and has its queue's back stolen: each chunk is laid out with its share
+    of the slow tests first and quick ones after, so that no slow test is left to the end of
+    the session, where one worker runs it alone while the others are done."""
+
+    @pytest.hookimpl(trylast=True)  # after -m and -k have deselected: the chunks are theirs
+    def pytest_collection_modifyitems(self, config: pytest.Config,
+                                      items: list[pytest.Item]) -> None:
+        given = getattr(config, "workerinput", None)
+        if not given or getattr(config.option, "dist", "") != "worksteal":
+            return
+        workers = int(given.get("workercount", 1))
+        sizes, left = [], len(items)
+        for i in range(workers):  # as worksteal splits its pending tests among idle workers
+            sizes.append(left // (workers - i))
+            left -= sizes[-1]
+        grouped = [item for item in items if item.get_closest_marker("xdist_group")]
+        slow = [item for item in items if item.get_closest_marker("slow") and
+                item not in grouped]
+        quick = [item for item in items if not item.get_closest_marker("slow") and
+                 item not in grouped]
+        chunks: list[list[pytest.Item]] = [[] for _ in sizes]
+        weight = [0] * len(sizes)
+        for item in grouped:  # one run, as the collection's order has them (see above)
+            at = next(i for i, c in enumerate(chunks) if len(c) < sizes[i])
+            chunks[at].append(item)
+            weight[at] += 1
+        for item in slow:  # to the chunk with the fewest slow tests that has room
+            at = min((i for i, c in enumerate(chunks) if len(c) < sizes[i]),
+                     key=lambda i: (weight[i], i))
+            chunks[at].append(item)
+            weight[at] += 1
+        for item in quick:
+            at = next(i for i, c in enumerate(chunks) if len(c) < sizes[i])
+            chunks[at].append(item)
+        items[:] = [item for chunk in chunks for item in chunk]
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
