@@ -197,3 +197,34 @@ def test_workers_start_without_initialising_cuda(pytester):
     result = pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)  # run, not skipped: the workers know there is a GPU
 
+
+
+def test_each_workers_first_chunk_opens_with_its_share_of_the_slow_tests():
+    """Worksteal hands worker i the i-th contiguous chunk of the collection and steals from
+    a chunk's back: every chunk opens with slow tests, as many in each as can be, and the
+    group's tests stay side by side at the head of the first."""
+    from types import SimpleNamespace
+
+    from conftest import _WorkerChunks
+
+    def item(name, slow=False, group=None):
+        marks = {"slow": slow or None, "xdist_group": group}
+        return SimpleNamespace(name=name, get_closest_marker=lambda m: marks.get(m))
+
+    items = ([item(f"g{i}", group="compile") for i in range(2)]
+             + [item(f"s{i}", slow=True) for i in range(7)] + [item(f"q{i}") for i in range(14)])
+    config = SimpleNamespace(workerinput={"workercount": 3}, option=SimpleNamespace(
+        dist="worksteal"))
+    _WorkerChunks().pytest_collection_modifyitems(config, items)
+    names = [i.name for i in items]
+    chunks = [names[:7], names[7:15], names[15:]]  # 23 // 3, then 16 // 2, then the rest
+    assert chunks[0][:2] == ["g0", "g1"]
+    for chunk in chunks:
+        kinds = [n[0] for n in chunk]
+        assert kinds == sorted(kinds, key="gsq".index), chunk  # groups, slow, then quick
+    assert [sum(n[0] in "gs" for n in c) for c in chunks] == [3, 3, 3]
+    # Not under worksteal, or outside a worker: the collection's order stands.
+    before = list(items)
+    _WorkerChunks().pytest_collection_modifyitems(SimpleNamespace(option=SimpleNamespace(
+        dist="worksteal")), items)
+    assert items == before
