@@ -68,7 +68,8 @@ def rounded_twice(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarr
                   bad: np.ndarray) -> bool:
     """Whether each output ``bad`` selects (of a sum of ``x`` along its last axis, ``want``
     its exact prefix rounded once) is that prefix rounded to float32 and then to ``x``'s
-    16-bit type, which once would not be: exact sums cast twice, not sums rounded to it."""
+    16-bit type, which once would not be: exact sums cast through float32, or sums kept in
+    float32 (inputs that fit float32's sums exactly do not tell the two apart)."""
     if dtype_name(x.dtype) not in _THROUGH_FLOAT32 or not bad.any():
         return False
     exact = exact_scan_axis(x.astype(np.float64), "add", -1, target.spec.inclusive)
