@@ -145,6 +145,27 @@ def test_a_value_bug_met_first_hides_no_wrong_special_of_a_product(budget):
     assert values.cause == "PRECISION" and "significand bits" in values.diagnosis, values
 
 
+def _cumprod_with_two_tile_bugs(x):
+    """Past one tile of 64, every infinity it should return comes out NaN and the last
+    output leaves out its own factor (as controls.broken.sum_with_two_tile_bugs)."""
+    with np.errstate(all="ignore"):
+        out = np.multiply.accumulate(x, dtype=x.dtype)
+    if x.shape[0] > 64:
+        out[np.isinf(out)] = np.nan
+        out[-1] = out[-2]
+    return out
+
+
+def test_a_value_bug_shown_only_after_a_wrong_special_of_a_product_explains_none(budget):
+    """The twin (infinities made finite) is wrong at its last output alone: every wrong NaN
+    before it is the specials' own, told beside the value bug."""
+    t = _target(_cumprod_with_two_tile_bugs, TargetSpec(op="mul", dtypes=("float32",
+                                                                          "float64")))
+    specials = check_property(t, "nan and inf", budget)
+    assert specials.cause == "SPECIALS" and specials.independent, specials
+    assert specials.smallest_case["index"] < specials.smallest_case["n"] - 1, specials
+
+
 def _reordered_sum(x):
     """A correct scan whose rounding order varies: a random tile size each call."""
     tile = int(np.random.default_rng().integers(1, 64))

@@ -174,10 +174,11 @@ def own_specials_check(target: Target, case: Case) -> Failure | None:
         return seen
     _, twin_judged, wrong = _judgement(target, *seen, judge)
     k = failure.index if failure.index is not None else 0
-    # A value bug explains a failure at k where the twin is wrong from k on: a wrong finite
-    # value whatever the twin's error, a wrong NaN or infinity only by an error no rounding
-    # makes (no loss of precision makes or unmakes one).
-    wrong = None if wrong is None or twin_judged.ok[k:].all() else told(
+    # A value bug explains a failure at k where the twin is wrong by then, as for a sum
+    # (values._specials_failure): one that first shows later leaves every output up to k
+    # right.  A wrong finite value whatever the twin's error, a wrong NaN or infinity only
+    # by an error no rounding makes (no loss of precision makes or unmakes one).
+    wrong = None if wrong is None or twin_judged.ok[:k + 1].all() else told(
         target, case, twin, twin_judged, wrong)
     finite = all(v is not None and np.isfinite(v) for v in (failure.got, failure.expected))
     if wrong is not None and (finite or wrong.cause != Cause.PRECISION):
