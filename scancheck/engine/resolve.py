@@ -65,15 +65,13 @@ def _import(path: str, module_name: str) -> Any:
         sys.path.append(os.getcwd())
     try:
         return importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        lacking = library_missing(exc, module_name)
-        if lacking:
+    except Exception as exc:  # a target that cannot be imported is a usage error, not a verdict
+        lacking = (library_missing(exc, module_name) if isinstance(exc, ModuleNotFoundError)
+                   else None)
+        if lacking:  # unless what it imports is missing here: the machine's problem
             raise LibraryMissing(f"target {path!r} cannot run here: its module "
                                  f"{module_name!r} imports {lacking}, which is not installed"
                                  ) from None
-        raise ValueError(f"target {path!r}: module {module_name!r} cannot be imported "
-                         f"({type(exc).__name__}: {exc})") from None
-    except Exception as exc:  # a target that cannot be imported is a usage error, not a verdict
         raise ValueError(f"target {path!r}: module {module_name!r} cannot be imported "
                          f"({type(exc).__name__}: {exc})") from None
 
