@@ -89,8 +89,12 @@ def _run(cmd: list[str], log: Path, env: dict[str, str]) -> tuple[int, str, floa
 
 
 def _counts(text: str) -> str:
-    last = [ln for ln in text.splitlines() if " in " in ln and _COUNTS.search(ln)]
-    return last[-1].strip("= \n") if last else "no pytest summary line"
+    """pytest's own closing line: unindented, so that a line quoted in a traceback (pytester's
+    docstring holds one) is never taken for the session's outcome."""
+    last = [ln for ln in text.splitlines()
+            if ln[:1] in ("=", *"0123456789") and " in " in ln and _COUNTS.search(ln)]
+    return (last[-1].strip("= \n") if last
+            else "no pytest summary line (the session ended before it: see its log)")
 
 
 def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],

@@ -85,3 +85,15 @@ def test_the_suites_processes_share_the_test_sessions_bytecode_cache(tmp_path, m
     theirs = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/theirs",
               "CUPY_CACHE_DIR": "/cupy", "JAX_COMPILATION_CACHE_DIR": "/jax"}
     assert gpusuite.suite_env("thorough", theirs).items() >= theirs.items()
+
+
+def test_the_summary_takes_pytests_closing_line_not_one_quoted_in_a_traceback():
+    """A failing pytester test prints pytester's docstring, which quotes an outcome line; the
+    suite's summary must give the session's own, or say there was none."""
+    quoted = ('            ======= 1 failed, 1 passed, 1 warning, 1 error in 0.13s ====\n'
+              'E   ValueError: Pytest terminal summary report not found\n')
+    closing = "1 failed, 417 passed, 20 skipped, 74 warnings in 55.43s\n"
+    assert gpusuite._counts(quoted + closing) == closing.strip()
+    assert gpusuite._counts("===== 3 passed in 1.00s =====\n") == "3 passed in 1.00s"
+    assert gpusuite._counts(quoted + "INTERNALERROR> FileNotFoundError\n").startswith(
+        "no pytest summary line")

@@ -199,6 +199,29 @@ def test_workers_start_without_initialising_cuda(pytester):
 
 
 
+@pytest.mark.gpu
+def test_a_gpu_sessions_workers_end_without_the_interpreters_exit(pytester, tmp_path):
+    """Where GPU tests run, each worker's process ends after its session, before the atexit
+    handlers CUDA, JAX and torch leave; without GPU tests it exits as Python does."""
+    pytester.makeconftest((ROOT / "conftest.py").read_text())
+    pytester.makepyfile(
+        f"""
+        import atexit
+        import os
+        from pathlib import Path
+
+        def test_leaves_a_note_at_exit():
+            note = Path({str(tmp_path)!r}) / os.environ["PYTEST_XDIST_WORKER"]
+            atexit.register(note.write_text, "exited")
+        """
+    )
+    pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert not list(tmp_path.iterdir())
+    pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider", "-m", "not gpu"
+                                  ).assert_outcomes(passed=1)
+    assert len(list(tmp_path.iterdir())) == 1
+
+
 def test_each_workers_first_chunk_opens_with_its_share_of_the_slow_tests():
     """Worksteal hands worker i the i-th contiguous chunk of the collection and steals from
     a chunk's back: every chunk opens with slow tests, as many in each as can be, and the
