@@ -198,7 +198,6 @@ def test_workers_start_without_initialising_cuda(pytester):
     result.assert_outcomes(passed=2)  # run, not skipped: the workers know there is a GPU
 
 
-
 @pytest.mark.gpu
 def test_a_gpu_sessions_workers_end_without_the_interpreters_exit(pytester, tmp_path):
     """Where GPU tests run, each worker's process ends after its session, before the atexit
