@@ -12,6 +12,7 @@ from scancheck.controls import broken as controls
 from scancheck.controls import contracts
 from scancheck.core.rules import arg_extreme_scan, extreme_scan
 from scancheck.engine.conformance import check_property
+from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import values
 from scancheck.engine.properties.extremes import extreme_agree
 from scancheck.engine.resolve import resolve
@@ -164,6 +165,36 @@ def test_a_value_bug_shown_only_after_a_wrong_special_of_a_product_explains_none
     specials = check_property(t, "nan and inf", budget)
     assert specials.cause == "SPECIALS" and specials.independent, specials
     assert specials.smallest_case["index"] < specials.smallest_case["n"] - 1, specials
+
+
+def _product_reading_quiet_nans_as_one(x):
+    """A cumprod whose NaN test reads the sign bit too: the quiet NaN is read as 1, and a NaN
+    with the sign bit set (x86's default) propagates."""
+    with np.errstate(all="ignore"):
+        return np.multiply.accumulate(np.where(np.isnan(x) & ~np.signbit(x), x.dtype.type(1),
+                                               x), dtype=x.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_product_telling_nans_apart_by_their_bits_keeps_no_nan_rule(dtype):
+    """On an input whose NaNs are all quiet, that product answers as nans='ignore' would; it
+    keeps that rule for no other NaN, so it is told as NaNs told apart by their bits (the
+    specials' own), not as a contract to declare -- as a sum is (values, nan_rules)."""
+    from scancheck.engine.properties.own_rules import _judgement
+    from scancheck.oracle.products import judge_products
+
+    t = _target(_product_reading_quiet_nans_as_one, TargetSpec(op="mul", dtypes=(dtype,)))
+    x = np.array([1.5, np.nan, 2.0, 3.0], dtype=dtype)
+    assert not np.signbit(x[1])
+    failure = _judgement(t, x, t(x), judge_products)[2]
+    assert failure.cause == Cause.SPECIALS and "told apart by their bits" in failure.diagnosis, (
+        failure.diagnosis)
+    # A product that reads every NaN as 1 keeps the rule whatever the bits: a contract.
+    ones = _target(lambda x: np.multiply.accumulate(np.where(np.isnan(x), x.dtype.type(1), x)),
+                   TargetSpec(op="mul", dtypes=(dtype,)))
+    failure = _judgement(ones, x, ones(x), judge_products)[2]
+    assert failure.cause == Cause.CONTRACT and "declare --nans ignore" in failure.diagnosis, (
+        failure.diagnosis)
 
 
 def _reordered_sum(x):

@@ -47,22 +47,32 @@ def declared_view(target: Target, x: np.ndarray, got: np.ndarray
     if not rule or (not wrong.any() and _right(spec, target, clean, filled)):
         return clean, filled  # no NaN in x, or the rule kept (a wrong answer of the rest
         # without NaN is the property's to judge then, with its own criteria and words)
-    kept = nan_rule_kept(target, x, got)
-    # A rule is a contract only if the target keeps it for every NaN, whatever its bits.
-    told = nan_bits_told_apart(target, x, got) if kept is not None and x.ndim == 1 else None
-    if told is not None:
-        return told
-    if not wrong.any():
-        if kept is None:
-            return clean, filled
+    if wrong.any():
+        k = int(np.flatnonzero(wrong.ravel())[0])
+    else:
         bad = ~np.isclose(filled, _answer(spec, clean), equal_nan=True)
-        return contract_failure(target, kept, int(np.flatnonzero(bad.ravel())[0])
-                                if bad.any() else 0, got, x)
-    k = int(np.flatnonzero(wrong.ravel())[0])
+        k = int(np.flatnonzero(bad.ravel())[0]) if bad.any() else 0
+    kept = kept_rule_failure(target, x, got, k)
     if kept is not None:
-        return contract_failure(target, kept, k, got, x)
+        return kept
+    if not wrong.any():
+        return clean, filled
     return Failure(Cause.SPECIALS, f"NaN rule broken: expected {rule}", k,
                    got.ravel()[k], rule_owes(spec))
+
+
+def kept_rule_failure(target: Target, x: np.ndarray, got: np.ndarray, k: int | None
+                      ) -> Failure | None:
+    """Where ``got`` keeps another NaN rule than the target declares, the failure at output
+    ``k``: the contract naming that rule, or, where the target tells NaNs apart by their
+    bits, that (a rule is a contract only if kept for every NaN); None where none is kept."""
+    kept = nan_rule_kept(target, x, got)
+    if kept is None:
+        return None
+    # Only a 1-D case is called again with other NaNs: an N-D one is the rows property's,
+    # whose calls name an axis.
+    told = nan_bits_told_apart(target, x, got) if x.ndim == 1 else None
+    return told or contract_failure(target, kept, k, got, x)
 
 
 def nan_bits_told_apart(target: Target, x: np.ndarray, got: np.ndarray) -> Failure | None:

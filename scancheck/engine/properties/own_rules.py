@@ -19,7 +19,7 @@ from ..cases import Case
 from ..diagnosis import Cause
 from ..targets import Target
 from .base import Failure, short
-from .nan_rules import contract_failure, nan_rule_kept
+from .nan_rules import kept_rule_failure
 from .running import called, declared_view, first_bad, run, run_case
 from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
 
@@ -45,9 +45,9 @@ def _judgement(target: Target, x: np.ndarray, got: np.ndarray,
     first = np.flatnonzero(~judged.ok)
     failure = None if not first.size else first_bad(
         target, judged.ok, got, judged.reference.astype(got.dtype), str(judged.reason[first[0]]))
-    kept = None if failure is None else nan_rule_kept(target, x, got)
+    kept = None if failure is None else kept_rule_failure(target, x, got, failure.index)
     if kept is not None:
-        return x, judged, contract_failure(target, kept, failure.index, got, x)
+        return x, judged, kept
     if failure is not None and "never written" not in failure.diagnosis:
         # A product's judge relaxes under flush only where some range of the prefix
         # multiplies to below the smallest normal number: that is its evidence.

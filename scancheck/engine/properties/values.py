@@ -28,7 +28,7 @@ from ..diagnosis import Cause
 from ..targets import Target
 from .accumulation import accumulated_failure
 from .base import Check, Failure, untold
-from .nan_rules import contract_failure, nan_bits_told_apart, nan_rule_kept
+from .nan_rules import kept_rule_failure
 from .running import bits_differ, exact_answer, first_bad, on_outputs, promoted, run
 from .subnormals import flush_explains, flushes, subnormal_witness
 
@@ -280,11 +280,9 @@ def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray
     """Attribute a wrong NaN or infinity: a NaN rule the target keeps instead of its own, a
     logic error the same input without its specials shows, a compensated sum (right on
     that input), or else the specials' own (independent of any logic error)."""
-    kept = nan_rule_kept(target, x, got)
+    kept = kept_rule_failure(target, x, got, failure.index)
     if kept is not None:
-        # A rule is a contract only if the target keeps it for every NaN, whatever its bits.
-        return nan_bits_told_apart(target, x, got) or contract_failure(
-            target, kept, failure.index, got, x)
+        return kept
     twin = np.where(np.isfinite(x), x, 1).astype(x.dtype)
     twin_got, twin_bad = run(target, twin)
     wrong = twin_bad or judge_output(target, case, twin, twin_got)
