@@ -561,6 +561,8 @@ def test_an_empty_batch_is_drawn_and_a_wrong_answer_to_it_is_named(budget):
     assert r.status == "fail" and r.cause == "LOGIC", r
     assert r.detail["empty batch"] == r.smallest_case["shape"] and 0 in r.smallest_case["shape"]
     assert "(an empty batch: its scan is an empty batch of the same shape)" in r.diagnosis
+    # What differs, the shape, is named, and no dtype as if it were wrong.
+    assert "returned leaf 0 of shape (" in r.diagnosis and "dtype" not in r.diagnosis, r
     # The search went on past it, with batches that hold elements, and found nothing more.
     assert r.detail["searched"].startswith("n = 0 to") and "wrong on an empty batch" in (
         r.detail["searched"])

@@ -151,8 +151,13 @@ def _leaves_of(out: Any, monoid: Monoid, shape: tuple[int, ...]) -> Leaves | Fai
             return Failure(Cause.LOGIC, f"returned a {type(v).__name__} as leaf {i}, not an array")
         v = to_numpy(v)
         if v.shape != shape or v.dtype.name != d:
-            return Failure(Cause.LOGIC, f"returned leaf {i} of shape {v.shape} dtype {v.dtype} "
-                           f"for {monoid.name!r} elements of shape {shape}; expected dtype {d}")
+            # Only what differs is named: a shape one short with the right dtype read as
+            # a dtype error when both were printed.
+            wrong = [f"shape {v.shape}" if v.shape != shape else "",
+                     f"dtype {v.dtype}" if v.dtype.name != d else ""]
+            due = f", whose leaf {i} is {d}" if v.dtype.name != d else ""
+            return Failure(Cause.LOGIC, f"returned leaf {i} of {' and '.join(filter(None, wrong))}"
+                           f" for {monoid.name!r} elements of shape {shape}{due}")
         leaves.append(v)
     return tuple(leaves)
 
