@@ -333,7 +333,8 @@ def _each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
             result = future.result()
             reports[futures[future]] = result
             if isinstance(result, Exception):  # a check that could not run, said so
-                print(f"[{done}/{len(items)}] {result}", flush=True)
+                if len(items) > 1:  # one target's is the error printed at the end, alone
+                    print(f"[{done}/{len(items)}] {result}", flush=True)
                 continue
             rep = result[0] if isinstance(result, tuple) else result
             verdict = "conforms" if rep.passed else rep.summary[:100]

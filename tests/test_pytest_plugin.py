@@ -98,7 +98,7 @@ def test_unknown_targets_are_one_usage_error(pytester, engine):
                                           *(f"--scan-target={t}" for t in wrong), "--noconftest")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([
-        "ERROR: --scan-target no.such.scan: *is not a built-in*",
+        "ERROR: --scan-target no.such.scan: *is none of a built-in*",
         "--scan-target scan_targets:no_such_scan: *scan_targets has no attribute 'no_such_scan'"])
 
 

@@ -233,6 +233,7 @@ def kernel_target(variant: str, block: int = 256, op: str = "add") -> Target:
     from ..kernels.registry import get_variant
 
     var = get_variant(variant)
+    var.check_block_and_operator(block, op)  # a usage error now, not a fault at the first call
     cap = var.capacity(block, var.resolve_params(None)) if var.capacity else None
     # The launcher refuses an empty input with a LaunchError (no grid has zero blocks).
     spec = TargetSpec(op=op, inclusive=var.inclusive, dtypes=_variant_dtypes(var, op),
@@ -248,6 +249,9 @@ def model_target(variant: str, block: int = 64, op: str = "add") -> Target:
     from ..kernels.registry import get_variant
 
     var = get_variant(variant)
+    # Held to its kernel's launches: a model at a block size its kernel refuses (Blelloch's
+    # tree at 100 threads) computes no scan of it, and would be called wrong.
+    var.check_block_and_operator(block, op)
     cap = var.capacity(block, var.resolve_params(None)) if var.capacity else 20_000
     spec = TargetSpec(op=op, inclusive=var.inclusive, dtypes=_variant_dtypes(var, op), max_n=cap,
                       allows_empty=False)

@@ -16,6 +16,7 @@ writes is seen as such, not as whatever correct value the memory pool left there
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
@@ -130,6 +131,26 @@ def cuda_file_target(path: str | Path, block: int = 256, spec: TargetSpec | None
 _FILL = 0xFF  # NaN for floats, -1 for integers
 
 
+def _unknown_target(name: str, builtins: dict[str, Target]) -> str:
+    """The usage error of a target name that is none of the forms: the built-ins it is
+    closest to (a typo), or what a file's name lacks; never the whole list of built-ins
+    (some 150 names), which ``scancheck check --help`` prints."""
+    forms = ("a built-in, a .cu file, kernel:VARIANT, model:VARIANT, package.module:function "
+             "or path/to/file.py:function")
+    if name.endswith(".py"):
+        return (f"target {name!r} names a file but no function in it: give "
+                f"{name}:FUNCTION (the target is one of {forms})")
+    # A name's library call, without the variant in brackets, finds each of its variants.
+    calls: dict[str, list[str]] = {}
+    for full in builtins:
+        calls.setdefault(full.split(" (")[0], []).append(full)
+    close = difflib.get_close_matches(name, [*builtins, *calls], n=3, cutoff=0.75)
+    meant = list(dict.fromkeys(full for c in close for full in calls.get(c, [c])))[:4]
+    hint = (f"; did you mean {' or '.join(map(repr, meant))}?" if meant
+            else "; `scancheck check --help` lists the built-ins")
+    return f"target {name!r} is none of {forms}{hint}"
+
+
 def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
             overrides: dict[str, Any] | None = None) -> Target:
     """A target by built-in name, ``kernel:VARIANT``, ``model:VARIANT``, ``.cu`` path, import
@@ -150,8 +171,14 @@ def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
         if target is None and name.startswith(prefix):
             parts = name[len(prefix):].split(":")
             built = (parts[2:3] or [op])[0]
-            target = make(parts[0], *(int(parts[1]),) if len(parts) > 1 else (),
-                          **({"op": built} if built else {}))
+            if len(parts) > 1 and not parts[1].isdigit():
+                raise ValueError(f"target {name!r}: the block size {parts[1]!r} is no "
+                                 f"whole number ({prefix}VARIANT[:BLOCK[:OP]])")
+            try:
+                target = make(parts[0], *(int(parts[1]),) if len(parts) > 1 else (),
+                              **({"op": built} if built else {}))
+            except ValueError as exc:  # which target the variant, block or operator is of
+                raise ValueError(f"target {name!r}: {exc}") from None
     if target is None and (name.startswith("cu:") or name.endswith(".cu")):
         path, size = name, block
         if name.startswith("cu:"):
@@ -165,10 +192,7 @@ def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
         if name.startswith("import:"):
             name = name[len("import:"):]
         if ":" not in name:
-            known = ", ".join(sorted(builtins))
-            raise ValueError(f"target {name!r} is not a built-in ({known}), a .cu file, "
-                             f"kernel:VARIANT, model:VARIANT, package.module:function or "
-                             f"path/to/file.py:function")
+            raise ValueError(_unknown_target(name, builtins))
         target = load_import_path(name, spec)
         imported = True
     merged = with_overrides(target.spec, overrides, target.name) if overrides else target.spec

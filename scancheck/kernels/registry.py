@@ -110,27 +110,33 @@ class Variant:
         """:meth:`template_params` as a sorted tuple: one compiled module's identity."""
         return tuple(sorted(self.template_params(params).items()))
 
-    def check(self, n: int, block: int, dtype: str, op: str | Operator,
-              params: dict[str, int] | None = None, smem_limit: int | None = None) -> dict:
-        """Validate a launch; returns the resolved params or raises LaunchError naming the limit."""
+    def check_block_and_operator(self, block: int, op: str | Operator) -> Operator:
+        """The operator, where this variant is built for it and ``block`` is a block size it
+        launches with; else a LaunchError naming the limit (before any input is seen)."""
         oper = get_operator(op)
         if oper.name not in self.operators:
             raise LaunchError(
                 f"operator={oper.name!r} is not supported by {self.name}; "
                 f"allowed: {', '.join(self.operators)}"
             )
+        check_block(block)
+        if block < self.min_block or block % self.block_multiple:
+            raise LaunchError(
+                f"block={block} is not allowed for {self.name}: it needs at least "
+                f"{self.min_block} threads, a multiple of {self.block_multiple}"
+            )
+        return oper
+
+    def check(self, n: int, block: int, dtype: str, op: str | Operator,
+              params: dict[str, int] | None = None, smem_limit: int | None = None) -> dict:
+        """Validate a launch; returns the resolved params or raises LaunchError naming the limit."""
+        oper = self.check_block_and_operator(block, op)
         dt = as_dtype(dtype).name
         allowed = [d for d in self.dtypes if d in oper.dtypes]
         if dt not in allowed:
             raise LaunchError(
                 f"dtype={dt!r} with operator {oper.name!r} is not supported by {self.name}; "
                 f"allowed: {', '.join(allowed)}"
-            )
-        check_block(block)
-        if block < self.min_block or block % self.block_multiple:
-            raise LaunchError(
-                f"block={block} is not allowed for {self.name}: it needs at least "
-                f"{self.min_block} threads, a multiple of {self.block_multiple}"
             )
         if n < 1:
             raise LaunchError(f"n={n}: the input is empty; a scan needs at least one element")

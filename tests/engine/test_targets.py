@@ -40,7 +40,7 @@ _CONTROL = KERNEL_DIR / "controls" / "missing_barrier.cu"
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: resolve("nothing"), "is not a built-in"),
+        (lambda: resolve("nothing"), "is none of a built-in"),
         (lambda: resolve("/no/such/file.cu"), "is not a file"),
         (lambda: load_import_path("numpy"), "package.module:function"),
         (lambda: TargetSpec(op="interval"), "proof device"),
