@@ -29,6 +29,7 @@ from .core.private import cache_bytecode
 from .progress import Progress
 
 PARTS = ("tests", "huge", "verify", "check", "controls", "matrix", "precision", "bench")
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 _COUNTS = re.compile(r"(\d+) (passed|failed|skipped|error|errors|xfailed|xpassed)")
 
 
@@ -91,7 +92,8 @@ def _run(cmd: list[str], log: Path, env: dict[str, str]) -> tuple[int, str, floa
 def _counts(text: str) -> str:
     """pytest's own closing line: unindented, so that a line quoted in a traceback (pytester's
     docstring holds one) is never taken for the session's outcome."""
-    last = [ln for ln in text.splitlines()
+    plain = (_COLOUR.sub("", ln) for ln in text.splitlines())  # --color=yes, FORCE_COLOR
+    last = [ln for ln in plain
             if ln[:1] in ("=", *"0123456789") and " in " in ln and _COUNTS.search(ln)]
     return (last[-1].strip("= \n") if last
             else "no pytest summary line (the session ended before it: see its log)")

@@ -97,3 +97,5 @@ def test_the_summary_takes_pytests_closing_line_not_one_quoted_in_a_traceback():
     assert gpusuite._counts("===== 3 passed in 1.00s =====\n") == "3 passed in 1.00s"
     assert gpusuite._counts(quoted + "INTERNALERROR> FileNotFoundError\n").startswith(
         "no pytest summary line")
+    coloured = "\x1b[32m===== \x1b[32m\x1b[1m3 passed\x1b[0m\x1b[32m in 1.00s\x1b[0m =====\n"
+    assert gpusuite._counts(coloured) == "3 passed in 1.00s"  # pytest --color=yes

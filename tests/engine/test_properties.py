@@ -197,6 +197,26 @@ def test_a_product_telling_nans_apart_by_their_bits_keeps_no_nan_rule(dtype):
         failure.diagnosis)
 
 
+def test_a_non_deterministic_product_keeping_a_rule_is_not_told_apart_by_its_rounding():
+    """A product reading every NaN as 1 that rounds otherwise from run to run (declared
+    non-deterministic, as CuPy's and the look-back's are) keeps 'ignore' for every NaN: its
+    second run's rounding is no NaN told apart by its bits."""
+    from scancheck.engine.properties.own_rules import _judgement
+    from scancheck.oracle.products import judge_products
+
+    rng = np.random.default_rng(0)
+
+    def jittery(x):
+        y = np.where(np.isnan(x), x.dtype.type(1), x)
+        wide = rng.integers(2) == 1  # a reassociated product: other rounding
+        return np.multiply.accumulate(y.astype(np.float64) if wide else y).astype(x.dtype)
+
+    t = _target(jittery, TargetSpec(op="mul", dtypes=("float32",), deterministic=False))
+    x = np.array([1.1, np.nan, 1.3, 1.7, 1.9, 2.3, 1.01, 1.03, 3.7, 1.11], dtype=np.float32)
+    causes = {_judgement(t, x, t(x), judge_products)[2].cause for _ in range(12)}
+    assert causes == {Cause.CONTRACT}, causes
+
+
 def _reordered_sum(x):
     """A correct scan whose rounding order varies: a random tile size each call."""
     tile = int(np.random.default_rng().integers(1, 64))
