@@ -470,12 +470,13 @@ def _ranks_taken(target: Target) -> tuple[int, ...]:
     spec = target.spec
     dtype = next((d for d in spec.dtypes if d in ("float64", "float32", "int64", "int32")),
                  spec.dtypes[0])
-    took = []
+    took, held = [], 0
     for rank in range(1, 5):
         shape = [3] + [2] * (rank - 1)
         axis = spec.axis % rank if isinstance(spec.axis, int) else 0
         if isinstance(spec.axis, int) and not -rank <= spec.axis < rank:
-            continue
+            continue  # a rank without the axis is none a target of it takes
+        held += 1
         x = Case(int(np.prod(shape)), dtype, "integers", 0).data(spec.op).reshape(
             shape + list(np.shape(Case(1, dtype, "integers", 0).data(spec.op))[1:]))
         try:
@@ -483,7 +484,7 @@ def _ranks_taken(target: Target) -> tuple[int, ...]:
         except Exception:  # noqa: BLE001 - any refusal of a rank counts as one
             continue
         took.append(rank)
-    return tuple(took) if took and len(took) < 4 else ()
+    return tuple(took) if took and len(took) < held else ()
 
 
 def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],

@@ -16,6 +16,8 @@ from ..core.arrays import as_dtype
 from ..core.dtypes import FLOAT_DTYPES, INT_DTYPES, is_float
 from ..core.rules import NAN_PREFIXES
 
+#: The highest rank of array a target of an axis is declared for (``ndim``) or handed.
+MAX_RANK = 8
 #: The operators a NaN rule other than "propagate" may be declared for.
 NAN_RULE_OPS: tuple[str, ...] = ("add", "mul", "max", "min")
 #: What an integer add or mul scan does when a prefix leaves its type.
@@ -78,9 +80,10 @@ def check_contracts(spec: Any) -> None:
                              f"targets that scan an axis of N-D arrays")
         axis = spec.axis if isinstance(spec.axis, int) else 0
         for rank in spec.ndim:
-            if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= 8 or (
-                    not -rank <= axis < rank):
-                raise ValueError(f"ndim={spec.ndim!r}: each rank must be an integer in 1..8 "
+            if isinstance(rank, bool) or not isinstance(rank, int) or not (
+                    1 <= rank <= MAX_RANK) or not -rank <= axis < rank:
+                raise ValueError(f"ndim={spec.ndim!r}: each rank must be an integer in "
+                                 f"1..{MAX_RANK} "
                                  f"that has axis {spec.axis!r}")
     for pair in spec.accumulates:
         if (len(pair) != 2 or pair[0] not in FLOAT_DTYPES or pair[1] not in FLOAT_DTYPES

@@ -16,7 +16,7 @@ from ..core.dtypes import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, is_float
 from ..core.monoids import Monoid, load_monoid, monoid_locator
 from ..core.operators import builtin_operator, get_operator
 from ..core.rules import check_rules
-from .contracts import check_contracts
+from .contracts import MAX_RANK, check_contracts
 
 #: Where a target's arrays live: "cpu", NumPy arrays; "gpu", CuPy arrays.
 DEVICES: tuple[str, ...] = ("cpu", "gpu")
@@ -100,6 +100,9 @@ class TargetSpec:
         if not (self.axis is None or self.axis == "arg" or isinstance(self.axis, int)):
             raise ValueError(f"axis={self.axis!r} must be None (1-D), an int (the axis it "
                              f"scans) or 'arg' (it takes the axis as an argument)")
+        if isinstance(self.axis, int) and not -MAX_RANK <= self.axis < MAX_RANK:
+            raise ValueError(f"axis={self.axis} is past every rank checked: an axis is "
+                             f"-{MAX_RANK} to {MAX_RANK - 1} (arrays of rank 1 to {MAX_RANK})")
         check_rules(self.zeros, self.nans, self.subnormals)
         check_contracts(self)
         for pair in self.promote:
@@ -258,6 +261,16 @@ _UNSEGMENTED = ("nan_prefix", "overflow", "ndim", "accumulates")
 def _default(name: str) -> Any:
     """A TargetSpec field's default value."""
     return TargetSpec.__dataclass_fields__[name].default
+
+
+def ranks_taken(axis: int | str | None, ndim: tuple[int, ...]) -> tuple[int, ...]:
+    """The ranks of array a target of this ``axis`` and ``ndim`` takes: ``ndim`` where
+    declared; for a fixed axis that a 1-D array lacks (1, or -2), the least rank that has
+    it and the two above (at most 8), since "any rank" can only mean those; else () (any)."""
+    if ndim or not isinstance(axis, int) or -1 <= axis < 1:
+        return tuple(ndim)
+    least = axis + 1 if axis >= 0 else -axis
+    return tuple(range(least, min(least + 2, MAX_RANK) + 1))
 
 
 def over_tuples(spec: TargetSpec) -> bool:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..core.operators import get_operator
-from .spec import TargetSpec
+from .spec import TargetSpec, ranks_taken
 
 #: Set on an exception raised inside a target's own code (see :meth:`Target.run`).
 _RAISED_BY_TARGET = "_scancheck_raised_by_target"
@@ -143,10 +143,10 @@ class Target:
         target's own code runs.  The target is handed a copy of ``x`` in ``x``'s layout, so
         ``x`` is never changed; :class:`InputWritten` if the call changed the copy."""
         n = int(np.prod(x.shape))  # a torch tensor's size is a method
-        ranks = self.spec.ndim
+        ranks = ranks_taken(self.spec.axis, self.spec.ndim)
         if ranks and len(x.shape) == 1 and 1 not in ranks and self.spec.axis is not None:
-            # A 1-D case for a target of higher ranks only (DataFrame.cumsum): one row of
-            # the least rank it takes, along its axis, the rest of the dimensions 1.
+            # A 1-D case for a target of higher ranks only (DataFrame.cumsum, or one fixed on
+            # axis 1): one row of the least rank it takes, along its axis, the rest 1.
             at = 0 if axis is None else axis
             if isinstance(self.spec.axis, int):
                 at = self.spec.axis % min(ranks)

@@ -127,6 +127,8 @@ def test_nan_handling_that_no_rule_explains_is_broken_nan_semantics(budget):
     (dict(dtypes=INTS, overflow="saturate"), "overflow='saturate' is unknown"),
     (dict(dtypes=FLOATS, ndim=(2,)), "axis=None"),
     (dict(dtypes=FLOATS, ndim=(1,), axis=1), "that has axis 1"),
+    (dict(dtypes=FLOATS, axis=9), "axis=9 is past every rank checked"),
+    (dict(dtypes=FLOATS, axis=-100), "an axis is -8 to 7"),
     (dict(dtypes=FLOATS, accumulates=(("float64", "float32"),)), "the accumulator wider"),
     (dict(op="max", dtypes=FLOATS, accumulates=(("float32", "float64"),)), "add and mul"),
 ])
@@ -169,6 +171,21 @@ def test_a_target_taking_one_rank_conforms_declared_and_is_told_its_ranks(budget
     rep = check(_target(_matrix_only, **spec), budget=budget)
     assert rep.verdict.cause.name == "CONTRACT" and "declare --ndim 2" in rep.diagnosis
     assert "raised ValueError (Must pass 2-d input" in rep.diagnosis
+
+
+@pytest.mark.parametrize("axis", [1, -2])
+def test_a_target_fixed_on_an_axis_1_d_arrays_lack_takes_the_ranks_that_have_it(axis, budget):
+    """Declared on axis 1 (or -2) with no ranks, it takes "any" rank that has that axis: its
+    1-D cases come as one row of rank 2, and no rank is asked of it that lacks the axis (a
+    right np.cumsum(x, axis=1) was told "declare --ndim 2 3 4"); along the wrong axis it is
+    wrong."""
+    def along(k):
+        return lambda x: np.cumsum(x, axis=k, dtype=x.dtype)
+
+    spec = dict(dtypes=("int32", "float64"), axis=axis)
+    assert check(_target(along(axis), **spec), budget=budget).passed
+    wrong = check(_target(along(0 if axis == 1 else -1), **spec), budget=budget)
+    assert wrong.verdict.cause.name == "LOGIC", wrong.diagnosis
 
 
 def test_a_declared_accumulator_is_checked_and_an_undeclared_one_reported(budget):

@@ -27,7 +27,7 @@ from ..cases import Case
 from ..contracts import nan_view, rule_owes, viewed
 from ..diagnosis import Cause, is_resource_error
 from ..layouts import Batch, batch
-from ..spec import TargetSpec
+from ..spec import TargetSpec, ranks_taken
 from ..targets import NotAnArray, Target
 from .accumulation import accumulated_beyond, accumulated_words, rounded_twice
 from .axes import negative_axis_refused
@@ -102,7 +102,7 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
     the exact scan of that row, by the criteria of the 1-D properties, all rows at once."""
     spec = target.spec
     b = batch(case, fixed_axis=spec.axis if isinstance(spec.axis, int) else None,
-              data_seed=data_seed, ranks=spec.ndim)
+              data_seed=data_seed, ranks=ranks_taken(spec.axis, spec.ndim))
     if target.front_axes and b.axis < 0:
         b = replace(b, axis=b.axis % b.x.ndim)
     at = b.describe()
