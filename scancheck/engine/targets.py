@@ -114,6 +114,9 @@ class Target:
     #: Hand it no empty batch: its answer to one was wrong, and a property's search goes
     #: on with batches that hold elements.
     no_empty_batches: bool = False
+    #: The spec its user declared, where this target is a view of it under another spec
+    #: (:func:`seeded`, :func:`forward`): a flag a diagnosis suggests must fit that one.
+    declared: TargetSpec | None = None
 
     @contextlib.contextmanager
     def own_code(self, n: int) -> Iterator[None]:
@@ -209,7 +212,8 @@ def forward(target: Target) -> Target:
         def run(x: Any) -> Any:  # type: ignore[misc]
             return flip(_on_copy(fn, flip(x, fixed), layout=x), fixed)
     setattr(run, _HANDS_OVER_COPIES, True)
-    return replace(target, fn=run, spec=replace(target.spec, reverse=False))
+    return replace(target, fn=run, spec=replace(target.spec, reverse=False),
+                   declared=target.declared or target.spec)
 
 
 def seeded(target: Target) -> Target:
@@ -235,7 +239,8 @@ def seeded(target: Target) -> Target:
         return _on_copy(fn, _concat(y[1:], _other_than(y, v)), initial=v)
 
     setattr(run, _HANDS_OVER_COPIES, True)
-    return replace(target, fn=run, spec=replace(target.spec, inclusive=True, initial=False))
+    return replace(target, fn=run, spec=replace(target.spec, inclusive=True, initial=False),
+                   declared=target.declared or target.spec)
 
 
 def _other_than(y: Any, v: Any) -> Any:

@@ -188,6 +188,24 @@ def test_a_target_fixed_on_an_axis_1_d_arrays_lack_takes_the_ranks_that_have_it(
     assert wrong.verdict.cause.name == "LOGIC", wrong.diagnosis
 
 
+def test_a_diagnosis_suggests_no_flag_the_declared_spec_refuses(budget):
+    """An initial-value scan that ignores its initial value looks, where that value is NaN,
+    like one skipping NaN; but --nans skip cannot be declared beside --initial: the advice
+    was one the user could not follow.  It is the logic error it is."""
+    def ignores_initial(x, initial):
+        return np.cumsum(x, dtype=x.dtype)
+
+    from scancheck.engine.properties.nan_rules import nan_rule_kept
+    from scancheck.engine.targets import seeded
+
+    t = _target(ignores_initial, dtypes=FLOATS, initial=True)
+    view = seeded(t)  # element 0 is the initial value: here NaN
+    x = np.array([np.nan, 1.5, 2.0, -0.5])
+    assert nan_rule_kept(view, x, view(x)) is None
+    rep = check(t, budget=budget)
+    assert rep.verdict.cause.name == "LOGIC" and "--nans" not in rep.diagnosis, rep.diagnosis
+
+
 def test_a_declared_accumulator_is_checked_and_an_undeclared_one_reported(budget):
     def in_float64(x):
         return np.cumsum(x.astype(np.float64)).astype(x.dtype)

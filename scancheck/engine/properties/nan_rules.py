@@ -169,6 +169,8 @@ def _kept(target: Target, x: np.ndarray, got: np.ndarray) -> list[str]:
             continue
         try:
             alt = replace(spec, **fields)
+            if target.declared is not None:  # the flag must fit what the user declared:
+                replace(target.declared, **fields)  # skip is no rule of an initial value
         except ValueError:
             continue
         xs, gs = x, got
