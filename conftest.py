@@ -301,8 +301,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error) -> None:  # noqa: ANN001
-    """When each xdist worker went down: the time between its last test and this is its
-    teardown, which the session's wall time pays too."""
+    """When each xdist worker reported its session finished, its last test's teardown
+    done.  Its process ends after this (in a GPU session at once, see pytest_unconfigure;
+    else when the controller stops them all at the end), which this time does not show."""
     down = getattr(node.config, "_scancheck_down", None)
     if down is not None:
         down[node.workerinput["workerid"]] = time.time()
