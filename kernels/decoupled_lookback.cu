@@ -113,7 +113,13 @@ constexpr int kVector = (sizeof(T) == 4 || sizeof(T) == 8 || sizeof(T) == 16) &&
 // Moves a warp's 32*ITEMS elements between global memory (coalesced) and the warp's
 // staging area; full segments at a 16-byte aligned base go 16 bytes per thread per access
 // (ld.global.cs / st.global.cs: the data is touched once), the rest element by element.
-template <typename T, int ITEMS>
+// HOIST issues all of a thread's 16-byte loads before it stores any to shared memory: left
+// to itself, ptxas 13 issues 3 or 4 of them (float32 at items 32 has 8, sm_90), waits, then
+// the next few, so a fraction of the tile's bytes is in flight at once; hoisted, all are, for
+// more registers a thread.  The order of the source does not hold ptxas to it: the stores'
+// index takes a term made of every loaded vector that is zero for every n >= 0, so none can
+// be stored before all have arrived.  The same values land in the same places either way.
+template <typename T, int ITEMS, bool HOIST = false>
 __device__ __forceinline__ void load_striped(T* stage, const T* in, long long seg, long long n,
                                              bool full, T pad_value) {
   const int lane = threadIdx.x % 32;
@@ -121,12 +127,28 @@ __device__ __forceinline__ void load_striped(T* stage, const T* in, long long se
   if constexpr (V > 0) {
     if (full && (reinterpret_cast<unsigned long long>(in) % 16) == 0) {
       const int4* src = reinterpret_cast<const int4*>(in + seg);
+      if constexpr (HOIST) {
+        int4 v[ITEMS / V];
 #pragma unroll
-      for (int i = 0; i < ITEMS / V; ++i) {
-        const int4 v = __ldcs(&src[i * 32 + lane]);
-        const T* vals = reinterpret_cast<const T*>(&v);
+        for (int i = 0; i < ITEMS / V; ++i) v[i] = __ldcs(&src[i * 32 + lane]);
+        int fold = 0;
 #pragma unroll
-        for (int k = 0; k < V; ++k) stage[pad<T>((i * 32 + lane) * V + k)] = vals[k];
+        for (int i = 0; i < ITEMS / V; ++i) fold ^= v[i].x;
+        const int zero = static_cast<int>(n >> 63) & fold;  // n >= 0: 0
+#pragma unroll
+        for (int i = 0; i < ITEMS / V; ++i) {
+          const T* vals = reinterpret_cast<const T*>(&v[i]);
+#pragma unroll
+          for (int k = 0; k < V; ++k) stage[pad<T>((i * 32 + lane) * V + k) + zero] = vals[k];
+        }
+      } else {
+#pragma unroll
+        for (int i = 0; i < ITEMS / V; ++i) {
+          const int4 v = __ldcs(&src[i * 32 + lane]);
+          const T* vals = reinterpret_cast<const T*>(&v);
+#pragma unroll
+          for (int k = 0; k < V; ++k) stage[pad<T>((i * 32 + lane) * V + k)] = vals[k];
+        }
       }
       return;
     }
@@ -193,13 +215,16 @@ struct Plain {
 };
 
 // Shared memory: 33 T (warp totals, the tile's prefix), then each warp's staging area of
-// pad(32 * ITEMS) elements of In or of Out, whichever takes more bytes.
-template <typename T, typename Op, int ITEMS, typename Convert, typename Status>
+// pad(32 * ITEMS) elements of In or of Out, whichever takes more bytes.  HOIST: as
+// load_striped's.
+template <typename T, typename Op, int ITEMS, bool HOIST = false, typename Convert,
+          typename Status>
 __device__ __forceinline__ void lookback_scan(const typename Convert::In* __restrict__ in,
                                               typename Convert::Out* __restrict__ out, long long n,
                                               unsigned* counter, const Status& status,
                                               const Convert& convert,
-                                              long long prefetch_tiles = 0) {
+                                              long long prefetch_tiles = 0,
+                                              unsigned backoff_ns = 0) {
   using namespace scancheck;
   using In = typename Convert::In;
   using Out = typename Convert::Out;
@@ -239,7 +264,7 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
     }
   }
 
-  load_striped<In, ITEMS>(stage_in, in, seg, n, full, Convert::pad());
+  load_striped<In, ITEMS, HOIST>(stage_in, in, seg, n, full, Convert::pad());
   __syncwarp();
   constexpr bool kRecompute = Convert::kRecompute, kStaged = Convert::kStaged;
   static_assert(!(kRecompute || kStaged) || sizeof(In) == sizeof(Out),
@@ -278,9 +303,14 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
         const long long j = end - lane;  // lane 0 is the nearest predecessor
         int f = kInclusive;
         T val = Op::identity();
-        do {
+        for (;;) {
           if (j >= 0) f = status.poll(j, val);
-        } while (__any_sync(0xffffffffu, f == kInvalid));
+          if (!__any_sync(0xffffffffu, f == kInvalid)) break;
+          // A warp that polls again at once keeps a request to L2 in flight all the while it
+          // waits, beside the tiles' loads and stores (CUB's look-back waits likewise, tuned
+          // per architecture).  A wait moves time only: the flags read are the same.
+          if (backoff_ns) __nanosleep(backoff_ns);
+        }
         const unsigned inclusive_lanes = __ballot_sync(0xffffffffu, f == kInclusive && j >= 0);
         const int stop = inclusive_lanes ? __ffs(inclusive_lanes) - 1 : kWarp - 1;
         // Fold lanes stop..0 (earliest tile first) as a tree: lane l takes lane l+off's
@@ -330,11 +360,12 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
   store_striped<Out, ITEMS>(out, stage_out, seg, n, full);
 }
 
-template <typename T, typename Op, int ITEMS>
+template <typename T, typename Op, int ITEMS, int HOIST>
 __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out, long long n,
                                    unsigned* counter, int* flags, T* aggregates, T* inclusives,
                                    unsigned long long* words, long long prefetch_tiles,
-                                   unsigned epoch) {
+                                   unsigned backoff_ns, unsigned epoch) {
   const TileStatus<T, kPacking<T>> status{flags, aggregates, inclusives, words, epoch};
-  lookback_scan<T, Op, ITEMS>(in, out, n, counter, status, Plain<T, Op>{}, prefetch_tiles);
+  lookback_scan<T, Op, ITEMS, HOIST != 0>(in, out, n, counter, status, Plain<T, Op>{},
+                                          prefetch_tiles, backoff_ns);
 }

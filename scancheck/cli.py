@@ -98,11 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reps", type=positive(int), default=20)
     p.add_argument("--json", help="also write the rows to this file")
     p.add_argument("--tune", metavar="PATH",
-                   help="time every candidate launch of the look-back instead, into PATH "
-                        "(python -m scancheck.kernels.tune --from PATH writes the table)")
+                   help="time every candidate launch of the look-back instead, into PATH, and "
+                        "write this device's launch table beside it")
     p.add_argument("--oracle-dists", nargs="*", metavar="DIST",
                    help="data distributions the exact oracle is timed on (default: all; "
-                        "none given: no oracle columns)")
+                        "none given: no oracle table)")
+    p.add_argument("--oracle-sizes", nargs="+", default=["20", "24", "28"], metavar="LOG2",
+                   help="log2 of the sizes the exact oracle is timed at (default 20 24 28)")
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("precision", help="seed 004's float32 'bug', reproduced and explained")

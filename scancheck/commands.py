@@ -61,24 +61,41 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return 2
     log2_sizes = tuple(int(k) for k in args.log2_sizes)
     if args.tune:
+        from pathlib import Path
+
+        from .kernels.tune import write_sweep_table
+
         _output_path(args.tune, "--tune")
         sweep = bench.tune_sweep(log2_sizes, tuple(args.dtypes), reps=args.reps)
         with _writing(args.tune, "--tune"), open(args.tune, "w") as fh:
             json.dump(sweep, fh, indent=1)
-        rows = bench.sweep_rows(sweep)
-        print(format_table(rows, title=f"tuning run on {why}: each launch's x memcpy"))
-        print(f"wrote {args.tune}; python -m scancheck.kernels.tune --from {args.tune} "
-              "writes the table")
+        path, _ = write_sweep_table(sweep, Path(args.tune).resolve().parent)
+        print(bench.fit_tables(bench.sweep_rows(sweep), ("dtype", "n"),
+                               f"tuning run on {why}: the fastest launches, x memcpy "
+                               f"({bench.LAUNCH_LEGEND})"))
+        bad = {k: v for k, v in sweep["checks"].items() if v != "equal"}
+        print(f"launch shapes against their models: {len(sweep['checks']) - len(bad)} of "
+              f"{len(sweep['checks'])} equal" + (f"; left out: {bad}" if bad else ""))
+        print(f"wrote {args.tune}\nand this device's launch table {path}\n(the package's own "
+              f"once in scancheck/kernels/tuned/; SCANCHECK_TUNED_DIR={path.parent} reads it)")
         return 0
-    rows = bench.speed_table(log2_sizes, tuple(args.dtypes), reps=args.reps,
-                             oracle_dists=None if args.oracle_dists is None
-                             else tuple(args.oracle_dists))
-    print(format_table(rows, title=f"scan bandwidth on {why} (ours: {bench.TUNED_VARIANT} at its "
-                                   "tuned config; oracle/torch: time of the exact oracle over "
-                                   "torch.cumsum's)"))
+    from .kernels.tune import device_table
+
+    table = device_table()
+    scans = bench.speed_table(log2_sizes, table, tuple(args.dtypes), reps=args.reps)
+    print(bench.scans_text(scans, table.source))
+    oracle: list[dict] = []
+    floats = tuple(d for d in args.dtypes if d.startswith("float"))
+    if floats and args.oracle_dists != []:  # none given: no oracle table
+        oracle = bench.oracle_table(tuple(int(k) for k in args.oracle_sizes),
+                                    None if args.oracle_dists is None else
+                                    tuple(args.oracle_dists), floats)
+        print()
+        print(bench.oracle_text(oracle))
     if args.json:
         with _writing(args.json, "--json"), open(args.json, "w") as fh:
-            json.dump({"device": why, "rows": rows}, fh, indent=1)
+            json.dump({"device": why, "launch table": table.source, "scans": scans,
+                       "oracle": oracle}, fh, indent=1)
     return 0
 
 

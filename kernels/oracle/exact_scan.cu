@@ -283,25 +283,33 @@ __global__ void exact_scan(const Bits* __restrict__ in, Bits* __restrict__ out, 
                                            FixedPoint<Bits, P, EBITS, W>{base});
 }
 
-// The certified scan: float32 prefix sums taken in double-double arithmetic and rounded
-// only where that rounding is proven to be the exact sum's; anywhere it is not, the host
-// runs the exact scan above instead.  Data spanning the whole float32 range need 5 words
-// there (about 370 integer instructions a value, compute-bound); here a value costs about
-// 30 double additions.
+// The certified scan: float32 or float64 prefix sums taken in double-double arithmetic and
+// rounded only where that rounding is proven to be the exact sum's; anywhere it is not, the
+// host runs the exact scan above instead.  Data spanning the whole float32 range need 5 words
+// there (about 370 integer instructions a value, compute-bound), the float64 range 34 (the
+// column scan); here a value costs about 30 double additions.
 //
 // Why the rounding holds where it is certified.  A node c = a (+) b below computes
 // hi + lo = a + b + (a.lo + b.lo) d1 + (e + t) d2, |d1|, |d2| <= u = 2^-53, where
 // s + e = a.hi + b.hi exactly with |e| <= u|s|, t = fl(a.lo + b.lo), and |lo| <= u|hi|
 // holds for every operand (leaves have lo = 0, two_sum leaves it so).  Hence the node adds
 // an error of at most (3u^2 + 2u^3)(|a.hi| + |b.hi|) <= 2^-104 (|a.hi| + |b.hi|), which it
-// adds to err, rounded up (the scaling by 2^-104 is exact: every nonzero |hi| is at least
-// 2^-149).  A prefix is a tree of such nodes over its terms, so its hi + lo is within its
-// err of the exact sum; where hi + lo lies farther than err inside the rounding boundaries
-// of a float32 (CertifiedRound::rounds_to), that float32 is the exact sum's rounding.  Every
-// term is a multiple of 2^-149 and the sums stay below 2^170 (2^42 terms), so no double
-// overflows or loses bits to underflow.  The bound is the error of the additions made, not
-// a worst case over n terms: a prefix fails to certify only within it of a float32 tie (an
-// exact tie included), or after cancellation of some 80 bits.
+// adds to err, rounded up (for float32 data the scaling by 2^-104 is exact: every nonzero
+// |hi| is at least 2^-149).  A prefix is a tree of such nodes over its terms, so its hi + lo
+// is within its err of the exact sum; where hi + lo lies farther than err inside the
+// rounding boundaries of a float32 (CertifiedRound::rounds_to), that float32 is the exact
+// sum's rounding.  Every float32 term is a multiple of 2^-149 and the sums stay below 2^170
+// (2^42 terms), so no double overflows or loses bits to underflow.  The bound is the error
+// of the additions made, not a worst case over n terms: a prefix fails to certify only
+// within it of a float32 tie (an exact tie included), or after cancellation of some 80 bits.
+//
+// float64 data (CertifiedRound64) keep the bound: a sum of two doubles that lies below the
+// normal range is a multiple of 2^-1074 below 2^-1022, a double itself, so no addition loses
+// a bit to underflow either; only the scaling by 2^-104 may, and it is rounded up.  A sum
+// past the largest double makes hi, lo or err an infinity or a NaN, and every prefix from
+// there on uncertified (infinities and NaNs stay so through the additions).  The rounding
+// boundaries of a float64 are its midpoints with its neighbours, hi +- half an ulp, exact
+// in double down to |hi| >= 2^-1020 (below it a prefix is certified only when exact).
 namespace scancheck {
 
 struct __align__(8) Certified {
@@ -326,7 +334,8 @@ struct CertifiedAdd {
     const double w = __dadd_rn(e, __dadd_rn(a.lo, b.lo));
     Certified r;
     two_sum(s, w, r.hi, r.lo);
-    r.err = __dadd_ru(__dadd_ru(a.err, b.err), __dadd_ru(fabs(a.hi), fabs(b.hi)) * 0x1p-104);
+    r.err = __dadd_ru(__dadd_ru(a.err, b.err),
+                      __dmul_ru(__dadd_ru(fabs(a.hi), fabs(b.hi)), 0x1p-104));
     return r;
   }
 };
@@ -385,18 +394,62 @@ struct CertifiedRound {
   }
 };
 
+// float64 bits in, float64 bits out, as CertifiedRound for float32 (see above).
+struct CertifiedRound64 {
+  using In = unsigned long long;
+  using Out = unsigned long long;
+  static constexpr bool kRecompute = true;
+  static constexpr bool kStaged = false;
+  unsigned* uncertified;
+
+  __device__ static unsigned long long pad() { return 0; }
+
+  __device__ Certified load(unsigned long long b) const {
+    // Infinities and NaN enter as 0, as in FixedPoint::load.
+    const double v =
+        ((b >> 52) & 0x7ff) == 0x7ff ? 0.0 : __longlong_as_double(static_cast<long long>(b));
+    return {v, 0.0, 0.0};
+  }
+
+  // hi is the double nearest hi + lo (two_sum makes it so); the exact sum, within err of
+  // hi + lo, rounds to hi where it lies strictly inside hi's rounding boundaries, half an
+  // ulp below (a quarter at a power of two: the double below is nearer) and above.  Each
+  // distance is taken rounded down, so one found positive is.
+  __device__ unsigned long long store(const Certified& c) const {
+    constexpr double kMax = 0x1.fffffffffffffp1023;
+    const bool neg = c.hi < 0.0;
+    const double hi = fabs(c.hi), lo = neg ? -c.lo : c.lo;
+    const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(hi));
+    const int field = static_cast<int>(bits >> 52);
+    bool certified = false;
+    if (hi <= kMax && fabs(lo) <= kMax && c.err <= kMax) {  // NaN compares false
+      if (field >= 3) {
+        const double above = scalbn(1.0, field - 1076);
+        const double below = (bits & ((1ULL << 52) - 1)) ? above : 0.5 * above;
+        certified = __dsub_rd(__dadd_rd(below, lo), c.err) > 0.0 &&
+                    __dsub_rd(__dsub_rd(above, lo), c.err) > 0.0;
+      } else {  // the exact sum and hi are multiples of 2^-1074, less than that apart: equal
+        certified = __dadd_ru(c.err, fabs(lo)) < 0x1p-1074;
+      }
+    }
+    if (!certified) *reinterpret_cast<volatile unsigned*>(uncertified) = 1u;
+    return hi == 0.0 ? 0ULL : neg ? bits | (1ULL << 63) : bits;  // an exact zero is +0.0
+  }
+};
+
 }  // namespace scancheck
 
-// The float32 inclusive scan of n values, certified where it is written (see above).
-template <int ITEMS>
-__global__ void certified_scan(const unsigned* __restrict__ in, unsigned* __restrict__ out,
-                               long long n, unsigned* uncertified,
-                               unsigned* counter, int* flags, scancheck::Certified* aggregates,
-                               scancheck::Certified* inclusives) {
+// The inclusive scan of n values of Round's format, certified where it is written (see
+// above): Round is CertifiedRound (float32) or CertifiedRound64.
+template <typename Round, int ITEMS>
+__global__ void certified_scan(const typename Round::In* __restrict__ in,
+                               typename Round::Out* __restrict__ out, long long n,
+                               unsigned* uncertified, unsigned* counter, int* flags,
+                               scancheck::Certified* aggregates, scancheck::Certified* inclusives) {
   using namespace scancheck;
   const TileStatus<Certified> status{flags, aggregates, inclusives, nullptr};
   lookback_scan<Certified, CertifiedAdd, ITEMS>(in, out, n, counter, status,
-                                               CertifiedRound{uncertified});
+                                               Round{uncertified});
 }
 
 namespace scancheck {

@@ -10,11 +10,8 @@ Adding a variant is one ``.cu`` file, one ``build_*`` model and one row of
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -65,6 +62,9 @@ class Variant:
     dtypes: tuple[str, ...] = KERNEL_DTYPES
     #: Template parameters after <T, Op>, with their allowed values; the first is the default.
     params: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    #: Those of :attr:`params` that change how data move, never which combines are made in
+    #: which order: compiled into the module, not passed to the model.
+    layout_params: tuple[str, ...] = ()
     #: Kernel arguments a launch may set, allowed values first the default: they move time,
     #: never a bit of output, so compiled modules, name expressions and models ignore them.
     runtime_params: dict[str, tuple[int, ...]] = field(default_factory=dict)
@@ -162,11 +162,13 @@ class Variant:
         """Its :attr:`candidates`, params resolved: the only launches a tuned table may name."""
         return [(b, self.resolve_params(p)) for b, p in self.candidates]
 
-    def tuned(self, dtype: str, n: int) -> tuple[int, dict[str, int]]:
-        """The (block, params) the tuned table (kernels/tuned.json) gives ``n`` elements of
-        ``dtype``: its first range that holds n, else its last; 256 threads at the default
-        params where the table has no row for this variant and dtype."""
-        rows = tuned_table().get(self.name, {}).get(as_dtype(dtype).name)
+    def tuned(self, dtype: str, n: int, table: dict[str, dict[str, list[dict]]]
+              ) -> tuple[int, dict[str, int]]:
+        """The (block, params) a launch table ({variant: {dtype: rows}}, one device's:
+        :func:`scancheck.kernels.tune.device_table`) gives ``n`` elements of ``dtype``: its
+        first row whose range holds n, else its last; 256 threads at the default params where
+        the table has no row for this variant and dtype."""
+        rows = table.get(self.name, {}).get(as_dtype(dtype).name)
         if not rows:
             return 256, self.resolve_params(None)
         row = next((r for r in rows if n <= 2 ** r["up_to_log2"]), rows[-1])
@@ -181,7 +183,9 @@ class Variant:
 
     def build_model(self, n: int, block: int, params: dict[str, int] | None = None) -> Network:
         """The CPU model of this variant for ``n`` elements at ``block`` threads."""
-        return self.model(n, block, **self.template_params(params))
+        shape = {k: v for k, v in self.template_params(params).items()
+                 if k not in self.layout_params}
+        return self.model(n, block, **shape)
 
     def name_expression(self, entry: str, dtype: str, op: str | Operator,
                         params: dict[str, int]) -> str:
@@ -336,7 +340,7 @@ def _lookback_args(lc: Launch) -> tuple[int, tuple]:
         agg, incl = lc.scratch("aggregates", nb), lc.scratch("inclusives", nb)
         words = lc.scratch("unused", 1, cp.uint64)
     return nb, (lc.x, lc.out, np.int64(lc.n), counter, flags, agg, incl, words,
-                np.int64(prefetch_tiles(lc)))
+                np.int64(prefetch_tiles(lc)), np.uint32(lc.params["backoff_ns"]))
 
 
 def prefetch_tiles(lc: Launch) -> int:
@@ -444,41 +448,24 @@ VARIANTS: dict[str, Variant] = {
             "decoupled_lookback", "decoupled_lookback.cu", ("decoupled_lookback",),
             inclusive=True, scope="grid", model=models.build_decoupled_lookback,
             launch=_launch_lookback, capacity=None, smem=_lookback_smem, min_block=32,
-            block_multiple=32, params={"items": (8, 1, 2, 4, 16, 32)}, deterministic=False,
+            block_multiple=32, params={"items": (8, 1, 2, 4, 16, 32, 64), "hoist": (0, 1)},
+            # hoist=1 issues a thread's 16-byte loads all before its stores to shared memory
+            # (kernels/decoupled_lookback.cu's load_striped): the same values, moved sooner.
+            layout_params=("hoist",), deterministic=False,
             # An L2 prefetch this many KiB of input ahead: 8-byte elements gained 2-8% at
             # 2^24..2^30, 4-byte ones lost 1-3% but at 2^30 (one H100): the tuner chooses.
-            runtime_params={"prefetch_kib": (0, 6144)},
+            # A pause between polls of the look-back, in ns (0: none), as CUB's tunings of
+            # the look-back's wait have per architecture: the tuner chooses too.
+            runtime_params={"prefetch_kib": (0, 6144), "backoff_ns": (0, 200)},
             operators=(*KERNEL_OPERATORS, "logaddexp"),
             max_depth=lambda n, b, p: _blocks(n, b * p["items"]) + p["items"] + 16,
-            candidates=tuple((b, {"items": i, "prefetch_kib": k}) for b in (64, 128, 256, 512)
-                             for i in (4, 8, 16, 32) for k in (0, 6144)),
+            candidates=tuple((b, {"items": i, "hoist": h, "prefetch_kib": k, "backoff_ns": w})
+                             for b in (64, 128, 256, 512) for i in (4, 8, 16, 32, 64)
+                             for h in (0, 1) for k in (0, 6144) for w in (0, 200)),
             doc="Merrill & Garland 2016: single pass, decoupled look-back",
         ),
     )
 }
-
-
-#: The tuned launch table: data written by ``python -m scancheck.kernels.tune --from``.
-TUNED_PATH = Path(__file__).with_name("tuned.json")
-
-
-@functools.cache
-def tuned_table(path: Path = TUNED_PATH) -> dict[str, dict[str, list[dict]]]:
-    """{variant: {dtype: [{"up_to_log2", "block", "params"}, ...] by increasing size}} from
-    ``path``; raises ValueError where a row names a launch outside its variant's candidates."""
-    data = json.loads(Path(path).read_text())
-    table = {k: v for k, v in data.items() if k in VARIANTS}
-    for name, by_dtype in table.items():
-        allowed = VARIANTS[name].candidate_launches()
-        for dtype, rows in by_dtype.items():
-            for row in rows:
-                if (row["block"], VARIANTS[name].resolve_params(row["params"])) not in allowed:
-                    raise ValueError(
-                        f"{path}: {name} {dtype} up to 2^{row['up_to_log2']} names block="
-                        f"{row['block']} {row['params']}, not one of its candidates {allowed}")
-            if [r["up_to_log2"] for r in rows] != sorted(r["up_to_log2"] for r in rows):
-                raise ValueError(f"{path}: {name} {dtype} rows are not by increasing size")
-    return table
 
 
 def get_variant(name: str | Variant) -> Variant:

@@ -8,11 +8,12 @@ from one pass over the data's exponents, so the integers are as wide as the data
 and no wider.  Below :data:`COLUMNS_FROM` words each thread holds its integer in registers
 (``exact_scan``), where every value costs O(W); from there each thread's integer lives in
 shared memory, where a value costs O(1) (``exact_scan_columns``: a value touches two words,
-rounding reads the two at the top).  float32 data of :data:`CERTIFIED_FROM` words or more
-take the certified scan first (``certified_scan``: double-double sums, each rounding proven
-to be the exact sum's, or the exact scan runs after all).  Results are bit for bit those of
-the CPU oracle, which ``tests/oracle/test_exact_device.py`` checks on every data
-distribution.
+rounding reads the two at the top).  float32 and float64 data as wide as :data:`CERTIFIED`
+says take the certified scan first (``certified_scan``: double-double sums, each rounding
+proven to be the exact sum's, or the exact scan runs after all).  The exponent pass also
+finds the first infinity or NaN: only the values before it are scanned, every output from
+it on being a special.  Results are bit for bit those of the CPU oracle, which
+``tests/oracle/test_exact_device.py`` checks on every data distribution.
 """
 
 from __future__ import annotations
@@ -61,16 +62,19 @@ COLUMNS_FROM = 8
 COLUMNS_BLOCK = 64
 COLUMNS_ITEMS = 32
 #: Formats the certified scan serves, and the widths from which they take it first: a
-#: float32 prefix needs 25 bits where double-double sums carry 106.  Below 4 words it is not
-#: tried: there the exact scan takes 2 to 3.5 times torch.cumsum's time (float32 at 2**28,
-#: nine distributions), and data with ties (integers past 2**24) would pay for both.  Where
-#: one rounding is not certified both scans run.  On an H100, wide-range data at 2**24,
-#: 2**28 and 2**30, the bench's (2**22 values tiled) and data drawn afresh, were certified
-#: whole: 2.2 ms for the certified scan at 2**28, against 5.4 for the exact scan alone.  (The
-#: first certificate, the interval's ends rounded outwards to doubles, left a prefix of fresh
-#: data at 2**28 and at 2**30 to the exact scan: see the kernel.)
-CERTIFIED = ("float32",)
-CERTIFIED_FROM = 4
+#: float32 prefix needs 25 bits, a float64 one 54, where double-double sums carry 106.  Where
+#: one rounding is not certified both scans run.  On an H100, wide-range float32 data at
+#: 2**24, 2**28 and 2**30, the bench's (2**22 values tiled) and data drawn afresh, were
+#: certified whole: 2.2 ms for the certified scan at 2**28, against 5.4 for the exact scan at
+#: 5 words, about 1.1 ms a word (compute-bound: an H200, with the same arithmetic and 1.4
+#: times the bandwidth, put the certified one at 3.3 times torch.cumsum's time).  So float32
+#: takes it from 3 words (the exact scan's 3.3 ms would be 4 to 5 times torch.cumsum's on an
+#: H200); at 1 and 2 the exact scan costs no more, and data with ties (integers past 2**24)
+#: would pay for both.  float64 takes it where the column scan would run (wide data took 7
+#: times torch.cumsum's time there on an H200).  (The first certificate, the interval's ends
+#: rounded outwards to doubles, left a prefix of fresh data at 2**28 and at 2**30 to the
+#: exact scan: see the kernel.)
+CERTIFIED: dict[str, int] = {"float32": 3, "float64": 8}
 #: Elements from which the conformance checks of a GPU target take the exact answer from
 #: the device oracle: below it, the copy to the device costs more than the CPU oracle.
 DEVICE_FROM = 1 << 16
@@ -92,15 +96,16 @@ def _columns_name(dtype: str, words: int, items: int | None = None) -> str:
     return f"exact_scan_columns<{_format(dtype)}, {words}, {items or COLUMNS_ITEMS}>"
 
 
-def _certified_name(items: int | None = None) -> str:
-    return f"certified_scan<{items or ITEMS}>"
+def _certified_name(dtype: str, items: int | None = None) -> str:
+    rounding = "CertifiedRound64" if dtype == "float64" else "CertifiedRound"
+    return f"certified_scan<scancheck::{rounding}, {items or ITEMS}>"
 
 
 def instantiations(dtype: str) -> list[str]:
     """The kernel name expressions the oracle may launch for ``dtype``."""
     return ([_range_name(dtype)]
             + [(_scan_name if w < COLUMNS_FROM else _columns_name)(dtype, w) for w in WIDTHS]
-            + ([_certified_name()] if dtype in CERTIFIED else []))
+            + ([_certified_name(dtype)] if dtype in CERTIFIED else []))
 
 
 def columns_smem(itemsize: int, words: int, items: int) -> int:
@@ -218,18 +223,12 @@ def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
     n = bits.shape[0]
     out = cp.empty_like(bits)
     if n:
-        dev = cp.cuda.Device().id
         lo, hi, special, starts = exponent_pass(bits, dtype)
-        words = words_needed(lo, hi, n) if lo <= hi else 0
-        if not words:  # no nonzero finite value: every finite prefix is zero
-            out.fill(0)
-        elif dtype in CERTIFIED and words >= CERTIFIED_FROM and _launch_certified(bits, out, n,
-                                                                                  dev):
-            pass
-        elif words >= COLUMNS_FROM:
-            _launch_columns(bits, out, n, lo, dtype, words, dev)
-        else:
-            _launch(bits, out, n, lo, dtype, words, dev)
+        # From the first infinity or NaN on, every output is one (IEEE's rules, which
+        # overlay_specials lays over): only the values before it are scanned.
+        head = min(starts[:3])
+        if head:
+            _scan_finite(bits[:head], out[:head], lo, hi, dtype)
         if special or starts[3]:
             if dtype == "bfloat16":  # as float32, whose top half bfloat16 is: exactly
                 wide = [(v.astype(cp.uint32) << 16).view(cp.float32) for v in (bits, out)]
@@ -240,6 +239,24 @@ def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
     if not inclusive and n:
         out = cp.concatenate([cp.zeros(1, dtype=out.dtype), out[:-1]])
     return out
+
+
+def _scan_finite(bits: Any, out: Any, lo: int, hi: int, dtype: str) -> None:
+    """The exact scan of finite ``bits`` (infinities and NaN read as 0) into ``out``, whose
+    set bits lie in [2**lo, 2**(hi+1)): by the certified scan, the column scan or the
+    register one, as the width the data need says."""
+    import cupy as cp
+
+    n, dev = bits.shape[0], cp.cuda.Device().id
+    words = words_needed(lo, hi, n) if lo <= hi else 0
+    if not words:  # no nonzero finite value: every finite prefix is zero
+        out.fill(0)
+    elif words >= CERTIFIED.get(dtype, WIDTHS[-1] + 1) and _launch_certified(bits, out, n, dev):
+        pass
+    elif words >= COLUMNS_FROM:
+        _launch_columns(bits, out, n, lo, dtype, words, dev)
+    else:
+        _launch(bits, out, n, lo, dtype, words, dev)
 
 
 def _launch(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev: int,
@@ -260,8 +277,9 @@ def _launch(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev:
 
 
 def _launch_certified(bits: Any, out: Any, n: int, dev: int, items: int | None = None) -> bool:
-    """The certified scan of float32 bits into ``out``; whether every output was certified
-    (where one was not, ``out`` is to be written again by the exact scan)."""
+    """The certified scan of float32 or float64 bits (by their width) into ``out``; whether
+    every output was certified (where one was not, ``out`` is to be written again by the
+    exact scan)."""
     import cupy as cp
 
     items = items or ITEMS
@@ -269,8 +287,8 @@ def _launch_certified(bits: Any, out: Any, n: int, dev: int, items: int | None =
     # One buffer, zeroed in one fill: the uncertified flag, the tile counter, the tile flags.
     state = cp.zeros(tiles + 2, dtype=cp.uint32)
     status = cp.empty((2, tiles, 3), dtype=cp.float64)  # aggregates, inclusives: 24 bytes a tile
-    smem = lookback_smem(BLOCK, items, 24, 4)
-    kernel = _kernel(_certified_name(items), dev)
+    smem = lookback_smem(BLOCK, items, 24, bits.itemsize)
+    kernel = _kernel(_certified_name("float64" if bits.itemsize == 8 else "float32", items), dev)
     allow_shared_memory(kernel, smem)
     kernel((tiles,), (BLOCK,), (bits, out, np.int64(n), state[0:1], state[1:2],
                                 state[2:].view(cp.int32), status[0], status[1]), shared_mem=smem)
@@ -303,10 +321,11 @@ def overlay_specials(x: Any, out: Any, xp: Any,
     """IEEE's rules over the finite sums of a 1-D scan, in place, as
     ``exact._apply_specials`` states them: NaN from a NaN on, or once both infinities were
     seen; +-inf from the first of its sign; -0.0 while every input so far was -0.0.  Each
-    rule starts or ends at one index, so nothing of the size of ``x`` is kept.  ``xp`` is
-    the array module of ``x`` and ``out`` (CuPy, or NumPy in the CPU tests); ``starts``, where
-    known (the exponent pass finds them), the indices of the first +inf, -inf and NaN and of
-    the first value that is not -0.0, ``len(x)`` for none."""
+    rule starts or ends at one index, so nothing of the size of ``x`` is kept, and each
+    output is written once: from the first special on, the finite sums are never read.
+    ``xp`` is the array module of ``x`` and ``out`` (CuPy, or NumPy in the CPU tests);
+    ``starts``, where known (the exponent pass finds them), the indices of the first +inf,
+    -inf and NaN and of the first value that is not -0.0, ``len(x)`` for none."""
     n = x.shape[0]
 
     def first(mask: Any) -> int:
@@ -321,9 +340,13 @@ def overlay_specials(x: Any, out: Any, xp: Any,
                   first(x.view(f"u{x.dtype.itemsize}") != sign))
     pinf, ninf, first_nan, negzero = starts
     nan = min(first_nan, max(pinf, ninf))
-    out[pinf:] = xp.inf
-    out[ninf:] = -xp.inf
-    out[nan:] = xp.nan
+    # Before the NaNs start, at most one infinity has been met: the first of them.
+    special = min(pinf, ninf, first_nan)
+    if special < nan:
+        out[special:nan] = xp.inf if special == pinf else -xp.inf
+    if nan < n:
+        out[nan:] = xp.nan
     # Copied, not filled: CuPy 14.2 stores +0.0 when a slice is assigned or filled with the
     # scalar -0.0, in every float dtype (docs/findings.md); the inputs there are -0.0.
-    out[:negzero] = x[:negzero]
+    if negzero:
+        out[:negzero] = x[:negzero]

@@ -89,8 +89,8 @@ def test_unknown_parameter_is_refused():
 
 def test_a_runtime_parameter_reaches_neither_the_compiled_module_nor_the_model():
     var = get_variant("decoupled_lookback")
-    on, off = {"items": 16, "prefetch_kib": 6144}, {"items": 16, "prefetch_kib": 0}
-    assert var.template_params(on) == var.template_params(off) == {"items": 16}
+    on, off = {"items": 16, "prefetch_kib": 6144, "backoff_ns": 200}, {"items": 16, "prefetch_kib": 0}
+    assert var.template_params(on) == var.template_params(off) == {"items": 16, "hoist": 0}
     assert var.name_expression("decoupled_lookback", "float64", "add", var.resolve_params(on)) \
         == var.name_expression("decoupled_lookback", "float64", "add", var.resolve_params(off))
     assert var.resolve_params(None)["prefetch_kib"] == 0
@@ -101,6 +101,19 @@ def test_a_runtime_parameter_reaches_neither_the_compiled_module_nor_the_model()
         var.check(10, 32, "float64", "add", {"prefetch_kib": 5})
 
 
+def test_a_layout_parameter_reaches_the_compiled_module_but_not_the_model():
+    """hoist moves the same values sooner: its own instantiation, the same combines."""
+    var = get_variant("decoupled_lookback")
+    on, off = var.resolve_params({"items": 16, "hoist": 1}), var.resolve_params({"items": 16})
+    assert var.name_expression("decoupled_lookback", "float32", "add", on).endswith("16, 1>")
+    assert var.name_expression("decoupled_lookback", "float32", "add", off).endswith("16, 0>")
+    x = np.arange(1, 1300, dtype=np.float32) * np.float32(1.001)
+    assert_same_bits(var.build_model(1299, 64, on).run(x, "add"),
+                     var.build_model(1299, 64, off).run(x, "add"))
+    with pytest.raises(TypeError):  # the model itself has no such parameter
+        var.model(1299, 64, items=16, hoist=1)
+
+
 def test_launches_that_differ_in_a_runtime_parameter_share_one_compiled_module(monkeypatch):
     import sys
     from types import SimpleNamespace
@@ -109,18 +122,25 @@ def test_launches_that_differ_in_a_runtime_parameter_share_one_compiled_module(m
 
     keys = []
 
-    def module(name, params, device):
-        keys.append((name, params, device))
+    def module(name, params, device, names=None):
+        keys.append((name, params, device, names))
         return SimpleNamespace(get_function=lambda expr: expr)
 
     fake_cupy = SimpleNamespace(cuda=SimpleNamespace(Device=lambda: SimpleNamespace(id=0)))
     monkeypatch.setitem(sys.modules, "cupy", fake_cupy)
     monkeypatch.setattr(launch, "_module", module)
     var = get_variant("decoupled_lookback")
+    runtime = ({"prefetch_kib": 0}, {"prefetch_kib": 6144}, {"backoff_ns": 200})
     got = [launch.compiled_kernels(var, "float64", "add", var.resolve_params({"items": 16, **p}))
-           for p in ({"prefetch_kib": 0}, {"prefetch_kib": 6144})]
-    assert got[0] == got[1]
-    assert keys == [("decoupled_lookback", (("items", 16),), 0)] * 2
+           for p in runtime]
+    assert got[0] == got[1] == got[2]
+    assert keys == [("decoupled_lookback", (("hoist", 0), ("items", 16)), 0, None)] * 3
+    # A narrow module holds the one instantiation, under the same name: the same code.
+    narrow = launch.compiled_kernels(var, "float64", "add", var.resolve_params({"items": 16}),
+                                     narrow=True)
+    assert narrow == got[0]
+    assert keys[-1] == ("decoupled_lookback", (("hoist", 0), ("items", 16)), 0,
+                        tuple(got[0].values()))
 
 
 nvcc = shutil.which("nvcc")

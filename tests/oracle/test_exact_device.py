@@ -14,6 +14,7 @@ must do the same on every data distribution.
 from __future__ import annotations
 
 import ctypes
+import math
 import shutil
 from pathlib import Path
 
@@ -180,10 +181,13 @@ def host_exact_scan(lib, x: np.ndarray, columns_from: int = COLUMNS_FROM, items:
     from ``columns_from`` words, its lanes of ``items`` values, at ``words`` words where that
     is more than the data needs (any wider integer is as exact)."""
     x = np.ascontiguousarray(x)
-    n, dtype = x.shape[0], x.dtype.name
+    dtype = x.dtype.name
     lo, hi, special = host_span(lib, x)
     out = np.zeros_like(x)
-    if lo <= hi:
+    # As the device path: the values before the first infinity or NaN alone are scanned.
+    finite = np.isfinite(x)
+    n = int(np.argmin(finite)) if not finite.all() else x.shape[0]
+    if lo <= hi and n:
         w = max(words_needed(lo, hi, n), words)
         assert w in WIDTHS, w
         args = (x.ctypes.data_as(ctypes.c_void_p), out.ctypes.data_as(ctypes.c_void_p),
@@ -408,6 +412,34 @@ def test_a_host_library_is_built_once_per_machine_and_source(tmp_path, monkeypat
     assert nvcc_shared_library("int good;", work, ("-O1",)).parent == work and len(builds) == 5
 
 
+@given(data=st.data())
+def test_the_overlay_writes_each_special_once_and_as_ieees_rules_say(data):
+    """From the first special on, overlay_specials writes every output once and never reads
+    the finite sums there; the result is the rules laid one after the other over every
+    output (+inf from the first +inf, -inf from the first -inf, NaN from the first NaN or
+    once both infinities were met, -0.0 while every input was -0.0)."""
+    n = data.draw(st.integers(1, 60), label="n")
+    pool = [1.5, -2.0, 0.0, -0.0, np.inf, -np.inf, np.nan]
+    x = np.array(data.draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n),
+                           label="x"), dtype=np.float64)
+    sums = np.arange(1, n + 1, dtype=np.float64)
+    want = sums.copy()
+    seen_pos = seen_neg = seen_nan = False
+    for i, v in enumerate(x):
+        seen_pos |= v == np.inf
+        seen_neg |= v == -np.inf
+        seen_nan |= bool(np.isnan(v))
+        if seen_nan or (seen_pos and seen_neg):
+            want[i] = np.nan
+        elif seen_pos or seen_neg:
+            want[i] = np.inf if seen_pos else -np.inf
+    negzero = next((i for i, v in enumerate(x.view(np.uint64)) if v != 1 << 63), n)
+    want[:negzero] = -0.0
+    got = sums.copy()
+    overlay_specials(x, got, np)
+    assert_same_bits(got, want, f"{x!r}")
+
+
 def test_widths_grow_with_the_span_and_the_length():
     assert words_needed(0, 23, 1000) == 1
     assert words_needed(-60, 2, 2**28) == 2
@@ -463,7 +495,7 @@ def test_the_device_column_scan_at_widths_the_data_does_not_need(dtype, words, d
     x = data.draw(scan_data(n, dtype, dist), label="x")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(exact_device, "COLUMNS_FROM", 2)
-        mp.setattr(exact_device, "CERTIFIED_FROM", 10**6)  # the exact scan, not its filter
+        mp.setattr(exact_device, "CERTIFIED", {})  # the exact scan, not its filter
         mp.setattr(exact_device, "words_needed", lambda lo, hi, n: max(need(lo, hi, n), words))
         got = _to_host(exact_scan_device(_to_device(x)))
     assert_same_bits(got, exact_scan(x), f"{dist} {dtype} n={n} words={words}")
@@ -533,63 +565,111 @@ def test_the_device_exponent_pass_finds_the_exact_span_of_the_data(dtype, dist, 
 
 
 def _certified_only(x):
-    """Whether the certified scan certified every output of float32 data, and its outputs
-    with IEEE's rules laid over them (as the oracle lays them)."""
+    """Whether the certified scan certified every output of float32 or float64 data, and its
+    outputs with IEEE's rules laid over them (as the oracle lays them)."""
     import cupy as cp
 
     from scancheck.oracle import exact_device
 
-    bits = cp.asarray(x).view(cp.uint32)
+    bits = cp.asarray(x).view(f"u{x.itemsize}")
     out = cp.empty_like(bits)
     certified = exact_device._launch_certified(bits, out, bits.shape[0], cp.cuda.Device().id)
-    got = out.view(cp.float32).get()
+    got = out.view(x.dtype).get()
     overlay_specials(x, got, np)
     return certified, got
 
 
+#: Per format: significand bits, the exponent of its least unit, and of the least magnitude
+#: the float64 certificate takes a rounding boundary for (below it, exact sums alone).
+_UNITS = {"float32": (24, -149, None), "float64": (53, -1074, -1020)}
+
+
 def _near_a_boundary(x: np.ndarray) -> bool:
-    """Whether some prefix of float32 ``x`` (specials read as 0, as the certified scan reads
-    them) lies within the certified bound's reach of a float32 rounding boundary: an exact
+    """Whether some prefix of ``x`` (specials read as 0, as the certified scan reads them)
+    lies within the certified bound's reach of a rounding boundary of its format: an exact
     tie, a sum cancelled to a few units, or one within 2n * 2^-104 of the magnitudes summed
-    (the bound adds 2^-104 of each operand at each of fewer than 2n tree levels)."""
-    finite = np.where(np.isfinite(x), x, 0).astype(np.float64)
-    units = [int(v) for v in np.ldexp(finite, 149)]  # each float32 is an integer of 2^-149s
+    (the bound adds 2^-104 of each operand at each of fewer than 2n tree levels); for
+    float64 also a sum below 2^-1020 once a term was not zero, or magnitudes summed past the
+    largest double."""
+    p, least, floor = _UNITS[x.dtype.name]
+    units = []  # each value an integer of its format's least units
+    for v in np.where(np.isfinite(x), x, 0).astype(np.float64):
+        m, e = math.frexp(float(v))
+        k, shift = int(m * 2.0**53), e - 53 - least
+        units.append(k << shift if shift >= 0 else k >> -shift)
     total = prefix = 0
     for u in units:
         prefix, total = prefix + u, total + abs(u)
-        ulp = 1 << max(abs(prefix).bit_length() - 24, 0)  # in units; 1 for subnormals
+        if floor is not None and total and (abs(prefix) < 1 << (floor - least)
+                                            or total >= 1 << (1023 - least)):
+            return True
+        ulp = 1 << max(abs(prefix).bit_length() - p, 0)  # in units; 1 for subnormals
         twice_distance = abs(2 * (abs(prefix) % ulp) - ulp)  # to the midpoint of its ulp
         if twice_distance << 104 <= 4 * len(units) * total:
             return True
     return False
 
 
-def test_a_refusal_is_explained_only_near_a_tie():
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_refusal_is_explained_only_near_a_tie(dtype):
     """The explanation the certified scan's test accepts for a refusal is no blanket one:
     exact sums and wide sums far from a tie have none; an exact tie, a sum cancelled to zero
-    and a huge sum cancelled to a few units do."""
+    and a huge sum cancelled to a few units do (and for float64, a sum that leaves the
+    range where the certificate takes boundaries)."""
     rng = np.random.default_rng(7)
-    assert not _near_a_boundary(rng.integers(1, 1000, 4097).astype(np.float32))
+    p = _UNITS[dtype][0]
+    dt = as_dtype(dtype)
+    assert not _near_a_boundary(rng.integers(1, 1000, 4097).astype(dt))
     wide = (rng.uniform(1, 2, 4097) * np.exp2(rng.integers(-100, 100, 4097))
             * rng.choice([-1, 1], 4097))
-    assert not _near_a_boundary(wide.astype(np.float32))
-    assert _near_a_boundary(np.array([1.0, 2.0**-24], dtype=np.float32))  # 1 + 2^-24: a tie
-    assert _near_a_boundary(np.array([3.0, 1.0, -4.0], dtype=np.float32))
-    assert _near_a_boundary(np.array([2.0**100, 1.5, -2.0**100], dtype=np.float32))
+    assert not _near_a_boundary(wide.astype(dt))
+    assert _near_a_boundary(np.array([1.0, 2.0**-p], dtype=dt))  # 1 + 2^-p: a tie
+    assert _near_a_boundary(np.array([3.0, 1.0, -4.0], dtype=dt))
+    assert _near_a_boundary(np.array([2.0**100, 1.5, -2.0**100], dtype=dt))
+    if dtype == "float64":
+        assert not _near_a_boundary(np.array([2.0**-1000, 2.0**900], dtype=dt))
+        assert _near_a_boundary(np.array([2.0**-1021, 2.0**900], dtype=dt))
+        assert _near_a_boundary(np.array([2.0**1023, 2.0**1023, -2.0**1023], dtype=dt))
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @given(dist=st.sampled_from(DISTRIBUTIONS), data=st.data())
-def test_the_certified_scan_is_the_exact_one_wherever_it_says_so(dist, data):
+def test_the_certified_scan_is_the_exact_one_wherever_it_says_so(dtype, dist, data):
     """Whatever the data: where the certified scan says every rounding is proven, each
     output is the CPU oracle's bits (where it does not, the exact scan runs instead)."""
     n = data.draw(st.sampled_from([1, 2, 23, 2047, 2049, 4097, 65537, 300_001]), label="n")
-    x = data.draw(scan_data(n, "float32", dist), label="x")
+    x = data.draw(scan_data(n, dtype, dist), label="x")
     certified, got = _certified_only(x)
     if certified:
-        assert_same_bits(got, exact_scan(x), f"{dist} n={n}")
+        assert_same_bits(got, exact_scan(x), f"{dist} {dtype} n={n}")
     else:  # a refusal the certificate's own bound explains, not a refusal of any data
-        assert _near_a_boundary(x), f"{dist} n={n}: refused, but no prefix is near a tie"
+        assert _near_a_boundary(x), f"{dist} {dtype} n={n}: refused, but no prefix is near a tie"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("values", [[2.0**-1074, 2.0**-1074, 3 * 2.0**-1074],
+                                    [2.0**-1022, -(2.0**-1022), 2.0**-1074],
+                                    [2.0**1023, 2.0**1023, -(2.0**1023)],
+                                    [1.0, 2.0**-53, 2.0**-105], [1.0, 2.0**-53],
+                                    [2.0**-1020, 2.0**-1072, -(2.0**-1073)]],
+                         ids=["subnormal sums", "cancelled to a subnormal", "past the largest",
+                              "just past a tie", "on a tie", "at the least normal boundary"])
+def test_the_float64_certificate_at_the_ends_of_the_range_and_on_ties(values):
+    """Where the float64 certificate has no boundary to take (sums below 2^-1020 that are
+    not exact, a sum past the largest double, a tie) it refuses; wherever it certifies, the
+    bits are the CPU oracle's, and the oracle as a whole gives them too."""
+    import cupy as cp
+
+    x = np.array(values, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        want = exact_scan(x)
+    certified, got = _certified_only(x)
+    if certified:
+        assert_same_bits(got, want, f"{values}")
+    else:
+        assert _near_a_boundary(x), f"{values}: refused, but no prefix is near a boundary"
+    assert_same_bits(exact_scan_device(cp.asarray(x)), want, f"{values}")
 
 
 @pytest.mark.gpu
@@ -634,15 +714,18 @@ def test_fresh_wide_float32_data_are_certified_at_2_to_the_28():
     got = cp.empty_like(bits)
     assert exact_device._launch_certified(bits, got, n, cp.cuda.Device().id)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(exact_device, "CERTIFIED_FROM", 10**6)
+        mp.setattr(exact_device, "CERTIFIED", {})
         want = exact_scan_device(x)
     assert bool((got == want.view(cp.uint32)).all())
 
 
 @pytest.mark.gpu
-def test_wide_float32_data_take_the_certified_scan_alone(monkeypatch):
-    """Data spanning the whole float32 range (the oracle's slowest exact case, 5 words): every
-    rounding certified, the exact scan never launched, the CPU oracle's bits."""
+@pytest.mark.parametrize(("dtype", "dist"), [("float32", "wide"), ("float32", "factors"),
+                                             ("float64", "wide"), ("float64", "factors")])
+def test_wide_data_take_the_certified_scan_alone(monkeypatch, dtype, dist):
+    """Data spanning the whole float32 range (5 words), products' factors (3 words), wide
+    float64 data and its factors (34 words, the column scan): every rounding certified, the
+    exact scan never launched, the CPU oracle's bits."""
     import cupy as cp
 
     from scancheck.engine.strategies import generate_data
@@ -653,8 +736,27 @@ def test_wide_float32_data_take_the_certified_scan_alone(monkeypatch):
 
     monkeypatch.setattr(exact_device, "_launch", not_launched)
     monkeypatch.setattr(exact_device, "_launch_columns", not_launched)
-    x = generate_data(np.random.default_rng(5), 1_000_003, "float32", "wide")
-    assert_same_bits(exact_scan_device(cp.asarray(x)), exact_scan(x))
+    x = generate_data(np.random.default_rng(5), 1_000_003, dtype, dist)
+    lo, hi, _, _ = exact_device.exponent_pass(cp.asarray(x).view(f"u{x.itemsize}"), dtype)
+    assert words_needed(lo, hi, x.shape[0]) >= exact_device.CERTIFIED[dtype]
+    assert_same_bits(exact_scan_device(cp.asarray(x)), exact_scan(x), f"{dtype} {dist}")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("dist", DISTRIBUTIONS)
+def test_the_device_oracle_on_every_distribution_the_bench_times(dtype, dist):
+    """Each distribution ``scancheck bench`` times the oracle on, as it times it: values
+    drawn once and tiled past themselves, many tiles, each path the widths choose (the
+    certified scan and the exact one behind it, the column scan, the head before the first
+    special), bit for bit the CPU oracle's."""
+    import cupy as cp
+
+    from scancheck.engine.strategies import generate_data
+
+    part = generate_data(np.random.default_rng(0), 2**21, dtype, dist)
+    x = np.tile(part, 3)[: 3 * 2**21 - 5]
+    assert_same_bits(exact_scan_device(cp.asarray(x)), exact_scan(x), f"{dtype} {dist}")
 
 
 @pytest.mark.gpu
@@ -667,7 +769,7 @@ def test_the_exact_scan_behind_the_certified_one(dist, data):
     n = data.draw(st.sampled_from([1, 2, 23, 2049, 65537, 300_001]), label="n")
     x = data.draw(scan_data(n, "float32", dist), label="x")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(exact_device, "CERTIFIED_FROM", 10**6)
+        mp.setattr(exact_device, "CERTIFIED", {})
         got = _to_host(exact_scan_device(_to_device(x)))
     assert_same_bits(got, exact_scan(x), f"{dist} n={n}")
 
