@@ -720,12 +720,12 @@ def test_fresh_wide_float32_data_are_certified_at_2_to_the_28():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize(("dtype", "dist"), [("float32", "wide"), ("float32", "factors"),
-                                             ("float64", "wide"), ("float64", "factors")])
+@pytest.mark.parametrize(("dtype", "dist"), [("float32", "wide"), ("float64", "wide")])
 def test_wide_data_take_the_certified_scan_alone(monkeypatch, dtype, dist):
-    """Data spanning the whole float32 range (5 words), products' factors (3 words), wide
-    float64 data and its factors (34 words, the column scan): every rounding certified, the
-    exact scan never launched, the CPU oracle's bits."""
+    """Data spanning the whole float32 range (5 words) and wide float64 data (34 words, the
+    column scan): every rounding certified, the exact scan never launched, the CPU oracle's
+    bits.  (Products' factors are not: some of their prefixes are left uncertified, and
+    the exact scan runs behind the certified one.)"""
     import cupy as cp
 
     from scancheck.engine.strategies import generate_data
