@@ -2,7 +2,8 @@
 cupy.RawModule (CuPy's NVRTC defaults, -ftz=true) with a compare-and-select functor and with
 fmax, declared each way, and the built-in GPU targets whose checks met new subnormal data.
 
-Run from a checkout on a GPU:  python docs/ftz_check_gpu.py  (results in docs/ftz-h100.txt)
+Run from a checkout on a GPU:  python docs/ftz_check_gpu.py
+(what it found on an H100: docs/explanation/special-values.md)
 """
 
 import sys

@@ -37,8 +37,8 @@ def private_dir(name: str) -> Path | None:
 def bytecode_cache() -> Path | None:
     """This user's private cache of Python's bytecode (None where it cannot be had): where
     bytecode may not be written beside the sources, without it every process compiles every
-    module it imports.  On an H100 whose torch was installed with no bytecode, importing
-    dynamo and Inductor took 15 s a process, 5 s from this cache."""
+    module it imports (importing torch's dynamo and Inductor without their bytecode: 15 s a
+    process on an H100 machine, 5 s from this cache)."""
     return private_dir("scancheck-pycache")
 
 
@@ -79,9 +79,10 @@ def seed_bytecode(site: str) -> None:
     """Link the bytecode the installer wrote in ``site``'s ``__pycache__`` folders into the
     cache :data:`sys.pycache_prefix` names, once per ``site`` (a stamp marks it done).
 
-    With a cache named, Python reads no ``__pycache__``: a fresh environment's first session
-    compiled every installed package anew in each process (about 20 CPU-s of a 2-core CI
-    run).  A link is a name, not a copy: Python replaces a stale entry, never rewrites it."""
+    With a cache named, Python reads no ``__pycache__``: without the links, every process in a
+    fresh environment compiles every installed package it imports anew (about 20 CPU-s of a
+    2-core CI run).  A link is a name, not a copy: Python replaces a stale entry, never
+    rewrites it."""
     from importlib.util import cache_from_source
 
     stamp = Path(cache_from_source(os.path.join(site, "x.py"))).parent / ".scancheck-seeded"

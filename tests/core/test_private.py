@@ -1,5 +1,5 @@
 """This user's private directories (scancheck.core.private): what is refused, and the
-bytecode cache the test sessions and the GPU suite share."""
+bytecode cache the test runs and the GPU suite share."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def test_without_a_private_cache_the_setting_is_kept(tmp):
 @pytest.mark.parametrize("usable", [True, False])
 def test_a_process_that_may_not_write_bytecode_keeps_it_in_the_private_cache(tmp, monkeypatch,
                                                                               usable):
-    """As conftest does at a session's start under ``python -B`` or PYTHONDONTWRITEBYTECODE:
+    """As conftest does when pytest starts under ``python -B`` or PYTHONDONTWRITEBYTECODE:
     the process and the ones it starts (its environment) use the private cache; where that
     cache is not usable, the setting and the environment are left as they were."""
     monkeypatch.setattr(sys, "dont_write_bytecode", True)

@@ -1,0 +1,164 @@
+"""Every Python and shell example in README.md and docs/ runs, and prints what the page shows.
+
+A ```python block runs in its page's namespace (a block of ``>>>`` lines is a doctest, its
+output compared with ``...`` matching anything); a ```bash block runs in bash with ``set -e``,
+in the page's own temporary directory, with this environment's ``scancheck``, ``python`` and
+``pytest`` first on the PATH.  Where a ```text block follows a bash block with nothing but
+blank lines between, it is that block's standard output: compared line by line, trailing
+spaces ignored, ``...`` matching anything (doctest's ELLIPSIS).
+
+An HTML comment before a block, invisible on the rendered page, says when it does not run
+(Sybil's skip directive): ``<!-- skip: next "why" -->`` never (installing, the whole suite),
+``<!-- skip: next if(not gpu, reason="needs a CUDA GPU and CuPy") -->`` where no GPU is.
+
+Each example is one test; a page's examples run in order once per process, whichever of its
+tests comes first, so that a later example finds the files and names the earlier ones made.
+"""
+
+from __future__ import annotations
+
+import doctest
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from unittest import SkipTest
+
+import pytest
+from sybil import Document, Example
+from sybil.example import NotEvaluated
+from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser, SkipParser
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").rglob("*.md")
+                                     if "_build" not in p.parts)]
+#: Fence languages that would look runnable but are not run: name them bash or python.
+UNRUN = {"sh", "shell", "console", "zsh", "py", "python3", "pycon", "ipython"}
+#: Seconds one shell example may take.
+SHELL_TIMEOUT = 300
+_OUTPUT = re.compile(r"\s*```text\n(.*?)^```", re.DOTALL | re.MULTILINE)
+_FENCE = re.compile(r"^```([^\s`]*)", re.MULTILINE)
+
+
+class ShellFailed(AssertionError):
+    """A shell example exited non-zero, or printed other than its page shows."""
+
+
+def run_shell(example: Example) -> None:
+    """Run a ```bash block in its page's directory; compare its output with the ```text block
+    right after it, where there is one."""
+    ns = example.namespace
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"],
+           "COLUMNS": "100"}
+    proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", example.parsed], cwd=ns["workdir"],
+                          env=env, capture_output=True, text=True, timeout=SHELL_TIMEOUT)
+    where = f"{example.path}, line {example.line}"
+    if proc.returncode:
+        raise ShellFailed(f"{where}: exit status {proc.returncode}\n--- stdout\n{proc.stdout[-3000:]}"
+                          f"\n--- stderr\n{proc.stderr[-3000:]}")
+    shown = _OUTPUT.match(example.document.text, example.end)
+    if shown is None:
+        return
+    want = "\n".join(line.rstrip() for line in shown.group(1).splitlines()) + "\n"
+    got = "\n".join(line.rstrip() for line in proc.stdout.splitlines()) + "\n"
+    if not doctest.OutputChecker().check_output(want, got, doctest.ELLIPSIS):
+        raise ShellFailed(f"{where}: printed other than the page shows\n--- page\n{want}"
+                          f"--- printed\n{got}")
+
+
+PARSERS = [SkipParser(), PythonCodeBlockParser(doctest_optionflags=doctest.ELLIPSIS),
+           CodeBlockParser(language="bash", evaluator=run_shell)]
+
+
+def _parse(page: Path) -> Document:
+    return Document.parse(str(page), *PARSERS)
+
+
+def _runnable(example: Example) -> bool:
+    """A code example, not a skip directive."""
+    return not isinstance(example.parsed, tuple)
+
+
+def _cases() -> tuple[list[tuple[Path, int]], list[str]]:
+    """Each page's code examples (page, index among its examples) and their test ids."""
+    cases, ids = [], []
+    for page in PAGES:
+        for i, ex in enumerate(_parse(page).examples()):
+            if _runnable(ex):
+                cases.append((page, i))
+                ids.append(f"{page.relative_to(ROOT)}:{ex.line}")
+    return cases, ids
+
+
+CASES, IDS = _cases()
+
+
+@dataclass
+class _PageRun:
+    """One page's examples, run in order up to the one a test asks for, each outcome kept."""
+
+    document: Document
+    examples: list[Example]
+    outcomes: dict[int, BaseException | None] = field(default_factory=dict)
+
+    def upto(self, index: int) -> BaseException | None:
+        for i in range(len(self.outcomes), index + 1):
+            try:
+                self.examples[i].evaluate()
+                self.outcomes[i] = None
+            except NotEvaluated:
+                self.outcomes[i] = SkipTest("not evaluated")
+            except Exception as exc:  # kept, and raised by that example's own test
+                self.outcomes[i] = exc
+        return self.outcomes[index]
+
+
+_RUNS: dict[Path, _PageRun] = {}
+
+
+def _gpu() -> bool:
+    from scancheck.core.devices import gpu_available
+
+    return gpu_available()[0]
+
+
+def _page_run(page: Path) -> _PageRun:
+    if page not in _RUNS:
+        doc = _parse(page)
+        doc.namespace.update(gpu=_gpu(), workdir=tempfile.mkdtemp(prefix=f"docs-{page.stem}-"))
+        _RUNS[page] = _PageRun(doc, list(doc.examples()))
+    return _RUNS[page]
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_example_runs_as_shown(case: tuple[Path, int]) -> None:
+    page, index = case
+    run = _page_run(page)
+    workdir = run.document.namespace["workdir"]
+    before = os.getcwd()
+    # A Python example's files go where the shell's do, and it imports the modules they made.
+    os.chdir(workdir)
+    sys.path.insert(0, workdir)
+    try:
+        outcome = run.upto(index)
+    finally:
+        os.chdir(before)
+        sys.path.remove(workdir)
+        for name, module in list(sys.modules.items()):  # another page may have a module so named
+            if (getattr(module, "__file__", None) or "").startswith(workdir):
+                del sys.modules[name]
+    if isinstance(outcome, SkipTest):
+        pytest.skip(str(outcome))
+    if outcome is not None:
+        raise outcome
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_every_example_is_one_that_runs(page: Path) -> None:
+    """A block fenced as sh, console or py would be shown as code and never run: examples
+    are bash or python, output and other files text (or their own language)."""
+    unrun = sorted({lang for lang in _FENCE.findall(page.read_text()) if lang in UNRUN})
+    assert not unrun, f"{page.relative_to(ROOT)}: fenced as {', '.join(unrun)}: use bash or python"
