@@ -13,6 +13,10 @@
 // Infinities and NaNs enter as 0 here; the host overlays IEEE's rules for them, as the
 // CPU oracle does (scancheck/exact.py).
 #include "../decoupled_lookback.cu"
+#if !defined(__CUDACC_RTC__)
+#include <cfenv>  // the certified scan's arithmetic on the CPU, in the tests
+#include <cstring>
+#endif
 
 namespace scancheck {
 
@@ -290,52 +294,101 @@ __global__ void exact_scan(const Bits* __restrict__ in, Bits* __restrict__ out, 
 // column scan); here a value costs about 30 double additions.
 //
 // Why the rounding holds where it is certified.  A node c = a (+) b below computes
-// hi + lo = a + b + (a.lo + b.lo) d1 + (e + t) d2, |d1|, |d2| <= u = 2^-53, where
-// s + e = a.hi + b.hi exactly with |e| <= u|s|, t = fl(a.lo + b.lo), and |lo| <= u|hi|
-// holds for every operand (leaves have lo = 0, two_sum leaves it so).  Hence the node adds
-// an error of at most (3u^2 + 2u^3)(|a.hi| + |b.hi|) <= 2^-104 (|a.hi| + |b.hi|), which it
-// adds to err, rounded up (for float32 data the scaling by 2^-104 is exact: every nonzero
-// |hi| is at least 2^-149).  A prefix is a tree of such nodes over its terms, so its hi + lo
-// is within its err of the exact sum; where hi + lo lies farther than err inside the
-// rounding boundaries of a float32 (CertifiedRound::rounds_to), that float32 is the exact
-// sum's rounding.  Every float32 term is a multiple of 2^-149 and the sums stay below 2^170
-// (2^42 terms), so no double overflows or loses bits to underflow.  The bound is the error
-// of the additions made, not a worst case over n terms: a prefix fails to certify only
-// within it of a float32 tie (an exact tie included), or after cancellation of some 80 bits.
+// s + e = a.hi + b.hi exactly (two_sum), t = fl(a.lo + b.lo), w = fl(e + t), and
+// hi + lo = s + w exactly (two_sum again), so hi + lo is a + b less the errors of t and w.
+// Rounded to nearest, an addition errs by at most u = 2^-53 times its result (a sum below the
+// normal range is exact), so the node adds u (|t| + |w|), rounded up, to err: nothing where
+// both additions were exact.  That is never more than 2^-104 (|a.hi| + |b.hi|): |lo| <= u|hi|
+// holds for every operand (leaves have lo = 0, two_sum leaves it so), hence
+// |t| + |w| <= 3u (1 + u)^2 (|a.hi| + |b.hi|).  A prefix is a tree of such nodes over its
+// terms, so its hi + lo is within its err of the exact sum; where hi + lo lies farther than
+// err inside the rounding boundaries of a float32 (CertifiedRound::rounds_to), that float32 is
+// the exact sum's rounding.  Where err is 0, every addition the tree took was exact: w was 0 at
+// every node, so lo is 0 and hi is the exact sum, and both certificates below take it as
+// such, ties and zeros included (the exact sums of float32 terms within some 29 bits of each
+// other: integers, factors near 1).  Every float32 term is a multiple of 2^-149 and the sums
+// stay below 2^170 (2^42 terms), so no double overflows, and the scaling by 2^-53 is exact
+// (every nonzero |t| or |w| is at least 2^-149).  Elsewhere a prefix fails to certify only
+// within err of a float32 tie (an exact tie included), or after cancellation of some 80 bits.
 //
 // float64 data (CertifiedRound64) keep the bound: a sum of two doubles that lies below the
 // normal range is a multiple of 2^-1074 below 2^-1022, a double itself, so no addition loses
-// a bit to underflow either; only the scaling by 2^-104 may, and it is rounded up.  A sum
+// a bit to underflow either; only the scaling by 2^-53 may, and it is rounded up.  A sum
 // past the largest double makes hi, lo or err an infinity or a NaN, and every prefix from
 // there on uncertified (infinities and NaNs stay so through the additions).  The rounding
 // boundaries of a float64 are its midpoints with its neighbours, hi +- half an ulp, exact
 // in double down to |hi| >= 2^-1020 (below it a prefix is certified only when exact).
 namespace scancheck {
 
+// Double arithmetic rounded as named (rn: to nearest, ties to even; ru: up; rd: down).  On
+// the device the intrinsics, which also keep the compiler from fusing or reordering what the
+// error analysis counts on; on the CPU (tests/oracle/test_exact_device.py) the same operation
+// under fesetround, through volatiles, so that it is done inside its rounding mode.
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double add_ru(double a, double b) { return __dadd_ru(a, b); }
+__device__ __forceinline__ double add_rd(double a, double b) { return __dadd_rd(a, b); }
+__device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ double sub_rd(double a, double b) { return __dsub_rd(a, b); }
+__device__ __forceinline__ double mul_ru(double a, double b) { return __dmul_ru(a, b); }
+#else
+inline double host_rounded(int mode, double a, double b, char op) {
+  const int old = std::fegetround();
+  std::fesetround(mode);
+  volatile double x = a, y = b;
+  volatile double r = op == '+' ? x + y : op == '-' ? x - y : x * y;
+  std::fesetround(old);
+  return r;
+}
+inline double add_rn(double a, double b) { return host_rounded(FE_TONEAREST, a, b, '+'); }
+inline double add_ru(double a, double b) { return host_rounded(FE_UPWARD, a, b, '+'); }
+inline double add_rd(double a, double b) { return host_rounded(FE_DOWNWARD, a, b, '+'); }
+inline double sub_rn(double a, double b) { return host_rounded(FE_TONEAREST, a, b, '-'); }
+inline double sub_rd(double a, double b) { return host_rounded(FE_DOWNWARD, a, b, '-'); }
+inline double mul_ru(double a, double b) { return host_rounded(FE_UPWARD, a, b, '*'); }
+#endif
+
+// v's bits read as a To of the same size: a float's or double's bits, and back.
+template <typename To, typename From>
+__host__ __device__ __forceinline__ To bit_cast(const From& v) {
+  static_assert(sizeof(To) == sizeof(From), "the same bits");
+  To r;
+  memcpy(&r, &v, sizeof(To));
+  return r;
+}
+
+// A double rounded to float32, to nearest.
+__host__ __device__ __forceinline__ float to_float_rn(double d) {
+#ifdef __CUDA_ARCH__
+  return __double2float_rn(d);
+#else
+  return static_cast<float>(d);  // the host's rounding mode is to nearest outside host_rounded
+#endif
+}
+
 struct __align__(8) Certified {
   double hi, lo;  // the prefix sum, hi + lo, |lo| <= 2^-53 |hi|
   double err;     // a bound on |hi + lo - the exact sum|
 };
 
-// s + e = a + b exactly (Knuth's TwoSum); the intrinsics keep the compiler from fusing or
-// reordering what the error analysis counts on.
-__device__ __forceinline__ void two_sum(double a, double b, double& s, double& e) {
-  s = __dadd_rn(a, b);
-  const double bb = __dsub_rn(s, a);
-  e = __dadd_rn(__dsub_rn(a, __dsub_rn(s, bb)), __dsub_rn(b, bb));
+// s + e = a + b exactly (Knuth's TwoSum).
+__host__ __device__ __forceinline__ void two_sum(double a, double b, double& s, double& e) {
+  s = add_rn(a, b);
+  const double bb = sub_rn(s, a);
+  e = add_rn(sub_rn(a, sub_rn(s, bb)), sub_rn(b, bb));
 }
 
 struct CertifiedAdd {
   using value_type = Certified;
-  __device__ static Certified identity() { return {0.0, 0.0, 0.0}; }
-  __device__ Certified operator()(const Certified& a, const Certified& b) const {
+  __host__ __device__ static Certified identity() { return {0.0, 0.0, 0.0}; }
+  __host__ __device__ Certified operator()(const Certified& a, const Certified& b) const {
     double s, e;
     two_sum(a.hi, b.hi, s, e);
-    const double w = __dadd_rn(e, __dadd_rn(a.lo, b.lo));
+    const double t = add_rn(a.lo, b.lo);
+    const double w = add_rn(e, t);
     Certified r;
     two_sum(s, w, r.hi, r.lo);
-    r.err = __dadd_ru(__dadd_ru(a.err, b.err),
-                      __dmul_ru(__dadd_ru(fabs(a.hi), fabs(b.hi)), 0x1p-104));
+    r.err = add_ru(add_ru(a.err, b.err), mul_ru(add_ru(fabs(t), fabs(w)), 0x1p-53));
     return r;
   }
 };
@@ -349,12 +402,12 @@ struct CertifiedRound {
   static constexpr bool kStaged = false;
   unsigned* uncertified;
 
-  __device__ static unsigned pad() { return 0; }
+  __host__ __device__ static unsigned pad() { return 0; }
 
-  __device__ Certified load(unsigned b) const {
+  __host__ __device__ Certified load(unsigned b) const {
     // Infinities and NaN enter as 0, as in FixedPoint::load.  The conversion is exact,
     // subnormals included (the module is compiled without flushing them).
-    const double v = ((b >> 23) & 0xff) == 0xff ? 0.0 : static_cast<double>(__uint_as_float(b));
+    const double v = ((b >> 23) & 0xff) == 0xff ? 0.0 : static_cast<double>(bit_cast<float>(b));
     return {v, 0.0, 0.0};
   }
 
@@ -362,28 +415,29 @@ struct CertifiedRound {
   // float32 f > 0 (bits): the midpoints with its neighbours, exact in double (past the
   // largest float, 2^128 - 2^103, from which IEEE rounds to infinity).  Each distance is
   // taken rounded down, so one found positive is.
-  __device__ static bool rounds_to(unsigned f, double hi, double lo, double err) {
+  __host__ __device__ static bool rounds_to(unsigned f, double hi, double lo, double err) {
     constexpr double kOverflow = 0x1p128 - 0x1p103;
-    if (f >= 0x7f800000u) return __dsub_rd(__dadd_rd(hi, lo), err) >= kOverflow;
-    const double mid = static_cast<double>(__uint_as_float(f));
-    const double below = 0.5 * (mid + static_cast<double>(__uint_as_float(f - 1)));
+    if (f >= 0x7f800000u) return sub_rd(add_rd(hi, lo), err) >= kOverflow;
+    const double mid = static_cast<double>(bit_cast<float>(f));
+    const double below = 0.5 * (mid + static_cast<double>(bit_cast<float>(f - 1)));
     const double above =
-        f == 0x7f7fffffu ? kOverflow : 0.5 * (mid + static_cast<double>(__uint_as_float(f + 1)));
-    return __dsub_rd(__dadd_rd(__dsub_rd(hi, below), lo), err) > 0.0 &&
-           __dsub_rd(__dsub_rd(__dsub_rd(above, hi), lo), err) > 0.0;
+        f == 0x7f7fffffu ? kOverflow : 0.5 * (mid + static_cast<double>(bit_cast<float>(f + 1)));
+    return sub_rd(add_rd(sub_rd(hi, below), lo), err) > 0.0 &&
+           sub_rd(sub_rd(sub_rd(above, hi), lo), err) > 0.0;
   }
 
-  __device__ unsigned store(const Certified& c) const {
+  __host__ __device__ unsigned store(const Certified& c) const {
     // The exact sum is a multiple of 2^-149, as hi is: within less than that of hi, it is
-    // hi (so are sums of subnormals, and +0 where every term so far is zero).
-    if (__dadd_ru(c.err, fabs(c.lo)) < 0x1p-149) return __float_as_uint(__double2float_rn(c.hi));
+    // hi (so are sums of subnormals, +0 where every term so far is zero, and every sum whose
+    // err is 0 and lo 0, ties included).
+    if (add_ru(c.err, fabs(c.lo)) < 0x1p-149) return bit_cast<unsigned>(to_float_rn(c.hi));
     // |sum| = hi + lo within err rounds to hi's rounding f or, where hi lies on a tie, to its
     // neighbour on lo's side.  (Rounding the ends hi -+ err outwards to doubles instead made
     // them a double's ulp apart at least, and about one prefix in 2^28 lay within that of a
     // float32 tie: fresh wide data at 2^28 and 2^30 went on to the exact scan, measured.)
     const bool neg = c.hi < 0.0;
     const double hi = fabs(c.hi), lo = neg ? -c.lo : c.lo;
-    unsigned f = __float_as_uint(__double2float_rn(hi));
+    unsigned f = bit_cast<unsigned>(to_float_rn(hi));
     bool certified = f != 0u && rounds_to(f, hi, lo, c.err);
     if (!certified && f != 0u && f < 0x7f800000u && lo != 0.0) {
       f = lo > 0.0 ? f + 1 : f - 1;
@@ -402,12 +456,11 @@ struct CertifiedRound64 {
   static constexpr bool kStaged = false;
   unsigned* uncertified;
 
-  __device__ static unsigned long long pad() { return 0; }
+  __host__ __device__ static unsigned long long pad() { return 0; }
 
-  __device__ Certified load(unsigned long long b) const {
+  __host__ __device__ Certified load(unsigned long long b) const {
     // Infinities and NaN enter as 0, as in FixedPoint::load.
-    const double v =
-        ((b >> 52) & 0x7ff) == 0x7ff ? 0.0 : __longlong_as_double(static_cast<long long>(b));
+    const double v = ((b >> 52) & 0x7ff) == 0x7ff ? 0.0 : bit_cast<double>(b);
     return {v, 0.0, 0.0};
   }
 
@@ -415,21 +468,21 @@ struct CertifiedRound64 {
   // hi + lo, rounds to hi where it lies strictly inside hi's rounding boundaries, half an
   // ulp below (a quarter at a power of two: the double below is nearer) and above.  Each
   // distance is taken rounded down, so one found positive is.
-  __device__ unsigned long long store(const Certified& c) const {
+  __host__ __device__ unsigned long long store(const Certified& c) const {
     constexpr double kMax = 0x1.fffffffffffffp1023;
     const bool neg = c.hi < 0.0;
     const double hi = fabs(c.hi), lo = neg ? -c.lo : c.lo;
-    const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(hi));
+    const unsigned long long bits = bit_cast<unsigned long long>(hi);
     const int field = static_cast<int>(bits >> 52);
     bool certified = false;
     if (hi <= kMax && fabs(lo) <= kMax && c.err <= kMax) {  // NaN compares false
       if (field >= 3) {
         const double above = scalbn(1.0, field - 1076);
         const double below = (bits & ((1ULL << 52) - 1)) ? above : 0.5 * above;
-        certified = __dsub_rd(__dadd_rd(below, lo), c.err) > 0.0 &&
-                    __dsub_rd(__dsub_rd(above, lo), c.err) > 0.0;
+        certified = sub_rd(add_rd(below, lo), c.err) > 0.0 &&
+                    sub_rd(sub_rd(above, lo), c.err) > 0.0;
       } else {  // the exact sum and hi are multiples of 2^-1074, less than that apart: equal
-        certified = __dadd_ru(c.err, fabs(lo)) < 0x1p-1074;
+        certified = add_ru(c.err, fabs(lo)) < 0x1p-1074;
       }
     }
     if (!certified) *reinterpret_cast<volatile unsigned*>(uncertified) = 1u;

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import math
 import shutil
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -134,6 +135,87 @@ void host_range(const void* in, long long n, int* range) {
   scancheck::RangeFold<Bits, P, EBITS> r;
   for (long long i = 0; i < n; ++i) r.add(static_cast<const Bits*>(in)[i]);
   range[0] = r.lo(), range[1] = r.hi(), range[2] = r.special;
+}
+// The certificate charged as it was first: 2^-104 (|a.hi| + |b.hi|) a node, whatever its
+// additions did (a control: it refuses exact sums on a tie, which CertifiedAdd certifies).
+struct ChargedAdd {
+  scancheck::Certified operator()(const scancheck::Certified& a,
+                                  const scancheck::Certified& b) const {
+    scancheck::Certified r = scancheck::CertifiedAdd()(a, b);
+    r.err = scancheck::add_ru(scancheck::add_ru(a.err, b.err),
+                              scancheck::mul_ru(scancheck::add_ru(fabs(a.hi), fabs(b.hi)),
+                                                0x1p-104));
+    return r;
+  }
+};
+// A bound that forgets w, the second of a node's two roundings (a control: it is exceeded).
+struct ForgetfulAdd {
+  scancheck::Certified operator()(const scancheck::Certified& a,
+                                  const scancheck::Certified& b) const {
+    scancheck::Certified r = scancheck::CertifiedAdd()(a, b);
+    const double t = scancheck::add_rn(a.lo, b.lo);
+    r.err = scancheck::add_ru(scancheck::add_ru(a.err, b.err),
+                              scancheck::mul_ru(fabs(t), 0x1p-53));
+    return r;
+  }
+};
+// certified_scan's arithmetic on one CPU thread, its prefixes taken in one of two orders:
+// left to right (chunk 0), or as the kernel's tiles join them, each chunk's values summed on
+// their own and each output the running prefix (+) its chunk's values so far.  missed[i]: the
+// rounding of output i is not certified.  control 1 trusts hi + lo as exact (err read as 0);
+// control 2 charges each node as ChargedAdd does, control 3 as ForgetfulAdd.  parts (where
+// not null): each output's hi, lo and err, three doubles an output.
+template <typename Round, typename Add>
+void certified_in_order(const void* in, void* out, unsigned char* missed, double* parts,
+                        long long n, long long chunk, int trust) {
+  using scancheck::Certified;
+  const Add add;
+  const Round round{nullptr};
+  const auto* x = static_cast<const typename Round::In*>(in);
+  auto* y = static_cast<typename Round::Out*>(out);
+  auto emit = [&](long long i, Certified c) {
+    if (parts) parts[3 * i] = c.hi, parts[3 * i + 1] = c.lo, parts[3 * i + 2] = c.err;
+    if (trust) c.err = 0.0;
+    unsigned flag = 0;
+    const Round r{&flag};
+    y[i] = r.store(c);
+    missed[i] = flag != 0;
+  };
+  Certified prefix = scancheck::CertifiedAdd::identity();
+  if (chunk <= 0) {
+    for (long long i = 0; i < n; ++i) emit(i, prefix = add(prefix, round.load(x[i])));
+    return;
+  }
+  for (long long s = 0; s < n; s += chunk) {
+    const long long e = s + chunk < n ? s + chunk : n;
+    Certified run = round.load(x[s]), total = run;
+    emit(s, add(prefix, run));
+    for (long long i = s + 1; i < e; ++i) {
+      run = add(run, round.load(x[i]));
+      emit(i, add(prefix, run));
+    }
+    for (long long i = s + 1; i < e; ++i) total = add(total, round.load(x[i]));
+    prefix = add(prefix, total);
+  }
+}
+template <typename Round>
+void host_certified(const void* in, void* out, unsigned char* missed, double* parts,
+                    long long n, long long chunk, int control) {
+  if (control == 2)
+    certified_in_order<Round, ChargedAdd>(in, out, missed, parts, n, chunk, 0);
+  else if (control == 3)
+    certified_in_order<Round, ForgetfulAdd>(in, out, missed, parts, n, chunk, 0);
+  else
+    certified_in_order<Round, scancheck::CertifiedAdd>(in, out, missed, parts, n, chunk,
+                                                       control);
+}
+extern "C" void certified_float32(const void* in, void* out, unsigned char* missed,
+                                  double* parts, long long n, long long chunk, int control) {
+  host_certified<scancheck::CertifiedRound>(in, out, missed, parts, n, chunk, control);
+}
+extern "C" void certified_float64(const void* in, void* out, unsigned char* missed,
+                                  double* parts, long long n, long long chunk, int control) {
+  host_certified<scancheck::CertifiedRound64>(in, out, missed, parts, n, chunk, control);
 }
 """]
     for dtype, (bits, p, e) in FORMATS.items():
@@ -448,6 +530,141 @@ def test_widths_grow_with_the_span_and_the_length():
         words_needed(-1074, 1023, 2**80)
 
 
+# -- the certified scan's arithmetic on the CPU ------------------------------------------
+
+
+def _ptr(a: np.ndarray) -> ctypes.c_void_p:
+    return a.ctypes.data_as(ctypes.c_void_p)
+
+
+def host_certified(lib, x: np.ndarray, chunk: int = 0, control: int = 0,
+                   parts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """certified_scan's arithmetic on the CPU over float32 or float64 ``x`` (specials read as
+    0), its prefixes left to right (``chunk`` 0) or chunk by chunk as tiles join: its outputs,
+    and for each whether its rounding was left uncertified.  ``control`` 1 trusts hi + lo as
+    exact, 2 charges each node 2^-104 of its operands, as the first certificate did, 3
+    forgets w's rounding in the bound.  Each prefix's (hi, lo, err) go to ``parts`` (n x 3
+    doubles) where given."""
+    x = np.ascontiguousarray(x)
+    out = np.empty_like(x)
+    missed = np.zeros(x.shape[0], dtype=np.uint8)
+    getattr(lib, f"certified_{x.dtype.name}")(
+        _ptr(x), _ptr(out), _ptr(missed), None if parts is None else _ptr(parts),
+        ctypes.c_longlong(x.shape[0]), ctypes.c_longlong(chunk), ctypes.c_int(control))
+    return out, missed.astype(bool)
+
+
+def _finite_part(x: np.ndarray) -> np.ndarray:
+    """``x`` as the certified scan reads it: infinities and NaN as 0, and -0.0 as +0.0 (the
+    overlay of IEEE's rules, not the scan, gives a -0.0 prefix)."""
+    return np.where(np.isfinite(x), x, 0).astype(x.dtype) + x.dtype.type(0)
+
+
+def _wrongly_certified(x: np.ndarray, got: np.ndarray, missed: np.ndarray) -> list[int]:
+    """The outputs said certified whose bits are not the CPU oracle's."""
+    with np.errstate(over="ignore"):
+        want = exact_scan(x)
+    bits = f"u{x.itemsize}"
+    return np.flatnonzero((got.view(bits) != want.view(bits)) & ~missed).tolist()
+
+
+#: float32 values whose sum is a float32 tie plus 2**-149, which a double-double holds with
+#: the 2**-149 lost (hi on the tie, lo 0) and an error bound of some 2**-51: the bound
+#: straddles the tie, and hi alone would round it to even, down, where the sum rounds up.
+_STRADDLED_TIE = np.array([2.0**-149, 2.0**100, 1.0, 2.0**76, -1.0], dtype=np.float32)
+
+
+@needs_nvcc
+@given(dtype=st.sampled_from(["float32", "float64"]), dist=st.sampled_from(DISTRIBUTIONS),
+       chunk=st.sampled_from([0, 1, 7, 64]), data=st.data())
+def test_the_certificate_is_the_exact_rounding_wherever_it_says_so(host_oracle, dtype, dist,
+                                                                   chunk, data):
+    """The certified scan's arithmetic (its bound, its certificate) in two orders of its
+    prefixes: every output it certifies is the CPU oracle's bits, and each refusal lies
+    within the bound's reach of a rounding boundary."""
+    n = data.draw(st.integers(1, 2000), label="n")
+    x = _finite_part(data.draw(scan_data(n, dtype, dist), label="x"))
+    got, missed = host_certified(host_oracle, x, chunk)
+    assert not _wrongly_certified(x, got, missed), f"{dist} {dtype} chunk={chunk}"
+    assert not missed.any() or _near_a_boundary(x), f"{dist} {dtype}: refused, none near a tie"
+
+
+def _outside_the_bound(x: np.ndarray, parts: np.ndarray) -> list[int]:
+    """The prefixes whose hi + lo lies farther than err from the exact sum (in rationals),
+    of those where no sum overflowed."""
+    exact, outside = Fraction(0), []
+    for i, v in enumerate(x.astype(np.float64)):
+        exact += Fraction(float(v))
+        hi, lo, err = parts[i]
+        if np.isfinite(parts[i]).all() and abs(Fraction(hi) + Fraction(lo) - exact) > err:
+            outside.append(i)
+    return outside
+
+
+@needs_nvcc
+@given(dtype=st.sampled_from(["float32", "float64"]),
+       dist=st.sampled_from(["wide", "factors", "cancellation", "subnormal", "uniform"]),
+       chunk=st.sampled_from([0, 3, 16]), data=st.data())
+def test_every_prefix_lies_within_its_error_bound(host_oracle, dtype, dist, chunk, data):
+    """The error analysis the certificate stands on: at every prefix, in either order,
+    |hi + lo - the exact sum| <= err, where no sum overflowed."""
+    n = data.draw(st.integers(1, 300), label="n")
+    x = _finite_part(data.draw(scan_data(n, dtype, dist), label="x"))
+    parts = np.empty((n, 3))
+    host_certified(host_oracle, x, chunk, parts=parts)
+    assert not _outside_the_bound(x, parts), f"{dist} {dtype} chunk={chunk}"
+
+
+@needs_nvcc
+def test_a_bound_that_forgets_a_rounding_is_caught(host_oracle):
+    """The control of the test above: a bound charged for t alone, not for w, is exceeded
+    where w = fl(1 + 2**-149) drops 2**-149 (hi took 2**100, and lo the 1), and the same check
+    finds it there; the bound itself covers it."""
+    x = np.array([2.0**-149, 2.0**100, 1.0], dtype=np.float32)
+    parts = np.empty((3, 3))
+    host_certified(host_oracle, x, control=3, parts=parts)
+    assert _outside_the_bound(x, parts) == [2]
+    host_certified(host_oracle, x, parts=parts)
+    assert not _outside_the_bound(x, parts)
+
+
+@needs_nvcc
+def test_a_certificate_that_trusts_the_double_double_is_caught(host_oracle):
+    """The control of the test above: the same check on a certificate that reads hi + lo as
+    the exact sum finds its wrong bits, on the tie that hi alone rounds the wrong way; the
+    certificate itself refuses that output."""
+    trusted, missed = host_certified(host_oracle, _STRADDLED_TIE, control=1)
+    assert _wrongly_certified(_STRADDLED_TIE, trusted, missed) == [4]
+    got, missed = host_certified(host_oracle, _STRADDLED_TIE)
+    assert missed.tolist() == [False, False, False, False, True]
+    assert not _wrongly_certified(_STRADDLED_TIE, got, missed)
+
+
+def _exact_in_double(dtype: str, rng: np.random.Generator, n: int) -> np.ndarray:
+    """Values whose every partial sum is a double: integers near 2**22 of both signs, so that
+    float32 prefixes past 2**24 fall on ties and float64 ones cancel to 0 now and then."""
+    k = rng.integers(2**21, 2**23, n) * rng.choice([-1, 1], n)
+    if dtype == "float64":
+        k = np.repeat(k[: -(-n // 2)], 2)[:n] * np.resize([1, -1], n)  # x, -x pairs: zeros
+    return k.astype(as_dtype(dtype))
+
+
+@needs_nvcc
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("chunk", [0, 5])
+def test_exact_sums_are_certified_ties_and_zeros_included(host_oracle, dtype, chunk):
+    """Where every sum the scan takes is a double, each node adds nothing to the bound, and
+    every prefix is certified: float32 ties past 2**24 round to even, float64 sums that cancel
+    to 0 are +0.0.  The first certificate (a node charged 2^-104 of its operands however its
+    additions went) refuses those, which the control below shows."""
+    x = _exact_in_double(dtype, np.random.default_rng(11), 3000)
+    got, missed = host_certified(host_oracle, x, chunk)
+    assert not missed.any() and not _wrongly_certified(x, got, missed)
+    charged, missed = host_certified(host_oracle, x, chunk, control=2)
+    assert missed.any(), "the charged certificate refused nothing: the data test nothing"
+    assert not _wrongly_certified(x, charged, missed)
+
+
 # -- on a GPU ---------------------------------------------------------------------------
 
 
@@ -673,13 +890,13 @@ def test_the_float64_certificate_at_the_ends_of_the_range_and_on_ties(values):
 
 
 @pytest.mark.gpu
-def test_a_sum_a_double_double_rounds_as_a_tie_is_left_to_the_exact_scan():
-    """2**100 + 2**76 is a float32 tie and 2**-149 past it rounds it up: hi alone would round
-    to even, down.  The bound straddles the tie, the certificate refuses it, and the exact
+def test_a_tie_the_bound_straddles_is_left_to_the_exact_scan():
+    """_STRADDLED_TIE's last prefix lies 2**-149 past a float32 tie that hi holds, with a bound
+    of some 2**-51: the certificate refuses it, hi alone would round it down, and the exact
     scan (float32 at 4 words, the register path) gives the oracle's bits."""
     import cupy as cp
 
-    x = np.array([2.0**100, 2.0**76, 2.0**-149, 1.0], dtype=np.float32)
+    x = _STRADDLED_TIE
     assert words_needed(-149, 100, x.shape[0]) >= 4  # the width that takes the certified scan
     assert not _certified_only(x)[0]
     assert_same_bits(exact_scan_device(cp.asarray(x)), exact_scan(x))
