@@ -248,13 +248,14 @@ def test_a_right_wider_sum_rounded_across_a_midpoint_is_not_taken_for_a_narrow_o
 
 
 def _cast_back(x, axis=-1):
-    """Exact float64 sums of bfloat16 input, cast back as ml_dtypes casts: through float32."""
-    return np.add.accumulate(x, axis=axis, dtype=np.float64).astype(x.dtype)
+    """Exact float64 sums of bfloat16 input, cast back through float32: rounded twice, whatever
+    the installed ml_dtypes' own float64 -> bfloat16 cast does."""
+    return np.add.accumulate(x, axis=axis, dtype=np.float64).astype(np.float32).astype(x.dtype)
 
 
 def test_exact_sums_cast_twice_are_precision_told_as_the_cast(budget):
-    """ml_dtypes casts float64 to bfloat16 through float32: exact float64 sums cast back
-    miss a bfloat16 accumulated in float64 by an ulp where float32 rounds onto a tie.  The
+    """Exact float64 sums cast to bfloat16 through float32 miss a bfloat16 accumulated in
+    float64 by an ulp where float32 rounds onto a tie.  The
     verdict stands (the declared contract is one rounding) and is lost precision, not a
     logic error; its words name the cast.  A sum whose partial sums are bfloat16 keeps its
     words; declared through float32, the cast-back sum conforms."""
