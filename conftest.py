@@ -40,6 +40,10 @@ from scancheck.core.private import private_dir, redirect_bytecode
 # environment the workers and children are started with.  A prefix set by the user wins.
 redirect_bytecode()
 
+# ml_dtypes registers its types with NumPy once a process: an in-process pytester run forgets
+# the modules it imported and the next one imports them again, which ml_dtypes refuses
+# ("appears already registered").  Imported here, before any such run, it is never forgotten.
+import ml_dtypes  # noqa: E402,F401
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 from hypothesis.database import DirectoryBasedExampleDatabase  # noqa: E402
