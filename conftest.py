@@ -108,6 +108,19 @@ def budget():
     return Budget(PROPERTY_SECONDS.get(settings._current_profile, PROPERTY_SECONDS["ci"]))
 
 
+@pytest.fixture(autouse=True)
+def _warmed_first(request: pytest.FixtureRequest) -> None:
+    """Under the GPU suite, whose warm step runs beside the tests, a test of a target that
+    step compiles for (its ``name`` parameter, for its ``dtype`` where it has one) waits for
+    those jobs, then loads what they compiled instead of compiling it again; elsewhere it
+    waits for nothing."""
+    params = getattr(getattr(request.node, "callspec", None), "params", {})
+    if isinstance(params.get("name"), str):
+        from scancheck.engine.warmup import wait_warmed
+
+        wait_warmed(params["name"], params.get("dtype"))
+
+
 def _worker_index(config: pytest.Config) -> int | None:
     worker = getattr(config, "workerinput", {}).get("workerid")
     return int(worker[2:]) if worker and worker.startswith("gw") else None
