@@ -40,6 +40,10 @@ from scancheck.core.private import private_dir, redirect_bytecode
 # environment the workers and children are started with.  A prefix set by the user wins.
 redirect_bytecode()
 
+# ml_dtypes registers its types with NumPy once a process: an in-process pytester run forgets
+# the modules it imported and the next one imports them again, which ml_dtypes refuses
+# ("appears already registered").  Imported here, before any such run, it is never forgotten.
+import ml_dtypes  # noqa: E402,F401
 import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 from hypothesis.database import DirectoryBasedExampleDatabase  # noqa: E402
@@ -102,6 +106,19 @@ def budget():
     from scancheck.engine.cases import Budget
 
     return Budget(PROPERTY_SECONDS.get(settings._current_profile, PROPERTY_SECONDS["ci"]))
+
+
+@pytest.fixture(autouse=True)
+def _warmed_first(request: pytest.FixtureRequest) -> None:
+    """Under the GPU suite, whose warm step runs beside the tests, a test of a target that
+    step compiles for (its ``name`` parameter, for its ``dtype`` where it has one) waits for
+    those jobs, then loads what they compiled instead of compiling it again; elsewhere it
+    waits for nothing."""
+    params = getattr(getattr(request.node, "callspec", None), "params", {})
+    if isinstance(params.get("name"), str):
+        from scancheck.engine.warmup import wait_warmed
+
+        wait_warmed(params["name"], params.get("dtype"))
 
 
 def _worker_index(config: pytest.Config) -> int | None:

@@ -188,8 +188,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scancheck`` console script."""
+    from .core.loading import shadowed
     from .core.locks import LockRefused
 
+    # Before any target is loaded: a target that cannot be is not to be blamed for it.
+    wrong = shadowed()
+    if wrong is not None:
+        print(f"scancheck: error: {wrong}", file=sys.stderr)
+        return 2
     args = build_parser().parse_args(reverse_forms(sys.argv[1:] if argv is None else argv))
     try:
         return args.func(args)

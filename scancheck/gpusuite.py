@@ -3,9 +3,10 @@
     python -m scancheck.gpusuite [--workers auto] [--profile gpu] [--parts tests huge ...]
 
 Runs ``pytest -m "gpu and not huge" -n WORKERS`` at the ``gpu`` Hypothesis profile (or
-``--profile``), then the tests past 2**31 elements in one process, ``scancheck verify``,
-``check`` on the library scans and the kernels, the negative controls, the precision
-table and the bandwidth benchmark.  Logs go to ``$OUT`` (or ./gpusuite-out).
+``--profile``), beside a warm step that fills the compilers' caches on disk (each job's
+times in ``warm-jobs.json``), then the tests past 2**31 elements in one process,
+``scancheck verify``, ``check`` on the library scans and the kernels, the negative controls,
+the precision table and the bandwidth benchmark.  Logs go to ``$OUT`` (or ./gpusuite-out).
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import json
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .core.cuda import SUITE_CUPY_CACHE
 from .core.devices import usable_cores
@@ -174,10 +177,19 @@ def suite_env(profile: str, environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def _library_jobs(names: tuple[str, ...]) -> list[tuple[str, str]]:
-    """(label, code) of the warm step's library processes: each target of ``names`` that can
-    run here, a dtype to a process (eager JAX dispatches under the GIL, so threads alone
-    leave cores idle)."""
+class _Job(NamedTuple):
+    """One process of the warm step: what it is, its code, and the target and dtype whose
+    tests wait for it (None: no test waits, it fills a cache every test may read)."""
+
+    label: str
+    code: str
+    target: str | None = None
+    dtype: str | None = None
+
+
+def _library_jobs(names: tuple[str, ...]) -> list[_Job]:
+    """The warm step's library processes: each target of ``names`` that can run here, a dtype
+    to a process (eager JAX dispatches under the GIL, so threads alone leave cores idle)."""
     from .engine.library import builtin_targets
 
     table = builtin_targets()
@@ -187,10 +199,10 @@ def _library_jobs(names: tuple[str, ...]) -> list[tuple[str, str]]:
         if target.unavailable:
             continue
         parts = _WARM_PARTS.get(name, 1)
-        jobs += [(f"{name} {dtype}" + (f" {part + 1}/{parts}" if parts > 1 else ""),
-                  f"from scancheck.engine.warmup import warm\n"
-                  f"warm({name!r}, {SUITE_MAX_N}, dtypes=({dtype!r},), threads=2, part={part}, "
-                  f"parts={parts})")
+        jobs += [_Job(f"{name} {dtype}" + (f" {part + 1}/{parts}" if parts > 1 else ""),
+                      f"from scancheck.engine.warmup import warm\n"
+                      f"warm({name!r}, {SUITE_MAX_N}, dtypes=({dtype!r},), threads=2, "
+                      f"part={part}, parts={parts})", name, dtype)
                  for dtype in target.spec.dtypes for part in range(parts)]
     return jobs
 
@@ -205,81 +217,161 @@ def compiled_property(spec: Any) -> str:
 GPU_TESTS = "gpu and not huge"
 
 
-def _compiled_jobs() -> list[tuple[str, str]]:
-    """(label, code) of the warm step's processes for :data:`COMPILED_TARGETS` that run here."""
+def _compiled_jobs() -> list[_Job]:
+    """The warm step's processes for :data:`COMPILED_TARGETS` that run here."""
     from .engine.library import builtin_targets
 
-    return [(name, f"from scancheck.engine.warmup import warm_check\n"
-                   f"warm_check({name!r}, {compiled_property(t.spec)!r}, {max_n})")
+    return [_Job(name, f"from scancheck.engine.warmup import warm_check\n"
+                       f"warm_check({name!r}, {compiled_property(t.spec)!r}, {max_n})", name)
             for name, t in builtin_targets().items() if not t.unavailable
             for prefix, max_n in COMPILED_TARGETS.items()
             if name.startswith(prefix) and "CPU" not in name]
 
 
-def _collection_jobs() -> list[tuple[str, str]]:
+def _collection_jobs() -> list[_Job]:
     """The warm step's collection of the tests: each worker's collection rewrites every test
     module's asserts and compiles it, all twelve at once on a fresh machine, unless a
     collection before them left the bytecode."""
-    return [("test modules", "import sys, pytest; sys.exit(pytest.main(['--collect-only', "
-                             f"'-q', '-p', 'no:cacheprovider', '-m', {GPU_TESTS!r}]))")]
+    return [_Job("test modules", "import sys, pytest; sys.exit(pytest.main(['--collect-only', "
+                                 f"'-q', '-p', 'no:cacheprovider', '-m', {GPU_TESTS!r}]))")]
+
+
+class _Warming:
+    """The warm step: every variant compiled once (and the look-back at each tuning
+    candidate's items), the device oracle at each format, the CPU oracle and the library
+    programs of the tests' ladders, side by side, into their caches on disk, a process a core.
+
+    It runs beside the tests.  :meth:`gate` waits for what the tests' pytest needs before it
+    starts (the test modules' bytecode, the CPU oracle); the other jobs go on while the tests
+    run, and a test of a target that has jobs of its own (JAX, CuPy, torch.compile, fla) waits
+    for them (:func:`scancheck.engine.warmup.wait_warmed`) instead of compiling what they are
+    compiling.  Where the CPU oracle's jobs passed, ``env`` tells the tests' pytest so."""
+
+    def __init__(self, py: str, env: dict[str, str], folder: Path | None = None) -> None:
+        from .kernels.launch import warm_jobs
+        from .oracle.compiled import SHARES, share_code
+        from .oracle.exact_device import FORMATS
+
+        self.py, self.env, self.folder = py, env, folder
+        code = "from scancheck.kernels.launch import warm; warm({!r}, {!r})"
+        kernels = [_Job(name if params is None else f"{name} {params}", code.format(name, params))
+                   for name, params in warm_jobs()]
+        kernels += [_Job(f"device oracle {d}",
+                         f"from scancheck.oracle.exact_device import warm; warm({d!r})")
+                    for d in FORMATS]
+        self.cpu_oracles = [_Job(f"CPU oracle {k + 1}/{SHARES}", share_code(k))
+                            for k in range(SHARES)]
+        jit = _library_jobs(JIT_TARGETS)
+        self.stamped = {job.label for job in jit}
+        # What pytest needs first, then the jobs tests wait for, the longest first, then the
+        # caches every test may read.
+        self.gated = [*_collection_jobs(), *self.cpu_oracles]
+        self.jobs = [*self.gated, *jit, *_compiled_jobs(), *_library_jobs(CUPY_TARGETS),
+                     *kernels]
+        self.done: dict[str, tuple[int, float, float]] = {}  # label -> (rc, start, end)
+        self._gate = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> _Warming:
+        """Start the jobs, in a thread of this process; each runs as a process of its own."""
+        from .engine.warmup import WARMING_ENV, plan_warming
+
+        self.t0 = time.monotonic()
+        if self.folder is not None:
+            plan: dict[str, dict[str, list[str]]] = {}
+            for k, job in enumerate(self.jobs):
+                if job.target is not None:
+                    plan.setdefault(job.target, {}).setdefault(job.dtype or "-", []).append(
+                        str(k))
+            plan_warming(self.folder, plan)
+            self.test_env = {**self.env, WARMING_ENV: str(self.folder)}
+        else:
+            self.test_env = dict(self.env)
+        self._thread = threading.Thread(target=self._run_all, daemon=True)
+        self._thread.start()
+        return self
+
+    def _run_all(self) -> None:
+        from .engine.warmup import job_ended, warming_over
+
+        deadline = self.t0 + 300
+        stamps = Path(self.env["JAX_COMPILATION_CACHE_DIR"]) / "scancheck-warmed"
+        stamps.mkdir(parents=True, exist_ok=True)
+        salt = _warm_salt()
+        gated = set(self.gated)
+
+        def run(k: int) -> None:
+            job = self.jobs[k]
+            t0 = time.monotonic()
+            stamp = stamps / hashlib.sha256((salt + job.code).encode()).hexdigest()[:24]
+            if job.label in self.stamped and stamp.exists():
+                rc = 0
+            else:
+                try:
+                    rc = subprocess.run([self.py, "-c", job.code], env=self.env,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                        timeout=max(1.0, deadline - t0)).returncode
+                except subprocess.TimeoutExpired:
+                    rc = -1
+                if job.label in self.stamped and rc == 0:
+                    stamp.touch()
+            self.done[job.label] = (rc, t0 - self.t0, time.monotonic() - self.t0)
+            if self.folder is not None:
+                job_ended(self.folder, str(k))
+            if not self._gate.is_set() and all(g.label in self.done for g in gated):
+                self._gate.set()
+
+        # One process a core: some sixty at once held tens of GiB of host memory (JAX's).  A
+        # JAX job already run on this machine for the same code and version left a stamp
+        # beside JAX's cache, and is passed over: loading its programs took 34 s on an H100.
+        try:
+            with ThreadPoolExecutor(usable_cores()) as pool:
+                list(pool.map(run, range(len(self.jobs))))
+        finally:
+            self._gate.set()
+            if self.folder is not None:
+                warming_over(self.folder)
+
+    def gate(self) -> float:
+        """Wait for the jobs the tests' pytest needs before it starts; the seconds since the
+        start.  Where the CPU oracle's jobs passed, the tests' environment says so."""
+        from .oracle.compiled import COMPILED_ENV
+
+        self._gate.wait()
+        if all(self.done.get(job.label, (1,))[0] == 0 for job in self.cpu_oracles):
+            self.env[COMPILED_ENV] = self.test_env[COMPILED_ENV] = "1"
+        return time.monotonic() - self.t0
+
+    def finish(self, out: Path | None = None) -> str:
+        """Wait for every job; the summary line (and, in ``out``, each job's times)."""
+        assert self._thread is not None
+        self._thread.join()
+        done = self.done
+        # A module that does not compile is the tests' to report, with its error.
+        failed = [label for label, (rc, _, _) in done.items() if rc]
+        slowest = ", ".join(f"{label} {end - start:.0f} s" for label, (_, start, end)
+                            in sorted(done.items(), key=lambda d: d[1][1] - d[1][2])[:3])
+        line = (f"caches warmed: {len(done) - len(failed)} of {len(self.jobs)} jobs in "
+                f"{max((end for _, _, end in done.values()), default=0):.0f} s (slowest: "
+                f"{slowest})" + (f" (failed: {', '.join(failed)})" if failed else ""))
+        if self.folder is not None and (self.folder / "waited").exists():
+            waits = [float(ln.split("\t")[0])
+                     for ln in (self.folder / "waited").read_text().splitlines() if ln]
+            line += (f"; {len(waits)} tests waited for them, {sum(waits):.0f} s in all, "
+                     f"the longest {max(waits):.0f} s")
+        if out is not None:
+            (out / "warm-jobs.json").write_text(json.dumps(
+                [{"job": label, "rc": rc, "start": round(start, 2), "end": round(end, 2)}
+                 for label, (rc, start, end) in sorted(done.items(), key=lambda d: d[1][1])],
+                indent=1))
+        return line
 
 
 def _warm_kernels(py: str, env: dict[str, str]) -> str:
-    """Every variant compiled once (and the look-back at each tuning candidate's items), the
-    device oracle at each format, the CPU oracle and the library programs of the tests' ladders,
-    side by side, into their caches on disk before the tests start: otherwise each of the
-    workers compiles each one it meets on its own, all at once.  Where the CPU oracle's jobs
-    passed, ``env`` tells the tests' pytest so."""
-    from .kernels.launch import warm_jobs
-    from .oracle.compiled import COMPILED_ENV, SHARES, share_code
-    from .oracle.exact_device import FORMATS
-
-    start = time.monotonic()
-    code = "from scancheck.kernels.launch import warm; warm({!r}, {!r})"
-    jobs = [(name if params is None else f"{name} {params}", code.format(name, params))
-            for name, params in warm_jobs()]
-    jobs += [(f"device oracle {d}", f"from scancheck.oracle.exact_device import warm; warm({d!r})")
-             for d in FORMATS]
-    cpu_oracles = [(f"CPU oracle {k + 1}/{SHARES}", share_code(k)) for k in range(SHARES)]
-    jobs += cpu_oracles + _collection_jobs()
-    stamped = dict(_library_jobs(JIT_TARGETS))
-    jobs = [*stamped.items(), *_compiled_jobs(), *_library_jobs(CUPY_TARGETS),
-            *jobs]  # the longest first
-    deadline = start + 300
-
-    stamps = Path(env["JAX_COMPILATION_CACHE_DIR"]) / "scancheck-warmed"
-    stamps.mkdir(parents=True, exist_ok=True)
-    salt = _warm_salt()
-
-    def run(job: tuple[str, str]) -> tuple[str, int, float]:
-        t0 = time.monotonic()
-        stamp = stamps / hashlib.sha256((salt + job[1]).encode()).hexdigest()[:24]
-        if job[0] in stamped and stamp.exists():
-            return job[0], 0, 0.0
-        try:
-            rc = subprocess.run([py, "-c", job[1]], env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL,
-                                timeout=max(1.0, deadline - t0)).returncode
-        except subprocess.TimeoutExpired:
-            rc = -1
-        if job[0] in stamped and rc == 0:
-            stamp.touch()
-        return job[0], rc, time.monotonic() - t0
-
-    # One process a core: some sixty at once held tens of GiB of host memory (JAX's).  A
-    # JAX job already run on this machine for the same code and version left a stamp beside
-    # JAX's cache, and is passed over: loading its programs took 34 s on an H100.
-    with ThreadPoolExecutor(usable_cores()) as pool:
-        done = list(pool.map(run, jobs))
-    # A module that does not compile is the tests' to report, with its error.
-    failed = [label for label, rc, _ in done if rc]
-    if not any(label in failed for label, _ in cpu_oracles):
-        env[COMPILED_ENV] = "1"  # pytest's controller need not load them again (~2 s)
-    slowest = ", ".join(f"{label} {secs:.0f} s"
-                        for label, _, secs in sorted(done, key=lambda d: -d[2])[:3])
-    return (f"caches warmed: {len(jobs) - len(failed)} of {len(jobs)} jobs in "
-            f"{time.monotonic() - start:.0f} s (slowest: {slowest})"
-            + (f" (failed: {', '.join(failed)})" if failed else ""))
+    """The whole warm step, before anything else; its summary line."""
+    warming = _Warming(py, env).start()
+    warming.gate()
+    return warming.finish()
 
 
 def _warm_salt() -> str:
@@ -305,17 +397,21 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
     status = 0
 
     if "tests" in parts:
-        summary.append(_warm_kernels(py, env))
+        # The warm step runs beside the tests, which start once the test modules' bytecode
+        # and the CPU oracle are there; a test of a target the step is compiling for waits.
+        warming = _Warming(py, env, out / "warming").start()
+        gated = warming.gate()
         # Work stealing: a worker out of tests takes half of the busiest one's, so that no
         # worker ends its share long after the others (on an H100 with every cache warm, 57 s
         # against 65 s for xdist's default scheduling).
         rc, text, secs = _run([py, "-m", "pytest", "-m", GPU_TESTS, "-n", args.workers,
                                "--dist", "worksteal", "-q", "-p", "no:cacheprovider",
                                "--durations=8", *args.pytest_args],
-                              out / "gpu-tests.log", env)
+                              out / "gpu-tests.log", warming.test_env)
         status |= rc
+        summary.append(f"{warming.finish(out)}; the tests started at +{gated:.0f} s")
         summary.append(f"gpu suite (-n {args.workers}, {args.profile} profile): {_counts(text)} "
-                       f"[{secs:.0f}s wall]")
+                       f"[{secs:.0f}s wall, {gated + secs:.0f}s with the warm step's start]")
         summary.extend(f"  {ln}" for ln in text.splitlines()
                        if ln.startswith(("gpu tests per GPU", "gpu timeline")))
         slow = text[text.find("slowest"):].splitlines()[1:4] if "slowest" in text else []

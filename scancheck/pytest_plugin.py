@@ -162,6 +162,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "conformance: a scancheck conformance property")
     if hasattr(config, "workerinput") or config.option.help:
         return  # an xdist worker is told by the controller (pytest_configure_node)
+    from .core.loading import shadowed
+
+    if (wrong_import := shadowed()) is not None:  # before a target is blamed for it
+        raise pytest.UsageError(f"scancheck: {wrong_import}")
     timeout = config.getoption("scan_timeout")
     # A user's target loads in a child of its own (a second or more each): all at once.
     theirs = [t for t in dict.fromkeys(targets) if not _is_local(t)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -15,14 +16,15 @@ from scancheck.engine.library import builtin_targets
 
 def test_the_library_jobs_cover_every_dtype_and_share_the_heavy_ones():
     table = builtin_targets()
-    jobs = dict(gpusuite._library_jobs(("numpy.cumsum", "numpy.cumprod")))
+    jobs = gpusuite._library_jobs(("numpy.cumsum", "numpy.cumprod"))
     for name in ("numpy.cumsum", "numpy.cumprod"):
-        assert {label.split(" ")[-1] for label in jobs if label.startswith(name + " ")} == set(
-            table[name].spec.dtypes)
+        mine = [job for job in jobs if job.target == name]
+        assert {job.label.split(" ")[-1] for job in mine} == set(table[name].spec.dtypes)
+        assert all(job.label == f"{name} {job.dtype}" for job in mine)
     heavy = "jax.lax.associative_scan (x64)"
     parts = gpusuite._WARM_PARTS[heavy]
     if not table[heavy].unavailable:
-        shared = [code for label, code in gpusuite._library_jobs((heavy,)) if "float64" in label]
+        shared = [job.code for job in gpusuite._library_jobs((heavy,)) if job.dtype == "float64"]
         assert len(shared) == parts and all(f"parts={parts}" in code for code in shared)
 
 
@@ -33,8 +35,8 @@ def test_a_jax_job_done_on_this_machine_is_passed_over(tmp_path, monkeypatch):
     ok = f"open({str(ran)!r}, 'a').write('ok ')"
     bad = f"open({str(ran)!r}, 'a').write('bad '); raise SystemExit(3)"
     monkeypatch.setattr(gpusuite, "_library_jobs",
-                        lambda names: [("ok", ok), ("bad", bad)] if names == gpusuite.JIT_TARGETS
-                        else [])
+                        lambda names: [gpusuite._Job("ok", ok), gpusuite._Job("bad", bad)]
+                        if names == gpusuite.JIT_TARGETS else [])
     monkeypatch.setattr("scancheck.kernels.launch.warm_jobs", lambda: [])
     monkeypatch.setattr("scancheck.oracle.exact_device.FORMATS", {})
     monkeypatch.setattr("scancheck.oracle.compiled.SHARES", 0)
@@ -56,7 +58,8 @@ def test_the_compiled_libraries_gpu_targets_are_warmed_under_their_tests_propert
     table["fla chunk_local_cumsum (chunk 64, carried)"] = replace(
         table["fla chunk_local_cumsum (chunk 64, carried)"], unavailable="fla is not installed")
     monkeypatch.setattr("scancheck.engine.library.builtin_targets", lambda: table)
-    jobs = dict(gpusuite._compiled_jobs())
+    jobs = {job.label: job.code for job in gpusuite._compiled_jobs()}
+    assert all(job.target == job.label for job in gpusuite._compiled_jobs())
     torch_cuda = {n for n in table if n.startswith("torch associative_scan") and "CUDA" in n}
     fla = {n for n in table if n.startswith("fla ")} - {"fla chunk_local_cumsum (chunk 64, carried)"}
     assert torch_cuda and fla and set(jobs) == torch_cuda | fla
@@ -99,3 +102,45 @@ def test_the_summary_takes_pytests_closing_line_not_one_quoted_in_a_traceback():
         "no pytest summary line")
     coloured = "\x1b[32m===== \x1b[32m\x1b[1m3 passed\x1b[0m\x1b[32m in 1.00s\x1b[0m =====\n"
     assert gpusuite._counts(coloured) == "3 passed in 1.00s"  # pytest --color=yes
+
+
+def test_the_tests_start_at_the_gate_and_a_test_waits_for_its_targets_job(tmp_path, monkeypatch):
+    """The warm step runs beside the tests: its gate opens once the jobs pytest needs ended,
+    while a target's slow job goes on; a test process of that target waits for the job, and
+    the summary counts the wait and writes each job's times."""
+    import subprocess
+    import time
+
+    from scancheck.engine.warmup import WARMING_ENV
+
+    marker, waiting = tmp_path / "slow-ended", tmp_path / "test-waiting"
+    slow = (f"import time, pathlib\nwhile not pathlib.Path({str(waiting)!r}).exists():\n"
+            f"    time.sleep(0.05)\ntime.sleep(0.5)\npathlib.Path({str(marker)!r}).touch()")
+    monkeypatch.setattr(gpusuite, "_library_jobs",
+                        lambda names: [gpusuite._Job("slow float32", slow, "jax.numpy.cumprod",
+                                                     "float32")]
+                        if names == gpusuite.JIT_TARGETS else [])
+    monkeypatch.setattr("scancheck.kernels.launch.warm_jobs", lambda: [])
+    monkeypatch.setattr("scancheck.oracle.exact_device.FORMATS", {})
+    monkeypatch.setattr("scancheck.oracle.compiled.SHARES", 0)
+    monkeypatch.setattr(gpusuite, "_compiled_jobs", lambda: [])
+    monkeypatch.setattr(gpusuite, "_collection_jobs",
+                        lambda: [gpusuite._Job("test modules", "pass")])
+    env = {**os.environ, "JAX_COMPILATION_CACHE_DIR": str(tmp_path / "jax")}
+    warming = gpusuite._Warming(sys.executable, env, tmp_path / "warming").start()
+    warming.gate()
+    assert not marker.exists()  # the tests start before the slow job ends
+    test = ("from scancheck.engine.warmup import wait_warmed; import pathlib; "
+            f"pathlib.Path({str(waiting)!r}).touch(); "
+            "wait_warmed('jax.numpy.cumprod', 'float32'); "
+            f"print(pathlib.Path({str(marker)!r}).exists())")
+    out = subprocess.run([sys.executable, "-c", test], env=warming.test_env,
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+    (tmp_path / "out").mkdir()
+    line = warming.finish(tmp_path / "out")
+    assert line.startswith("caches warmed: 2 of 2 jobs") and "1 tests waited for them" in line
+    times = json.loads((tmp_path / "out" / "warm-jobs.json").read_text())
+    assert [t["job"] for t in times] == ["test modules", "slow float32"]
+    assert warming.test_env[WARMING_ENV] == str(tmp_path / "warming")
+    assert time.monotonic() - warming.t0 < 60

@@ -97,3 +97,23 @@ def locator_of(obj: object, home: str | None = None) -> str | None:
             continue
         return f"{name}:{attr}"
     return None
+
+
+def shadowed() -> str | None:
+    """What is wrong where ``import scancheck`` found a folder of that name without an
+    ``__init__.py`` (a clone's root) ahead of the installed package and imported it as a
+    namespace package, and how to avoid it; None where scancheck is the installed package.
+    Nothing can be checked then: the modules the install maps elsewhere
+    (``scancheck.kernels``) are looked for in that folder."""
+    package = sys.modules[__name__.split(".")[0]]
+    if getattr(package, "__file__", None) is not None:
+        return None
+    folders = ", ".join(sorted(set(package.__path__)))
+    return (f"'import scancheck' found the folder {folders} before the installed scancheck: "
+            f"with no __init__.py there, Python took it for a namespace package, and "
+            f"scancheck cannot run from it.  Python puts the working directory first on the "
+            f"import path under 'python -m' and 'python -c', and a script's own folder under "
+            f"'python script.py' (PYTHONPATH may name that folder too).  Run from another "
+            f"folder, run the command itself ('scancheck ...', 'pytest ...') rather than "
+            f"'python -m', start Python with -P (3.11+; or set PYTHONSAFEPATH=1), or rename "
+            f"that folder")

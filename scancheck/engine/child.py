@@ -27,6 +27,18 @@ _MARK = "scancheck-sanitize: n="
 _LEAST_SEARCH = 0.25
 
 
+def python_command(module: str, safe_path: bool = sys.version_info >= (3, 11)) -> list[str]:
+    """The command line that runs ``module`` as ``python -m`` does, except that the working
+    directory is not put first on the import path (``-P``; where Python lacks it, before 3.11,
+    ``safe_path=False`` takes it off through :mod:`runpy`).  A folder there named
+    ``scancheck`` -- a clone of this project, with no ``__init__.py`` at its root -- would
+    be imported as a namespace package in place of the installed one."""
+    if safe_path:
+        return [sys.executable, "-P", "-m", module]
+    return [sys.executable, "-c", "import runpy, sys; del sys.path[0]; "
+            f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"]
+
+
 def _spec_from(d: dict[str, Any]) -> TargetSpec:
     """A spec from its JSON form (lists back to tuples, the promotions' pairs too)."""
     def tup(v: Any) -> Any:

@@ -22,7 +22,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -33,7 +32,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..core.devices import usable_cores
-from .child import _MARK, _spec_from, deal, first_share
+from .child import _MARK, _spec_from, deal, first_share, python_command
 from .diagnosis import Cause, PropertyResult
 from .spec import TargetSpec, spec_json
 
@@ -259,7 +258,7 @@ def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
 
 def _child_cmd(locator: str, out: str, spec: TargetSpec | None, gpu: str | None,
                *extra: str, overrides: dict[str, Any] | None = None) -> list[str]:
-    cmd = [sys.executable, "-m", "scancheck.engine.child", locator, out, *extra]
+    cmd = [*python_command("scancheck.engine.child"), locator, out, *extra]
     if spec is not None:
         try:
             cmd += ["--spec", json.dumps(spec_json(spec))]
@@ -445,13 +444,14 @@ def _watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | No
 def _start(cmd: list[str], err: Any, fork: bool) -> Any:
     """The child of ``cmd``, in a session of its own, its stderr in ``err``: forked from the
     zygote where ``fork`` asks for it and it runs :mod:`scancheck.engine.child`."""
-    if fork and cmd[1:3] == ["-m", "scancheck.engine.child"]:
+    child = python_command("scancheck.engine.child")
+    if fork and cmd[:len(child)] == child:
         from .zygote import zygote
 
         z = zygote()
         if z is not None:
             try:
-                return z.start(cmd[3:], err.name)
+                return z.start(cmd[len(child):], err.name)
             except OSError:  # it died meanwhile: this child starts afresh
                 pass
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True,

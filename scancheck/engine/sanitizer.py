@@ -112,7 +112,9 @@ def sanitize_variant(
     timeout: float = 300,
 ) -> SanitizerReport:
     """Run one scancheck kernel under ``tool`` in a child process and report what it found."""
-    cmd = [sys.executable, "-m", "scancheck.engine.sanitizer", variant, str(n), str(block), dtype, op]
+    from .child import python_command
+
+    cmd = [*python_command("scancheck.engine.sanitizer"), variant, str(n), str(block), dtype, op]
     return run_command(tool, cmd, f"{variant} n={n} block={block} {dtype} {op}", timeout)
 
 

@@ -6,14 +6,22 @@ about 28 of its 30 s compiling.  With JAX's compilation cache on disk, :func:`wa
 once per machine, before the tests, compiles each shape once, in parallel threads (XLA
 compiles outside the GIL); the tests that walk the same ladders then load the programs.
 Nothing here judges an answer: a call that raises is passed over (the check will meet it).
+
+The GPU suite runs its warm step beside its tests: it lists its jobs by target in a folder
+named by ``SCANCHECK_WARMING`` and marks each as it ends, and a test of such a target waits
+for them (:func:`wait_warmed`) rather than compile what they are compiling.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import os
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from .cases import Budget, Case, ladder
@@ -90,3 +98,54 @@ def warm_check(name: str, prop: str, max_n: int) -> str:
     if target.unavailable:
         return "unavailable"
     return check_property(target, prop, Budget(1e-9, max_examples=1, max_n=max_n)).status
+
+
+#: The variable naming the folder of a warm step running beside the tests.
+WARMING_ENV = "SCANCHECK_WARMING"
+#: The longest a test waits for a warm step's jobs (the step's own deadline).
+WARMING_WAIT = 300.0
+
+
+def plan_warming(folder: Path, jobs: dict[str, dict[str, list[str]]]) -> None:
+    """Start ``folder`` for a warm step whose jobs are ``jobs`` (target -> dtype -> job ids)."""
+    (folder / "done").mkdir(parents=True, exist_ok=True)
+    (folder / "plan.json").write_text(json.dumps(jobs))
+
+
+def job_ended(folder: Path, job: str) -> None:
+    """Mark job ``job`` of the warm step in ``folder`` ended, whatever its outcome."""
+    (folder / "done" / job).touch()
+
+
+def warming_over(folder: Path) -> None:
+    """Mark the whole warm step in ``folder`` ended: no test waits on it any more."""
+    (folder / "over").touch()
+
+
+def wait_warmed(name: str, dtype: str | None = None, timeout: float = WARMING_WAIT) -> float:
+    """Where a warm step runs beside the tests (``SCANCHECK_WARMING``), wait until its jobs for
+    target ``name`` (for ``dtype`` alone, where given) have ended, so that the test loads what
+    they compiled instead of compiling it again; the seconds waited (0 where none is planned).
+    Never longer than ``timeout``: a job that hangs leaves the test to compile what it meets."""
+    where = os.environ.get(WARMING_ENV)
+    if not where:
+        return 0.0
+    folder = Path(where)
+    try:
+        plan = json.loads((folder / "plan.json").read_text())
+    except (OSError, ValueError):
+        return 0.0
+    by_dtype = plan.get(name, {})
+    jobs = [j for d, ids in by_dtype.items() if dtype is None or d == dtype for j in ids]
+    if not jobs:
+        return 0.0
+    start = time.monotonic()
+    while jobs and not (folder / "over").exists() and time.monotonic() - start < timeout:
+        jobs = [j for j in jobs if not (folder / "done" / j).exists()]
+        if jobs:
+            time.sleep(0.1)
+    waited = time.monotonic() - start
+    if waited >= 0.05:
+        with contextlib.suppress(OSError), open(folder / "waited", "a") as fh:
+            fh.write(f"{waited:.2f}\t{name}\t{dtype or '-'}\n")
+    return waited

@@ -74,10 +74,11 @@ def _fork(request: dict[str, Any]) -> int:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        # What python -m puts first on the path at start-up: the working directory, then
-        # PYTHONPATH's entries (a parent may have set them after the zygote started).
+        # What python -P -m puts first on the path at start-up: PYTHONPATH's entries (a
+        # parent may have set them after the zygote started).  The working directory is not
+        # among them: a target's module is looked for there last (scancheck.engine.resolve).
         extra = [p for p in request["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
-        sys.path[:0] = [request["cwd"], *extra]
+        sys.path[:0] = extra
         sys.argv = ["-m", *request["argv"]]
         from .child import _child
 
@@ -99,8 +100,9 @@ class Zygote:
     waits for and gives the exit code of that child, as :class:`subprocess.Popen` does."""
 
     def __init__(self) -> None:
-        self._proc = subprocess.Popen([sys.executable, "-c",
-                                       "from scancheck.engine.zygote import serve; serve()"],
+        from .child import python_command
+
+        self._proc = subprocess.Popen(python_command("scancheck.engine.zygote"),
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=subprocess.DEVNULL, text=True, bufsize=1)
         self._lock = threading.Lock()  # one request at a time: its answer is the next pid
@@ -192,3 +194,7 @@ def zygote() -> Zygote | None:
             except OSError:
                 _zygote = None
         return _zygote
+
+
+if __name__ == "__main__":
+    serve()

@@ -251,8 +251,8 @@ def _exact_rows(x: np.ndarray, oper: Operator, zeros: str, nans: str) -> np.ndar
     if oper.family != "sum":
         raise ValueError(f"float scans under {oper.name!r} are not rounded once here: they are "
                          f"judged against a bound (scancheck.oracle.products, scancheck.oracle.logsumexp)")
-    # The sums come rounded to the type already, so the cast is exact: NumPy's and
-    # ml_dtypes' casts from float64 to 16-bit types may round twice (through float32).
+    # The sums come rounded to the type already, so the cast is exact: a cast from float64
+    # to a 16-bit type may round twice, through float32 (ml_dtypes' to bfloat16 before 0.7).
     return _prefix_sums(x, _float_kind(x.dtype)).astype(x.dtype)
 
 

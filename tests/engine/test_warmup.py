@@ -82,3 +82,38 @@ def test_a_warm_check_walks_the_ladder_of_the_property_it_names(monkeypatch):
     monkeypatch.setattr(warmup, "resolve", lambda name: replace(
         resolve(name), unavailable="not installed here"))
     assert warm_check("numpy.cumsum", "floats within bound", 2**12) == "unavailable"
+
+
+def test_a_test_waits_for_its_targets_warm_jobs_and_for_no_others(tmp_path, monkeypatch):
+    """Beside a warm step (SCANCHECK_WARMING), a target's jobs are waited for until each is
+    marked ended, those of one dtype alone where the test has one; a target with no job, or
+    no warm step at all, waits for nothing; the waits are noted for the suite's summary."""
+    import threading
+    import time
+
+    monkeypatch.delenv(warmup.WARMING_ENV, raising=False)
+    assert warmup.wait_warmed("jax.numpy.cumsum (x64)", "float64") == 0
+    warmup.plan_warming(tmp_path, {"jax.numpy.cumsum (x64)": {"float64": ["0", "1"],
+                                                              "int64": ["2"]}})
+    monkeypatch.setenv(warmup.WARMING_ENV, str(tmp_path))
+    assert warmup.wait_warmed("numpy.cumsum") == 0
+    ended = []
+
+    def end(job, after):
+        time.sleep(after)
+        ended.append(job)
+        warmup.job_ended(tmp_path, job)
+
+    threads = [threading.Thread(target=end, args=(j, t)) for j, t in (("0", 0.2), ("1", 0.4))]
+    for t in threads:
+        t.start()
+    waited = warmup.wait_warmed("jax.numpy.cumsum (x64)", "float64")
+    assert ended == ["0", "1"] and waited >= 0.35
+    start = time.monotonic()
+    assert warmup.wait_warmed("jax.numpy.cumsum (x64)", "int64", timeout=0.3) >= 0.3  # job 2
+    warmup.warming_over(tmp_path)  # the step ended: job 2 is waited for no more
+    assert warmup.wait_warmed("jax.numpy.cumsum (x64)") < 0.05
+    assert time.monotonic() - start < 5
+    noted = (tmp_path / "waited").read_text().splitlines()
+    assert [ln.split("\t")[1:] for ln in noted] == [["jax.numpy.cumsum (x64)", "float64"],
+                                                    ["jax.numpy.cumsum (x64)", "int64"]]

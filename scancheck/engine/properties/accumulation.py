@@ -5,9 +5,12 @@ own type, so an accumulation in the input's type fails it."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from ...core.arrays import dtype_name
+from ...core.arrays import as_dtype, dtype_name
+from ...core.dtypes import SIGNIFICAND_BITS
 from ...oracle.bounds import abs_sums, gamma, sequential_depths, ulp
 from ...oracle.exact import exact_scan_axis
 from ..diagnosis import Cause
@@ -51,7 +54,8 @@ def accumulated_words(target: Target, dtype: str, times: float, twice: bool = Fa
     head = (f"beyond the bound of a sum accumulated in {wider} (declared accumulates "
             f"{dtype}:{wider}; {times:.3g}x that bound): ")
     if twice:
-        how = " (as ml_dtypes casts float64 to bfloat16)" if dtype == "bfloat16" else ""
+        lib = casting_twice(dtype) if dtype in _THROUGH_FLOAT32 else None
+        how = f" (as {lib}, installed here, casts float64 to {dtype})" if lib else ""
         return head + (f"each such output is the exact prefix rounded twice, to float32 and "
                        f"then to {dtype}: exact sums cast through float32{how}, or sums "
                        f"accumulated in float32 (on these inputs the two agree); round the "
@@ -59,9 +63,28 @@ def accumulated_words(target: Target, dtype: str, times: float, twice: bool = Fa
     return head + f"some partial sums were rounded to {dtype}"
 
 
-#: The 16-bit floats a float64 reaches through float32 where a cast goes that way (ml_dtypes
-#: casts so): rounded twice, it lands a whole ulp off where float32 rounds onto a tie.
+#: The 16-bit floats a float64 reaches through float32 where a cast goes that way (ml_dtypes'
+#: to bfloat16 before 0.7, or a sum kept in float32 and cast down): rounded twice, it lands a
+#: whole ulp off where float32 rounds onto a tie.
 _THROUGH_FLOAT32 = ("bfloat16", "float16")
+
+
+@functools.cache
+def casting_twice(dtype: str) -> str | None:
+    """The library, with its version, whose cast from float64 to the 16-bit ``dtype`` rounds
+    twice here, through float32 (ml_dtypes' to bfloat16 before 0.7: docs/findings.md); None
+    where it rounds once.  The installed library is asked, once a process."""
+    bits = SIGNIFICAND_BITS[dtype]
+    # Just above the midpoint of 1 and the next value up: float32 rounds it onto that
+    # midpoint, and ties-to-even then gives 1; rounded once it is the next value.
+    probe = np.array([1 + 2.0**-bits + 2.0**-40])
+    if probe.astype(as_dtype(dtype)).astype(np.float64)[0] != 1:
+        return None
+    if dtype == "bfloat16":
+        import ml_dtypes
+
+        return f"ml_dtypes {ml_dtypes.__version__}"
+    return f"NumPy {np.__version__}"
 
 
 def rounded_twice(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray,
