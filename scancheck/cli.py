@@ -67,10 +67,10 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
 def _builtin_epilog() -> str:
     """The built-in target names, read from the table of built-in targets, quoted where the
     shell needs it and never broken across lines."""
-    from .engine.library import builtin_targets
+    from .adapters import names
 
     lines = ["built-in targets (each where its library, and for GPU ones a GPU, is found):", ""]
-    for name in builtin_targets():
+    for name in names():
         item = f"'{name}'" if " " in name or "(" in name else name
         if len(lines[-1]) + len(item) + 3 > _HELP_WIDTH - 2:
             lines[-1] += ","

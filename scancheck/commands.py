@@ -327,11 +327,11 @@ def _round_robin(items: list) -> dict[Any, str]:
 def _refuse_unavailable(names: list[str]) -> None:
     """A ValueError naming each built-in target that cannot run on this machine (its library
     or a GPU missing), before any check starts: a long run is not spent to learn that."""
-    from .engine.library import builtin_targets
+    from .adapters import find
 
-    table = builtin_targets()
-    unrun = [f"{name!r} ({table[name].unavailable})" for name in names
-             if name in table and table[name].unavailable]
+    # Each name loads its own library's table alone.
+    found = [(name, find(name)) for name in names]
+    unrun = [f"{name!r} ({t.unavailable})" for name, t in found if t is not None and t.unavailable]
     if unrun:
         raise ValueError(f"argument TARGET: {', '.join(unrun)} cannot run here; nothing was "
                          f"checked (install what is missing, or leave the target out)")

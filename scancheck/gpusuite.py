@@ -107,7 +107,7 @@ def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],
     """``scancheck check`` on the library scans and every scancheck kernel, and on the
     grid-scope kernels under the recurrence pair too (long recurrences at GPU sizes); the
     summary table."""
-    from .engine.library import builtin_targets
+    from .adapters import builtin_targets
     from .kernels.registry import VARIANTS
 
     # Every built-in target but the CPU models (CI checks those), kernels included; those
@@ -190,7 +190,7 @@ class _Job(NamedTuple):
 def _library_jobs(names: tuple[str, ...]) -> list[_Job]:
     """The warm step's library processes: each target of ``names`` that can run here, a dtype
     to a process (eager JAX dispatches under the GIL, so threads alone leave cores idle)."""
-    from .engine.library import builtin_targets
+    from .adapters import builtin_targets
 
     table = builtin_targets()
     jobs = []
@@ -219,7 +219,7 @@ GPU_TESTS = "gpu and not huge"
 
 def _compiled_jobs() -> list[_Job]:
     """The warm step's processes for :data:`COMPILED_TARGETS` that run here."""
-    from .engine.library import builtin_targets
+    from .adapters import builtin_targets
 
     return [_Job(name, f"from scancheck.engine.warmup import warm_check\n"
                        f"warm_check({name!r}, {compiled_property(t.spec)!r}, {max_n})", name)

@@ -298,7 +298,7 @@ def test_a_built_in_target_that_cannot_run_here_is_named_before_any_check(capsys
                                                                           monkeypatch):
     """A long multi-target run is not spent to learn that one target's library is missing."""
     import scancheck.engine.isolation
-    from scancheck.engine.library import builtin_targets
+    from scancheck.adapters import builtin_targets
 
     unrun = [name for name, t in builtin_targets().items() if t.unavailable]
     if not unrun:
@@ -409,8 +409,8 @@ def test_a_file_target_declared_segmented_on_the_command_line_is_checked_per_seg
 
 def test_check_help_lists_the_builtin_targets_and_every_help_fits_100_columns(capsys,
                                                                              monkeypatch):
+    from scancheck.adapters import builtin_targets
     from scancheck.cli import build_parser
-    from scancheck.engine.library import builtin_targets
 
     monkeypatch.setenv("COLUMNS", "200")
     parser = build_parser()

@@ -212,7 +212,7 @@ def test_each_segmented_control_is_reproduced_standalone(tmp_path, name):
 
 # -- the plain library call of every built-in library target ----------------------------
 
-from scancheck.engine.library import builtin_targets  # noqa: E402
+from scancheck.adapters import builtin_targets  # noqa: E402
 from scancheck.library_calls import LIBRARY_CALLS  # noqa: E402
 
 _BUILTINS = builtin_targets()

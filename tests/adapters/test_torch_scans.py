@@ -10,17 +10,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from scancheck.adapters import builtin_targets
+from scancheck.adapters.own import blelloch_segmented
+from scancheck.adapters.torch_scans import RING_MONOIDS, carrier_dtype, from_torch, to_torch
 from scancheck.core.monoids import PROBES
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check_property
-from scancheck.engine.gpu_scans import (
-    RING_MONOIDS,
-    blelloch_segmented,
-    carrier_dtype,
-    from_torch,
-    to_torch,
-)
-from scancheck.engine.library import builtin_targets
 from scancheck.gpusuite import COMPILED_TARGETS, compiled_property
 
 TARGETS = builtin_targets()
