@@ -52,7 +52,8 @@ def test_bad_options_exit_2_with_one_line_naming_the_argument(argv, message, cap
     ("scancheck.controls.broken:missing", "has no attribute 'missing'"),
     ("nothing", "is none of a built-in, a .cu file"),
     ("numpy.cumsun", "did you mean 'numpy.cumsum'"),
-    ("cupy.cumsm", "did you mean 'cupy.cumsum (CUB)' or 'cupy.cumsum (no CUB)'"),
+    ("cupy.cumsm", "did you mean 'cupy.cumsum (CUB)' or 'cupy.cumsum (CUB, strided)' or "
+                   "'cupy.cumsum (no CUB)'"),
     ("myscans.py", "names a file but no function in it: give myscans.py:FUNCTION"),
     ("kernel:nosuch", "target 'kernel:nosuch': variant='nosuch' is unknown"),
     ("kernel:blelloch:abc", "the block size 'abc' is no whole number"),

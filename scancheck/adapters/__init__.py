@@ -36,6 +36,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("cupy_scans", ("cupy.",)),
     Family("torch_scans", ("torch.", "torch ")),
     Family("jax_scans", ("jax.",)),
+    Family("triton_scans", ("triton ",)),
     Family("frames", ("pandas ", "polars ", "pyarrow.", "dask.")),
     Family("numba_scans", ("numba ",)),
     Family("fla", ("fla ",)),

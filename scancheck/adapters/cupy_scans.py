@@ -79,8 +79,7 @@ MODES = {"api": ("cumsum", "cumprod"), "accelerator": ("CUB", "no CUB"),
          "layout": ("contiguous", "strided")}
 
 ROWS: tuple[Row, ...] = (
-    *(_row(m) for m in modes(MODES, keep=lambda m: m["layout"] == "contiguous" and (
-        m["api"], m["accelerator"]) != ("cumprod", "no CUB"))),
+    *(_row(m) for m in modes(MODES)),
     Row("cupy.cumsum (default dtype)", cupy_scan("cumsum", [], keep_dtype=False),
         TargetSpec(device="gpu", dtypes=PROMOTED, promote=NUMPY_PROMOTE, axis="arg"),
         needs=("cupy",), gpu=True, api="cupy.cumsum", mode=(("dtype", "default"),),

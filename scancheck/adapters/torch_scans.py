@@ -294,7 +294,7 @@ _TORCH_SCANS: dict[str, tuple[str, tuple[str, ...], dict[str, Any]]] = {
 }
 #: The mode product of torch's cumulative functions.
 CUM_MODES = {"api": tuple(_TORCH_SCANS), "device": ("CPU", "CUDA"),
-             "execution": ("eager",), "deterministic": (False,)}
+             "execution": ("eager", "compiled"), "deterministic": (False, True)}
 
 
 def _cum_row(mode: dict[str, Any]) -> Row:
@@ -370,9 +370,7 @@ ROWS: tuple[Row, ...] = (
     _default_dtype_row("cumsum", "CPU"), _default_dtype_row("cumprod", "CPU"),
     _default_dtype_row("cumsum", "CUDA"),
     *(_associative_row(m) for m in modes(
-        ASSOCIATIVE_MODES, keep=lambda m: m["shapes"] == "dynamic" and (
-            (m["combine_mode"], m["execution"]) == ("generic", "eager")
-            or (m["combine_mode"], m["execution"], m["device"]) == ("pointwise", "compiled", "CUDA")))),
+        ASSOCIATIVE_MODES, keep=lambda m: m["execution"] == "compiled" or m["shapes"] == "dynamic")),
     _segmented_row("generic", "CPU"), _segmented_row("generic", "CUDA"),
     _segmented_row("pointwise", "CUDA"),
 )
