@@ -7,6 +7,7 @@
     scancheck explain IN OUT      is a computed scan's error rounding or a bug?
     scancheck check TARGET        conformance of any scan implementation
     scancheck matrix              pandas, polars, pyarrow, dask, numba and JAX scans, one table
+    scancheck known               known bugs of the libraries checked, with their links
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .commands import (
     _cmd_bench,
     _cmd_check,
     _cmd_explain,
+    _cmd_known,
     _cmd_matrix,
     _cmd_precision,
     _cmd_sanitize,
@@ -172,6 +174,17 @@ def build_parser() -> argparse.ArgumentParser:
                        "its library documents, in one table.")
     add_matrix_arguments(p)
     p.set_defaults(func=_cmd_matrix)
+
+    p = sub.add_parser("known", help="known bugs of the libraries checked: versions, status, "
+                       "upstream links", description="The registry of known bugs of the "
+                       "libraries whose scans scancheck checks: a check that meets one says "
+                       "'known upstream: <link>' beside its diagnosis.")
+    p.add_argument("--reproduce", action="store_true", help="run each standalone reproducer "
+                   "that can run here and show what it says: still reproduces, or fixed in "
+                   "a version")
+    p.add_argument("--timeout", type=positive(float), default=600,
+                   help="seconds one reproducer may run (default 600)")
+    p.set_defaults(func=_cmd_known)
 
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
     p.add_argument("variant")

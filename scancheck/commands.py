@@ -160,6 +160,60 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 1 if e.verdict in (PROVEN, SUSPICIOUS) else 0
 
 
+def _cmd_known(args: argparse.Namespace) -> int:
+    """The registry of known bugs: each with its versions, status and link, whether the
+    installed version is among those affected, and with --reproduce what its standalone
+    reproducer prints last ("still reproduces" or "fixed in <version>")."""
+    import subprocess
+    from pathlib import Path
+
+    from .adapters import known_bugs
+    from .adapters.known import versions
+    from .core.devices import gpu_available
+
+    gpu = gpu_available()[0] if args.reproduce else False
+    # The reproducers are in the source tree (docs/findings), not in an installed wheel.
+    root = Path(__file__).resolve().parent.parent
+    rows, links = [], []
+    for bug in known_bugs():
+        installed = bug.installed()
+        here = ((f"{installed}, " + ("affected" if bug.affects(installed) else "not affected"))
+                if installed else "not installed")
+        row = {"bug": bug.key, "library": bug.library, "affects": versions(bug), "here": here,
+               "status": bug.status.split(":")[0]}
+        if args.reproduce:
+            script = root / bug.reproducer
+            if not installed or (bug.gpu and not gpu) or not script.is_file():
+                row["reproducer"] = "not run: " + ("not installed" if not installed else "no GPU"
+                                                   if script.is_file() else "no source tree")
+            else:
+                done = subprocess.run([sys.executable, str(script)], capture_output=True,
+                                      text=True, timeout=args.timeout)
+                out = (done.stdout.strip() or done.stderr.strip() or "no output").splitlines()
+                row["reproducer"] = out[-1] if done.returncode == 0 else (
+                    f"exit {done.returncode}: {out[-1]}")
+        rows.append(row)
+        links.append(f"{bug.key}: {bug.link or 'not reported upstream'} -- {bug.title} "
+                     f"({bug.reproducer})")
+    print(format_table(_fit(rows, {"bug": 30, "status": 21, "reproducer": 30}),
+                       title="known bugs of the libraries scancheck checks"))
+    import textwrap
+
+    print("\n" + "\n".join(textwrap.fill(ln, _TABLE_WIDTH, subsequent_indent="    ")
+                            for ln in links))
+    return 0
+
+
+def _print_known(rep) -> None:
+    """The known bugs a report's failures meet ("known upstream: <link>"), and those of its
+    target that did not reproduce ("fixed in <version>?")."""
+    from .adapters import known_for
+    from .adapters.known import lines
+
+    for line in lines(rep, known_for(rep.target)):
+        print(f"  {line}")
+
+
 def _cmd_matrix(args: argparse.Namespace) -> int:
     from .matrix import run_matrix
 
@@ -284,6 +338,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     reports = [r for _, r in ran]
     for rep in reports:
         _print_report(rep)
+        _print_known(rep)
     statuses = {_exit_status(rep) for rep in reports}
     # A failure outranks a target that could not be checked, which outranks an unfinished
     # check (no budget would check it).

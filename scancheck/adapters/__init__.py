@@ -4,7 +4,7 @@ declared contract and its plain-library call) and the family's known upstream bu
 
 :data:`FAMILIES` is the registry: a family module and the prefixes of the names it owns,
 so that resolving a built-in name loads that family's module alone.  Adding a library is a
-module with ``ROWS`` and one line here (CONTRIBUTING.md).  The engine finds
+module with ``ROWS`` and ``KNOWN`` and one line here (CONTRIBUTING.md).  The engine finds
 these tables through :func:`find` and :func:`names`, which the package registers with it
 (:mod:`scancheck.engine.builtin_tables`); it imports nothing of this layer.
 """
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..engine.targets import Target
+    from .known import KnownBug
     from .rows import Row
 
 
@@ -110,3 +111,14 @@ def reproducer_call(name: str) -> tuple[str, str] | None:
     target ``name`` hands back, or None (no such target, or one with no plain call)."""
     found = row(name)
     return found.call if found is not None else None
+
+
+def known_bugs() -> list[KnownBug]:
+    """Every family's known bugs, in the registry's order."""
+    return [k for f in FAMILIES for k in family_module(f).KNOWN]
+
+
+def known_for(name: str) -> list[KnownBug]:
+    """The known bugs of the family that owns the built-in target ``name`` (its module
+    alone loaded)."""
+    return [k for f in families_of(name)[:1] for k in family_module(f).KNOWN]

@@ -253,3 +253,5 @@ def cccl_rows() -> list[Row]:
 
 
 ROWS: tuple[Row, ...] = tuple(cccl_rows())
+
+KNOWN: tuple = ()

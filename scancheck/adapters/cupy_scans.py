@@ -12,7 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.dtypes import DTYPES
+from ..engine.diagnosis import Cause
 from ..engine.spec import TargetSpec
+from .known import KnownBug, Symptom
 from .numpy_stdlib import NUMPY_PROMOTE, PROMOTED
 from .rows import Row, modes, told
 
@@ -89,3 +91,26 @@ ROWS: tuple[Row, ...] = (
 
 #: Old names of rows, kept working.
 ALIASES = {"cupy.cumprod": "cupy.cumprod (CUB)"}
+
+#: CuPy's bugs that its targets' checks meet or met (docs/findings.md).
+KNOWN: tuple[KnownBug, ...] = (
+    KnownBug("cupy/cupy#10268", "https://github.com/cupy/cupy/issues/10268",
+             "cupy.cumsum and cupy.cumprod along an axis are wrong on batches of 2**32 - 1 "
+             "elements and more", "cupy", ("cupy-cuda13x", "cupy-cuda12x", "cupy"), "14.1.0", None,
+             ("cupy.cumsum (no CUB)", "cupy.cumprod (CUB)", "cupy.cumprod (no CUB)",
+              "cupy.cumsum (default dtype)"),
+             (Symptom("batch past 2**32", Cause.INDEX_OVERFLOW),),
+             "closed: fixed by cupy/cupy#10283, in no release tried here (14.2.0 has it)",
+             "docs/findings/cupy_cumsum_rows_past_2_32.py", gpu=True),
+    KnownBug("cupy/cupy#9576", "https://github.com/cupy/cupy/issues/9576",
+             "CuPy's own scan kernel reads float32 subnormals as zero (-ftz=true): declared by "
+             "the targets that take it", "cupy", ("cupy-cuda13x", "cupy-cuda12x", "cupy"),
+             "13.0.0", None, (), (), "open", "docs/findings/cupy_cumsum_ftz.py", gpu=True),
+    KnownBug("cupy-1d-axis0-past-2-31", None,
+             "cupy.cumsum of a 1-D array with axis=0 faults past 2**31 elements (axis=None "
+             "does not)", "cupy", ("cupy-cuda13x", "cupy-cuda12x", "cupy"), "14.2.0", None, (), (),
+             "not reported upstream", "docs/findings/cupy_cumsum_1d_axis0_past_2_31.py", gpu=True),
+    KnownBug("cupy-negzero-fill", None, "CuPy stores +0.0 when given the scalar -0.0", "cupy",
+             ("cupy-cuda13x", "cupy-cuda12x", "cupy"), "14.2.0", None, (), (),
+             "not reported upstream", "docs/findings/cupy_negzero_fill.py", gpu=True),
+)

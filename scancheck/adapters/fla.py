@@ -158,3 +158,5 @@ def fla_rows(device: str = "cuda") -> list[Row]:
 
 
 ROWS: tuple[Row, ...] = tuple(fla_rows())
+
+KNOWN: tuple = ()

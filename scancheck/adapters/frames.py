@@ -27,7 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.diagnosis import Cause
 from ..engine.spec import TargetSpec
+from .known import KnownBug, Symptom
 from .rows import Row
 
 _FLOATS_INTS = ("float32", "float64", "int32", "int64")
@@ -191,3 +193,19 @@ def _dask_rows() -> list[Row]:
 
 
 ROWS: tuple[Row, ...] = (*_pandas_rows(), *_polars_rows(), *_pyarrow_rows(), *_dask_rows())
+
+#: The dataframe libraries' bugs that their targets' checks meet or met (docs/findings.md).
+KNOWN: tuple[KnownBug, ...] = (
+    KnownBug("apache/arrow#51194", "https://github.com/apache/arrow/issues/51194",
+             "cumulative_max and cumulative_min of floats start from the wrong value (the "
+             "smallest positive normal, the largest finite)", "pyarrow", ("pyarrow",), "0",
+             "26.0.0", ("pyarrow.compute.cumulative_max", "pyarrow.compute.cumulative_min"),
+             (Symptom("floats within bound", Cause.LOGIC), Symptom("nan and inf", Cause.SPECIALS)),
+             "closed: fixed by apache/arrow#51203",
+             "docs/findings/pyarrow_cumulative_max_min_float_start.py"),
+    KnownBug("pandas-groupby-cumsum-dtype", None,
+             "groupby().cumsum() of int32 returns int32 or int64 depending on the values "
+             "(declared around: the groupby targets take no int32 sums)", "pandas", ("pandas",),
+             "3.1.1", None, (), (), "not reported upstream",
+             "docs/findings/pandas_groupby_cumsum_dtype.py"),
+)

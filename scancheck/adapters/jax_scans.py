@@ -22,8 +22,10 @@ from typing import Any
 import numpy as np
 
 from ..core.monoids import Leaves
+from ..engine.diagnosis import Cause
 from ..engine.spec import TargetSpec
 from ..engine.targets import PerCombine, tupled
+from .known import KnownBug, Symptom
 from .numpy_stdlib import PROMOTED
 from .rows import Row, modes, told
 
@@ -270,4 +272,14 @@ ROWS: tuple[Row, ...] = (
     Row(f"jax.numpy.cumsum (sharded over {JAX_DEVICES} CPU devices)", jax_sharded_cumsum(),
         TargetSpec(dtypes=("float32", "int32"), subnormals="flush", max_n=2**12), needs=("jax",),
         api="jax.numpy.cumsum", mode=(("sharding", f"{JAX_DEVICES} CPU devices"),)),
+)
+
+#: JAX's bugs that its targets' checks meet (docs/findings.md).
+KNOWN: tuple[KnownBug, ...] = (
+    KnownBug("jax-reverse-negative-axis", None,
+             "jax.lax.associative_scan(reverse=True) refuses a negative axis", "jax", ("jax",),
+             "0.10.2", None, ("jax.lax.associative_scan (generic, reverse)",
+                              "jax.lax.associative_scan (generic, eager, reverse)"),
+             (Symptom("probe monoids", Cause.FAULT),), "not reported upstream",
+             "docs/findings/jax_associative_scan_reverse_negative_axis.py"),
 )

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..engine.spec import TargetSpec
+from .known import KnownBug
 from .rows import Row
 
 
@@ -35,3 +36,12 @@ ROWS: tuple[Row, ...] = tuple(
         needs=("numba",), call=("import numba\n", f"numba.njit(lambda v: np.{name}(v))(x)"),
         api=f"numba.njit(np.{name})")
     for name, op in (("cumsum", "add"), ("cumprod", "mul")))
+
+#: numba's bugs that scancheck's checks met (docs/findings.md).
+KNOWN: tuple[KnownBug, ...] = (
+    KnownBug("NVIDIA/numba-cuda#907", "https://github.com/NVIDIA/numba-cuda/issues/907",
+             "numba.cuda compiles no kernel beside NumPy 2.5 (np.row_stack is gone)", "numba_cuda",
+             ("numba-cuda",), "0.30.4", None, (), (),
+             "open: the fix proposed in NVIDIA/numba-cuda#916 was closed unmerged",
+             "docs/findings/numba_cuda_numpy_row_stack.py", gpu=True),
+)

@@ -14,6 +14,7 @@ import numpy as np
 from ..core.dtypes import DTYPES, INPUT_DTYPES
 from ..engine.spec import TargetSpec
 from ..oracle.segmented import segment_ids, segment_rows
+from .known import KnownBug
 from .rows import Row
 
 #: What sums and products return for bool and narrow integer input when called without
@@ -128,4 +129,12 @@ ROWS: tuple[Row, ...] = (
     Row("numpy segmented logcumsumexp (offsets, T x H)", numpy_segmented("offsets", "logaddexp"),
         TargetSpec(op="logaddexp", segments="offsets", axis=0, dtypes=("float32", "float64")),
         api="numpy segmented (reference)"),
+)
+
+#: Bugs of NumPy's companions that scancheck's checks met (docs/findings.md).
+KNOWN: tuple[KnownBug, ...] = (
+    KnownBug("ml-dtypes-double-rounding", None,
+             "ml_dtypes casts float64 to bfloat16 through float32, rounding twice", "ml_dtypes",
+             ("ml_dtypes",), "0.6.0", None, (), (), "not reported upstream",
+             "docs/findings/ml_dtypes_bfloat16_double_rounding.py"),
 )

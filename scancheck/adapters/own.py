@@ -109,3 +109,5 @@ def _rows() -> list[Row]:
 
 
 ROWS: tuple[Row, ...] = tuple(_rows())
+
+KNOWN: tuple = ()

@@ -27,8 +27,10 @@ import numpy as np
 
 from ..core.dtypes import KERNEL_DTYPES
 from ..core.monoids import Leaves, Monoid
+from ..engine.diagnosis import Cause
 from ..engine.spec import TargetSpec
 from ..engine.targets import PerCombine, tupled
+from .known import KnownBug, Symptom
 from .numpy_stdlib import PROMOTED
 from .rows import Row, modes, told
 
@@ -373,4 +375,38 @@ ROWS: tuple[Row, ...] = (
         ASSOCIATIVE_MODES, keep=lambda m: m["execution"] == "compiled" or m["shapes"] == "dynamic")),
     _segmented_row("generic", "CPU"), _segmented_row("generic", "CUDA"),
     _segmented_row("pointwise", "CUDA"),
+)
+
+_EAGER_GENERIC = tuple(f"torch associative_scan (generic, {d}{r})" for d in ("CPU", "CUDA")
+                       for r in ("", ", reverse"))
+
+#: torch's bugs that its targets' checks meet or met (docs/findings.md).
+KNOWN: tuple[KnownBug, ...] = (
+    KnownBug("pytorch/pytorch#137943", "https://github.com/pytorch/pytorch/issues/137943",
+             "associative_scan(combine_mode='generic', reverse=True) under torch.compile: "
+             "outputs wrong from n = 9 (a min combine)", "torch", ("torch",), "2.5.0", None,
+             ("torch associative_scan (generic, compiled, CUDA, reverse)",
+              "torch associative_scan (generic, compiled, static, CUDA, reverse)"),
+             (Symptom("probe monoids", Cause.LOGIC),), "open",
+             "docs/findings/torch_associative_scan_compiled_generic_reverse.py", gpu=True),
+    KnownBug("torch-empty-batch", None,
+             "eager associative_scan on an empty batch: one element short along the scanned "
+             "dimension, or a RuntimeError", "torch", ("torch",), "2.11.0", None, _EAGER_GENERIC,
+             (Symptom("probe monoids", Cause.LOGIC, (("n", (0,)),)),),
+             "not reported as such: pytorch/pytorch#186107 and #186465 report a zero-length "
+             "scan dimension (pytorch/pytorch#188348 addresses it), not an empty batch",
+             "docs/findings/torch_associative_scan_empty_batch.py"),
+    KnownBug("torch-compile-numpy-union", None,
+             "torch.compile(fullgraph=True) cannot trace isinstance(x, np.ndarray | np.generic) "
+             "written in the traced function", "torch", ("torch",), "2.13.0", None, (), (),
+             "not reported upstream", "docs/findings/torch_compile_isinstance_numpy_union.py"),
+    KnownBug("torch-dlpack-negative-stride", None,
+             "torch.from_dlpack of a CuPy array with a negative stride aborts the process",
+             "torch", ("torch",), "2.11.0", None, (), (), "not reported upstream",
+             "docs/findings/torch_from_dlpack_negative_stride.py", gpu=True),
+    KnownBug("torch-cuda-half-cumsum", None,
+             "torch.cumsum and torch.cumprod on CUDA round float16 and bfloat16 partial results "
+             "to 16 bits (within the bound: a precision to know, not a wrong answer)", "torch",
+             ("torch",), "2.11.0", None, (), (), "not reported upstream",
+             "docs/findings/torch_cuda_half_cumsum.py", gpu=True),
 )

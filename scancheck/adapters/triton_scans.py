@@ -54,3 +54,5 @@ def _row(mode: dict[str, Any]) -> Row:
 MODES = {"api": tuple(_APIS), "reverse": (False, True)}
 
 ROWS: tuple[Row, ...] = tuple(_row(m) for m in modes(MODES))
+
+KNOWN: tuple = ()
