@@ -8,11 +8,13 @@
     scancheck check TARGET        conformance of any scan implementation
     scancheck matrix              pandas, polars, pyarrow, dask, numba and JAX scans, one table
     scancheck known               known bugs of the libraries checked, with their links
+    scancheck hunt                every library scan and mode here, checked: one table
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -22,6 +24,7 @@ from .commands import (
     _cmd_bench,
     _cmd_check,
     _cmd_explain,
+    _cmd_hunt,
     _cmd_known,
     _cmd_matrix,
     _cmd_precision,
@@ -185,6 +188,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=positive(float), default=600,
                    help="seconds one reproducer may run (default 600)")
     p.set_defaults(func=_cmd_known)
+
+    p = sub.add_parser("hunt", help="every library scan API and mode this machine can run, "
+                       "checked: one table, and a reproducer for each new finding",
+                       description="Check every built-in library target of a part at its "
+                       "declared contract; write the table of every API and mode with its "
+                       "verdict, and for each failure no known bug explains a standalone "
+                       "reproducer, run once.")
+    p.add_argument("--part", choices=["cpu", "gpu", "all"], default="all",
+                   help="the targets that need no GPU (cpu), those that do (gpu), or both "
+                   "(default; those that cannot run here are listed so)")
+    p.add_argument("--jobs", type=positive(int), default=max(1, (os.cpu_count() or 2) - 2),
+                   help="targets checked at once, each in a process of its own (default: "
+                   "the cores less two)")
+    p.add_argument("--budget", type=positive(float), default=20.0, metavar="SECONDS",
+                   help="seconds each target's check may take (default 20)")
+    p.add_argument("--timeout", type=positive(float), default=60,
+                   help="seconds one case may run before it is a hang (default 60)")
+    p.add_argument("--only", metavar="REGEX", help="only the targets whose name matches")
+    p.add_argument("--out", default="hunt-out", help="folder of the part's JSON and table "
+                   "and of the reproducers (default hunt-out)")
+    p.add_argument("--merge", nargs="+", metavar="JSON", help="instead: join the parts' "
+                   "hunt-PART.json into one table")
+    p.add_argument("--write", metavar="PAGE", help="write the table into PAGE (a Markdown "
+                   "page: docs/api-modes.md)")
+    p.set_defaults(func=_cmd_hunt)
 
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
     p.add_argument("variant")

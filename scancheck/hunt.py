@@ -1,0 +1,211 @@
+"""``scancheck hunt``: every built-in library target this machine can run, checked at its
+declared contract, one table of every API and mode with its verdict (conforms, known
+upstream with its link, new finding, or cannot run here and why), and for every failure no
+known bug explains a standalone plain-library reproducer, written and run once.
+
+The GPU part (``--part gpu``: the targets that need a GPU) and the CPU part (``--part
+cpu``) run on their own machines; ``--merge`` joins their JSON into the one table
+(docs/api-modes.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+#: What a table cell says of a target.
+CONFORMS, KNOWN, NEW, CANNOT, UNFINISHED = (
+    "conforms", "known upstream", "new finding", "cannot run here", "no failure found")
+
+
+@dataclass
+class Found:
+    """One target's line of the table: its API and mode, the verdict, what explains it
+    (a known bug's link, a new finding's diagnosis, why it cannot run), the largest n
+    checked, the seconds taken, and a new finding's reproducer and what it printed last."""
+
+    target: str
+    api: str
+    mode: str
+    part: str
+    verdict: str
+    detail: str = ""
+    largest_n: int = 0
+    seconds: float = 0.0
+    reproducer: str = ""
+    reproduced: str = ""
+
+
+def _rows(part: str, only: str | None) -> list[Any]:
+    """The library rows of ``part`` ("cpu": those that need no GPU, "gpu": those that do,
+    "all"), scancheck's own kernels and models left out (the GPU suite checks them)."""
+    from .adapters import all_rows
+
+    rows = [r for r in all_rows() if not r.api.startswith("scancheck")]
+    if part != "all":
+        rows = [r for r in rows if r.gpu == (part == "gpu")]
+    if only:
+        rows = [r for r in rows if re.search(only, r.name)]
+    return rows
+
+
+def _mode(row: Any) -> str:
+    return ", ".join(f"{k}={v}" for k, v in row.mode if k != "api") or "-"
+
+
+def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None,
+         timeout: float = 60.0, log: Any = print) -> list[Found]:
+    """Check every library target of ``part`` that can run here, ``jobs`` at once, each
+    within ``budget`` seconds (no sanitizer, no check past 2**31); write each new finding's
+    reproducer under ``out`` and run it once; return the table's lines."""
+    from .adapters import known_for
+    from .adapters.known import explain, unexplained, unseen
+    from .engine.cases import Budget
+    from .engine.isolation import UsageError, check_isolated
+
+    out.mkdir(parents=True, exist_ok=True)
+    rows = _rows(part, only)
+    found: list[Found] = []
+    todo = []
+    for row in rows:
+        why = row.unavailable()
+        if why:
+            found.append(Found(row.name, row.api, _mode(row), part, CANNOT, why))
+        else:
+            todo.append(row)
+
+    def check(row: Any) -> Found:
+        start = time.monotonic()
+        line = Found(row.name, row.api, _mode(row), part, CONFORMS)
+        try:
+            rep = check_isolated(row.name, budget=Budget(budget, bounded=True), timeout=timeout,
+                                 large=False, sanitize=(), workers=1)
+        except UsageError as exc:
+            line.verdict, line.detail = CANNOT, str(exc)
+            return line
+        line.largest_n, line.seconds = rep.reached, round(time.monotonic() - start, 1)
+        bugs = known_for(row.name)
+        known = explain(rep, bugs)
+        new = unexplained(rep, bugs)
+        if new:
+            line.verdict, line.detail = NEW, rep.diagnosis or new[0].diagnosis
+            line.reproducer = write_reproducer(rep, row, out)
+            if line.reproducer:
+                line.reproduced = run_reproducer(Path(line.reproducer))
+        elif known:
+            line.verdict = KNOWN
+            line.detail = "; ".join(f"{b.told} ({hit.name})" for b, hit in known)
+        elif rep.unfinished:
+            line.verdict, line.detail = UNFINISHED, rep.summary
+        gone = unseen(rep, bugs)
+        if gone:
+            line.detail = "; ".join([line.detail, *(f"{b.key} did not reproduce: fixed in "
+                                                    f"{b.installed()}?" for b in gone)]).strip("; ")
+        return line
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(check, row): row for row in todo}
+        for done, future in enumerate(as_completed(futures), 1):
+            line = future.result()
+            found.append(line)
+            log(f"[{done}/{len(todo)}] {line.target}: {line.verdict}"
+                + (f" -- {line.detail[:90]}" if line.detail else ""))
+    order = {r.name: k for k, r in enumerate(rows)}
+    found.sort(key=lambda f: order[f.target])
+    (out / f"hunt-{part}.json").write_text(json.dumps([asdict(f) for f in found], indent=1))
+    (out / f"hunt-{part}.md").write_text(table(found))
+    return found
+
+
+def _literal(v: Any) -> str:
+    """A Python literal of a smallest case's scalar (NaN and infinities as float(...))."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"float({str(v)!r})"
+    return repr(v)
+
+
+def write_reproducer(rep: Any, row: Any, out: Path) -> str:
+    """Write a standalone reproducer of ``rep``'s primary failure under ``out`` (the
+    report's own snippet: the plain library call on the failing input, rebuilt), ending in
+    "still reproduces" where the plain call gives the wrong output the check saw; its path,
+    or "" where the failure has no input to rebuild or no plain call."""
+    from .report import reproducer
+
+    if row.call is None:
+        return ""
+    name = re.sub(r"[^A-Za-z0-9]+", "_", row.name).strip("_")
+    path = out / f"repro_{name}.py"
+    try:
+        snippet = reproducer(rep, out, name)
+    except Exception:  # noqa: BLE001 - a case the report cannot rebuild: none written
+        return ""
+    if not snippet or re.search(r"^\s*(import|from)\s+scancheck", snippet, re.M):
+        return ""
+    case = rep.verdict.smallest_case or {}
+    check = ""
+    if "index" in case and "got" in case and "got_row" in snippet:
+        k, got = case["index"], case["got"]
+        check = (f"\nseen = {_literal(got)}  # what the check saw at output {k}\n"
+                 f"now = got_row[{k}]\n"
+                 "same = bool(np.all(now == seen)) or bool(np.all(np.isnan(np.asarray(now, "
+                 "dtype=float))) and np.isnan(seen))\n"
+                 "print('still reproduces' if same else 'does not reproduce')\n")
+    head = (f'"""{row.name}: {rep.diagnosis}\n\nWritten by scancheck hunt; plain '
+            f'{row.api.split(" ")[0].split(".")[0]}, no scancheck."""\n\n')
+    path.write_text(head + snippet + check)
+    return str(path)
+
+
+def run_reproducer(path: Path, timeout: float = 300.0) -> str:
+    """Run a reproducer once; its last line (or how it ended)."""
+    try:
+        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"timed out after {timeout:g} s"
+    text = (done.stdout.strip() or done.stderr.strip() or "no output").splitlines()
+    return text[-1] if done.returncode == 0 else f"exit {done.returncode}: {text[-1][:200]}"
+
+
+def table(found: list[Found]) -> str:
+    """Every API and mode with its verdict, as Markdown, and the count of each verdict."""
+    counts = {v: sum(f.verdict == v for f in found) for v in
+              (CONFORMS, UNFINISHED, KNOWN, NEW, CANNOT)}
+    head = ("| API | mode | target | verdict | detail | largest n | part |\n"
+            "|---|---|---|---|---|---|---|\n")
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    def detail(f: Found) -> str:
+        if not f.reproducer:
+            return cell(f.detail)
+        return cell(f"{f.detail}; reproducer {Path(f.reproducer).name}: {f.reproduced}")
+
+    body = "".join(f"| {cell(f.api)} | {cell(f.mode)} | {cell(f.target)} | **{f.verdict}** | "
+                   f"{detail(f)} | {f.largest_n:,} | {f.part} |\n" for f in found)
+    told = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    return f"{len(found)} targets: {told}.\n\n" + head + body
+
+
+def merge(paths: list[Path]) -> list[Found]:
+    """The lines of several parts' JSON joined, a target run in one part taking the place
+    of its "cannot run here" line in another."""
+    best: dict[str, Found] = {}
+    for path in paths:
+        for d in json.loads(path.read_text()):
+            f = Found(**d)
+            if f.target not in best or best[f.target].verdict == CANNOT:
+                best[f.target] = f
+    from .adapters import all_rows
+
+    order = {r.name: k for k, r in enumerate(all_rows())}
+    return sorted(best.values(), key=lambda f: order.get(f.target, len(order)))
