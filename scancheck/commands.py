@@ -210,7 +210,7 @@ def _cmd_hunt(args: argparse.Namespace) -> int:
     was made."""
     from pathlib import Path
 
-    from .hunt import NEW, hunt, merge, table
+    from .hunt import NEW, hunt, merge, table, with_table
 
     if args.write:
         _output_path(args.write, "--write")
@@ -224,26 +224,13 @@ def _cmd_hunt(args: argparse.Namespace) -> int:
         found = hunt(args.part, Path(args.out), args.jobs, args.budget, args.only, args.timeout)
     text = table(found)
     if args.write:
+        page = open(args.write).read() if os.path.isfile(args.write) else ""
         with _writing(args.write, "--write"), open(args.write, "w") as fh:
-            fh.write(_HUNT_PAGE + text)
+            fh.write(with_table(page, text))
         print(f"table written to {args.write}")
     else:
         print(text)
     return 1 if any(f.verdict == NEW for f in found) else 0
-
-
-#: The head of the page the hunt's table is written into (--write).
-_HUNT_PAGE = """# Every library scan API and mode, and its verdict
-
-Written by `scancheck hunt` (the CPU part on a CPU machine with the `libs` extra, the GPU
-part on a GPU machine, joined with `scancheck hunt --merge hunt-cpu.json hunt-gpu.json
---write docs/api-modes.md`): each built-in library target, enumerated from its API's modes
-(`scancheck/adapters/`), checked at its declared contract within the hunt's budget, with no
-sanitizer and no check past 2**31.  **known upstream**: a failure a known bug explains
-(`scancheck known`); **new finding**: one none does, with its standalone reproducer and
-what it printed; **cannot run here**: why, on the machine of its part.
-
-"""
 
 
 def _print_known(rep) -> None:

@@ -107,12 +107,14 @@ def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],
     """``scancheck check`` on the library scans and every scancheck kernel, and on the
     grid-scope kernels under the recurrence pair too (long recurrences at GPU sizes); the
     summary table."""
-    from .adapters import builtin_targets
+    from .adapters import all_rows, builtin_targets
     from .kernels.registry import VARIANTS
 
-    # Every built-in target but the CPU models (CI checks those), kernels included; those
-    # whose library this machine lacks are named, not checked.
-    table = builtin_targets()
+    # Every built-in target but the CPU models (CI checks those) and the libraries' further
+    # modes (scancheck hunt checks them), kernels included; those whose library this
+    # machine lacks are named, not checked.
+    variants = {r.name for r in all_rows() if r.variant}
+    table = {n: t for n, t in builtin_targets().items() if n not in variants}
     targets = [name for name, t in table.items()
                if not name.startswith("model:") and not t.unavailable]
     unrun = [f"{name} ({t.unavailable})" for name, t in table.items() if t.unavailable]

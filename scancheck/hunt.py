@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 #: What a table cell says of a target.
-CONFORMS, KNOWN, NEW, CANNOT, UNFINISHED = (
-    "conforms", "known upstream", "new finding", "cannot run here", "no failure found")
+CONFORMS, KNOWN, KNOWN_HERE, NEW, CANNOT, UNFINISHED = (
+    "conforms", "known upstream", "known finding", "new finding", "cannot run here",
+    "no failure found")
 
 
 @dataclass
@@ -45,13 +46,16 @@ class Found:
 
 
 def _rows(part: str, only: str | None) -> list[Any]:
-    """The library rows of ``part`` ("cpu": those that need no GPU, "gpu": those that do,
-    "all"), scancheck's own kernels and models left out (the GPU suite checks them)."""
+    """The library rows of ``part`` ("cpu": those that need no GPU, "gpu": those that do and
+    those that run on a GPU where one is found, "all"), scancheck's own kernels and models
+    left out (the GPU suite checks them)."""
     from .adapters import all_rows
 
     rows = [r for r in all_rows() if not r.api.startswith("scancheck")]
-    if part != "all":
-        rows = [r for r in rows if r.gpu == (part == "gpu")]
+    if part == "cpu":
+        rows = [r for r in rows if not r.gpu]
+    elif part == "gpu":
+        rows = [r for r in rows if r.gpu or r.follows_device]
     if only:
         rows = [r for r in rows if re.search(only, r.name)]
     return rows
@@ -101,7 +105,7 @@ def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None
             if line.reproducer:
                 line.reproduced = run_reproducer(Path(line.reproducer))
         elif known:
-            line.verdict = KNOWN
+            line.verdict = KNOWN if any(b.link for b, _ in known) else KNOWN_HERE
             line.detail = "; ".join(f"{b.told} ({hit.name})" for b, hit in known)
         elif rep.unfinished:
             line.verdict, line.detail = UNFINISHED, rep.summary
@@ -111,17 +115,22 @@ def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None
                                                     f"{b.installed()}?" for b in gone)]).strip("; ")
         return line
 
+    order = {r.name: k for k, r in enumerate(rows)}
+
+    def save() -> None:  # after each target: a run cut short keeps what it found
+        found.sort(key=lambda f: order[f.target])
+        (out / f"hunt-{part}.json").write_text(json.dumps([asdict(f) for f in found], indent=1))
+        (out / f"hunt-{part}.md").write_text(table(found))
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {pool.submit(check, row): row for row in todo}
         for done, future in enumerate(as_completed(futures), 1):
             line = future.result()
             found.append(line)
+            save()
             log(f"[{done}/{len(todo)}] {line.target}: {line.verdict}"
-                + (f" -- {line.detail[:90]}" if line.detail else ""))
-    order = {r.name: k for k, r in enumerate(rows)}
-    found.sort(key=lambda f: order[f.target])
-    (out / f"hunt-{part}.json").write_text(json.dumps([asdict(f) for f in found], indent=1))
-    (out / f"hunt-{part}.md").write_text(table(found))
+                + (f" -- {line.detail[:90]}" if line.detail else ""), flush=True)
+    save()
     return found
 
 
@@ -147,14 +156,21 @@ def write_reproducer(rep: Any, row: Any, out: Path) -> str:
         snippet = reproducer(rep, out, name)
     except Exception:  # noqa: BLE001 - a case the report cannot rebuild: none written
         return ""
+    resolved = f"resolve({row.name!r}).fn(x, seg)"
+    if snippet and resolved in snippet:  # a segmented case: the row's plain call instead
+        imports, call = row.call
+        snippet = snippet.replace("from scancheck.engine.resolve import resolve\n", imports)
+        snippet = snippet.replace(resolved, call.replace("AXIS", "0"))
     if not snippet or re.search(r"^\s*(import|from)\s+scancheck", snippet, re.M):
         return ""
     case = rep.verdict.smallest_case or {}
     check = ""
-    if "index" in case and "got" in case and "got_row" in snippet:
+    output = ("got_row[{k}]" if "got_row" in snippet else "got[p, col]" if "got[p, col]" in snippet
+              else None)
+    if "index" in case and "got" in case and output:
         k, got = case["index"], case["got"]
         check = (f"\nseen = {_literal(got)}  # what the check saw at output {k}\n"
-                 f"now = got_row[{k}]\n"
+                 f"now = {output.format(k=k)}\n"
                  "same = bool(np.all(now == seen)) or bool(np.all(np.isnan(np.asarray(now, "
                  "dtype=float))) and np.isnan(seen))\n"
                  "print('still reproduces' if same else 'does not reproduce')\n")
@@ -178,7 +194,7 @@ def run_reproducer(path: Path, timeout: float = 300.0) -> str:
 def table(found: list[Found]) -> str:
     """Every API and mode with its verdict, as Markdown, and the count of each verdict."""
     counts = {v: sum(f.verdict == v for f in found) for v in
-              (CONFORMS, UNFINISHED, KNOWN, NEW, CANNOT)}
+              (CONFORMS, UNFINISHED, KNOWN, KNOWN_HERE, NEW, CANNOT)}
     head = ("| API | mode | target | verdict | detail | largest n | part |\n"
             "|---|---|---|---|---|---|---|\n")
 
@@ -197,15 +213,52 @@ def table(found: list[Found]) -> str:
 
 
 def merge(paths: list[Path]) -> list[Found]:
-    """The lines of several parts' JSON joined, a target run in one part taking the place
-    of its "cannot run here" line in another."""
-    best: dict[str, Found] = {}
+    """The lines of several parts' JSON joined: each target's line of every part that ran
+    it (JAX's run on the CPU and on a GPU), and where none did, one "cannot run here"; a
+    later file's line of a target and part replaces an earlier one's (a run again)."""
+    by_part: dict[tuple[str, str], Found] = {}
     for path in paths:
         for d in json.loads(path.read_text()):
             f = Found(**d)
-            if f.target not in best or best[f.target].verdict == CANNOT:
-                best[f.target] = f
+            by_part[f.target, f.part] = f
+    lines: dict[str, list[Found]] = {}
+    for f in by_part.values():
+        lines.setdefault(f.target, []).append(f)
     from .adapters import all_rows
 
     order = {r.name: k for k, r in enumerate(all_rows())}
-    return sorted(best.values(), key=lambda f: order.get(f.target, len(order)))
+    out = []
+    for target in sorted(lines, key=lambda t: order.get(t, len(order))):
+        ran = [f for f in lines[target] if f.verdict != CANNOT]
+        out += ran or lines[target][:1]
+    return out
+
+
+HUNT_START, HUNT_END = "<!-- hunt: start -->", "<!-- hunt: end -->"
+#: What a page the table is written into says of it, where it had no table before.
+_SECTION = """## Every library scan API and mode (scancheck hunt)
+
+Written by `scancheck hunt`: the CPU part on a CPU machine with the `libs` extra (and torch
+for its CPU rows), the GPU part on a GPU machine, joined with `scancheck hunt --merge
+hunt-cpu.json hunt-gpu.json --write docs/conformance-matrix.md`.  Each built-in library
+target, enumerated from its API's modes (`scancheck/adapters/`), checked at its declared
+contract within the hunt's budget, with no sanitizer and no check past 2**31.  **known
+upstream**: a failure a known bug explains (`scancheck known`); **known finding**: one
+reported in docs/findings.md, not upstream; **new finding**: one none explains, with its
+standalone reproducer and what it printed last; **no failure found**: the budget ended
+first, at the n shown; **cannot run here**: why, on its part's machine.
+
+"""
+
+
+def with_table(page: str, text: str) -> str:
+    """``page`` with the hunt's table ``text`` between its markers, or, where it has none,
+    a section holding it put first after its title."""
+    if HUNT_START in page and HUNT_END in page:
+        head, rest = page.split(HUNT_START, 1)
+        return f"{head}{HUNT_START}\n{text}{HUNT_END}{rest.split(HUNT_END, 1)[1]}"
+    section = f"{_SECTION}{HUNT_START}\n{text}{HUNT_END}\n\n"
+    if page.startswith("# "):
+        title, _, rest = page.partition("\n\n")
+        return f"{title}\n\n{section}{rest}"
+    return section + page

@@ -4,6 +4,7 @@ confirmed by running it, and the parts merged."""
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict, replace
 
 import numpy as np
@@ -70,5 +71,40 @@ def test_scancheck_hunt_writes_the_table_of_its_targets(tmp_path, capsys):
                  "--write", str(page)]) == 0
     text = page.read_text()
     assert "| numpy.cumsum | - | numpy.cumsum | **conforms** |" in text
+    again = main(["hunt", "--merge", str(tmp_path / "out" / "hunt-cpu.json"), "--write", str(page)])
+    assert again == 0 and page.read_text() == text  # the table replaced, not added twice
     found = json.loads((tmp_path / "out" / "hunt-cpu.json").read_text())
     assert [f["target"] for f in found] == ["numpy.cumsum"]  # the GPU one is the GPU part's
+
+
+def test_the_parts_split_the_library_targets_and_jax_runs_in_both():
+    from scancheck.hunt import _rows
+
+    cpu, gpu = {r.name for r in _rows("cpu", None)}, {r.name for r in _rows("gpu", None)}
+    every = {r.name for r in _rows("all", None)}
+    assert cpu | gpu == every and "numpy.cumsum" in cpu - gpu and "cupy.cumsum (CUB)" in gpu - cpu
+    assert "jax.lax.cumsum (jit, reverse)" in cpu & gpu  # JAX follows its default device
+    assert not any(n.startswith(("scancheck:", "model:")) for n in every)
+
+
+def test_a_target_run_in_two_parts_keeps_both_lines(tmp_path):
+    for part in ("cpu", "gpu"):
+        (tmp_path / f"{part}.json").write_text(json.dumps([asdict(
+            Found("jax.lax.cumsum", "jax.lax.cumsum", "-", part, CONFORMS))]))
+    merged = merge([tmp_path / "cpu.json", tmp_path / "gpu.json"])
+    assert [f.part for f in merged] == ["cpu", "gpu"]
+
+
+def test_the_gpu_suites_check_part_leaves_the_further_modes_to_the_hunt(monkeypatch, tmp_path):
+    from scancheck import gpusuite
+
+    seen = {}
+
+    def fake_run(cmd, log, env):
+        seen["targets"] = cmd[cmd.index("check") + 1:cmd.index("--jobs")]
+        return 0, "summary\n", 0.0
+
+    monkeypatch.setattr(gpusuite, "_run", fake_run)
+    gpusuite._check_targets(sys.executable, tmp_path, {}, [], "1")
+    checked = set(seen["targets"])
+    assert "numpy.cumsum" in checked and "torch.cumsum (CPU, compiled)" not in checked

@@ -73,7 +73,8 @@ def _row(mode: dict[str, Any]) -> Row:
     if cub and api == "cumsum" and not strided:
         call = "cp.cumsum(cp.asarray(x), dtype=x.dtype).get()  # CuPy's CUB path"
     return Row(name, cupy_scan(api, ["cub"] if cub else [], strided), spec, needs=("cupy",),
-               gpu=True, call=(imports, call), api=f"cupy.{api}", mode=told(mode))
+               gpu=True, call=(imports, call), api=f"cupy.{api}", mode=told(mode),
+               variant=strided or (api, cub) == ("cumprod", False))
 
 
 #: The mode product of CuPy's scans.

@@ -140,9 +140,12 @@ def _pandas_rows() -> list[Row]:
     for method, op in (("cumsum", "add"), ("cumprod", "mul"), ("cummax", "max"),
                        ("cummin", "min")):
         dtypes = _FLOATS_INTS if op in ("max", "min") else ("float32", "float64", "int64")
+        # The plain call takes the group labels as ``seg`` (the reproducer's name for them).
         out.append(Row(f"pandas groupby().{method}()", pandas_groupby(method),
                        TargetSpec(op=op, segments="groups", dtypes=dtypes), needs=("pandas",),
-                       api=f"pandas SeriesGroupBy.{method}"))
+                       api=f"pandas SeriesGroupBy.{method}",
+                       call=(_PANDAS, f"pd.Series(x).groupby(np.asarray(seg)).{method}("
+                                      f"skipna=False).to_numpy()")))
     return out
 
 
@@ -203,6 +206,11 @@ KNOWN: tuple[KnownBug, ...] = (
              (Symptom("floats within bound", Cause.LOGIC), Symptom("nan and inf", Cause.SPECIALS)),
              "closed: fixed by apache/arrow#51203",
              "docs/findings/pyarrow_cumulative_max_min_float_start.py"),
+    KnownBug("pandas-groupby-cumsum-inf", None,
+             "groupby().cumsum() turns an infinite running sum into NaN at the next value "
+             "(groupby().sum() and Series.cumsum keep it)", "pandas", ("pandas",), "3.1.1", None,
+             ("pandas groupby().cumsum()",), (Symptom("segments", Cause.SPECIALS),),
+             "not reported upstream", "docs/findings/pandas_groupby_cumsum_inf.py"),
     KnownBug("pandas-groupby-cumsum-dtype", None,
              "groupby().cumsum() of int32 returns int32 or int64 depending on the values "
              "(declared around: the groupby targets take no int32 sums)", "pandas", ("pandas",),

@@ -207,7 +207,7 @@ def _jnp_row(mode: dict[str, Any]) -> Row:
                jax_call(_jnp(api, True), jitted, wide), spec, needs=("jax",),
                call=(_JAX + (_X64 if wide else ""),
                      _plain(f"jnp.{api}(v, axis=AXIS, dtype=x.dtype)", jitted)),
-               api=f"jax.numpy.{api}", mode=told(mode))
+               api=f"jax.numpy.{api}", mode=told(mode), variant=jitted, follows_device=True)
 
 
 def _lax_row(mode: dict[str, Any]) -> Row:
@@ -224,7 +224,7 @@ def _lax_row(mode: dict[str, Any]) -> Row:
                jax_call(_lax(api, reverse), jitted, False, front=True), spec, needs=("jax",),
                call=(_JAX, _plain(f"jax.lax.{api}(v, axis=AXIS % x.ndim, reverse={reverse})",
                                   jitted)),
-               api=f"jax.lax.{api}", mode=told(mode))
+               api=f"jax.lax.{api}", mode=told(mode), variant=True, follows_device=True)
 
 
 def _associative_row(mode: dict[str, Any]) -> Row:
@@ -237,7 +237,8 @@ def _associative_row(mode: dict[str, Any]) -> Row:
                jax_call(_associative_add, jitted, wide), spec, needs=("jax",),
                call=(_JAX + (_X64 if wide else ""),
                      _plain("jax.lax.associative_scan(jnp.add, v)", jitted)),
-               api="jax.lax.associative_scan", mode=told({"combine": "jnp.add", **mode}))
+               api="jax.lax.associative_scan", mode=told({"combine": "jnp.add", **mode}),
+               variant=jitted, follows_device=True)
 
 
 def _generic_row(mode: dict[str, Any]) -> Row:
@@ -247,7 +248,8 @@ def _generic_row(mode: dict[str, Any]) -> Row:
                f"{', reverse' if reverse else ''})", jax_associative(reverse, jitted),
                TargetSpec(combine=True, axis="arg", max_n=2**7, reverse="flip" if reverse else False),
                needs=("jax",), api="jax.lax.associative_scan",
-               mode=told({"combine": "probe monoids", **mode}))
+               mode=told({"combine": "probe monoids", **mode}), variant=not jitted,
+               follows_device=True)
 
 
 ROWS: tuple[Row, ...] = (

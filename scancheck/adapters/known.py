@@ -27,6 +27,16 @@ class Symptom:
     prop: str
     cause: Cause
     case: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    #: Whether the failing input holds no element (a shape with a 0 in it); None: either.
+    empty: bool | None = None
+
+    def matches(self, result: Any) -> bool:
+        """Whether the failing property result is this symptom."""
+        case = result.smallest_case or {}
+        shape = case.get("shape") or [case.get("n", 1)]
+        return (result.name == self.prop and result.cause == self.cause.name
+                and all(case.get(k) in values for k, values in self.case)
+                and (self.empty is None or (0 in shape) == self.empty))
 
 
 @dataclass(frozen=True)
@@ -78,9 +88,7 @@ class KnownBug:
         its symptoms: the property, the cause and the case values that identify it)."""
         if target not in self.targets or result.status not in ("fail", "fault", "hang"):
             return False
-        case = result.smallest_case or {}
-        return any(result.name == s.prop and result.cause == s.cause.name
-                   and all(case.get(k) in values for k, values in s.case) for s in self.symptoms)
+        return any(s.matches(result) for s in self.symptoms)
 
     @property
     def props(self) -> tuple[str, ...]:

@@ -42,6 +42,12 @@ class Row:
     mode: tuple[tuple[str, str], ...] = ()
     #: Why this mode cannot run on any machine (the library refuses it), or None.
     refused: str | None = None
+    #: A mode beyond the API's calls the GPU suite checks (compiled, deterministic, jitted,
+    #: strided, ...): the hunt checks it, the suite's check part does not.
+    variant: bool = False
+    #: It runs where its library's default device is, a GPU where one is found (JAX): the
+    #: hunt's GPU part checks it too.
+    follows_device: bool = False
 
     def unavailable(self) -> str | None:
         """Why this target cannot run here, or None."""

@@ -314,7 +314,7 @@ def _cum_row(mode: dict[str, Any]) -> Row:
                       max_n=2**16 if compiled else None, **extra)
     return Row(f"torch.{api} ({', '.join(tags)})", torch_op(api, cuda, True, det, compiled),
                spec, needs=("torch",), gpu=cuda, call=torch_call(api, cuda, True, det, compiled),
-               api=f"torch.{api}", mode=told(mode))
+               api=f"torch.{api}", mode=told(mode), variant=compiled or det)
 
 
 #: Without dtype=: bool and narrow integers come back as int64.
@@ -355,7 +355,10 @@ def _associative_row(mode: dict[str, Any]) -> Row:
                torch_associative(mode["combine_mode"], mode["reverse"], "cuda" if cuda else "cpu",
                                  compiled, dynamic=not static),
                spec, needs=("torch",), gpu=cuda, api="torch associative_scan",
-               mode=told(shown), refused=refused)
+               mode=told(shown), refused=refused,
+               variant=(mode["combine_mode"], mode["execution"], static, cuda) not in (
+                   ("generic", "eager", False, False), ("generic", "eager", False, True),
+                   ("pointwise", "compiled", False, True)))
 
 
 def _segmented_row(mode: str, device: str) -> Row:
@@ -387,12 +390,12 @@ KNOWN: tuple[KnownBug, ...] = (
              "outputs wrong from n = 9 (a min combine)", "torch", ("torch",), "2.5.0", None,
              ("torch associative_scan (generic, compiled, CUDA, reverse)",
               "torch associative_scan (generic, compiled, static, CUDA, reverse)"),
-             (Symptom("probe monoids", Cause.LOGIC),), "open",
+             (Symptom("probe monoids", Cause.LOGIC, empty=False),), "open",
              "docs/findings/torch_associative_scan_compiled_generic_reverse.py", gpu=True),
     KnownBug("torch-empty-batch", None,
              "eager associative_scan on an empty batch: one element short along the scanned "
              "dimension, or a RuntimeError", "torch", ("torch",), "2.11.0", None, _EAGER_GENERIC,
-             (Symptom("probe monoids", Cause.LOGIC, (("n", (0,)),)),),
+             (Symptom("probe monoids", Cause.LOGIC, empty=True),),
              "not reported as such: pytorch/pytorch#186107 and #186465 report a zero-length "
              "scan dimension (pytorch/pytorch#188348 addresses it), not an empty batch",
              "docs/findings/torch_associative_scan_empty_batch.py"),

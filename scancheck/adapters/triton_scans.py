@@ -47,7 +47,7 @@ def _row(mode: dict[str, Any]) -> Row:
                triton_scan(call, op, reverse), spec, needs=("triton", "torch"), gpu=True,
                call=(imports, f"scan(torch.from_numpy(x.copy()).cuda(), {call!r}, {op!r}, "
                               f"{reverse}).cpu().numpy()"),
-               api=f"triton.language.{api.split(' ')[0][3:]}", mode=told(mode))
+               api=f"triton.language.{api.split(' ')[0][3:]}", mode=told(mode), variant=True)
 
 
 #: The mode product of Triton's scans.

@@ -53,9 +53,15 @@ def test_a_failure_with_the_bugs_symptom_is_explained_and_no_other():
 
 
 def test_case_values_narrow_a_symptom():
-    bug = replace(BUG, symptoms=(Symptom("probe monoids", Cause.LOGIC, (("n", (0,)),)),))
-    assert explain(Report("numpy.cumsum", [failing(n=0)]), [bug])
-    assert not explain(Report("numpy.cumsum", [failing(n=9)]), [bug])
+    bug = replace(BUG, symptoms=(Symptom("probe monoids", Cause.LOGIC, (("dtype", ("int64",)),)),))
+    assert explain(Report("numpy.cumsum", [failing(n=3, dtype="int64")]), [bug])
+    assert not explain(Report("numpy.cumsum", [failing(n=3, dtype="int32")]), [bug])
+
+
+def test_an_empty_batch_is_a_typed_fact_of_a_symptom():
+    bug = replace(BUG, symptoms=(Symptom("probe monoids", Cause.LOGIC, empty=True),))
+    assert explain(Report("numpy.cumsum", [failing(n=3, shape=[1, 2, 0, 3])]), [bug])
+    assert not explain(Report("numpy.cumsum", [failing(n=3, shape=[1, 2, 1, 3])]), [bug])
 
 
 def test_a_version_outside_the_range_is_not_explained():

@@ -44,7 +44,8 @@ def test_resolving_a_builtin_loads_its_own_family_alone():
             "'scancheck.kernels'))))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
-    assert eval(out) == ["scancheck.adapters.numpy_stdlib", "scancheck.adapters.rows"]
+    assert eval(out) == ["scancheck.adapters.known", "scancheck.adapters.numpy_stdlib",
+                         "scancheck.adapters.rows"]
 
 
 def test_a_mistyped_name_is_answered_from_every_family():
