@@ -240,7 +240,8 @@ _SECTION = """## Every library scan API and mode (scancheck hunt)
 
 Written by `scancheck hunt`: the CPU part on a CPU machine with the `libs` extra (and torch
 for its CPU rows), the GPU part on a GPU machine, joined with `scancheck hunt --merge
-hunt-cpu.json hunt-gpu.json --write docs/conformance-matrix.md`.  Each built-in library
+docs/hunt-cpu.json hunt-gpu.json --write docs/conformance-matrix.md` (docs/hunt-cpu.json
+keeps the CPU part's lines).  Each built-in library
 target, enumerated from its API's modes (`scancheck/adapters/`), checked at its declared
 contract within the hunt's budget, with no sanitizer and no check past 2**31.  **known
 upstream**: a failure a known bug explains (`scancheck known`); **known finding**: one

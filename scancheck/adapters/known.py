@@ -197,26 +197,3 @@ def with_gallery(page: str, bugs: list[KnownBug]) -> str:
     head, rest = page.split(GALLERY_START, 1)
     return f"{head}{GALLERY_START}\n{gallery(bugs)}{GALLERY_END}{rest.split(GALLERY_END, 1)[1]}"
 
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m scancheck.adapters.known [--write PAGE]``: print the gallery, or write it
-    into PAGE between its markers."""
-    import argparse
-
-    from . import known_bugs
-
-    parser = argparse.ArgumentParser(prog="python -m scancheck.adapters.known")
-    parser.add_argument("--write", metavar="PAGE", help="write the gallery into PAGE")
-    args = parser.parse_args(argv)
-    if not args.write:
-        print(gallery(known_bugs()), end="")
-        return 0
-    with open(args.write) as fh:
-        page = fh.read()
-    with open(args.write, "w") as fh:
-        fh.write(with_gallery(page, known_bugs()))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -40,8 +40,10 @@ def triton_scan(api: str, op: str, reverse: bool) -> Callable[[Any], Any]:
 def _row(mode: dict[str, Any]) -> Row:
     api, reverse = mode["api"], mode["reverse"]
     call, op = _APIS[api]
-    spec = TargetSpec(op=op, device="gpu", dtypes=_DTYPES,
-                      reverse=reverse, max_n=2**12)
+    # tl.maximum and tl.minimum leave NaN unspecified by default (propagate_nan=NONE), and
+    # the GPU's max and min return the operand that is a number: declared as NaN left out.
+    spec = TargetSpec(op=op, device="gpu", dtypes=_DTYPES, reverse=reverse, max_n=2**12,
+                      nans="ignore" if op in ("max", "min") else "propagate")
     imports = _SOURCE.read_text() + "\n\nimport numpy as np\n"
     return Row(f"triton {api}{' (reverse)' if reverse else ''}".replace(") (reverse)", ", reverse)"),
                triton_scan(call, op, reverse), spec, needs=("triton", "torch"), gpu=True,

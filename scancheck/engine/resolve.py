@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..core.arrays import as_dtype
-from ..core.dtypes import CUDA_SCALAR
+from ..core.dtypes import CUDA_SCALAR, DTYPES
 from ..core.loading import LibraryMissing, is_file_form, library_missing, module_from_file
 from . import builtin_tables
 from .kernel_targets import kernel_target, model_target
@@ -197,6 +197,11 @@ def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
         target = load_import_path(name, spec)
         imported = True
     merged = with_overrides(target.spec, overrides, target.name) if overrides else target.spec
+    # Every dtype a check may hand the target made now, as the whole table of built-ins
+    # once made them here: ml_dtypes' bfloat16 takes about 0.9 s to load on a 2-core CPU,
+    # which the first property's budget would otherwise spend.
+    for dtype in DTYPES:
+        as_dtype(dtype)
     unavailable = target.unavailable
     # A GPU scan of the user's own, or one the overrides made: CuPy and a GPU are this
     # machine's to give, and their absence no verdict on the target.

@@ -93,7 +93,7 @@ def test_every_bug_is_well_formed_and_its_reproducer_exists():
 
 def test_the_gallery_on_the_findings_page_is_the_registrys():
     page = (ROOT / "docs" / "findings.md").read_text()
-    assert with_gallery(page, BUGS) == page, "python -m scancheck.adapters.known --write docs/findings.md"
+    assert with_gallery(page, BUGS) == page, "python -m scancheck.adapters.gallery --write docs/findings.md"
     for bug in BUGS:
         assert bug.reproducer.removeprefix("docs/") in page
 
