@@ -135,6 +135,6 @@ ROWS: tuple[Row, ...] = (
 KNOWN: tuple[KnownBug, ...] = (
     KnownBug("ml-dtypes-double-rounding", None,
              "ml_dtypes casts float64 to bfloat16 through float32, rounding twice", "ml_dtypes",
-             ("ml_dtypes",), "0.6.0", None, (), (), "not reported upstream",
+             ("ml_dtypes",), "0", "0.7.0", (), (), "not reported upstream",
              "docs/findings/ml_dtypes_bfloat16_double_rounding.py"),
 )
