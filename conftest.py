@@ -245,15 +245,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     # the first worker's run of the collection starts with them and the others steal its
     # quick tests from the far end; under --dist load, which hands out tests two to a
     # worker, the longest start at once and none waits behind another.
-    slow = [item for item in items if item.get_closest_marker("slow")]
-    quick = [item for item in items if not item.get_closest_marker("slow")]
-    items[:] = [item for pair in zip_longest(slow, quick) for item in pair if item is not None]
     # Tests of one xdist_group share a process's warm-up (a JIT's): they go first and side by
     # side, which keeps them on one worker under worksteal too (it hands each worker a run of
-    # the collection and steals from a queue's end), as --dist loadgroup would.
+    # the collection and steals from a queue's end), as --dist loadgroup would.  They are
+    # taken out before the pairing, so that none leaves two slow tests side by side.
     grouped = sorted((item for item in items if item.get_closest_marker("xdist_group")),
                      key=lambda item: str(item.get_closest_marker("xdist_group").args))
-    items[:] = grouped + [item for item in items if item not in grouped]
+    rest = [item for item in items if not item.get_closest_marker("xdist_group")]
+    slow = [item for item in rest if item.get_closest_marker("slow")]
+    quick = [item for item in rest if not item.get_closest_marker("slow")]
+    items[:] = grouped + [item for pair in zip_longest(slow, quick) for item in pair
+                          if item is not None]
     count, reason = config._scancheck_state  # type: ignore[attr-defined]
     if count:
         return

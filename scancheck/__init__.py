@@ -21,6 +21,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .engine.builtin_tables import register as _register_builtins
+
 if TYPE_CHECKING:
     from .core.cuda import LaunchError
     from .core.monoids import Monoid
@@ -60,6 +62,18 @@ __all__ = [
     "Target", "TargetSpec", "Variant", "Verdict", "check", "check_isolated", "check_laws",
     "classify", "exact_scan", "get_operator", "scan",
 ]
+
+
+def _adapters() -> Any:
+    """The adapters layer: the built-in targets of other libraries, loaded when a built-in
+    name is first resolved."""
+    from . import adapters
+
+    return adapters
+
+
+# The engine finds built-in names through this, knowing no library itself.
+_register_builtins(_adapters)
 
 
 def __getattr__(name: str) -> Any:

@@ -7,11 +7,14 @@
     scancheck explain IN OUT      is a computed scan's error rounding or a bug?
     scancheck check TARGET        conformance of any scan implementation
     scancheck matrix              pandas, polars, pyarrow, dask, numba and JAX scans, one table
+    scancheck known               known bugs of the libraries checked, with their links
+    scancheck hunt                every library scan and mode here, checked: one table
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -21,6 +24,8 @@ from .commands import (
     _cmd_bench,
     _cmd_check,
     _cmd_explain,
+    _cmd_hunt,
+    _cmd_known,
     _cmd_matrix,
     _cmd_precision,
     _cmd_sanitize,
@@ -67,10 +72,10 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
 def _builtin_epilog() -> str:
     """The built-in target names, read from the table of built-in targets, quoted where the
     shell needs it and never broken across lines."""
-    from .engine.library import builtin_targets
+    from .adapters import names
 
     lines = ["built-in targets (each where its library, and for GPU ones a GPU, is found):", ""]
-    for name in builtin_targets():
+    for name in names():
         item = f"'{name}'" if " " in name or "(" in name else name
         if len(lines[-1]) + len(item) + 3 > _HELP_WIDTH - 2:
             lines[-1] += ","
@@ -172,6 +177,42 @@ def build_parser() -> argparse.ArgumentParser:
                        "its library documents, in one table.")
     add_matrix_arguments(p)
     p.set_defaults(func=_cmd_matrix)
+
+    p = sub.add_parser("known", help="known bugs of the libraries checked: versions, status, "
+                       "upstream links", description="The registry of known bugs of the "
+                       "libraries whose scans scancheck checks: a check that meets one says "
+                       "'known upstream: <link>' beside its diagnosis.")
+    p.add_argument("--reproduce", action="store_true", help="run each standalone reproducer "
+                   "that can run here and show what it says: still reproduces, or fixed in "
+                   "a version")
+    p.add_argument("--timeout", type=positive(float), default=600,
+                   help="seconds one reproducer may run (default 600)")
+    p.set_defaults(func=_cmd_known)
+
+    p = sub.add_parser("hunt", help="every library scan API and mode this machine can run, "
+                       "checked: one table, and a reproducer for each new finding",
+                       description="Check every built-in library target of a part at its "
+                       "declared contract; write the table of every API and mode with its "
+                       "verdict, and for each failure no known bug explains a standalone "
+                       "reproducer, run once.")
+    p.add_argument("--part", choices=["cpu", "gpu", "all"], default="all",
+                   help="the targets that need no GPU (cpu), those that do (gpu), or both "
+                   "(default; those that cannot run here are listed so)")
+    p.add_argument("--jobs", type=positive(int), default=max(1, (os.cpu_count() or 2) - 2),
+                   help="targets checked at once, each in a process of its own (default: "
+                   "the cores less two)")
+    p.add_argument("--budget", type=positive(float), default=20.0, metavar="SECONDS",
+                   help="seconds each target's check may take (default 20)")
+    p.add_argument("--timeout", type=positive(float), default=60,
+                   help="seconds one case may run before it is a hang (default 60)")
+    p.add_argument("--only", metavar="REGEX", help="only the targets whose name matches")
+    p.add_argument("--out", default="hunt-out", help="folder of the part's JSON and table "
+                   "and of the reproducers (default hunt-out)")
+    p.add_argument("--merge", nargs="+", metavar="JSON", help="instead: join the parts' "
+                   "hunt-PART.json into one table")
+    p.add_argument("--write", metavar="PAGE", help="write the table into PAGE (a Markdown "
+                   "page: docs/api-modes.md)")
+    p.set_defaults(func=_cmd_hunt)
 
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
     p.add_argument("variant")

@@ -160,6 +160,89 @@ def _cmd_explain(args: argparse.Namespace) -> int:
     return 1 if e.verdict in (PROVEN, SUSPICIOUS) else 0
 
 
+def _cmd_known(args: argparse.Namespace) -> int:
+    """The registry of known bugs: each with its versions, status and link, whether the
+    installed version is among those affected, and with --reproduce what its standalone
+    reproducer prints last ("still reproduces" or "fixed in <version>")."""
+    import subprocess
+    from pathlib import Path
+
+    from .adapters import known_bugs
+    from .adapters.known import versions
+    from .core.devices import gpu_available
+
+    gpu = gpu_available()[0] if args.reproduce else False
+    # The reproducers are in the source tree (docs/findings), not in an installed wheel.
+    root = Path(__file__).resolve().parent.parent
+    rows, links = [], []
+    for bug in known_bugs():
+        installed = bug.installed()
+        here = ((f"{installed}, " + ("affected" if bug.affects(installed) else "not affected"))
+                if installed else "not installed")
+        row = {"bug": bug.key, "library": bug.library, "affects": versions(bug), "here": here,
+               "status": bug.status.split(":")[0]}
+        if args.reproduce:
+            script = root / bug.reproducer
+            if not installed or (bug.gpu and not gpu) or not script.is_file():
+                row["reproducer"] = "not run: " + ("not installed" if not installed else "no GPU"
+                                                   if script.is_file() else "no source tree")
+            else:
+                done = subprocess.run([sys.executable, str(script)], capture_output=True,
+                                      text=True, timeout=args.timeout)
+                out = (done.stdout.strip() or done.stderr.strip() or "no output").splitlines()
+                row["reproducer"] = out[-1] if done.returncode == 0 else (
+                    f"exit {done.returncode}: {out[-1]}")
+        rows.append(row)
+        links.append(f"{bug.key}: {bug.link or 'not reported upstream'} -- {bug.title} "
+                     f"({bug.reproducer})")
+    print(format_table(_fit(rows, {"bug": 30, "status": 21, "reproducer": 30}),
+                       title="known bugs of the libraries scancheck checks"))
+    import textwrap
+
+    print("\n" + "\n".join(textwrap.fill(ln, _TABLE_WIDTH, subsequent_indent="    ")
+                            for ln in links))
+    return 0
+
+
+def _cmd_hunt(args: argparse.Namespace) -> int:
+    """Check every library target of a part this machine can run (or merge parts), write the
+    table of every API and mode and each new finding's reproducer; 1 where a new finding
+    was made."""
+    from pathlib import Path
+
+    from .hunt import NEW, hunt, merge, table, with_table
+
+    if args.write:
+        _output_path(args.write, "--write")
+    if args.merge:
+        missing = [p for p in args.merge if not os.path.isfile(p)]
+        if missing:
+            raise ValueError(f"argument --merge: {', '.join(missing)} is no file (give the "
+                             f"hunt-PART.json files the parts wrote)")
+        found = merge([Path(p) for p in args.merge])
+    else:
+        found = hunt(args.part, Path(args.out), args.jobs, args.budget, args.only, args.timeout)
+    text = table(found)
+    if args.write:
+        page = open(args.write).read() if os.path.isfile(args.write) else ""
+        with _writing(args.write, "--write"), open(args.write, "w") as fh:
+            fh.write(with_table(page, text))
+        print(f"table written to {args.write}")
+    else:
+        print(text)
+    return 1 if any(f.verdict == NEW for f in found) else 0
+
+
+def _print_known(rep) -> None:
+    """The known bugs a report's failures meet ("known upstream: <link>"), and those of its
+    target that did not reproduce ("fixed in <version>?")."""
+    from .adapters import known_for
+    from .adapters.known import lines
+
+    for line in lines(rep, known_for(rep.target)):
+        print(f"  {line}")
+
+
 def _cmd_matrix(args: argparse.Namespace) -> int:
     from .matrix import run_matrix
 
@@ -284,6 +367,7 @@ def _cmd_check(args: argparse.Namespace) -> int:
     reports = [r for _, r in ran]
     for rep in reports:
         _print_report(rep)
+        _print_known(rep)
     statuses = {_exit_status(rep) for rep in reports}
     # A failure outranks a target that could not be checked, which outranks an unfinished
     # check (no budget would check it).
@@ -327,11 +411,11 @@ def _round_robin(items: list) -> dict[Any, str]:
 def _refuse_unavailable(names: list[str]) -> None:
     """A ValueError naming each built-in target that cannot run on this machine (its library
     or a GPU missing), before any check starts: a long run is not spent to learn that."""
-    from .engine.library import builtin_targets
+    from .adapters import find
 
-    table = builtin_targets()
-    unrun = [f"{name!r} ({table[name].unavailable})" for name in names
-             if name in table and table[name].unavailable]
+    # Each name loads its own library's table alone.
+    found = [(name, find(name)) for name in names]
+    unrun = [f"{name!r} ({t.unavailable})" for name, t in found if t is not None and t.unavailable]
     if unrun:
         raise ValueError(f"argument TARGET: {', '.join(unrun)} cannot run here; nothing was "
                          f"checked (install what is missing, or leave the target out)")

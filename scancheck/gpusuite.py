@@ -107,12 +107,14 @@ def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],
     """``scancheck check`` on the library scans and every scancheck kernel, and on the
     grid-scope kernels under the recurrence pair too (long recurrences at GPU sizes); the
     summary table."""
-    from .engine.library import builtin_targets
+    from .adapters import all_rows, builtin_targets
     from .kernels.registry import VARIANTS
 
-    # Every built-in target but the CPU models (CI checks those), kernels included; those
-    # whose library this machine lacks are named, not checked.
-    table = builtin_targets()
+    # Every built-in target but the CPU models (CI checks those) and the libraries' further
+    # modes (scancheck hunt checks them), kernels included; those whose library this
+    # machine lacks are named, not checked.
+    variants = {r.name for r in all_rows() if r.variant}
+    table = {n: t for n, t in builtin_targets().items() if n not in variants}
     targets = [name for name, t in table.items()
                if not name.startswith("model:") and not t.unavailable]
     unrun = [f"{name} ({t.unavailable})" for name, t in table.items() if t.unavailable]
@@ -190,7 +192,7 @@ class _Job(NamedTuple):
 def _library_jobs(names: tuple[str, ...]) -> list[_Job]:
     """The warm step's library processes: each target of ``names`` that can run here, a dtype
     to a process (eager JAX dispatches under the GIL, so threads alone leave cores idle)."""
-    from .engine.library import builtin_targets
+    from .adapters import builtin_targets
 
     table = builtin_targets()
     jobs = []
@@ -218,12 +220,14 @@ GPU_TESTS = "gpu and not huge"
 
 
 def _compiled_jobs() -> list[_Job]:
-    """The warm step's processes for :data:`COMPILED_TARGETS` that run here."""
-    from .engine.library import builtin_targets
+    """The warm step's processes for :data:`COMPILED_TARGETS` that run here (the modes the
+    GPU tests check: the further ones are the hunt's)."""
+    from .adapters import all_rows, builtin_targets
 
+    variants = {r.name for r in all_rows() if r.variant}
     return [_Job(name, f"from scancheck.engine.warmup import warm_check\n"
                        f"warm_check({name!r}, {compiled_property(t.spec)!r}, {max_n})", name)
-            for name, t in builtin_targets().items() if not t.unavailable
+            for name, t in builtin_targets().items() if not t.unavailable and name not in variants
             for prefix, max_n in COMPILED_TARGETS.items()
             if name.startswith(prefix) and "CPU" not in name]
 

@@ -28,9 +28,9 @@ from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from typing import Any
 
+from .adapters import builtin_targets
 from .engine.cases import Budget
 from .engine.conformance import PROPERTIES, check, not_applicable
-from .engine.library import builtin_targets
 from .engine.resolve import resolve
 from .engine.spec import contract_flags
 from .matrix_args import add_matrix_arguments

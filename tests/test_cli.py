@@ -52,7 +52,8 @@ def test_bad_options_exit_2_with_one_line_naming_the_argument(argv, message, cap
     ("scancheck.controls.broken:missing", "has no attribute 'missing'"),
     ("nothing", "is none of a built-in, a .cu file"),
     ("numpy.cumsun", "did you mean 'numpy.cumsum'"),
-    ("cupy.cumsm", "did you mean 'cupy.cumsum (CUB)' or 'cupy.cumsum (no CUB)'"),
+    ("cupy.cumsm", "did you mean 'cupy.cumsum (CUB)' or 'cupy.cumsum (CUB, strided)' or "
+                   "'cupy.cumsum (no CUB)'"),
     ("myscans.py", "names a file but no function in it: give myscans.py:FUNCTION"),
     ("kernel:nosuch", "target 'kernel:nosuch': variant='nosuch' is unknown"),
     ("kernel:blelloch:abc", "the block size 'abc' is no whole number"),
@@ -298,7 +299,7 @@ def test_a_built_in_target_that_cannot_run_here_is_named_before_any_check(capsys
                                                                           monkeypatch):
     """A long multi-target run is not spent to learn that one target's library is missing."""
     import scancheck.engine.isolation
-    from scancheck.engine.library import builtin_targets
+    from scancheck.adapters import builtin_targets
 
     unrun = [name for name, t in builtin_targets().items() if t.unavailable]
     if not unrun:
@@ -409,8 +410,8 @@ def test_a_file_target_declared_segmented_on_the_command_line_is_checked_per_seg
 
 def test_check_help_lists_the_builtin_targets_and_every_help_fits_100_columns(capsys,
                                                                              monkeypatch):
+    from scancheck.adapters import builtin_targets
     from scancheck.cli import build_parser
-    from scancheck.engine.library import builtin_targets
 
     monkeypatch.setenv("COLUMNS", "200")
     parser = build_parser()

@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
+from scancheck.adapters import builtin_targets
 from scancheck.cli import build_parser
-from scancheck.engine.library import builtin_targets
 from scancheck.engine.spec import CONTRACT_FIELDS, TargetSpec, contract_flags, with_overrides
 from scancheck.matrix import (
     LIBRARY_DTYPES,

@@ -212,7 +212,7 @@ def test_each_segmented_control_is_reproduced_standalone(tmp_path, name):
 
 # -- the plain library call of every built-in library target ----------------------------
 
-from scancheck.engine.library import builtin_targets  # noqa: E402
+from scancheck.adapters import builtin_targets  # noqa: E402
 from scancheck.library_calls import LIBRARY_CALLS  # noqa: E402
 
 _BUILTINS = builtin_targets()
@@ -227,7 +227,8 @@ _LIBRARY = [name for name, t in _BUILTINS.items()
 #: What names each library's call in its snippet.
 _LIBRARY_WORDS = {"numpy": "np.", "cupy": "cp.", "torch": "torch.", "jax": "jax",
                   "itertools": "itertools.accumulate", "dask": "da.cumsum", "pandas": "pd.",
-                  "polars": "pl.Series", "pyarrow": "pc.", "numba": "numba.njit"}
+                  "polars": "pl.Series", "pyarrow": "pc.", "numba": "numba.njit",
+                  "triton": "import triton"}
 
 
 def test_the_library_targets_are_many_and_each_library_is_among_them():

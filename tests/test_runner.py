@@ -78,7 +78,7 @@ def collected(request, tmp_path_factory) -> list[tuple[str, str]]:
     tmp_path = tmp_path_factory.mktemp("order")
     (tmp_path / "scancheck_order.py").write_text(_MARKS)
     files = [str(ROOT / "tests" / f) for f in ("test_controls.py", "oracle/test_laws.py",
-                                               "engine/test_torch_and_segmented_targets.py")]
+                                               "adapters/test_torch_scans.py")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p))
     proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p",

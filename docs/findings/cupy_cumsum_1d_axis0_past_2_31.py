@@ -17,8 +17,13 @@ print("last output", out[-1].item(), "expected 2.0", flush=True)
 
 print("cupy", subprocess.run([sys.executable, "-c", "import cupy; print(cupy.__version__)"],
                              capture_output=True, text=True).stdout.strip())
+failed = False
 for axis in ("None", "0"):
     r = subprocess.run([sys.executable, "-c", CHILD, axis], capture_output=True, text=True)
     err = [ln for ln in r.stderr.splitlines() if ln.strip() and "Warning" not in ln]
     print(f"axis={axis}: exit status {r.returncode}; {r.stdout.strip()}")
     print("\n".join(f"    {ln[:200]}" for ln in err[-12:]))
+    failed |= axis == "0" and (r.returncode != 0 or "last output 2.0" not in r.stdout)
+version = subprocess.run([sys.executable, "-c", "import cupy; print(cupy.__version__)"],
+                         capture_output=True, text=True).stdout.strip()
+print("still reproduces" if failed else f"fixed in {version}")

@@ -29,3 +29,5 @@ x64 = np.array([2.0**-1022 - 2.0**-1074, 2.0**-1074])
 _accelerator.set_routine_accelerators([])
 print("\nfloat64 [2**-1022 - 2**-1074, 2**-1074], no CUB:", cp.cumsum(cp.asarray(x64)).get().tolist(),
       "numpy:", np.cumsum(x64).tolist())
+flushed = cp.cumsum(cp.full(4, least, dtype=cp.float32)).get()
+print("still reproduces" if not flushed.any() else f"fixed in {cp.__version__}")

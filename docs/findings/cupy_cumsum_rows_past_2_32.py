@@ -31,9 +31,12 @@ def wrong_rows(name, rows, values):
     print(line, flush=True)
     del x, out, bad, running
     cp.get_default_memory_pool().free_all_blocks()
+    return wrong
 
 
 sums = cp.arange(-4, 5, dtype=cp.float32)
+wrong = 0
 for rows in (715_827_882, 715_827_883, 1_431_655_765, 1_431_655_766, 1_431_655_771):
-    wrong_rows("cumsum", rows, sums)
-wrong_rows("cumprod", 1_431_655_766, cp.asarray([1, -1, 2, -2], dtype=cp.float32))
+    wrong += wrong_rows("cumsum", rows, sums)
+wrong += wrong_rows("cumprod", 1_431_655_766, cp.asarray([1, -1, 2, -2], dtype=cp.float32))
+print("still reproduces" if wrong else f"fixed in {cp.__version__}")

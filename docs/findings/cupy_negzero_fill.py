@@ -9,6 +9,7 @@ Run on a GPU:  python docs/findings/cupy_negzero_fill.py
 import cupy as cp
 
 print("cupy", cp.__version__)
+kept = True
 for dtype in (cp.float16, cp.float32, cp.float64):
     a = cp.ones(4, dtype=dtype)
     a[:2] = -0.0
@@ -16,3 +17,5 @@ for dtype in (cp.float16, cp.float32, cp.float64):
     b.fill(-0.0)
     print(f"{cp.dtype(dtype).name:8s} a[:2] = -0.0 -> signbit {cp.signbit(a).tolist()};  "
           f"fill(-0.0) -> signbit {cp.signbit(b).tolist()}")
+    kept &= bool(cp.signbit(a[:2]).all()) and bool(cp.signbit(b).all())
+print(f"fixed in {cp.__version__}" if kept else "still reproduces")

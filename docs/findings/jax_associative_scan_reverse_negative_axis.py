@@ -11,3 +11,6 @@ try:
     print("axis=-1, reverse:", jax.lax.associative_scan(jnp.add, x, axis=-1, reverse=True).tolist())
 except Exception as exc:
     print("axis=-1, reverse:", type(exc).__name__, exc)
+    print("still reproduces")
+else:
+    print(f"fixed in {jax.__version__}")

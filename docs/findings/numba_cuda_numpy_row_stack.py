@@ -32,5 +32,7 @@ try:
     one[1, 1](a)
     cuda.synchronize()
     print("compiled and ran:", a.get())
+    print(f"fixed in {md.version('numba-cuda')}")
 except Exception:
     traceback.print_exc(limit=6)
+    print("still reproduces")

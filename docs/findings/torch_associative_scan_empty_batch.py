@@ -14,6 +14,7 @@ def affine(x, y):  # (a, b) pairs: y after x
 
 
 print("torch", torch.__version__)
+wrong = False
 devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 for device in devices:
     for shape, dim in (((0, 3), 1), ((0, 2, 3, 3), 3), ((2, 0, 5), 2), ((3, 0), 0),
@@ -30,3 +31,5 @@ for device in devices:
                     seen.append(f"raised {type(exc).__name__}: {str(exc)[:90]}")
             print(f"{device} shape {tuple(shape)} dim {dim} reverse {reverse}: add -> "
                   f"{seen[0]}; affine pair -> {seen[1]}")
+            wrong |= seen[0] != str(tuple(shape))
+print("still reproduces" if wrong else f"fixed in {torch.__version__}")

@@ -20,3 +20,5 @@ r = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True
 print(r.stdout, end="")
 print("exit status", r.returncode)
 print("\n".join(ln for ln in r.stderr.splitlines() if "what()" in ln or "Error" in ln[:40]))
+version = r.stdout.split()[3] if r.stdout.startswith("cupy") else "?"
+print("still reproduces" if r.returncode < 0 else f"fixed in {version}")

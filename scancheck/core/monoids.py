@@ -299,7 +299,9 @@ def _leaf_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -
 def namespace(a: Any) -> Any:
     """The array namespace of ``a`` (NumPy's for NumPy arrays and scalars, JAX's and torch's
     for theirs): what a probe's combine calls, so that a tracer gets its own functions."""
-    if isinstance(a, np.ndarray | np.generic):  # first: once per combine of every fold
+    # A tuple of types, not np.ndarray | np.generic: torch 2.13's dynamo cannot trace that union
+    # (docs/findings.md), and the torch targets trace this under torch.compile.
+    if isinstance(a, (np.ndarray, np.generic)):  # first: once per combine of every fold
         return np
     if hasattr(a, "__array_namespace__"):
         return a.__array_namespace__()

@@ -1,5 +1,5 @@
-"""Built-in scans that take the combine (``TargetSpec(combine=True)``): scancheck's own NumPy
-networks over tuples of arrays, and ``jax.lax.associative_scan``.
+"""scancheck's own NumPy scan networks over tuples of arrays under any combine: the built-in
+generic targets (:mod:`scancheck.adapters.own`) and the negative controls call them.
 
 Each is called as ``fn(elems, combine)`` or ``fn(elems, combine, axis)``, ``elems`` a tuple
 of arrays scanned along the axis, ``combine(a, b)`` elementwise on tuples (``a`` earlier);
@@ -12,9 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-from .spec import TargetSpec
-from .targets import PerCombine, Target, builtin, tupled
 
 Leaves = tuple[Any, ...]
 
@@ -102,61 +99,3 @@ def network_scan(net: Any, elems: Leaves, combine: Callable) -> Leaves:
             b = _take(mem, step.b[sel])
             _put(mem, step.dst[sel], combine(_take(mem, step.a[sel]), b) if step.combine else b)
     return tuple(m[net.OUT:net.OUT + net.n].copy() for m in mem)
-
-
-def model_generic(variant: str, block: int = 64) -> Target:
-    """A kernel's CPU model as a target that takes the combine: its network over tuples."""
-    from ..kernels.registry import get_variant
-
-    var = get_variant(variant)
-    cap = var.capacity(block, var.resolve_params(None)) if var.capacity else None
-
-    def run(elems: Leaves, combine: Callable) -> Leaves:
-        return network_scan(var.build_model(elems[0].shape[0], block), elems, combine)
-
-    spec = TargetSpec(combine=True, inclusive=var.inclusive, max_n=cap, allows_empty=False)
-    return Target(f"model:{variant} (generic)", run, spec,
-                  locator=f"builtin:model:{variant} (generic)")
-
-
-def _jax_associative(reverse: bool, load: Callable[[], Any], x64: Callable[[Any, bool], Any]
-                     ) -> Callable[..., Leaves]:
-    """jax.lax.associative_scan with the combine and an axis (JAX from ``load()``), compiled
-    once per combine and axis, 64-bit types on for the call (``x64``: the probes' int64 and
-    uint64 leaves stay so)."""
-    def compile_scan(combine: Callable, axis: int) -> Any:
-        jax = load()
-        return jax.jit(lambda e: jax.lax.associative_scan(tupled(combine), e, reverse=reverse,
-                                                          axis=axis))
-
-    compiled = PerCombine(compile_scan)
-
-    def run(elems: Leaves, combine: Callable, axis: int = 0) -> Leaves:
-        jax = load()
-        with x64(jax, True):
-            out = compiled(combine, axis)(tuple(jax.numpy.asarray(v) for v in elems))
-            return tuple(np.asarray(v) for v in out)
-
-    return run
-
-
-def generic_targets(not_installed: Callable[[str], str | None], load_jax: Callable[[], Any],
-                    x64: Callable[[Any, bool], Any]) -> list[Target]:
-    """The built-in targets that take the combine, available or not (JAX's loaded by
-    ``load_jax``, its 64-bit types turned on by ``x64``)."""
-    from ..kernels.registry import VARIANTS
-
-    jax = not_installed("jax")
-    # JAX compiles every shape anew (about a second each on a 2-core CPU): checked to 2**7.
-    return [
-        builtin("sequential (generic)", sequential, TargetSpec(combine=True, axis="arg")),
-        builtin("brent_kung (generic)", brent_kung, TargetSpec(combine=True, axis="arg")),
-        builtin("blelloch (generic)", blelloch,
-                TargetSpec(combine=True, inclusive=False, axis="arg")),
-        builtin("jax.lax.associative_scan (generic)", _jax_associative(False, load_jax, x64),
-                TargetSpec(combine=True, axis="arg", max_n=2**7), jax),
-        builtin("jax.lax.associative_scan (generic, reverse)", _jax_associative(True, load_jax, x64),
-                TargetSpec(combine=True, axis="arg", reverse="flip", max_n=2**7), jax),
-        # Every kernel's schedule under the probes: the CPU models' networks over tuples.
-        *(model_generic(name) for name, var in VARIANTS.items() if not var.racy),
-    ]

@@ -27,11 +27,12 @@ from typing import Any
 import numpy as np
 
 from ..core.arrays import as_dtype
-from ..core.dtypes import CUDA_SCALAR
+from ..core.dtypes import CUDA_SCALAR, DTYPES
 from ..core.loading import LibraryMissing, is_file_form, library_missing, module_from_file
-from .library import builtin_targets, kernel_target, model_target, no_gpu, not_installed
+from . import builtin_tables
+from .kernel_targets import kernel_target, model_target
 from .spec import TargetSpec, with_overrides
-from .targets import Target
+from .targets import Target, no_gpu, not_installed
 
 
 def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
@@ -131,7 +132,7 @@ def cuda_file_target(path: str | Path, block: int = 256, spec: TargetSpec | None
 _FILL = 0xFF  # NaN for floats, -1 for integers
 
 
-def _unknown_target(name: str, builtins: dict[str, Target]) -> str:
+def _unknown_target(name: str, known: list[str]) -> str:
     """The usage error of a target name that is none of the forms: the built-ins it is
     closest to (a typo), or what a file's name lacks; never the whole list of built-ins
     (some 150 names), which ``scancheck check --help`` prints."""
@@ -142,9 +143,9 @@ def _unknown_target(name: str, builtins: dict[str, Target]) -> str:
                 f"{name}:FUNCTION (the target is one of {forms})")
     # A name's library call, without the variant in brackets, finds each of its variants.
     calls: dict[str, list[str]] = {}
-    for full in builtins:
+    for full in known:
         calls.setdefault(full.split(" (")[0], []).append(full)
-    close = difflib.get_close_matches(name, [*builtins, *calls], n=3, cutoff=0.75)
+    close = difflib.get_close_matches(name, [*known, *calls], n=3, cutoff=0.75)
     meant = list(dict.fromkeys(full for c in close for full in calls.get(c, [c])))[:4]
     hint = (f"; did you mean {' or '.join(map(repr, meant))}?" if meant
             else "; `scancheck check --help` lists the built-ins")
@@ -162,10 +163,10 @@ def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
     op = overrides.get("op")
     if name.startswith("builtin:"):
         name = name[len("builtin:"):]
-    builtins = builtin_targets()
     kernel = name.startswith(("kernel:", "model:", "scancheck:"))
-    # A kernel computes the operator it is built for: an --op given builds that one.
-    target: Target | None = None if kernel and op else builtins.get(name)
+    # A kernel computes the operator it is built for: an --op given builds that one.  A
+    # built-in name loads its own library's table alone.
+    target: Target | None = None if kernel and op else builtin_tables.find(name)
     for prefix, make in (("kernel:", kernel_target), ("model:", model_target),
                          ("scancheck:", kernel_target)):
         if target is None and name.startswith(prefix):
@@ -192,10 +193,15 @@ def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
         if name.startswith("import:"):
             name = name[len("import:"):]
         if ":" not in name:
-            raise ValueError(_unknown_target(name, builtins))
+            raise ValueError(_unknown_target(name, builtin_tables.names()))
         target = load_import_path(name, spec)
         imported = True
     merged = with_overrides(target.spec, overrides, target.name) if overrides else target.spec
+    # Every dtype a check may hand the target made now, as the whole table of built-ins
+    # once made them here: ml_dtypes' bfloat16 takes about 0.9 s to load on a 2-core CPU,
+    # which the first property's budget would otherwise spend.
+    for dtype in DTYPES:
+        as_dtype(dtype)
     unavailable = target.unavailable
     # A GPU scan of the user's own, or one the overrides made: CuPy and a GPU are this
     # machine's to give, and their absence no verdict on the target.

@@ -4,8 +4,8 @@ A :class:`Target` is a callable taking a 1-D array (NumPy, or CuPy for ``device=
 and returning its scan, with a :class:`~scancheck.engine.spec.TargetSpec` that declares
 what it computes.  A target is only ever handed copies of its input (:meth:`Target.run`):
 what it writes there never reaches the oracle's input, and any write is an
-:class:`InputWritten`.  Built-in targets are in :mod:`scancheck.engine.library`; names
-become targets in :mod:`scancheck.engine.resolve`.
+:class:`InputWritten`.  The built-in targets of libraries are in :mod:`scancheck.adapters`;
+names become targets in :mod:`scancheck.engine.resolve`.
 """
 
 from __future__ import annotations
@@ -183,6 +183,19 @@ class Target:
         if self.spec.indices and isinstance(out, tuple | list):  # (values, indices), as cummax
             return tuple(_host(v, " in its (values, indices)") for v in out)
         return _host(out)
+
+
+def not_installed(module: str) -> str | None:
+    """Why a target needing ``module`` cannot run here, or None where it is installed."""
+    return None if importlib.util.find_spec(module) else f"{module} is not installed"
+
+
+def no_gpu() -> str | None:
+    """Why a GPU target cannot run here, or None where a GPU and CuPy are found."""
+    from ..core.devices import gpu_available
+
+    ok, why = gpu_available()
+    return None if ok else why
 
 
 def builtin(name: str, fn: Callable[..., Any], spec: TargetSpec,

@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
+from scancheck.adapters import builtin_targets
 from scancheck.engine.cases import DEFAULT_MAX_N
 from scancheck.engine.conformance import LARGE, PROPERTIES, check, check_property, not_applicable
-from scancheck.engine.library import builtin_targets
 from scancheck.engine.properties import TABLE
 from scancheck.engine.resolve import resolve
 from scancheck.engine.spec import TargetSpec

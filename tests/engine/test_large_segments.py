@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from scancheck.adapters import builtin_targets
 from scancheck.controls import CONTROLS
 from scancheck.controls.segmented import starts_times_heads_wrapping
 from scancheck.engine.conformance import PROPERTIES, check_property
@@ -20,7 +21,6 @@ from scancheck.engine.large_segments import (
     check_segments_large,
     segment_case,
 )
-from scancheck.engine.library import builtin_targets
 from scancheck.engine.resolve import resolve
 from scancheck.engine.spec import TargetSpec
 from scancheck.engine.targets import Target

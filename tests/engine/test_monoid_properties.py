@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scancheck import Monoid
+from scancheck.adapters import builtin_targets
 from scancheck.controls import CONTROLS
 from scancheck.core.monoids import PROBES, namespace
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check, check_property
 from scancheck.engine.generic_scans import brent_kung, sequential
-from scancheck.engine.library import builtin_targets
 from scancheck.engine.properties import TABLE, applies
 from scancheck.engine.resolve import resolve
 from scancheck.engine.spec import TargetSpec

@@ -9,11 +9,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from scancheck.adapters import builtin_targets
 from scancheck.controls import CONTROLS
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check, check_property
 from scancheck.engine.diagnosis import Cause
-from scancheck.engine.library import builtin_targets
 from scancheck.engine.properties import TABLE, applies
 from scancheck.engine.properties.segments import segments_check
 from scancheck.engine.resolve import resolve

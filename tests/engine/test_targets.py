@@ -8,8 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from scancheck.adapters import builtin_targets
 from scancheck.core.cuda import KERNEL_DIR
-from scancheck.engine.library import builtin_targets
 from scancheck.engine.resolve import load_import_path, resolve
 from scancheck.engine.spec import TargetSpec
 from scancheck.engine.targets import Target

@@ -342,7 +342,7 @@ def test_past_2_to_the_31_and_32_no_index_overflows(name, size):
     """n = 2**31 + 17 and 2**32 + 17 float32, ones around both boundaries: a step function
     whose every output the step checker verifies on the device."""
     from scancheck.engine.conformance import check_property
-    from scancheck.engine.library import kernel_target
+    from scancheck.engine.kernel_targets import kernel_target
 
     result = check_property(kernel_target(name), size)
     assert result.status == "pass", (result.diagnosis, result.smallest_case)

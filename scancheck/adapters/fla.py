@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from .spec import TargetSpec
-from .targets import Target, builtin
+from ..engine.spec import TargetSpec
+from .rows import Row
 
 #: The input dtypes fla's cumsum kernels take (loaded as float32), and their promotion:
 #: every one returns float32.
@@ -132,9 +132,9 @@ def fla_cumsum(kind: str, reverse: bool, segmented: bool, device: str = "cuda"
     return lambda x: run(x)
 
 
-def fla_targets(missing: str | None, device: str = "cuda") -> list[Target]:
-    """fla's chunk cumsum targets, forward and reverse, with and without cu_seqlens
-    (``missing``: why they cannot run here, or None)."""
+def fla_rows(device: str = "cuda") -> list[Row]:
+    """fla's chunk cumsum targets, forward and reverse, with and without cu_seqlens, on
+    ``device`` (a GPU is needed where it is "cuda")."""
     out = []
     # T = 0 launches a grid of no programs (refused); one sequence past 2**18 steps is
     # slow on the host's carries and says nothing new.
@@ -148,5 +148,15 @@ def fla_targets(missing: str | None, device: str = "cuda") -> list[Target]:
                 name = f"fla chunk_{kind}_cumsum ({', '.join(tags)})"
                 spec = TargetSpec(segments="offsets:int32" if segmented else None,
                                   reverse=reverse, **base)
-                out.append(builtin(name, fla_cumsum(kind, reverse, segmented, device), spec, missing))
+                # fla imports einops and Triton: each missing one is a reason of its own.
+                out.append(Row(name, fla_cumsum(kind, reverse, segmented, device), spec,
+                               needs=("fla", "einops", "triton", "torch"), gpu=device == "cuda",
+                               api=f"fla chunk_{kind}_cumsum",
+                               mode=(("cu_seqlens", str(segmented).lower()),
+                                     ("reverse", str(reverse).lower()))))
     return out
+
+
+ROWS: tuple[Row, ...] = tuple(fla_rows())
+
+KNOWN: tuple = ()

@@ -7,12 +7,13 @@ from dataclasses import replace
 
 import pytest
 
+from scancheck.adapters import builtin_targets, frames, numba_scans
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check
-from scancheck.engine.library import builtin_targets, not_installed
-from scancheck.engine.library_frames import frame_targets
 
-FRAMES = [t.name for t in frame_targets(not_installed)]
+#: The unsegmented scans of one chunk: pandas, polars, pyarrow and numba.
+FRAMES = [r.name for r in (*frames.ROWS, *numba_scans.ROWS)
+          if r.spec.segments is None and not r.name.startswith("dask")]
 TARGETS = builtin_targets()
 
 

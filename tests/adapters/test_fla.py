@@ -10,11 +10,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from scancheck.engine import fla_scans
+from scancheck.adapters import builtin_targets, fla
+from scancheck.adapters.fla import add_carries, fla_rows, fla_shape
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check_property
-from scancheck.engine.fla_scans import add_carries, fla_shape, fla_targets
-from scancheck.engine.library import builtin_targets
 from scancheck.gpusuite import COMPILED_TARGETS, compiled_property
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
@@ -56,8 +55,8 @@ def fake_local(g, chunk, reverse=False, cu_seqlens=None, no_restart=False):
 
 
 def _targets(monkeypatch, glob=fake_global, local=fake_local):
-    monkeypatch.setattr(fla_scans, "_fla", lambda: (glob, local))
-    return {t.name: t for t in fla_targets(None, device="cpu")}
+    monkeypatch.setattr(fla, "_fla", lambda: (glob, local))
+    return {r.name: r.target(here=False) for r in fla_rows(device="cpu")}
 
 
 def test_fla_shapes_are_along_t():
@@ -80,7 +79,7 @@ def test_the_carries_make_chunk_local_scans_whole():
         np.testing.assert_array_equal(got, whole.numpy())  # integers: exact in any order
 
 
-@pytest.mark.parametrize("name", [t.name for t in fla_targets(None)])
+@pytest.mark.parametrize("name", [r.name for r in fla_rows()])
 def test_every_fla_target_conforms_around_a_correct_stand_in(monkeypatch, name):
     """float32, float16 and bfloat16 in, float32 out, forward and reverse, with cu_seqlens
     (empty sequences and chunk seams drawn) and without."""
@@ -110,11 +109,11 @@ def fla_warmed():
     H100 with every cache warm, where each fla test after it took 0.5-1.3 s."""
     from scancheck.engine.warmup import warm
 
-    warm(fla_targets(None)[0].name, 64, threads=1)
+    warm(fla_rows()[0].name, 64, threads=1)
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", [t.name for t in fla_targets(None)])
+@pytest.mark.parametrize("name", [r.name for r in fla_rows()])
 def test_fla_chunk_cumsums_conform_on_the_gpu(name, budget, fla_warmed):
     """At the profile's budget: the ladder of sizes to 2**14 is walked whole whatever it is."""
     target = builtin_targets()[name]
@@ -140,8 +139,8 @@ def test_each_fla_kernel_is_pinned_to_one_named_configuration():
             pytest.skip(f"{needs} is not installed")
     from fla.ops.utils import cumsum as module
 
-    fla_scans._fla()
-    for name, kwargs in fla_scans.PINNED.items():
+    fla._fla()
+    for name, kwargs in fla.PINNED.items():
         tuner = getattr(module, name)
         while not hasattr(tuner, "configs"):
             tuner = tuner.fn
@@ -151,7 +150,7 @@ def test_each_fla_kernel_is_pinned_to_one_named_configuration():
 
 @pytest.mark.slow
 def test_the_real_fla_kernels_conform_in_tritons_interpreter():
-    """fla's own kernels (pinned, :data:`~scancheck.engine.fla_scans.PINNED`), run by
+    """fla's own kernels (pinned, :data:`~scancheck.engine.fla.PINNED`), run by
     Triton's interpreter on CPU tensors in a child process (TRITON_INTERPRET is read when
     Triton is imported): every target with cu_seqlens (empty sequences, chunk seams),
     forward and reverse, the global kind and the carried local one (without cu_seqlens the
@@ -171,9 +170,9 @@ def test_the_real_fla_kernels_conform_in_tritons_interpreter():
         "from scancheck.engine.cases import Budget\n"
         "from scancheck.engine.conformance import check_property\n"
         "from dataclasses import replace\n"
-        "from scancheck.engine.fla_scans import fla_targets\n"
+        "from scancheck.adapters.fla import fla_rows\n"
         "out = {}\n"
-        "for t in fla_targets(None, device='cpu'):\n"
+        "for t in (r.target(here=False) for r in fla_rows(device='cpu')):\n"
         "    if not t.spec.segments:\n"
         "        continue\n"
         "    t = replace(t, spec=replace(t.spec, dtypes=('float32', 'float16')))\n"
@@ -184,4 +183,4 @@ def test_the_real_fla_kernels_conform_in_tritons_interpreter():
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     verdicts = json.loads(done.stdout.strip().splitlines()[-1])
-    assert verdicts == {t.name: "pass" for t in fla_targets(None) if t.spec.segments}, verdicts
+    assert verdicts == {r.name: "pass" for r in fla_rows() if r.spec.segments}, verdicts

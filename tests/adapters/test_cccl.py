@@ -12,22 +12,20 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from scancheck.core.monoids import PROBES, Monoid, namespace
-from scancheck.engine import cccl_scans
-from scancheck.engine.cases import Budget
-from scancheck.engine.cccl_scans import (
+from scancheck.adapters import builtin_targets, cccl, rows
+from scancheck.adapters.cccl import (
     CcclOpError,
-    cccl_targets,
+    cccl_rows,
     make_operator,
     pack,
     record_dtype,
     unpack,
 )
+from scancheck.core.monoids import PROBES, Monoid, namespace
+from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check_property
-from scancheck.engine.gpu_scans import gpu_targets
-from scancheck.engine.library import builtin_targets
 
-NAMES = [t.name for t in cccl_targets(None)]
+NAMES = [r.name for r in cccl_rows()]
 
 
 def _elements(arr: np.ndarray) -> list:
@@ -125,16 +123,17 @@ def test_a_user_monoid_with_where_and_constants_traces():
     assert op(np.int64(70), np.int64(50)) == 100 and op(np.int64(7), np.int64(5)) == 12
 
 
-def test_without_cuda_compute_the_targets_say_why():
+def test_without_cuda_compute_the_targets_say_why(monkeypatch):
     """Listed whatever is installed; where cuda (cuda-cccl's namespace) is missing the reason
     names the package to install, and a missing GPU is a reason of its own."""
-    def missing(mod):
-        return f"{mod} is not installed" if mod == "cuda" else None
-
-    got = {t.name: t.unavailable for t in gpu_targets(missing, lambda: None) if t.name in NAMES}
+    monkeypatch.setattr(rows, "not_installed",
+                        lambda mod: f"{mod} is not installed" if mod == "cuda" else None)
+    monkeypatch.setattr(rows, "no_gpu", lambda: None)
+    got = {r.name: r.target().unavailable for r in cccl_rows()}
     assert set(got) == set(NAMES) and all("cuda-cccl" in v for v in got.values())
-    got = {t.name: t.unavailable for t in gpu_targets(lambda m: None, lambda: "no GPU here")
-           if t.name in NAMES}
+    monkeypatch.setattr(rows, "not_installed", lambda mod: None)
+    monkeypatch.setattr(rows, "no_gpu", lambda: "no GPU here")
+    got = {r.name: r.target().unavailable for r in cccl_rows()}
     assert got == dict.fromkeys(NAMES, "no GPU here")
     assert set(NAMES) <= set(builtin_targets())
 
@@ -190,7 +189,7 @@ def test_each_target_conforms_around_a_correct_stand_in(monkeypatch, name, budge
     budget."""
     for mod, fake in _fake_modules().items():
         monkeypatch.setitem(sys.modules, mod, fake)
-    target = {t.name: t for t in cccl_targets(None)}[name]
+    target = {r.name: r.target(here=False) for r in cccl_rows()}[name]
     result = check_property(target, "probe monoids", replace(budget, max_n=256))
     assert result.status == "pass", (result.diagnosis, result.smallest_case)
 
@@ -205,7 +204,7 @@ def test_a_broken_stand_in_is_caught_through_the_adapter(monkeypatch, name, brok
     starts from zeros instead of the identity, fails."""
     for mod, fake in _fake_modules(**broken).items():
         monkeypatch.setitem(sys.modules, mod, fake)
-    target = {t.name: t for t in cccl_targets(None)}[name]
+    target = {r.name: r.target(here=False) for r in cccl_rows()}[name]
     result = check_property(target, "probe monoids", Budget(3, max_n=256))
     assert result.status == "fail", result.diagnosis
 
@@ -221,4 +220,4 @@ def test_cuda_compute_scans_conform_under_the_probes_on_the_gpu(name):
 
 
 def test_the_module_imports_no_gpu_package():
-    assert "cupy" not in vars(cccl_scans) and "cuda" not in vars(cccl_scans)
+    assert "cupy" not in vars(cccl) and "cuda" not in vars(cccl)

@@ -11,11 +11,11 @@ import sys
 import numpy as np
 import pytest
 
+from scancheck.adapters import builtin_targets
+from scancheck.adapters.jax_scans import JAX_DEVICES
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check_property
 from scancheck.engine.isolation import check_isolated
-from scancheck.engine.library import builtin_targets
-from scancheck.engine.library_segments import JAX_DEVICES
 
 TARGETS = builtin_targets()
 DASK = [n for n in TARGETS if n.startswith("dask.")]
@@ -50,7 +50,7 @@ def test_the_sharded_jax_scan_leaves_the_gpu_to_the_checks_beside_it():
     if importlib.util.find_spec("jax") is None:
         pytest.skip("jax is not installed")
     code = ("import numpy as np\n"
-            "from scancheck.engine.library_segments import jax_sharded_cumsum\n"
+            "from scancheck.adapters.jax_scans import jax_sharded_cumsum\n"
             "out = jax_sharded_cumsum()(np.arange(9, dtype=np.int32))\n"
             "import jax\n"
             "print(jax.default_backend(), out.tolist())\n")

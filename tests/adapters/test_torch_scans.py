@@ -10,22 +10,19 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from scancheck.adapters import builtin_targets, torch_scans
+from scancheck.adapters.own import blelloch_segmented
+from scancheck.adapters.torch_scans import RING_MONOIDS, carrier_dtype, from_torch, to_torch
 from scancheck.core.monoids import PROBES
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check_property
-from scancheck.engine.gpu_scans import (
-    RING_MONOIDS,
-    blelloch_segmented,
-    carrier_dtype,
-    from_torch,
-    to_torch,
-)
-from scancheck.engine.library import builtin_targets
 from scancheck.gpusuite import COMPILED_TARGETS, compiled_property
 
 TARGETS = builtin_targets()
 TORCH_CPU = [n for n in TARGETS if n.startswith("torch associative_scan (generic, CPU")]
-TORCH_CUDA = [n for n in TARGETS if n.startswith("torch associative_scan") and "CUDA" in n]
+#: The CUDA modes the GPU suite checks; the further ones (Row.variant) are the hunt's.
+TORCH_CUDA = [r.name for r in torch_scans.ROWS
+              if r.api.startswith("torch associative_scan") and r.gpu and not r.variant]
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
 

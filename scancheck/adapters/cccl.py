@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from ..core.monoids import Leaves
-from .spec import TargetSpec
-from .targets import Target, builtin
+from ..engine.spec import TargetSpec
+from .rows import Row
 
 #: The leaf dtypes an operator may have here: numba-cuda's scalar types that a NumPy record
 #: holds as they are (float16 and bool leaves are refused, saying so).
@@ -238,13 +238,20 @@ def cccl_scan(inclusive: bool) -> Callable[..., Leaves]:
     return run
 
 
-def cccl_targets(missing: str | None) -> list[Target]:
-    """The two cuda.compute scans with a Python operator, unavailable with ``missing`` (why
-    they cannot run here) where it is given."""
+def cccl_rows() -> list[Row]:
+    """The two cuda.compute scans with a Python operator.  cuda.compute compiles the operator
+    with numba-cuda (its package numba_cuda); the namespace package cuda is asked first."""
     out = []
     for inclusive in (True, False):
-        name = f"cuda.compute {'inclusive' if inclusive else 'exclusive'}_scan (op)"
+        kind = "inclusive" if inclusive else "exclusive"
         # 1-D; an empty input is not asked for (the scans take num_items >= 1 here).
         spec = TargetSpec(combine=True, inclusive=inclusive, allows_empty=False, max_n=2**20)
-        out.append(builtin(name, cccl_scan(inclusive), spec, missing))
+        out.append(Row(f"cuda.compute {kind}_scan (op)", cccl_scan(inclusive), spec,
+                       needs=("cuda", "cuda.compute", "numba_cuda"), gpu=True,
+                       api=f"cuda.compute.{kind}_scan", mode=(("operator", "probe monoids"),)))
     return out
+
+
+ROWS: tuple[Row, ...] = tuple(cccl_rows())
+
+KNOWN: tuple = ()

@@ -1,0 +1,147 @@
+"""The known bugs: typed symptoms matched to a report's failures, the versions they affect,
+the findings gallery generated from them, their reproducers run, and the pytest plugin's
+strict xfail."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+import scancheck.adapters as adapters
+from scancheck.adapters.known import KnownBug, Symptom, explain, lines, unexplained, unseen, with_gallery
+from scancheck.engine.diagnosis import Cause, PropertyResult
+from scancheck.known_xfail import KnownUpstream, mark_known, raise_if_known
+
+ROOT = Path(__file__).resolve().parents[2]
+BUGS = adapters.known_bugs()
+#: Reproducers that print no verdict line of their own (their entry's text is another's).
+NO_VERDICT = {"ml-dtypes-double-rounding"}
+
+BUG = KnownBug("up/stream#1", "https://example.invalid/1", "a scan is wrong", "numpy", ("numpy",),
+               "1.0", None, ("numpy.cumsum",), (Symptom("probe monoids", Cause.LOGIC),), "open",
+               "docs/findings/x.py")
+
+
+@dataclass
+class Report:
+    target: str
+    results: list = field(default_factory=list)
+
+
+def failing(name="probe monoids", cause="LOGIC", status="fail", **case):
+    return PropertyResult(name, status, "wrong", smallest_case=case or {"n": 9}, cause=cause)
+
+
+def test_a_failure_with_the_bugs_symptom_is_explained_and_no_other():
+    hit = failing()
+    rep = Report("numpy.cumsum", [hit, failing("indices", "LOGIC")])
+    assert explain(rep, [BUG]) == [(BUG, hit)]
+    assert [r.name for r in unexplained(rep, [BUG])] == ["indices"]
+    assert "known upstream: https://example.invalid/1" in lines(rep, [BUG])[0]
+    # Another cause, another property, another target: not this bug.
+    for other in (Report("numpy.cumsum", [failing(cause="FAULT")]),
+                  Report("numpy.cumsum", [failing("rows")]),
+                  Report("numpy.cumprod", [failing()])):
+        assert explain(other, [BUG]) == []
+
+
+def test_case_values_narrow_a_symptom():
+    bug = replace(BUG, symptoms=(Symptom("probe monoids", Cause.LOGIC, (("dtype", ("int64",)),)),))
+    assert explain(Report("numpy.cumsum", [failing(n=3, dtype="int64")]), [bug])
+    assert not explain(Report("numpy.cumsum", [failing(n=3, dtype="int32")]), [bug])
+
+
+def test_an_empty_batch_is_a_typed_fact_of_a_symptom():
+    bug = replace(BUG, symptoms=(Symptom("probe monoids", Cause.LOGIC, empty=True),))
+    assert explain(Report("numpy.cumsum", [failing(n=3, shape=[1, 2, 0, 3])]), [bug])
+    assert not explain(Report("numpy.cumsum", [failing(n=3, shape=[1, 2, 1, 3])]), [bug])
+
+
+def test_a_version_outside_the_range_is_not_explained():
+    import numpy as np
+
+    fixed = replace(BUG, fixed="1.1")  # every numpy here is past 1.1
+    assert not fixed.affects(np.__version__) and fixed.affects("1.0.5")
+    assert explain(Report("numpy.cumsum", [failing()]), [fixed]) == []
+
+
+def test_a_known_bug_that_did_not_reproduce_says_fixed_in_this_version():
+    import numpy as np
+
+    rep = Report("numpy.cumsum", [PropertyResult("probe monoids", "pass")])
+    assert unseen(rep, [BUG]) == [BUG]
+    assert f"fixed in {np.__version__}?" in lines(rep, [BUG])[0]
+
+
+def test_every_bug_is_well_formed_and_its_reproducer_exists():
+    names = set(adapters.names())
+    for bug in BUGS:
+        assert (ROOT / bug.reproducer).is_file(), bug.key
+        assert set(bug.targets) <= names, bug.key
+        assert bool(bug.targets) == bool(bug.symptoms), bug.key
+        assert bug.link is None or bug.link.startswith("https://"), bug.key
+        assert not re.search(r"^\s*(import|from)\s+scancheck", (ROOT / bug.reproducer).read_text(),
+                             re.M), f"{bug.reproducer} must run without scancheck"
+
+
+def test_the_gallery_on_the_findings_page_is_the_registrys():
+    page = (ROOT / "docs" / "findings.md").read_text()
+    assert with_gallery(page, BUGS) == page, "python -m scancheck.adapters.gallery --write docs/findings.md"
+    for bug in BUGS:
+        assert bug.reproducer.removeprefix("docs/") in page
+
+
+CPU = [b for b in BUGS if not b.gpu and b.key not in NO_VERDICT]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", CPU, ids=[b.key for b in CPU])
+def test_each_cpu_reproducer_says_what_the_registry_expects(bug):
+    """Run where its library is installed: "still reproduces" on a version the registry
+    says it affects, "fixed in <version>" otherwise."""
+    installed = bug.installed()
+    if installed is None:
+        pytest.skip(f"{bug.library} is not installed")
+    done = subprocess.run([sys.executable, str(ROOT / bug.reproducer)], capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    last = done.stdout.strip().splitlines()[-1]
+    assert re.fullmatch(r"still reproduces|fixed in \S+.*", last), last
+    expected = bug.affects(installed) and bug.key != "pytorch/pytorch#137943"
+    if bug.key != "pytorch/pytorch#137943":  # seen on CUDA alone; CPU tensors conform
+        assert (last == "still reproduces") == expected, (last, installed)
+
+
+def test_the_plugin_marks_an_affected_test_a_strict_xfail_that_only_the_bug_satisfies(monkeypatch):
+    monkeypatch.setattr(adapters, "known_for", lambda name: [BUG])
+    item = SimpleNamespace(callspec=SimpleNamespace(params={"scan_target_name": "numpy.cumsum",
+                                                            "scan_check": "probe monoids"}),
+                           markers=[])
+    item.add_marker = item.markers.append
+    other = SimpleNamespace(callspec=SimpleNamespace(params={"scan_target_name": "numpy.cumsum",
+                                                             "scan_check": "rows"}), markers=[])
+    other.add_marker = other.markers.append
+    mark_known([item, other])
+    (mark,) = item.markers
+    assert mark.kwargs["strict"] and mark.kwargs["raises"] is KnownUpstream
+    assert "https://example.invalid/1" in mark.kwargs["reason"] and not other.markers
+    with pytest.raises(KnownUpstream, match="example.invalid"):
+        raise_if_known(Report("numpy.cumsum", [failing()]))
+    raise_if_known(Report("numpy.cumsum", [failing(cause="FAULT")]))  # not the bug: returns
+
+
+def test_scancheck_known_lists_every_bug_within_100_columns(capsys):
+    from scancheck.cli import main
+
+    assert main(["known"]) == 0
+    out = capsys.readouterr().out
+    assert all(bug.key in out for bug in BUGS)
+    assert all(bug.link in out for bug in BUGS if bug.link)
+    assert max(map(len, out.splitlines())) <= 100
