@@ -284,10 +284,22 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             on_case(case.n)
         return guarded(case.n, partial(row.check, checked, case))
 
+    def judged(target: Target, case: Case) -> Failure | None:
+        """The check of ``case`` on ``target`` (the one searched, or another view of it),
+        its failure attributed."""
+        if on_case is not None:
+            on_case(case.n)
+        out = guarded(case.n, partial(row.check, target, case))
+        return guarded(case.n, out.told) if isinstance(out, Untold) else out
+
     def told(case: Case, failure: Failure) -> Failure:
-        """``failure``, found on ``case``, attributed where its check left that to be made."""
+        """``failure``, found on ``case``, attributed where its check left that to be made;
+        a contract it names stands only where it makes the target right (see
+        :func:`contract_checked`)."""
         out = guarded(case.n, failure.told) if isinstance(failure, Untold) else failure
         assert out is not None
+        if out.cause == Cause.CONTRACT and out.contract is not None:
+            out = contract_checked(out, case, checked, top, judged)
         return out
 
     if prop == "deterministic" and not spec.deterministic:
@@ -376,6 +388,40 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
                                   "the accumulation probe"}, stats,
                                   cause=Cause.PRECISION.name, independent=True)
     return PropertyResult(prop, "pass", detail=stats)
+
+
+def contract_checked(failure: Failure, case: Case, target: Target, top: int,
+                     judged: Callable[[Target, Case], Failure | None]) -> Failure:
+    """``failure`` (of cause CONTRACT, found on ``case``) where the target, declared to keep
+    the contract it names, is right on ``case`` and on a longer case of the same data (2n +
+    1 elements, within ``top`` and the spec's largest n): a contract explains a target's
+    every answer, not one size's.  Else the failure the declared target still shows,
+    told as what it is (a logic error, say: a dtype that changes with n is no promotion).
+    A case with no answer, or another contract, refutes nothing."""
+    contract = failure.contract
+    assert contract is not None
+    try:
+        declared = replace(target, spec=replace(target.spec, **dict(contract.fields)))
+    except ValueError:  # no valid spec declares it here: nothing to check it by
+        return failure
+    m = min(2 * case.n + 1, top, target.spec.max_n or top)
+    longer = case.with_n(m) if m > case.n else replace(case, seed=case.seed + 1)
+    for other in (case, longer):
+        wrong = judged(declared, other)
+        if wrong is None or isinstance(wrong, _NoAnswer) or wrong.cause == Cause.CONTRACT:
+            continue
+        where = ("this case" if other is case else
+                 f"a longer case (n = {other.n:,}, {other.distribution} {other.dtype} data)")
+        same = other is case
+        detail = {k: v for k, v in failure.detail.items() if k != "contract"}
+        return Failure(wrong.cause, f"{contract.behaviour} at n = {case.n:,}, as "
+                       f"{contract.flag} would declare; so declared, {where} is still wrong: "
+                       f"{wrong.diagnosis}", wrong.index if same else failure.index,
+                       wrong.got if same else failure.got,
+                       wrong.expected if same else failure.expected,
+                       {**detail, **(wrong.detail if same else {})},
+                       independent=wrong.independent, at=wrong.at if same else failure.at)
+    return failure
 
 
 def _unfinished(prop: str, stats: dict[str, Any], top: int, own: float,
