@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..core.devices import gpu_memory
-from .cases import Budget, Case, search, smallest_failing
+from .cases import Budget, Case, search, shrink
 from .diagnosis import (
     UNFINISHED,
     Cause,
@@ -534,15 +534,20 @@ def _ranks_taken(target: Target) -> tuple[int, ...]:
 
 
 def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
-            told: Callable[[Case, Failure], Failure], stats: dict[str, Any]
+            told: Callable[[Case, Failure], Failure], stats: dict[str, Any], seconds: float
             ) -> tuple[PropertyResult, bool]:
-    """The failure ``found``, taken down to its smallest n and attributed there (``told``:
-    the failures the search and the shrinking discard never are), as the property's result;
-    and whether it moves the search rather than ends it (the target gave no answer there)."""
+    """The failure ``found``, taken down to the smallest n known to fail (:func:`shrink`,
+    from every case the search saw fail; a wrong answer along the residues of each block
+    too, and with every smaller n checked while ``seconds`` last) and attributed there
+    (``told``: the failures the search and the shrinking discard never are), as the
+    property's result; and whether it moves the search rather than ends it (the target
+    gave no answer there)."""
     case, failure = found.failing, found.failure
-    if case.n > 1:
-        # Only the last failure: smallest_failing returns its n, or the found case's (which
-        # it does not check again).  Each may hold the arrays of a case until it is told.
+    minimal = True
+    if case.n > 1 or len(found.failed) > 1:
+        # Only the last failure: shrink's last that held is at the n it returns, or none
+        # held (a case the search found, run again here).  Each may hold the arrays of a
+        # case until it is told.
         last: dict[int, Failure] = {}
 
         def fails(c: Case) -> bool:
@@ -555,14 +560,23 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
                 last[c.n] = f
             return f is not None
 
-        case = smallest_failing(fails, case)
-        failure = last.get(case.n) or failure
+        # A case with no answer (an exception, memory) is where the target stops
+        # answering, not a wrong answer of some sizes: its threshold is the search's.
+        shrunk = shrink(fails, found.failed or [case], seconds,
+                        bands=not isinstance(failure, _NoAnswer))
+        case, minimal = shrunk.case, shrunk.minimal
+        again = last.get(case.n) or (None if case == found.failing else check(case))
+        if again is not None:
+            failure = again
+        elif case != found.failing:  # it failed once only (a race?): the one found stands
+            case, minimal = found.failing, False
     assert failure is not None
     failure = told(case, failure)
     return PropertyResult(prop, "fault" if failure.cause == Cause.FAULT else "fail",
                           failure.diagnosis, {**case.describe(), **failure.where()},
                           {**failure.detail, **stats}, cause=failure.cause.name,
-                          independent=failure.independent), isinstance(failure, _NoAnswer)
+                          independent=failure.independent,
+                          minimal=minimal), isinstance(failure, _NoAnswer)
 
 
 def _searched(result: PropertyResult, earlier: list[PropertyResult], empty: bool,
