@@ -386,13 +386,13 @@ def _run_controls(args: argparse.Namespace) -> int:
     rows, caught = [], 0
     for c in CONTROLS:
         if c.name not in checked:
-            rows.append({"control": c.name, "expected": f"{c.cause.label}: {c.expect}",
+            rows.append({"control": c.name, "expected": c.expected,
                          "diagnosis": "skipped: no GPU", "caught": "-"})
             continue
         rep, ok = checked[c.name]
         caught += ok
-        rows.append({"control": c.name, "expected": f"{c.cause.label}: {c.expect}",
-                     "diagnosis": rep.diagnosis, "seconds": round(rep.seconds),
+        rows.append({"control": c.name, "expected": c.expected,
+                     "diagnosis": rep.diagnosis or rep.summary, "seconds": round(rep.seconds),
                      "caught": "yes" if ok else "NO"})
     run = len(checked)
     for name, (rep, ok) in checked.items():

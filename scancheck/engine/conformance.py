@@ -108,10 +108,16 @@ class ConformanceReport:
         if not left:
             return self.diagnosis
         taken = [r for r in left if "memory taken" in r.detail]
-        short = [r for r in left if "memory taken" not in r.detail]
+        slow = [r for r in left if r.timeout is not None]
+        short = [r for r in left if "memory taken" not in r.detail and r.timeout is None]
         told = [f"out of memory in {', '.join(r.name for r in taken)} from n = "
                 f"{min(r.detail['largest n'] for r in taken) + 1:,}, "
                 f"{taken[0].detail['memory taken']}"] if taken else []
+        # One slow call told whole (the smallest n): the others' are the same story.
+        if slow:
+            first = min(slow, key=lambda r: r.detail.get("timed out at n", 0))
+            others = f" (and {len(slow) - 1} other properties)" if len(slow) > 1 else ""
+            told.append(f"in '{first.name}'{others} {first.diagnosis}")
         if short:
             told.append(f"the budget ran out before the top in "
                         f"{', '.join(r.name for r in short)}: give --budget more seconds, or "
@@ -330,7 +336,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             stats["short of n"] = found.short_of
         if found.failing is None:
             break
-        result, moved = _failed(prop, found, check, told, stats)
+        result, moved = _failed(prop, found, check, told, stats, budget.seconds)
         if "memory taken" in result.detail:
             # The GPU's memory taken elsewhere: no evidence either way, so the search stops
             # short, claiming nothing from this n on; a failure found before it stands.
