@@ -211,12 +211,14 @@ def share_time(timings: list[tuple[int, float]], max_n: int) -> TimeShare:
 
 class Sweep:
     """Cases that spread over the residues of every scale [2**k, 2**(k+1)) from 2**5 up to
-    the largest n, each scale given the same seconds: the i-th size of scale k is 2**k +
-    (start + i * step) mod 2**k, ``step`` odd and near 0.618 * 2**k (a Weyl sequence),
-    ``start`` drawn once per scale.  An odd step visits every residue modulo 2**j in any
-    2**j running sizes of a scale, for every j <= k, and spreads them over the scale: within
-    64 sizes of a scale each residue modulo 32 and 64 comes once, whatever the seed, where
-    sizes drawn at random leave a residue unmet in 64 draws more than a third of the time."""
+    the largest n: the i-th size of scale k is 2**k + (start + i * step) mod 2**k, ``step``
+    odd and near 0.618 * 2**k (a Weyl sequence), ``start`` drawn once per scale.  An odd
+    step visits every residue modulo 2**j in any 2**j running sizes of a scale, for every
+    j <= k, and spreads them over the scale: within 64 sizes of a scale each residue modulo
+    32 and 64 comes once, whatever the seed, where sizes drawn at random leave a residue
+    unmet in 64 draws more than a third of the time.  The scales are swept in rounds: each
+    to 64 sizes, the cheapest first, then each to 128, and so on; a bug of one residue
+    modulo 64 past some size is met once the round reaches the first scale past it."""
 
     def __init__(self, seed: int, max_n: int, dtypes: tuple[str, ...],
                  distributions: tuple[str, ...]) -> None:
@@ -224,31 +226,35 @@ class Sweep:
         self._max_n = max_n
         self._kinds = [(dt, dist) for dist in distributions for dt in dtypes]
         top = max_n.bit_length() - 1
-        #: Per scale swept: (start, sizes given, seconds spent, seconds of its last case).
-        self._scales = {k: (int(self._rng.integers(0, 1 << k)), 0, 0.0, 0.0)
+        #: Per scale swept: (start, sizes given, seconds of its last case).
+        self._scales = {k: (int(self._rng.integers(0, 1 << k)), 0, 0.0)
                         for k in range(min(BLOCKS_LOG2[0], top), top + 1)}
 
     def case(self) -> Case:
-        """The next case of the scale that would have had the fewest seconds once it ran
-        (its seconds so far and its last case's): a scale whose one case takes half a
-        second waits until the others have had as much."""
-        k = min(self._scales, key=lambda s: (self._scales[s][2] + self._scales[s][3], s))
-        start, i, spent, last = self._scales[k]
-        self._scales[k] = (start, i + 1, spent, last)
+        """The next case of the cheapest scale (by its last case's seconds, the ladder's
+        rung before any of its own) among those with the fewest rounds of sizes given; a
+        scale that has given each of its sizes twice gives no more."""
+        open_ = [k for k, v in self._scales.items() if v[1] < 2 << k] or list(self._scales)
+        k = min(open_, key=lambda s: ((self._scales[s][1] // ROUND).bit_length(),
+                                      self._scales[s][2], s))
+        start, i, last = self._scales[k]
+        self._scales[k] = (start, i + 1, last)
         lo = 1 << k
         n = lo + (start + i * (int(0.6180339887 * lo) | 1)) % lo
         dt, dist = self._kinds[int(self._rng.integers(len(self._kinds)))]
         return Case(min(n, self._max_n), dt, dist, int(self._rng.integers(0, 2**32)))
 
-    def took(self, n: int, seconds: float, spent: bool = True) -> None:
-        """A case of ``n`` elements took ``seconds``: what its scale's next case costs, and
-        (where ``spent``: a case of the sweep's own) its share spent that much."""
+    def took(self, n: int, seconds: float) -> None:
+        """A case of ``n`` elements took ``seconds``: what its scale's next case costs."""
         k = max(n, 1).bit_length() - 1
         if k in self._scales:
-            start, i, had, _ = self._scales[k]
-            self._scales[k] = (start, i, had + seconds * spent, seconds)
+            start, i, _ = self._scales[k]
+            self._scales[k] = (start, i, seconds)
 
 
+#: The sizes each scale gives in the first round of a sweep, twice that in the second...:
+#: every residue modulo 64 (blocks of 64 or less), the band of 1/64 of the sizes.
+ROUND = 64
 #: The seconds the sweep's cases take, as a fraction of the seconds of the examples
 #: Hypothesis draws and their companions: the draws cover data and the edges, the sweep
 #: the residues of every scale.
@@ -414,7 +420,7 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
     sweep = Sweep(int(np.random.default_rng().integers(0, 2**32)), max_n, dtypes,
                   distributions)
     for n, took in timings:  # what a case of each scale costs, from the ladder's rungs
-        sweep.took(n, took, spent=False)
+        sweep.took(n, took)
     # Hypothesis's own seconds (drawing, bookkeeping) count among the draws'.
     seconds = {"drawn": 0.0, "swept": 0.0, "since": time.monotonic()}
 

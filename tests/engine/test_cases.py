@@ -282,36 +282,42 @@ def test_a_bounded_budget_stops_the_ladder_and_says_where():
     assert whole.short_of is None and whole.failing is not None  # unbounded: walked whole
 
 
-@given(st.integers(0, 2**32 - 1), st.integers(6, 24), st.integers(0, 200))
+@given(st.integers(0, 2**32 - 1), st.integers(9, 24), st.integers(0, 200))
 def test_a_sweep_meets_every_residue_of_every_block_within_as_many_sizes_of_a_scale(seed, k,
                                                                                   skip):
-    """Any 2**j running sizes of one scale hold every residue modulo 2**j (j = 5, 6 and, where
-    the scale allows, 7), whatever the seed and wherever the run starts: a band of 1/64 of
-    the sizes is met within 64 cases of a scale, where 64 random draws miss it a third of the
-    time."""
+    """Any 2**j running sizes of one scale hold every residue modulo 2**j (j = 5, 6, 7),
+    whatever the seed and wherever the run starts: a band of 1/64 of the sizes is met within
+    64 cases of a scale, where 64 random draws miss it a third of the time."""
     sweep = Sweep(seed, 2**25, ("int32",), ("uniform",))
-    sizes = []
+    sizes = []  # a scale of 2**9 gives 1024 sizes before it is done: more than asked here
     while len(sizes) < skip + 128:
         case = sweep.case()
         sweep.took(case.n, 1.0)  # every scale alike: the sweep goes round them in turn
         if case.n.bit_length() - 1 == k:
             sizes.append(case.n)
     for j in (5, 6, 7):
-        if j <= k:
-            run = sizes[skip:skip + 2**j]
-            assert {n % 2**j for n in run} == set(range(2**j)), j
+        run = sizes[skip:skip + 2**j]
+        assert {n % 2**j for n in run} == set(range(2**j)), j
     assert all(2**k <= n < 2**(k + 1) for n in sizes)
 
 
-def test_a_sweep_gives_each_scale_the_same_seconds_and_a_costly_one_waits_its_turn():
+def test_a_sweep_gives_every_scale_64_sizes_cheapest_first_before_more_to_any():
+    """Rounds: every scale to 64 sizes (each residue modulo 64 once), the cheapest first (a
+    case of 2**k elements costing more as k grows; 2**20's known from the ladder), then
+    every scale to 128; a scale that has given each of its sizes twice (2**5: 64) is done."""
     sweep = Sweep(1, 2**20, ("int32",), ("uniform",))
-    sweep.took(2**20, 0.5, spent=False)  # the ladder's rung: a case there costs half a second
+    for k in range(5, 21):  # the ladder's rungs: what a case of each scale costs
+        sweep.took(2**k, 2.0**(k - 25))
     seen = []
-    for _ in range(200):
+    for _ in range(64 * 16 + 64 * 15):
         case = sweep.case()
-        seen.append(case.n.bit_length() - 1)
-        sweep.took(case.n, 0.001 * 2 ** (case.n.bit_length() - 15) if case.n > 2**15 else 0.001)
-    assert set(seen) >= set(range(5, 20)) and 20 not in seen
+        k = case.n.bit_length() - 1
+        seen.append(k)
+        sweep.took(case.n, 2.0**(k - 25))
+    first = seen[:64 * 16]
+    assert first == [k for k in range(5, 21) for _ in range(64)]
+    assert 5 not in seen[64 * 16:] and seen[64 * 16:] == [k for k in range(6, 21) for _ in
+                                                          range(64)]
 
 
 def test_a_search_finds_a_bug_of_one_residue_modulo_64_past_5000_within_seconds():
