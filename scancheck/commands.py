@@ -214,8 +214,10 @@ _NOT_SEARCH = 1.5
 def _print_report(rep) -> None:
     rows = _fit(rep.rows(), {"property": 22, "diagnosis / detail": 40,
                              "smallest failing case": 21})
+    # The n the summary says too: every property checked to it (one cut short by its
+    # budget reached less than the others).
     print(format_table(rows, title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
-                       f"checked {rep.largest_n:,})"))
+                       f"checked {rep.reached:,})"))
     import textwrap
 
     verdict = rep.verdict
@@ -227,6 +229,11 @@ def _print_report(rep) -> None:
         for k, finding in enumerate(verdict.findings, 1):
             print(textwrap.fill(f"{k}. {finding.folded()}", _TABLE_WIDTH, initial_indent="  ",
                                 subsequent_indent="     ", break_on_hyphens=False))
+    if rep.notes:  # whole: the table's detail column cuts them short
+        print("found beside the verdict:")
+        for note in rep.notes:
+            print(textwrap.fill(f"- {note}", _TABLE_WIDTH, initial_indent="  ",
+                                subsequent_indent="    ", break_on_hyphens=False))
     print(rep.time_spent())
 
 

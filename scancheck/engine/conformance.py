@@ -40,6 +40,7 @@ from .large import LARGE_SIZES, check_large
 from .large_batches import BATCH_CHECKS, check_batch
 from .large_segments import SEGMENT_CHECKS, check_segments_large
 from .properties import (
+    ACCUMULATION_KEY,
     ACCUMULATION_PROBE,
     PROPERTIES,
     TABLE,
@@ -134,6 +135,11 @@ class ConformanceReport:
         return self.verdict.line
 
     @property
+    def notes(self) -> list[str]:
+        """What the passing properties found beside the verdict, each once, whole."""
+        return list(dict.fromkeys(note for r in self.results for note in r.notes))
+
+    @property
     def largest_n(self) -> int:
         """The largest n any property actually checked."""
         return max([int(r.detail.get("largest n", r.detail.get("n", 0)) or 0)
@@ -184,6 +190,7 @@ class ConformanceReport:
                         "cause": verdict.cause.name if verdict.cause is not None else None,
                         "line": verdict.line, "explained": verdict.explained,
                         "also": verdict.also, "largest n": self.largest_n,
+                        "notes": self.notes,
                         "findings": [{"cause": f.cause.name, "line": f.line, "source": f.source,
                                       "smallest case": f.smallest_case,
                                       "properties": f.properties, "explains": f.explained}
@@ -385,6 +392,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
                            time.monotonic() - t0)
     if tuples:
         stats.update(monoid_summary(target))
+    notes = []
     for dt, probe in ([] if tuples else passing_probes(target, prop, dtypes, top)):
         told = probe()
         failure = None if dt is None else declared_accumulation(spec, dt, told)
@@ -393,7 +401,9 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             return PropertyResult(prop, "fail", failure, {"dtype": dt, "data":
                                   "the accumulation probe"}, stats,
                                   cause=Cause.PRECISION.name, independent=True)
-    return PropertyResult(prop, "pass", detail=stats)
+        if dt is not None:
+            notes.append(f"{ACCUMULATION_KEY.format(dt)}: {told[ACCUMULATION_KEY.format(dt)]}")
+    return PropertyResult(prop, "pass", detail=stats, notes=notes)
 
 
 def contract_checked(failure: Failure, case: Case, target: Target, top: int,
@@ -449,11 +459,12 @@ def declared_accumulation(spec: TargetSpec, dtype: str, told: dict[str, Any]) ->
     (None where it holds, or none is declared); an undeclared wider one is noted in
     ``told`` with the flag that declares it."""
     wider = dict(spec.accumulates).get(dtype)
-    seen = str(told.get(f"accumulation {dtype}", ""))
+    key = ACCUMULATION_KEY.format(dtype)
+    seen = str(told.get(key, ""))
     if wider is None:
         acc = ACCUMULATION_PROBE[dtype][0]
         if seen.startswith(acc):
-            told[f"accumulation {dtype}"] = f"{seen}: declare --accumulates {dtype}:{acc}"
+            told[key] = f"{seen}: declare --accumulates {dtype}:{acc}"
         return None
     if seen.startswith("some partial"):
         return (f"declared accumulates {dtype}:{wider}, but on data whose every partial sum "

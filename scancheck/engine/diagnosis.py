@@ -90,6 +90,10 @@ class PropertyResult:
     #: Whether no n smaller than the smallest case's fails on its data: every smaller n was
     #: checked (False: the smallest failing n found, smaller ones not all checked).
     minimal: bool = True
+    #: What a passing property found of the target beside its verdict, each a sentence a
+    #: report shows whole (the type its float sums accumulate in, and the flag that
+    #: declares it).
+    notes: list[str] = field(default_factory=list)
     #: Failures of this property found before its result that did not end its search, only
     #: moved it to where the target answers (an empty input refused, an exception or memory
     #: exhausted at some n: the search went on from n = 1, or below that n); each is a

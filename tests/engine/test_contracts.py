@@ -9,9 +9,15 @@ import numpy as np
 import pytest
 
 from scancheck.controls import contracts as controls
-from scancheck.engine.cases import Budget
-from scancheck.engine.conformance import check, check_property
+from scancheck.engine.cases import Budget, Case
+from scancheck.engine.conformance import check, check_property, contract_checked
 from scancheck.engine.contracts import nan_view
+from scancheck.engine.diagnosis import Cause
+from scancheck.engine.properties import TABLE
+from scancheck.engine.properties.base import Untold
+from scancheck.engine.properties.nan_rules import finite_twin, rule_stands
+from scancheck.engine.properties.running import run
+from scancheck.engine.resolve import resolve
 from scancheck.engine.spec import TargetSpec
 from scancheck.engine.targets import Target
 
@@ -398,15 +404,6 @@ def test_a_skipping_sum_wrong_on_infinities_is_not_told_it_should_propagate_nan(
 
 # A contract is said only where it explains the case and the target is right without it.
 
-from scancheck.controls import bands  # noqa: E402
-from scancheck.engine.cases import Case  # noqa: E402
-from scancheck.engine.conformance import contract_checked  # noqa: E402
-from scancheck.engine.diagnosis import Cause  # noqa: E402
-from scancheck.engine.properties import TABLE  # noqa: E402
-from scancheck.engine.properties.base import Untold  # noqa: E402
-from scancheck.engine.properties.nan_rules import finite_twin, rule_stands  # noqa: E402
-from scancheck.engine.properties.running import run  # noqa: E402
-from scancheck.engine.resolve import resolve  # noqa: E402
 
 
 def _told(prop, target, case):

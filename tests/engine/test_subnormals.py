@@ -26,7 +26,10 @@ from scancheck.core.rules import (
 )
 from scancheck.engine.cases import Case
 from scancheck.engine.conformance import check_property
+from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import TABLE
+from scancheck.engine.properties.base import Untold
+from scancheck.engine.properties.subnormals import scaled_out
 from scancheck.engine.resolve import resolve
 from scancheck.engine.spec import TargetSpec
 from scancheck.engine.strategies import generate_data
@@ -326,9 +329,6 @@ def test_a_spec_names_the_dtypes_that_flush(budget):
 # Subnormals read as zero is said only where the same input, scaled by a power of two that
 # leaves none (no rounding changed), is right, and a longer input with them fits it too.
 
-from scancheck.engine.diagnosis import Cause  # noqa: E402
-from scancheck.engine.properties.base import Untold  # noqa: E402
-from scancheck.engine.properties.subnormals import scaled_out  # noqa: E402
 
 
 def _bound(locator, n, dtype, seed):
