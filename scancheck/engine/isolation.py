@@ -346,7 +346,12 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
         what = (f"a call past the {timeout:g} s timeout in '{stuck}'" if slow is not None
                 else f"the target's {results[-1].status} in '{stuck}'")
         n = last["n"] if last else None
-        if n == 0 and empty:
+        if slow is not None and stuck not in LARGE:
+            # Calls past the last that returned in time grow slower still: the others are
+            # checked to it, where each call ends.
+            cap = min(n - 1, slow.larger[0]) if n is not None else slow.larger[0]
+            broke = f"to n = {cap:,} ({what} at n = {slow.n:,})"
+        elif n == 0 and empty:
             empty, broke = False, f"from n = 1 ({what} was at n = 0)"
         elif n is not None and n >= 2 and stuck not in LARGE:
             cap, broke = n - 1, f"below n = {n:,} ({what} was there)"

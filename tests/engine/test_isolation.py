@@ -338,15 +338,3 @@ def test_a_call_whose_time_the_calls_at_n_over_2_and_4_predict_is_slow():
 ], ids=["fast before", "same n fast", "small n", "no evidence near", "in no call"])
 def test_a_call_that_times_out_where_smaller_calls_were_fast_is_a_hang(events):
     assert slow_call(events, 1.0) is None
-
-
-def test_a_right_but_slow_target_is_slow_and_a_hung_one_a_hang(budget):
-    """The controls of both, each under its own timeout of one second."""
-    from scancheck.controls import CONTROLS
-
-    for name in ("right but slow", "hung past 3000 elements"):
-        (control,) = [c for c in CONTROLS if c.name == name]
-        rep, caught = control.check(budget=budget)
-        assert caught, (name, rep.summary, rep.rows())
-    slowed = [r for r in rep.results if r.status == "slow"]
-    assert not slowed  # the hung one: no call before it was slow
