@@ -297,8 +297,10 @@ _NOT_SEARCH = 1.5
 def _print_report(rep) -> None:
     rows = _fit(rep.rows(), {"property": 22, "diagnosis / detail": 40,
                              "smallest failing case": 21})
+    # The n the summary says too: every property checked to it (one cut short by its
+    # budget reached less than the others).
     print(format_table(rows, title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
-                       f"checked {rep.largest_n:,})"))
+                       f"checked {rep.reached:,})"))
     import textwrap
 
     verdict = rep.verdict
@@ -310,6 +312,11 @@ def _print_report(rep) -> None:
         for k, finding in enumerate(verdict.findings, 1):
             print(textwrap.fill(f"{k}. {finding.folded()}", _TABLE_WIDTH, initial_indent="  ",
                                 subsequent_indent="     ", break_on_hyphens=False))
+    if rep.notes:  # whole: the table's detail column cuts them short
+        print("found beside the verdict:")
+        for note in rep.notes:
+            print(textwrap.fill(f"- {note}", _TABLE_WIDTH, initial_indent="  ",
+                                subsequent_indent="    ", break_on_hyphens=False))
     print(rep.time_spent())
 
 
@@ -470,13 +477,13 @@ def _run_controls(args: argparse.Namespace) -> int:
     rows, caught = [], 0
     for c in CONTROLS:
         if c.name not in checked:
-            rows.append({"control": c.name, "expected": f"{c.cause.label}: {c.expect}",
+            rows.append({"control": c.name, "expected": c.expected,
                          "diagnosis": "skipped: no GPU", "caught": "-"})
             continue
         rep, ok = checked[c.name]
         caught += ok
-        rows.append({"control": c.name, "expected": f"{c.cause.label}: {c.expect}",
-                     "diagnosis": rep.diagnosis, "seconds": round(rep.seconds),
+        rows.append({"control": c.name, "expected": c.expected,
+                     "diagnosis": rep.diagnosis or rep.summary, "seconds": round(rep.seconds),
                      "caught": "yes" if ok else "NO"})
     run = len(checked)
     for name, (rep, ok) in checked.items():

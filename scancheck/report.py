@@ -319,6 +319,8 @@ def markdown(reports: list[ConformanceReport], path: str | Path) -> str:
         if verdict.findings:  # each cause once, the properties it explains folded under it
             out += ["", "Causes, primary first:", ""]
             out += [f"{k}. {_cell(f.folded())}" for k, f in enumerate(verdict.findings, 1)]
+        if r.notes:
+            out += ["", "Found beside the verdict:", ""] + [f"- {_cell(n)}" for n in r.notes]
         spec = ", ".join(f"{k}={v}" for k, v in r.spec.items())
         out += ["", f"Spec: `{spec}`", "", "| property | verdict | diagnosis / detail | "
                 "smallest failing case |", "|---|---|---|---|"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import pytest
 
@@ -536,6 +537,22 @@ def test_a_budget_that_runs_out_exits_3_saying_how_far_every_property_got(capsys
     rows = out[out.index("property"):out.index("verdict:")].splitlines()
     assert any(line.split()[2:3] == ["slow"] or " slow " in line for line in rows)
     assert took < 3 + 10  # its seconds, the children's start-up on a loaded 2-core machine
+    # The header and the summary give one largest n: every property's reach.
+    header = re.search(r"largest n checked ([\d,]+)\)", out)[1]
+    summary = out.split("summary")[-1].splitlines()[3].split()[2]
+    told = re.search(r"no failure up to n = ([\d,]+)", out)[1]
+    assert header == summary == told, out
+
+
+def test_what_a_passing_check_found_is_shown_whole_beside_the_verdict(capsys):
+    """numpy.cumsum of float16 rounds its partial sums to float16: the table's detail column
+    cuts that short, the lines under the verdict show it whole."""
+    assert main(["check", "numpy.cumsum", "--dtypes", "float16", "--budget", "2", "--quick",
+                 "--max-n", "4096"]) == 0
+    out = capsys.readouterr().out
+    flat = " ".join(out.split("found beside the verdict:")[1].split("time:")[0].split())
+    assert re.fullmatch(r"- accumulation float16: some partial sums rounded to float16 "
+                        r"\(\d+ of 1023 outputs not correctly rounded\)", flat), flat
 
 
 def test_a_target_that_could_not_be_checked_outranks_an_unfinished_one(tmp_path, capsys):

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -115,6 +117,16 @@ def test_a_conforming_target_gets_no_snippet(tmp_path, budget):
                 properties=("floats within bound",), budget=budget)
     text = markdown([rep], tmp_path / "r.md")
     assert "Conforms" in text and "```python" not in text
+
+
+def test_what_a_passing_property_found_is_stated_whole_beside_the_verdict(tmp_path, budget):
+    rep = check(load_import_path("numpy:cumsum", TargetSpec(dtypes=("float16",))),
+                properties=("floats within bound",), budget=replace(budget, max_n=4096))
+    (note,) = rep.notes
+    assert note.startswith("accumulation float16: some partial sums rounded to float16 (")
+    text = markdown([rep], tmp_path / "r.md")
+    assert f"Found beside the verdict:\n\n- {note}\n" in text
+    assert json.loads(rep.to_json())["verdict"]["notes"] == [note]
 
 
 def test_a_large_input_is_written_beside_the_report(user_module, budget, monkeypatch):

@@ -4,11 +4,13 @@ A :class:`Case` is ``(n, dtype, distribution, seed)``: short enough to print, en
 rebuild the input bit for bit.  Sizes cover every scale from 1 to the largest n, with the
 tile edges ``2**k - 1``, ``2**k`` and ``2**k + 1`` of every scale (the edges of any
 power-of-two tile, block or level), the multiples m * 2**j of smaller tiles, and the
-neighbours of each within 2.  :func:`search` always walks a ladder of one edge per scale,
-smallest first, up to the largest n, then lets Hypothesis draw cases until the
-:class:`Budget` is spent, each scale about as often as it is cheap (the time, not the count,
-shared among the scales); :func:`smallest_failing` takes a failure down to the smallest n
-that still fails.
+neighbours of each within 2, and sizes m * 2**j + r of every block 2**j from 32 to 4096
+with their residues r spread over [0, 2**j) (:class:`Sweep`).  :func:`search` always walks
+a ladder of one edge per scale, smallest first, up to the largest n, then lets Hypothesis
+draw cases until the :class:`Budget` is spent, each scale about as often as it is cheap (the
+time, not the count, shared among the scales), and beside them sweeps the residues of each
+scale; :func:`shrink` takes a failure down to the smallest n known to fail, and says
+whether every smaller n was checked.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import json
 import math
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -120,6 +122,10 @@ _DRAWN = KeptArrays(64 * 2**20)
 #: Tile multiples m * 2**j drawn within a scale 2**k have at most 2**(TILES_LOG2 + 1) - 1
 #: tiles: j >= k - TILES_LOG2.
 TILES_LOG2 = 6
+#: The blocks 2**j, j in this range, whose residues a size k * 2**j + r is drawn to spread
+#: over: a bug of one residue modulo a block of 32 to 4096 elements (a tail of 7 past a
+#: tile of 64, say) lies in 1/2**j of the sizes, no tile edge among them.
+BLOCKS_LOG2 = (5, 12)
 
 
 @st.composite
@@ -127,8 +133,9 @@ def scaled_sizes(draw: st.DrawFn, max_n: int, scales: tuple[int, ...] | None = N
     """n in [1, max_n]: a scale k with 2**k <= max_n first (from ``scales``, where a scale
     may repeat to be drawn more often; else every scale alike), then, within [2**k,
     2**(k+1)): a tile edge 2**k + d, a multiple m * 2**j of a smaller power-of-two tile
-    (at most 127 tiles) + d, with d in [-2, 2], or any n (half the draws).  Shrinks toward
-    small scales and toward the edge."""
+    (at most 127 tiles) + d, with d in [-2, 2], a size m * 2**j + r of a block 2**j of
+    :data:`BLOCKS_LOG2` and any residue r, or any n.  Shrinks toward small scales and toward
+    the edge, and a size of a block and residue toward fewer blocks of the same residue."""
     k = draw(st.sampled_from(scales) if scales else st.integers(0, max_n.bit_length() - 1))
     where = draw(st.integers(0, 3))
     lo = 1 << k
@@ -137,6 +144,10 @@ def scaled_sizes(draw: st.DrawFn, max_n: int, scales: tuple[int, ...] | None = N
     elif where == 1 and k > 0:  # m tiles of 2**j, and their neighbours
         i = draw(st.integers(1, min(k, TILES_LOG2)))
         n = (draw(st.integers(1 << i, (2 << i) - 1)) << (k - i)) + draw(st.integers(-2, 2))
+    elif where == 2 and k >= BLOCKS_LOG2[0]:  # m blocks of 2**j and a residue
+        j = draw(st.integers(BLOCKS_LOG2[0], min(k, BLOCKS_LOG2[1])))
+        n = (draw(st.integers(lo >> j, (2 * lo >> j) - 1)) << j) + draw(
+            st.integers(0, (1 << j) - 1))
     else:
         n = lo + draw(st.integers(0, lo - 1))
     return min(max(n, 1), max_n)
@@ -196,6 +207,58 @@ def share_time(timings: list[tuple[int, float]], max_n: int) -> TimeShare:
     scales = tuple(k for k in range(top + 1)
                    for _ in range(max(1, min(SCALE_WEIGHT_CAP, round(example[top] / example[k])))))
     return TimeShare(scales, tuple(extra))
+
+
+class Sweep:
+    """Cases that spread over the residues of every scale [2**k, 2**(k+1)) from 2**5 up to
+    the largest n: the i-th size of scale k is 2**k + (start + i * step) mod 2**k, ``step``
+    odd and near 0.618 * 2**k (a Weyl sequence), ``start`` drawn once per scale.  An odd
+    step visits every residue modulo 2**j in any 2**j running sizes of a scale, for every
+    j <= k, and spreads them over the scale: within 64 sizes of a scale each residue modulo
+    32 and 64 comes once, whatever the seed, where sizes drawn at random leave a residue
+    unmet in 64 draws more than a third of the time.  The scales are swept in rounds: each
+    to 64 sizes, the cheapest first, then each to 128, and so on; a bug of one residue
+    modulo 64 past some size is met once the round reaches the first scale past it."""
+
+    def __init__(self, seed: int, max_n: int, dtypes: tuple[str, ...],
+                 distributions: tuple[str, ...]) -> None:
+        self._rng = np.random.default_rng([seed, 0x5EE9])
+        self._max_n = max_n
+        self._kinds = [(dt, dist) for dist in distributions for dt in dtypes]
+        top = max_n.bit_length() - 1
+        #: Per scale swept: (start, sizes given, seconds of its last case).
+        self._scales = {k: (int(self._rng.integers(0, 1 << k)), 0, 0.0)
+                        for k in range(min(BLOCKS_LOG2[0], top), top + 1)}
+
+    def case(self) -> Case:
+        """The next case of the cheapest scale (by its last case's seconds, the ladder's
+        rung before any of its own) among those with the fewest rounds of sizes given; a
+        scale that has given each of its sizes twice gives no more."""
+        open_ = [k for k, v in self._scales.items() if v[1] < 2 << k] or list(self._scales)
+        k = min(open_, key=lambda s: ((self._scales[s][1] // ROUND).bit_length(),
+                                      self._scales[s][2], s))
+        start, i, last = self._scales[k]
+        self._scales[k] = (start, i + 1, last)
+        lo = 1 << k
+        n = lo + (start + i * (int(0.6180339887 * lo) | 1)) % lo
+        dt, dist = self._kinds[int(self._rng.integers(len(self._kinds)))]
+        return Case(min(n, self._max_n), dt, dist, int(self._rng.integers(0, 2**32)))
+
+    def took(self, n: int, seconds: float) -> None:
+        """A case of ``n`` elements took ``seconds``: what its scale's next case costs."""
+        k = max(n, 1).bit_length() - 1
+        if k in self._scales:
+            start, i, _ = self._scales[k]
+            self._scales[k] = (start, i, seconds)
+
+
+#: The sizes each scale gives in the first round of a sweep, twice that in the second...:
+#: every residue modulo 64 (blocks of 64 or less), the band of 1/64 of the sizes.
+ROUND = 64
+#: The seconds the sweep's cases take, as a fraction of the seconds of the examples
+#: Hypothesis draws and their companions: the draws cover data and the edges, the sweep
+#: the residues of every scale.
+SWEEP_SHARE = 3.0
 
 
 def companions(case: Case, count: int, dtypes: tuple[str, ...], distributions: tuple[str, ...],
@@ -269,6 +332,8 @@ class SearchResult(Generic[F]):
     #: The n of the first rung of the ladder a bounded budget left unrun (None: the ladder
     #: reached the largest n): nothing at or past it was checked.
     short_of: int | None = None
+    #: Every case the search saw fail, in the order found (``failing`` the last).
+    failed: list[Case] = field(default_factory=list)
 
 
 def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
@@ -322,7 +387,7 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
     def result(spent: bool, short_of: int | None = None) -> SearchResult[F]:
         case, failure = found[-1] if found else (None, None)
         return SearchResult(case, failure, ran["cases"], ran["largest"],
-                            time.monotonic() - t0, spent, short_of)
+                            time.monotonic() - t0, spent, short_of, [c for c, _ in found])
 
     for rung in ladder(dtypes, distributions, max_n, empty):
         # The smallest rungs are not stopped on a prediction, only once time is out.
@@ -352,6 +417,13 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
         # first example (the tests' budgets end this way hundreds of times a session).
         return result(True)
 
+    sweep = Sweep(int(np.random.default_rng().integers(0, 2**32)), max_n, dtypes,
+                  distributions)
+    for n, took in timings:  # what a case of each scale costs, from the ladder's rungs
+        sweep.took(n, took)
+    # Hypothesis's own seconds (drawing, bookkeeping) count among the draws'.
+    seconds = {"drawn": 0.0, "swept": 0.0, "since": time.monotonic()}
+
     def fails(example: Case) -> bool:
         nonlocal deadline
         # While Hypothesis shrinks a failing example, the example alone is its test.
@@ -371,6 +443,24 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
                 if k:  # a companion: the example drawn has nothing of it to shrink
                     raise _Found
                 return True
+        if found:
+            return False
+        seconds["drawn"] += time.monotonic() - seconds["since"]
+        while seconds["swept"] < SWEEP_SHARE * seconds["drawn"]:
+            if time.monotonic() > deadline:
+                raise _Spent
+            start = time.monotonic()
+            case, failure = run(sweep.case())
+            took = time.monotonic() - start
+            sweep.took(case.n, took)
+            seconds["swept"] += took
+            if failure is not None:
+                deadline = time.monotonic() + budget.seconds
+                if db is not None:
+                    db.save(key + _CASES, json.dumps(asdict(case)).encode())
+                found.append((case, failure))
+                raise _Found
+        seconds["since"] = time.monotonic()
         return False
 
     spent = False
@@ -433,6 +523,72 @@ def _stored(db: Any, key: bytes | None, dtypes: tuple[str, ...],
                 and case.distribution in distributions and isinstance(case.seed, int)):
             out.append(case)
     return out
+
+
+@dataclass(frozen=True)
+class Shrunk:
+    """The smallest failing case a shrink found, and whether it is the smallest: every
+    smaller n checked on its data (its dtype, distribution and seed), none failing."""
+
+    case: Case
+    minimal: bool
+
+
+#: The blocks 2**j, j from 1 to this, along whose sizes of one residue a failure is taken
+#: down (a bug of one residue past some size: n - t * 2**j fails as n does).
+DESCENT_LOG2 = 12
+
+
+def shrink(fails: Callable[[Case], bool], failed: list[Case], seconds: float,
+           walk: int = 300, bands: bool = True) -> Shrunk:
+    """The smallest n known to fail, from every case a search saw fail (``failed``; the
+    smallest n of them first, not run again): taken down by :func:`smallest_failing`, then
+    (where ``bands``) along the sizes of the same residue modulo each block 2**j (n - t *
+    2**j, bisected on t), again until none of them fails, and every n from ``walk`` up to it
+    checked, smallest first, while ``seconds`` last -- the first that fails is the
+    smallest, and where the walk reaches it, it is (:attr:`Shrunk.minimal`).  Without
+    ``bands`` (a size where the target stops answering: its threshold is what is told) the
+    n found is taken as the smallest.  The last
+    call of ``fails`` that held was at the n returned, unless none held (then that n is a
+    case of ``failed``, not run again)."""
+    deadline = time.monotonic() + seconds
+    held: list[int] = []
+
+    def failing(c: Case) -> bool:
+        if fails(c):
+            held[:] = [c.n]
+            return True
+        return False
+
+    best = smallest_failing(failing, min(failed, key=lambda c: c.n), walk)
+    if best.n <= walk or not bands:
+        return Shrunk(best, True)
+    went_down = True
+    while went_down:
+        went_down = False
+        for j in range(1, DESCENT_LOG2 + 1):
+            step = 1 << j
+            if best.n - step <= walk or not failing(best.with_n(best.n - step)):
+                continue
+            # Fails one step down: bisect for the last step that fails, as for a bug that
+            # holds past some size (to the walk: it checks below).
+            good, bad = 1, (best.n - walk - 1) // step + 1
+            while bad - good > 1:
+                mid = (good + bad) // 2
+                good, bad = (mid, bad) if failing(best.with_n(best.n - mid * step)) else (
+                    good, mid)
+            best = best.with_n(best.n - good * step)
+            went_down = True
+    minimal = True
+    for n in range(walk, best.n):
+        if time.monotonic() > deadline:
+            minimal = False
+            break
+        if failing(best.with_n(n)):
+            return Shrunk(best.with_n(n), True)
+    if held and held[0] != best.n:
+        failing(best)  # the failure told is the one at best.n
+    return Shrunk(best, minimal)
 
 
 def smallest_failing(fails: Callable[[Case], bool], case: Case, walk: int = 300) -> Case:

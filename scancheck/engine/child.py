@@ -166,7 +166,9 @@ def _child(argv: list[str]) -> int:
             args.props = list(first_share(tuple(args.props), told, args.share))
         if args.no_empty:
             target = replace(target, spec=replace(target.spec, allows_empty=False))
-        target.watch = lambda what, n: emit(event=what, n=n)
+        # When, on a clock every process of the machine shares: the parent tells a slow
+        # call from a hung one by the times of the calls before it.
+        target.watch = lambda what, n: emit(event=what, n=n, t=round(time.monotonic(), 4))
         if args.smoke is not None:
             _smoke(target, args.smoke)
             return 0

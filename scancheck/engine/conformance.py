@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..core.devices import gpu_memory
-from .cases import Budget, Case, search, smallest_failing
+from .cases import Budget, Case, search, shrink
 from .diagnosis import (
     UNFINISHED,
     Cause,
@@ -40,6 +40,7 @@ from .large import LARGE_SIZES, check_large
 from .large_batches import BATCH_CHECKS, check_batch
 from .large_segments import SEGMENT_CHECKS, check_segments_large
 from .properties import (
+    ACCUMULATION_KEY,
     ACCUMULATION_PROBE,
     PROPERTIES,
     TABLE,
@@ -108,10 +109,16 @@ class ConformanceReport:
         if not left:
             return self.diagnosis
         taken = [r for r in left if "memory taken" in r.detail]
-        short = [r for r in left if "memory taken" not in r.detail]
+        slow = [r for r in left if r.timeout is not None]
+        short = [r for r in left if "memory taken" not in r.detail and r.timeout is None]
         told = [f"out of memory in {', '.join(r.name for r in taken)} from n = "
                 f"{min(r.detail['largest n'] for r in taken) + 1:,}, "
                 f"{taken[0].detail['memory taken']}"] if taken else []
+        # One slow call told whole (the smallest n): the others' are the same story.
+        if slow:
+            first = min(slow, key=lambda r: r.detail.get("timed out at n", 0))
+            others = f" (and {len(slow) - 1} other properties)" if len(slow) > 1 else ""
+            told.append(f"in '{first.name}'{others} {first.diagnosis}")
         if short:
             told.append(f"the budget ran out before the top in "
                         f"{', '.join(r.name for r in short)}: give --budget more seconds, or "
@@ -126,6 +133,11 @@ class ConformanceReport:
     def diagnosis(self) -> str:
         """One line: the primary cause and its smallest case (empty when nothing fails)."""
         return self.verdict.line
+
+    @property
+    def notes(self) -> list[str]:
+        """What the passing properties found beside the verdict, each once, whole."""
+        return list(dict.fromkeys(note for r in self.results for note in r.notes))
 
     @property
     def largest_n(self) -> int:
@@ -178,6 +190,7 @@ class ConformanceReport:
                         "cause": verdict.cause.name if verdict.cause is not None else None,
                         "line": verdict.line, "explained": verdict.explained,
                         "also": verdict.also, "largest n": self.largest_n,
+                        "notes": self.notes,
                         "findings": [{"cause": f.cause.name, "line": f.line, "source": f.source,
                                       "smallest case": f.smallest_case,
                                       "properties": f.properties, "explains": f.explained}
@@ -284,10 +297,22 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             on_case(case.n)
         return guarded(case.n, partial(row.check, checked, case))
 
+    def judged(target: Target, case: Case) -> Failure | None:
+        """The check of ``case`` on ``target`` (the one searched, or another view of it),
+        its failure attributed."""
+        if on_case is not None:
+            on_case(case.n)
+        out = guarded(case.n, partial(row.check, target, case))
+        return guarded(case.n, out.told) if isinstance(out, Untold) else out
+
     def told(case: Case, failure: Failure) -> Failure:
-        """``failure``, found on ``case``, attributed where its check left that to be made."""
+        """``failure``, found on ``case``, attributed where its check left that to be made;
+        a contract it names stands only where it makes the target right (see
+        :func:`contract_checked`)."""
         out = guarded(case.n, failure.told) if isinstance(failure, Untold) else failure
         assert out is not None
+        if out.cause == Cause.CONTRACT and out.contract is not None:
+            out = contract_checked(out, case, checked, top, judged)
         return out
 
     if prop == "deterministic" and not spec.deterministic:
@@ -318,7 +343,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             stats["short of n"] = found.short_of
         if found.failing is None:
             break
-        result, moved = _failed(prop, found, check, told, stats)
+        result, moved = _failed(prop, found, check, told, stats, budget.seconds)
         if "memory taken" in result.detail:
             # The GPU's memory taken elsewhere: no evidence either way, so the search stops
             # short, claiming nothing from this n on; a failure found before it stands.
@@ -367,6 +392,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
                            time.monotonic() - t0)
     if tuples:
         stats.update(monoid_summary(target))
+    notes = []
     for dt, probe in ([] if tuples else passing_probes(target, prop, dtypes, top)):
         told = probe()
         failure = None if dt is None else declared_accumulation(spec, dt, told)
@@ -375,7 +401,43 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             return PropertyResult(prop, "fail", failure, {"dtype": dt, "data":
                                   "the accumulation probe"}, stats,
                                   cause=Cause.PRECISION.name, independent=True)
-    return PropertyResult(prop, "pass", detail=stats)
+        if dt is not None:
+            notes.append(f"{ACCUMULATION_KEY.format(dt)}: {told[ACCUMULATION_KEY.format(dt)]}")
+    return PropertyResult(prop, "pass", detail=stats, notes=notes)
+
+
+def contract_checked(failure: Failure, case: Case, target: Target, top: int,
+                     judged: Callable[[Target, Case], Failure | None]) -> Failure:
+    """``failure`` (of cause CONTRACT, found on ``case``) where the target, declared to keep
+    the contract it names, is right on ``case`` and on a longer case of the same data (2n +
+    1 elements, within ``top`` and the spec's largest n): a contract explains a target's
+    every answer, not one size's.  Else the failure the declared target still shows,
+    told as what it is (a logic error, say: a dtype that changes with n is no promotion).
+    A case with no answer, or another contract, refutes nothing."""
+    contract = failure.contract
+    assert contract is not None
+    try:
+        declared = replace(target, spec=replace(target.spec, **dict(contract.fields)))
+    except ValueError:  # no valid spec declares it here: nothing to check it by
+        return failure
+    m = min(2 * case.n + 1, top, target.spec.max_n or top)
+    longer = case.with_n(m) if m > case.n else replace(case, seed=case.seed + 1)
+    for other in (case, longer):
+        wrong = judged(declared, other)
+        if wrong is None or isinstance(wrong, _NoAnswer) or wrong.cause == Cause.CONTRACT:
+            continue
+        where = ("this case" if other is case else
+                 f"a longer case (n = {other.n:,}, {other.distribution} {other.dtype} data)")
+        same = other is case
+        detail = {k: v for k, v in failure.detail.items() if k != "contract"}
+        return Failure(wrong.cause, f"{contract.behaviour} at n = {case.n:,}, as "
+                       f"{contract.flag} would declare; so declared, {where} is still wrong: "
+                       f"{wrong.diagnosis}", wrong.index if same else failure.index,
+                       wrong.got if same else failure.got,
+                       wrong.expected if same else failure.expected,
+                       {**detail, **(wrong.detail if same else {})},
+                       independent=wrong.independent, at=wrong.at if same else failure.at)
+    return failure
 
 
 def _unfinished(prop: str, stats: dict[str, Any], top: int, own: float,
@@ -397,11 +459,12 @@ def declared_accumulation(spec: TargetSpec, dtype: str, told: dict[str, Any]) ->
     (None where it holds, or none is declared); an undeclared wider one is noted in
     ``told`` with the flag that declares it."""
     wider = dict(spec.accumulates).get(dtype)
-    seen = str(told.get(f"accumulation {dtype}", ""))
+    key = ACCUMULATION_KEY.format(dtype)
+    seen = str(told.get(key, ""))
     if wider is None:
         acc = ACCUMULATION_PROBE[dtype][0]
         if seen.startswith(acc):
-            told[f"accumulation {dtype}"] = f"{seen}: declare --accumulates {dtype}:{acc}"
+            told[key] = f"{seen}: declare --accumulates {dtype}:{acc}"
         return None
     if seen.startswith("some partial"):
         return (f"declared accumulates {dtype}:{wider}, but on data whose every partial sum "
@@ -488,15 +551,20 @@ def _ranks_taken(target: Target) -> tuple[int, ...]:
 
 
 def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
-            told: Callable[[Case, Failure], Failure], stats: dict[str, Any]
+            told: Callable[[Case, Failure], Failure], stats: dict[str, Any], seconds: float
             ) -> tuple[PropertyResult, bool]:
-    """The failure ``found``, taken down to its smallest n and attributed there (``told``:
-    the failures the search and the shrinking discard never are), as the property's result;
-    and whether it moves the search rather than ends it (the target gave no answer there)."""
+    """The failure ``found``, taken down to the smallest n known to fail (:func:`shrink`,
+    from every case the search saw fail; a wrong answer along the residues of each block
+    too, and with every smaller n checked while ``seconds`` last) and attributed there
+    (``told``: the failures the search and the shrinking discard never are), as the
+    property's result; and whether it moves the search rather than ends it (the target
+    gave no answer there)."""
     case, failure = found.failing, found.failure
-    if case.n > 1:
-        # Only the last failure: smallest_failing returns its n, or the found case's (which
-        # it does not check again).  Each may hold the arrays of a case until it is told.
+    minimal = True
+    if case.n > 1 or len(found.failed) > 1:
+        # Only the last failure: shrink's last that held is at the n it returns, or none
+        # held (a case the search found, run again here).  Each may hold the arrays of a
+        # case until it is told.
         last: dict[int, Failure] = {}
 
         def fails(c: Case) -> bool:
@@ -509,14 +577,23 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
                 last[c.n] = f
             return f is not None
 
-        case = smallest_failing(fails, case)
-        failure = last.get(case.n) or failure
+        # A case with no answer (an exception, memory) is where the target stops
+        # answering, not a wrong answer of some sizes: its threshold is the search's.
+        shrunk = shrink(fails, found.failed or [case], seconds,
+                        bands=not isinstance(failure, _NoAnswer))
+        case, minimal = shrunk.case, shrunk.minimal
+        again = last.get(case.n) or (None if case == found.failing else check(case))
+        if again is not None:
+            failure = again
+        elif case != found.failing:  # it failed once only (a race?): the one found stands
+            case, minimal = found.failing, False
     assert failure is not None
     failure = told(case, failure)
     return PropertyResult(prop, "fault" if failure.cause == Cause.FAULT else "fail",
                           failure.diagnosis, {**case.describe(), **failure.where()},
                           {**failure.detail, **stats}, cause=failure.cause.name,
-                          independent=failure.independent), isinstance(failure, _NoAnswer)
+                          independent=failure.independent,
+                          minimal=minimal), isinstance(failure, _NoAnswer)
 
 
 def _searched(result: PropertyResult, earlier: list[PropertyResult], empty: bool,

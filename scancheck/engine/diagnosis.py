@@ -84,6 +84,16 @@ class PropertyResult:
     #: Wall seconds the property took whole: its search, shrinking and report (a sanitizer
     #: tool's run; for a hang or fault, its child's time).
     seconds: float = 0.0
+    #: The per-call timeout, in seconds, that a call of this property's ran past where the
+    #: calls before it predict that time (status "slow": no hang); None otherwise.
+    timeout: float | None = None
+    #: Whether no n smaller than the smallest case's fails on its data: every smaller n was
+    #: checked (False: the smallest failing n found, smaller ones not all checked).
+    minimal: bool = True
+    #: What a passing property found of the target beside its verdict, each a sentence a
+    #: report shows whole (the type its float sums accumulate in, and the flag that
+    #: declares it).
+    notes: list[str] = field(default_factory=list)
     #: Failures of this property found before its result that did not end its search, only
     #: moved it to where the target answers (an empty input refused, an exception or memory
     #: exhausted at some n: the search went on from n = 1, or below that n); each is a
@@ -137,6 +147,8 @@ class Finding:
     diagnosis: str
     status: str = "fail"
     smallest_case: dict[str, Any] | None = None
+    #: Whether no smaller n fails on the smallest case's data (every one checked).
+    minimal: bool = True
     #: Properties failing with this cause, the source first.
     properties: list[str] = field(default_factory=list)
     #: Properties failing with another cause that follows from this one.
@@ -153,7 +165,7 @@ class Finding:
     @property
     def line(self) -> str:
         """The cause, what went wrong, and its smallest case."""
-        return f"{self.cause.label}: {self.text}{_where(self.smallest_case)}"
+        return f"{self.cause.label}: {self.text}{_where(self.smallest_case, self.minimal)}"
 
     def folded(self) -> str:
         """The line, and the properties it explains folded after it (one of another cause
@@ -172,6 +184,7 @@ class Diagnosis:
     source: str | None = None  # the property that shows it
     text: str = ""
     smallest_case: dict[str, Any] | None = None
+    minimal: bool = True
     #: Other properties failing with the same cause: more evidence of it.
     same_cause: list[str] = field(default_factory=list)
     #: Failing properties whose failure follows from the primary cause.
@@ -186,14 +199,18 @@ class Diagnosis:
         """One line for a person: the primary cause first, independent ones after it."""
         if self.cause is None:
             return ""
-        head = f"{self.cause.label}: {self.text}{_where(self.smallest_case)}"
+        head = f"{self.cause.label}: {self.text}{_where(self.smallest_case, self.minimal)}"
         return "; ".join([head, *(f"also {a}" for a in self.also)])
 
 
-def _where(case: dict[str, Any] | None) -> str:
+def _where(case: dict[str, Any] | None, minimal: bool = True) -> str:
+    """Where a failure shows: its smallest case, or, where smaller sizes were not all
+    checked, the smallest failing n found."""
     if not case or "n" not in case:
         return ""
     index = f", index {case['index']}" if "index" in case else ""
+    if not minimal:
+        return f" (smallest failing n found: {case['n']}{index}; not every smaller n checked)"
     return f" (smallest case n={case['n']}{index})"
 
 
@@ -223,20 +240,22 @@ def diagnose(results: list[PropertyResult]) -> Diagnosis:
 
     Failures of one cause are one finding, except that a failure on the empty input, or on
     an empty batch, is one of its own (it says nothing of the inputs that hold elements).
-    The highest-ranked (smallest n among equals) leads the first finding; failures of other
-    causes that follow from it are folded under it; the rest make the next findings, in the
-    same way."""
+    The highest-ranked (smallest n among equals, one proven smallest before one that is not)
+    leads the first finding; failures of other causes that follow from it are folded under
+    it; the rest make the next findings, in the same way."""
     failing = [f for r in results for f in (*r.more, r)
                if f.status in ("fail", "fault", "hang")]
     if not failing:
         return Diagnosis(None)
     causes = {cause_of(r) for r in failing}
-    left = sorted(failing, key=lambda r: (cause_of(r), _smallest_n(r)))
+    # Among equal sizes, one proven the smallest first.
+    left = sorted(failing, key=lambda r: (cause_of(r), _smallest_n(r), not r.minimal))
     findings: list[Finding] = []
     while left:
         head = left[0]
         c0 = cause_of(head)
-        finding = Finding(c0, head.name, head.diagnosis, head.status, head.smallest_case)
+        finding = Finding(c0, head.name, head.diagnosis, head.status, head.smallest_case,
+                          head.minimal)
         rest = []
         for r in left:
             c = cause_of(r)
@@ -256,7 +275,7 @@ def diagnose(results: list[PropertyResult]) -> Diagnosis:
         left = rest
     primary = findings[0]
     out = Diagnosis(primary.cause, primary.source, primary.text, primary.smallest_case,
-                    findings=findings)
+                    primary.minimal, findings=findings)
     out.same_cause = [p for p in primary.properties if p != primary.source]
     out.explained = list(primary.explained)
     out.also = [_also(f) for f in findings[1:]]
@@ -268,7 +287,7 @@ def _also(finding: Finding) -> str:
     others = len(finding.properties) - 1
     more = f" and {others} other{'s' * (others > 1)}" if others > 0 else ""
     return f"{finding.cause.label} in '{finding.source}'{more}: {finding.diagnosis}" + _where(
-        finding.smallest_case)
+        finding.smallest_case, finding.minimal)
 
 
 #: Sanitizer findings that, like a race, can corrupt any result of the same target: a read

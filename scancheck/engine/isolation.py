@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import signal
 import subprocess
@@ -27,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -321,10 +322,15 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
         last = next((ev for ev in reversed(events) if ev["event"] in ("case", "call")), None)
         at = f" at n = {last['n']:,}" if last else ""
         case = {"n": last["n"]} if last else None
-        if status == "timeout":
+        slow = slow_call(events, timeout) if status == "timeout" else None
+        if slow is not None:
+            results.append(PropertyResult(stuck, "slow", slow.told(timeout), detail={
+                "largest n": _largest_returned(events, stuck), "timed out at n": slow.n,
+                "seconds predicted": round(slow.predicted, 1)}, timeout=timeout))
+        elif status == "timeout":
             hint = (" (a block waiting on one never scheduled?)" if _on_gpu(spec, locator)
-                    else " (one call ran past --timeout: a loop that never ends, or a call "
-                    "slower than that at this size)")
+                    else " (one call ran past --timeout where the calls before it were fast: "
+                    "a loop that never ends)")
             results.append(PropertyResult(stuck, "hang", f"the target gave no answer in "
                                           f"{timeout:g} s{at}{hint}", case,
                                           cause=Cause.FAULT.name))
@@ -336,9 +342,15 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
             results[-1].detail["checked"] = broke
         if progress is not None:
             progress.finish(stuck, results[-1].status)
-        what = f"the target's {results[-1].status} in '{stuck}'"
+        what = (f"a call past the {timeout:g} s timeout in '{stuck}'" if slow is not None
+                else f"the target's {results[-1].status} in '{stuck}'")
         n = last["n"] if last else None
-        if n == 0 and empty:
+        if slow is not None and stuck not in LARGE:
+            # Calls past the last that returned in time grow slower still: the others are
+            # checked to it, where each call ends.
+            cap = min(n - 1, slow.larger[0]) if n is not None else slow.larger[0]
+            broke = f"to n = {cap:,} ({what} at n = {slow.n:,})"
+        elif n == 0 and empty:
             empty, broke = False, f"from n = 1 ({what} was at n = 0)"
         elif n is not None and n >= 2 and stuck not in LARGE:
             cap, broke = n - 1, f"below n = {n:,} ({what} was there)"
@@ -348,6 +360,77 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
                 if progress is not None:
                     progress.finish(p, "skip")
     return results
+
+
+#: A call that runs past the timeout at this many elements or fewer is a hang, whatever the
+#: calls before it took: no scan needs a minute for a thousand elements.
+SMALL_N = 1024
+#: The calls a slow call's time is predicted from lie within this factor below its n.
+NEAR = 8
+
+
+@dataclass(frozen=True)
+class SlowCall:
+    """A call that ran past the timeout at ``n`` elements where the growth of the calls
+    before it predicts that: the two it is predicted from, as (n, seconds) (the larger
+    first), and the seconds predicted."""
+
+    n: int
+    larger: tuple[int, float]
+    smaller: tuple[int, float]
+    predicted: float
+
+    def told(self, timeout: float) -> str:
+        """What happened, and the timeout that would let the call finish."""
+        (m2, d2), (m1, d1) = self.larger, self.smaller
+        give = math.ceil(max(2 * timeout, 2 * self.predicted))
+        return (f"a call at n = {self.n:,} ran past the {timeout:g} s timeout, where the calls "
+                f"at n = {m2:,} and {m1:,} took {d2:.3g} s and {d1:.3g} s: at that growth it "
+                f"takes about {self.predicted:.3g} s, slow, not hung; give --timeout {give} for "
+                f"a verdict there")
+
+
+def slow_call(events: list[dict], timeout: float) -> SlowCall | None:
+    """The call a child was in when it was killed for running past ``timeout``, where its
+    finished calls predict that time: the largest of them at most ``n`` (and at least
+    n/:data:`NEAR`) and the largest below two thirds of that, their growth taken as n**a
+    with a between 1 and 3, give at least half the timeout at ``n``.  None where it was in
+    no call, at :data:`SMALL_N` elements or fewer, or the calls before it were fast: a hang."""
+    open_call: tuple[int, float] | None = None
+    took: dict[int, float] = {}
+    for ev in events:
+        if ev["event"] == "call" and "t" in ev:
+            open_call = (int(ev["n"]), float(ev["t"]))
+        elif ev["event"] == "return" and open_call is not None and "t" in ev:
+            m, start = open_call
+            took[m] = max(took.get(m, 0.0), float(ev["t"]) - start)
+            open_call = None
+    if open_call is None or open_call[0] <= SMALL_N:
+        return None
+    n = open_call[0]
+    near = sorted(m for m in took if n / NEAR <= m <= n)
+    if not near:
+        return None
+    m2 = near[-1]
+    below = [m for m in near if 3 * m <= 2 * m2]
+    if not below:
+        return None
+    m1 = below[-1]
+    d2, d1 = took[m2], took[m1]
+    if d2 <= 0 or d1 <= 0:
+        return None
+    growth = min(3.0, max(1.0, math.log(d2 / d1) / math.log(m2 / m1)))
+    predicted = d2 * (n / m2) ** growth
+    if 2 * predicted < timeout:
+        return None
+    return SlowCall(n, (m2, d2), (m1, d1), predicted)
+
+
+def _largest_returned(events: list[dict], prop: str) -> int:
+    """The largest n of a call that returned since ``prop`` started in a child's events."""
+    start = max((i for i, ev in enumerate(events)
+                 if ev["event"] == "start" and ev.get("property") == prop), default=0)
+    return max((int(ev["n"]) for ev in events[start:] if ev["event"] == "return"), default=0)
 
 
 def _property_args(budget: Budget, cap: int | None, until: float | None, empty: bool

@@ -15,14 +15,21 @@ from scancheck.engine.cases import (
     DRAW_SECONDS,
     Budget,
     Case,
+    Sweep,
     TimeShare,
     companions,
     ladder,
     scaled_sizes,
     search,
     share_time,
+    shrink,
     smallest_failing,
 )
+
+
+def in_band(n: int) -> bool:
+    """A bug of one residue past some size: 1/64 of the sizes past 5000, no tile edge."""
+    return n > 5000 and n % 64 == 7
 
 
 @given(st.data())
@@ -273,3 +280,82 @@ def test_a_bounded_budget_stops_the_ladder_and_says_where():
     assert took < 0.3 + 0.5  # the rung it predicted would end past the seconds never ran
     whole = search(slow, ("int32",), ("uniform",), 2**20, Budget(0.3))
     assert whole.short_of is None and whole.failing is not None  # unbounded: walked whole
+
+
+@given(st.integers(0, 2**32 - 1), st.integers(9, 24), st.integers(0, 200))
+def test_a_sweep_meets_every_residue_of_every_block_within_as_many_sizes_of_a_scale(seed, k,
+                                                                                  skip):
+    """Any 2**j running sizes of one scale hold every residue modulo 2**j (j = 5, 6, 7),
+    whatever the seed and wherever the run starts: a band of 1/64 of the sizes is met within
+    64 cases of a scale, where 64 random draws miss it a third of the time."""
+    sweep = Sweep(seed, 2**25, ("int32",), ("uniform",))
+    sizes = []  # a scale of 2**9 gives 1024 sizes before it is done: more than asked here
+    while len(sizes) < skip + 128:
+        case = sweep.case()
+        sweep.took(case.n, 1.0)  # every scale alike: the sweep goes round them in turn
+        if case.n.bit_length() - 1 == k:
+            sizes.append(case.n)
+    for j in (5, 6, 7):
+        run = sizes[skip:skip + 2**j]
+        assert {n % 2**j for n in run} == set(range(2**j)), j
+    assert all(2**k <= n < 2**(k + 1) for n in sizes)
+
+
+def test_a_sweep_gives_every_scale_64_sizes_cheapest_first_before_more_to_any():
+    """Rounds: every scale to 64 sizes (each residue modulo 64 once), the cheapest first (a
+    case of 2**k elements costing more as k grows; 2**20's known from the ladder), then
+    every scale to 128; a scale that has given each of its sizes twice (2**5: 64) is done."""
+    sweep = Sweep(1, 2**20, ("int32",), ("uniform",))
+    for k in range(5, 21):  # the ladder's rungs: what a case of each scale costs
+        sweep.took(2**k, 2.0**(k - 25))
+    seen = []
+    for _ in range(64 * 16 + 64 * 15):
+        case = sweep.case()
+        k = case.n.bit_length() - 1
+        seen.append(k)
+        sweep.took(case.n, 2.0**(k - 25))
+    first = seen[:64 * 16]
+    assert first == [k for k in range(5, 21) for _ in range(64)]
+    assert 5 not in seen[64 * 16:] and seen[64 * 16:] == [k for k in range(6, 21) for _ in
+                                                          range(64)]
+
+
+def test_a_search_finds_a_bug_of_one_residue_modulo_64_past_5000_within_seconds():
+    """No size of the ladder lies in the band; a second of draws and sweeps meets it."""
+    found = search(lambda c: "wrong" if in_band(c.n) else None, ("int32",), ("uniform",),
+                   2**20, Budget(1.0))
+    assert found.failing is not None and in_band(found.failing.n)
+
+
+def test_a_shrink_takes_a_band_failure_down_its_residues_to_the_smallest_n():
+    """From every n the search saw fail, the smallest first; down the sizes of its residue
+    modulo 64 to 5063, and every n below it checked: the smallest, proven."""
+    seen = [Case(101_255, "int32", "uniform", 3), Case(31_047, "int32", "uniform", 4)]
+    calls = []
+
+    def fails(c):
+        calls.append(c.n)
+        return in_band(c.n)
+
+    shrunk = shrink(fails, seen, seconds=30.0)
+    assert shrunk.case == Case(5063, "int32", "uniform", 4) and shrunk.minimal
+    assert 31_047 not in calls and 101_255 not in calls  # the search's failures: not again
+    assert calls[-1] == 5062  # every n from the walk's end up to 5063 checked...
+    assert set(range(300, 5063)) <= set(calls)
+    assert [n for n in calls if in_band(n)][-1] == 5063  # ...and the last that failed, 5063
+
+
+def test_a_shrink_out_of_time_says_it_found_the_smallest_failing_n_not_that_it_is():
+    failed = [Case(101_255, "int32", "uniform", 3)]
+    shrunk = shrink(lambda c: in_band(c.n), failed, seconds=0.0)
+    assert shrunk.case.n == 5063 and not shrunk.minimal
+    # A bug below the walk's end, or past a threshold the walk reaches, is proven at once.
+    assert shrink(lambda c: c.n >= 77, failed, seconds=0.0) == (
+        type(shrunk)(failed[0].with_n(77), True))
+
+
+def test_a_shrink_of_no_answer_takes_its_threshold_alone():
+    """Where the target stops answering (it raises from some n), the threshold is told."""
+    shrunk = shrink(lambda c: c.n >= 3000, [Case(70_000, "int32", "uniform", 0)], 0.0,
+                    bands=False)
+    assert shrunk.case.n == 3000 and shrunk.minimal

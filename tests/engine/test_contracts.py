@@ -9,10 +9,16 @@ import numpy as np
 import pytest
 
 from scancheck.controls import contracts as controls
-from scancheck.engine.cases import Budget
-from scancheck.engine.conformance import check, check_property
+from scancheck.engine.cases import Budget, Case
+from scancheck.engine.conformance import check, check_property, contract_checked
 from scancheck.engine.contracts import nan_view
 from scancheck.engine.properties.accumulation import casting_twice
+from scancheck.engine.diagnosis import Cause
+from scancheck.engine.properties import TABLE
+from scancheck.engine.properties.base import Untold
+from scancheck.engine.properties.nan_rules import finite_twin, rule_stands
+from scancheck.engine.properties.running import run
+from scancheck.engine.resolve import resolve
 from scancheck.engine.spec import TargetSpec
 from scancheck.engine.targets import Target
 
@@ -435,3 +441,76 @@ def test_a_skipping_sum_wrong_on_infinities_is_not_told_it_should_propagate_nan(
                         dtypes=("float64",)),
                 ("nan and inf",), budget=budget)
     assert "not propagated as IEEE arithmetic says" in rep.results[0].diagnosis
+
+
+# A contract is said only where it explains the case and the target is right without it.
+
+
+
+def _told(prop, target, case):
+    failure = TABLE[prop].check(target, case)
+    return failure.told() if isinstance(failure, Untold) else failure
+
+
+def test_a_dropped_offset_that_fits_a_nan_rule_is_a_logic_error_not_a_contract():
+    """At n = 5063 the blocked sum leaves its last block without an offset; on some seeds
+    of data with NaNs the outputs it leaves fit pandas' skipna rule (7 of 40 were told
+    'declare --nans skip'), but the same input with its NaNs and infinities made finite is
+    wrong too: a logic error on every seed."""
+    target = resolve("scancheck.controls.bands:blocked_sum_losing_its_last_offset")
+    told = [_told("nan and inf", target, Case(5063, "float32", "specials", s)) for s in
+            range(40)]
+    # Where a NaN runs through the last block, its outputs are NaN with or without the
+    # offset: that seed shows nothing.
+    shown = [f for f in told if f is not None]
+    assert len(shown) >= 30 and all(f.cause == Cause.LOGIC for f in shown), [
+        f.diagnosis for f in shown if f.cause != Cause.LOGIC]
+
+
+def test_a_nan_rule_stands_only_where_the_twin_and_a_longer_input_agree():
+    x = np.array([1.0, np.nan, 2.0, np.inf, 3.0], np.float32)
+    assert finite_twin(x).tolist() == [1.0, 1.0, 2.0, 1.0, 3.0]
+    fmax = _target(lambda v: np.fmax.accumulate(v), op="max", dtypes=FLOATS)
+    right = (finite_twin(x), np.maximum.accumulate(finite_twin(x)))
+    longer = np.concatenate([x, x, x[:1]])
+    kept = (longer, np.fmax.accumulate(longer))
+    assert rule_stands(fmax, "--nans ignore", lambda: right, lambda: kept) == "--nans ignore"
+    wrong = (right[0], right[1] + 1)
+    assert rule_stands(fmax, "--nans ignore", lambda: wrong, lambda: kept) is None
+    propagates = (longer, np.maximum.accumulate(longer))
+    assert rule_stands(fmax, "--nans ignore", lambda: right, lambda: propagates) is None
+
+
+def _promotion(target, n):
+    """The promotion failure the target's call at ``n`` shows, checked as check_property
+    checks a contract: declared, on its case and a longer one."""
+    case = Case(n, "float32", "uniform", 1)
+    failure = run(target, case.data("add"))[1]
+    assert failure is not None and failure.cause == Cause.CONTRACT
+    return contract_checked(failure, case, target, 2**20,
+                            lambda t, c: _told("floats within bound", t, c))
+
+
+def test_a_dtype_widened_at_some_sizes_is_no_promotion():
+    """Returns float64 at n = 5063 (a second code path), float32 at 10,127: declared
+    --promote float32:float64, the longer case is wrong, so it is no contract."""
+    failure = _promotion(resolve("scancheck.controls.bands:dtype_widened_at_some_sizes"),
+                         5063)
+    assert failure.cause == Cause.LOGIC and failure.contract is None
+    assert failure.diagnosis.startswith(
+        "returns float64 for float32 input at n = 5,063, as --promote float32:float64 would "
+        "declare; so declared, a longer case (n = 10,127, uniform float32 data) is still "
+        "wrong: returned dtype float32 for input of dtype float32")
+
+
+def test_a_promotion_kept_at_every_size_is_a_contract():
+    widened = _target(lambda v: np.add.accumulate(v, dtype=np.float64), dtypes=("float32",))
+    failure = _promotion(widened, 5063)
+    assert failure.cause == Cause.CONTRACT and "declare --promote float32:float64" in (
+        failure.diagnosis)
+    # Widened after a float32 sum: so declared, its own case is beyond float64's bound.
+    late = _target(lambda v: np.add.accumulate(v, dtype=np.float32).astype(np.float64),
+                   dtypes=("float32",))
+    failure = _promotion(late, 5063)
+    assert failure.cause != Cause.CONTRACT and "so declared, this case is still wrong" in (
+        failure.diagnosis)

@@ -19,10 +19,12 @@ from scancheck.engine.cases import Budget
 from scancheck.engine.child import _spec_from
 from scancheck.engine.conformance import check
 from scancheck.engine.isolation import (
+    SMALL_N,
     UsageError,
     check_isolated,
     first_report_size,
     plan,
+    slow_call,
 )
 from scancheck.engine.resolve import resolve
 from scancheck.engine.spec import TargetSpec
@@ -301,3 +303,38 @@ def test_the_seconds_of_a_check_bound_every_property_and_a_slow_target_is_slow_n
     # Its seconds, the rung the last rate allowed (at most about twice the one before), and
     # a loaded CI machine's start-up of the children.
     assert took < 3 + 6, report.time_spent()
+
+
+def _calls(*timed, hung_at=None):
+    """A child's events: a call of each (n, seconds) in turn, then one at ``hung_at`` that
+    never returned."""
+    events, t = [{"event": "start", "property": "p"}], 100.0
+    for n, seconds in timed:
+        events += [{"event": "call", "n": n, "t": t}, {"event": "return", "n": n,
+                                                       "t": t + seconds}]
+        t += seconds + 0.01
+    if hung_at is not None:
+        events.append({"event": "call", "n": hung_at, "t": t})
+    return events
+
+
+def test_a_call_whose_time_the_calls_at_n_over_2_and_4_predict_is_slow():
+    """Quadratic: 0.5 s at 2**19, 0.125 s at 2**18, so about 2 s at 2**20, past 1 s."""
+    slow = slow_call(_calls((2**17, 0.03), (2**18, 0.125), (2**19, 0.5), hung_at=2**20), 1.0)
+    assert slow is not None and slow.n == 2**20 and round(slow.predicted) == 2
+    assert slow.larger == (2**19, 0.5) and slow.smaller == (2**18, 0.125)
+    told = slow.told(1.0)
+    assert "slow, not hung" in told and "--timeout 4" in told
+    # A compiling call that grows slowly is still slow where a linear growth reaches it.
+    assert slow_call(_calls((2**18, 20.0), (2**19, 35.0), hung_at=786_429), 60.0) is not None
+
+
+@pytest.mark.parametrize("events", [
+    _calls((2**18, 0.001), (2**19, 0.002), hung_at=2**20),  # fast before: a hang
+    _calls((2**19, 0.001), (2**20, 0.002), hung_at=2**20),  # the same n was fast
+    _calls((2, 0.4), (SMALL_N // 2, 0.45), hung_at=SMALL_N),  # a small n: a hang
+    _calls((10, 0.001), hung_at=2**20),  # nothing within 8 times below it
+    _calls((2**19, 0.5)),  # killed outside any call
+], ids=["fast before", "same n fast", "small n", "no evidence near", "in no call"])
+def test_a_call_that_times_out_where_smaller_calls_were_fast_is_a_hang(events):
+    assert slow_call(events, 1.0) is None

@@ -26,7 +26,10 @@ from scancheck.core.rules import (
 )
 from scancheck.engine.cases import Case
 from scancheck.engine.conformance import check_property
+from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import TABLE
+from scancheck.engine.properties.base import Untold
+from scancheck.engine.properties.subnormals import scaled_out
 from scancheck.engine.resolve import resolve
 from scancheck.engine.spec import TargetSpec
 from scancheck.engine.strategies import generate_data
@@ -321,3 +324,64 @@ def test_a_spec_names_the_dtypes_that_flush(budget):
     for bad in ("flush:", "flush:int32", "drop", "keep:float32"):
         with pytest.raises(ValueError, match="flush:DTYPE"):
             TargetSpec(subnormals=bad)
+
+
+# Subnormals read as zero is said only where the same input, scaled by a power of two that
+# leaves none (no rounding changed), is right, and a longer input with them fits it too.
+
+
+
+def _bound(locator, n, dtype, seed):
+    failure = TABLE["floats within bound"].check(resolve(locator), Case(n, dtype, "subnormal",
+                                                                        seed))
+    return failure.told() if isinstance(failure, Untold) else failure
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_a_scaled_input_leaves_no_subnormal_and_rounds_as_the_input(dtype):
+    x = Case(1000, dtype, "subnormal", 3).data("add")
+    for least in (True, False):
+        y, s = scaled_out(x, least)
+        assert not subnormal(y).any() and s > 0
+        assert np.array_equal(np.ldexp(x.astype(np.float64), s), y.astype(np.float64))
+    assert scaled_out(x, True)[1] < scaled_out(x, False)[1]
+    assert scaled_out(np.zeros(4, dtype), True) is None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("seed", range(3))
+def test_flushing_subnormals_is_told_where_the_scaled_input_is_right(dtype, seed):
+    failure = _bound("scancheck.controls.contracts:subnormal_inputs_read_as_zero", 1000, dtype,
+                     seed)
+    assert failure.cause == Cause.PRECISION and "subnormals read as zero" in failure.diagnosis
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("seed", range(3))
+def test_an_underflow_guard_is_less_range_not_subnormals_read_as_zero(dtype, seed):
+    """Block totals below 1e-18 read as zero: normal numbers, which the input scaled out of
+    the subnormals still holds, and scaled to about 1 does not."""
+    failure = _bound("scancheck.controls.bands:underflow_guard_too_high", 1000, dtype, seed)
+    assert failure.cause == Cause.PRECISION and "less exponent range" in failure.diagnosis
+    assert "subnormals read as zero (DAZ" not in failure.diagnosis
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("seed", range(3))
+def test_a_dropped_offset_on_tiny_data_is_a_logic_error_not_a_flush(dtype, seed):
+    """Reading subnormals as zero allows errors of n times the smallest normal: a dropped
+    offset of tiny data fits it, but the scaled input is wrong too, and so is 'steps' data."""
+    failure = _bound("scancheck.controls.bands:blocked_sum_losing_its_last_offset", 5063,
+                     dtype, seed)
+    assert failure.cause == Cause.LOGIC and "'steps' data" in failure.diagnosis
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_float16_block_totals_underflowing_are_lost_precision_not_a_flush(seed):
+    """Block totals carried in float16: on data around float32's smallest normal they
+    underflow to zero, which reading subnormals as zero seemed to explain; scaled to about
+    1 they keep float16's 11 bits: lost precision, as the whole check tells it."""
+    failure = _bound("scancheck.controls.broken:lower_precision_intermediate", 1000, "float32",
+                     seed)
+    assert failure.cause == Cause.PRECISION and "significand bits" in failure.diagnosis
+    assert "subnormals read as zero (DAZ" not in failure.diagnosis

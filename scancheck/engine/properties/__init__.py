@@ -63,6 +63,7 @@ from .recurrence import recurrence_check
 from .rows import rows_check
 from .segments import segments_check
 from .summaries import (
+    ACCUMULATION_KEY,
     ACCUMULATION_PROBE,
     accumulation_precision,
     bound_summary,
@@ -71,9 +72,9 @@ from .summaries import (
 )
 from .values import bound_failure, certificate_failure, float_check, specials_check
 
-__all__ = ["ACCUMULATION_PROBE", "MONOID_PROPERTIES", "ORDERED", "PROPERTIES", "TABLE", "Failure",
-           "Property", "Untold", "accumulation_precision", "applies", "bound_summary", "float_summary",
-           "passing_probes"]
+__all__ = ["ACCUMULATION_KEY", "ACCUMULATION_PROBE", "MONOID_PROPERTIES", "ORDERED", "PROPERTIES",
+           "TABLE", "Failure", "Property", "Untold", "accumulation_precision", "applies",
+           "bound_summary", "float_summary", "passing_probes"]
 
 
 ORDERED = ("add", "max", "min")

@@ -14,6 +14,19 @@ from ..diagnosis import Cause
 from ..targets import Target
 
 
+@dataclass(frozen=True)
+class Contract:
+    """A documented behaviour other than the spec's, which a flag declares: what the target
+    does, in words, the flag, and the :class:`~scancheck.engine.spec.TargetSpec` fields the
+    flag sets.  A failure that carries one is a contract difference only where the target
+    is right once it is declared, on its own case and on a longer one
+    (:func:`scancheck.engine.conformance.check_property` checks both)."""
+
+    behaviour: str
+    flag: str
+    fields: tuple[tuple[str, Any], ...]
+
+
 @dataclass
 class Failure:
     """Why one case failed: its cause, one line of diagnosis, and where."""
@@ -29,6 +42,8 @@ class Failure:
     independent: bool = False
     #: Where in a batched input: the row, the shape, the axis, the layout.
     at: dict[str, Any] = field(default_factory=dict)
+    #: The contract a failure of cause CONTRACT names (None for every other failure).
+    contract: Contract | None = None
 
     def where(self) -> dict[str, Any]:
         if self.index is None:

@@ -5,6 +5,7 @@ named by the rule it keeps, with the flag that declares it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..contracts import ALTERNATIVES, BEHAVIOUR, NAN_RULE_OPS, nan_view, rule_ow
 from ..diagnosis import Cause
 from ..spec import TargetSpec
 from ..targets import Target
-from .base import Failure
+from .base import Contract, Failure
 from .extremes import extreme_agree
 from .subnormals import flushes
 
@@ -65,14 +66,82 @@ def kept_rule_failure(target: Target, x: np.ndarray, got: np.ndarray, k: int | N
                       ) -> Failure | None:
     """Where ``got`` keeps another NaN rule than the target declares, the failure at output
     ``k``: the contract naming that rule, or, where the target tells NaNs apart by their
-    bits, that (a rule is a contract only if kept for every NaN); None where none is kept."""
+    bits, that (a rule is a contract only if kept for every NaN); None where none is kept,
+    or where the rule is no contract of the target's (:func:`rule_stands`)."""
     kept = nan_rule_kept(target, x, got)
     if kept is None:
         return None
     # Only a 1-D case is called again with other NaNs: an N-D one is the rows property's,
     # whose calls name an axis.
     told = nan_bits_told_apart(target, x, got) if x.ndim == 1 else None
-    return told or contract_failure(target, kept, k, got, x)
+    if told is not None:
+        return told
+    if x.ndim == 1:
+        kept = rule_stands(target, kept, _twin_call(target, x), _longer_call(target, x))
+    return None if kept is None else contract_failure(target, kept, k, got, x)
+
+
+#: What a NaN or infinite input is made in the twin of a case: finite in every float type.
+TWIN_VALUE = 1.0
+
+
+def finite_twin(x: np.ndarray) -> np.ndarray:
+    """``x`` with every NaN and infinity made :data:`TWIN_VALUE`, the rest as it is: the
+    same sizes and places, and nothing a NaN rule decides (infinities of both signs make a
+    NaN of their own)."""
+    return np.where(np.isfinite(x), x, x.dtype.type(TWIN_VALUE)).astype(x.dtype)
+
+
+def longer_input(x: np.ndarray, max_n: int | None) -> np.ndarray:
+    """A second input, longer along the last axis than ``x`` where ``max_n`` allows, holding
+    ``x``'s values (its NaNs too) twice and one more: 2n + 1 elements, whose tiles and
+    blocks fall otherwise than ``x``'s; where no longer one is allowed, ``x`` rotated by
+    half its length."""
+    n = x.shape[-1]
+    m = 2 * n + 1 if max_n is None else min(2 * n + 1, max_n)
+    if m <= n:
+        return np.roll(x, n // 2, axis=-1)
+    return np.concatenate([x, x, x[..., :1]], axis=-1)[..., :m]
+
+
+Call = Callable[[], "tuple[np.ndarray, np.ndarray] | None"]
+
+
+def _twin_call(target: Target, x: np.ndarray) -> Call:
+    twin = finite_twin(x)
+    return lambda: _answer_of(target, twin)
+
+
+def _longer_call(target: Target, x: np.ndarray) -> Call:
+    more = longer_input(x, target.spec.max_n)
+    return lambda: _answer_of(target, more)
+
+
+def _answer_of(target: Target, x: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(x, the target's output)``, or None where it gives no array of ``x``'s shape."""
+    try:
+        got = np.asarray(target(x))
+    except Exception:  # noqa: BLE001 - no answer, no evidence for the rule
+        return None
+    return (x, got) if got.shape == x.shape else None
+
+
+def rule_stands(target: Target, flags: str, twin: Call, longer: Call) -> str | None:
+    """Those of ``flags`` (NaN rules under which a case's output is right) that are the
+    target's contract, not a wrong answer that reads like one: the same input with its
+    NaNs and infinities made finite (``twin``: its input and output) is scanned right, and each rule holds
+    on a second, longer input (``longer``) too.  None where none stands: a logic error
+    that drops an offset can leave outputs that one NaN rule happens to fit."""
+    ran = twin()
+    if ran is None or not _right(target.spec, target, *ran):
+        return None
+    ran = longer()
+    kept = None if ran is None else nan_rule_kept(target, *ran)
+    if kept is None:
+        return None
+    held = kept.split(" or ")
+    both = [f for f in flags.split(" or ") if f in held]
+    return " or ".join(both) or None
 
 
 def nan_bits_told_apart(target: Target, x: np.ndarray, got: np.ndarray) -> Failure | None:
@@ -133,7 +202,9 @@ def contract_failure(target: Target, flags: str, k: int, got: np.ndarray, x: np.
             if others else "")
     return Failure(Cause.CONTRACT, f"{BEHAVIOUR[first]}, where its spec declares {own}: "
                    f"declare {first}{more}", k, got.ravel()[k], x.ravel()[k],
-                   {"contract": flags})
+                   {"contract": flags},
+                   contract=Contract(BEHAVIOUR[first], first,
+                                     tuple(dict(ALTERNATIVES)[first].items())))
 
 
 def nan_rule_kept(target: Target, x: np.ndarray, got: np.ndarray) -> str | None:

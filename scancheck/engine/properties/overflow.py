@@ -14,7 +14,7 @@ from ...core.operators import get_operator, shifted
 from ..cases import Case
 from ..diagnosis import Cause, is_resource_error
 from ..targets import Target, raised_by_target
-from .base import Failure
+from .base import Contract, Failure
 from .running import bits_differ, exact_answer, promoted, run
 from .values import integers_check
 
@@ -85,7 +85,9 @@ def integers_checked(target: Target, case: Case) -> Failure | None:
             if mixed:
                 return Failure(Cause.LOGIC, f"{told}; {mixed}", k, None, None)
             return Failure(Cause.CONTRACT, f"{told}: it checks overflow; declare --overflow "
-                           f"raise", k, None, None, {"contract": "--overflow raise"})
+                           f"raise", k, None, None, {"contract": "--overflow raise"},
+                           contract=Contract("checks overflow", "--overflow raise",
+                                             (("overflow", "raise"),)))
     failure = _checked(target, x, k, out)
     if failure is not None or out != x.dtype.name:
         return failure
@@ -179,6 +181,8 @@ def _checked(target: Target, x: np.ndarray, k: int | None, out: str) -> Failure 
     if np.array_equal(got, _wrapped(xs, spec.op, spec.inclusive)):
         return Failure(Cause.CONTRACT, f"wraps on overflow (two's complement) where its spec "
                        f"declares overflow='raise' (output {k}'s prefix leaves {out}): declare "
-                       f"--overflow wrap", k, got[k], None, {"contract": "--overflow wrap"})
+                       f"--overflow wrap", k, got[k], None, {"contract": "--overflow wrap"},
+                       contract=Contract("wraps on overflow (two's complement)",
+                                         "--overflow wrap", (("overflow", "wrap"),)))
     return Failure(Cause.LOGIC, f"returned output {k}, whose prefix leaves {out}, without "
                    f"raising (declared overflow='raise')", k, got[k], None)

@@ -33,7 +33,7 @@ from .accumulation import accumulated_beyond, accumulated_words, rounded_twice
 from .axes import negative_axis_refused
 from .base import Failure, Told
 from .extremes import extreme_agree, extreme_some
-from .nan_rules import contract_failure, nan_rule_kept
+from .nan_rules import contract_failure, finite_twin, longer_input, nan_rule_kept, rule_stands
 from .own_rules import indices_shape_failure
 from .running import agree, dtype_failure, promoted, runs_differ
 from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
@@ -157,6 +157,11 @@ def _judged_rows(target: Target, case: Case, b: Batch, got: Any, at: dict[str, A
     row = [int(i) for i in np.unravel_index(r, moved.shape[:-1])]
     kept = None if spec.indices else nan_rule_kept(target, xs, rows(got))
     if kept is not None:
+        kept = rule_stands(target, kept, lambda: _rows_answer(target, b, finite_twin(b.x),
+                                                              same_layout=True),
+                           lambda: _rows_answer(target, b, np.moveaxis(longer_input(
+                               np.moveaxis(b.x, b.axis, -1), None), -1, b.axis)))
+    if kept is not None:
         failure = contract_failure(target, kept, r * m + k, rows(got), xs)
         failure.index, failure.at = k, {**at, "row": row}
         return failure
@@ -187,6 +192,44 @@ def _judged_rows(target: Target, case: Case, b: Batch, got: Any, at: dict[str, A
             "bound" in failure.diagnosis or "exactness certificate" in failure.diagnosis):
         return _row_alone(target, xs[r], failure)
     return failure
+
+
+def _rows_answer(target: Target, b: Batch, values: np.ndarray, same_layout: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The rows of ``values`` (an input of the batch's axis, in the batch's memory layout
+    where ``same_layout`` and its shape is the batch's) and of the target's output on them;
+    None where it gives no array of their shape."""
+    x = _in_layout_of(b.x, values) if same_layout else np.ascontiguousarray(values)
+    try:
+        got = np.asarray(target(x, b.axis))
+    except Exception:  # noqa: BLE001 - no answer, no evidence for a rule
+        return None
+    if got.shape != x.shape:
+        return None
+    m = x.shape[b.axis]
+    xs = np.ascontiguousarray(np.moveaxis(x, b.axis, -1)).reshape(-1, m)
+    return xs, np.ascontiguousarray(np.moveaxis(got, b.axis, -1)).reshape(-1, m)
+
+
+def _in_layout_of(view: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` (of ``view``'s shape) in ``view``'s memory layout: the same strides and
+    offset into a copy of the buffer ``view`` lies in (a C-contiguous copy where that buffer
+    is no contiguous array of its own)."""
+    root = view
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if root is view:  # an array of its own: C or Fortran order
+        out = np.empty_like(view, order="K")
+        out[...] = values
+        return out
+    if not root.flags.c_contiguous:
+        return np.ascontiguousarray(values)
+    buf = root.copy().reshape(-1)
+    start = (view.__array_interface__["data"][0] - root.__array_interface__["data"][0])
+    out = np.lib.stride_tricks.as_strided(buf[start // view.itemsize:], view.shape,
+                                          view.strides)
+    out[...] = values
+    return out
 
 
 def _differs_again(target: Target, b: Any, got: Any, at: dict[str, Any]) -> Failure | None:

@@ -25,7 +25,7 @@ from ...oracle.exact import (
 from ..cases import Case
 from ..diagnosis import Cause
 from ..targets import Target
-from .base import Check, Failure
+from .base import Check, Contract, Failure
 from .extremes import extreme_agree, extreme_answers, extreme_some
 from .nan_rules import declared_view
 from .subnormals import flush_attributed, flushes, new_subnormals
@@ -65,9 +65,11 @@ def dtype_failure(target: Target, given: str, returned: str) -> Failure:
         except ValueError:
             spec = None
         if spec is not None and spec.output_dtype(given) == returned:
+            flag = f"--promote {given}:{returned}"
             return Failure(Cause.CONTRACT, f"returns {returned} for {given} input: it promotes; "
-                           f"declare --promote {given}:{returned}",
-                           detail={"contract": f"--promote {given}:{returned}"})
+                           f"declare {flag}", detail={"contract": flag},
+                           contract=Contract(f"returns {returned} for {given} input", flag,
+                                             (("promote", spec.promote),)))
     return Failure(Cause.LOGIC, f"returned dtype {returned} for input of dtype {given} "
                    f"(its spec says {out})")
 

@@ -106,6 +106,28 @@ def subnormal_witness(x: np.ndarray, failure: Failure, inclusive: bool) -> str |
     return ", ".join(told) or None
 
 
+def scaled_out(x: np.ndarray, least: bool) -> tuple[np.ndarray, int] | None:
+    """``x`` times 2**s, and s, for a power of two that leaves no subnormal in it: the least
+    one (``least``), or one that takes its largest magnitude to about 1, so far as every sum
+    of its elements stays finite; None where no power of two does both.  A scan right
+    but for reading subnormals as zero is right on either (a power of two changes no
+    rounding), one whose intermediates have less range than the type on the second alone."""
+    finite = x[np.isfinite(x) & (x != 0)].astype(np.float64)
+    if not finite.size:
+        return None
+    info = finfo(x.dtype)
+    low = int(np.floor(np.log2(np.abs(finite).min())))
+    high = int(np.floor(np.log2(np.abs(finite).max())))
+    # Room for n of the largest: every partial sum stays below the largest float.
+    room = int(info.maxexp) - 1 - int(x.shape[-1]).bit_length() - high
+    s = max(0, int(info.minexp) - low)
+    if not least:
+        s = max(s, min(-high, room))
+    if s > room:
+        return None
+    return np.ldexp(x.astype(np.float64), s).astype(x.dtype), s
+
+
 def flushes(target: Target, dtype: Any) -> bool:
     """Whether the target's spec reads subnormals of ``dtype`` as zero."""
     return dtype_name(dtype) in flushed_dtypes(target.spec.subnormals)

@@ -65,6 +65,8 @@ def float_summary(target: Target, dtype: str, top: int = 2**20) -> dict[str, Any
     return out
 
 
+#: The key of :func:`accumulation_precision`'s finding for a dtype (``.format(dtype)``).
+ACCUMULATION_KEY = "accumulation {}"
 #: The type whose accumulation (then one rounding) gives correctly rounded prefixes of the
 #: probes below, for each float type it is told for.
 ACCUMULATION_PROBE: dict[str, tuple[str, int]] = {  # dtype: (wider type, values below)
@@ -112,7 +114,7 @@ def accumulation_precision(target: Target, dtype: str, top: int = 2**30) -> dict
         want = exact_scan(x, inclusive=inc)
         n = x.shape[0]
         if float(np.max(want, initial=0)) < 2.0**p:  # every order is exact: nothing to tell
-            return {f"accumulation {dtype}": f"undetermined: the {n} outputs that max_n "
+            return {ACCUMULATION_KEY.format(dtype): f"undetermined: the {n} outputs that max_n "
                                              f"{min(target.spec.max_n or top, top)} allows "
                                              f"stay below 2**{p}"}
     else:
@@ -126,7 +128,7 @@ def accumulation_precision(target: Target, dtype: str, top: int = 2**30) -> dict
     err = np.abs(got.astype(np.float64) - want.astype(np.float64)) / units
     err_seq = np.abs(narrow.astype(np.float64) - want.astype(np.float64)) / units
     off = int((got != want).sum())
-    return {f"accumulation {dtype}": f"{wider} or wider (all {n} outputs correctly rounded)"
+    return {ACCUMULATION_KEY.format(dtype): f"{wider} or wider (all {n} outputs correctly rounded)"
             if not off else f"some partial {family}s rounded to {dtype} ({off} of {n} outputs "
                             f"not correctly rounded)",
             f"max err {dtype} (ulps)": float(err.max()),

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 import numpy as np
 
@@ -28,9 +29,9 @@ from ..diagnosis import Cause
 from ..targets import Target
 from .accumulation import accumulated_failure
 from .base import Check, Failure, untold
-from .nan_rules import kept_rule_failure
+from .nan_rules import finite_twin, kept_rule_failure, longer_input
 from .running import bits_differ, exact_answer, first_bad, on_outputs, promoted, run
-from .subnormals import flush_explains, flushes, subnormal_witness
+from .subnormals import flush_explains, flushes, scaled_out, subnormal_witness
 
 
 def certificate_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
@@ -98,19 +99,18 @@ def _steps_probe(target: Target, case: Case) -> Failure | None:
 
 
 def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
-                   want: np.ndarray, failure: Failure) -> Failure:
+                   want: np.ndarray, failure: Failure,
+                   draw: Callable[[int], np.ndarray] | None = None) -> Failure:
     """Attribute a float add failure at ``failure.index``: a logic error if ``steps`` data of
-    the same size show it too, else precision lost, with the bits the target behaves like."""
+    the same size show it too, else precision lost, with the bits the target behaves like
+    (on the case's data of other seeds, or ``draw(seed)``'s)."""
     k = failure.index
     assert k is not None
     detail = bound_fractions(x, got, want, target.spec.inclusive, k)
     if not flushes(target, x.dtype) and flush_explains(target, x, got, want):
-        witness = subnormal_witness(x, failure, target.spec.inclusive)
-        return Failure(Cause.PRECISION, f"{failure.diagnosis}: subnormals read as zero (DAZ or "
-                       f"FTZ), and within the bound once subnormal inputs and results may be "
-                       f"flushed; a target that flushes by design declares "
-                       f"TargetSpec(subnormals='flush'); {witness or 'x has subnormals'}",
-                       k, got[k], want[k], {**detail, "subnormals": "read as zero"})
+        told = _subnormals_told(target, case, x, got, want, failure, detail)
+        if told is not None:
+            return told
     kahan = _compensated_inf(target, x, got, want, k)
     if kahan is not None:
         kahan.detail.update(detail)
@@ -135,7 +135,7 @@ def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     # 2**-bits of what it rounds: the worst of 16 seeds comes within a few percent of that.
     worst = _relative_error(x, got, want, target.spec.inclusive)
     for seed in range(case.seed + 1, case.seed + 16):
-        xs = replace(case, seed=seed).data("add")
+        xs = replace(case, seed=seed).data("add") if draw is None else draw(seed)
         got_s, wide = target(xs), promoted(target, xs)
         worst = max(worst, _relative_error(wide, got_s, exact_answer(target, wide),
                                            target.spec.inclusive))
@@ -160,11 +160,93 @@ def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                    k, got[k], want[k], detail)
 
 
+def _sum_failure(target: Target, x: np.ndarray) -> Failure | None:
+    """The first output of a float sum of ``x`` (the input, in its own dtype) beyond the
+    certificate or the bound, unattributed; the failed call's failure; None where right."""
+    got, bad = run(target, x)
+    if bad is not None:
+        return bad
+    wide = promoted(target, x)
+    want = exact_answer(target, wide)
+    return certificate_failure(target, wide, got, want) or bound_failure(target, wide, got, want)
+
+
+def _subnormals_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
+                     want: np.ndarray, failure: Failure, detail: dict[str, Any]
+                     ) -> Failure | None:
+    """A float sum's failure on an input ``x`` with subnormals, every error of which reading
+    them as zero accounts for, told by what the same input scaled by a power of two shows
+    (:func:`scaled_out`, no rounding changed): subnormals read as zero where the least
+    scaling that leaves none is right and a longer input with them fits that rule too;
+    an intermediate with less exponent range than the type where only a scaling to about 1
+    is right; else the scaled input's own failure, attributed (a logic error, or lost
+    precision).  None where no scaling can be made, or none tells."""
+    k = failure.index
+    raw = x.astype(as_dtype(case.dtype))  # the promotion widened it exactly
+    low = scaled_out(raw, least=True)
+    low_wrong = low is None or _sum_failure(target, low[0]) is not None
+    if not low_wrong and _flush_fits(target, raw):
+        witness = subnormal_witness(x, failure, target.spec.inclusive)
+        return Failure(Cause.PRECISION, f"{failure.diagnosis}: subnormals read as zero (DAZ or "
+                       f"FTZ), and within the bound once subnormal inputs and results may be "
+                       f"flushed, while the same input times 2**{low[1]}, which holds none, is "
+                       f"right; a target that flushes by design declares "
+                       f"TargetSpec(subnormals='flush'); {witness or 'x has subnormals'}",
+                       k, got[k], want[k], {**detail, "subnormals": "read as zero"})
+    high = scaled_out(raw, least=False)
+    if high is None:
+        return None
+    big, s = high
+    ran, bad = run(target, big)
+    if bad is not None:
+        return None
+    wide = promoted(target, big)
+    exact = exact_answer(target, wide)
+    wrong = certificate_failure(target, wide, ran, exact) or bound_failure(target, wide, ran,
+                                                                           exact)
+    dt = x.dtype.name
+    if wrong is None:
+        if not low_wrong:
+            return None
+        least = f"times 2**{low[1]}, which holds no subnormal," if low else "scaled to hold none"
+        return Failure(Cause.PRECISION, f"{failure.diagnosis}: not subnormals read as zero: the "
+                       f"same input {least} is still wrong, and times 2**{s}, its largest "
+                       f"magnitude near 1, right: some intermediate has less exponent range "
+                       f"than {dt} and reads small normal numbers as zero (a narrower type, or "
+                       f"an underflow guard set too high)", k, got[k], want[k],
+                       {**detail, "scaled by 2**": s})
+
+    def scaled_draw(seed: int) -> np.ndarray:
+        other = replace(case, seed=seed).data("add")
+        out = scaled_out(other, least=False)
+        return other if out is None else out[0]
+
+    told = _float_failure(target, replace(case, distribution="subnormal"), wide, ran, exact,
+                          wrong, draw=scaled_draw)
+    return Failure(told.cause, f"{told.diagnosis} (on the case's input times 2**{s}, which "
+                   f"holds no subnormal: reading subnormals as zero does not explain it)",
+                   k, got[k], want[k], {**detail, **told.detail, "scaled by 2**": s})
+
+
+def _flush_fits(target: Target, x: np.ndarray) -> bool:
+    """Whether the target's sum of a longer input holding ``x``'s subnormals (its values
+    twice, and one more) is right where subnormals may read as zero."""
+    more = longer_input(x, target.spec.max_n)
+    wrong = _sum_failure(target, more)
+    if wrong is None:
+        return True
+    if wrong.index is None:
+        return False
+    wide = promoted(target, more)
+    return flush_explains(target, wide, target(more), exact_answer(target, wide))
+
+
 def _relative_error(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive: bool) -> float:
     """The largest finite error of ``got`` as a fraction of its prefix's sum of magnitudes
     (the scale every partial sum of that prefix lives at)."""
     scale = abs_sums(x, inclusive)
-    err = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    with np.errstate(invalid="ignore"):  # inf - inf: no finite error, left out below
+        err = np.abs(got.astype(np.float64) - want.astype(np.float64))
     ok = np.isfinite(err) & (scale > 0)
     return float(np.max(err[ok] / scale[ok], initial=0.0))
 
@@ -283,7 +365,7 @@ def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray
     kept = kept_rule_failure(target, x, got, failure.index)
     if kept is not None:
         return kept
-    twin = np.where(np.isfinite(x), x, 1).astype(x.dtype)
+    twin = finite_twin(x)
     twin_got, twin_bad = run(target, twin)
     wrong = twin_bad or judge_output(target, case, twin, twin_got)
     # A value bug explains the wrong special at k only where the twin is wrong by then: one

@@ -1,0 +1,111 @@
+"""Broken scans whose bug only a narrow band of sizes shows, each of which one contract
+(a NaN rule, a promotion, subnormals read as zero) may seem to explain on some case; and
+scans that give no answer in time, one slow and one hung.  Each must be told what it is,
+whichever property meets it first (:mod:`scancheck.controls`).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ..engine.spec import TargetSpec
+
+#: The block of the blocked scans below.
+BLOCK = 64
+#: Sizes past this, of residue ODD modulo BLOCK, take the broken path: 1/64 of the sizes
+#: past 5000, no tile edge 2**k - 1, 2**k or 2**k + 1 among them.
+FROM, ODD = 5000, 7
+
+
+def in_the_band(n: int) -> bool:
+    """Whether the blocked scans below take their broken path at ``n`` elements."""
+    return n > FROM and n % BLOCK == ODD
+
+
+def _blocked(x: np.ndarray, keep_last: bool = True, guard: float | None = None) -> np.ndarray:
+    """A two-level inclusive sum of ``x`` in blocks of :data:`BLOCK`: each block scanned, and
+    the running sum of the blocks' totals added to the blocks after them; the last block's
+    offset left out unless ``keep_last``; totals below ``guard`` in magnitude read as zero."""
+    n = x.size
+    if n == 0:
+        return x.copy()
+    with np.errstate(all="ignore"):
+        pad = np.zeros(-(-n // BLOCK) * BLOCK, dtype=x.dtype)
+        pad[:n] = x
+        local = np.add.accumulate(pad.reshape(-1, BLOCK), axis=1, dtype=x.dtype)
+        totals = local[:-1, -1]
+        if guard is not None:
+            totals = np.where(np.abs(totals) < guard, x.dtype.type(0), totals)
+        offsets = np.zeros(local.shape[0], dtype=x.dtype)
+        offsets[1:] = np.add.accumulate(totals, dtype=x.dtype)
+        if not keep_last:
+            offsets[-1] = 0
+        return (local + offsets[:, None]).ravel()[:n]
+
+
+def blocked_sum_losing_its_last_offset(x: np.ndarray) -> np.ndarray:
+    """A two-level blocked sum (blocks of 64) whose last block gets no offset where n > 5000
+    and n % 64 == 7: a plain logic error in 1/64 of the sizes past 5000.  On data with NaN,
+    at such a size, the outputs it leaves can fit a NaN rule (skipping NaN) by chance."""
+    return _blocked(x, keep_last=not in_the_band(x.size))
+
+
+def dtype_widened_at_some_sizes(x: np.ndarray) -> np.ndarray:
+    """A float32 sum that returns float64 where n > 5000 and n % 64 == 7 (a second code path
+    that accumulates and stores in float64) and float32 elsewhere: right values, but no
+    promotion, which would hold at every size."""
+    with np.errstate(all="ignore"):
+        if x.dtype == np.float32 and in_the_band(x.size):
+            return np.add.accumulate(x, dtype=np.float64)
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
+#: Block totals smaller than this are read as zero by :func:`underflow_guard_too_high`.
+GUARD = 1e-18
+
+
+def underflow_guard_too_high(x: np.ndarray) -> np.ndarray:
+    """A blocked sum that reads each block total below 1e-18 in magnitude as zero (an
+    underflow guard set far above the subnormals): on data around the smallest normal
+    number it looks like reading subnormals as zero, but the totals it drops are normal
+    numbers, and the same data scaled by a power of two that leaves no subnormal are
+    still wrong."""
+    return _blocked(x, guard=GUARD)
+
+
+#: Seconds a call of :func:`slow_but_right` takes at 2**19 elements: 4 times that at 2**20.
+SLOW_AT_2_19 = 0.5
+
+
+def slow_but_right(x: np.ndarray) -> np.ndarray:
+    """A right sum whose calls take (n / 2**19)**2 / 2 seconds (an algorithm quadratic in
+    n): an eighth of a second at 2**18 elements, half a second at 2**19, two at 2**20.  Past
+    a timeout of one second it is slow, not hung: its calls at n/2 and n/4 predict it."""
+    time.sleep(SLOW_AT_2_19 * (x.size / 2**19) ** 2)
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
+#: Sizes from which :func:`hung_past_some_size` never returns.
+HANG_FROM = 3000
+
+
+def hung_past_some_size(x: np.ndarray) -> np.ndarray:
+    """A sum that waits forever from 3000 elements on (a worker that never signals), and
+    answers at once, rightly, below: a hang, however long the timeout."""
+    while x.size >= HANG_FROM:
+        time.sleep(1.0)
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
+for fn, spec in (
+    (blocked_sum_losing_its_last_offset, TargetSpec()),
+    (dtype_widened_at_some_sizes, TargetSpec(dtypes=("float32",))),
+    (underflow_guard_too_high, TargetSpec(dtypes=("float32", "float64"))),
+    (slow_but_right, TargetSpec(dtypes=("float32",))),
+    (hung_past_some_size, TargetSpec(dtypes=("float32",))),
+):
+    fn.scan_spec = spec  # type: ignore[attr-defined]
