@@ -12,9 +12,9 @@ from scancheck.controls import contracts as controls
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check, check_property, contract_checked
 from scancheck.engine.contracts import nan_view
-from scancheck.engine.properties.accumulation import casting_twice
 from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import TABLE
+from scancheck.engine.properties.accumulation import casting_twice
 from scancheck.engine.properties.base import Untold
 from scancheck.engine.properties.nan_rules import finite_twin, rule_stands
 from scancheck.engine.properties.running import run
