@@ -341,7 +341,7 @@ def _check_options(args: argparse.Namespace) -> dict:
 
 def _cmd_check(args: argparse.Namespace) -> int:
     from .engine.isolation import UsageError, check_isolated
-    from .engine.spec import spec_flag
+    from .targets.spec import spec_flag
 
     _output_path(args.json, "--json")
     _output_path(args.report, "--report")

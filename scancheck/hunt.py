@@ -159,7 +159,7 @@ def write_reproducer(rep: Any, row: Any, out: Path) -> str:
     resolved = f"resolve({row.name!r}).fn(x, seg)"
     if snippet and resolved in snippet:  # a segmented case: the row's plain call instead
         imports, call = row.call
-        snippet = snippet.replace("from scancheck.engine.resolve import resolve\n", imports)
+        snippet = snippet.replace("from scancheck.targets.resolve import resolve\n", imports)
         snippet = snippet.replace(resolved, call.replace("AXIS", "0"))
     if not snippet or re.search(r"^\s*(import|from)\s+scancheck", snippet, re.M):
         return ""

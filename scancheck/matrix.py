@@ -31,10 +31,10 @@ from typing import Any
 from .adapters import builtin_targets
 from .engine.cases import Budget
 from .engine.conformance import PROPERTIES, check, not_applicable
-from .engine.resolve import resolve
-from .engine.spec import contract_flags
 from .matrix_args import add_matrix_arguments
 from .oracle.bounds import fit_columns, format_table
+from .targets.resolve import resolve
+from .targets.spec import contract_flags
 
 #: What each operator is called in the libraries.
 SCAN_NAMES = {"add": "cumsum", "mul": "cumprod", "logaddexp": "logcumsumexp",

@@ -201,7 +201,7 @@ def _known_skips(locator: str, timeout: float) -> tuple[dict[str, str], str | No
     from .engine.conformance import PROPERTIES, not_applicable
 
     if _is_local(locator):
-        from .engine.resolve import resolve
+        from .targets.resolve import resolve
 
         try:
             target = resolve(locator)
@@ -210,7 +210,7 @@ def _known_skips(locator: str, timeout: float) -> tuple[dict[str, str], str | No
         unavailable, spec = target.unavailable, target.spec
     else:
         from .engine.isolation import EnvironmentProblem, UsageError, check_isolated
-        from .engine.spec import TargetSpec
+        from .targets.spec import TargetSpec
 
         try:
             report = check_isolated(locator, properties=(), large=False, sanitize=(),

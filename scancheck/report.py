@@ -55,7 +55,7 @@ def _input_of(report: ConformanceReport, case: dict[str, Any], prop: str
     c = Case(int(case["n"]), case["dtype"], case["data"], int(case["seed"]))
     if prop == "rows":
         from .engine.layouts import batch
-        from .engine.spec import ranks_taken
+        from .targets.spec import ranks_taken
 
         spec_axis = report.spec.get("axis")
         b = batch(c, fixed_axis=spec_axis if isinstance(spec_axis, int) else None,
@@ -111,7 +111,7 @@ def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str
                     "(1 - 2 * x[:1] if x.dtype.kind == 'f' else ~x[:1])]), initial=x[0]")
         return _imported(path) + (f"{path.rsplit(':', 1)[1]}({args})",)
     # scancheck's own kernels and .cu files need its launcher: the one line that does.
-    return ("from scancheck.engine.resolve import resolve  # the target needs scancheck's harness\n",
+    return ("from scancheck.targets.resolve import resolve  # the target needs scancheck's harness\n",
             f'resolve("{target}")(x{", " + ax if axis is not None else ""})')
 
 
@@ -164,7 +164,7 @@ def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files
     if ":" in path and not path.startswith(("kernel:", "model:", "cu:", "scancheck:")):
         imports, fn = (*_imported(path), path.rsplit(":", 1)[1])
     else:  # a built-in: scancheck's resolver finds its function
-        imports = "from scancheck.engine.resolve import resolve\n"
+        imports = "from scancheck.targets.resolve import resolve\n"
         fn = f"resolve({report.target!r}).fn"
     args, get = "x, seg", "np.asarray"
     if spec.get("device") == "gpu":
@@ -236,7 +236,7 @@ def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: st
     else:
         monoid = f"PROBES[{case['data']!r}]"
     head = ("import numpy as np\nfrom scancheck.core.monoids import PROBES, load_monoid\n"
-            f"from scancheck.engine.resolve import resolve\n\nmonoid = {monoid}\n")
+            f"from scancheck.targets.resolve import resolve\n\nmonoid = {monoid}\n")
     if prop == "operator laws":
         return head + ("from scancheck.oracle.monoid_scan import broken_law\n"
                        f"print(broken_law(monoid, {case['n']}, {case['seed']}))\n")

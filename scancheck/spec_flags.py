@@ -1,4 +1,4 @@
-"""The command line's spec flags: one flag per :class:`~scancheck.engine.spec.TargetSpec`
+"""The command line's spec flags: one flag per :class:`~scancheck.targets.spec.TargetSpec`
 field, with its name and validation, and the fields a command line names read back as the
 overrides of a target's declared spec (a flag not given leaves its field as declared)."""
 
@@ -21,7 +21,7 @@ def spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
     the target's own declared spec (a flag not given leaves its field as declared)."""
     from dataclasses import fields
 
-    from .engine.spec import TargetSpec
+    from .targets.spec import TargetSpec
 
     given = {f.name: getattr(args, _SPEC_DEST + f.name) for f in fields(TargetSpec)
              if hasattr(args, _SPEC_DEST + f.name)}
@@ -63,7 +63,7 @@ def _axis(text: str) -> str:
 
 def _segments(text: str) -> str:
     """A --segments value: a segment kind, or 'none' (one unbroken sequence)."""
-    from .engine.spec import SEGMENT_KINDS
+    from .targets.spec import SEGMENT_KINDS
 
     if text in (*SEGMENT_KINDS, "none"):
         return text
@@ -129,8 +129,8 @@ _SPEC_DEST = "spec_"
 def add_spec_flags(p: argparse.ArgumentParser) -> None:
     """A flag per TargetSpec field (``--accepts-max-n`` for ``max_n``), each left unset
     unless given, so that only the fields named replace the target's declared spec."""
-    from .engine.contracts import OVERFLOW_RULES
-    from .engine.spec import DEVICES, SEGMENT_KINDS
+    from .targets.contracts import OVERFLOW_RULES
+    from .targets.spec import DEVICES, SEGMENT_KINDS
 
     g = p.add_argument_group(
         "what the target computes", "each flag replaces that field of the target's own spec "
@@ -197,7 +197,7 @@ def add_spec_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _spec_flag(group: Any, field_name: str, **kw: Any) -> None:
-    from .engine.spec import spec_flag
+    from .targets.spec import spec_flag
 
     group.add_argument(spec_flag(field_name), dest=_SPEC_DEST + field_name,
                        default=argparse.SUPPRESS, **kw)

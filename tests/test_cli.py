@@ -125,7 +125,7 @@ def test_every_spec_field_has_a_flag_of_its_name():
     from dataclasses import fields
 
     from scancheck.cli import build_parser
-    from scancheck.engine.spec import TargetSpec, spec_flag
+    from scancheck.targets.spec import TargetSpec, spec_flag
 
     check = build_parser()._subparsers._group_actions[0].choices["check"]
     flags = {s for a in check._actions for s in a.option_strings}
@@ -353,7 +353,7 @@ def test_a_file_target_needing_a_missing_library_cannot_run_here(tmp_path, capsy
     typo = tmp_path / "typo.py"
     typo.write_text("import nump\n\ndef scan(x):\n    return x\n")
     gpu = tmp_path / "gpu_scan.py"
-    gpu.write_text("import numpy as np\nfrom scancheck.engine.spec import TargetSpec\n\n"
+    gpu.write_text("import numpy as np\nfrom scancheck.targets.spec import TargetSpec\n\n"
                    "def scan(x):\n    return np.cumsum(x, dtype=x.dtype)\n\n"
                    "scan.scan_spec = TargetSpec(device='gpu')\n")
     targets = [f"{lacking}:scan", "numpy.cumsum", f"{typo}:scan"]

@@ -18,7 +18,7 @@ from scancheck.core.arrays import same_bits
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.child import _spec_from
 from scancheck.engine.diagnosis import Cause
-from scancheck.engine.resolve import resolve
+from scancheck.targets.resolve import resolve
 
 CPU = [c for c in CONTROLS if not c.gpu]
 GPU = [c for c in CONTROLS if c.gpu]

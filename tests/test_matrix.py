@@ -9,7 +9,6 @@ import pytest
 
 from scancheck.adapters import builtin_targets
 from scancheck.cli import build_parser
-from scancheck.engine.spec import CONTRACT_FIELDS, TargetSpec, contract_flags, with_overrides
 from scancheck.matrix import (
     LIBRARY_DTYPES,
     LIBRARY_SCANS,
@@ -19,6 +18,7 @@ from scancheck.matrix import (
     library_table,
 )
 from scancheck.spec_flags import spec_overrides
+from scancheck.targets.spec import CONTRACT_FIELDS, TargetSpec, contract_flags, with_overrides
 
 _BUILTINS = builtin_targets()
 

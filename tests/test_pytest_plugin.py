@@ -42,7 +42,7 @@ def engine():
     removes the others when its test ends, and NumPy cannot be imported twice)."""
     import scancheck.engine.conformance
     import scancheck.engine.isolation
-    import scancheck.engine.targets
+    import scancheck.targets.target
 
     return scancheck.engine.isolation
 

@@ -15,9 +15,9 @@ import pytest
 
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check
-from scancheck.engine.resolve import load_import_path
-from scancheck.engine.spec import TargetSpec
 from scancheck.report import markdown
+from scancheck.targets.resolve import load_import_path
+from scancheck.targets.spec import TargetSpec
 
 _USER_SCANS = textwrap.dedent('''
     import numpy as np
@@ -289,7 +289,7 @@ def test_a_pandas_deviation_is_reproduced_with_pandas_own_call(tmp_path):
     with ``pd.Series(x).cumsum()``, not scancheck's adapter."""
     from dataclasses import replace
 
-    from scancheck.engine.resolve import resolve
+    from scancheck.targets.resolve import resolve
 
     target = _BUILTINS["pandas Series.cumsum()"]
     if target.unavailable:

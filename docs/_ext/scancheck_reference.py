@@ -6,7 +6,7 @@ Markdown that :data:`GENERATORS` [NAME] returns in that line's place, as Sphinx 
 typed twice.  What each generator reads:
 
 * ``cli`` -- every command and flag, from :func:`scancheck.cli.build_parser`;
-* ``spec`` -- every :class:`~scancheck.engine.spec.TargetSpec` field, its type, default, flag
+* ``spec`` -- every :class:`~scancheck.targets.spec.TargetSpec` field, its type, default, flag
   and the ``#:`` comment above it in its definition, and the rule tables its values name;
 * ``diagnoses`` -- every :class:`~scancheck.engine.diagnosis.Cause`, ranked, with the negative
   controls of :data:`scancheck.controls.CONTROLS` that show it;
@@ -187,7 +187,7 @@ def spec_page() -> str:
     from scancheck.core import rules
     from scancheck.engine import contracts, spec
 
-    docs = _attribute_docs("scancheck.engine.spec")
+    docs = _attribute_docs("scancheck.targets.spec")
     helps = _flag_helps()
     rows = []
     for f in dataclasses.fields(spec.TargetSpec):
@@ -201,7 +201,7 @@ def spec_page() -> str:
             ("nans", rules.NAN_RULES, "scancheck.core.rules.NAN_RULES"),
             ("nan_prefix", rules.NAN_PREFIXES, "scancheck.core.rules.NAN_PREFIXES"),
             ("subnormals", rules.SUBNORMAL_RULES, "scancheck.core.rules.SUBNORMAL_RULES"),
-            ("overflow", contracts.OVERFLOW_RULES, "scancheck.engine.contracts.OVERFLOW_RULES")):
+            ("overflow", contracts.OVERFLOW_RULES, "scancheck.targets.contracts.OVERFLOW_RULES")):
         out.append(f"### {field_name}\n")
         out.append(f"From {code(where)}.\n")
         out.append(table(["value", "meaning"], [[code(k), v] for k, v in values.items()]))

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..core.cuda import KERNEL_DIR
 from ..engine.diagnosis import Cause
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class Control:
             rep = check_isolated(self.locator, spec=self.spec, **kwargs)
         else:
             from ..engine.conformance import check
-            from ..engine.resolve import resolve
+            from ..targets.resolve import resolve
 
             rep = check(resolve(self.locator, self.spec), **kwargs)
         verdict = rep.verdict

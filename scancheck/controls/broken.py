@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..core.dtypes import SIGNIFICAND_BITS
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 
 BLOCK = 64
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.dtypes import finfo
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 
 _FLOATS = ("float32", "float64")
 _INTS = ("int8", "int32", "int64", "uint16")

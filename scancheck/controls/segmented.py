@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 
 #: The tile and chunk of the segmented controls: a segment starting on one is a seam.
 SEG_TILE = 128

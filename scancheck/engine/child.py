@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .spec import TargetSpec, spec_json
+from ..targets.spec import TargetSpec, spec_json
 
 #: The line a sanitizer run's child prints before each launch, naming its size.
 _MARK = "scancheck-sanitize: n="
@@ -71,8 +71,8 @@ def first_share(props: tuple[str, ...], spec: TargetSpec, workers: int) -> tuple
 def _smoke(target: Any, sizes: list[int]) -> None:
     """Launch the target once per size, each after a marker line, so that a sanitizer's
     report can be traced to the size that showed it."""
+    from ..targets.target import InputWritten
     from .cases import Case
-    from .targets import InputWritten
 
     for n in sizes:
         print(f"{_MARK}{n}", flush=True)
@@ -125,7 +125,7 @@ def _child(argv: list[str]) -> int:
     # The engine (Hypothesis, numba, the oracles) loads only where a property runs: a child
     # that only resolves the target -- one per check -- starts in a third of the time.
     from ..core.loading import LibraryMissing
-    from .resolve import resolve
+    from ..targets.resolve import resolve
 
     def jsonable(v: Any) -> Any:
         from .conformance import jsonable

@@ -25,6 +25,8 @@ from typing import Any
 import numpy as np
 
 from ..core.devices import gpu_memory
+from ..targets.spec import TargetSpec, over_tuples
+from ..targets.target import InputWritten, NotAnArray, Target, forward, raised_by_target, seeded
 from .cases import Budget, Case, search, shrink
 from .diagnosis import (
     UNFINISHED,
@@ -51,8 +53,6 @@ from .properties import (
 )
 from .properties.axes import front_axes
 from .properties.monoids import monoid_summary, nonempty_batches
-from .spec import TargetSpec, over_tuples
-from .targets import InputWritten, NotAnArray, Target, forward, raised_by_target, seeded
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
            "check_property"]

@@ -33,9 +33,9 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..core.devices import usable_cores
+from ..targets.spec import TargetSpec, spec_json
 from .child import _MARK, _spec_from, deal, first_share, python_command
 from .diagnosis import Cause, PropertyResult
-from .spec import TargetSpec, spec_json
 
 if TYPE_CHECKING:
     from .cases import Budget
@@ -86,7 +86,7 @@ def check_isolated(
     :func:`~scancheck.engine.conformance.check_property`), else each ladder is walked whole.
     A failure found is still shrunk.
     ``overrides`` (TargetSpec field -> value) replace just those fields of the target's own
-    spec, in every child (:func:`scancheck.engine.resolve.resolve`).  :class:`UsageError` where the
+    spec, in every child (:func:`scancheck.targets.resolve.resolve`).  :class:`UsageError` where the
     target cannot be loaded or the overrides make no valid spec; :class:`EnvironmentProblem`
     where it cannot run here (no GPU, no CuPy, its library missing).
     """

@@ -76,7 +76,7 @@ def _fork(request: dict[str, Any]) -> int:
         os.environ.update(request["env"])
         # What python -P -m puts first on the path at start-up: PYTHONPATH's entries (a
         # parent may have set them after the zygote started).  The working directory is not
-        # among them: a target's module is looked for there last (scancheck.engine.resolve).
+        # among them: a target's module is looked for there last (scancheck.targets.resolve).
         extra = [p for p in request["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
         sys.path[:0] = extra
         sys.argv = ["-m", *request["argv"]]

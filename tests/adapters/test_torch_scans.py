@@ -113,7 +113,7 @@ def test_a_reverse_torch_scan_declared_forward_fails_saying_so():
     """The judge reads the torch target's output: the reverse scan declared forward fails."""
     from dataclasses import replace
 
-    from scancheck.engine.spec import TargetSpec
+    from scancheck.targets.spec import TargetSpec
 
     t = TARGETS["torch associative_scan (generic, CPU, reverse)"]
     wrong = replace(t, spec=TargetSpec(combine=True, axis="arg", allows_empty=False, max_n=64))

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from scancheck.engine.child import _smoke
-from scancheck.engine.resolve import resolve
+from scancheck.targets.resolve import resolve
 
 
 def test_a_sanitizer_run_leaves_a_write_into_the_input_to_the_value_properties(capsys):

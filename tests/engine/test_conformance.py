@@ -12,9 +12,9 @@ from scancheck.adapters import builtin_targets
 from scancheck.engine.cases import DEFAULT_MAX_N
 from scancheck.engine.conformance import LARGE, PROPERTIES, check, check_property, not_applicable
 from scancheck.engine.properties import TABLE
-from scancheck.engine.resolve import resolve
-from scancheck.engine.spec import TargetSpec
 from scancheck.gpusuite import JIT_TARGETS, SUITE_MAX_N
+from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import TargetSpec
 
 
 @pytest.mark.parametrize("name", ["numpy.cumsum", "model:recursive", "model:decoupled_lookback",
@@ -185,7 +185,7 @@ def test_under_a_bounded_budget_no_probe_calls_the_target_past_the_n_its_ladder_
     import numpy as np
 
     from scancheck.engine.cases import Budget
-    from scancheck.engine.targets import Target
+    from scancheck.targets.target import Target
 
     called = []
 

@@ -14,8 +14,8 @@ import pytest
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import _raised, check, check_property
 from scancheck.engine.diagnosis import Cause, is_resource_error
-from scancheck.engine.spec import TargetSpec
-from scancheck.engine.targets import Target
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 SMALL = Budget(0.2, max_n=4096)
 
@@ -189,7 +189,7 @@ def test_scancheck_s_own_allocation_on_a_gpu_others_took_is_no_evidence_either(m
             raise OutOfMemoryError("Out of memory allocating 67,108,864 bytes")
         return x
 
-    monkeypatch.setattr("scancheck.engine.targets._device_view", placed)
+    monkeypatch.setattr("scancheck.targets.target._device_view", placed)
     (r,) = check(_scan(device="gpu"), ("integers exact",), budget=SMALL).results
     assert r.status == "partial" and r.detail["largest n"] == 299, r
 

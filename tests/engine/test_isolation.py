@@ -26,8 +26,8 @@ from scancheck.engine.isolation import (
     plan,
     slow_call,
 )
-from scancheck.engine.resolve import resolve
-from scancheck.engine.spec import TargetSpec
+from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import TargetSpec
 
 
 def test_a_faulting_target_is_reported_and_the_session_goes_on(budget):

@@ -12,10 +12,10 @@ from scancheck.core.dtypes import DTYPES
 from scancheck.engine.cases import Case
 from scancheck.engine.conformance import check_property
 from scancheck.engine.layouts import LAYOUTS, SHAPES, batch, laid_out, memory_of
-from scancheck.engine.spec import TargetSpec
 from scancheck.engine.strategies import generate_data
-from scancheck.engine.targets import Target
 from scancheck.oracle.exact import exact_scan, exact_scan_axis
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 
 def test_every_shape_class_and_layout_is_drawn():

@@ -15,9 +15,9 @@ from scancheck.engine.conformance import check_property
 from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import values
 from scancheck.engine.properties.extremes import extreme_agree
-from scancheck.engine.resolve import resolve
-from scancheck.engine.spec import TargetSpec
-from scancheck.engine.targets import Target
+from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 FLOATS = TargetSpec(dtypes=("float32", "float64"))
 

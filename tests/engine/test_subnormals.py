@@ -30,11 +30,11 @@ from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import TABLE
 from scancheck.engine.properties.base import Untold
 from scancheck.engine.properties.subnormals import scaled_out
-from scancheck.engine.resolve import resolve
-from scancheck.engine.spec import TargetSpec
 from scancheck.engine.strategies import generate_data
-from scancheck.engine.targets import Target
 from scancheck.oracle.products import judge_products
+from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 FLOATS = ("float32", "float64")
 #: Targets below that loop in Python are searched to small sizes only.

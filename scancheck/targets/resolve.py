@@ -1,4 +1,4 @@
-"""From a name to a :class:`~scancheck.engine.targets.Target`: a built-in, ``kernel:VARIANT``,
+"""From a name to a :class:`~scancheck.targets.target.Target`: a built-in, ``kernel:VARIANT``,
 ``model:VARIANT``, ``package.module:function``, ``path/to/file.py:function`` or a ``.cu`` file.
 
 A ``.cu`` target (its local ``#include "..."`` headers are inlined) defines, for the
@@ -32,7 +32,7 @@ from ..core.loading import LibraryMissing, is_file_form, library_missing, module
 from . import builtin_tables
 from .kernel_targets import kernel_target, model_target
 from .spec import TargetSpec, with_overrides
-from .targets import Target, no_gpu, not_installed
+from .target import Target, no_gpu, not_installed
 
 
 def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:

@@ -1,11 +1,11 @@
 """Scan implementations scancheck can check, and how each is called.
 
 A :class:`Target` is a callable taking a 1-D array (NumPy, or CuPy for ``device="gpu"``)
-and returning its scan, with a :class:`~scancheck.engine.spec.TargetSpec` that declares
+and returning its scan, with a :class:`~scancheck.targets.spec.TargetSpec` that declares
 what it computes.  A target is only ever handed copies of its input (:meth:`Target.run`):
 what it writes there never reaches the oracle's input, and any write is an
 :class:`InputWritten`.  The built-in targets of libraries are in :mod:`scancheck.adapters`;
-names become targets in :mod:`scancheck.engine.resolve`.
+names become targets in :mod:`scancheck.targets.resolve`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .targets import Target
+    from .target import Target
 
 
 class Tables(Protocol):

@@ -1,7 +1,7 @@
 """The contracts a library scan may declare beyond IEEE arithmetic: NaN rules for sums,
 products and extremes, checked integer overflow, the ranks an axis target takes, and
 accumulation in a wider type.  Their validation (:func:`check_contracts`, called by
-:class:`~scancheck.engine.spec.TargetSpec`) and the NaN view every property judges through
+:class:`~scancheck.targets.spec.TargetSpec`) and the NaN view every property judges through
 (:func:`nan_view`): NaN inputs replaced by the identity, their outputs by what that scan
 owes there, once the NaN rule's own outputs are checked.
 """

@@ -10,9 +10,9 @@ import pytest
 
 from scancheck.adapters import builtin_targets
 from scancheck.core.cuda import KERNEL_DIR
-from scancheck.engine.resolve import load_import_path, resolve
-from scancheck.engine.spec import TargetSpec
-from scancheck.engine.targets import Target
+from scancheck.targets.resolve import load_import_path, resolve
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 
 def test_builtins_include_the_libraries_and_scanchecks_own_kernels():
@@ -95,7 +95,7 @@ def test_a_reverse_scan_is_checked_as_the_forward_scan_it_mirrors(budget):
 @pytest.mark.parametrize("inclusive", [True, False])
 @pytest.mark.parametrize("dtype", ["int32", "float64"])
 def test_a_scan_from_an_initial_value_is_seen_as_the_scan_of_initial_then_data(inclusive, dtype):
-    from scancheck.engine.targets import seeded
+    from scancheck.targets.target import seeded
 
     def from_initial(x, initial):
         full = np.cumsum(np.r_[np.asarray(initial, x.dtype), x], dtype=x.dtype)
@@ -195,7 +195,7 @@ def test_a_target_is_handed_a_copy_in_the_layout_it_was_meant_to_get():
 
 
 def test_a_write_into_the_input_is_named_with_its_element_and_bits():
-    from scancheck.engine.targets import InputWritten
+    from scancheck.targets.target import InputWritten
 
     x = np.arange(20, dtype=np.float32)
     x[17] = 3.0
@@ -243,7 +243,7 @@ def test_a_write_into_the_input_is_named_with_its_element_and_bits():
 def test_the_first_write_is_found_chunk_by_chunk(monkeypatch):
     """A check past 2**32 compares in chunks (no temporary as large as its input); the
     first write in C order is named whatever the chunk size."""
-    import scancheck.engine.targets as targets
+    import scancheck.targets.target as targets
 
     monkeypatch.setattr(targets, "_COMPARE_CHUNK", 7)
     x = np.zeros((40, 3), dtype=np.int32)
@@ -260,7 +260,7 @@ def test_the_first_write_is_found_chunk_by_chunk(monkeypatch):
 def test_reverse_and_seeded_views_catch_a_write_in_the_targets_own_indices():
     """forward() and seeded() hand the target arrays of their own: the write is caught at
     the target's own call, and named in the array the target saw."""
-    from scancheck.engine.targets import InputWritten, forward, seeded
+    from scancheck.targets.target import InputWritten, forward, seeded
 
     def zero_first(x, *args, **kwargs):
         out = np.cumsum(x, dtype=x.dtype)
@@ -395,7 +395,7 @@ def test_a_target_returning_a_list_gets_a_verdict_naming_it(user_file):
 
 
 def test_a_target_returning_a_number_or_nothing_is_named_so():
-    from scancheck.engine.targets import NotAnArray, Target
+    from scancheck.targets.target import NotAnArray, Target
 
     x = np.zeros(3, np.int32)
     with pytest.raises(NotAnArray, match=r"^returned an int \(3\), not an array"):
@@ -436,7 +436,7 @@ def test_a_jit_target_compiles_each_combine_once_however_a_check_alternates():
     import gc
     import weakref
 
-    from scancheck.engine.targets import PerCombine
+    from scancheck.targets.target import PerCombine
 
     builds = []
 
@@ -486,7 +486,7 @@ def test_a_buffer_the_target_returns_on_every_call_is_copied_for_each_call():
 def test_a_reverse_target_is_handed_its_input_in_the_layout_drawn():
     """Reversed in place of the input's own layout: a Fortran-order input reaches a reverse
     scan in Fortran order (it once got a C-contiguous copy of every input)."""
-    from scancheck.engine.targets import forward
+    from scancheck.targets.target import forward
 
     seen = []
 

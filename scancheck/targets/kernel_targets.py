@@ -7,7 +7,7 @@ from typing import Any
 
 from ..core.operators import get_operator
 from .spec import TargetSpec
-from .targets import Target, no_gpu
+from .target import Target, no_gpu
 
 
 def _variant_dtypes(var: Any, op: str) -> tuple[str, ...]:
