@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .core.operators import OPERATORS, Operator, get_operator
     from .engine.cases import Budget
     from .engine.conformance import ConformanceReport, check
-    from .engine.isolation import check_isolated
+    from .isolation.parent import check_isolated
     from .kernels.launch import scan
     from .kernels.registry import VARIANTS, Variant
     from .oracle.bounds import ErrorReport, Verdict, classify
@@ -46,7 +46,7 @@ _HOME = {
     "core.operators": ("OPERATORS", "Operator", "get_operator"),
     "engine.cases": ("Budget",),
     "engine.conformance": ("ConformanceReport", "check"),
-    "engine.isolation": ("check_isolated",),
+    "isolation.parent": ("check_isolated",),
     "kernels.launch": ("scan",),
     "kernels.registry": ("VARIANTS", "Variant"),
     "oracle.bounds": ("ErrorReport", "Verdict", "classify"),

@@ -100,7 +100,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _cmd_sanitize(args: argparse.Namespace) -> int:
-    from .engine.sanitizer import sanitize_variant
+    from .isolation.sanitizer import sanitize_variant
 
     status = 0
     for tool in args.tools:
@@ -340,7 +340,7 @@ def _check_options(args: argparse.Namespace) -> dict:
 
 
 def _cmd_check(args: argparse.Namespace) -> int:
-    from .engine.isolation import UsageError, check_isolated
+    from .isolation.parent import UsageError, check_isolated
     from .targets.spec import spec_flag
 
     _output_path(args.json, "--json")

@@ -73,7 +73,7 @@ def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None
     from .adapters import known_for
     from .adapters.known import explain, unexplained, unseen
     from .engine.cases import Budget
-    from .engine.isolation import UsageError, check_isolated
+    from .isolation.parent import UsageError, check_isolated
 
     out.mkdir(parents=True, exist_ok=True)
     rows = _rows(part, only)

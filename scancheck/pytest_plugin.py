@@ -4,7 +4,7 @@ properties against TARGET (a built-in name, ``kernel:VARIANT``, ``model:VARIANT`
 property; ``--scan-large`` adds one test for the checks past 2**31 and 2**32 elements and
 ``--scan-sanitize TOOL`` one per compute-sanitizer tool.
 
-Each test checks with :func:`scancheck.engine.isolation.check_isolated`: the target runs in a child
+Each test checks with :func:`scancheck.isolation.parent.check_isolated`: the target runs in a child
 process, so a fault, an exit or a hang is that test's failure and the session goes on.  The
 targets are checked once before collection (a user's in a child of its own): one that
 cannot be loaded is a usage error, one that cannot run here skips its tests, and checks that
@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from .engine.sanitizer import TOOLS
+from .isolation.sanitizer import TOOLS
 
 #: The test module ``--scan-target`` collects.
 SUITE = Path(__file__).with_name("conformance_suite.py")
@@ -209,7 +209,7 @@ def _known_skips(locator: str, timeout: float) -> tuple[dict[str, str], str | No
             return {}, str(exc)
         unavailable, spec = target.unavailable, target.spec
     else:
-        from .engine.isolation import EnvironmentProblem, UsageError, check_isolated
+        from .isolation.parent import EnvironmentProblem, UsageError, check_isolated
         from .targets.spec import TargetSpec
 
         try:
@@ -251,7 +251,7 @@ def run_check(config: pytest.Config, locator: str, check: str) -> tuple[str, str
     if why:
         return "skip", why
     from .engine.cases import Budget
-    from .engine.isolation import EnvironmentProblem, UsageError, check_isolated
+    from .isolation.parent import EnvironmentProblem, UsageError, check_isolated
 
     # No count ends a search unless asked: at 1000 examples one ended after 5 s of its 30.
     budget = Budget(config.getoption("scan_budget"),

@@ -227,12 +227,12 @@ def test_a_bad_spec_flag_value_exits_2_naming_it(argv, message, capsys):
 @pytest.mark.parametrize("flag", ["--json", "--report"])
 def test_an_output_path_that_cannot_be_written_exits_2_before_the_run(flag, tmp_path, capsys,
                                                                     monkeypatch):
-    import scancheck.engine.isolation
+    import scancheck.isolation.parent
 
     def never(*args, **kwargs):
         raise AssertionError("the check ran")
 
-    monkeypatch.setattr(scancheck.engine.isolation, "check_isolated", never)
+    monkeypatch.setattr(scancheck.isolation.parent, "check_isolated", never)
     for where, message in ((tmp_path, "is a directory"),
                            (tmp_path / "no" / "r.json", "does not exist")):
         assert main(["check", "numpy.cumsum", flag, str(where)]) == 2
@@ -270,14 +270,14 @@ def test_spec_flags_with_the_negative_controls_exit_2(capsys):
 
 
 def test_an_unsafe_lock_directory_exits_2_not_a_traceback(capsys, monkeypatch):
-    import scancheck.engine.isolation
+    import scancheck.isolation.parent
     from scancheck.core.locks import LockRefused
 
     def refused(*args, **kwargs):
         raise LockRefused("/tmp/scancheck-locks-1 belongs to uid 0 with mode 777; it must be "
                           "this user's own directory, mode 700")
 
-    monkeypatch.setattr(scancheck.engine.isolation, "check_isolated", refused)
+    monkeypatch.setattr(scancheck.isolation.parent, "check_isolated", refused)
     assert main(["check", "numpy.cumsum", "--quick"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("scancheck: error: /tmp/scancheck-locks-1 belongs to uid 0")
@@ -299,7 +299,7 @@ def test_device_gpu_where_cupy_or_a_gpu_is_missing_exits_2(capsys):
 def test_a_built_in_target_that_cannot_run_here_is_named_before_any_check(capsys,
                                                                           monkeypatch):
     """A long multi-target run is not spent to learn that one target's library is missing."""
-    import scancheck.engine.isolation
+    import scancheck.isolation.parent
     from scancheck.adapters import builtin_targets
 
     unrun = [name for name, t in builtin_targets().items() if t.unavailable]
@@ -309,7 +309,7 @@ def test_a_built_in_target_that_cannot_run_here_is_named_before_any_check(capsys
     def never(*args, **kwargs):
         raise AssertionError("a check started")
 
-    monkeypatch.setattr(scancheck.engine.isolation, "check_isolated", never)
+    monkeypatch.setattr(scancheck.isolation.parent, "check_isolated", never)
     assert main(["check", "numpy.cumsum", unrun[0], "--quick"]) == 2
     err = capsys.readouterr().err
     assert f"{unrun[0]!r} ({builtin_targets()[unrun[0]].unavailable})" in err
@@ -319,17 +319,17 @@ def test_a_built_in_target_that_cannot_run_here_is_named_before_any_check(capsys
 def test_a_target_found_unable_to_run_keeps_the_other_reports(capsys, monkeypatch):
     """A target whose child finds it cannot run is named at the end (exit 2); the targets
     checked beside it keep their reports."""
-    import scancheck.engine.isolation
+    import scancheck.isolation.parent
 
-    real = scancheck.engine.isolation.check_isolated
+    real = scancheck.isolation.parent.check_isolated
 
     def check(name, **kwargs):
         if name == "gone.py:f":
-            raise scancheck.engine.isolation.EnvironmentProblem(
+            raise scancheck.isolation.parent.EnvironmentProblem(
                 "target 'gone.py:f' cannot run here: cupy is not installed")
         return real(name, **kwargs)
 
-    monkeypatch.setattr(scancheck.engine.isolation, "check_isolated", check)
+    monkeypatch.setattr(scancheck.isolation.parent, "check_isolated", check)
     argv = ["check", "gone.py:f", "numpy.cumsum", "--quick", "--budget", "3", "--max-n", "64",
             "--jobs", "2"]
     assert main(argv) == 2
@@ -371,15 +371,15 @@ def test_a_file_target_needing_a_missing_library_cannot_run_here(tmp_path, capsy
 
 
 def test_check_hands_the_named_fields_alone_to_every_target(capsys, monkeypatch):
-    import scancheck.engine.isolation
+    import scancheck.isolation.parent
 
     seen = []
 
     def record(name, **kwargs):
         seen.append((name, kwargs.get("spec"), kwargs["overrides"]))
-        raise scancheck.engine.isolation.UsageError("stop here")
+        raise scancheck.isolation.parent.UsageError("stop here")
 
-    monkeypatch.setattr(scancheck.engine.isolation, "check_isolated", record)
+    monkeypatch.setattr(scancheck.isolation.parent, "check_isolated", record)
     assert main(["check", "a.py:f", "numpy.cumsum", "--dtypes", "float32", "--quick"]) == 2
     assert sorted(seen) == [("a.py:f", None, {"dtypes": ("float32",)}),
                             ("numpy.cumsum", None, {"dtypes": ("float32",)})]

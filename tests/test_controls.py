@@ -16,8 +16,8 @@ from hypothesis import settings
 from scancheck.controls import CONTROLS, broken
 from scancheck.core.arrays import same_bits
 from scancheck.engine.cases import Budget, Case
-from scancheck.engine.child import _spec_from
 from scancheck.engine.diagnosis import Cause
+from scancheck.isolation.child import _spec_from
 from scancheck.targets.resolve import resolve
 
 CPU = [c for c in CONTROLS if not c.gpu]

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "scancheck"
 
 #: Floors from the ground up; the package's top level (its faces: CLI, plugin, reports)
 #: is the top floor.
-FLOORS = ("core", "oracle", "kernels", "targets", "engine", "adapters", "")
+FLOORS = ("core", "oracle", "kernels", "targets", "engine", "isolation", "adapters", "")
 
 
 def _module_name(path: Path) -> str:

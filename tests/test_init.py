@@ -24,6 +24,6 @@ def test_unknown_names_raise_attribute_error():
 
 
 def test_a_sanitizer_child_does_not_import_the_conformance_machinery():
-    code = "import sys, scancheck.engine.sanitizer, scancheck.kernels; print('hypothesis' in sys.modules)"
+    code = "import sys, scancheck.isolation.sanitizer, scancheck.kernels; print('hypothesis' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from dataclasses import replace
 
-from scancheck.engine.isolation import check_isolated
+from scancheck.isolation.parent import check_isolated
 from scancheck.progress import Progress
 
 

@@ -41,10 +41,10 @@ def engine():
     """scancheck's engine, imported before pytester notes which modules are loaded (it
     removes the others when its test ends, and NumPy cannot be imported twice)."""
     import scancheck.engine.conformance
-    import scancheck.engine.isolation
+    import scancheck.isolation.parent
     import scancheck.targets.target
 
-    return scancheck.engine.isolation
+    return scancheck.isolation.parent
 
 
 @pytest.mark.slow

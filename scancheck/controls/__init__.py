@@ -57,7 +57,7 @@ class Control:
         does (no fault or hang to survive, no child to start); the report, and whether its
         diagnosis is the expected one, with exactly the further causes it expects."""
         if isolated:
-            from ..engine.isolation import check_isolated
+            from ..isolation.parent import check_isolated
 
             if self.timeout is not None:
                 kwargs["timeout"] = self.timeout

@@ -8,7 +8,7 @@ ends it; the checks past 2**31 and 2**32
 elements are in :mod:`scancheck.engine.large` (batches: :mod:`scancheck.engine.large_batches`;
 segmented scans: :mod:`scancheck.engine.large_segments`); the verdicts combine into one root cause
 (:mod:`scancheck.engine.diagnosis`).  :func:`check` runs in this process;
-:func:`~scancheck.engine.isolation.check_isolated` runs the target in child processes, under
+:func:`~scancheck.isolation.parent.check_isolated` runs the target in child processes, under
 compute-sanitizer too, so that a fault or a hang is a verdict and the session goes on.
 """
 

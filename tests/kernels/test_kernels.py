@@ -315,7 +315,7 @@ def test_grid_scans_of_a_million_equal_the_model(name):
 @pytest.mark.parametrize("tool", ["racecheck", "synccheck"])
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_sanitizer_reports_only_the_racy_kernel(name, tool):
-    from scancheck.engine.sanitizer import find_sanitizer, sanitize_variant
+    from scancheck.isolation.sanitizer import find_sanitizer, sanitize_variant
 
     if find_sanitizer() is None:
         pytest.skip("compute-sanitizer is not installed")

@@ -405,7 +405,7 @@ def test_a_target_returning_a_number_or_nothing_is_named_so():
 
 
 def test_a_file_target_and_its_overrides_reach_a_child_process(user_file):
-    from scancheck.engine.isolation import check_isolated
+    from scancheck.isolation.parent import check_isolated
 
     rep = check_isolated(f"{user_file}:running_max", properties=(), large=False, sanitize=(),
                          overrides={"dtypes": ("float32",), "zeros": "ordered"})

@@ -1,7 +1,7 @@
 """compute-sanitizer runs of scancheck's kernels, each in its own process, and their parsing.
 
 A kernel runs under ``compute-sanitizer --tool racecheck|synccheck|memcheck`` in a
-child Python process (``python -m scancheck.engine.sanitizer VARIANT ...``), so that a
+child Python process (``python -m scancheck.isolation.sanitizer VARIANT ...``), so that a
 fault, a hang or a corrupted CUDA context stays in the child.  The report counts
 the hazards or errors the tool printed in its summary line.
 """
@@ -114,13 +114,13 @@ def sanitize_variant(
     """Run one scancheck kernel under ``tool`` in a child process and report what it found."""
     from .child import python_command
 
-    cmd = [*python_command("scancheck.engine.sanitizer"), variant, str(n), str(block), dtype, op]
+    cmd = [*python_command("scancheck.isolation.sanitizer"), variant, str(n), str(block), dtype, op]
     return run_command(tool, cmd, f"{variant} n={n} block={block} {dtype} {op}", timeout)
 
 
 def _child(argv: list[str] | None = None) -> int:
     """Launch one kernel once (the process compute-sanitizer watches)."""
-    parser = argparse.ArgumentParser(prog="python -m scancheck.engine.sanitizer")
+    parser = argparse.ArgumentParser(prog="python -m scancheck.isolation.sanitizer")
     parser.add_argument("variant")
     parser.add_argument("n", type=int)
     parser.add_argument("block", type=int)

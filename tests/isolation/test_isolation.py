@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from scancheck.engine.cases import Budget
-from scancheck.engine.child import _spec_from
 from scancheck.engine.conformance import check
-from scancheck.engine.isolation import (
+from scancheck.isolation.child import _spec_from
+from scancheck.isolation.parent import (
     SMALL_N,
     UsageError,
     check_isolated,
@@ -139,7 +139,7 @@ def test_gpu_targets_get_the_sanitizers_and_the_large_checks_by_default():
 def test_after_a_fault_the_other_properties_go_on_below_its_size_and_say_so(budget):
     """A crash at n = 4 leaves n <= 3 to check: properties after it run there, in new children;
     the checks past 2**31 and 2**32 have nothing below their size and are not retried."""
-    from scancheck.engine.isolation import _run_properties
+    from scancheck.isolation.parent import _run_properties
 
     crash, exact, det = _run_properties("scancheck.testing:crashing_scan",
                                         ("integers exact", "certified exact", "deterministic"),
@@ -155,7 +155,7 @@ def test_after_a_fault_the_other_properties_go_on_below_its_size_and_say_so(budg
 
 
 def test_a_target_that_breaks_only_on_empty_input_is_checked_from_n_1(budget):
-    from scancheck.engine.isolation import _run_properties
+    from scancheck.isolation.parent import _run_properties
 
     empty, other = _run_properties("scancheck.testing:crashing_on_empty_scan",
                                    ("integers exact", "certified exact"), budget, 30, None)
@@ -164,7 +164,7 @@ def test_a_target_that_breaks_only_on_empty_input_is_checked_from_n_1(budget):
 
 
 def test_the_properties_share_as_few_children_as_keep_the_workers_busy():
-    from scancheck.engine.isolation import _groups
+    from scancheck.isolation.parent import _groups
 
     props = ("integers exact", "certified exact", "floats within bound", "recurrence")
     tasks = [("property", p) for p in (*props, "past 2**31", "past 2**32")] + [
@@ -182,8 +182,8 @@ def test_the_child_that_resolves_a_cpu_target_goes_on_with_the_first_share(tmp_p
     """One start-up fewer per check: the child that resolved a CPU target runs the first
     child's share of the properties itself; the others get children of their own, as
     _groups deals them.  A GPU target's children take their turns on the device first."""
-    from scancheck.engine.child import first_share
-    from scancheck.engine.isolation import _groups
+    from scancheck.isolation.child import first_share
+    from scancheck.isolation.parent import _groups
 
     props = ("integers exact", "certified exact", "recurrence", "deterministic")
     cpu = TargetSpec()
@@ -243,7 +243,7 @@ def test_the_checks_past_2_to_the_31_hold_the_gpu_alone(tmp_path, monkeypatch):
     import fcntl
 
     from scancheck.core.locks import lock_dir
-    from scancheck.engine.isolation import _device_turn
+    from scancheck.isolation.parent import _device_turn
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     locks = Path(lock_dir())
@@ -274,7 +274,7 @@ def test_an_exception_in_a_child_fails_its_case_and_the_search_goes_on_below(bud
     searches below it, in the same child, so that nothing is restarted and every property
     says where it looked."""
     from scancheck.engine.diagnosis import diagnose
-    from scancheck.engine.isolation import _run_properties
+    from scancheck.isolation.parent import _run_properties
 
     results = _run_properties("scancheck.testing:raising_scan",
                               ("integers exact", "deterministic"), budget, 30, None)

@@ -1,4 +1,4 @@
-"""Children of isolated checks forked from a zygote (scancheck.engine.zygote): the same child
+"""Children of isolated checks forked from a zygote (scancheck.isolation.zygote): the same child
 as one started afresh, in the parent's environment of the moment, and a fallback."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import os
 import signal
 from dataclasses import replace
 
-from scancheck.engine import zygote as zygote_module
-from scancheck.engine.child import python_command
-from scancheck.engine.isolation import _watch, check_isolated
-from scancheck.engine.zygote import zygote
+from scancheck.isolation import zygote as zygote_module
+from scancheck.isolation.child import python_command
+from scancheck.isolation.parent import _watch, check_isolated
+from scancheck.isolation.zygote import zygote
 
 _PARENT_FILE = (
     "import os\nimport numpy as np\n\n"
@@ -63,7 +63,7 @@ def test_a_dead_zygote_is_replaced_and_a_forked_childs_signal_is_its_exit_code(t
     again = zygote()
     assert again is not None and again is not z and again.alive
     # A child killed by a signal reads as Popen says it: the negative signal number.
-    events, status, err = _watch([*python_command("scancheck.engine.child"),
+    events, status, err = _watch([*python_command("scancheck.isolation.child"),
                                   "scancheck.testing:crashing_scan", "{out}", "--props",
                                   "integers exact", "--max-n", "64"], 30, fork=True)
     assert status.startswith("died (killed by SIG"), (status, err)
@@ -76,6 +76,6 @@ def test_a_zygote_that_cannot_start_leaves_children_to_start_afresh(monkeypatch)
     monkeypatch.setattr(zygote_module, "Zygote", broken)
     monkeypatch.setattr(zygote_module, "_zygote", None)
     assert zygote() is None
-    events, status, _ = _watch([*python_command("scancheck.engine.child"), "numpy.cumsum",
+    events, status, _ = _watch([*python_command("scancheck.isolation.child"), "numpy.cumsum",
                                 "{out}", "--resolve"], 60, fork=True)
     assert status == "ok" and any(ev["event"] == "target" for ev in events)

@@ -12,7 +12,7 @@ any common block) with every pooling allocator off -- CuPy's pool, PyTorch's cac
 allocator, JAX's preallocation -- because an overrun inside a pooled chunk is invisible to
 memcheck and initcheck; the report names the size that showed the first error.
 
-Each child runs :mod:`scancheck.engine.child`.
+Each child runs :mod:`scancheck.isolation.child`.
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..core.devices import usable_cores
+from ..engine.diagnosis import Cause, PropertyResult
 from ..targets.spec import TargetSpec, spec_json
 from .child import _MARK, _spec_from, deal, first_share, python_command
-from .diagnosis import Cause, PropertyResult
 
 if TYPE_CHECKING:
-    from .cases import Budget
+    from ..engine.cases import Budget
 
 #: Sizes of a sanitizer run: odd tails past 32, 256 and 1024, and several tiles.
 SANITIZE_SIZES = (1, 31, 33, 255, 257, 1000, 4099, 70001)
@@ -90,8 +90,8 @@ def check_isolated(
     target cannot be loaded or the overrides make no valid spec; :class:`EnvironmentProblem`
     where it cannot run here (no GPU, no CuPy, its library missing).
     """
-    from .cases import Budget
-    from .conformance import PROPERTIES, ConformanceReport
+    from ..engine.cases import Budget
+    from ..engine.conformance import PROPERTIES, ConformanceReport
     from .sanitizer import TOOLS, find_sanitizer
 
     t0 = time.time()
@@ -163,7 +163,7 @@ def _run_groups(pool: ThreadPoolExecutor, resolving: Any, told_at: float,
                 overrides: dict[str, Any] | None, until: float | None) -> dict[str, PropertyResult]:
     """Each group's results, by name: the first from the child that resolved the target where
     it went on with them (``first``), the others each in children of their own."""
-    from .conformance import LARGE
+    from ..engine.conformance import LARGE
 
     def run(group: tuple[str, tuple[str, ...]]) -> list[PropertyResult]:
         kind, names = group
@@ -201,7 +201,7 @@ def _groups(tasks: list[tuple[str, str]], spec: TargetSpec, workers: int
     round-robin; those that do not apply are answered here.  The checks past 2**31 and 2**32
     share one child, smallest first: after a hang or a fault at 2**31 the larger one would
     only repeat it, holding the device that long.  Each sanitizer tool has its own."""
-    from .conformance import LARGE, not_applicable
+    from ..engine.conformance import LARGE, not_applicable
 
     skipped: dict[str, PropertyResult] = {}
     props: list[str] = []
@@ -242,9 +242,9 @@ def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
     the segmented one alone for a segmented target;
     the sanitizer tools ``sanitize`` names
     (None: all of :data:`DEFAULT_TOOLS` for GPU targets, where compute-sanitizer exists)."""
-    from .conformance import LARGE
-    from .large_batches import BATCH_CHECKS
-    from .large_segments import SEGMENT_CHECKS
+    from ..engine.conformance import LARGE
+    from ..engine.large_batches import BATCH_CHECKS
+    from ..engine.large_segments import SEGMENT_CHECKS
 
     gpu = spec.device == "gpu"
     bigs = LARGE if (gpu if large is None else large) else ()
@@ -259,7 +259,7 @@ def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
 
 def _child_cmd(locator: str, out: str, spec: TargetSpec | None, gpu: str | None,
                *extra: str, overrides: dict[str, Any] | None = None) -> list[str]:
-    cmd = [*python_command("scancheck.engine.child"), locator, out, *extra]
+    cmd = [*python_command("scancheck.isolation.child"), locator, out, *extra]
     if spec is not None:
         try:
             cmd += ["--spec", json.dumps(spec_json(spec))]
@@ -296,7 +296,7 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
     and 2**32 are not retried: below their size they have nothing to check.  ``ran``: the
     events, status, stderr and seconds of a child that has run ``props`` already (the one
     that resolved the target), read as the first child's."""
-    from .conformance import LARGE
+    from ..engine.conformance import LARGE
 
     results: list[PropertyResult] = []
     cap, empty, broke = budget.max_n, True, ""  # what later children keep clear of, and why
@@ -480,7 +480,7 @@ def _watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | No
     "call" and "return" events) runs ``timeout`` seconds, or when nothing at all happens for
     ten times that (start-up gets at least two minutes).  Returns the events,
     "ok" / "died (...)" / "timeout", and the child's stderr.  ``fork``: a child of
-    :mod:`scancheck.engine.child` is forked from this process's zygote where it has one."""
+    :mod:`scancheck.isolation.child` is forked from this process's zygote where it has one."""
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as fh:
         path = fh.name
     cmd = [path if c == "{out}" else c for c in cmd]
@@ -526,8 +526,8 @@ def _watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | No
 
 def _start(cmd: list[str], err: Any, fork: bool) -> Any:
     """The child of ``cmd``, in a session of its own, its stderr in ``err``: forked from the
-    zygote where ``fork`` asks for it and it runs :mod:`scancheck.engine.child`."""
-    child = python_command("scancheck.engine.child")
+    zygote where ``fork`` asks for it and it runs :mod:`scancheck.isolation.child`."""
+    child = python_command("scancheck.isolation.child")
     if fork and cmd[:len(child)] == child:
         from .zygote import zygote
 

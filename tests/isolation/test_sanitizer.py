@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from scancheck.engine.sanitizer import inconclusive, parse_summary, run_command
+from scancheck.isolation.sanitizer import inconclusive, parse_summary, run_command
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
 """The child process of an isolated check: it resolves the target, prepares it, and runs
 the properties (or launches it once per size for a sanitizer), writing each event as a JSON
-line to the file its parent, :mod:`scancheck.engine.isolation`, watches.
+line to the file its parent, :mod:`scancheck.isolation.parent`, watches.
 
-    python -m scancheck.engine.child LOCATOR OUT [--props P ...] [--budget S] ...
+    python -m scancheck.isolation.child LOCATOR OUT [--props P ...] [--budget S] ...
 """
 
 from __future__ import annotations
@@ -57,12 +57,12 @@ def deal(props: list[str], workers: int) -> list[tuple[str, ...]]:
 def first_share(props: tuple[str, ...], spec: TargetSpec, workers: int) -> tuple[str, ...]:
     """The properties the child that resolves a target goes on with: the first child's share
     of those of ``props`` that apply to ``spec`` (the checks past 2**31 have a child of their
-    own), as the parent deals them (:func:`scancheck.engine.isolation._groups`), so that
+    own), as the parent deals them (:func:`scancheck.isolation.parent._groups`), so that
     the check starts one child fewer; none for a GPU target, whose children take their
     turns on the device before they start."""
     if spec.device == "gpu":
         return ()
-    from .conformance import LARGE, not_applicable
+    from ..engine.conformance import LARGE, not_applicable
 
     dealt = deal([p for p in props if not not_applicable(spec, p) and p not in LARGE], workers)
     return dealt[0] if dealt else ()
@@ -71,8 +71,8 @@ def first_share(props: tuple[str, ...], spec: TargetSpec, workers: int) -> tuple
 def _smoke(target: Any, sizes: list[int]) -> None:
     """Launch the target once per size, each after a marker line, so that a sanitizer's
     report can be traced to the size that showed it."""
+    from ..engine.cases import Case
     from ..targets.target import InputWritten
-    from .cases import Case
 
     for n in sizes:
         print(f"{_MARK}{n}", flush=True)
@@ -83,8 +83,8 @@ def _smoke(target: Any, sizes: list[int]) -> None:
                 continue
             # A segmented scan is called with its description: segments drawn as the
             # 'segments' property draws them, one head along axis 0 of a (T, H) target.
-            from .properties.segments import call
-            from .segments import draw_layout
+            from ..engine.properties.segments import call
+            from ..engine.segments import draw_layout
 
             kind, _, index_dtype = target.spec.segments.partition(":")
             layout = draw_layout(np.random.default_rng(n), n, kind, index_dtype or None)
@@ -93,7 +93,7 @@ def _smoke(target: Any, sizes: list[int]) -> None:
 
 
 def _child(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(prog="python -m scancheck.engine.child")
+    ap = argparse.ArgumentParser(prog="python -m scancheck.isolation.child")
     ap.add_argument("locator")
     ap.add_argument("out")
     ap.add_argument("--props", nargs="*", default=[])
@@ -128,7 +128,7 @@ def _child(argv: list[str]) -> int:
     from ..targets.resolve import resolve
 
     def jsonable(v: Any) -> Any:
-        from .conformance import jsonable
+        from ..engine.conformance import jsonable
 
         return jsonable(v)
 
@@ -174,8 +174,8 @@ def _child(argv: list[str]) -> int:
             return 0
         if not args.props:  # --resolve: done, without loading the engine
             return 0
-        from .cases import Budget
-        from .conformance import check_property
+        from ..engine.cases import Budget
+        from ..engine.conformance import check_property
 
         budget = Budget(Budget.seconds if args.budget is None else args.budget,
                         Budget.max_examples if args.examples is None else args.examples,

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from scancheck.engine.child import _smoke
+from scancheck.isolation.child import _smoke
 from scancheck.targets.resolve import resolve
 
 

@@ -4,7 +4,7 @@ A child started afresh spends most of a second before its first case: Python, Nu
 Hypothesis and scancheck imported, then Numba's typing set up for the oracle's first call.
 The CPU tests start some fifty such children.  A zygote -- a process started once per parent,
 with all of that done -- forks each child instead, which then runs
-:mod:`~scancheck.engine.child` as ``python -m`` would have, in a session of its own (so that
+:mod:`~scancheck.isolation.child` as ``python -m`` would have, in a session of its own (so that
 a hang's whole group can be killed), with the parent's environment and working directory of
 the moment and its stderr in the file it is given.  The zygote never starts CUDA (a forked
 child may); where it cannot start or dies, children start afresh.  ``SCANCHECK_NO_ZYGOTE=1``
@@ -28,8 +28,9 @@ def serve() -> None:
     code (negative: the signal that ended it).  It ends when stdin closes."""
     # What every child would load first: the engine, and the exact sums' first calls (which
     # set up Numba's typing, half a second a process).
+    from ..engine import conformance  # noqa: F401
     from ..oracle.compiled import compile_oracles
-    from . import child, conformance  # noqa: F401
+    from . import child  # noqa: F401
 
     compile_oracles(0)
     out = sys.stdout
@@ -102,7 +103,7 @@ class Zygote:
     def __init__(self) -> None:
         from .child import python_command
 
-        self._proc = subprocess.Popen(python_command("scancheck.engine.zygote"),
+        self._proc = subprocess.Popen(python_command("scancheck.isolation.zygote"),
                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                       stderr=subprocess.DEVNULL, text=True, bufsize=1)
         self._lock = threading.Lock()  # one request at a time: its answer is the next pid
@@ -137,7 +138,7 @@ class Zygote:
         return self._proc.poll() is None
 
     def start(self, argv: list[str], stderr: str) -> _Child:
-        """Fork a child that runs ``python -m scancheck.engine.child *argv``."""
+        """Fork a child that runs ``python -m scancheck.isolation.child *argv``."""
         request = {"argv": argv, "stderr": stderr, "cwd": os.getcwd(), "env": dict(os.environ)}
         with self._lock:
             assert self._proc.stdin is not None
