@@ -19,12 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from .adapters import reproducer_call
 from .core.arrays import as_dtype
 from .core.loading import is_file_form
 from .core.operators import get_operator
 from .engine.cases import Case
 from .engine.conformance import ConformanceReport
-from .library_calls import LIBRARY_CALLS
 
 #: Inputs up to this many bytes are written into the snippet; larger ones beside the report.
 INLINE_BYTES = 1 << 16
@@ -97,8 +97,9 @@ def _literal(x: np.ndarray, files: Path, name: str) -> str:
 def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str]:
     """Imports and the expression that runs ``target`` on ``x``."""
     ax = str(axis if axis is not None else 0)
-    if target in LIBRARY_CALLS:
-        imports, call = LIBRARY_CALLS[target]
+    plain = reproducer_call(target)
+    if plain is not None:
+        imports, call = plain
         return imports, call.replace("AXIS", ax)
     path = target[len("import:"):] if target.startswith("import:") else target
     if ":" in path and not path.startswith(("kernel:", "model:", "cu:")) and not path.endswith(".cu"):

@@ -39,8 +39,9 @@ def test_a_reproducer_that_gives_the_wrong_output_the_check_saw_says_it_reproduc
         broken, tmp_path, monkeypatch):
     r, rep = broken
     # The plain call is what the adapter calls: here made as wrong as the function.
-    monkeypatch.setattr("scancheck.report.LIBRARY_CALLS", {r.name: (
-        "", "np.cumsum(x, axis=AXIS, dtype=x.dtype) + (np.arange(x.shape[0]) == 3)")})
+    call = ("", "np.cumsum(x, axis=AXIS, dtype=x.dtype) + (np.arange(x.shape[0]) == 3)")
+    monkeypatch.setattr("scancheck.report.reproducer_call",
+                        lambda name: call if name == r.name else None)
     assert rep.verdict.smallest_case["index"] == 3
     path = write_reproducer(rep, r, tmp_path)
     text = open(path).read()

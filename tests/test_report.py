@@ -224,8 +224,7 @@ def test_each_segmented_control_is_reproduced_standalone(tmp_path, name):
 
 # -- the plain library call of every built-in library target ----------------------------
 
-from scancheck.adapters import builtin_targets  # noqa: E402
-from scancheck.library_calls import LIBRARY_CALLS  # noqa: E402
+from scancheck.adapters import builtin_targets, reproducer_call  # noqa: E402
 
 _BUILTINS = builtin_targets()
 #: Library targets with a call to show: scancheck's kernels and models, scans over tuples
@@ -252,7 +251,7 @@ def test_the_library_targets_are_many_and_each_library_is_among_them():
 def test_every_builtin_library_targets_snippet_is_its_library_call_and_gives_its_answer(name):
     """The reproducer shows the library's own call (no adapter of scancheck's), and that call
     returns bit for bit what the target's adapter returns, on its own input."""
-    imports, call = LIBRARY_CALLS[name]
+    imports, call = reproducer_call(name)
     text = imports + call
     assert "scancheck" not in text and "resolve(" not in text
     assert _LIBRARY_WORDS[re.split(r"[. ]", name)[0]] in text
