@@ -13,8 +13,12 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from .core.arrays import as_dtype
 from .oracle.bounds import fit_columns as _fit
 from .oracle.bounds import format_table
 from .progress import Progress
@@ -61,8 +65,6 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         return 2
     log2_sizes = tuple(int(k) for k in args.log2_sizes)
     if args.tune:
-        from pathlib import Path
-
         from .kernels.tune import write_sweep_table
 
         _output_path(args.tune, "--tune")
@@ -145,7 +147,7 @@ def _cmd_precision(args: argparse.Namespace) -> int:
 
 def _cmd_explain(args: argparse.Namespace) -> int:
     from .engine.conformance import jsonable
-    from .explain import PROVEN, SUSPICIOUS, explain, load_array
+    from .oracle.explain import PROVEN, SUSPICIOUS, explain
 
     _output_path(args.json, "--json")
     x = load_array(args.input, args.dtype, "INPUT")
@@ -495,3 +497,40 @@ def _run_controls(args: argparse.Namespace) -> int:
                        title="\nnegative controls"))
     print(f"\nscore: {caught} of {run} negative controls caught with the right diagnosis")
     return 0 if caught == run else 1
+
+
+def load_array(path: str, dtype: str | None = None, argname: str = "INPUT") -> np.ndarray:
+    """A 1-D array from ``.npy``, ``.npz`` (its only array, or ``file.npz:key``) or text
+    (whitespace or comma separated; ``dtype``, float32 by default, must hold every value
+    exactly)."""
+    file, _, key = path.partition(".npz:")
+    if key:
+        file += ".npz"
+    p = Path(file)
+    if not p.is_file():
+        raise ValueError(f"{argname}: {file} is not a file")
+    if p.suffix == ".npy":
+        a = np.load(p, allow_pickle=False)
+    elif p.suffix == ".npz":
+        with np.load(p, allow_pickle=False) as z:
+            names = list(z.files)
+            if not key and len(names) != 1:
+                raise ValueError(f"{argname}: {file} holds {names}; name one as {file}:KEY")
+            if key and key not in names:
+                raise ValueError(f"{argname}: {file} has no array {key!r}; it holds {names}")
+            a = z[key or names[0]]
+    else:
+        text = p.read_text().replace(",", " ").split()
+        try:
+            wide = np.array([float(t) for t in text], dtype=np.float64)
+        except ValueError as exc:
+            raise ValueError(f"{argname}: {file} is not a list of numbers ({exc})") from None
+        a = wide.astype(as_dtype(dtype or "float32"))
+        if not np.array_equal(a.astype(np.float64), wide, equal_nan=True):
+            raise ValueError(f"{argname}: {file} has values that {a.dtype.name} cannot hold "
+                             f"exactly; pass --dtype float64")
+    if dtype is not None and a.dtype != as_dtype(dtype):
+        raise ValueError(f"{argname}: {file} holds {a.dtype.name}, not {dtype}")
+    if a.ndim != 1:
+        raise ValueError(f"{argname}: {file} holds an array of shape {a.shape}; explain takes 1-D")
+    return a

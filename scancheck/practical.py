@@ -152,7 +152,7 @@ class Judged:
 def judge(n: int, scans: dict[str, np.ndarray]) -> list[Judged]:
     """Each scan's output on the practical's first ``n`` inputs: its RMS against scan_gold
     (the practical's formula) and :func:`~scancheck.explain.explain`'s verdict."""
-    from .explain import explain
+    from .oracle.explain import explain
 
     x = practical_input(n)
     gold = scan_gold(x)
@@ -171,9 +171,9 @@ def judge_figure(n: int, rms_vs_gold: float) -> tuple[str, str]:
     is 0, and an RMS error above the RMS of the per-output any-order bounds puts some output
     beyond its bound.  Otherwise the figure is measured against real orders' rounding.
     """
-    from .explain import PROVEN, ROUNDING, SUSPICIOUS, SUSPICIOUS_FACTOR, explain
     from .oracle.bounds import certified, classify, sequential_depths
     from .oracle.exact import exact_scan
+    from .oracle.explain import PROVEN, ROUNDING, SUSPICIOUS, SUSPICIOUS_FACTOR, explain
 
     x = practical_input(n)
     want = exact_scan(x, inclusive=False)

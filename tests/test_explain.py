@@ -9,10 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scancheck.cli import main
+from scancheck.commands import load_array
 from scancheck.controls import broken as controls
 from scancheck.controls import contracts
 from scancheck.engine.strategies import generate_data
-from scancheck.explain import EXACT, PROVEN, ROUNDING, SUSPICIOUS, explain, load_array
+from scancheck.explain import EXACT, PROVEN, ROUNDING, SUSPICIOUS, explain
 from scancheck.kernels.registry import VARIANTS
 from scancheck.oracle.bounds import certified
 
