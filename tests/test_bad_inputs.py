@@ -9,10 +9,10 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from scancheck.cli import main
 from scancheck.core.dtypes import DTYPES, INPUT_DTYPES
 from scancheck.core.operators import sequential_scan
 from scancheck.engine.cases import Budget
+from scancheck.faces.cli.main import main
 from scancheck.oracle.bounds import certified, classify, sequential_depths
 from scancheck.oracle.exact import exact_scan, exact_scan_mpmath
 from scancheck.targets.spec import TargetSpec

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scancheck.cli import main
-from scancheck.commands import load_array
 from scancheck.controls import broken as controls
 from scancheck.controls import contracts
 from scancheck.engine.strategies import generate_data
 from scancheck.explain import EXACT, PROVEN, ROUNDING, SUSPICIOUS, explain
+from scancheck.faces.cli.commands import load_array
+from scancheck.faces.cli.main import main
 from scancheck.kernels.registry import VARIANTS
 from scancheck.oracle.bounds import certified
 

@@ -87,7 +87,7 @@ fi
 echo "== using stage $USED (PYTHONPATH=$PYTHONPATH), $(( $(date +%s) - START )) s so far"
 
 LEFT=$(( 115 - ($(date +%s) - START) )); [ $LEFT -lt 30 ] && LEFT=30
-timeout $LEFT python3 -m scancheck.cli check 'cuda.compute inclusive_scan (op)' \
+timeout $LEFT python3 -m scancheck check 'cuda.compute inclusive_scan (op)' \
     'cuda.compute exclusive_scan (op)' --budget 10 --quick --workers 1 --json "$OUT/cccl.json" \
     2>&1 | tail -25
 echo "check rc=${PIPESTATUS[0]}"

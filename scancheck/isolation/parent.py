@@ -77,7 +77,7 @@ def check_isolated(
     memory is short); ``sanitize`` None runs :data:`DEFAULT_TOOLS` on GPU targets where
     compute-sanitizer is installed.  ``timeout`` is how long one case may run before it is a
     hang; ``workers`` how many children run at once (half the cores by default);
-    ``progress`` a :class:`scancheck.progress.Task` told what starts and finishes; ``gpu``
+    ``progress`` a :class:`scancheck.faces.progress.Task` told what starts and finishes; ``gpu``
     the one GPU (an id CUDA_VISIBLE_DEVICES takes) its children may see.  ``seconds``, the
     wall time the whole check may take from this call on, is shared by each child among the
     properties it has still to run (at least a quarter second each); where ``budget`` is

@@ -16,7 +16,7 @@ from scancheck.adapters.torch_scans import RING_MONOIDS, carrier_dtype, from_tor
 from scancheck.core.monoids import PROBES
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check_property
-from scancheck.gpusuite import COMPILED_TARGETS, compiled_property
+from scancheck.faces.jobs.gpusuite import COMPILED_TARGETS, compiled_property
 
 TARGETS = builtin_targets()
 TORCH_CPU = [n for n in TARGETS if n.startswith("torch associative_scan (generic, CPU")]

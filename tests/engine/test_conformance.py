@@ -12,7 +12,7 @@ from scancheck.adapters import builtin_targets
 from scancheck.engine.cases import DEFAULT_MAX_N
 from scancheck.engine.conformance import LARGE, PROPERTIES, check, check_property, not_applicable
 from scancheck.engine.properties import TABLE
-from scancheck.gpusuite import JIT_TARGETS, SUITE_MAX_N
+from scancheck.faces.jobs.gpusuite import JIT_TARGETS, SUITE_MAX_N
 from scancheck.targets.resolve import resolve
 from scancheck.targets.spec import TargetSpec
 

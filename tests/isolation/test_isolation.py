@@ -223,8 +223,8 @@ def test_a_pinned_check_runs_its_children_on_its_gpu_alone(tmp_path, monkeypatch
 
 
 def test_targets_go_round_robin_over_the_visible_gpus(monkeypatch):
-    from scancheck.commands import _round_robin
     from scancheck.core.devices import visible_gpus
+    from scancheck.faces.cli.commands import _round_robin
 
     visible_gpus.cache_clear()
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
