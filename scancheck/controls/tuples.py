@@ -88,9 +88,9 @@ def leaves_read_as_c_contiguous(elems: tuple, combine: Any, axis: int) -> tuple:
     """A generic N-D scan along ``axis`` that reads each leaf as if it were C-contiguous from
     its data pointer (a kernel indexing ``row * n + i``): right on C-order leaves only."""
     from ..kernels.generic_scans import sequential
-    from .broken import _read_as_c_contiguous
+    from .rows import read_as_c_contiguous
 
-    return sequential(tuple(_read_as_c_contiguous(v) for v in elems), combine, axis)
+    return sequential(tuple(read_as_c_contiguous(v) for v in elems), combine, axis)
 
 
 def reverse_refusing_a_negative_axis(elems: tuple, combine: Any, axis: int) -> tuple:

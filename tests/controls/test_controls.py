@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
-from scancheck.controls import CONTROLS, broken
+from scancheck.controls import CONTROLS, sums
 from scancheck.core.arrays import same_bits
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.diagnosis import Cause
@@ -97,16 +97,16 @@ def test_carries_taken_at_once_are_those_carried_block_after_block(dtype, data):
     the same bits as the carry it stands for, passed from block to block (float16 totals in
     the float types that control declares)."""
     x = Case(3_000, dtype, data, 5).data("add")
-    plain = [lambda local, xs: broken._running(local, x.dtype),
-             broken._one_by_one(lambda off, local, xs, outs: outs)]
-    half = [lambda local, xs: broken._running(local, np.float16).astype(x.dtype),
-            broken._one_by_one(lambda off, local, xs, outs:
+    plain = [lambda local, xs: sums.running_offsets(local, x.dtype),
+             sums.one_by_one(lambda off, local, xs, outs: outs)]
+    half = [lambda local, xs: sums.running_offsets(local, np.float16).astype(x.dtype),
+            sums.one_by_one(lambda off, local, xs, outs:
                                (np.float16(off) + np.float16(local)).astype(x.dtype))]
     with np.errstate(all="ignore"):
         for at_once, one_by_one in [plain] + [half] * (dtype != "int32"):
             for block in (2, 37, 64):
-                want = broken._blocked(x, one_by_one, block)
-                assert same_bits(broken._blocked(x, at_once, block), want).all()
+                want = sums.blocked(x, one_by_one, block)
+                assert same_bits(sums.blocked(x, at_once, block), want).all()
 
 
 @pytest.mark.parametrize("v", [0.0, -0.0, np.inf, -np.inf, np.nan, 1 + 2**-9, -(1 + 3 * 2**-9),
@@ -117,7 +117,7 @@ def test_a_carry_rounded_to_fewer_bits_is_numpys_rounding_of_its_significand(v):
     m, e = np.frexp(np.float64(v))
     with np.errstate(over="ignore"):
         want = np.ldexp(np.round(m * 2.0**8), e - 8)
-    assert same_bits(np.float64(broken._round_to_bits(v, 8)), want)
+    assert same_bits(np.float64(sums.round_to_bits(v, 8)), want)
 
 
 @pytest.mark.parametrize("control", CPU, ids=[c.name for c in CPU])

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scancheck.controls import contracts as controls
+from scancheck.controls import declared as controls
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check, check_property, contract_checked
 from scancheck.engine.diagnosis import Cause

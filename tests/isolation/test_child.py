@@ -13,7 +13,7 @@ from scancheck.targets.resolve import resolve
 def test_a_sanitizer_run_leaves_a_write_into_the_input_to_the_value_properties(capsys):
     """Its child launches the target at a few sizes for the sanitizer to watch: a write
     into the input is no fault there (the value properties refuse it, with its own cause)."""
-    _smoke(resolve("scancheck.controls.broken:zeroing_its_input"), [1, 33])
+    _smoke(resolve("scancheck.controls.sums:zeroing_its_input"), [1, 33])
     assert capsys.readouterr().out.split() == ["scancheck-sanitize:", "n=1",
                                                "scancheck-sanitize:", "n=33"]
 

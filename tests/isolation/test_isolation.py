@@ -58,7 +58,7 @@ def test_a_target_that_never_returns_is_a_hang_at_the_size_it_hung(budget):
 
 @pytest.mark.parametrize("locator, message", [
     ("nope_mod:fn", "module 'nope_mod' cannot be imported"),
-    ("scancheck.controls.broken:no_such_scan", "has no attribute 'no_such_scan'"),
+    ("scancheck.controls.sums:no_such_scan", "has no attribute 'no_such_scan'"),
     ("/no/such/file.cu", "is not a file"),
     ("kernel:no_such_variant", "variant='no_such_variant' is unknown"),
 ])

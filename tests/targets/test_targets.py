@@ -23,7 +23,7 @@ def test_builtins_include_the_libraries_and_scanchecks_own_kernels():
 
 
 def test_import_path_takes_the_functions_declared_spec():
-    t = load_import_path("scancheck.controls.contracts:nan_dropping_max")
+    t = load_import_path("scancheck.controls.declared:nan_dropping_max")
     assert t.spec.op == "max" and t.spec.dtypes == ("float32", "float64")
     np.testing.assert_array_equal(t(np.array([1.0, 3.0, 2.0])), [1.0, 3.0, 3.0])
 
@@ -112,7 +112,7 @@ def test_scans_from_an_initial_value_conform_and_one_that_drops_it_past_a_tile_d
     """itertools.accumulate from initial= conforms; a scan whose initial value reaches only
     its first tile fails, at the first output of the second tile, and conforms when given
     the identity: only the initial values the cases draw catch it."""
-    from scancheck.controls.broken import initial_value_in_the_first_tile_only as first_tile
+    from scancheck.controls.rows import initial_value_in_the_first_tile_only as first_tile
     from scancheck.engine.conformance import check
 
     # Whole checks of both, and of the control, are test_conformance's and test_controls'.
@@ -122,7 +122,7 @@ def test_scans_from_an_initial_value_conform_and_one_that_drops_it_past_a_tile_d
                                     "products within bound"), budget=small)
         assert rep.passed, rep.rows()
         assert any("initial value" in r.detail for r in rep.results if r.status == "pass")
-    rep = check(resolve("scancheck.controls.broken:initial_value_in_the_first_tile_only"),
+    rep = check(resolve("scancheck.controls.rows:initial_value_in_the_first_tile_only"),
                 ("integers exact",), budget=small)
     assert not rep.passed and rep.verdict.cause.name == "LOGIC"
     assert rep.verdict.smallest_case["index"] == 64  # the second tile's first output

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...controls.broken import multi_block_scan, scan_gold
+from ...controls.sums import multi_block_scan, scan_gold
 from ...core.operators import exclusive_of
 
 RAND_MAX = 2**31 - 1

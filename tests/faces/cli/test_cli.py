@@ -50,7 +50,7 @@ def test_bad_options_exit_2_with_one_line_naming_the_argument(argv, message, cap
 
 @pytest.mark.parametrize("target, message", [
     ("nope_mod:fn", "module 'nope_mod' cannot be imported"),
-    ("scancheck.controls.broken:missing", "has no attribute 'missing'"),
+    ("scancheck.controls.sums:missing", "has no attribute 'missing'"),
     ("nothing", "is none of a built-in, a .cu file"),
     ("numpy.cumsun", "did you mean 'numpy.cumsum'"),
     ("cupy.cumsm", "did you mean 'cupy.cumsum (CUB)' or 'cupy.cumsum (CUB, strided)' or "
@@ -74,7 +74,7 @@ def test_a_target_that_cannot_be_loaded_exits_2_not_1(target, message, capsys):
 
 
 def test_check_says_how_far_it_looked_and_the_one_diagnosis(capsys):
-    status = main(["check", "scancheck.controls.broken:exclusive_scan_with_wrong_first_output",
+    status = main(["check", "scancheck.controls.sums:exclusive_scan_with_wrong_first_output",
                    "--budget", "1", "--max-n", "4096", "--quick"])
     out = capsys.readouterr().out
     assert status == 1

@@ -9,7 +9,7 @@ import ctypes.util
 import numpy as np
 import pytest
 
-from scancheck.controls.broken import multi_block_scan, scan_gold
+from scancheck.controls.sums import multi_block_scan, scan_gold
 from scancheck.explain import EXACT, PROVEN, ROUNDING, SUSPICIOUS
 from scancheck.faces.jobs.practical import (
     SEED_FIGURES,

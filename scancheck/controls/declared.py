@@ -243,9 +243,9 @@ def recurrence_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
     numbers, outputs flushed the same way (DAZ and FTZ), declaring IEEE gradual underflow:
     only pairs whose y_k are subnormal show it."""
     from ..core.dtypes import read_as_zero
-    from .broken import _pair_scan
+    from .operators import pair_scan
 
-    return read_as_zero(_pair_scan(read_as_zero(x)))
+    return read_as_zero(pair_scan(read_as_zero(x)))
 
 
 def promoted_after_the_sum(x: np.ndarray) -> np.ndarray:
