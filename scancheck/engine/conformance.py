@@ -27,7 +27,7 @@ import numpy as np
 from ..core.devices import gpu_memory
 from ..targets.spec import TargetSpec, over_tuples
 from ..targets.target import InputWritten, NotAnArray, Target, forward, raised_by_target, seeded
-from .cases import Budget, Case, search, shrink
+from .cases import Budget, Case
 from .diagnosis import (
     UNFINISHED,
     Cause,
@@ -53,6 +53,7 @@ from .properties import (
 )
 from .properties.axes import front_axes
 from .properties.monoids import monoid_summary, nonempty_batches
+from .search import search, shrink
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
            "check_property"]

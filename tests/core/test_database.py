@@ -11,7 +11,8 @@ import time
 import pytest
 
 from scancheck.core.database import VARIABLE, example_database
-from scancheck.engine.cases import Budget, ladder, search
+from scancheck.engine.cases import Budget, ladder
+from scancheck.engine.search import search
 
 
 def _free_port() -> int:
