@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .core.monoids import Monoid
     from .core.operators import OPERATORS, Operator, get_operator
     from .engine.cases import Budget
-    from .engine.conformance import ConformanceReport, check
+    from .engine.conformance import check
     from .isolation.parent import check_isolated
     from .kernels.launch import scan
     from .kernels.registry import VARIANTS, Variant
@@ -45,7 +45,8 @@ _HOME = {
     "core.monoids": ("Monoid",),
     "core.operators": ("OPERATORS", "Operator", "get_operator"),
     "engine.cases": ("Budget",),
-    "engine.conformance": ("ConformanceReport", "check"),
+    "engine.conformance": ("check",),
+    "engine.report": ("ConformanceReport",),
     "isolation.parent": ("check_isolated",),
     "kernels.launch": ("scan",),
     "kernels.registry": ("VARIANTS", "Variant"),

@@ -62,7 +62,7 @@ def first_share(props: tuple[str, ...], spec: TargetSpec, workers: int) -> tuple
     turns on the device before they start."""
     if spec.device == "gpu":
         return ()
-    from ..engine.conformance import LARGE, not_applicable
+    from ..engine.checks import LARGE, not_applicable
 
     dealt = deal([p for p in props if not not_applicable(spec, p) and p not in LARGE], workers)
     return dealt[0] if dealt else ()
@@ -128,7 +128,7 @@ def _child(argv: list[str]) -> int:
     from ..targets.resolve import resolve
 
     def jsonable(v: Any) -> Any:
-        from ..engine.conformance import jsonable
+        from ..engine.report import jsonable
 
         return jsonable(v)
 

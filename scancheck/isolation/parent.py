@@ -91,7 +91,8 @@ def check_isolated(
     where it cannot run here (no GPU, no CuPy, its library missing).
     """
     from ..engine.cases import Budget
-    from ..engine.conformance import PROPERTIES, ConformanceReport
+    from ..engine.checks import PROPERTIES
+    from ..engine.report import ConformanceReport
     from .sanitizer import TOOLS, find_sanitizer
 
     t0 = time.time()
@@ -163,7 +164,7 @@ def _run_groups(pool: ThreadPoolExecutor, resolving: Any, told_at: float,
                 overrides: dict[str, Any] | None, until: float | None) -> dict[str, PropertyResult]:
     """Each group's results, by name: the first from the child that resolved the target where
     it went on with them (``first``), the others each in children of their own."""
-    from ..engine.conformance import LARGE
+    from ..engine.checks import LARGE
 
     def run(group: tuple[str, tuple[str, ...]]) -> list[PropertyResult]:
         kind, names = group
@@ -201,7 +202,7 @@ def _groups(tasks: list[tuple[str, str]], spec: TargetSpec, workers: int
     round-robin; those that do not apply are answered here.  The checks past 2**31 and 2**32
     share one child, smallest first: after a hang or a fault at 2**31 the larger one would
     only repeat it, holding the device that long.  Each sanitizer tool has its own."""
-    from ..engine.conformance import LARGE, not_applicable
+    from ..engine.checks import LARGE, not_applicable
 
     skipped: dict[str, PropertyResult] = {}
     props: list[str] = []
@@ -242,7 +243,7 @@ def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
     the segmented one alone for a segmented target;
     the sanitizer tools ``sanitize`` names
     (None: all of :data:`DEFAULT_TOOLS` for GPU targets, where compute-sanitizer exists)."""
-    from ..engine.conformance import LARGE
+    from ..engine.checks import LARGE
     from ..engine.large_batches import BATCH_CHECKS
     from ..engine.large_segments import SEGMENT_CHECKS
 
@@ -296,7 +297,7 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
     and 2**32 are not retried: below their size they have nothing to check.  ``ran``: the
     events, status, stderr and seconds of a child that has run ``props`` already (the one
     that resolved the target), read as the first child's."""
-    from ..engine.conformance import LARGE
+    from ..engine.checks import LARGE
 
     results: list[PropertyResult] = []
     cap, empty, broke = budget.max_n, True, ""  # what later children keep clear of, and why

@@ -146,7 +146,7 @@ def _cmd_precision(args: argparse.Namespace) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace) -> int:
-    from ...engine.conformance import jsonable
+    from ...engine.report import jsonable
     from ...oracle.explain import PROVEN, SUSPICIOUS, explain
 
     _output_path(args.json, "--json")

@@ -198,7 +198,7 @@ def _known_skips(locator: str, timeout: float) -> tuple[dict[str, str], str | No
     """The checks of ``locator`` that skip without a child (check -> why), and what is wrong
     where it cannot name a target at all (else None).  scancheck's own targets resolve in
     this process; any other loads in a child, which may crash or hang without harm here."""
-    from ...engine.conformance import PROPERTIES, not_applicable
+    from ...engine.checks import PROPERTIES, not_applicable
 
     if _is_local(locator):
         from ...targets.resolve import resolve
@@ -234,7 +234,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         names = list(dict.fromkeys(config.getoption("scan_target")))
         metafunc.parametrize("scan_target_name", names, ids=names)
     if "scan_check" in metafunc.fixturenames:
-        from ...engine.conformance import PROPERTIES
+        from ...engine.checks import PROPERTIES
 
         checks = [*PROPERTIES, *[LARGE_CHECK] * config.getoption("scan_large"),
                   *dict.fromkeys(config.getoption("scan_sanitize"))]

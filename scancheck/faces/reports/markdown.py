@@ -24,7 +24,7 @@ from ...core.arrays import as_dtype
 from ...core.loading import is_file_form
 from ...core.operators import get_operator
 from ...engine.cases import Case
-from ...engine.conformance import ConformanceReport
+from ...engine.report import ConformanceReport
 
 #: Inputs up to this many bytes are written into the snippet; larger ones beside the report.
 INLINE_BYTES = 1 << 16

@@ -29,7 +29,8 @@ from typing import Any
 
 from ...adapters import builtin_targets
 from ...engine.cases import Budget
-from ...engine.conformance import PROPERTIES, check, not_applicable
+from ...engine.checks import PROPERTIES, not_applicable
+from ...engine.conformance import check
 from ...oracle.bounds import fit_columns, format_table
 from ...targets.resolve import resolve
 from ...targets.spec import contract_flags
