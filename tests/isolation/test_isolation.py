@@ -18,14 +18,8 @@ import pytest
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check
 from scancheck.isolation.child import _spec_from
-from scancheck.isolation.parent import (
-    SMALL_N,
-    UsageError,
-    check_isolated,
-    first_report_size,
-    plan,
-    slow_call,
-)
+from scancheck.isolation.parent import UsageError, check_isolated, first_report_size, plan
+from scancheck.isolation.watch import SMALL_N, slow_call
 from scancheck.targets.resolve import resolve
 from scancheck.targets.spec import TargetSpec
 

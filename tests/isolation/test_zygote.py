@@ -9,7 +9,8 @@ from dataclasses import replace
 
 from scancheck.isolation import zygote as zygote_module
 from scancheck.isolation.child import python_command
-from scancheck.isolation.parent import _watch, check_isolated
+from scancheck.isolation.parent import check_isolated
+from scancheck.isolation.watch import watch
 from scancheck.isolation.zygote import zygote
 
 _PARENT_FILE = (
@@ -63,7 +64,7 @@ def test_a_dead_zygote_is_replaced_and_a_forked_childs_signal_is_its_exit_code(t
     again = zygote()
     assert again is not None and again is not z and again.alive
     # A child killed by a signal reads as Popen says it: the negative signal number.
-    events, status, err = _watch([*python_command("scancheck.isolation.child"),
+    events, status, err = watch([*python_command("scancheck.isolation.child"),
                                   "scancheck.testing:crashing_scan", "{out}", "--props",
                                   "integers exact", "--max-n", "64"], 30, fork=True)
     assert status.startswith("died (killed by SIG"), (status, err)
@@ -76,6 +77,6 @@ def test_a_zygote_that_cannot_start_leaves_children_to_start_afresh(monkeypatch)
     monkeypatch.setattr(zygote_module, "Zygote", broken)
     monkeypatch.setattr(zygote_module, "_zygote", None)
     assert zygote() is None
-    events, status, _ = _watch([*python_command("scancheck.isolation.child"), "numpy.cumsum",
+    events, status, _ = watch([*python_command("scancheck.isolation.child"), "numpy.cumsum",
                                 "{out}", "--resolve"], 60, fork=True)
     assert status == "ok" and any(ev["event"] == "target" for ev in events)
