@@ -218,15 +218,15 @@ def test_a_pinned_check_runs_its_children_on_its_gpu_alone(tmp_path, monkeypatch
 
 def test_targets_go_round_robin_over_the_visible_gpus(monkeypatch):
     from scancheck.core.devices import visible_gpus
-    from scancheck.faces.cli.commands import _round_robin
+    from scancheck.faces.cli.check import round_robin
 
     visible_gpus.cache_clear()
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
     try:
-        assert _round_robin(["a", "b", "c"]) == {"a": "3", "b": "5", "c": "3"}
+        assert round_robin(["a", "b", "c"]) == {"a": "3", "b": "5", "c": "3"}
         visible_gpus.cache_clear()
         monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
-        assert _round_robin(["a", "b"]) == {}  # one GPU: nothing to share out
+        assert round_robin(["a", "b"]) == {}  # one GPU: nothing to share out
     finally:
         visible_gpus.cache_clear()
 

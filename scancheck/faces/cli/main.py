@@ -19,17 +19,16 @@ import shutil
 import sys
 from collections.abc import Callable
 
+from .check import DEFAULT_BUDGET, cmd_check
 from .commands import (
-    DEFAULT_BUDGET,
-    _cmd_bench,
-    _cmd_check,
-    _cmd_explain,
-    _cmd_hunt,
-    _cmd_known,
-    _cmd_matrix,
-    _cmd_precision,
-    _cmd_sanitize,
-    _cmd_verify,
+    cmd_bench,
+    cmd_explain,
+    cmd_hunt,
+    cmd_known,
+    cmd_matrix,
+    cmd_precision,
+    cmd_sanitize,
+    cmd_verify,
 )
 from .spec_flags import add_spec_flags, positive, reverse_forms
 
@@ -89,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("verify", help="verify every registered scan variant")
     p.add_argument("--block", type=int, default=64, help="threads per block (default 64)")
-    p.set_defaults(func=_cmd_verify)
+    p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("bench", help="GPU bandwidth table, or --oracle for the exact oracle")
     p.add_argument("--oracle", action="store_true",
@@ -109,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "none given: no oracle table)")
     p.add_argument("--oracle-sizes", nargs="+", default=["20", "24", "28"], metavar="LOG2",
                    help="log2 of the sizes the exact oracle is timed at (default 20 24 28)")
-    p.set_defaults(func=_cmd_bench)
+    p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("precision", help="seed 004's float32 'bug', reproduced and explained")
     p.add_argument("--n", type=positive(int), default=1_000_000)
@@ -120,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sweep", action="store_true", help="also sweep n from 2^10 up")
     p.add_argument("--max-log2", type=positive(int), help="largest log2 n of the sweep (22 CPU, 30 GPU)")
     p.add_argument("--plot", help="write the sweep's log-log plot to this PNG")
-    p.set_defaults(func=_cmd_precision)
+    p.set_defaults(func=cmd_precision)
 
     p = sub.add_parser("explain", help="is a computed scan's error rounding or a bug?")
     p.add_argument("input", metavar="INPUT", help=".npy, .npz[:KEY] or a text file of numbers")
@@ -130,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exclusive", action="store_true", help="RESULT is an exclusive scan")
     p.add_argument("--dtype", help="element dtype of text files (default float32)")
     p.add_argument("--json", help="also write the explanation to this file")
-    p.set_defaults(func=_cmd_explain)
+    p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("check", help="conformance of scan implementations, or --controls",
                        description="Check that each TARGET computes what it declares.",
@@ -167,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=positive(int), default=1, help="targets checked at once")
     p.add_argument("--workers", type=positive(int),
                    help="child processes per target at once (default: half the cores)")
-    p.set_defaults(func=_cmd_check)
+    p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("matrix", help="the library matrix: pandas, polars, pyarrow, dask, "
                        "numba and JAX scans on the CPU, each under its declared contract",
@@ -175,7 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "JAX installed here (pip install -e '.[libs]'), each under the contract "
                        "its library documents, in one table.")
     add_matrix_arguments(p)
-    p.set_defaults(func=_cmd_matrix)
+    p.set_defaults(func=cmd_matrix)
 
     p = sub.add_parser("known", help="known bugs of the libraries checked: versions, status, "
                        "upstream links", description="The registry of known bugs of the "
@@ -186,7 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "a version")
     p.add_argument("--timeout", type=positive(float), default=600,
                    help="seconds one reproducer may run (default 600)")
-    p.set_defaults(func=_cmd_known)
+    p.set_defaults(func=cmd_known)
 
     p = sub.add_parser("hunt", help="every library scan API and mode this machine can run, "
                        "checked: one table, and a reproducer for each new finding",
@@ -211,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "hunt-PART.json into one table")
     p.add_argument("--write", metavar="PAGE", help="write the table into PAGE (a Markdown "
                    "page: docs/api-modes.md)")
-    p.set_defaults(func=_cmd_hunt)
+    p.set_defaults(func=cmd_hunt)
 
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
     p.add_argument("variant")
@@ -220,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default="float32")
     p.add_argument("--op", default="add")
     p.add_argument("--tools", nargs="+", default=["racecheck", "synccheck"])
-    p.set_defaults(func=_cmd_sanitize)
+    p.set_defaults(func=cmd_sanitize)
     for command in sub.choices.values():  # every command's help fits the same width
         command.formatter_class = _formatter
     return parser

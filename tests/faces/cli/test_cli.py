@@ -142,14 +142,14 @@ def test_a_budget_given_bounds_the_ladders_and_the_default_walks_them_whole():
     """--budget bounds every ladder of sizes; without it a check searches the default 30 s
     past ladders walked whole, so its claim reaches the device's largest n (bounded, correct
     GPU kernels ended "partial" short of 2**24 on an H200)."""
-    from scancheck.faces.cli.commands import _NOT_SEARCH, DEFAULT_BUDGET, _check_options
+    from scancheck.faces.cli.check import DEFAULT_BUDGET, NOT_SEARCH, check_options
 
-    options = _check_options(_check_args())
+    options = check_options(_check_args())
     default = options["budget"]
-    given = _check_options(_check_args("--budget", "30"))["budget"]
+    given = check_options(_check_args("--budget", "30"))["budget"]
     # The default's 30 s are the command's wall time: its start and its report come out of them.
-    assert DEFAULT_BUDGET == 30.0 and 0 < _NOT_SEARCH < 3
-    assert (default.seconds, default.bounded) == (30.0 - _NOT_SEARCH, False)
+    assert DEFAULT_BUDGET == 30.0 and 0 < NOT_SEARCH < 3
+    assert (default.seconds, default.bounded) == (30.0 - NOT_SEARCH, False)
     assert options["seconds"] == default.seconds
     assert (given.seconds, given.bounded) == (30.0, True)
 
@@ -242,24 +242,24 @@ def test_an_output_path_that_cannot_be_written_exits_2_before_the_run(flag, tmp_
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
 def test_a_path_access_would_pass_is_tried_and_a_probe_leaves_nothing_behind(tmp_path):
-    from scancheck.faces.cli.commands import _output_path
+    from scancheck.faces.cli.check import output_path
 
     # As root, access() says /proc is writable; creating a file there still fails.
     with pytest.raises(ValueError, match=r"argument --json: /proc/r\.json cannot be written"):
-        _output_path("/proc/r.json", "--json")
-    _output_path(str(tmp_path / "new.json"), "--json")
+        output_path("/proc/r.json", "--json")
+    output_path(str(tmp_path / "new.json"), "--json")
     kept = tmp_path / "old.json"
     kept.write_text("kept")
-    _output_path(str(kept), "--report")
+    output_path(str(kept), "--report")
     assert [p.name for p in tmp_path.iterdir()] == ["old.json"] and kept.read_text() == "kept"
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
 def test_a_write_failing_after_the_run_is_an_error_naming_the_flag():
-    from scancheck.faces.cli.commands import _write_json
+    from scancheck.faces.cli.check import write_json
 
     with pytest.raises(ValueError, match=r"argument --json: /proc/r\.json cannot be written"):
-        _write_json("/proc/r.json", [])
+        write_json("/proc/r.json", [])
 
 
 def test_spec_flags_with_the_negative_controls_exit_2(capsys):
