@@ -17,9 +17,9 @@ import numpy as np  # noqa: E402
 
 from scancheck.engine.cases import Budget  # noqa: E402
 from scancheck.engine.conformance import check_property  # noqa: E402
-from scancheck.engine.resolve import resolve
-from scancheck.engine.spec import TargetSpec
-from scancheck.engine.targets import Target  # noqa: E402
+from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target  # noqa: E402
 
 # Each thread scans its chunk in order, thread 0 scans the chunks' totals, and each chunk's
 # outputs take the carry on the left: another order than the sequential one.

@@ -21,22 +21,22 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .engine.builtin_tables import register as _register_builtins
+from .targets.builtin_tables import register as _register_builtins
 
 if TYPE_CHECKING:
     from .core.cuda import LaunchError
     from .core.monoids import Monoid
     from .core.operators import OPERATORS, Operator, get_operator
     from .engine.cases import Budget
-    from .engine.conformance import ConformanceReport, check
-    from .engine.isolation import check_isolated
-    from .engine.spec import TargetSpec
-    from .engine.targets import Target
+    from .engine.conformance import check
+    from .isolation.parent import check_isolated
     from .kernels.launch import scan
     from .kernels.registry import VARIANTS, Variant
     from .oracle.bounds import ErrorReport, Verdict, classify
     from .oracle.exact import exact_scan
     from .oracle.laws import check_laws
+    from .targets.spec import TargetSpec
+    from .targets.target import Target
 
 __version__ = "0.1.0"
 
@@ -45,15 +45,16 @@ _HOME = {
     "core.monoids": ("Monoid",),
     "core.operators": ("OPERATORS", "Operator", "get_operator"),
     "engine.cases": ("Budget",),
-    "engine.conformance": ("ConformanceReport", "check"),
-    "engine.isolation": ("check_isolated",),
-    "engine.spec": ("TargetSpec",),
-    "engine.targets": ("Target",),
+    "engine.conformance": ("check",),
+    "engine.report": ("ConformanceReport",),
+    "isolation.parent": ("check_isolated",),
     "kernels.launch": ("scan",),
     "kernels.registry": ("VARIANTS", "Variant"),
     "oracle.bounds": ("ErrorReport", "Verdict", "classify"),
     "oracle.exact": ("exact_scan",),
     "oracle.laws": ("check_laws",),
+    "targets.spec": ("TargetSpec",),
+    "targets.target": ("Target",),
 }
 _MODULE_OF = {name: module for module, names in _HOME.items() for name in names}
 __all__ = [

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from scancheck.cli import main
 from scancheck.core.dtypes import DTYPES, INPUT_DTYPES
 from scancheck.core.operators import sequential_scan
 from scancheck.engine.cases import Budget
-from scancheck.engine.spec import TargetSpec
+from scancheck.faces.cli.main import main
 from scancheck.oracle.bounds import certified, classify, sequential_depths
 from scancheck.oracle.exact import exact_scan, exact_scan_mpmath
+from scancheck.targets.spec import TargetSpec
 
 _DTYPES = ["float32", "float64", "int32", "int64", ">f4", ">f8", ">i4", ">i8", "<f4",
            "float16", "int8", "uint32", "bool", "complex64", "object"]

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from scancheck.engine.conformance import PROPERTIES, check_property
-from scancheck.engine.resolve import resolve
+from scancheck.targets.resolve import resolve
 
 EXAMPLES = [("examples.triton_scan:cumsum", "triton"), ("examples.numba_scan:cumsum", "numba")]
 
@@ -100,7 +100,7 @@ def _triton_assoc_verdicts(interpret: bool, seconds: float, max_n: int,
         "import json\n"
         "from scancheck.engine.cases import Budget\n"
         "from scancheck.engine.conformance import check_property\n"
-        "from scancheck.engine.resolve import resolve\n"
+        "from scancheck.targets.resolve import resolve\n"
         f"out = {{}}\n"
         f"for name, prop in {targets!r}:\n"
         f"    r = check_property(resolve(name), prop, Budget({seconds}, max_n={max_n}))\n"

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scancheck.cli import main
-from scancheck.controls import broken as controls
-from scancheck.controls import contracts
+from scancheck.controls import declared, sums
 from scancheck.engine.strategies import generate_data
-from scancheck.explain import EXACT, PROVEN, ROUNDING, SUSPICIOUS, explain, load_array
+from scancheck.explain import EXACT, PROVEN, ROUNDING, SUSPICIOUS, explain
+from scancheck.faces.cli.commands import load_array
+from scancheck.faces.cli.main import main
 from scancheck.kernels.registry import VARIANTS
 from scancheck.oracle.bounds import certified
 
@@ -41,7 +41,7 @@ def test_no_correct_model_is_ever_called_proven_wrong(n, dtype, dist, seed, name
 
 def test_the_certificate_proves_an_error_and_names_the_first_output():
     x = _data(1000, "float32", "integers")
-    got = controls.off_by_one_at_block_boundaries(x)
+    got = sums.off_by_one_at_block_boundaries(x)
     e = explain(x, got)
     assert e.verdict == PROVEN and e.first_wrong == 64 and certified(x)[64]
     assert "every summation order gives the exact sum there" in e.headline
@@ -66,7 +66,7 @@ def test_each_negative_control_gets_its_verdict(name):
     dist, inclusive, op, verdict = _CONTROL_VERDICTS[name]
     x = (np.full(2, 0.3 * np.finfo(np.float32).max, dtype=np.float32) if dist == "0.3 max"
          else _data(5000, "float32", dist, seed=3))
-    fn = getattr(controls, name, None) or getattr(contracts, name)
+    fn = getattr(sums, name, None) or getattr(declared, name)
     e = explain(x, fn(x), op=op, inclusive=inclusive)
     assert e.verdict == verdict, e.lines()
 
@@ -75,7 +75,7 @@ def test_lost_precision_inside_the_bound_is_suspicious_and_says_how_far():
     """The 8-bits-short carry on data no certificate covers: inside the any-order bound, but
     its error is many times what real orders round."""
     x = _data(100_000, "float32", "uniform", seed=2)
-    e = explain(x, controls.carry_8_bits_short(x))
+    e = explain(x, sums.carry_8_bits_short(x))
     assert e.verdict == SUSPICIOUS and e.error["bound fraction"] < 1, e.lines()
     assert "x the rounding of the roughest real order" in e.headline
 
@@ -125,7 +125,7 @@ def test_the_command_line_exit_status_follows_the_verdict(tmp_path, capsys):
     x = _data(3000, "float32", "integers")
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "good.npy", np.cumsum(x, dtype=np.float32))
-    np.save(tmp_path / "bad.npy", controls.dropped_partial_block(x))
+    np.save(tmp_path / "bad.npy", sums.dropped_partial_block(x))
     assert main(["explain", str(tmp_path / "x.npy"), str(tmp_path / "good.npy")]) == 0
     assert capsys.readouterr().out.startswith("exact: ")
     assert main(["explain", str(tmp_path / "x.npy"), str(tmp_path / "bad.npy"),

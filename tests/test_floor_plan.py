@@ -10,9 +10,11 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "scancheck"
 
-#: Floors from the ground up; the package's top level (its faces: CLI, plugin, reports)
-#: is the top floor.
-FLOORS = ("core", "oracle", "kernels", "engine", "adapters", "")
+#: Floors from the ground up, each a folder (a module's floor is that of the longest folder
+#: its name begins with); the package's top level (``__init__``, ``__main__`` and the public
+#: modules) is the top floor.
+FLOORS = ("core", "oracle", "kernels", "targets", "engine", "isolation", "adapters", "controls",
+          "faces", "faces.jobs", "faces.reports", "faces.plugin", "faces.cli", "")
 
 
 def _module_name(path: Path) -> str:
@@ -21,8 +23,8 @@ def _module_name(path: Path) -> str:
 
 
 def _floor(module: str) -> int:
-    head = module.split(".")[0]
-    return FLOORS.index(head) if head in FLOORS[:-1] else len(FLOORS) - 1
+    folders = [f for f in FLOORS[:-1] if module == f or module.startswith(f + ".")]
+    return FLOORS.index(max(folders, key=len)) if folders else len(FLOORS) - 1
 
 
 def _imports(path: Path, modules: set[str]) -> dict[str, set[str]]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from scancheck.core.loading import shadowed
-from scancheck.engine.child import python_command
+from scancheck.isolation.child import python_command
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -37,7 +37,7 @@ print("import cuda.compute OK:", cuda.compute.__file__, "numba", numba.__version
       "numba.cuda", numba.cuda.__file__, f"{time.time() - t:.1f} s")
 from scancheck.core.monoids import PROBES
 from scancheck.engine.cccl_scans import cccl_scan
-from scancheck.engine.generic_scans import blelloch, sequential
+from scancheck.kernels.generic_scans import blelloch, sequential
 ok = True
 # One scalar scan and one struct scan, each algorithm once (each is a build of its own).
 for name, inclusive in (("add (int32)", True), ("affine mod 2**32", False)):
@@ -87,7 +87,7 @@ fi
 echo "== using stage $USED (PYTHONPATH=$PYTHONPATH), $(( $(date +%s) - START )) s so far"
 
 LEFT=$(( 115 - ($(date +%s) - START) )); [ $LEFT -lt 30 ] && LEFT=30
-timeout $LEFT python3 -m scancheck.cli check 'cuda.compute inclusive_scan (op)' \
+timeout $LEFT python3 -m scancheck check 'cuda.compute inclusive_scan (op)' \
     'cuda.compute exclusive_scan (op)' --budget 10 --quick --workers 1 --json "$OUT/cccl.json" \
     2>&1 | tail -25
 echo "check rc=${PIPESTATUS[0]}"

@@ -29,11 +29,11 @@ PY=${PY:-python3}
 
 { nvidia-smi -L; git log --oneline -1; } > "$OUT/device.txt" 2>&1
 
-timeout $(left 140) $PY -m scancheck.cli bench --tune "$OUT/sweep.json" \
+timeout $(left 140) $PY -m scancheck bench --tune "$OUT/sweep.json" \
     --log2-sizes 16 18 20 22 24 26 28 30 --reps 15 > "$OUT/sweep.txt" 2>&1
 echo "sweep rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/sweep.txt"
 
-timeout $(left 235) $PY -m scancheck.cli bench --log2-sizes 16 20 24 28 30 --reps 20 \
+timeout $(left 235) $PY -m scancheck bench --log2-sizes 16 20 24 28 30 --reps 20 \
     --oracle-sizes 20 24 28 --json "$OUT/bench.json" > "$OUT/bench.txt" 2>&1
 echo "bench rc $? at $(( $(date +%s) - T0 )) s" | tee -a "$OUT/bench.txt"
 

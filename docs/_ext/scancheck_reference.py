@@ -5,12 +5,12 @@ Markdown that :data:`GENERATORS` [NAME] returns in that line's place, as Sphinx 
 (the ``source-read`` event): nothing is written into the source tree, and no description is
 typed twice.  What each generator reads:
 
-* ``cli`` -- every command and flag, from :func:`scancheck.cli.build_parser`;
-* ``spec`` -- every :class:`~scancheck.engine.spec.TargetSpec` field, its type, default, flag
+* ``cli`` -- every command and flag, from :func:`scancheck.faces.cli.main.build_parser`;
+* ``spec`` -- every :class:`~scancheck.targets.spec.TargetSpec` field, its type, default, flag
   and the ``#:`` comment above it in its definition, and the rule tables its values name;
 * ``diagnoses`` -- every :class:`~scancheck.engine.diagnosis.Cause`, ranked, with the negative
   controls of :data:`scancheck.controls.CONTROLS` that show it;
-* ``plugin`` -- the pytest plugin's options, from :func:`scancheck.pytest_plugin.pytest_addoption`;
+* ``plugin`` -- the pytest plugin's options, from :func:`scancheck.faces.plugin.hooks.pytest_addoption`;
 * ``variants`` -- the reference kernels, from :data:`scancheck.kernels.registry.VARIANTS`;
 * ``operators`` -- the operator table, from :data:`scancheck.core.operators.OPERATORS`.
 
@@ -135,7 +135,7 @@ def _arguments(parser: argparse.ArgumentParser) -> str:
 
 def cli_page() -> str:
     """Every ``scancheck`` command with its usage, description and arguments."""
-    from scancheck.cli import build_parser
+    from scancheck.faces.cli.main import build_parser
 
     with columns(USAGE_COLUMNS):
         parser = build_parser()
@@ -174,7 +174,7 @@ def _attribute_docs(module: str) -> dict[tuple[str, str], str]:
 
 def _flag_helps() -> dict[str, str]:
     """Each ``check`` flag's help, by flag."""
-    from scancheck.cli import build_parser
+    from scancheck.faces.cli.main import build_parser
 
     with columns(USAGE_COLUMNS):
         parser = build_parser()
@@ -187,7 +187,7 @@ def spec_page() -> str:
     from scancheck.core import rules
     from scancheck.engine import contracts, spec
 
-    docs = _attribute_docs("scancheck.engine.spec")
+    docs = _attribute_docs("scancheck.targets.spec")
     helps = _flag_helps()
     rows = []
     for f in dataclasses.fields(spec.TargetSpec):
@@ -201,7 +201,7 @@ def spec_page() -> str:
             ("nans", rules.NAN_RULES, "scancheck.core.rules.NAN_RULES"),
             ("nan_prefix", rules.NAN_PREFIXES, "scancheck.core.rules.NAN_PREFIXES"),
             ("subnormals", rules.SUBNORMAL_RULES, "scancheck.core.rules.SUBNORMAL_RULES"),
-            ("overflow", contracts.OVERFLOW_RULES, "scancheck.engine.contracts.OVERFLOW_RULES")):
+            ("overflow", contracts.OVERFLOW_RULES, "scancheck.targets.contracts.OVERFLOW_RULES")):
         out.append(f"### {field_name}\n")
         out.append(f"From {code(where)}.\n")
         out.append(table(["value", "meaning"], [[code(k), v] for k, v in values.items()]))
@@ -298,7 +298,7 @@ class _Recorder:
 
 def plugin_page() -> str:
     """The options ``pytest_addoption`` declares, with their defaults and help."""
-    from scancheck.pytest_plugin import pytest_addoption
+    from scancheck.faces.plugin.hooks import pytest_addoption
 
     rec = _Recorder()
     pytest_addoption(rec)  # type: ignore[arg-type]

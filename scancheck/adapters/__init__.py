@@ -6,7 +6,7 @@ declared contract and its plain-library call) and the family's known upstream bu
 so that resolving a built-in name loads that family's module alone.  Adding a library is a
 module with ``ROWS`` and ``KNOWN`` and one line here (CONTRIBUTING.md).  The engine finds
 these tables through :func:`find` and :func:`names`, which the package registers with it
-(:mod:`scancheck.engine.builtin_tables`); it imports nothing of this layer.
+(:mod:`scancheck.targets.builtin_tables`); it imports nothing of this layer.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..engine.targets import Target
+    from ..targets.target import Target
     from .known import KnownBug
     from .rows import Row
 

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..core.monoids import Leaves
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 from .rows import Row
 
 #: The leaf dtypes an operator may have here: numba-cuda's scalar types that a NumPy record

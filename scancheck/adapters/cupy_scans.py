@@ -13,7 +13,7 @@ from typing import Any
 
 from ..core.dtypes import DTYPES
 from ..engine.diagnosis import Cause
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 from .known import KnownBug, Symptom
 from .numpy_stdlib import NUMPY_PROMOTE, PROMOTED
 from .rows import Row, modes, told

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 from .rows import Row
 
 #: The input dtypes fla's cumsum kernels take (loaded as float32), and their promotion:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.diagnosis import Cause
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 from .known import KnownBug, Symptom
 from .rows import Row
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 from .known import KnownBug
 from .rows import Row
 

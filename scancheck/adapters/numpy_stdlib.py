@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from ..core.dtypes import DTYPES, INPUT_DTYPES
-from ..engine.spec import TargetSpec
 from ..oracle.segmented import segment_ids, segment_rows
+from ..targets.spec import TargetSpec
 from .known import KnownBug
 from .rows import Row
 

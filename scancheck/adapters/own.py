@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from ..core.dtypes import KERNEL_DTYPES
-from ..engine.generic_scans import Leaves, blelloch, brent_kung, network_scan, sequential
-from ..engine.kernel_targets import kernel_target, model_target
-from ..engine.spec import TargetSpec
-from ..engine.targets import Target
+from ..kernels.generic_scans import Leaves, blelloch, brent_kung, network_scan, sequential
+from ..targets.kernel_targets import kernel_target, model_target
+from ..targets.spec import TargetSpec
+from ..targets.target import Target
 from .rows import Row
 
 #: The block of the segmented Blelloch kernel and its model (one block scans 2 * BLOCK).

@@ -15,8 +15,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.spec import TargetSpec
-from ..engine.targets import Target, builtin, no_gpu, not_installed
+from ..targets.spec import TargetSpec
+from ..targets.target import Target, builtin, no_gpu, not_installed
 
 #: What to say where a needed module is missing and its package is named otherwise.
 _INSTALL_HINTS = {"cuda": "cuda.compute is not installed (pip: cuda-cccl)"}

@@ -28,8 +28,8 @@ import numpy as np
 from ..core.dtypes import KERNEL_DTYPES
 from ..core.monoids import Leaves, Monoid
 from ..engine.diagnosis import Cause
-from ..engine.spec import TargetSpec
-from ..engine.targets import PerCombine, tupled
+from ..targets.spec import TargetSpec
+from ..targets.target import PerCombine, tupled
 from .known import KnownBug, Symptom
 from .numpy_stdlib import PROMOTED
 from .rows import Row, modes, told

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 from .rows import Row, modes, told
 
 #: The kernels' module, carried whole by each reproducer (it imports torch and Triton alone).

@@ -1,9 +1,12 @@
 """Negative controls: deliberately broken scans that scancheck must refuse, each with the one
 diagnosis it must give at the default flags of ``scancheck check``.
 
-The CPU ones are NumPy functions in :mod:`scancheck.controls.broken`; the GPU ones are ``.cu``
-targets under ``kernels/controls/`` with the documented ``scan`` signature, and CuPy
-functions.  Each row says which check catches it, and why no weaker check would.
+The CPU ones are NumPy functions, a module per kind of scan: ``sums``, ``operators``
+(recurrence, products, log-sum-exp, extremes with indices), ``rows`` (N-D inputs, initial
+values), ``declared`` (the contracts a spec declares), ``segmented``, ``tuples`` (monoids
+over tuples of arrays), ``bands``; the GPU ones are ``.cu`` targets under
+``kernels/controls/`` with the documented ``scan`` signature, and CuPy functions.  Each
+row says which check catches it, and why no weaker check would.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 from ..core.cuda import KERNEL_DIR
 from ..engine.diagnosis import Cause
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 
 
 @dataclass(frozen=True)
@@ -57,14 +60,14 @@ class Control:
         does (no fault or hang to survive, no child to start); the report, and whether its
         diagnosis is the expected one, with exactly the further causes it expects."""
         if isolated:
-            from ..engine.isolation import check_isolated
+            from ..isolation.parent import check_isolated
 
             if self.timeout is not None:
                 kwargs["timeout"] = self.timeout
             rep = check_isolated(self.locator, spec=self.spec, **kwargs)
         else:
             from ..engine.conformance import check
-            from ..engine.resolve import resolve
+            from ..targets.resolve import resolve
 
             rep = check(resolve(self.locator, self.spec), **kwargs)
         verdict = rep.verdict
@@ -78,55 +81,57 @@ class Control:
 
 
 _CU = Path(KERNEL_DIR) / "controls"
-_C = "scancheck.controls.broken:"
-_CON = "scancheck.controls.contracts:"
+_SUMS = "scancheck.controls.sums:"
+_OPS = "scancheck.controls.operators:"
+_ROWS = "scancheck.controls.rows:"
+_CON = "scancheck.controls.declared:"
 _SEG = "scancheck.controls.segmented:"
 _TUP = "scancheck.controls.tuples:"
 _BAND = "scancheck.controls.bands:"
 _GPU_SPEC = TargetSpec(device="gpu", dtypes=("float32", "int32"))
 
 CONTROLS: tuple[Control, ...] = (
-    Control("off-by-one at block boundaries", _C + "off_by_one_at_block_boundaries", Cause.LOGIC,
+    Control("off-by-one at block boundaries", _SUMS + "off_by_one_at_block_boundaries", Cause.LOGIC,
             "logic error", "integers exact and the bound, from n = 65"),
-    Control("last partial block dropped", _C + "dropped_partial_block", Cause.LOGIC,
+    Control("last partial block dropped", _SUMS + "dropped_partial_block", Cause.LOGIC,
             "logic error", "integers exact and the bound, from n = 65"),
-    Control("block sums in the wrong order", _C + "block_sums_in_the_wrong_order", Cause.LOGIC,
+    Control("block sums in the wrong order", _OPS + "block_sums_in_the_wrong_order", Cause.LOGIC,
             "operand order", "recurrence: only a non-commutative operator shows it"),
-    Control("long blocks in the wrong order", _C + "long_blocks_in_the_wrong_order", Cause.LOGIC,
+    Control("long blocks in the wrong order", _OPS + "long_blocks_in_the_wrong_order", Cause.LOGIC,
             "operand order", "recurrence past 1024 pairs: the interval enclosure, where exact "
             "rationals (300 pairs) cannot go"),
-    Control("integer recurrence losing its products past 64", _C +
+    Control("integer recurrence losing its products past 64", _OPS +
             "recurrence_products_lost_past_64", Cause.LOGIC, "running product of the a's",
             "recurrence, on odd a's half the time: even ones wrap the product to 0 within 64 "
             "pairs"),
-    Control("recurrence leaving its a unscanned", _C + "recurrence_leaving_its_a_unscanned",
+    Control("recurrence leaving its a unscanned", _OPS + "recurrence_leaving_its_a_unscanned",
             Cause.LOGIC, "running product of the a's", "recurrence, which judges each output "
             "pair's first element as a cumprod: every y_k is right"),
     Control("recurrence dividing by the running product",
-            _C + "recurrence_dividing_by_the_running_product", Cause.LOGIC, "not solved",
+            _OPS + "recurrence_dividing_by_the_running_product", Cause.LOGIC, "not solved",
             "recurrence, on pairs with zero gates (an a of 0 resets y): without one every "
             "output is within the bound"),
-    Control("block totals carried in float16", _C + "lower_precision_intermediate",
+    Control("block totals carried in float16", _SUMS + "lower_precision_intermediate",
             Cause.PRECISION, "precision lost", "the certificate and the bound; 'steps' data "
             "pass, so it is precision, not logic, with no integer dtype declared"),
-    Control("carry kept 8 significand bits short", _C + "carry_8_bits_short", Cause.PRECISION,
+    Control("carry kept 8 significand bits short", _SUMS + "carry_8_bits_short", Cause.PRECISION,
             "precision lost", "certified exact only: the error stays inside the any-order bound"),
-    Control("block sums scanned by one block", _C + "block_sums_scanned_by_one_block",
+    Control("block sums scanned by one block", _SUMS + "block_sums_scanned_by_one_block",
             Cause.LOGIC, "logic error", "sizes past 262,144: the default largest n, not 5000",
             reach=2**19),
-    Control("wrong first output of an exclusive scan", _C + "exclusive_scan_with_wrong_first_output",
+    Control("wrong first output of an exclusive scan", _SUMS + "exclusive_scan_with_wrong_first_output",
             Cause.LOGIC, "logic error", "every property at n = 1; one diagnosis, not three"),
-    Control("empty input refused", _C + "scan_refusing_empty_input", Cause.LOGIC, "empty input",
+    Control("empty input refused", _SUMS + "scan_refusing_empty_input", Cause.LOGIC, "empty input",
             "n = 0, which every property tries first where the spec allows it"),
     Control("empty input refused, wrong from n = 100",
-            _C + "empty_input_refused_and_wrong_from_100", Cause.LOGIC, "empty input",
+            _SUMS + "empty_input_refused_and_wrong_from_100", Cause.LOGIC, "empty input",
             "n = 0, then the search from n = 1: an empty input refused ends no search",
             also=("(smallest case n=100",)),
-    Control("workspace of n**2 elements", _C + "quadratic_workspace", Cause.RESOURCE,
+    Control("workspace of n**2 elements", _SUMS + "quadratic_workspace", Cause.RESOURCE,
             "raised MemoryError", "any size past 11,585: out of memory is its own cause, and "
             "the search goes on below it, where the scan is right"),
     Control("tail wrong only at n in [1000, 1010] and [3000, 3010]",
-            _C + "tail_wrong_at_some_sizes", Cause.LOGIC, "logic error",
+            _SUMS + "tail_wrong_at_some_sizes", Cause.LOGIC, "logic error",
             "the search's draws, each scale given its share of the time and cheap cases run "
             "several to an example: no ladder size is there",
             # A fifth of the default 30 s: the share of each of five properties in one child.
@@ -203,25 +208,25 @@ CONTROLS: tuple[Control, ...] = (
     Control("product skipping NaN as one", _CON + "product_skipping_nan_as_one", Cause.CONTRACT,
             "declare --nans ignore --nan-prefix identity",
             "nan and inf under nans='skip': NaN inputs' outputs must be NaN"),
-    Control("tile size varying between runs", _C + "tile_size_varying_between_runs",
+    Control("tile size varying between runs", _SUMS + "tile_size_varying_between_runs",
             Cause.NONDETERMINISM, "bits differ", "deterministic; every run is within the bound"),
-    Control("tile size varying, one output buffer", _C + "varying_tiles_into_one_buffer",
+    Control("tile size varying, one output buffer", _SUMS + "varying_tiles_into_one_buffer",
             Cause.NONDETERMINISM, "bits differ", "deterministic, which keeps a copy of each "
             "run: the array it returns is the same one every call"),
-    Control("cumprod tile size varying between runs", _C + "cumprod_tile_varying_between_runs",
+    Control("cumprod tile size varying between runs", _OPS + "cumprod_tile_varying_between_runs",
             Cause.NONDETERMINISM, "bits differ", "deterministic, for products (on factors "
             "near 1): every run is within the products' bound"),
     Control("segmented tile size varying between runs", _SEG + "tile_varying_between_runs",
             Cause.NONDETERMINISM, "bits differ", "segments, which runs a right scan again: "
             "every run is right segment by segment"),
-    Control("wrong on its first call", _C + "wrong_on_its_first_call", Cause.LOGIC,
+    Control("wrong on its first call", _SUMS + "wrong_on_its_first_call", Cause.LOGIC,
             "logic error", "any property, on the first call of a process, which is never an "
             "empty input (n = 0 comes second): every later call is right", process_state=True),
-    Control("sum started from the smallest normal", _C + "sum_from_the_smallest_normal",
+    Control("sum started from the smallest normal", _SUMS + "sum_from_the_smallest_normal",
             Cause.LOGIC, "no lost precision explains it", "floats within bound on tiny data at "
             "n = 1, and on every seed the error within the type's own precision: no narrower "
             "type behaves like that (it was called precision lost, 24 bits of float32's 24)"),
-    Control("least integer read as zero", _C + "least_integer_read_as_zero", Cause.LOGIC,
+    Control("least integer read as zero", _SUMS + "least_integer_read_as_zero", Cause.LOGIC,
             "differs from the exact", "integers exact, on data holding the type's limits: a "
             "uniform draw makes the least int32 once in 2**32 elements"),
     Control("overflow guard set too low", _CON + "overflow_guard_too_low", Cause.PRECISION,
@@ -231,7 +236,7 @@ CONTROLS: tuple[Control, ...] = (
             "differs from the exact scan", "floats within bound on 'zeros' data, under the "
             "spec's IEEE 754-2019 zero order"),
     Control("block totals from the exclusive scan (seed 004)",
-            _C + "block_totals_from_the_exclusive_scan", Cause.LOGIC, "logic error",
+            _SUMS + "block_totals_from_the_exclusive_scan", Cause.LOGIC, "logic error",
             "integers exact and the certificate, from n = 129: the seed's 'precision bug'"),
     Control("max answering a zero no input has", _CON + "max_adding_zero_to_each_output",
             Cause.LOGIC, "no zero of its prefix has", "floats within bound on 'zeros' data: "
@@ -257,65 +262,65 @@ CONTROLS: tuple[Control, ...] = (
             _CON + "recurrence_reading_subnormals_as_zero", Cause.PRECISION,
             "subnormals read as zero", "recurrence on 'subnormal' pairs, past the allowance of "
             "gradual underflow; declared flush, it conforms"),
-    Control("strides ignored (N-D)", _C + "strides_ignored", Cause.LOGIC, "layout",
+    Control("strides ignored (N-D)", _ROWS + "strides_ignored", Cause.LOGIC, "layout",
             "rows only: every 1-D input is contiguous; a transposed, strided, reversed or "
             "Fortran-order view is not"),
-    Control("reverse scan ignoring strides (N-D)", _C + "reverse_strides_ignored", Cause.LOGIC,
+    Control("reverse scan ignoring strides (N-D)", _ROWS + "reverse_strides_ignored", Cause.LOGIC,
             "layout", "rows, whose layouts reach a reverse scan as they are: it was handed "
             "each reversed row as a fresh C-contiguous copy"),
     Control("min propagating NaN", _CON + "min_propagating_nan", Cause.CONTRACT,
             "declare --nans propagate", "nan and inf, under the spec's NaN-ignoring rule; "
             "the rule it keeps is named"),
-    Control("product carried in 8 bits", _C + "product_carried_in_8_bits", Cause.PRECISION,
+    Control("product carried in 8 bits", _OPS + "product_carried_in_8_bits", Cause.PRECISION,
             "significand bits", "products within bound: no other property checks a product"),
-    Control("cumprod with two bugs: carry in 8 bits, a zero absorbing infinities", _C +
+    Control("cumprod with two bugs: carry in 8 bits, a zero absorbing infinities", _OPS +
             "product_in_8_bits_zero_absorbing_infinities", Cause.PRECISION,
             "significand bits", "products within bound for the carry, nan and inf for the "
             "zero (they were one property: the wrong NaN, called a logic error, hid the carry)",
             also=("zero and an infinity",)),
-    Control("sum with two tile bugs: infinities made NaN, the last element left out", _C +
+    Control("sum with two tile bugs: infinities made NaN, the last element left out", _SUMS +
             "sum_with_two_tile_bugs", Cause.LOGIC, "differs from the exact", "integers exact "
             "for the last element, nan and inf for the infinities (the twin without them, "
             "wrong only at its last output, was taken to explain every wrong NaN before it)",
             also=("NaN where the exact prefix is",)),
-    Control("logcumsumexp through exp", _C + "logcumsumexp_through_exp", Cause.PRECISION,
+    Control("logcumsumexp through exp", _OPS + "logcumsumexp_through_exp", Cause.PRECISION,
             "precision lost", "logsumexp within bound: no other property checks a log-sum-exp"),
-    Control("cummax naming the first of equal maxima", _C + "cummax_first_index", Cause.LOGIC,
+    Control("cummax naming the first of equal maxima", _OPS + "cummax_first_index", Cause.LOGIC,
             "last position", "indices, on data with ties: its values are right"),
-    Control("initial value in the first tile only", _C + "initial_value_in_the_first_tile_only",
+    Control("initial value in the first tile only", _ROWS + "initial_value_in_the_first_tile_only",
             Cause.LOGIC, "differs from the exact", "integers exact and the bounds, through the "
             "initial value each case draws as its element 0: from the identity it is right"),
-    Control("initial value taken from the last element", _C +
+    Control("initial value taken from the last element", _ROWS +
             "initial_value_from_the_last_element", Cause.LOGIC, "differs from the exact",
             "integers exact and the bounds: the element an exclusive scan never reads holds a "
             "value other than the initial value (it held the initial value itself)"),
-    Control("N-D scan counting a negative axis from the front", _C +
+    Control("N-D scan counting a negative axis from the front", _ROWS +
             "negative_axis_from_the_front", Cause.LOGIC, "axis -", "rows, which hands a target "
             "of any axis a negative one half the time (it handed 0 and up)"),
-    Control("N-D scan refusing a negative axis", _C + "negative_axis_refused", Cause.FAULT,
+    Control("N-D scan refusing a negative axis", _ROWS + "negative_axis_refused", Cause.FAULT,
             "refuses a negative axis", "rows: the same call with the axis counted from the "
             "front (it was a fault of the case, shape and axis unnamed)"),
-    Control("N-D scan saturating an overflow (satfinite store)", _C +
+    Control("N-D scan saturating an overflow (satfinite store)", _ROWS +
             "saturating_along_an_axis", Cause.LOGIC, "saturating store", "rows on overflow "
             "data, which rows did not draw (1-D input is right: 'floats within bound' "
             "passes)"),
-    Control("integer cumprod losing its carry past 256", _C + "cumprod_losing_its_carry_past_256",
+    Control("integer cumprod losing its carry past 256", _OPS + "cumprod_losing_its_carry_past_256",
             Cause.LOGIC, "differs from the exact", "integers exact on odd factors: even ones "
             "wrap to 0 within 64 factors, where writing zeros agrees"),
     Control("sum promoted after it is taken", _CON + "promoted_after_the_sum", Cause.LOGIC,
             "the promotion must come before", "integers exact, scanned in the promoted type: "
             "the dtype is right, and the same scan of int64 input conforms"),
-    Control("cumprod carried across rows (N-D)", _C + "cumprod_carried_across_rows",
+    Control("cumprod carried across rows (N-D)", _ROWS + "cumprod_carried_across_rows",
             Cause.LOGIC, "mixes rows", "rows, with products judged by their bound: a 1-D input "
             "is one row, and right"),
-    Control("cummax indices counted from the batch's start (N-D)", _C + "cummax_flat_indices",
+    Control("cummax indices counted from the batch's start (N-D)", _ROWS + "cummax_flat_indices",
             Cause.LOGIC, "an index other than", "rows, with indices checked: a 1-D input is one "
             "row, and right; the values are right"),
-    Control("zeroing its input", _C + "zeroing_its_input", Cause.INPUT_WRITTEN,
+    Control("zeroing its input", _SUMS + "zeroing_its_input", Cause.INPUT_WRITTEN,
             "after the call", "every value property: the target is handed a copy, compared "
             "bit for bit with its input after the call, and judged on the input as it was"),
     Control("adding 1 to its last input and output",
-            _C + "adding_one_to_its_last_input_and_output", Cause.INPUT_WRITTEN, "after the call",
+            _SUMS + "adding_one_to_its_last_input_and_output", Cause.INPUT_WRITTEN, "after the call",
             "every value property, as for the zeroing one: its output is the right scan of the "
             "input it leaves"),
     Control("carry not reset after an empty segment",
@@ -382,7 +387,7 @@ CONTROLS: tuple[Control, ...] = (
     Control("unsigned 32-bit index", f"cu:{_CU / 'unsigned_index.cu'}:256", Cause.INDEX_OVERFLOW,
             "past 2**32", "the check past 2**32 only: right at 2**31 + 17, no fault", gpu=True,
             spec=_GPU_SPEC),
-    Control("row offsets in 32 bits (N-D)", _C + "row_offsets_in_32_bits", Cause.INDEX_OVERFLOW,
+    Control("row offsets in 32 bits (N-D)", _ROWS + "row_offsets_in_32_bits", Cause.INDEX_OVERFLOW,
             "product of dimension sizes", "the batch past 2**32 only: the 1-D checks see one "
             "row, the rows property stays below 2**25 elements", gpu=True),
     Control("segment starts times heads in int32 (bos * H)",
@@ -406,6 +411,6 @@ CONTROLS: tuple[Control, ...] = (
             gpu=True, spec=_GPU_SPEC),
     Control("output never written", f"cu:{_CU / 'output_never_written.cu'}:256", Cause.LOGIC,
             "never written", "the harness's 0xff fill of every output", gpu=True, spec=_GPU_SPEC),
-    Control("padded tail read uninitialised", _C + "padded_tail_read_uninitialised", Cause.FAULT,
+    Control("padded tail read uninitialised", _SUMS + "padded_tail_read_uninitialised", Cause.FAULT,
             "uninitialised", "initcheck with CuPy's pool off", gpu=True),
 )

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 
 #: The block of the blocked scans below.
 BLOCK = 64

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 
 #: The tile and chunk of the segmented controls: a segment starting on one is a seam.
 SEG_TILE = 128
@@ -89,7 +89,7 @@ def tile_varying_between_runs(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """A segmented sum that scans each segment in tiles whose size changes from run to run,
     each tile's total carried on in order: each run right within the bound, its rounding not
     the same twice."""
-    from .broken import _running, _tiles
+    from .sums import running_offsets, tiles
 
     tile = int(np.random.default_rng().integers(2, 64))
     out = np.empty_like(x)
@@ -97,8 +97,8 @@ def tile_varying_between_runs(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         for lo, hi in zip(off[:-1], off[1:]):
             if hi > lo:
-                local = _tiles(x[lo:hi], tile)
-                carry = np.r_[np.zeros(1, x.dtype), _running(local[:-1, -1], x.dtype)]
+                local = tiles(x[lo:hi], tile)
+                carry = np.r_[np.zeros(1, x.dtype), running_offsets(local[:-1, -1], x.dtype)]
                 out[lo:hi] = (local + carry[:, None]).ravel()[:hi - lo]
     return out
 
@@ -106,10 +106,10 @@ def tile_varying_between_runs(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
 def strides_ignored_along_segments(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """A (T, H, ...) segmented sum that reads its input as if it were C-contiguous from its
     data pointer (a kernel indexing ``t * H + h``): right on C-contiguous input only."""
-    from .broken import _read_as_c_contiguous
+    from .rows import read_as_c_contiguous
 
     with np.errstate(all="ignore"):
-        return _runs(_read_as_c_contiguous(x), _heads(offsets, x.shape[0]))
+        return _runs(read_as_c_contiguous(x), _heads(offsets, x.shape[0]))
 
 
 def heads_past_the_first_tile_never_reset(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -8,27 +8,27 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.spec import TargetSpec
+from ..targets.spec import TargetSpec
 
 
 def blelloch_down_sweep_swapped(elems: tuple, combine: Any) -> tuple:
     """The exclusive Blelloch scan with each down-sweep combine's operands swapped: the
     left subtree's total before the parent's prefix."""
-    from ..engine.generic_scans import blelloch
+    from ..kernels.generic_scans import blelloch
 
     return blelloch(elems, combine, swap_down=True)
 
 
 def reverse_in_the_flip_convention(elems: tuple, combine: Any) -> tuple:
     """Declares reverse='suffix' (x[k] + ... + x[n-1]) and computes flip(scan(flip(x)))."""
-    from ..engine.generic_scans import sequential
+    from ..kernels.generic_scans import sequential
 
     return tuple(v[::-1] for v in sequential(tuple(v[::-1] for v in elems), combine))
 
 
 def combines_later_first(elems: tuple, combine: Any) -> tuple:
     """A sequential inclusive scan that folds each element in as combine(x[k], acc)."""
-    from ..engine.generic_scans import sequential
+    from ..kernels.generic_scans import sequential
 
     return sequential(elems, lambda a, b: combine(b, a))
 
@@ -36,7 +36,7 @@ def combines_later_first(elems: tuple, combine: Any) -> tuple:
 def identity_on_the_first_leaf_only(elems: tuple, combine: Any) -> tuple:
     """An exclusive scan whose first output holds the identity's first leaf and zeros on the
     others, as if every other leaf's identity were zero."""
-    from ..engine.generic_scans import sequential
+    from ..kernels.generic_scans import sequential
 
     incl = sequential(elems, combine)
     out = []
@@ -49,7 +49,7 @@ def identity_on_the_first_leaf_only(elems: tuple, combine: Any) -> tuple:
 def _carried_in(elems: tuple, combine: Any, store: Any) -> tuple:
     """A sequential inclusive scan whose running value passes through ``store`` (a leaf to
     the workspace's type) after each combine, cast back to the leaf's own dtype."""
-    from ..engine.generic_scans import sequential
+    from ..kernels.generic_scans import sequential
 
     def stored(a: tuple, b: tuple) -> tuple:
         return tuple(store(v).astype(v.dtype) for v in map(np.asarray, combine(a, b)))
@@ -77,7 +77,7 @@ def unsigned_leaves_as_signed(elems: tuple, combine: Any) -> tuple:
     """A sequential scan that carries each unsigned leaf as the signed type of its width (as
     a library without unsigned kernels might): + and * wrap alike in either, but a compare
     orders the values past the signed maximum below zero."""
-    from ..engine.generic_scans import sequential
+    from ..kernels.generic_scans import sequential
 
     signed = tuple(v.view(f"int{8 * v.itemsize}") if v.dtype.kind == "u" else v for v in elems)
     out = sequential(signed, combine)
@@ -87,17 +87,17 @@ def unsigned_leaves_as_signed(elems: tuple, combine: Any) -> tuple:
 def leaves_read_as_c_contiguous(elems: tuple, combine: Any, axis: int) -> tuple:
     """A generic N-D scan along ``axis`` that reads each leaf as if it were C-contiguous from
     its data pointer (a kernel indexing ``row * n + i``): right on C-order leaves only."""
-    from ..engine.generic_scans import sequential
-    from .broken import _read_as_c_contiguous
+    from ..kernels.generic_scans import sequential
+    from .rows import read_as_c_contiguous
 
-    return sequential(tuple(_read_as_c_contiguous(v) for v in elems), combine, axis)
+    return sequential(tuple(read_as_c_contiguous(v) for v in elems), combine, axis)
 
 
 def reverse_refusing_a_negative_axis(elems: tuple, combine: Any, axis: int) -> tuple:
     """A generic N-D reverse scan, flip(scan(flip(x))), that flips its leaves along ``axis``
     before normalising the axis, as jax.lax.associative_scan(reverse=True) does: a negative
     axis raises."""
-    from ..engine.generic_scans import sequential
+    from ..kernels.generic_scans import sequential
 
     if axis < 0:
         raise TypeError(f"flip dimensions must be nonnegative, got ({axis},)")
@@ -109,7 +109,7 @@ def rows_stacked(elems: tuple, combine: Any, axis: int) -> tuple:
     """A generic N-D scan along ``axis`` that scans each row of the batch on its own and
     stacks the rows back (``np.stack`` of the rows' scans): right wherever there is a row,
     a ValueError on an empty batch."""
-    from ..engine.generic_scans import sequential
+    from ..kernels.generic_scans import sequential
 
     moved = tuple(np.moveaxis(v, axis, -1) for v in elems)
     count = int(np.prod(moved[0].shape[:-1]))
@@ -147,7 +147,7 @@ ONLINE_SOFTMAX_FORGETTING_A_RESCALE = _monoids()
 def fold_of_the_declared_monoid(elems: tuple) -> tuple:
     """A correct sequential scan of the spec's own monoid (the fault is the operator's)."""
     from ..core.monoids import BoundCombine
-    from ..engine.generic_scans import sequential
+    from ..kernels.generic_scans import sequential
 
     return sequential(elems, BoundCombine(ONLINE_SOFTMAX_FORGETTING_A_RESCALE))
 

@@ -1,44 +1,37 @@
 """Conformance of any scan implementation: a verdict per property and one diagnosis.
 
-Each property (:mod:`scancheck.engine.properties`) searches for its smallest failing case within a
-time :class:`~scancheck.engine.cases.Budget`, over sizes at every scale up to 2**24 for GPU targets
-and 2**20 for CPU ones (:mod:`scancheck.engine.cases`); a case on which the target gives no answer
-(it raises, or runs out of memory) moves the search to where it answers, a wrong answer
-ends it; the checks past 2**31 and 2**32
-elements are in :mod:`scancheck.engine.large` (batches: :mod:`scancheck.engine.large_batches`;
-segmented scans: :mod:`scancheck.engine.large_segments`); the verdicts combine into one root cause
-(:mod:`scancheck.engine.diagnosis`).  :func:`check` runs in this process;
-:func:`~scancheck.engine.isolation.check_isolated` runs the target in child processes, under
-compute-sanitizer too, so that a fault or a hang is a verdict and the session goes on.
+Each property (:mod:`scancheck.engine.properties`) searches for its smallest failing case
+within a time :class:`~scancheck.engine.cases.Budget`, over sizes at every scale up to
+2**24 for GPU targets and 2**20 for CPU ones (:mod:`scancheck.engine.search`); a case on
+which the target gives no answer (:mod:`scancheck.engine.no_answer`: it raises, or runs out
+of memory) moves the search to where it answers, a wrong answer ends it; the checks past
+2**31 and 2**32 elements are in :mod:`scancheck.engine.large` (batches:
+:mod:`scancheck.engine.large_batches`; segmented scans:
+:mod:`scancheck.engine.large_segments`); the verdicts combine into one root cause
+(:mod:`scancheck.engine.diagnosis`) in the target's :mod:`~scancheck.engine.report`.
+:func:`check` runs in this process; :func:`~scancheck.isolation.parent.check_isolated` runs
+the target in child processes, under compute-sanitizer too, so that a fault or a hang is a
+verdict and the session goes on.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from functools import partial
 from typing import Any
 
-import numpy as np
-
-from ..core.devices import gpu_memory
-from .cases import Budget, Case, search, shrink
-from .diagnosis import (
-    UNFINISHED,
-    Cause,
-    Diagnosis,
-    PropertyResult,
-    cause_of,
-    diagnose,
-    is_device_memory_error,
-    is_resource_error,
-)
+from ..targets.spec import TargetSpec, over_tuples
+from ..targets.target import InputWritten, NotAnArray, Target, forward, seeded
+from .cases import Budget, Case
+from .checks import LARGE, not_applicable
+from .diagnosis import Cause, PropertyResult
 from .large import LARGE_SIZES, check_large
 from .large_batches import BATCH_CHECKS, check_batch
 from .large_segments import SEGMENT_CHECKS, check_segments_large
+from .no_answer import NoAnswer, raised
 from .properties import (
     ACCUMULATION_KEY,
     ACCUMULATION_PROBE,
@@ -46,170 +39,15 @@ from .properties import (
     TABLE,
     Failure,
     Untold,
-    applies,
     passing_probes,
 )
 from .properties.axes import front_axes
 from .properties.monoids import monoid_summary, nonempty_batches
-from .spec import TargetSpec, over_tuples
-from .targets import InputWritten, NotAnArray, Target, forward, raised_by_target, seeded
+from .report import ConformanceReport
+from .search import search, shrink
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
-           "check_property"]
-
-#: The checks past 2**31 and 2**32 elements, by name: 1-D, batched, then segmented.
-LARGE: tuple[str, ...] = (*LARGE_SIZES, *BATCH_CHECKS, *SEGMENT_CHECKS)
-
-
-@dataclass
-class ConformanceReport:
-    """Every property's verdict for one target, and the one diagnosis they support."""
-
-    target: str
-    spec: dict[str, Any]
-    results: list[PropertyResult]
-    seconds: float = 0.0
-    #: Seconds spent loading and compiling the target before any property ran.
-    prepare_seconds: float = 0.0
-
-    @property
-    def passed(self) -> bool:
-        """Every property checked to the top of its sizes, and none failed."""
-        return all(r.status in ("pass", "skip") for r in self.results)
-
-    @property
-    def unfinished(self) -> list[PropertyResult]:
-        """The properties whose budget ran out before the top of their sizes, where none
-        failed (empty where one did: the failure is the verdict)."""
-        if any(r.status not in ("pass", "skip", *UNFINISHED) for r in self.results):
-            return []
-        return [r for r in self.results if r.status in UNFINISHED]
-
-    @property
-    def reached(self) -> int:
-        """The n up to which every property was checked (the largest n where all finished)."""
-        left = self.unfinished
-        return min(int(r.detail.get("largest n", 0)) for r in left) if left else self.largest_n
-
-    @property
-    def verdict_word(self) -> str:
-        """"conforms", "slow" (the budget ran out, the target's own calls taking most of
-        it), "partial" (it ran out on checking the answers) or "DOES NOT CONFORM"."""
-        if self.passed:
-            return "conforms"
-        left = self.unfinished
-        if not left:
-            return "DOES NOT CONFORM"
-        return "slow" if any(r.status == "slow" for r in left) else "partial"
-
-    @property
-    def summary(self) -> str:
-        """One line: the diagnosis of a failure, or how far an unfinished check got."""
-        left = self.unfinished
-        if not left:
-            return self.diagnosis
-        taken = [r for r in left if "memory taken" in r.detail]
-        slow = [r for r in left if r.timeout is not None]
-        short = [r for r in left if "memory taken" not in r.detail and r.timeout is None]
-        told = [f"out of memory in {', '.join(r.name for r in taken)} from n = "
-                f"{min(r.detail['largest n'] for r in taken) + 1:,}, "
-                f"{taken[0].detail['memory taken']}"] if taken else []
-        # One slow call told whole (the smallest n): the others' are the same story.
-        if slow:
-            first = min(slow, key=lambda r: r.detail.get("timed out at n", 0))
-            others = f" (and {len(slow) - 1} other properties)" if len(slow) > 1 else ""
-            told.append(f"in '{first.name}'{others} {first.diagnosis}")
-        if short:
-            told.append(f"the budget ran out before the top in "
-                        f"{', '.join(r.name for r in short)}: give --budget more seconds, or "
-                        f"--max-n {self.reached} for a verdict there")
-        return f"no failure up to n = {self.reached:,}; " + "; ".join(told)
-
-    @property
-    def verdict(self) -> Diagnosis:
-        return diagnose(self.results)
-
-    @property
-    def diagnosis(self) -> str:
-        """One line: the primary cause and its smallest case (empty when nothing fails)."""
-        return self.verdict.line
-
-    @property
-    def notes(self) -> list[str]:
-        """What the passing properties found beside the verdict, each once, whole."""
-        return list(dict.fromkeys(note for r in self.results for note in r.notes))
-
-    @property
-    def largest_n(self) -> int:
-        """The largest n any property actually checked."""
-        return max([int(r.detail.get("largest n", r.detail.get("n", 0)) or 0)
-                    for r in self.results] + [0])
-
-    def time_spent(self) -> str:
-        """One line: where the wall time went, by phase and by property (children run side
-        by side, so the parts may add up to more than the whole)."""
-        phases: dict[str, list[PropertyResult]] = {}
-        for r in self.results:
-            if r.status == "skip" and not r.seconds:
-                continue
-            phase = ("sanitizers" if r.name.startswith("sanitizer:") else
-                     "checks past 2**31" if r.name in LARGE else "properties")
-            phases.setdefault(phase, []).append(r)
-        parts = [f"compile {self.prepare_seconds:.1f} s"] if self.prepare_seconds else []
-        for phase, rs in phases.items():
-            each = ", ".join(f"{r.name.removeprefix('sanitizer: ')} {r.seconds:.1f}" for r in rs)
-            parts.append(f"{phase} {sum(r.seconds for r in rs):.1f} s ({each})")
-        return f"time: {'; '.join(parts)}; wall {self.seconds:.1f} s"
-
-    def rows(self) -> list[dict[str, object]]:
-        """One row per property, and one more for each earlier failure that moved its
-        search (an empty input, an exception, memory), in the order they were found."""
-        verdict = self.verdict
-        out = []
-        for r in self.results:
-            for f in (*r.more, r):
-                case = f.smallest_case or {}
-                # The input and a segment description whole are a reproducer's, not a cell's.
-                where = ", ".join(f"{k}={v}" for k, v in case.items()
-                                  if k not in ("x", "description"))
-                text = f.diagnosis or _detail(f.detail)
-                by = next((g for g in verdict.findings
-                           if f.name in g.explained and g.cause != cause_of(f)), None)
-                if by is not None:
-                    text = f"explained by the {by.cause.label}: {text}"
-                out.append({"property": f.name, "verdict": f.status,
-                            "diagnosis / detail": text, "smallest failing case": where})
-        return out
-
-    def to_json(self) -> str:
-        """Every property's result whole (earlier failures under ``more``), and the verdict:
-        its primary cause, and each distinct cause once with the properties it explains."""
-        d = asdict(self)
-        verdict = self.verdict
-        d["verdict"] = {"word": self.verdict_word, "reached": self.reached,
-                        "cause": verdict.cause.name if verdict.cause is not None else None,
-                        "line": verdict.line, "explained": verdict.explained,
-                        "also": verdict.also, "largest n": self.largest_n,
-                        "notes": self.notes,
-                        "findings": [{"cause": f.cause.name, "line": f.line, "source": f.source,
-                                      "smallest case": f.smallest_case,
-                                      "properties": f.properties, "explains": f.explained}
-                                     for f in verdict.findings]}
-        return json.dumps(d, default=jsonable, indent=1)
-
-
-def _detail(d: dict[str, Any]) -> str:
-    return ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in d.items()
-                     if not isinstance(v, list))  # curves are the report's plots
-
-
-def jsonable(v: Any) -> Any:
-    """``v`` as JSON can hold it (arrays as lists, NumPy scalars as numbers, the rest as text)."""
-    if isinstance(v, np.ndarray):
-        return v.tolist()
-    if isinstance(v, np.generic):
-        return v.item()
-    return str(v)
+           "check_property", "not_applicable"]
 
 
 def check_property(target: Target, prop: str, budget: Budget | None = None,
@@ -285,7 +123,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         except NotAnArray as exc:
             return Failure(Cause.LOGIC, str(exc))
         except Exception as exc:
-            failure = _raised(checked, exc, n)
+            failure = raised(checked, exc, n)
             if failure is None:
                 raise
             return failure
@@ -317,7 +155,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
 
     if prop == "deterministic" and not spec.deterministic:
         seen = check(Case(top, dtypes[0], row.data_for(spec.op)[0], 0))
-        differ = seen is not None and not isinstance(seen, _NoAnswer)
+        differ = seen is not None and not isinstance(seen, NoAnswer)
         return PropertyResult(prop, "skip", "declared non-deterministic" + (
             f"; observed: bits differ between runs at n={top}" if differ else ""))
     # The same target and property share their failures across runs and runners.
@@ -424,7 +262,7 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
     longer = case.with_n(m) if m > case.n else replace(case, seed=case.seed + 1)
     for other in (case, longer):
         wrong = judged(declared, other)
-        if wrong is None or isinstance(wrong, _NoAnswer) or wrong.cause == Cause.CONTRACT:
+        if wrong is None or isinstance(wrong, NoAnswer) or wrong.cause == Cause.CONTRACT:
             continue
         where = ("this case" if other is case else
                  f"a longer case (n = {other.n:,}, {other.distribution} {other.dtype} data)")
@@ -472,84 +310,6 @@ def declared_accumulation(spec: TargetSpec, dtype: str, told: dict[str, Any]) ->
     return None
 
 
-class _NoAnswer(Failure):
-    """A case on which the target gave no answer: it raised (the empty input refused, too),
-    or ran out of memory.  It moves its property's search to where the target answers (from
-    n = 1, or below its size) instead of ending it."""
-
-
-def _raised(target: Target, exc: Exception, n: int) -> Failure | None:
-    """The failure of a case on which the target's own code raised ``exc``: out of memory
-    on any device (also scancheck's, placing the input on a GPU whose memory others took),
-    the empty input refused (a logic error: the scan of nothing is an empty
-    array), and any other exception of a CPU target (a fault of that case alone).  None
-    where scancheck raised it, or where a GPU target did at n >= 1: that may leave its CUDA
-    context unusable for every later call, so it ends the process (in a child, one that
-    starts afresh below its size takes over)."""
-    taken = _memory_taken(target) if n and is_device_memory_error(exc) else None
-    if taken is not None:  # the target's own allocation, or the case's input placed for it
-        return _NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} at n = {n:,} "
-                         f"({str(exc)[:120]}); {taken}", independent=True,
-                         detail={"memory taken": taken})
-    if not raised_by_target(exc):
-        return None
-    ranks = _ranks_taken(target) if (target.spec.axis is not None and not target.spec.ndim
-                                     and target.spec.device == "cpu") else ()
-    if ranks:
-        flag = "--ndim " + " ".join(map(str, ranks))
-        return Failure(Cause.CONTRACT, f"raised {type(exc).__name__} ({str(exc)[:120]}); it "
-                       f"takes arrays of rank {', '.join(map(str, ranks))} only, where its spec "
-                       f"declares any: declare {flag}", detail={"contract": flag})
-    if is_resource_error(exc):
-        where = " on an empty input" if n == 0 else ""
-        return _NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} ({str(exc)[:200]})"
-                         f"{where}", independent=True)
-    if n == 0:
-        return _NoAnswer(Cause.LOGIC, f"raised {type(exc).__name__} on an empty input "
-                         f"({str(exc)[:120]}); the scan of nothing is an empty array")
-    if target.spec.device == "gpu":
-        return None
-    return _NoAnswer(Cause.FAULT, f"raised {type(exc).__name__} ({str(exc)[:200]})")
-
-
-def _memory_taken(target: Target) -> str | None:
-    """Why a GPU target's out of memory is no evidence about it: other processes held at
-    least half of the GPU then (a check beside it, another user's job) and less than an
-    eighth was free; None where not, or this process cannot tell."""
-    if target.spec.device != "gpu":
-        return None
-    mem = gpu_memory()
-    # Little free, and most of the rest held outside: where much is free, a request that
-    # did not fit is the target's own, whatever others hold.
-    if mem is None or 2 * mem.elsewhere < mem.total or 8 * mem.free > mem.total:
-        return None
-    return (f"the GPU's memory was taken ({mem.told()}): not this target's doing; check it "
-            f"again with the GPU to itself")
-
-
-def _ranks_taken(target: Target) -> tuple[int, ...]:
-    """The ranks 1 to 4 of small float arrays a target with an axis answers, where it
-    refuses some (a DataFrame method takes 2-D arrays only); () where it takes all, or none."""
-    spec = target.spec
-    dtype = next((d for d in spec.dtypes if d in ("float64", "float32", "int64", "int32")),
-                 spec.dtypes[0])
-    took, held = [], 0
-    for rank in range(1, 5):
-        shape = [3] + [2] * (rank - 1)
-        axis = spec.axis % rank if isinstance(spec.axis, int) else 0
-        if isinstance(spec.axis, int) and not -rank <= spec.axis < rank:
-            continue  # a rank without the axis is none a target of it takes
-        held += 1
-        x = Case(int(np.prod(shape)), dtype, "integers", 0).data(spec.op).reshape(
-            shape + list(np.shape(Case(1, dtype, "integers", 0).data(spec.op))[1:]))
-        try:
-            target(x, axis)
-        except Exception:  # noqa: BLE001 - any refusal of a rank counts as one
-            continue
-        took.append(rank)
-    return tuple(took) if took and len(took) < held else ()
-
-
 def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
             told: Callable[[Case, Failure], Failure], stats: dict[str, Any], seconds: float
             ) -> tuple[PropertyResult, bool]:
@@ -580,7 +340,7 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
         # A case with no answer (an exception, memory) is where the target stops
         # answering, not a wrong answer of some sizes: its threshold is the search's.
         shrunk = shrink(fails, found.failed or [case], seconds,
-                        bands=not isinstance(failure, _NoAnswer))
+                        bands=not isinstance(failure, NoAnswer))
         case, minimal = shrunk.case, shrunk.minimal
         again = last.get(case.n) or (None if case == found.failing else check(case))
         if again is not None:
@@ -593,7 +353,7 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
                           failure.diagnosis, {**case.describe(), **failure.where()},
                           {**failure.detail, **stats}, cause=failure.cause.name,
                           independent=failure.independent,
-                          minimal=minimal), isinstance(failure, _NoAnswer)
+                          minimal=minimal), isinstance(failure, NoAnswer)
 
 
 def _searched(result: PropertyResult, earlier: list[PropertyResult], empty: bool,
@@ -609,12 +369,6 @@ def _searched(result: PropertyResult, earlier: list[PropertyResult], empty: bool
         lo = 0 if empty else 1
         result.detail["searched"] = f"n = {lo} to {cap:,} ({why})" if cap >= lo else why
     return result
-
-
-def not_applicable(spec: TargetSpec, prop: str) -> str | None:
-    """Why ``prop`` checks nothing of a target with ``spec`` (its operator, dtypes, axis or
-    indices rule it out), before any case is drawn; None where it applies."""
-    return applies(TABLE[prop], spec) if prop in TABLE else None
 
 
 def _steps_renamed(diagnosis: str, index: Callable[[int, int], int]) -> str:

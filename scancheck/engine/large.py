@@ -4,7 +4,7 @@ The step input is zeros with ones at a few marks around the 32-bit boundaries, s
 correct scan is a step function whose values are small and exact in any dtype.  On a GPU,
 the kernel ``kernels/oracle/step_check.cu`` compares every output with the count of marks
 before it without copying the output: n = 2**32 + 17 float32 needs its input, the copy of
-it the target is handed (:meth:`~scancheck.engine.targets.Target.run`: a target that writes into
+it the target is handed (:meth:`~scancheck.targets.target.Target.run`: a target that writes into
 its input is caught here too) and the output, 48 GiB, and nothing of that size besides.
 Where the check fails, the same step test at every scale below (2**k + 17 for k = 10, 11,
 ...) and a bisection find the smallest n that fails: past 2**31 that is an index overflow;
@@ -33,8 +33,8 @@ import numpy as np
 from ..core.arrays import as_dtype
 from ..core.dtypes import CUDA_SCALAR
 from ..core.locks import LockRefused, file_lock, lock_dir
+from ..targets.target import Target
 from .diagnosis import Cause, PropertyResult, is_resource_error
-from .targets import Target
 
 LARGE_SIZES: dict[str, int] = {"past 2**31": 2**31 + 17, "past 2**32": 2**32 + 17}
 #: Arrays a check needs: input and output (an output wider where the target promotes).  A

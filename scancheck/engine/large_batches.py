@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 
 from ..core.operators import get_operator
+from ..targets.target import Target
 from .diagnosis import Cause, PropertyResult, is_resource_error
 from .large import _dtype, one_at_a_time, room, unlockable
-from .targets import Target
 
 #: The batched check past 2**32 elements: short rows, far more than 65535 of them.
 BATCH_CHECKS: dict[str, int] = {"batch past 2**32": 2**32 + 17}

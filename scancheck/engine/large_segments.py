@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ..targets.target import Target
 from .diagnosis import Cause, PropertyResult
 from .large import STEP_DTYPES, one_at_a_time, out_of_memory, room, unlockable
-from .targets import Target
 
 #: The checks of segmented scans past 2**31, by name: the total elements each reaches.
 SEGMENT_CHECKS: dict[str, int] = {"segments past 2**31": 2**31 + 17}

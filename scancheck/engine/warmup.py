@@ -24,12 +24,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..targets.resolve import resolve
+from ..targets.target import Target, forward, seeded
 from .cases import Budget, Case, ladder
 from .conformance import check_property
 from .layouts import batch
 from .properties import TABLE, applies, passing_probes
-from .resolve import resolve
-from .targets import Target, forward, seeded
 
 
 def ladder_calls(target: Target, max_n: int) -> dict[tuple, tuple[int, Callable[[], Any]]]:

@@ -2,7 +2,8 @@
 
 ``network`` (a schedule as a network of combines), ``models`` (the network each variant
 performs), ``registry`` (one row per variant: source, entries, launch shapes, model),
-``launch`` (validate, compile once, run).  Stands on :mod:`scancheck.core`.
+``launch`` (validate, compile once, run); ``generic_scans`` (the same networks in NumPy over
+tuples of arrays under any combine).  Stands on :mod:`scancheck.core`.
 """
 
 from ..core.cuda import LaunchError

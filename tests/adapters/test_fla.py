@@ -14,7 +14,7 @@ from scancheck.adapters import builtin_targets, fla
 from scancheck.adapters.fla import add_carries, fla_rows, fla_shape
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check_property
-from scancheck.gpusuite import COMPILED_TARGETS, compiled_property
+from scancheck.faces.jobs.gpusuite import COMPILED_TARGETS, compiled_property
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
                                 reason="torch is not installed")

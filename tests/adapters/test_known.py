@@ -17,7 +17,7 @@ import pytest
 import scancheck.adapters as adapters
 from scancheck.adapters.known import KnownBug, Symptom, explain, lines, unexplained, unseen, with_gallery
 from scancheck.engine.diagnosis import Cause, PropertyResult
-from scancheck.known_xfail import KnownUpstream, mark_known, raise_if_known
+from scancheck.faces.plugin.known_xfail import KnownUpstream, mark_known, raise_if_known
 
 ROOT = Path(__file__).resolve().parents[2]
 BUGS = adapters.known_bugs()
@@ -138,7 +138,7 @@ def test_the_plugin_marks_an_affected_test_a_strict_xfail_that_only_the_bug_sati
 
 
 def test_scancheck_known_lists_every_bug_within_100_columns(capsys):
-    from scancheck.cli import main
+    from scancheck.faces.cli.main import main
 
     assert main(["known"]) == 0
     out = capsys.readouterr().out

@@ -14,7 +14,7 @@ import pytest
 import scancheck.adapters as adapters
 from scancheck.adapters import FAMILIES, cupy_scans, jax_scans, torch_scans, triton_scans
 from scancheck.adapters.rows import modes
-from scancheck.engine.resolve import resolve
+from scancheck.targets.resolve import resolve
 
 BEFORE = Path(__file__).with_name("names_before_adapters.txt").read_text().split("\n")[:-1]
 
@@ -38,7 +38,7 @@ def test_an_old_name_kept_as_an_alias_checks_what_it_did():
 
 def test_resolving_a_builtin_loads_its_own_family_alone():
     """``numpy.cumsum`` loads the NumPy table: no other family, no kernel registry."""
-    code = ("import sys\nfrom scancheck.engine.resolve import resolve\n"
+    code = ("import sys\nfrom scancheck.targets.resolve import resolve\n"
             "resolve('numpy.cumsum')\n"
             "print(sorted(m for m in sys.modules if m.startswith(('scancheck.adapters.', "
             "'scancheck.kernels'))))\n")

@@ -15,7 +15,7 @@ from scancheck.adapters import builtin_targets
 from scancheck.adapters.jax_scans import JAX_DEVICES
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check_property
-from scancheck.engine.isolation import check_isolated
+from scancheck.isolation.parent import check_isolated
 
 TARGETS = builtin_targets()
 DASK = [n for n in TARGETS if n.startswith("dask.")]

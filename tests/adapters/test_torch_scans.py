@@ -16,7 +16,7 @@ from scancheck.adapters.torch_scans import RING_MONOIDS, carrier_dtype, from_tor
 from scancheck.core.monoids import PROBES
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check_property
-from scancheck.gpusuite import COMPILED_TARGETS, compiled_property
+from scancheck.faces.jobs.gpusuite import COMPILED_TARGETS, compiled_property
 
 TARGETS = builtin_targets()
 TORCH_CPU = [n for n in TARGETS if n.startswith("torch associative_scan (generic, CPU")]
@@ -113,7 +113,7 @@ def test_a_reverse_torch_scan_declared_forward_fails_saying_so():
     """The judge reads the torch target's output: the reverse scan declared forward fails."""
     from dataclasses import replace
 
-    from scancheck.engine.spec import TargetSpec
+    from scancheck.targets.spec import TargetSpec
 
     t = TARGETS["torch associative_scan (generic, CPU, reverse)"]
     wrong = replace(t, spec=TargetSpec(combine=True, axis="arg", allows_empty=False, max_n=64))

@@ -48,8 +48,8 @@ def test_a_gpu_target_writing_its_input_is_named_at_the_element_it_wrote():
     element written in C order, as the host compare does."""
     import cupy as cp
 
-    from scancheck.engine.spec import TargetSpec
-    from scancheck.engine.targets import InputWritten, Target
+    from scancheck.targets.spec import TargetSpec
+    from scancheck.targets.target import InputWritten, Target
 
     def writes(a, axis):
         out = cp.cumsum(a, axis=axis)

@@ -11,7 +11,8 @@ import time
 import pytest
 
 from scancheck.core.database import VARIABLE, example_database
-from scancheck.engine.cases import Budget, ladder, search
+from scancheck.engine.cases import Budget, ladder
+from scancheck.engine.search import search
 
 
 def _free_port() -> int:
@@ -145,7 +146,7 @@ def test_a_check_writes_nothing_in_its_working_directory(tmp_path, monkeypatch):
     code = ("from scancheck.engine.cases import Budget, ladder\n"
             "from scancheck.engine.conformance import check\n"
             "from scancheck.engine.properties import TABLE\n"
-            "from scancheck.engine.resolve import resolve\n"
+            "from scancheck.targets.resolve import resolve\n"
             "rep = check(resolve('userscan:cumsum'), properties=('integers exact',),\n"
             "            budget=Budget(1.0, max_n=16))\n"
             "rungs = ladder(('int32',), TABLE['integers exact'].distributions, 16, True)\n"

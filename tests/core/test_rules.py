@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from scancheck.core.operators import sequential_scan
 from scancheck.core.rules import arg_extreme_scan, extreme_scan
-from scancheck.engine.spec import TargetSpec
 from scancheck.oracle.exact import exact_scan
+from scancheck.targets.spec import TargetSpec
 from scancheck.testing import assert_same_bits
 
 

@@ -12,9 +12,9 @@ from scancheck.adapters import builtin_targets
 from scancheck.engine.cases import DEFAULT_MAX_N
 from scancheck.engine.conformance import LARGE, PROPERTIES, check, check_property, not_applicable
 from scancheck.engine.properties import TABLE
-from scancheck.engine.resolve import resolve
-from scancheck.engine.spec import TargetSpec
-from scancheck.gpusuite import JIT_TARGETS, SUITE_MAX_N
+from scancheck.faces.jobs.gpusuite import JIT_TARGETS, SUITE_MAX_N
+from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import TargetSpec
 
 
 @pytest.mark.parametrize("name", ["numpy.cumsum", "model:recursive", "model:decoupled_lookback",
@@ -45,7 +45,7 @@ def test_floats_report_ulps_and_both_bounds(budget):
 
 
 def test_report_serializes_to_json_with_its_verdict(budget):
-    report = check(resolve("scancheck.controls.broken:dropped_partial_block"), ("integers exact",),
+    report = check(resolve("scancheck.controls.sums:dropped_partial_block"), ("integers exact",),
                    budget=budget)
     data = json.loads(report.to_json())
     assert data["results"][0]["status"] == "fail" and data["results"][0]["cause"] == "LOGIC"
@@ -185,7 +185,7 @@ def test_under_a_bounded_budget_no_probe_calls_the_target_past_the_n_its_ladder_
     import numpy as np
 
     from scancheck.engine.cases import Budget
-    from scancheck.engine.targets import Target
+    from scancheck.targets.target import Target
 
     called = []
 

@@ -1,4 +1,4 @@
-"""Declared contracts (scancheck.engine.contracts): NaN rules of sums, products and extremes,
+"""Declared contracts (scancheck.targets.contracts): NaN rules of sums, products and extremes,
 checked integer overflow, ranks, accumulators.  Correct NumPy scans conform as declared;
 each control is caught by its contract alone; a target keeping an undeclared contract is
 told the flag that declares it.  Real libraries, where installed, are checked as documented."""
@@ -8,19 +8,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from scancheck.controls import contracts as controls
+from scancheck.controls import declared as controls
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check, check_property, contract_checked
-from scancheck.engine.contracts import nan_view
 from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import TABLE
 from scancheck.engine.properties.accumulation import casting_twice
 from scancheck.engine.properties.base import Untold
 from scancheck.engine.properties.nan_rules import finite_twin, rule_stands
 from scancheck.engine.properties.running import run
-from scancheck.engine.resolve import resolve
-from scancheck.engine.spec import TargetSpec
-from scancheck.engine.targets import Target
+from scancheck.targets.contracts import nan_view
+from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 FLOATS = ("float32", "float64")
 INTS = ("int8", "int32", "int64", "uint16")
@@ -203,7 +203,7 @@ def test_a_diagnosis_suggests_no_flag_the_declared_spec_refuses(budget):
         return np.cumsum(x, dtype=x.dtype)
 
     from scancheck.engine.properties.nan_rules import nan_rule_kept
-    from scancheck.engine.targets import seeded
+    from scancheck.targets.target import seeded
 
     t = _target(ignores_initial, dtypes=FLOATS, initial=True)
     view = seeded(t)  # element 0 is the initial value: here NaN

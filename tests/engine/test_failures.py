@@ -12,10 +12,11 @@ import numpy as np
 import pytest
 
 from scancheck.engine.cases import Budget
-from scancheck.engine.conformance import _raised, check, check_property
+from scancheck.engine.conformance import check, check_property
 from scancheck.engine.diagnosis import Cause, is_resource_error
-from scancheck.engine.spec import TargetSpec
-from scancheck.engine.targets import Target
+from scancheck.engine.no_answer import raised
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 SMALL = Budget(0.2, max_n=4096)
 
@@ -121,7 +122,7 @@ def test_a_gpu_target_s_error_ends_its_process_but_its_out_of_memory_does_not():
     """An error from a GPU target may leave its CUDA context unusable, so that every later
     call fails: it is not a failure of one case (in a child, the child dies and a new one
     goes on below its size); out of memory leaves the context as it was."""
-    def raised(error: Exception) -> Exception:
+    def thrown(error: Exception) -> Exception:
         try:
             _scan(raises=error, at=0).run(np.zeros(3, dtype=np.int32))
         except Exception as exc:
@@ -129,10 +130,10 @@ def test_a_gpu_target_s_error_ends_its_process_but_its_out_of_memory_does_not():
         raise AssertionError("no exception")
 
     gpu = _scan(device="gpu")
-    assert _raised(gpu, raised(ValueError("illegal address")), 5) is None
-    assert _raised(gpu, raised(MemoryError("no room")), 5).cause == Cause.RESOURCE
-    assert _raised(_scan(), raised(ValueError("boom")), 5).cause == Cause.FAULT
-    assert _raised(_scan(), ValueError("not the target's"), 5) is None
+    assert raised(gpu, thrown(ValueError("illegal address")), 5) is None
+    assert raised(gpu, thrown(MemoryError("no room")), 5).cause == Cause.RESOURCE
+    assert raised(_scan(), thrown(ValueError("boom")), 5).cause == Cause.FAULT
+    assert raised(_scan(), ValueError("not the target's"), 5) is None
 
 
 def _gpu_memory(monkeypatch, free: float, elsewhere: float, own: float = 0.5) -> None:
@@ -149,7 +150,7 @@ def _gpu_memory(monkeypatch, free: float, elsewhere: float, own: float = 0.5) ->
     gib = 2**30
     reading = GpuMemory(int(free * gib), 80 * gib, int(own * gib))
     assert abs(reading.elsewhere - elsewhere * gib) < gib
-    monkeypatch.setattr("scancheck.engine.conformance.gpu_memory", lambda: reading)
+    monkeypatch.setattr("scancheck.engine.no_answer.gpu_memory", lambda: reading)
 
 
 def test_out_of_memory_while_other_processes_hold_the_gpu_is_no_evidence(monkeypatch):
@@ -189,7 +190,7 @@ def test_scancheck_s_own_allocation_on_a_gpu_others_took_is_no_evidence_either(m
             raise OutOfMemoryError("Out of memory allocating 67,108,864 bytes")
         return x
 
-    monkeypatch.setattr("scancheck.engine.targets._device_view", placed)
+    monkeypatch.setattr("scancheck.targets.target._device_view", placed)
     (r,) = check(_scan(device="gpu"), ("integers exact",), budget=SMALL).results
     assert r.status == "partial" and r.detail["largest n"] == 299, r
 
@@ -203,7 +204,7 @@ def test_out_of_memory_with_the_gpu_to_itself_stays_the_targets(monkeypatch):
                  budget=SMALL).results
     assert r.status == "fail" and r.cause == "RESOURCE" and "memory taken" not in r.detail
     # Nor is a CPU target's memory ever read off the GPU.
-    monkeypatch.setattr("scancheck.engine.conformance.gpu_memory", None)
+    monkeypatch.setattr("scancheck.engine.no_answer.gpu_memory", None)
     (r,) = check(_scan(raises=MemoryError("no room"), at=300), ("integers exact",),
                  budget=SMALL).results
     assert r.status == "fail" and r.cause == "RESOURCE"

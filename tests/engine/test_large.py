@@ -25,8 +25,8 @@ from scancheck.engine.large import (
     step_test,
     verdict,
 )
-from scancheck.engine.spec import TargetSpec
-from scancheck.engine.targets import Target
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 from scancheck.testing import nvcc_errors
 
 

@@ -8,8 +8,8 @@ import numpy as np
 
 import scancheck.engine.large_batches as large_batches
 from scancheck.engine.diagnosis import Cause
-from scancheck.engine.spec import TargetSpec
-from scancheck.engine.targets import Target
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 
 def _numpy():

@@ -21,9 +21,9 @@ from scancheck.engine.large_segments import (
     check_segments_large,
     segment_case,
 )
-from scancheck.engine.resolve import resolve
-from scancheck.engine.spec import TargetSpec
-from scancheck.engine.targets import Target
+from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 #: A boundary a test holds: the same check, the wrap at 2**12 instead of 2**31.
 SMALL = 2**12

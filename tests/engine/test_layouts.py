@@ -7,15 +7,15 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from scancheck.controls import broken as controls
+from scancheck.controls import rows
 from scancheck.core.dtypes import DTYPES
 from scancheck.engine.cases import Case
 from scancheck.engine.conformance import check_property
 from scancheck.engine.layouts import LAYOUTS, SHAPES, batch, laid_out, memory_of
-from scancheck.engine.spec import TargetSpec
 from scancheck.engine.strategies import generate_data
-from scancheck.engine.targets import Target
 from scancheck.oracle.exact import exact_scan, exact_scan_axis
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 
 def test_every_shape_class_and_layout_is_drawn():
@@ -63,13 +63,13 @@ def test_numpy_conforms_on_batches_and_ignoring_strides_is_caught_with_the_layou
     numpy = Target("np", lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
                    TargetSpec(dtypes=DTYPES, axis="arg"))
     assert check_property(numpy, "rows", budget).status == "pass"
-    r = check_property(Target("c-only", controls.strides_ignored, TargetSpec(axis="arg")),
+    r = check_property(Target("c-only", rows.strides_ignored, TargetSpec(axis="arg")),
                        "rows", budget)
     assert r.status == "fail" and r.cause == "LOGIC"
     case = r.smallest_case
     assert case["layout"] in ("F", "transposed", "strided", "reversed") and "row" in case
     # 1-D inputs are contiguous: no 1-D property sees it.
-    assert check_property(Target("c-only", controls.strides_ignored, TargetSpec(axis="arg")),
+    assert check_property(Target("c-only", rows.strides_ignored, TargetSpec(axis="arg")),
                           "integers exact", budget).status == "pass"
 
 
@@ -123,8 +123,8 @@ def test_products_log_sum_exp_and_indices_are_judged_row_by_row(budget):
             _batched(cummax, "max", dtypes=DTYPES, indices=True)]
     for t in good:
         assert check_property(t, "rows", budget).status == "pass", t.spec
-    for fn, op, words in ((controls.cumprod_carried_across_rows, "mul", "mixes rows"),
-                          (controls.cummax_flat_indices, "max", "an index other than")):
+    for fn, op, words in ((rows.cumprod_carried_across_rows, "mul", "mixes rows"),
+                          (rows.cummax_flat_indices, "max", "an index other than")):
         t = _batched(fn, op, dtypes=("float32", "float64"), indices=op == "max")
         results = {p: check_property(t, p, budget) for p in PROPERTIES}
         failing = {p for p, r in results.items() if r.status == "fail"}
@@ -164,7 +164,7 @@ def test_a_negative_axis_refused_hides_no_wrong_answer_along_the_front_axis():
     from scancheck.engine.properties.rows import rows_check
 
     wrong = Target("refusing and wrong", _refusing_and_wrong, TargetSpec(axis="arg"))
-    right = Target("refusing", controls.negative_axis_refused, TargetSpec(axis="arg"))
+    right = Target("refusing", rows.negative_axis_refused, TargetSpec(axis="arg"))
     told = 0
     for seed in range(40):
         case = Case(12, "int32", "integers", seed)

@@ -16,12 +16,12 @@ from scancheck.controls import CONTROLS
 from scancheck.core.monoids import PROBES, namespace
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check, check_property
-from scancheck.engine.generic_scans import brent_kung, sequential
 from scancheck.engine.properties import TABLE, applies
-from scancheck.engine.resolve import resolve
-from scancheck.engine.spec import TargetSpec
-from scancheck.engine.targets import Target
+from scancheck.kernels.generic_scans import brent_kung, sequential
 from scancheck.oracle.monoid_scan import monoid_scan
+from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 GENERIC = ["sequential (generic)", "brent_kung (generic)", "blelloch (generic)"]
 NEW_CONTROLS = [c for c in CONTROLS if c.spec is None and c.locator.split(":")[-1] in (
@@ -319,7 +319,7 @@ def test_properties_are_routed_by_the_specs_form_not_by_an_operators_name():
 def test_a_monoid_no_module_holds_cannot_reach_a_child_process():
     """A monoid object is handed to a child by the module:ATTR that holds it; one made where
     no module holds it is refused, naming op and what to do."""
-    from scancheck.engine.isolation import UsageError, _child_cmd
+    from scancheck.isolation.parent import UsageError, _child_cmd
 
     m = Monoid(lambda a, b: (a[0] + b[0],), (np.int64(0),), name="sum")
     with pytest.raises(UsageError, match=r"op=Monoid\('sum'.*cannot be rebuilt.*module level"):
@@ -421,7 +421,7 @@ def test_every_kernels_schedule_conforms_under_the_probes(name, budget):
 def test_a_schedule_with_one_combine_swapped_is_caught():
     from dataclasses import replace as dc_replace
 
-    from scancheck.engine.generic_scans import network_scan
+    from scancheck.kernels.generic_scans import network_scan
     from scancheck.kernels.registry import get_variant
 
     var = get_variant("blelloch")

@@ -8,16 +8,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from scancheck.controls import broken as controls
-from scancheck.controls import contracts
+from scancheck.controls import declared, operators, sums
 from scancheck.core.rules import arg_extreme_scan, extreme_scan
 from scancheck.engine.conformance import check_property
 from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import values
 from scancheck.engine.properties.extremes import extreme_agree
-from scancheck.engine.resolve import resolve
-from scancheck.engine.spec import TargetSpec
-from scancheck.engine.targets import Target
+from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 FLOATS = TargetSpec(dtypes=("float32", "float64"))
 
@@ -27,7 +26,7 @@ def _target(fn, spec=None, fill=None):
 
 
 def test_the_certificate_alone_catches_a_carry_kept_8_bits_short(budget):
-    t = resolve("scancheck.controls.broken:carry_8_bits_short")
+    t = resolve("scancheck.controls.sums:carry_8_bits_short")
     assert check_property(t, "floats within bound", budget).status == "pass"
     r = check_property(t, "certified exact", budget)
     assert r.status == "fail" and r.cause == "PRECISION", r
@@ -42,9 +41,9 @@ def _nan_read_as_zero_from_65(x):
     return out
 
 
-@pytest.mark.parametrize("prop, fn", [("certified exact", controls.off_by_one_at_block_boundaries),
+@pytest.mark.parametrize("prop, fn", [("certified exact", sums.off_by_one_at_block_boundaries),
                                       ("floats within bound",
-                                       controls.off_by_one_at_block_boundaries),
+                                       sums.off_by_one_at_block_boundaries),
                                       ("nan and inf", _nan_read_as_zero_from_65)])
 def test_only_the_failure_reported_is_attributed(prop, fn, budget, monkeypatch):
     """Wrong from n = 65: the ladder finds it past there, the walk takes it down.  Only the
@@ -58,26 +57,26 @@ def test_only_the_failure_reported_is_attributed(prop, fn, budget, monkeypatch):
     r = check_property(_target(fn, FLOATS), prop, budget)
     assert r.status == "fail" and r.smallest_case["n"] >= 65, r
     assert told == [r.smallest_case["n"]], (told, r)
-    assert ("'steps' data" if fn is controls.off_by_one_at_block_boundaries else
+    assert ("'steps' data" if fn is sums.off_by_one_at_block_boundaries else
             "NaN or infinity not propagated") in r.diagnosis
 
 
 def test_precision_lost_is_told_from_a_logic_error_without_integer_dtypes(budget):
     """Both break the certificate; only the logic error breaks 'steps' data too."""
-    lossy = check_property(resolve("scancheck.controls.broken:lower_precision_intermediate"),
+    lossy = check_property(resolve("scancheck.controls.sums:lower_precision_intermediate"),
                            "certified exact", budget)
     assert lossy.cause == "PRECISION" and "about 11 significand bits" in lossy.diagnosis
-    broken = check_property(_target(controls.off_by_one_at_block_boundaries, FLOATS),
+    broken = check_property(_target(sums.off_by_one_at_block_boundaries, FLOATS),
                             "certified exact", budget)
     assert broken.cause == "LOGIC" and "'steps' data" in broken.diagnosis
     assert broken.smallest_case["n"] == 65
 
 
 def test_a_logic_error_in_nan_data_is_not_blamed_on_nan_handling(budget):
-    nan_bug = check_property(resolve("scancheck.controls.contracts:max_writing_zero_for_nan"),
+    nan_bug = check_property(resolve("scancheck.controls.declared:max_writing_zero_for_nan"),
                              "nan and inf", budget)
     assert nan_bug.cause == "SPECIALS" and nan_bug.independent
-    logic_bug = check_property(resolve("scancheck.controls.broken:dropped_partial_block"), "nan and inf",
+    logic_bug = check_property(resolve("scancheck.controls.sums:dropped_partial_block"), "nan and inf",
                                budget)
     assert logic_bug.cause == "LOGIC" and not logic_bug.independent
     assert "NaNs and infinities replaced by 1" in logic_bug.diagnosis
@@ -126,7 +125,7 @@ def _cumprod_in_8_bit_tiles_of_8_absorbing_infinities(x):
     with np.errstate(all="ignore"):
         for lo in range(0, x.shape[0], 8):
             out[lo:lo + 8] = np.multiply.accumulate(x[lo:lo + 8], dtype=x.dtype) * carry
-            carry = float(controls._round_to_bits(out[min(lo + 8, x.shape[0]) - 1], 8))
+            carry = float(sums.round_to_bits(out[min(lo + 8, x.shape[0]) - 1], 8))
         zero = np.logical_or.accumulate(x == 0)
         nan = np.logical_or.accumulate(np.isnan(x))
     out[zero & ~nan & np.isnan(out)] = 0.0
@@ -148,7 +147,7 @@ def test_a_value_bug_met_first_hides_no_wrong_special_of_a_product(budget):
 
 def _cumprod_with_two_tile_bugs(x):
     """Past one tile of 64, every infinity it should return comes out NaN and the last
-    output leaves out its own factor (as controls.broken.sum_with_two_tile_bugs)."""
+    output leaves out its own factor (as controls.sums.sum_with_two_tile_bugs)."""
     with np.errstate(all="ignore"):
         out = np.multiply.accumulate(x, dtype=x.dtype)
     if x.shape[0] > 64:
@@ -264,12 +263,12 @@ def test_varying_bits_within_the_bound_are_non_determinism_and_wrong_ones_are_lo
 
 
 def test_every_property_tries_the_empty_scan_first_where_the_spec_allows_it(budget):
-    refusing = resolve("scancheck.controls.broken:scan_refusing_empty_input")
+    refusing = resolve("scancheck.controls.sums:scan_refusing_empty_input")
     for prop in ("integers exact", "certified exact", "floats within bound", "nan and inf",
                  "deterministic"):
         r = check_property(refusing, prop, budget)
         assert r.status == "fail" and r.smallest_case["n"] == 0, (prop, r)
-    no_empty = _target(controls.scan_refusing_empty_input, TargetSpec(allows_empty=False))
+    no_empty = _target(sums.scan_refusing_empty_input, TargetSpec(allows_empty=False))
     assert check_property(no_empty, "integers exact", budget).status == "pass"
 
 
@@ -313,11 +312,11 @@ def test_equal_zeros_may_come_back_either_way_unless_the_spec_orders_them(budget
 
     either = TargetSpec(op="max", dtypes=("float32", "float64"))
     ordered = replace(either, zeros="ordered")
-    for fn in (ieee_2019_max, contracts.max_keeping_the_earlier_zero):
+    for fn in (ieee_2019_max, declared.max_keeping_the_earlier_zero):
         assert check_property(_target(fn, either), "floats within bound", budget).status == "pass"
     assert check_property(_target(ieee_2019_max, ordered), "floats within bound",
                           budget).status == "pass"
-    r = check_property(_target(contracts.max_keeping_the_earlier_zero, ordered),
+    r = check_property(_target(declared.max_keeping_the_earlier_zero, ordered),
                        "floats within bound", budget)
     assert r.status == "fail" and r.cause == "LOGIC" and r.smallest_case["data"] == "zeros"
     got, want = r.smallest_case["got"], r.smallest_case["expected"]
@@ -345,7 +344,7 @@ def test_nan_handling_is_checked_as_the_spec_declares(budget):
     ignoring = TargetSpec(op="min", dtypes=("float32", "float64"), nans="ignore")
     fmin = _target(lambda x: np.fmin.accumulate(x), ignoring)
     assert check_property(fmin, "nan and inf", budget).status == "pass"
-    r = check_property(_target(contracts.min_propagating_nan, ignoring), "nan and inf", budget)
+    r = check_property(_target(declared.min_propagating_nan, ignoring), "nan and inf", budget)
     assert r.status == "fail" and r.cause == "CONTRACT" and "nans='ignore'" in r.diagnosis
     assert "declare --nans propagate" in r.diagnosis
 
@@ -354,21 +353,21 @@ def test_overflow_is_rounding_only_where_some_order_can_overflow(budget):
     """numpy.cumsum overflows on 'overflow' data and conforms; a guard that returns infinity
     at half the largest float is refused, with the reach of the prefix in its diagnosis."""
     assert check_property(resolve("numpy.cumsum"), "floats within bound", budget).status == "pass"
-    r = check_property(resolve("scancheck.controls.contracts:overflow_guard_too_low"),
+    r = check_property(resolve("scancheck.controls.declared:overflow_guard_too_low"),
                        "floats within bound", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "overflow"
     assert "no summation order can overflow" in r.diagnosis
 
 
 def test_subnormals_read_as_zero_are_named_and_conform_where_declared(budget):
-    t = resolve("scancheck.controls.contracts:subnormal_inputs_read_as_zero")
+    t = resolve("scancheck.controls.declared:subnormal_inputs_read_as_zero")
     r = check_property(t, "floats within bound", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "subnormal"
     assert "subnormals read as zero" in r.diagnosis
     flushing = replace(t.spec, subnormals="flush")
     assert check_property(_target(t.fn, flushing), "floats within bound", budget).status == "pass"
     # Declaring it takes nothing from other errors: a dropped block is still refused.
-    broken = _target(controls.dropped_partial_block, replace(FLOATS, subnormals="flush"))
+    broken = _target(sums.dropped_partial_block, replace(FLOATS, subnormals="flush"))
     assert check_property(broken, "floats within bound", budget).cause == "LOGIC"
 
 
@@ -480,7 +479,7 @@ def test_long_recurrences_are_checked_rigorously_past_the_rationals_reach():
     spec = TargetSpec(op="recurrence", dtypes=("float32",))
     case = Case(100_000, "float32", "uniform", seed=3)
     assert TABLE["recurrence"].check(Target("doubling", doubling, spec), case) is None
-    wrong = TABLE["recurrence"].check(Target("late", controls.long_blocks_in_the_wrong_order,
+    wrong = TABLE["recurrence"].check(Target("late", operators.long_blocks_in_the_wrong_order,
                                              spec), case)
     assert wrong is not None and wrong.index == 1024 and "operand order" in wrong.diagnosis
 
@@ -496,7 +495,7 @@ def test_the_input_writing_controls_are_refused_with_that_cause_alone():
     from scancheck.engine.conformance import check
 
     for name in ("zeroing_its_input", "adding_one_to_its_last_input_and_output"):
-        rep = check(resolve(f"scancheck.controls.broken:{name}"), budget=Budget(0.3))
+        rep = check(resolve(f"scancheck.controls.sums:{name}"), budget=Budget(0.3))
         verdict = rep.verdict
         assert verdict.cause.name == "INPUT_WRITTEN" and not verdict.also, verdict.line
         assert verdict.line.startswith("writes into its input: x[")

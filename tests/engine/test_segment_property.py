@@ -16,9 +16,9 @@ from scancheck.engine.conformance import check, check_property
 from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import TABLE, applies
 from scancheck.engine.properties.segments import segments_check
-from scancheck.engine.resolve import resolve
-from scancheck.engine.spec import TargetSpec
-from scancheck.engine.targets import Target
+from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 TARGETS = builtin_targets()
 #: pandas 3.1.1's groupby().cumsum() turns an infinity plus a finite value into NaN (its

@@ -14,8 +14,8 @@ from scancheck.engine.segments import (
     segment_lengths,
     shrunk_layouts,
 )
-from scancheck.engine.spec import TargetSpec
 from scancheck.oracle.segmented import KINDS, segment_ids
+from scancheck.targets.spec import TargetSpec
 
 
 def _layouts(kind, t, count=400):

@@ -13,8 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scancheck.controls import broken as controls
-from scancheck.controls import contracts
+from scancheck.controls import declared, operators
 from scancheck.core.dtypes import SIGNIFICAND_BITS, finfo, read_as_zero, subnormal
 from scancheck.core.operators import OPERATORS, get_operator, sequential_scan
 from scancheck.core.rules import (
@@ -30,11 +29,11 @@ from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import TABLE
 from scancheck.engine.properties.base import Untold
 from scancheck.engine.properties.subnormals import scaled_out
-from scancheck.engine.resolve import resolve
-from scancheck.engine.spec import TargetSpec
 from scancheck.engine.strategies import generate_data
-from scancheck.engine.targets import Target
 from scancheck.oracle.products import judge_products
+from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import TargetSpec
+from scancheck.targets.target import Target
 
 FLOATS = ("float32", "float64")
 #: Targets below that loop in Python are searched to small sizes only.
@@ -144,7 +143,7 @@ def test_a_flushing_max_or_min_is_named_and_conforms_where_declared(which, budge
 def test_a_declared_flush_of_max_must_flush_every_subnormal(budget):
     """Keeping them all, or flushing every other one, fails with the subnormal named; the
     same right scan declared 'keep' conforms."""
-    kept = resolve("scancheck.controls.contracts:max_keeping_subnormals_declared_flushing")
+    kept = resolve("scancheck.controls.declared:max_keeping_subnormals_declared_flushing")
     r = check_property(kept, "floats within bound", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and "subnormals kept" in r.diagnosis
     assert check_property(_target(kept.fn, op="max"), "floats within bound",
@@ -165,7 +164,7 @@ def test_declaring_flush_hides_no_other_error(budget):
     """A NaN dropped, a block dropped, a product carried in 8 bits and a recurrence's blocks
     in the wrong order keep their diagnoses under subnormals='flush'."""
     flush = {"subnormals": "flush"}
-    r = check_property(_target(contracts.max_writing_zero_for_nan, op="max", **flush),
+    r = check_property(_target(declared.max_writing_zero_for_nan, op="max", **flush),
                        "nan and inf", budget)
     assert r.cause == "SPECIALS"
 
@@ -180,10 +179,10 @@ def test_declaring_flush_hides_no_other_error(budget):
 
     r = check_property(_target(dropped, op="max", **flush), "floats within bound", budget)
     assert r.cause == "LOGIC" and "subnormals" not in r.diagnosis
-    r = check_property(_target(controls.product_carried_in_8_bits, op="mul", **flush),
+    r = check_property(_target(operators.product_carried_in_8_bits, op="mul", **flush),
                        "products within bound", budget)
     assert r.cause == "PRECISION" and "significand bits" in r.diagnosis
-    r = check_property(_target(controls.block_sums_in_the_wrong_order, op="recurrence", **flush),
+    r = check_property(_target(operators.block_sums_in_the_wrong_order, op="recurrence", **flush),
                        "recurrence", budget)
     assert r.cause == "LOGIC" and "operand order" in r.diagnosis
 
@@ -191,7 +190,7 @@ def test_declaring_flush_hides_no_other_error(budget):
 def test_a_flushing_cumprod_is_named_and_conforms_where_declared(budget):
     """Caught by the products' certificate on 'powers' data only (every order of
     multiplication is exact there, subnormal products included)."""
-    t = resolve("scancheck.controls.contracts:cumprod_reading_subnormals_as_zero")
+    t = resolve("scancheck.controls.declared:cumprod_reading_subnormals_as_zero")
     r = check_property(t, "products within bound", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "powers"
     assert "subnormals read as zero" in r.diagnosis and "product's sign" not in r.diagnosis
@@ -213,7 +212,7 @@ def test_the_product_certificate_allows_a_flushed_zero_only_where_declared(dtype
         with np.errstate(all="ignore"):
             exact = np.multiply.accumulate(x.astype(np.float64)).astype(x.dtype)
         assert judge_products(x, exact).ok.all() and judge_products(x, exact, flush=True).ok.all()
-        flushed = contracts.cumprod_reading_subnormals_as_zero(x)
+        flushed = declared.cumprod_reading_subnormals_as_zero(x)
         if (flushed == exact).all():
             continue
         assert judge_products(x, flushed, flush=True).ok.all()
@@ -225,7 +224,7 @@ def test_the_product_certificate_allows_a_flushed_zero_only_where_declared(dtype
 
 
 def test_a_flushing_recurrence_is_named_and_conforms_where_declared(budget):
-    t = resolve("scancheck.controls.contracts:recurrence_reading_subnormals_as_zero")
+    t = resolve("scancheck.controls.declared:recurrence_reading_subnormals_as_zero")
     r = check_property(t, "recurrence", budget)
     assert r.status == "fail" and r.cause == "PRECISION" and r.smallest_case["data"] == "subnormal"
     assert "subnormals read as zero" in r.diagnosis and "operand order" not in r.diagnosis
@@ -351,7 +350,7 @@ def test_a_scaled_input_leaves_no_subnormal_and_rounds_as_the_input(dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("seed", range(3))
 def test_flushing_subnormals_is_told_where_the_scaled_input_is_right(dtype, seed):
-    failure = _bound("scancheck.controls.contracts:subnormal_inputs_read_as_zero", 1000, dtype,
+    failure = _bound("scancheck.controls.declared:subnormal_inputs_read_as_zero", 1000, dtype,
                      seed)
     assert failure.cause == Cause.PRECISION and "subnormals read as zero" in failure.diagnosis
 
@@ -381,7 +380,7 @@ def test_float16_block_totals_underflowing_are_lost_precision_not_a_flush(seed):
     """Block totals carried in float16: on data around float32's smallest normal they
     underflow to zero, which reading subnormals as zero seemed to explain; scaled to about
     1 they keep float16's 11 bits: lost precision, as the whole check tells it."""
-    failure = _bound("scancheck.controls.broken:lower_precision_intermediate", 1000, "float32",
+    failure = _bound("scancheck.controls.sums:lower_precision_intermediate", 1000, "float32",
                      seed)
     assert failure.cause == Cause.PRECISION and "significand bits" in failure.diagnosis
     assert "subnormals read as zero (DAZ" not in failure.diagnosis

@@ -10,8 +10,8 @@ import pytest
 from scancheck.engine import warmup
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import PROPERTIES, check_property, not_applicable
-from scancheck.engine.resolve import resolve
 from scancheck.engine.warmup import ladder_calls, warm, warm_check
+from scancheck.targets.resolve import resolve
 
 
 def _recording(name: str, dtypes: tuple[str, ...], seen: list, fail_at: int | None = None,

@@ -315,7 +315,7 @@ def test_grid_scans_of_a_million_equal_the_model(name):
 @pytest.mark.parametrize("tool", ["racecheck", "synccheck"])
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_sanitizer_reports_only_the_racy_kernel(name, tool):
-    from scancheck.engine.sanitizer import find_sanitizer, sanitize_variant
+    from scancheck.isolation.sanitizer import find_sanitizer, sanitize_variant
 
     if find_sanitizer() is None:
         pytest.skip("compute-sanitizer is not installed")
@@ -342,7 +342,7 @@ def test_past_2_to_the_31_and_32_no_index_overflows(name, size):
     """n = 2**31 + 17 and 2**32 + 17 float32, ones around both boundaries: a step function
     whose every output the step checker verifies on the device."""
     from scancheck.engine.conformance import check_property
-    from scancheck.engine.kernel_targets import kernel_target
+    from scancheck.targets.kernel_targets import kernel_target
 
     result = check_property(kernel_target(name), size)
     assert result.status == "pass", (result.diagnosis, result.smallest_case)
@@ -365,7 +365,7 @@ def test_every_cuda_file_under_kernels_compiles(tmp_path):
     test_large at the instantiations they launch; here every other .cu (the negative
     controls, conformance-target signature) at float and int."""
     from scancheck.core.cuda import KERNEL_DIR
-    from scancheck.engine.resolve import cu_prelude
+    from scancheck.targets.resolve import cu_prelude
 
     registered = {v.source for v in VARIANTS.values()}
     others = [p for p in sorted(KERNEL_DIR.rglob("*.cu"))

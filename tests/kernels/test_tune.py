@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scancheck import bench, verify
+from scancheck.faces.jobs import bench, verify
 from scancheck.kernels import tune
 from scancheck.kernels.registry import VARIANTS
 from scancheck.kernels.tune import (

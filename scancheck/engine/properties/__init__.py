@@ -51,9 +51,9 @@ from __future__ import annotations
 
 from ...core.dtypes import DTYPES, FLOAT_DTYPES, INPUT_DTYPES, INT_DTYPES
 from ...core.monoids import PROBES
+from ...targets.spec import TargetSpec, monoid_of, over_tuples
+from ...targets.target import Target
 from ..cases import Case
-from ..spec import TargetSpec, monoid_of, over_tuples
-from ..targets import Target
 from .base import Failure, Property, Untold
 from .determinism import determinism_check
 from .monoids import DECLARED, laws_check, monoid_cap, monoid_check, not_judged, probes_check

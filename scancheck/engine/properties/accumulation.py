@@ -13,8 +13,8 @@ from ...core.arrays import as_dtype, dtype_name
 from ...core.dtypes import SIGNIFICAND_BITS
 from ...oracle.bounds import abs_sums, gamma, sequential_depths, ulp
 from ...oracle.exact import exact_scan_axis
+from ...targets.target import Target
 from ..diagnosis import Cause
-from ..targets import Target
 from .base import Failure
 
 

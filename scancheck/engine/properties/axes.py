@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ...targets.target import InputWritten, NotAnArray, Target, raised_by_target
 from ..diagnosis import Cause, is_resource_error
-from ..targets import InputWritten, NotAnArray, Target, raised_by_target
 from .base import Failure
 
 

@@ -9,15 +9,15 @@ from typing import Any
 
 import numpy as np
 
+from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause
-from ..targets import Target
 
 
 @dataclass(frozen=True)
 class Contract:
     """A documented behaviour other than the spec's, which a flag declares: what the target
-    does, in words, the flag, and the :class:`~scancheck.engine.spec.TargetSpec` fields the
+    does, in words, the flag, and the :class:`~scancheck.targets.spec.TargetSpec` fields the
     flag sets.  A failure that carries one is a contract difference only where the target
     is right once it is declared, on its own case and on a longer one
     (:func:`scancheck.engine.conformance.check_property` checks both)."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from ...core.arrays import same_bits
 from ...core.dtypes import is_float
+from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause
-from ..targets import Target
 from .base import Failure
 from .running import first_bad, run
 from .values import judge_output

@@ -9,7 +9,7 @@ from ...core.arrays import dtype_name, same_bits
 from ...core.dtypes import read_as_zero
 from ...core.operators import get_operator, shifted
 from ...core.rules import extreme_scan, flushed_extreme_scan, zero_held
-from ..spec import TargetSpec
+from ...targets.spec import TargetSpec
 
 
 def extreme_answers(spec: TargetSpec, x: np.ndarray, flush: bool

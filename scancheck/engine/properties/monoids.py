@@ -36,11 +36,11 @@ from ...oracle.monoid_scan import (
     rounding_bound,
     wrong_order_split,
 )
+from ...targets.spec import TargetSpec, monoid_of
+from ...targets.target import NotAnArray, Target, _first_write, raised_by_target
 from ..cases import Case
 from ..diagnosis import Cause, is_resource_error
 from ..layouts import LAYOUTS, laid_out, memory_of
-from ..spec import TargetSpec, monoid_of
-from ..targets import NotAnArray, Target, _first_write, raised_by_target
 from .axes import negative_axis_refused
 from .base import Failure
 
@@ -123,7 +123,7 @@ def call_on_leaves(target: Target, elems: Leaves, *args: Any,
     """The target's own code on copies of ``elems`` (and ``args``), each leaf in its memory
     layout of ``memory`` (:func:`~scancheck.engine.layouts.laid_out`; C order where None): an
     exception it raises is marked as its own, and a write into a copy is
-    :class:`~scancheck.engine.targets.InputWritten`."""
+    :class:`~scancheck.targets.target.InputWritten`."""
     copies = tuple(np.array(v, copy=True) for v in elems) if memory is None else tuple(
         laid_out(v, m) for v, m in zip(elems, memory))
     n = int(sum(v.size for v in elems))

@@ -1,5 +1,5 @@
 """Declared NaN rules in the properties: each case's NaN inputs judged through
-:func:`~scancheck.engine.contracts.nan_view` (the rule's own outputs first, then the rest as
+:func:`~scancheck.targets.contracts.nan_view` (the rule's own outputs first, then the rest as
 the scan of the NaN-free input), and a target that keeps another rule than it declares
 named by the rule it keeps, with the flag that declares it."""
 
@@ -16,10 +16,10 @@ from ...core.operators import get_operator
 from ...oracle.bounds import Verdict, classify, sequential_depths
 from ...oracle.exact import exact_scan
 from ...oracle.products import judge_products
-from ..contracts import ALTERNATIVES, BEHAVIOUR, NAN_RULE_OPS, nan_view, rule_owes, viewed
+from ...targets.contracts import ALTERNATIVES, BEHAVIOUR, NAN_RULE_OPS, nan_view, rule_owes, viewed
+from ...targets.spec import TargetSpec
+from ...targets.target import Target
 from ..diagnosis import Cause
-from ..spec import TargetSpec
-from ..targets import Target
 from .base import Contract, Failure
 from .extremes import extreme_agree
 from .subnormals import flushes

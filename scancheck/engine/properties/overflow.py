@@ -11,9 +11,9 @@ import numpy as np
 from ...core.arrays import as_dtype
 from ...core.dtypes import is_float
 from ...core.operators import get_operator, shifted
+from ...targets.target import Target, raised_by_target
 from ..cases import Case
 from ..diagnosis import Cause, is_resource_error
-from ..targets import Target, raised_by_target
 from .base import Contract, Failure
 from .running import bits_differ, exact_answer, promoted, run
 from .values import integers_check

@@ -15,9 +15,9 @@ from ...oracle.bounds import (
 )
 from ...oracle.logsumexp import judge_logsumexp
 from ...oracle.products import judge_products
+from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause
-from ..targets import Target
 from .base import Failure, short
 from .nan_rules import kept_rule_failure
 from .running import called, declared_view, first_bad, run, run_case

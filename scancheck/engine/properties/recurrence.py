@@ -15,8 +15,8 @@ from ...oracle.exact import (
     recurrence_magnitudes,
 )
 from ...oracle.products import judge_products
+from ...targets.target import Target
 from ..cases import Case
-from ..targets import Target
 from .base import Failure
 from .running import exact_answer, first_bad, recurrence_reference, run_case
 from .subnormals import flush_attributed, flushes, new_subnormals

@@ -23,12 +23,12 @@ from ...oracle.exact import (
 )
 from ...oracle.logsumexp import judge_logsumexp
 from ...oracle.products import judge_products
+from ...targets.contracts import nan_view, rule_owes, viewed
+from ...targets.spec import TargetSpec, ranks_taken
+from ...targets.target import NotAnArray, Target
 from ..cases import Case
-from ..contracts import nan_view, rule_owes, viewed
 from ..diagnosis import Cause, is_resource_error
 from ..layouts import Batch, batch
-from ..spec import TargetSpec, ranks_taken
-from ..targets import NotAnArray, Target
 from .accumulation import accumulated_beyond, accumulated_words, rounded_twice
 from .axes import negative_axis_refused
 from .base import Failure, Told

@@ -22,9 +22,9 @@ from ...oracle.exact import (
     recurrence_enclosure,
     recurrence_magnitudes,
 )
+from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause
-from ..targets import Target
 from .base import Check, Contract, Failure
 from .extremes import extreme_agree, extreme_answers, extreme_some
 from .nan_rules import declared_view

@@ -14,12 +14,12 @@ import numpy as np
 from ...core.arrays import dtype_name, same_bits
 from ...core.dtypes import is_float
 from ...oracle.segmented import gather_rows, segment_ids, segment_rows
+from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause
 from ..layouts import LAYOUTS, laid_out, memory_of
 from ..segments import Layout, draw_layout, shrunk_layouts
 from ..strategies import generate_data
-from ..targets import Target
 from .base import Failure
 from .rows import _row_verdicts
 from .running import promoted, runs_differ

@@ -18,9 +18,9 @@ from ...oracle.bounds import (
     classify,
     sequential_depths,
 )
+from ...targets.spec import TargetSpec
+from ...targets.target import Target
 from ..diagnosis import Cause
-from ..spec import TargetSpec
-from ..targets import Target
 from .base import Failure, short
 
 

@@ -22,8 +22,8 @@ from ...oracle.exact import (
 )
 from ...oracle.logsumexp import judge_logsumexp
 from ...oracle.products import judge_products
+from ...targets.target import Target
 from ..cases import Case
-from ..targets import Target
 from .running import exact_answer, promoted
 from .values import bound_fractions
 

@@ -24,9 +24,9 @@ from ...oracle.bounds import (
     overflow_threshold,
     sequential_depths,
 )
+from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause
-from ..targets import Target
 from .accumulation import accumulated_failure
 from .base import Check, Failure, untold
 from .nan_rules import finite_twin, kept_rule_failure, longer_input

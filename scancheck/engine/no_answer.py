@@ -1,0 +1,95 @@
+"""A case on which the target gave no answer: it raised (the empty input refused, too), or
+ran out of memory.  Such a failure moves its property's search to where the target
+answers instead of ending it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..core.devices import gpu_memory
+from ..targets.target import Target, raised_by_target
+from .cases import Case
+from .diagnosis import Cause, is_device_memory_error, is_resource_error
+from .properties import Failure
+
+
+class NoAnswer(Failure):
+    """A case on which the target gave no answer: it raised (the empty input refused, too),
+    or ran out of memory.  It moves its property's search to where the target answers (from
+    n = 1, or below its size) instead of ending it."""
+
+
+
+def raised(target: Target, exc: Exception, n: int) -> Failure | None:
+    """The failure of a case on which the target's own code raised ``exc``: out of memory
+    on any device (also scancheck's, placing the input on a GPU whose memory others took),
+    the empty input refused (a logic error: the scan of nothing is an empty
+    array), and any other exception of a CPU target (a fault of that case alone).  None
+    where scancheck raised it, or where a GPU target did at n >= 1: that may leave its CUDA
+    context unusable for every later call, so it ends the process (in a child, one that
+    starts afresh below its size takes over)."""
+    taken = memory_taken(target) if n and is_device_memory_error(exc) else None
+    if taken is not None:  # the target's own allocation, or the case's input placed for it
+        return NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} at n = {n:,} "
+                         f"({str(exc)[:120]}); {taken}", independent=True,
+                         detail={"memory taken": taken})
+    if not raised_by_target(exc):
+        return None
+    ranks = ranks_taken(target) if (target.spec.axis is not None and not target.spec.ndim
+                                     and target.spec.device == "cpu") else ()
+    if ranks:
+        flag = "--ndim " + " ".join(map(str, ranks))
+        return Failure(Cause.CONTRACT, f"raised {type(exc).__name__} ({str(exc)[:120]}); it "
+                       f"takes arrays of rank {', '.join(map(str, ranks))} only, where its spec "
+                       f"declares any: declare {flag}", detail={"contract": flag})
+    if is_resource_error(exc):
+        where = " on an empty input" if n == 0 else ""
+        return NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} ({str(exc)[:200]})"
+                         f"{where}", independent=True)
+    if n == 0:
+        return NoAnswer(Cause.LOGIC, f"raised {type(exc).__name__} on an empty input "
+                         f"({str(exc)[:120]}); the scan of nothing is an empty array")
+    if target.spec.device == "gpu":
+        return None
+    return NoAnswer(Cause.FAULT, f"raised {type(exc).__name__} ({str(exc)[:200]})")
+
+
+
+def memory_taken(target: Target) -> str | None:
+    """Why a GPU target's out of memory is no evidence about it: other processes held at
+    least half of the GPU then (a check beside it, another user's job) and less than an
+    eighth was free; None where not, or this process cannot tell."""
+    if target.spec.device != "gpu":
+        return None
+    mem = gpu_memory()
+    # Little free, and most of the rest held outside: where much is free, a request that
+    # did not fit is the target's own, whatever others hold.
+    if mem is None or 2 * mem.elsewhere < mem.total or 8 * mem.free > mem.total:
+        return None
+    return (f"the GPU's memory was taken ({mem.told()}): not this target's doing; check it "
+            f"again with the GPU to itself")
+
+
+
+def ranks_taken(target: Target) -> tuple[int, ...]:
+    """The ranks 1 to 4 of small float arrays a target with an axis answers, where it
+    refuses some (a DataFrame method takes 2-D arrays only); () where it takes all, or none."""
+    spec = target.spec
+    dtype = next((d for d in spec.dtypes if d in ("float64", "float32", "int64", "int32")),
+                 spec.dtypes[0])
+    took, held = [], 0
+    for rank in range(1, 5):
+        shape = [3] + [2] * (rank - 1)
+        axis = spec.axis % rank if isinstance(spec.axis, int) else 0
+        if isinstance(spec.axis, int) and not -rank <= spec.axis < rank:
+            continue  # a rank without the axis is none a target of it takes
+        held += 1
+        x = Case(int(np.prod(shape)), dtype, "integers", 0).data(spec.op).reshape(
+            shape + list(np.shape(Case(1, dtype, "integers", 0).data(spec.op))[1:]))
+        try:
+            target(x, axis)
+        except Exception:  # noqa: BLE001 - any refusal of a rank counts as one
+            continue
+        took.append(rank)
+    return tuple(took) if took and len(took) < held else ()

@@ -1,0 +1,296 @@
+"""``scancheck check``: each target checked in child processes, several at once, a report
+and a summary printed, the JSON and Markdown reports written; ``--controls``: the negative
+controls checked alike and scored; and the checks on the files a command writes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+from ...oracle.bounds import fit_columns as _fit
+from ...oracle.bounds import format_table
+from ..progress import Progress
+from .spec_flags import spec_overrides
+
+
+def print_known(rep) -> None:
+    """The known bugs a report's failures meet ("known upstream: <link>"), and those of its
+    target that did not reproduce ("fixed in <version>?")."""
+    from ...adapters import known_for
+    from ...adapters.known import lines
+
+    for line in lines(rep, known_for(rep.target)):
+        print(f"  {line}")
+
+
+
+def output_path(path: str | None, flag: str) -> None:
+    """Raise a ValueError naming ``flag`` unless ``path`` (None: not given) can be written as
+    a file: checked before a run, so that an hour's check is not lost at its end.  Leaves no
+    file behind where there was none."""
+    if path is None:
+        return
+    where = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ValueError(f"argument {flag}: {path} is a directory; give a file name in it")
+    if not os.path.isdir(where):
+        raise ValueError(f"argument {flag}: {path}: the directory {where} does not exist")
+    if os.path.exists(path) and not os.path.isfile(path):
+        # A device or a pipe (/dev/stdout): opening it to try could block, or be the write.
+        if not os.access(path, os.W_OK):
+            raise ValueError(f"argument {flag}: {path} is not writable by this user")
+        return
+    existed = os.path.lexists(path)
+    # access() answers yes to root everywhere (a read-only mount, /proc): only opening tells.
+    with writing(path, flag):
+        open(path, "a").close()
+    if not existed:
+        os.unlink(path)
+
+
+
+@contextlib.contextmanager
+def writing(path: str, flag: str) -> Iterator[None]:
+    """An OSError inside (a full disk, a directory removed during the run) as a ValueError
+    naming ``flag`` and ``path``: a usage or environment error, not a traceback."""
+    try:
+        yield
+    except OSError as exc:
+        raise ValueError(f"argument {flag}: {path} cannot be written "
+                         f"({exc.strerror or type(exc).__name__})") from None
+
+
+
+#: Columns a result table fits in; the whole text of each cell is in --report and --json.
+TABLE_WIDTH = 100
+
+
+
+#: Seconds a check searches where --budget is not given (the API's Budget default too).
+DEFAULT_BUDGET = 30.0
+
+
+
+#: Seconds of a default check's wall time that are not search: the command's start, the
+#: children's results coming back and the report (about 1.2 s measured on 2 cores), so that
+#: the whole command takes about DEFAULT_BUDGET seconds, not that plus its own start.
+NOT_SEARCH = 1.5
+
+
+
+def print_report(rep) -> None:
+    rows = _fit(rep.rows(), {"property": 22, "diagnosis / detail": 40,
+                             "smallest failing case": 21})
+    # The n the summary says too: every property checked to it (one cut short by its
+    # budget reached less than the others).
+    print(format_table(rows, title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
+                       f"checked {rep.reached:,})"))
+    import textwrap
+
+    verdict = rep.verdict
+    print(textwrap.fill(f"verdict: {rep.verdict_word}"
+                        + (f" - {rep.summary}" if rep.summary else ""), TABLE_WIDTH,
+                        subsequent_indent="  ", break_on_hyphens=False))
+    if verdict.findings:  # each cause once, with the properties it explains folded under it
+        print("causes, primary first:")
+        for k, finding in enumerate(verdict.findings, 1):
+            print(textwrap.fill(f"{k}. {finding.folded()}", TABLE_WIDTH, initial_indent="  ",
+                                subsequent_indent="     ", break_on_hyphens=False))
+    if rep.notes:  # whole: the table's detail column cuts them short
+        print("found beside the verdict:")
+        for note in rep.notes:
+            print(textwrap.fill(f"- {note}", TABLE_WIDTH, initial_indent="  ",
+                                subsequent_indent="    ", break_on_hyphens=False))
+    print(rep.time_spent())
+
+
+
+def check_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of check_isolated that the command line sets."""
+    from ...engine.cases import Budget
+
+    quick = args.quick
+    # A budget given bounds the whole check, the ladders of sizes too; the default one is
+    # spent past ladders walked whole, so that a default check's claim reaches every scale
+    # to the device's largest n (bounded at 30 s, correct GPU kernels ended "partial" at
+    # 2**20-2**23 on an H200).
+    seconds = DEFAULT_BUDGET - NOT_SEARCH if args.budget is None else args.budget
+    budget = Budget(seconds, args.examples or Budget.max_examples, args.max_n,
+                    bounded=args.budget is not None)
+    return dict(budget=budget, seconds=seconds, timeout=args.timeout,
+                large=False if quick else (True if args.large else None),
+                sanitize=() if quick else (tuple(args.sanitize) if args.sanitize is not None
+                                           else None),
+                workers=args.workers)
+
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from ...isolation.parent import UsageError, check_isolated
+    from ...targets.spec import spec_flag
+
+    output_path(args.json, "--json")
+    output_path(args.report, "--report")
+    overrides = spec_overrides(args)
+    if args.controls:
+        if overrides:  # each control declares what it computes: a flag would unmake it
+            raise ValueError(f"argument --controls: spec flags apply to TARGETs, not to the "
+                             f"negative controls ({', '.join(map(spec_flag, overrides))} given)")
+        return run_controls(args)
+    if not args.targets:
+        print("scancheck: error: name at least one TARGET, or --controls", file=sys.stderr)
+        return 2
+    refuse_unavailable(args.targets)
+    options = check_options(args)
+    gpu = round_robin(args.targets)
+
+    def check(name: str) -> Any:
+        try:
+            return check_isolated(name, overrides=overrides, progress=progress.task(name),
+                                  gpu=gpu.get(name), **options)
+        except UsageError as exc:  # the others' reports are kept, and it is named
+            return exc
+
+    with Progress() as progress:
+        results = each(args.targets, check, args.jobs)
+    unchecked = [(name, str(r)) for name, r in zip(args.targets, results)
+                 if isinstance(r, UsageError)]
+    ran = [(name, r) for name, r in zip(args.targets, results)
+           if not isinstance(r, UsageError)]
+    reports = [r for _, r in ran]
+    for rep in reports:
+        print_report(rep)
+        print_known(rep)
+    statuses = {exit_status(rep) for rep in reports}
+    # A failure outranks a target that could not be checked, which outranks an unfinished
+    # check (no budget would check it).
+    status = 1 if 1 in statuses else 2 if unchecked else max(statuses)
+    if reports:
+        rows = _fit([{"target": r.target,
+                      "verdict": r.verdict_word.replace("DOES NOT CONFORM", "FAILS"),
+                      "largest n": f"{r.reached:,}", "seconds": round(r.seconds),
+                      "diagnosis": r.summary} for r in reports],
+                    {"target": 26, "diagnosis": 36})
+        if gpu:  # which GPU ran what
+            for row, (name, _) in zip(rows, ran):
+                row["GPU"] = gpu[name]
+        print(format_table(rows, title="\nsummary"))
+    for _, why in unchecked:
+        print(f"scancheck: error: {why}", file=sys.stderr)
+    write_json(args.json, reports, unchecked)
+    if args.report and reports:
+        from ..reports.markdown import markdown
+
+        with writing(args.report, "--report"):
+            markdown(reports, args.report)
+        print(f"report written to {args.report}")
+    return status
+
+
+
+def exit_status(rep) -> int:
+    """0 where the target conforms, 1 where it fails, 3 where the budget ran out first with
+    no failure found (neither a pass nor a failure: nothing past the n reached was checked)."""
+    return 0 if rep.passed else 3 if rep.unfinished else 1
+
+
+
+def round_robin(items: list) -> dict[Any, str]:
+    """With several GPUs visible, each item's GPU, round-robin (none pinned with one)."""
+    from ...core.devices import visible_gpus
+
+    gpus = visible_gpus()
+    return {item: gpus[k % len(gpus)] for k, item in enumerate(items)} if len(gpus) > 1 else {}
+
+
+
+def refuse_unavailable(names: list[str]) -> None:
+    """A ValueError naming each built-in target that cannot run on this machine (its library
+    or a GPU missing), before any check starts: a long run is not spent to learn that."""
+    from ...adapters import find
+
+    # Each name loads its own library's table alone.
+    found = [(name, find(name)) for name in names]
+    unrun = [f"{name!r} ({t.unavailable})" for name, t in found if t is not None and t.unavailable]
+    if unrun:
+        raise ValueError(f"argument TARGET: {', '.join(unrun)} cannot run here; nothing was "
+                         f"checked (install what is missing, or leave the target out)")
+
+
+
+def each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
+    """``check`` on every item, ``jobs`` at a time, a line as each report comes in; the
+    reports in the items' order.  Each check runs in child processes of its own, so the
+    threads here only wait on them."""
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(check, item): k for k, item in enumerate(items)}
+        reports: list = [None] * len(items)
+        for done, future in enumerate(as_completed(futures), 1):
+            result = future.result()
+            reports[futures[future]] = result
+            if isinstance(result, Exception):  # a check that could not run, said so
+                if len(items) > 1:  # one target's is the error printed at the end, alone
+                    print(f"[{done}/{len(items)}] {result}", flush=True)
+                continue
+            rep = result[0] if isinstance(result, tuple) else result
+            verdict = "conforms" if rep.passed else rep.summary[:100]
+            print(f"[{done}/{len(items)}] {rep.target} ({rep.seconds:.0f} s): {verdict}", flush=True)
+    return reports
+
+
+
+def write_json(path: str | None, reports: list,
+                unchecked: list[tuple[str, str]] | tuple = ()) -> None:
+    """The reports as a JSON list, and a record of each target not checked, with why."""
+    if path:
+        records = [r.to_json() for r in reports] + [
+            json.dumps({"target": name, "not checked": why}) for name, why in unchecked]
+        with writing(path, "--json"), open(path, "w") as fh:
+            fh.write("[" + ",\n".join(records) + "]\n")
+        print(f"report written to {path}")
+
+
+
+def run_controls(args: argparse.Namespace) -> int:
+    from ...controls import CONTROLS
+    from ...core.devices import gpu_available
+
+    gpu = gpu_available()[0]
+    options = check_options(args)
+    # Each control shows what the whole ladder catches: its budget bounds the draws only.
+    options["budget"] = replace(options["budget"], bounded=False)
+    todo = [c for c in CONTROLS if gpu or not c.gpu]
+    gpu = round_robin([c.name for c in todo])
+    with Progress() as progress:
+        checked = dict(zip([c.name for c in todo], each(todo, lambda c: c.check(
+            progress=progress.task(c.name), gpu=gpu.get(c.name), **options), args.jobs)))
+    rows, caught = [], 0
+    for c in CONTROLS:
+        if c.name not in checked:
+            rows.append({"control": c.name, "expected": c.expected,
+                         "diagnosis": "skipped: no GPU", "caught": "-"})
+            continue
+        rep, ok = checked[c.name]
+        caught += ok
+        rows.append({"control": c.name, "expected": c.expected,
+                     "diagnosis": rep.diagnosis or rep.summary, "seconds": round(rep.seconds),
+                     "caught": "yes" if ok else "NO"})
+    run = len(checked)
+    for name, (rep, ok) in checked.items():
+        if not ok:
+            print(f"\n{name} was not caught as expected:")
+            print_report(rep)
+    write_json(args.json, [rep for rep, _ in checked.values()])
+    print(format_table(_fit(rows, {"control": 24, "expected": 30, "diagnosis": 30}),
+                       title="\nnegative controls"))
+    print(f"\nscore: {caught} of {run} negative controls caught with the right diagnosis")
+    return 0 if caught == run else 1

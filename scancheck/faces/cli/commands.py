@@ -1,0 +1,272 @@
+"""What each ``scancheck`` command but ``check`` does (that one is :mod:`.check`), handed its
+parsed arguments (:mod:`scancheck.faces.cli.main` parses them and calls the one named):
+each prints what it found and returns the exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ...core.arrays import as_dtype
+from ...oracle.bounds import fit_columns as _fit
+from ...oracle.bounds import format_table
+from .check import TABLE_WIDTH, output_path, writing
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from ...core.devices import gpu_available
+    from ..jobs.verify import verify_all
+
+    gpu, why = gpu_available()
+    print(f"GPU: {why}" if gpu else f"No GPU ({why}): checking the CPU models only.")
+    results = verify_all(block=args.block, gpu=gpu)
+    print(format_table([r.row() for r in results], title=f"scancheck verify (block={args.block})"))
+    bad = [r.name for r in results if not r.ok]
+    print(f"\n{len(results) - len(bad)} of {len(results)} variants verified"
+          + (f"; WRONG: {', '.join(bad)}" if bad else ""))
+    return 1 if bad else 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from ..jobs import bench
+
+    output_path(args.json, "--json")
+    if args.oracle:
+        rows = bench.oracle_throughput()
+        print(format_table(rows, title="exact oracle throughput on this CPU (best of 5)"))
+        from ...core.devices import gpu_available
+
+        gpu, why = gpu_available()
+        if gpu:
+            sizes = tuple(2**int(k) for k in args.log2_sizes)
+            device = bench.device_oracle_throughput(sizes)
+            print(format_table(device, title=f"exact oracle on {why} (median of 10)"))
+            if args.json:
+                with writing(args.json, "--json"), open(args.json, "w") as fh:
+                    json.dump({"cpu": rows, "device": device}, fh, indent=1)
+        return 0
+    from ...core.devices import gpu_available
+
+    gpu, why = gpu_available()
+    if not gpu:
+        print(f"No GPU ({why}): the GPU benchmark needs one; try --oracle.")
+        return 2
+    log2_sizes = tuple(int(k) for k in args.log2_sizes)
+    if args.tune:
+        from ...kernels.tune import write_sweep_table
+
+        output_path(args.tune, "--tune")
+        sweep = bench.tune_sweep(log2_sizes, tuple(args.dtypes), reps=args.reps)
+        with writing(args.tune, "--tune"), open(args.tune, "w") as fh:
+            json.dump(sweep, fh, indent=1)
+        path, _ = write_sweep_table(sweep, Path(args.tune).resolve().parent)
+        print(bench.fit_tables(bench.sweep_rows(sweep), ("dtype", "n"),
+                               f"tuning run on {why}: the fastest launches, x memcpy "
+                               f"({bench.LAUNCH_LEGEND})"))
+        bad = {k: v for k, v in sweep["checks"].items() if v != "equal"}
+        print(f"launch shapes against their models: {len(sweep['checks']) - len(bad)} of "
+              f"{len(sweep['checks'])} equal" + (f"; left out: {bad}" if bad else ""))
+        print(f"wrote {args.tune}\nand this device's launch table {path}\n(the package's own "
+              f"once in scancheck/kernels/tuned/; SCANCHECK_TUNED_DIR={path.parent} reads it)")
+        return 0
+    from ...kernels.tune import device_table
+
+    table = device_table()
+    scans = bench.speed_table(log2_sizes, table, tuple(args.dtypes), reps=args.reps)
+    print(bench.scans_text(scans, table.source))
+    oracle: list[dict] = []
+    floats = tuple(d for d in args.dtypes if d.startswith("float"))
+    if floats and args.oracle_dists != []:  # none given: no oracle table
+        oracle = bench.oracle_table(tuple(int(k) for k in args.oracle_sizes),
+                                    None if args.oracle_dists is None else
+                                    tuple(args.oracle_dists), floats)
+        print()
+        print(bench.oracle_text(oracle))
+    if args.json:
+        with writing(args.json, "--json"), open(args.json, "w") as fh:
+            json.dump({"device": why, "launch table": table.source, "scans": scans,
+                       "oracle": oracle}, fh, indent=1)
+    return 0
+
+
+def cmd_sanitize(args: argparse.Namespace) -> int:
+    from ...isolation.sanitizer import sanitize_variant
+
+    status = 0
+    for tool in args.tools:
+        rep = sanitize_variant(tool, args.variant, args.n, args.block, args.dtype, args.op)
+        print(f"{tool}: {rep.issues} issue(s), exit {rep.returncode}"
+              + (" (timed out)" if rep.timed_out else ""))
+        if rep.issues:
+            print(rep.first_lines())
+        status |= int(not rep.clean)
+    return status
+
+
+def cmd_precision(args: argparse.Namespace) -> int:
+    from ...core.devices import gpu_available
+    from ..jobs import precision
+
+    if args.practical:
+        from ..jobs.practical import report
+
+        print(report())
+        return 0
+    output_path(args.plot if args.sweep else None, "--plot")
+    gpu, why = gpu_available()
+    print(f"GPU: {why}" if gpu else
+          f"No GPU ({why}): the multi-block scans run as their CPU models instead.")
+    x = precision.practical_data(args.n, args.distribution, args.seed)
+    rows, text = precision.precision_table(x, gpu)
+    print(format_table([r.as_dict() for r in rows],
+                       title=f"n = {args.n:,} float32 '{args.distribution}' values (seed {args.seed})"))
+    print("\n" + text)
+    if args.sweep:
+        top = args.max_log2 or (30 if gpu else 22)
+        points = precision.sweep(range(10, top + 1, 2), gpu, args.distribution)
+        print(format_table([p.as_dict() for p in points], title="\nsweep: float32 error vs exact"))
+        if args.plot:
+            where = why if gpu else "CPU models"
+            with writing(args.plot, "--plot"):
+                precision.plot(points, args.plot, f"scan error vs n, float32 ({where})")
+            print(f"plot written to {args.plot}")
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from ...engine.report import jsonable
+    from ...oracle.explain import PROVEN, SUSPICIOUS, explain
+
+    output_path(args.json, "--json")
+    x = load_array(args.input, args.dtype, "INPUT")
+    dtype = x.dtype.name
+    result = load_array(args.result, dtype, "RESULT")
+    ref = load_array(args.reference, dtype, "--reference") if args.reference else None
+    e = explain(x, result, ref, op=args.op, inclusive=not args.exclusive)
+    if args.json:
+        with writing(args.json, "--json"), open(args.json, "w") as fh:
+            json.dump(e.to_json(), fh, indent=1, default=jsonable)
+    print("\n".join(e.lines()))
+    return 1 if e.verdict in (PROVEN, SUSPICIOUS) else 0
+
+
+def cmd_known(args: argparse.Namespace) -> int:
+    """The registry of known bugs: each with its versions, status and link, whether the
+    installed version is among those affected, and with --reproduce what its standalone
+    reproducer prints last ("still reproduces" or "fixed in <version>")."""
+    import subprocess
+    from pathlib import Path
+
+    from ...adapters import known_bugs
+    from ...adapters.known import versions
+    from ...core.devices import gpu_available
+
+    gpu = gpu_available()[0] if args.reproduce else False
+    # The reproducers are in the source tree (docs/findings), not in an installed wheel.
+    root = Path(__file__).resolve().parents[3]
+    rows, links = [], []
+    for bug in known_bugs():
+        installed = bug.installed()
+        here = ((f"{installed}, " + ("affected" if bug.affects(installed) else "not affected"))
+                if installed else "not installed")
+        row = {"bug": bug.key, "library": bug.library, "affects": versions(bug), "here": here,
+               "status": bug.status.split(":")[0]}
+        if args.reproduce:
+            script = root / bug.reproducer
+            if not installed or (bug.gpu and not gpu) or not script.is_file():
+                row["reproducer"] = "not run: " + ("not installed" if not installed else "no GPU"
+                                                   if script.is_file() else "no source tree")
+            else:
+                done = subprocess.run([sys.executable, str(script)], capture_output=True,
+                                      text=True, timeout=args.timeout)
+                out = (done.stdout.strip() or done.stderr.strip() or "no output").splitlines()
+                row["reproducer"] = out[-1] if done.returncode == 0 else (
+                    f"exit {done.returncode}: {out[-1]}")
+        rows.append(row)
+        links.append(f"{bug.key}: {bug.link or 'not reported upstream'} -- {bug.title} "
+                     f"({bug.reproducer})")
+    print(format_table(_fit(rows, {"bug": 30, "status": 21, "reproducer": 30}),
+                       title="known bugs of the libraries scancheck checks"))
+    import textwrap
+
+    print("\n" + "\n".join(textwrap.fill(ln, TABLE_WIDTH, subsequent_indent="    ")
+                            for ln in links))
+    return 0
+
+
+def cmd_hunt(args: argparse.Namespace) -> int:
+    """Check every library target of a part this machine can run (or merge parts), write the
+    table of every API and mode and each new finding's reproducer; 1 where a new finding
+    was made."""
+    from pathlib import Path
+
+    from ..reports.hunt import NEW, hunt, merge, table, with_table
+
+    if args.write:
+        output_path(args.write, "--write")
+    if args.merge:
+        missing = [p for p in args.merge if not os.path.isfile(p)]
+        if missing:
+            raise ValueError(f"argument --merge: {', '.join(missing)} is no file (give the "
+                             f"hunt-PART.json files the parts wrote)")
+        found = merge([Path(p) for p in args.merge])
+    else:
+        found = hunt(args.part, Path(args.out), args.jobs, args.budget, args.only, args.timeout)
+    text = table(found)
+    if args.write:
+        page = open(args.write).read() if os.path.isfile(args.write) else ""
+        with writing(args.write, "--write"), open(args.write, "w") as fh:
+            fh.write(with_table(page, text))
+        print(f"table written to {args.write}")
+    else:
+        print(text)
+    return 1 if any(f.verdict == NEW for f in found) else 0
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    from ..reports.matrix import run_matrix
+
+    return run_matrix(args)
+
+
+def load_array(path: str, dtype: str | None = None, argname: str = "INPUT") -> np.ndarray:
+    """A 1-D array from ``.npy``, ``.npz`` (its only array, or ``file.npz:key``) or text
+    (whitespace or comma separated; ``dtype``, float32 by default, must hold every value
+    exactly)."""
+    file, _, key = path.partition(".npz:")
+    if key:
+        file += ".npz"
+    p = Path(file)
+    if not p.is_file():
+        raise ValueError(f"{argname}: {file} is not a file")
+    if p.suffix == ".npy":
+        a = np.load(p, allow_pickle=False)
+    elif p.suffix == ".npz":
+        with np.load(p, allow_pickle=False) as z:
+            names = list(z.files)
+            if not key and len(names) != 1:
+                raise ValueError(f"{argname}: {file} holds {names}; name one as {file}:KEY")
+            if key and key not in names:
+                raise ValueError(f"{argname}: {file} has no array {key!r}; it holds {names}")
+            a = z[key or names[0]]
+    else:
+        text = p.read_text().replace(",", " ").split()
+        try:
+            wide = np.array([float(t) for t in text], dtype=np.float64)
+        except ValueError as exc:
+            raise ValueError(f"{argname}: {file} is not a list of numbers ({exc})") from None
+        a = wide.astype(as_dtype(dtype or "float32"))
+        if not np.array_equal(a.astype(np.float64), wide, equal_nan=True):
+            raise ValueError(f"{argname}: {file} has values that {a.dtype.name} cannot hold "
+                             f"exactly; pass --dtype float64")
+    if dtype is not None and a.dtype != as_dtype(dtype):
+        raise ValueError(f"{argname}: {file} holds {a.dtype.name}, not {dtype}")
+    if a.ndim != 1:
+        raise ValueError(f"{argname}: {file} holds an array of shape {a.shape}; explain takes 1-D")
+    return a

@@ -1,0 +1,262 @@
+"""``scancheck``: the command line.
+
+    scancheck verify              every variant: interval proof, hazards, bounds, kernels
+    scancheck bench [--oracle]    GPU bandwidth against memcpy, or exact-oracle throughput
+    scancheck sanitize VARIANT    a kernel under compute-sanitizer racecheck and synccheck
+    scancheck precision           seed 004's float "bug", reproduced and explained
+    scancheck explain IN OUT      is a computed scan's error rounding or a bug?
+    scancheck check TARGET        conformance of any scan implementation
+    scancheck matrix              pandas, polars, pyarrow, dask, numba and JAX scans, one table
+    scancheck known               known bugs of the libraries checked, with their links
+    scancheck hunt                every library scan and mode here, checked: one table
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Callable
+
+from .check import DEFAULT_BUDGET, cmd_check
+from .commands import (
+    cmd_bench,
+    cmd_explain,
+    cmd_hunt,
+    cmd_known,
+    cmd_matrix,
+    cmd_precision,
+    cmd_sanitize,
+    cmd_verify,
+)
+from .spec_flags import add_spec_flags, positive, reverse_forms
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (what was wrong, naming the argument), and
+    an epilog computed only when help is asked for (``epilog_from``)."""
+
+    epilog_from: Callable[[], str] | None = None
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
+
+    def format_help(self) -> str:
+        if self.epilog_from is not None:
+            self.epilog = self.epilog_from()
+        return super().format_help()
+
+
+#: Columns help is laid out in at most (a wide terminal still gets lines one can read).
+_HELP_WIDTH = 100
+
+
+class _Help(argparse.HelpFormatter):
+    """Help text filled to the width, except text laid out by hand (it has line breaks)."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" in text.strip():
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
+
+
+def _formatter(prog: str) -> argparse.HelpFormatter:
+    """Help laid out to the terminal's width, at most :data:`_HELP_WIDTH` columns."""
+    return _Help(prog, width=min(_HELP_WIDTH, shutil.get_terminal_size().columns) - 2)
+
+
+def _builtin_epilog() -> str:
+    """The built-in target names, read from the table of built-in targets, quoted where the
+    shell needs it and never broken across lines."""
+    from ...adapters import names
+
+    lines = ["built-in targets (each where its library, and for GPU ones a GPU, is found):", ""]
+    for name in names():
+        item = f"'{name}'" if " " in name or "(" in name else name
+        if len(lines[-1]) + len(item) + 3 > _HELP_WIDTH - 2:
+            lines[-1] += ","
+            lines.append("")
+        lines[-1] += (", " if lines[-1] else "  ") + item
+    return "\n".join(lines) + "\n"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="scancheck", description=__doc__, formatter_class=_formatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("verify", help="verify every registered scan variant")
+    p.add_argument("--block", type=int, default=64, help="threads per block (default 64)")
+    p.set_defaults(func=cmd_verify)
+
+    p = sub.add_parser("bench", help="GPU bandwidth table, or --oracle for the exact oracle")
+    p.add_argument("--oracle", action="store_true",
+                   help="exact-oracle throughput on the CPU, and on the GPU where there is one")
+    p.add_argument("--log2-sizes", nargs="+", default=["16", "20", "24", "28", "30"],
+                   help="log2 of the sizes (default 16 20 24 28 30; those over free device "
+                        "memory are skipped)")
+    p.add_argument("--dtypes", nargs="+", default=["float32", "float64", "int32", "int64"],
+                   choices=["float32", "float64", "int32", "int64"])
+    p.add_argument("--reps", type=positive(int), default=20)
+    p.add_argument("--json", help="also write the rows to this file")
+    p.add_argument("--tune", metavar="PATH",
+                   help="time every candidate launch of the look-back instead, into PATH, and "
+                        "write this device's launch table beside it")
+    p.add_argument("--oracle-dists", nargs="*", metavar="DIST",
+                   help="data distributions the exact oracle is timed on (default: all; "
+                        "none given: no oracle table)")
+    p.add_argument("--oracle-sizes", nargs="+", default=["20", "24", "28"], metavar="LOG2",
+                   help="log2 of the sizes the exact oracle is timed at (default 20 24 28)")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("precision", help="seed 004's float32 'bug', reproduced and explained")
+    p.add_argument("--n", type=positive(int), default=1_000_000)
+    p.add_argument("--distribution", default="integers")
+    p.add_argument("--seed", type=int, default=8)
+    p.add_argument("--practical", action="store_true",
+                   help="the practical's own data, reference and RMS: its two figures judged")
+    p.add_argument("--sweep", action="store_true", help="also sweep n from 2^10 up")
+    p.add_argument("--max-log2", type=positive(int), help="largest log2 n of the sweep (22 CPU, 30 GPU)")
+    p.add_argument("--plot", help="write the sweep's log-log plot to this PNG")
+    p.set_defaults(func=cmd_precision)
+
+    p = sub.add_parser("explain", help="is a computed scan's error rounding or a bug?")
+    p.add_argument("input", metavar="INPUT", help=".npy, .npz[:KEY] or a text file of numbers")
+    p.add_argument("result", metavar="RESULT", help="the computed scan of INPUT, same forms")
+    p.add_argument("--reference", metavar="REF", help="a reference scan it was compared with")
+    p.add_argument("--op", choices=["add", "max", "min"], default="add")
+    p.add_argument("--exclusive", action="store_true", help="RESULT is an exclusive scan")
+    p.add_argument("--dtype", help="element dtype of text files (default float32)")
+    p.add_argument("--json", help="also write the explanation to this file")
+    p.set_defaults(func=cmd_explain)
+
+    p = sub.add_parser("check", help="conformance of scan implementations, or --controls",
+                       description="Check that each TARGET computes what it declares.",
+                       formatter_class=_formatter)
+    p.epilog_from = _builtin_epilog  # type: ignore[attr-defined]
+    p.add_argument("targets", nargs="*", metavar="TARGET", help="a built-in name (below), "
+                   "kernel:VARIANT, model:VARIANT, FILE.cu, package.module:function or "
+                   "path/to/file.py:function")
+    p.add_argument("--controls", action="store_true", help="run the negative controls, print the score")
+    add_spec_flags(p)
+    p.add_argument("--budget", type=positive(float), default=None, metavar="SECONDS",
+                   help="seconds the whole check of a target may take, shared among its "
+                   "properties, their ladders of sizes included; a property whose time runs "
+                   "out is 'slow' (the target's calls took it) or 'partial' (the checking "
+                   "did) with the largest n it reached, and the exit status is 3; a failure "
+                   f"found is still shrunk.  Without it: about {DEFAULT_BUDGET:g} s of wall time, "
+                   "searching past ladders walked whole, to 2**24 on a GPU and 2**20 on a CPU "
+                   "(a GPU target's sanitizer runs and checks past 2**31 come on top)")
+    p.add_argument("--examples", type=positive(int),
+                   help="Hypothesis examples per property at most (default: no cap but time)")
+    p.add_argument("--max-n", type=positive(int),
+                   help="largest n searched (default 2**24 for GPU targets, 2**20 for CPU ones)")
+    p.add_argument("--large", action="store_true",
+                   help="check n = 2**31 + 17 and 2**32 + 17 for CPU targets too (GPU ones: always)")
+    p.add_argument("--quick", action="store_true",
+                   help="skip the sanitizers and the checks past 2**31 and 2**32")
+    p.add_argument("--timeout", type=positive(float), default=60,
+                   help="seconds one case may run before it is a hang (default 60)")
+    p.add_argument("--sanitize", nargs="*", choices=["racecheck", "synccheck", "memcheck", "initcheck"],
+                   help="compute-sanitizer tools (default: all four for GPU targets)")
+    p.add_argument("--json", help="write the reports to this file")
+    p.add_argument("--report", metavar="FILE.md", help="write a report people read: verdicts, "
+                   "a snippet reproducing each failure, the environment")
+    p.add_argument("--jobs", type=positive(int), default=1, help="targets checked at once")
+    p.add_argument("--workers", type=positive(int),
+                   help="child processes per target at once (default: half the cores)")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("matrix", help="the library matrix: pandas, polars, pyarrow, dask, "
+                       "numba and JAX scans on the CPU, each under its declared contract",
+                       description="The CPU scans of pandas, polars, pyarrow, dask, numba and "
+                       "JAX installed here (pip install -e '.[libs]'), each under the contract "
+                       "its library documents, in one table.")
+    add_matrix_arguments(p)
+    p.set_defaults(func=cmd_matrix)
+
+    p = sub.add_parser("known", help="known bugs of the libraries checked: versions, status, "
+                       "upstream links", description="The registry of known bugs of the "
+                       "libraries whose scans scancheck checks: a check that meets one says "
+                       "'known upstream: <link>' beside its diagnosis.")
+    p.add_argument("--reproduce", action="store_true", help="run each standalone reproducer "
+                   "that can run here and show what it says: still reproduces, or fixed in "
+                   "a version")
+    p.add_argument("--timeout", type=positive(float), default=600,
+                   help="seconds one reproducer may run (default 600)")
+    p.set_defaults(func=cmd_known)
+
+    p = sub.add_parser("hunt", help="every library scan API and mode this machine can run, "
+                       "checked: one table, and a reproducer for each new finding",
+                       description="Check every built-in library target of a part at its "
+                       "declared contract; write the table of every API and mode with its "
+                       "verdict, and for each failure no known bug explains a standalone "
+                       "reproducer, run once.")
+    p.add_argument("--part", choices=["cpu", "gpu", "all"], default="all",
+                   help="the targets that need no GPU (cpu), those that do (gpu), or both "
+                   "(default; those that cannot run here are listed so)")
+    p.add_argument("--jobs", type=positive(int), default=max(1, (os.cpu_count() or 2) - 2),
+                   help="targets checked at once, each in a process of its own (default: "
+                   "the cores less two)")
+    p.add_argument("--budget", type=positive(float), default=20.0, metavar="SECONDS",
+                   help="seconds each target's check may take (default 20)")
+    p.add_argument("--timeout", type=positive(float), default=60,
+                   help="seconds one case may run before it is a hang (default 60)")
+    p.add_argument("--only", metavar="REGEX", help="only the targets whose name matches")
+    p.add_argument("--out", default="hunt-out", help="folder of the part's JSON and table "
+                   "and of the reproducers (default hunt-out)")
+    p.add_argument("--merge", nargs="+", metavar="JSON", help="instead: join the parts' "
+                   "hunt-PART.json into one table")
+    p.add_argument("--write", metavar="PAGE", help="write the table into PAGE (a Markdown "
+                   "page: docs/api-modes.md)")
+    p.set_defaults(func=cmd_hunt)
+
+    p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
+    p.add_argument("variant")
+    p.add_argument("--n", type=positive(int), default=256)
+    p.add_argument("--block", type=int, default=256)
+    p.add_argument("--dtype", default="float32")
+    p.add_argument("--op", default="add")
+    p.add_argument("--tools", nargs="+", default=["racecheck", "synccheck"])
+    p.set_defaults(func=cmd_sanitize)
+    for command in sub.choices.values():  # every command's help fits the same width
+        command.formatter_class = _formatter
+    return parser
+
+
+def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
+    """The matrix's options on ``parser``."""
+    parser.add_argument("targets", nargs="*", metavar="TARGET",
+                        help="with --markdown: library scans (default: every one here)")
+    parser.add_argument("--budget", type=positive(float), metavar="SECONDS",
+                        help="seconds a cell of the library table may take (default 6), or "
+                        "with --markdown a property (default 3)")
+    parser.add_argument("--max-n", type=positive(int), help="largest n of a cell (default "
+                        "2**20)")
+    parser.add_argument("--workers", type=positive(int), default=min(8, os.cpu_count() or 1),
+                        help="cells checked at once, each in a process of its own")
+    parser.add_argument("--markdown", action="store_true", help="instead: every library scan "
+                        "here at every dtype it declares, as Markdown (the GPU suite's matrix)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``scancheck`` console script."""
+    from ...core.loading import shadowed
+    from ...core.locks import LockRefused
+
+    # Before any target is loaded: a target that cannot be is not to be blamed for it.
+    wrong = shadowed()
+    if wrong is not None:
+        print(f"scancheck: error: {wrong}", file=sys.stderr)
+        return 2
+    args = build_parser().parse_args(reverse_forms(sys.argv[1:] if argv is None else argv))
+    try:
+        return args.func(args)
+    # Bad arguments, a target that cannot be loaded or cannot run on this machine, an
+    # unsafe lock directory: exit 2 saying what was wrong, no traceback.  Only a target's
+    # behaviour exits 1.
+    except (ValueError, LockRefused) as exc:
+        print(f"scancheck: error: {exc}", file=sys.stderr)
+        return 2
+

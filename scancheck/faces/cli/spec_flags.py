@@ -1,0 +1,222 @@
+"""The command line's spec flags: one flag per :class:`~scancheck.targets.spec.TargetSpec`
+field, with its name and validation, and the fields a command line names read back as the
+overrides of a target's declared spec (a flag not given leaves its field as declared)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from ...core.dtypes import DTYPES, FLOAT_DTYPES, INPUT_DTYPES
+from ...core.operators import TARGET_OPERATORS
+from ...core.rules import NAN_PREFIXES, NAN_RULES, SUBNORMAL_RULES, ZERO_ORDERS, flushed_dtypes
+
+__all__ = ["add_spec_flags", "positive", "reverse_forms", "spec_overrides"]
+
+
+def spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The TargetSpec fields the command line names, and their values: only these replace
+    the target's own declared spec (a flag not given leaves its field as declared)."""
+    from dataclasses import fields
+
+    from ...targets.spec import TargetSpec
+
+    given = {f.name: getattr(args, _SPEC_DEST + f.name) for f in fields(TargetSpec)
+             if hasattr(args, _SPEC_DEST + f.name)}
+    if given.get("axis") is not None:
+        given["axis"] = {"arg": "arg", "none": None}.get(given["axis"], given["axis"])
+        if isinstance(given["axis"], str) and given["axis"] != "arg":
+            given["axis"] = int(given["axis"])
+    if given.get("segments") == "none":
+        given["segments"] = None
+    for key in ("dtypes", "promote", "ndim", "accumulates"):
+        if key in given:
+            given[key] = tuple(given[key])
+    return given
+
+
+def positive(kind: type) -> Callable[[str], Any]:
+    """An argparse type: a positive ``kind`` (int or float), else a one-line usage error."""
+    def parse(text: str) -> Any:
+        what = "a positive integer" if kind is int else "a positive, finite number"
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if not 0 < value < float("inf"):  # NaN fails too
+            # It parsed: only the spaces and newlines a number may carry are stripped.
+            raise argparse.ArgumentTypeError(f"{text.strip()} is not {what}")
+        return value
+
+    parse.__name__ = f"positive {kind.__name__}"
+    return parse
+
+
+def _axis(text: str) -> str:
+    """An --axis value: an integer, 'arg', or 'none' (the target scans 1-D arrays)."""
+    if text in ("arg", "none") or text.lstrip("-").isdigit():
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r} is none of: an integer, 'arg', 'none'")
+
+
+def _segments(text: str) -> str:
+    """A --segments value: a segment kind, or 'none' (one unbroken sequence)."""
+    from ...targets.spec import SEGMENT_KINDS
+
+    if text in (*SEGMENT_KINDS, "none"):
+        return text
+    raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from "
+                                     f"{', '.join(map(repr, (*SEGMENT_KINDS, 'none')))})")
+
+
+def _promotion(text: str) -> tuple[str, str]:
+    """A --promote value: IN:OUT, an input dtype and the wider one returned for it."""
+    parts = tuple(text.split(":"))
+    if len(parts) != 2 or not all(parts):
+        raise argparse.ArgumentTypeError(f"{text!r} must be IN:OUT, as bool:int64")
+    if parts[0] not in INPUT_DTYPES or parts[1] not in DTYPES:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: IN must be one of {', '.join(INPUT_DTYPES)}; OUT one of "
+            f"{', '.join(DTYPES)}")
+    return parts  # type: ignore[return-value]
+
+
+def _operator(text: str) -> str:
+    """An --op value: a built-in operator's name, or module:ATTR naming a scancheck.Monoid."""
+    if ":" in text:
+        from ...core.monoids import load_monoid
+
+        try:
+            load_monoid(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        return text
+    if text not in TARGET_OPERATORS:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(map(repr, TARGET_OPERATORS))}, "
+            f"or module:ATTR naming a scancheck.Monoid)")
+    return text
+
+
+def _reverse(text: str) -> str | bool:
+    """A --reverse value: the convention of a reverse scan of a non-commutative operator
+    (``true``: none named, the bare flag)."""
+    if text == "true":
+        return True
+    if text not in ("flip", "suffix"):
+        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from 'flip', "
+                                         f"'suffix', or none: --reverse alone)")
+    return text
+
+
+def _subnormal_rule(text: str) -> str:
+    """A --subnormals value: a key of SUBNORMAL_RULES, or flush:DTYPE,... of float dtypes."""
+    try:
+        flushed_dtypes(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {text!r} (choose from {', '.join(map(repr, SUBNORMAL_RULES))}, "
+            f"or 'flush:DTYPE,...' of {', '.join(FLOAT_DTYPES)})") from None
+    return text
+
+
+#: Where the spec flags keep their values: ``spec_<field>``, present only when given.
+_SPEC_DEST = "spec_"
+
+
+def add_spec_flags(p: argparse.ArgumentParser) -> None:
+    """A flag per TargetSpec field (``--accepts-max-n`` for ``max_n``), each left unset
+    unless given, so that only the fields named replace the target's declared spec."""
+    from ...targets.contracts import OVERFLOW_RULES
+    from ...targets.spec import DEVICES, SEGMENT_KINDS
+
+    g = p.add_argument_group(
+        "what the target computes", "each flag replaces that field of the target's own spec "
+        "(built-in, scan_spec or SCAN_SPEC); fields not named stay as declared")
+    add = partial(_spec_flag, g)
+    add("op", type=_operator, metavar="OP", help=f"the operator it scans with: "
+        f"{', '.join(TARGET_OPERATORS)}, or module:ATTR naming a scancheck.Monoid (the target "
+        f"then takes and returns tuples of arrays)")
+    add("inclusive", action=argparse.BooleanOptionalAction,
+        help="inclusive (out[k] includes x[k]) or exclusive scan")
+    g.add_argument("--exclusive", dest=_SPEC_DEST + "inclusive", action="store_const",
+                   const=False, default=argparse.SUPPRESS, help="the same as --no-inclusive")
+    add("dtypes", nargs="+", choices=INPUT_DTYPES, metavar="DTYPE",
+        help=f"input dtypes it takes: {', '.join(INPUT_DTYPES)}")
+    add("deterministic", action=argparse.BooleanOptionalAction,
+        help="whether its bits must repeat from run to run")
+    add("device", choices=DEVICES, help="cpu: NumPy arrays in and out; gpu: CuPy arrays")
+    add("max_n", type=positive(int), metavar="N", help="largest n the target itself accepts "
+        "(not --max-n, the largest n searched)")
+    add("allows_empty", action=argparse.BooleanOptionalAction,
+        help="whether it takes an empty input (and returns an empty scan)")
+    add("zeros", choices=tuple(ZERO_ORDERS), help="max, min: how -0 and +0 are ordered")
+    add("nans", choices=tuple(NAN_RULES), help="add, mul, max, min: what a NaN input does: "
+        "propagate (IEEE), ignore (left out: fmax, nancumsum) or skip (NaN at the NaN, the "
+        "rest scanned without it: pandas' skipna)")
+    add("nan_prefix", choices=tuple(NAN_PREFIXES), help="with --nans ignore: what an output "
+        "whose whole prefix is NaN holds, NaN or the identity (nancumsum, pyarrow)")
+    add("subnormals", type=_subnormal_rule, metavar="RULE",
+        help=f"floats: whether subnormals read as zero, {', '.join(SUBNORMAL_RULES)} or "
+             f"flush:DTYPE,... (the dtypes that flush: flush:float32 for -ftz=true on NVIDIA "
+             f"GPUs); add, mul, logaddexp and the recurrence may flush, max, min and "
+             f"cummax/cummin must flush every one")
+    add("promote", nargs="*", type=_promotion, metavar="IN:OUT",
+        help="the target returns OUT for input of IN (bool:int64 int32:int64, as numpy.cumsum "
+        "does without dtype=); the exact scan is taken in OUT; none given: no promotion")
+    add("axis", type=_axis, metavar="AXIS", help="the target takes N-D arrays and scans this axis; 'arg': it "
+        "is called as fn(x, axis); 'none': it scans 1-D arrays")
+    add("reverse", nargs="?", const=True, type=_reverse, metavar="flip|suffix",
+        help="the target scans from the end; for a non-commutative operator in which "
+             "convention: flip (flip(scan(flip(x))), JAX's and Triton's) or suffix "
+             "(out[k] = x[k] + ... + x[n-1])")
+    g.add_argument("--no-reverse", dest=_SPEC_DEST + "reverse", action="store_const",
+                   const=False, default=argparse.SUPPRESS, help="the target scans from the start")
+    add("indices", action=argparse.BooleanOptionalAction,
+        help="max or min: the target returns (values, indices), as cummax and cummin do")
+    add("combine", action=argparse.BooleanOptionalAction,
+        help="the target takes the combine: called as fn(elems, combine), elems a tuple of "
+             "arrays, and driven by scancheck's probe monoids (jax.lax.associative_scan's "
+             "form)")
+    add("initial", action=argparse.BooleanOptionalAction,
+        help="the target takes an initial value: it is called as fn(x, initial=v)")
+    add("segments", type=_segments, metavar="KIND",
+        help=f"a segmented scan, called as fn(x, s), s one of {', '.join(SEGMENT_KINDS)} "
+             f"(offsets: cu_seqlens, int32 and int64 drawn, offsets:int32 or offsets:int64 "
+             f"where it takes one; flags: bool heads; keys: runs of equal "
+             f"keys; groups: labels in any order), segments along axis 0; 'none': one sequence")
+    add("overflow", choices=tuple(OVERFLOW_RULES), help="integer add, mul: wrap (two's "
+        "complement) or raise (checked: raises exactly when some prefix overflows)")
+    add("ndim", nargs="+", type=positive(int), metavar="RANK",
+        help="with --axis: the ranks of array the target takes (2 for DataFrame.cumsum)")
+    add("accumulates", nargs="*", type=_promotion, metavar="IN:ACC",
+        help="float add, mul: input IN is accumulated in the wider ACC and each output "
+        "rounded once (float32:float64 for polars); none given: not declared")
+
+
+def _spec_flag(group: Any, field_name: str, **kw: Any) -> None:
+    from ...targets.spec import spec_flag
+
+    group.add_argument(spec_flag(field_name), dest=_SPEC_DEST + field_name,
+                       default=argparse.SUPPRESS, **kw)
+
+
+def reverse_forms(argv: list[str]) -> list[str]:
+    """``argv`` with ``--reverse CONVENTION`` as ``--reverse=CONVENTION`` and a bare
+    ``--reverse`` as ``--reverse=true``: a convention is optional, and the word after a bare
+    ``--reverse`` is a target, never its value."""
+    out: list[str] = []
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return out + argv[i:]
+        if out and out[-1] == "--reverse" and arg in ("flip", "suffix"):
+            out[-1] = f"--reverse={arg}"
+            continue
+        if out and out[-1] == "--reverse":
+            out[-1] = "--reverse=true"
+        out.append(arg)
+    if out and out[-1] == "--reverse":
+        out[-1] = "--reverse=true"
+    return out

@@ -1,0 +1,151 @@
+"""scancheck's main job: verify every registered scan variant and say why it is right or wrong.
+
+For each variant: the interval proof over its model (correct for every associative
+operator, if race-free), its hazards (race-free or not), work and depth, and its
+float32 rounding against the bound from its own tree depths.  Where a GPU is
+present, its kernel must also equal its model bit for bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.devices import gpu_available
+from ...core.operators import interval_expected, interval_input
+from ...kernels.registry import VARIANTS, Variant
+from ...oracle.bounds import Verdict, classify
+
+
+@dataclass
+class VariantResult:
+    name: str
+    interval_proof: bool
+    hazards: int
+    work: int
+    depth: int
+    float32_verdict: str
+    max_err_over_bound: float
+    kernel: str
+    #: Launch shapes (block, params) the kernel was compared at: the default and each
+    #: tuning candidate.
+    launches: int = 1
+
+    @property
+    def ok(self) -> bool:
+        racy = VARIANTS[self.name].racy
+        return self.interval_proof and (self.hazards > 0) == racy and (
+            self.kernel in ("equal to model", "within bound") or self.kernel.startswith("not run"))
+
+    def row(self) -> dict[str, object]:
+        return {
+            "variant": self.name,
+            "interval proof": "pass" if self.interval_proof else "FAIL",
+            # The racy negative control's hazards are its verification: say so beside them.
+            "hazards": (f"{self.hazards} (racy by design: found)"
+                        if VARIANTS[self.name].racy and self.hazards else self.hazards),
+            "work": self.work,
+            "depth": self.depth,
+            "float32 vs bound": (f"{self.float32_verdict} ({self.max_err_over_bound:.2g})"
+                                 if "add" in VARIANTS[self.name].operators else "n/a (no add)"),
+            "kernel": self.kernel,
+            "launches": self.launches,
+            "verdict": "ok" if self.ok else "WRONG",
+        }
+
+
+def _sizes(var: Variant, block: int) -> list[int]:
+    cap = var.capacity(block, var.resolve_params(None)) if var.capacity else 40 * block + 3
+    return sorted({1, 2, 23, block - 1, block + 1, cap} & set(range(1, cap + 1)))
+
+
+def _candidate_sizes(var: Variant, block: int, params: dict[str, int]) -> list[int]:
+    """One element short of a tile, and a partial tile after two full ones.  Up to three
+    tiles a look-back folds its predecessors' totals in one order only (two of them: the
+    chain's T0 (+) T1), so there the kernel must equal its model bit for bit, floats too."""
+    tile = block * var.resolve_params(params).get("items", 1)
+    return [tile - 1, 2 * tile + 3]
+
+
+def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantResult:
+    """Check one variant's model (and kernel, with ``gpu``) at a few hard sizes, at ``block``
+    and default params, and at every candidate launch its tuned table may choose."""
+    block = max(block, var.min_block)
+    proof, hazards, worst, verdict = True, 0, 0.0, Verdict.EXACT
+    kernel = ("not run (no GPU)" if not gpu else "not run (racy; racecheck's job)" if var.racy
+              else "not run (no add)" if "add" not in var.operators else "equal to model")
+    rng = np.random.default_rng(0)
+    # (n, block, params, strict): strict runs must match bit for bit even where the variant
+    # is not deterministic in general.
+    runs = [(n, block, None, False) for n in _sizes(var, block)]
+    # Candidates that differ in runtime parameters alone compile to one module, and at these
+    # sizes (three tiles at most) the look-back's prefetch, its one such parameter, never fires.
+    launches = {(b, var.template_key(p)) for b, p in var.candidates}
+    runs += [(n, b, dict(p), True) for b, p in sorted(launches)
+             for n in _candidate_sizes(var, b, dict(p))]
+    for n, b, params, strict in runs:
+        net = var.build_model(n, b, params)
+        proof &= bool(np.array_equal(net.run(interval_input(n), "interval"),
+                                     interval_expected(n, var.inclusive)))
+        hazards = max(hazards, len(net.hazards(limit=50)))
+        if "add" in var.operators:
+            x = rng.integers(0, 1000, n).astype(np.float32) * np.float32(1.001)
+            computed = net.run(x, "add")
+            rep = classify(x, computed, net.metrics().output_depths, inclusive=var.inclusive)
+            verdict = max(verdict, rep.verdict)
+            worst = max(worst, float(rep.bound_fraction.max()))
+            if gpu and not var.racy:
+                kernel = _kernel_check(var, x, b, params, computed, kernel, strict)
+                if strict and "float64" in var.dtypes:  # 8-byte elements move another way
+                    x64 = rng.integers(0, 1000, n) * 1.001
+                    kernel = _kernel_check(var, x64, b, params, net.run(x64, "add"), kernel,
+                                           strict)
+        if gpu and not var.racy and "segmented_add" in var.operators and params is None:
+            kernel = _segmented_check(var, n, b, kernel)
+    met = var.build_model(_sizes(var, block)[-1], block).metrics()
+    return VariantResult(var.name, proof, hazards, met.work, met.depth,
+                         verdict.label, worst, kernel, 1 + len(launches))
+
+
+def _kernel_check(var: Variant, x: np.ndarray, block: int, params: dict[str, int] | None,
+                  model_out: np.ndarray, previous: str, strict: bool = False) -> str:
+    from ...core.arrays import same_bits
+    from ...kernels.launch import scan
+
+    if previous not in ("equal to model", "within bound"):
+        return previous
+    got = scan(x, var, "add", block, params).get()
+    if same_bits(got, model_out).all():
+        return "equal to model" if previous != "within bound" else previous
+    if not var.deterministic and not strict:
+        depths = var.build_model(x.shape[0], block, params).metrics().output_depths
+        if classify(x, got, depths, inclusive=var.inclusive).verdict != Verdict.BEYOND_BOUND:
+            return "within bound"
+    where = f"n={x.shape[0]} {x.dtype} block={block}" + (f" {params}" if params else "")
+    return f"DIFFERS at {where}"
+
+
+def _segmented_check(var: Variant, n: int, block: int, previous: str) -> str:
+    """The head-flag segmented sum (``segmented_add`` over (flag, value) float32 pairs, a
+    head about every eighth element) on the kernel and on its model: the same bits, or
+    where they first differ."""
+    from ...core.arrays import same_bits
+    from ...kernels.launch import scan
+
+    if previous not in ("equal to model", "within bound"):
+        return previous
+    rng = np.random.default_rng(n)  # its own draws: the add inputs stay those of a CPU run
+    pairs = np.stack([(rng.random(n) < 0.125).astype(np.float32),
+                      rng.integers(0, 1000, n).astype(np.float32) * np.float32(1.001)], axis=1)
+    want = var.build_model(n, block).run(pairs, "segmented_add")
+    if same_bits(scan(pairs, var, "segmented_add", block).get(), want).all():
+        return previous
+    return f"segmented_add DIFFERS at n={n}"
+
+
+def verify_all(block: int = 64, gpu: bool | None = None) -> list[VariantResult]:
+    """:func:`verify_variant` for every registered variant."""
+    if gpu is None:
+        gpu = gpu_available()[0]
+    return [verify_variant(v, block, gpu) for v in VARIANTS.values()]

@@ -1,0 +1,265 @@
+"""``scancheck hunt``: every built-in library target this machine can run, checked at its
+declared contract, one table of every API and mode with its verdict (conforms, known
+upstream with its link, new finding, or cannot run here and why), and for every failure no
+known bug explains a standalone plain-library reproducer, written and run once.
+
+The GPU part (``--part gpu``: the targets that need a GPU) and the CPU part (``--part
+cpu``) run on their own machines; ``--merge`` joins their JSON into the one table
+(docs/api-modes.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+#: What a table cell says of a target.
+CONFORMS, KNOWN, KNOWN_HERE, NEW, CANNOT, UNFINISHED = (
+    "conforms", "known upstream", "known finding", "new finding", "cannot run here",
+    "no failure found")
+
+
+@dataclass
+class Found:
+    """One target's line of the table: its API and mode, the verdict, what explains it
+    (a known bug's link, a new finding's diagnosis, why it cannot run), the largest n
+    checked, the seconds taken, and a new finding's reproducer and what it printed last."""
+
+    target: str
+    api: str
+    mode: str
+    part: str
+    verdict: str
+    detail: str = ""
+    largest_n: int = 0
+    seconds: float = 0.0
+    reproducer: str = ""
+    reproduced: str = ""
+
+
+def _rows(part: str, only: str | None) -> list[Any]:
+    """The library rows of ``part`` ("cpu": those that need no GPU, "gpu": those that do and
+    those that run on a GPU where one is found, "all"), scancheck's own kernels and models
+    left out (the GPU suite checks them)."""
+    from ...adapters import all_rows
+
+    rows = [r for r in all_rows() if not r.api.startswith("scancheck")]
+    if part == "cpu":
+        rows = [r for r in rows if not r.gpu]
+    elif part == "gpu":
+        rows = [r for r in rows if r.gpu or r.follows_device]
+    if only:
+        rows = [r for r in rows if re.search(only, r.name)]
+    return rows
+
+
+def _mode(row: Any) -> str:
+    return ", ".join(f"{k}={v}" for k, v in row.mode if k != "api") or "-"
+
+
+def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None,
+         timeout: float = 60.0, log: Any = print) -> list[Found]:
+    """Check every library target of ``part`` that can run here, ``jobs`` at once, each
+    within ``budget`` seconds (no sanitizer, no check past 2**31); write each new finding's
+    reproducer under ``out`` and run it once; return the table's lines."""
+    from ...adapters import known_for
+    from ...adapters.known import explain, unexplained, unseen
+    from ...engine.cases import Budget
+    from ...isolation.parent import UsageError, check_isolated
+
+    out.mkdir(parents=True, exist_ok=True)
+    rows = _rows(part, only)
+    found: list[Found] = []
+    todo = []
+    for row in rows:
+        why = row.unavailable()
+        if why:
+            found.append(Found(row.name, row.api, _mode(row), part, CANNOT, why))
+        else:
+            todo.append(row)
+
+    def check(row: Any) -> Found:
+        start = time.monotonic()
+        line = Found(row.name, row.api, _mode(row), part, CONFORMS)
+        try:
+            rep = check_isolated(row.name, budget=Budget(budget, bounded=True), timeout=timeout,
+                                 large=False, sanitize=(), workers=1)
+        except UsageError as exc:
+            line.verdict, line.detail = CANNOT, str(exc)
+            return line
+        line.largest_n, line.seconds = rep.reached, round(time.monotonic() - start, 1)
+        bugs = known_for(row.name)
+        known = explain(rep, bugs)
+        new = unexplained(rep, bugs)
+        if new:
+            line.verdict, line.detail = NEW, rep.diagnosis or new[0].diagnosis
+            line.reproducer = write_reproducer(rep, row, out)
+            if line.reproducer:
+                line.reproduced = run_reproducer(Path(line.reproducer))
+        elif known:
+            line.verdict = KNOWN if any(b.link for b, _ in known) else KNOWN_HERE
+            line.detail = "; ".join(f"{b.told} ({hit.name})" for b, hit in known)
+        elif rep.unfinished:
+            line.verdict, line.detail = UNFINISHED, rep.summary
+        gone = unseen(rep, bugs)
+        if gone:
+            line.detail = "; ".join([line.detail, *(f"{b.key} did not reproduce: fixed in "
+                                                    f"{b.installed()}?" for b in gone)]).strip("; ")
+        return line
+
+    order = {r.name: k for k, r in enumerate(rows)}
+
+    def save() -> None:  # after each target: a run cut short keeps what it found
+        found.sort(key=lambda f: order[f.target])
+        (out / f"hunt-{part}.json").write_text(json.dumps([asdict(f) for f in found], indent=1))
+        (out / f"hunt-{part}.md").write_text(table(found))
+
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(check, row): row for row in todo}
+        for done, future in enumerate(as_completed(futures), 1):
+            line = future.result()
+            found.append(line)
+            save()
+            log(f"[{done}/{len(todo)}] {line.target}: {line.verdict}"
+                + (f" -- {line.detail[:90]}" if line.detail else ""), flush=True)
+    save()
+    return found
+
+
+def _literal(v: Any) -> str:
+    """A Python literal of a smallest case's scalar (NaN and infinities as float(...))."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return f"float({str(v)!r})"
+    return repr(v)
+
+
+def write_reproducer(rep: Any, row: Any, out: Path) -> str:
+    """Write a standalone reproducer of ``rep``'s primary failure under ``out`` (the
+    report's own snippet: the plain library call on the failing input, rebuilt), ending in
+    "still reproduces" where the plain call gives the wrong output the check saw; its path,
+    or "" where the failure has no input to rebuild or no plain call."""
+    from .markdown import reproducer
+
+    if row.call is None:
+        return ""
+    name = re.sub(r"[^A-Za-z0-9]+", "_", row.name).strip("_")
+    path = out / f"repro_{name}.py"
+    try:
+        snippet = reproducer(rep, out, name)
+    except Exception:  # noqa: BLE001 - a case the report cannot rebuild: none written
+        return ""
+    resolved = f"resolve({row.name!r}).fn(x, seg)"
+    if snippet and resolved in snippet:  # a segmented case: the row's plain call instead
+        imports, call = row.call
+        snippet = snippet.replace("from scancheck.targets.resolve import resolve\n", imports)
+        snippet = snippet.replace(resolved, call.replace("AXIS", "0"))
+    if not snippet or re.search(r"^\s*(import|from)\s+scancheck", snippet, re.M):
+        return ""
+    case = rep.verdict.smallest_case or {}
+    check = ""
+    output = ("got_row[{k}]" if "got_row" in snippet else "got[p, col]" if "got[p, col]" in snippet
+              else None)
+    if "index" in case and "got" in case and output:
+        k, got = case["index"], case["got"]
+        check = (f"\nseen = {_literal(got)}  # what the check saw at output {k}\n"
+                 f"now = {output.format(k=k)}\n"
+                 "same = bool(np.all(now == seen)) or bool(np.all(np.isnan(np.asarray(now, "
+                 "dtype=float))) and np.isnan(seen))\n"
+                 "print('still reproduces' if same else 'does not reproduce')\n")
+    head = (f'"""{row.name}: {rep.diagnosis}\n\nWritten by scancheck hunt; plain '
+            f'{row.api.split(" ")[0].split(".")[0]}, no scancheck."""\n\n')
+    path.write_text(head + snippet + check)
+    return str(path)
+
+
+def run_reproducer(path: Path, timeout: float = 300.0) -> str:
+    """Run a reproducer once; its last line (or how it ended)."""
+    try:
+        done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"timed out after {timeout:g} s"
+    text = (done.stdout.strip() or done.stderr.strip() or "no output").splitlines()
+    return text[-1] if done.returncode == 0 else f"exit {done.returncode}: {text[-1][:200]}"
+
+
+def table(found: list[Found]) -> str:
+    """Every API and mode with its verdict, as Markdown, and the count of each verdict."""
+    counts = {v: sum(f.verdict == v for f in found) for v in
+              (CONFORMS, UNFINISHED, KNOWN, KNOWN_HERE, NEW, CANNOT)}
+    head = ("| API | mode | target | verdict | detail | largest n | part |\n"
+            "|---|---|---|---|---|---|---|\n")
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    def detail(f: Found) -> str:
+        if not f.reproducer:
+            return cell(f.detail)
+        return cell(f"{f.detail}; reproducer {Path(f.reproducer).name}: {f.reproduced}")
+
+    body = "".join(f"| {cell(f.api)} | {cell(f.mode)} | {cell(f.target)} | **{f.verdict}** | "
+                   f"{detail(f)} | {f.largest_n:,} | {f.part} |\n" for f in found)
+    told = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    return f"{len(found)} targets: {told}.\n\n" + head + body
+
+
+def merge(paths: list[Path]) -> list[Found]:
+    """The lines of several parts' JSON joined: each target's line of every part that ran
+    it (JAX's run on the CPU and on a GPU), and where none did, one "cannot run here"; a
+    later file's line of a target and part replaces an earlier one's (a run again)."""
+    by_part: dict[tuple[str, str], Found] = {}
+    for path in paths:
+        for d in json.loads(path.read_text()):
+            f = Found(**d)
+            by_part[f.target, f.part] = f
+    lines: dict[str, list[Found]] = {}
+    for f in by_part.values():
+        lines.setdefault(f.target, []).append(f)
+    from ...adapters import all_rows
+
+    order = {r.name: k for k, r in enumerate(all_rows())}
+    out = []
+    for target in sorted(lines, key=lambda t: order.get(t, len(order))):
+        ran = [f for f in lines[target] if f.verdict != CANNOT]
+        out += ran or lines[target][:1]
+    return out
+
+
+HUNT_START, HUNT_END = "<!-- hunt: start -->", "<!-- hunt: end -->"
+#: What a page the table is written into says of it, where it had no table before.
+_SECTION = """## Every library scan API and mode (scancheck hunt)
+
+Written by `scancheck hunt`: the CPU part on a CPU machine with the `libs` extra (and torch
+for its CPU rows), the GPU part on a GPU machine, joined with `scancheck hunt --merge
+docs/hunt-cpu.json hunt-gpu.json --write docs/conformance-matrix.md` (docs/hunt-cpu.json
+keeps the CPU part's lines).  Each built-in library
+target, enumerated from its API's modes (`scancheck/adapters/`), checked at its declared
+contract within the hunt's budget, with no sanitizer and no check past 2**31.  **known
+upstream**: a failure a known bug explains (`scancheck known`); **known finding**: one
+reported in docs/findings.md, not upstream; **new finding**: one none explains, with its
+standalone reproducer and what it printed last; **no failure found**: the budget ended
+first, at the n shown; **cannot run here**: why, on its part's machine.
+
+"""
+
+
+def with_table(page: str, text: str) -> str:
+    """``page`` with the hunt's table ``text`` between its markers, or, where it has none,
+    a section holding it put first after its title."""
+    if HUNT_START in page and HUNT_END in page:
+        head, rest = page.split(HUNT_START, 1)
+        return f"{head}{HUNT_START}\n{text}{HUNT_END}{rest.split(HUNT_END, 1)[1]}"
+    section = f"{_SECTION}{HUNT_START}\n{text}{HUNT_END}\n\n"
+    if page.startswith("# "):
+        title, _, rest = page.partition("\n\n")
+        return f"{title}\n\n{section}{rest}"
+    return section + page

@@ -1,0 +1,380 @@
+"""``scancheck check --report report.md``: the verdicts as a person reads them.
+
+Per target: the verdict and its one diagnosis, every property's line, and for a target that
+fails, its smallest failing case as a Python snippet that rebuilds the input, calls the
+target and prints the output beside the exact answer -- with NumPy alone (and the target's
+own library), no scancheck.  The environment the run saw closes the report.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import importlib.metadata
+import platform
+import subprocess
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...adapters import reproducer_call
+from ...core.arrays import as_dtype
+from ...core.loading import is_file_form
+from ...core.operators import get_operator
+from ...engine.cases import Case
+from ...engine.report import ConformanceReport
+
+#: Inputs up to this many bytes are written into the snippet; larger ones beside the report.
+INLINE_BYTES = 1 << 16
+
+def environment() -> dict[str, str]:
+    """What ran the check: Python, the platform, library versions, the GPUs and driver."""
+    env = {"date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+           "python": platform.python_version(), "platform": platform.platform()}
+    for dist in ("scancheck", "numpy", "hypothesis", "mpmath", "ml_dtypes", "cupy-cuda12x",
+                 "cupy-cuda13x", "torch", "jax", "jaxlib"):
+        try:
+            env[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=index,name,driver_version",
+                              "--format=csv,noheader"], capture_output=True, text=True, timeout=30)
+        if smi.returncode == 0 and smi.stdout.strip():
+            env["GPUs (index, name, driver)"] = "; ".join(smi.stdout.strip().splitlines())
+    except (OSError, subprocess.TimeoutExpired):
+        env["GPUs"] = "none (no nvidia-smi)"
+    return env
+
+
+def _input_of(report: ConformanceReport, case: dict[str, Any], prop: str
+              ) -> tuple[np.ndarray, int | None]:
+    """The failing input, rebuilt bit for bit from its case (and the axis of a batched one)."""
+    c = Case(int(case["n"]), case["dtype"], case["data"], int(case["seed"]))
+    if prop == "rows":
+        from ...engine.layouts import batch
+        from ...targets.spec import ranks_taken
+
+        spec_axis = report.spec.get("axis")
+        b = batch(c, fixed_axis=spec_axis if isinstance(spec_axis, int) else None,
+                  ranks=ranks_taken(spec_axis, tuple(report.spec.get("ndim") or ())))
+        # The axis the check handed (counted from the front, where a negative one was refused).
+        return b.x, int(case.get("axis", b.axis))
+    return c.data(report.spec["op"]), None
+
+
+def _literal(x: np.ndarray, files: Path, name: str) -> str:
+    """Python lines that rebuild ``x`` as ``x``, its memory layout included: inline (zlib,
+    base64) or from a .npy file."""
+    if x.ndim > 1 and not x.flags.c_contiguous:
+        root = x
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        offset = (x.__array_interface__["data"][0] - root.__array_interface__["data"][0])
+        # The buffer the view lies in, then the same view of it: strides, order and offset.
+        return (_literal(root.ravel(order="K"), files, name).replace("x = ", "buf = ", 1) +
+                f"x = np.lib.stride_tricks.as_strided(buf[{offset // x.itemsize}:], "
+                f"shape={tuple(x.shape)}, strides={tuple(x.strides)})\n")
+    x = np.ascontiguousarray(x)
+    dtype = x.dtype.name
+    make = f'np.dtype("{dtype}")' if dtype != "bfloat16" else "ml_dtypes.bfloat16"
+    head = "import ml_dtypes\n" if dtype == "bfloat16" else ""
+    if x.nbytes <= INLINE_BYTES:
+        blob = base64.b64encode(zlib.compress(x.tobytes(), 9)).decode()
+        lines = [f'{blob[i:i + 88]}' for i in range(0, len(blob), 88)] or [""]
+        body = "\n".join(f'    "{ln}"' for ln in lines)
+        return (f"{head}x = np.frombuffer(zlib.decompress(base64.b64decode(\n{body}\n)), "
+                f"dtype={make}).reshape({tuple(x.shape)}).copy()\n")
+    files.mkdir(parents=True, exist_ok=True)
+    path = files / f"{name}.npy"
+    np.save(path, x.view(np.uint16) if dtype == "bfloat16" else x)
+    view = ".view(ml_dtypes.bfloat16)" if dtype == "bfloat16" else ""
+    return f'{head}x = np.load("{path}"){view}  # {x.size:,} elements\n'
+
+
+def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str]:
+    """Imports and the expression that runs ``target`` on ``x``."""
+    ax = str(axis if axis is not None else 0)
+    plain = reproducer_call(target)
+    if plain is not None:
+        imports, call = plain
+        return imports, call.replace("AXIS", ax)
+    path = target[len("import:"):] if target.startswith("import:") else target
+    if ":" in path and not path.startswith(("kernel:", "model:", "cu:")) and not path.endswith(".cu"):
+        args = f"x, {ax}" if spec.get("axis") == "arg" else "x"
+        if spec.get("initial"):  # x[0] is the initial value, the rest the data
+            # An exclusive scan never reads its last element: the check put a value there
+            # other than the initial value, as this does.
+            args = ("x[1:], initial=x[0]" if spec.get("inclusive") else
+                    "np.concatenate([x[1:], x[-1:] if x.size > 1 and x[-1] != x[0] else "
+                    "(1 - 2 * x[:1] if x.dtype.kind == 'f' else ~x[:1])]), initial=x[0]")
+        return _imported(path) + (f"{path.rsplit(':', 1)[1]}({args})",)
+    # scancheck's own kernels and .cu files need its launcher: the one line that does.
+    return ("from scancheck.targets.resolve import resolve  # the target needs scancheck's harness\n",
+            f'resolve("{target}")(x{", " + ax if axis is not None else ""})')
+
+
+def _imported(path: str) -> tuple[str]:
+    """Lines that import the function of ``package.module:fn`` or ``path/to/file.py:fn``
+    (the file loaded from where it is, as scancheck loads it) under its own name."""
+    file = is_file_form(path)
+    module, fn = path.rsplit(":", 1) if file else path.split(":", 1)
+    head = fn.split(".")[0]
+    if not file:
+        return (f"from {module} import {head}\n",)
+    return ("import importlib.util\n"
+            f"_spec = importlib.util.spec_from_file_location('target', {module!r})\n"
+            "_module = importlib.util.module_from_spec(_spec)\n"
+            f"_spec.loader.exec_module(_module)\n{head} = _module.{head}\n",)
+
+
+#: Lines finding ``members``, the rows of the segment that holds row ``p``, from the
+#: description ``seg`` of each kind (an empty segment holds no row).
+_MEMBERS = {
+    "offsets": "s = int(np.searchsorted(seg, p, 'right')) - 1\n"
+               "members = np.arange(seg[s], seg[s + 1])\n",
+    "flags": "heads = seg.copy()\nheads[0] = True\nstart = np.flatnonzero(heads[:p + 1])[-1]\n"
+             "after = np.flatnonzero(heads[p + 1:])\n"
+             "members = np.arange(start, p + 1 + after[0] if after.size else len(seg))\n",
+    "keys": "ids = np.cumsum(np.r_[False, seg[1:] != seg[:-1]])\n"
+            "members = np.flatnonzero(ids == ids[p])\n",
+    "groups": "members = np.flatnonzero(seg == seg[p])\n",
+}
+
+
+def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files: Path,
+                          name: str) -> str | None:
+    """The shrunk input and its segment description as literals, the call ``fn(x, seg)``,
+    and the failing output beside the exact scan of its segment alone, in plain NumPy and
+    Python (None where the case was too large to be kept whole)."""
+    spec = report.spec
+    desc = case.get("description")
+    if "x" not in case or desc is None or case.get("index") is None:
+        return None
+    kind = spec["segments"].partition(":")[0]
+    x = np.array(case["x"], dtype=as_dtype(case["dtype"])).reshape(case["shape"])
+    if "memory" in case:  # handed in that memory layout, which the literal keeps
+        from ...engine.layouts import laid_out
+
+        x = laid_out(x, case["memory"])
+    p, col = int(case["index"]), int(case.get("column", 0))
+    path = report.target[len("import:"):] if report.target.startswith("import:") else \
+        report.target
+    if ":" in path and not path.startswith(("kernel:", "model:", "cu:", "scancheck:")):
+        imports, fn = (*_imported(path), path.rsplit(":", 1)[1])
+    else:  # a built-in: scancheck's resolver finds its function
+        imports = "from scancheck.targets.resolve import resolve\n"
+        fn = f"resolve({report.target!r}).fn"
+    args, get = "x, seg", "np.asarray"
+    if spec.get("device") == "gpu":
+        imports += "import cupy as cp\n"
+        args, get = "cp.asarray(x), cp.asarray(seg)", "cp.asnumpy"
+    promoted = dict(map(tuple, spec.get("promote", ())))
+    from ...oracle.segmented import segment_ids
+
+    ids = segment_ids(kind, np.array(desc["values"], dtype=desc["dtype"]), x.shape[0])
+    members = np.flatnonzero(ids == ids[p])
+    k = int(np.flatnonzero((members[::-1] if spec.get("reverse") else members) == p)[0])
+    lines = ["import base64, math, zlib\nfrom fractions import Fraction\n\nimport mpmath\n"
+             "import numpy as np\n", imports, _literal(x, files, name),
+             f"seg = np.array({desc['values']!r}, dtype=np.{desc['dtype']})  # {kind}\n",
+             f"got = {get}({fn}({args})).reshape(len(x), -1)\n",
+             f"p, col = {p}, {col}  # the failing output: row p, column col of (T, -1)\n",
+             _MEMBERS[kind],
+             "members = members[::-1]  # a reverse scan: from the segment's end\n"
+             if spec.get("reverse") else "",
+             "row = x.reshape(len(x), -1)[members, col]  # the segment alone, in scan order\n",
+             f"k = int(np.flatnonzero(members == p)[0])  # {k}: its place in the segment\n",
+             _expected(spec["op"], spec["inclusive"],
+                       promoted.get(x.dtype.name, x.dtype.name), k),
+             'print(f"output {p}, column {col}: got", got[p, col], "exact", '
+             'float(exact) if isinstance(exact, Fraction) else exact)\n']
+    return "".join(lines)
+
+
+def _expected(op: str, inclusive: bool, dtype: str, k: int, reverse: bool = False,
+              nans: str = "propagate", first: int = 0) -> str:
+    """Lines computing ``exact``, the right value of output k of a scan in ``dtype`` (the
+    type the target returns), in plain Python: of ``row[first:]``, forward or (``reverse``)
+    from output k to the end, under the spec's NaN rule; NaN and infinities as IEEE
+    arithmetic has them."""
+    if reverse:
+        prefix = f"row[{k}:]" if inclusive else f"row[{k + 1}:]"
+    else:
+        end = first + k + 1 if inclusive else first + k
+        prefix = f"row[:{end}]"
+    vals = f"vals = {prefix}.astype(float)\n"
+    if nans != "propagate":  # 'ignore' and 'skip' leave the NaN inputs out of the scan
+        vals += "vals = vals[~np.isnan(vals)]  # the spec's NaN rule leaves NaN inputs out\n"
+    family = get_operator(op).family
+    if family == "order":
+        return vals + (f"exact = float('nan') if np.isnan(vals).any() else {op}(vals.tolist(), "
+                       f"default=None)  # ties of -0 and +0: see the spec's zero order\n")
+    fold = "math.prod" if family == "product" else "sum"
+    if as_dtype(dtype).kind in "iu":
+        bits = as_dtype(dtype).itemsize * 8
+        lo = int(np.iinfo(as_dtype(dtype)).min)
+        return (f"exact = ({fold}(int(v) for v in {prefix}) - ({lo})) % 2**{bits} + ({lo})"
+                f"  # wraps as {dtype} does\n")
+    if family == "logsumexp":
+        return vals + ("mpmath.mp.dps = 60\nexact = mpmath.log(mpmath.fsum(mpmath.exp(v) for v "
+                       "in vals.tolist()))  # to 60 digits\n")
+    if family == "product":  # 53 bits a factor: no rounding; infinities and NaN as IEEE has them
+        return vals + ("mpmath.mp.prec = 53 * len(vals) + 10\nexact = mpmath.fprod("
+                       "vals.tolist())  # no rounding\n")
+    return vals + ("exact = (sum(Fraction(v) for v in vals.tolist()) if np.isfinite(vals).all() "
+                   "else float(np.sum(vals)))  # no rounding; NaN and infinities as IEEE\n")
+
+
+def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: str) -> str:
+    """The failing case of a target over tuples of arrays: its elements drawn again from the
+    monoid and the seed (a monoid's draw is its own: no literal), and the call."""
+    op = report.spec.get("op")
+    if case["data"] in ("drawn", "declared monoid"):
+        monoid = f"load_monoid({op!r})"
+    else:
+        monoid = f"PROBES[{case['data']!r}]"
+    head = ("import numpy as np\nfrom scancheck.core.monoids import PROBES, load_monoid\n"
+            f"from scancheck.targets.resolve import resolve\n\nmonoid = {monoid}\n")
+    if prop == "operator laws":
+        return head + ("from scancheck.oracle.monoid_scan import broken_law\n"
+                       f"print(broken_law(monoid, {case['n']}, {case['seed']}))\n")
+    shape = tuple(case.get("shape") or (case["n"],))
+    axis = case.get("axis", 0)
+    args = ", monoid.bound" if report.spec.get("combine") else ""
+    if report.spec.get("axis") == "arg":
+        args += f", {axis}"
+    laid = ("from scancheck.engine.layouts import laid_out\n"
+            f"elems = tuple(laid_out(v, m) for v, m in zip(elems, {case['memory']!r}))"
+            f"  # each leaf's memory layout\n" if case.get("memory") else "")
+    return head + (f"elems = monoid.draw(np.random.default_rng({case['seed']}), {shape})\n"
+                   + laid + f"target = resolve({report.target!r}).fn\n"
+                   f"got = target(elems{args})\n"
+                   f"print('output {case.get('index')}:', [np.moveaxis(v, {axis}, -1)"
+                   f"[..., {case.get('index')}] for v in got])\n")
+
+
+def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
+    """A Python snippet that reproduces the report's primary failure, or None where the
+    failure has no case to rebuild (a fault in the target's set-up, say)."""
+    verdict = report.verdict
+    case = verdict.smallest_case or {}
+    if report.spec.get("segments") and verdict.source == "segments":
+        return _segmented_reproducer(report, case, files, name)
+    if verdict.source is None or not {"n", "dtype", "data", "seed"} <= set(case) \
+            or report.spec.get("op") == "recurrence" or report.spec.get("segments"):
+        return None
+    if verdict.source in ("operator laws", "monoid scan", "probe monoids"):
+        return _monoid_reproducer(report, case, verdict.source)
+    x, axis = _input_of(report, case, verdict.source)
+    imports, call = _call(report.target, report.spec, axis)
+    lines = ["import base64, math, zlib\nfrom fractions import Fraction\n\nimport mpmath\n"
+             "import numpy as np\n",
+             imports, _literal(x, files, name), f"got = np.asarray({call})\n"]
+    written = case.get("input index")
+    if written is not None:  # the call changes x: show the element before and after
+        at = ", ".join(map(str, written)) if isinstance(written, list) else str(written)
+        lines[-1] = "before = x.copy()\n" + lines[-1]
+        lines.append(f'print("x[{at}] was", before[{at}], "is", x[{at}], "after the call")\n')
+        return "".join(lines)
+    k = case.get("index")
+    if k is not None:
+        if axis is not None:
+            r = tuple(case.get("row", ()))
+            lines.append(f"row, got_row = np.moveaxis(x, {axis}, -1)[{r}], "
+                         f"np.moveaxis(got, {axis}, -1)[{r}]\n")
+        else:
+            lines.append("row, got_row = x, got\n")
+        promoted = dict(map(tuple, report.spec.get("promote", ())))
+        spec = report.spec
+        initial = bool(spec.get("initial"))  # x holds the initial value first: inclusive
+        lines.append(_expected(spec["op"], spec["inclusive"] or initial,
+                               promoted.get(x.dtype.name, x.dtype.name), k,
+                               bool(spec.get("reverse")), spec.get("nans", "propagate"),
+                               first=int(initial and spec["inclusive"])))
+        lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
+                     f'float(exact) if isinstance(exact, Fraction) else exact)\n')
+    else:
+        lines.append('print("got", got.shape, got.dtype)\n')
+    return "".join(lines)
+
+
+def markdown(reports: list[ConformanceReport], path: str | Path) -> str:
+    """Write the report to ``path`` (inputs too large to inline beside it) and return it."""
+    path = Path(path)
+    files = path.with_suffix("")
+    files = files.parent / f"{files.name}-inputs"
+    out = ["# scancheck conformance report", ""]
+    out += ["| target | verdict | largest n | seconds | diagnosis |", "|---|---|---|---|---|"]
+    for r in reports:
+        word = r.verdict_word if r.passed or r.unfinished else "**does not conform**"
+        out.append(f"| {r.target} | {word} | {r.reached:,} | {r.seconds:.0f} | "
+                   f"{_cell(r.summary)} |")
+    for i, r in enumerate(reports):
+        out += ["", f"## {r.target}", ""]
+        verdict = r.verdict
+        word = r.verdict_word.capitalize() if r.passed or r.unfinished else "Does not conform"
+        out.append(f"**{word}**" + (f": {r.summary}" if r.summary else "."))
+        if verdict.findings:  # each cause once, the properties it explains folded under it
+            out += ["", "Causes, primary first:", ""]
+            out += [f"{k}. {_cell(f.folded())}" for k, f in enumerate(verdict.findings, 1)]
+        if r.notes:
+            out += ["", "Found beside the verdict:", ""] + [f"- {_cell(n)}" for n in r.notes]
+        spec = ", ".join(f"{k}={v}" for k, v in r.spec.items())
+        out += ["", f"Spec: `{spec}`", "", "| property | verdict | diagnosis / detail | "
+                "smallest failing case |", "|---|---|---|---|"]
+        out += [f"| {row['property']} | {row['verdict']} | {_cell(row['diagnosis / detail'])} | "
+                f"{_cell(row['smallest failing case'])} |" for row in r.rows()]
+        out += _curve(r, files, f"bounds-{i}", path.parent)
+        snippet = None if r.passed or r.unfinished else reproducer(r, files, f"case-{i}")
+        if snippet:
+            how = ("the case drawn again from its monoid and seed" if "load_monoid" in snippet
+                   else "NumPy and the target's own library; no scancheck")
+            out += ["", f"Reproduce it ({how}):", "", "```python", snippet.rstrip(), "```"]
+    out += ["", "## Environment", "", "| | |", "|---|---|"]
+    out += [f"| {k} | {_cell(v)} |" for k, v in environment().items()]
+    text = "\n".join(out) + "\n"
+    path.write_text(text)
+    return text
+
+
+def _curve(report: ConformanceReport, files: Path, name: str, home: Path) -> list[str]:
+    """The float error against the bounds over n: a plot where matplotlib is installed (the
+    ``plot`` extra), else a table."""
+    curve = next((r.detail["error/bound by n"] for r in report.results
+                  if "error/bound by n" in r.detail), None)
+    if not curve:
+        return []
+    dtype = next(r.detail.get("dtype") for r in report.results if "error/bound by n" in r.detail)
+    head = ["", f"The error of the last output on uniform {dtype} data, as a fraction of the "
+            f"rounding bound (1 is the bound: rounding never passes it):", ""]
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return head + ["| n | of the sequential bound | of the log2-depth bound |", "|---|---|---|",
+                       *(f"| {n:,} | {a:.3g} | {b:.3g} |" for n, a, b in curve)]
+    files.mkdir(parents=True, exist_ok=True)
+    png = files / f"{name}.png"
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ns = [c[0] for c in curve]
+    for col, label in ((1, "of the sequential bound (depth k-1)"), (2, "of the log2-depth bound")):
+        ax.loglog(ns, [max(c[col], 1e-12) for c in curve], "o-", label=label)
+    ax.axhline(1.0, color="k", lw=1, ls="--", label="the bound")
+    ax.set_xlabel("n")
+    ax.set_ylabel("|error| / bound, last output")
+    ax.set_title(f"{report.target}, {dtype}", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=100)
+    plt.close(fig)
+    return head + [f"![error against the bounds]({png.relative_to(home)})"]
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")

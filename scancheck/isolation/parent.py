@@ -1,0 +1,457 @@
+"""Targets in child processes: a fault or a hang is a verdict, and the session goes on.
+
+:func:`check_isolated` first resolves the target in a child (a target that cannot be
+imported or compiled is a :class:`UsageError`, not a verdict), then runs each property, each
+check past 2**31 and 2**32 elements, and each compute-sanitizer tool in a child of its own,
+several at once; the child that resolved a CPU target goes on with the first share of its
+properties.  A child reports every case before it runs it; one that goes ``timeout``
+seconds without a word is killed with its whole process group and reported as a hang.
+
+Sanitizer runs launch the target at several sizes (tails that are not multiples of 32 or of
+any common block) with every pooling allocator off -- CuPy's pool, PyTorch's caching
+allocator, JAX's preallocation -- because an overrun inside a pooled chunk is invisible to
+memcheck and initcheck; the report names the size that showed the first error.
+
+Each child runs :mod:`scancheck.isolation.child`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from ..core.devices import usable_cores
+from ..engine.diagnosis import Cause, PropertyResult
+from ..targets.spec import TargetSpec, spec_json
+from .child import _MARK, _spec_from, deal, first_share, python_command
+from .watch import fault_message, largest_returned, slow_call, watch
+
+if TYPE_CHECKING:
+    from ..engine.cases import Budget
+
+
+#: Sizes of a sanitizer run: odd tails past 32, 256 and 1024, and several tiles.
+SANITIZE_SIZES = (1, 31, 33, 255, 257, 1000, 4099, 70001)
+
+
+
+#: Tools run on GPU targets by default, where compute-sanitizer is installed.
+DEFAULT_TOOLS = ("memcheck", "initcheck", "racecheck", "synccheck")
+
+
+
+_TOOL_CAUSE = {"racecheck": (Cause.RACE, "data race"), "synccheck": (Cause.RACE, "barrier misuse"),
+               "memcheck": (Cause.FAULT, "memory error"),
+               "initcheck": (Cause.FAULT, "uninitialised memory read")}
+
+
+
+#: What turns pooling off in the child of a sanitizer run.
+_NO_POOLS = {"SCANCHECK_NO_MEMORY_POOL": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
+             "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}
+
+
+class UsageError(ValueError):
+    """The target cannot be checked at all: it cannot be imported, compiled or found."""
+
+
+class EnvironmentProblem(UsageError):
+    """The target cannot run on this machine: its library, CuPy or a GPU is missing."""
+
+
+def _default_workers() -> int:
+    return max(1, usable_cores() // 2)
+
+
+def check_isolated(
+    locator: str, properties: tuple[str, ...] | None = None, large: bool | None = None,
+    budget: Budget | None = None, timeout: float = 60.0, sanitize: tuple[str, ...] | None = None,
+    spec: TargetSpec | None = None, workers: int | None = None, progress: Any = None,
+    gpu: str | None = None, seconds: float | None = None,
+    overrides: dict[str, Any] | None = None,
+):
+    """Check the target ``locator`` names in child processes; returns its ConformanceReport.
+
+    ``large`` None runs the checks past 2**31 and 2**32 for GPU targets (each says so where
+    memory is short); ``sanitize`` None runs :data:`DEFAULT_TOOLS` on GPU targets where
+    compute-sanitizer is installed.  ``timeout`` is how long one case may run before it is a
+    hang; ``workers`` how many children run at once (half the cores by default);
+    ``progress`` a :class:`scancheck.faces.progress.Task` told what starts and finishes; ``gpu``
+    the one GPU (an id CUDA_VISIBLE_DEVICES takes) its children may see.  ``seconds``, the
+    wall time the whole check may take from this call on, is shared by each child among the
+    properties it has still to run (at least a quarter second each); where ``budget`` is
+    ``bounded`` it bounds their ladders of sizes too, and a property whose time runs out
+    says how far it got ("slow" or "partial",
+    :func:`~scancheck.engine.conformance.check_property`), else each ladder is walked whole.
+    A failure found is still shrunk.
+    ``overrides`` (TargetSpec field -> value) replace just those fields of the target's own
+    spec, in every child (:func:`scancheck.targets.resolve.resolve`).  :class:`UsageError` where the
+    target cannot be loaded or the overrides make no valid spec; :class:`EnvironmentProblem`
+    where it cannot run here (no GPU, no CuPy, its library missing).
+    """
+    from ..engine.cases import Budget
+    from ..engine.checks import PROPERTIES
+    from ..engine.report import ConformanceReport
+    from .sanitizer import TOOLS, find_sanitizer
+
+    t0 = time.time()
+    budget = budget or Budget()
+    if timeout <= 0:
+        raise ValueError(f"timeout={timeout!r} seconds must be positive")
+    for tool in sanitize or ():
+        if tool not in TOOLS:
+            raise ValueError(f"sanitize={tool!r} is unknown; allowed: {', '.join(TOOLS)}")
+    asked = PROPERTIES if properties is None else tuple(properties)
+    workers = workers or _default_workers()
+    # Every property's search ends by then (its ladder too, where the budget is bounded):
+    # each child shares what is left among the properties it has still to run.
+    until = t0 + seconds if seconds is not None and seconds > 0 else None
+    # The child that resolves the target goes on with the first child's share of the
+    # properties (first_share), where there are any: one start-up fewer per check.
+    go_on = bool(asked) and (seconds is None or seconds > 0)
+    extra = ["--resolve"]
+    if go_on:
+        extra += ["--share", str(workers), "--props", *asked,
+                  *_property_args(budget, budget.max_n, until, empty=True)]
+    told: dict[str, Any] = {}
+    heard = threading.Event()
+
+    def on_event(event: dict) -> None:
+        if event["event"] == "target":
+            try:
+                declared = _spec_from(event["spec"])
+                tasks = plan(declared, asked, large, sanitize, find_sanitizer() is not None)
+                groups, skipped = _groups(tasks, declared, workers)
+                first = first_share(asked, declared, workers) if go_on else ()
+                if progress is not None:  # before the first child's own properties start
+                    progress.plan(sum(len(names) for _, names in groups))
+                told.update(name=event["target"], spec=declared, tasks=tasks, groups=groups,
+                            skipped=skipped, first=first, at=time.time())
+            except Exception as exc:  # raised in this thread, once the child is done
+                told["error"] = exc
+            heard.set()
+        elif told.get("first") and progress is not None:
+            _told(progress, event)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        resolving = pool.submit(watch, _child_cmd(locator, "{out}", spec, gpu, *extra,
+                                                   overrides=overrides), timeout, on_event,
+                                fork=_forkable(spec, locator, gpu))
+        while not heard.is_set() and not resolving.done():
+            heard.wait(0.05)
+        if "error" in told:
+            resolving.result()
+            raise told["error"]
+        if "spec" not in told:
+            raise _refusal(*resolving.result(), locator)
+        name, declared = told["name"], told["spec"]
+        prepared = told["at"] - t0
+        tasks, groups, skipped = told["tasks"], told["groups"], told["skipped"]
+        if seconds is not None and seconds <= 0:
+            raise ValueError(f"seconds={seconds!r} must be positive")
+        ran = _run_groups(pool, resolving, told["at"], groups, told["first"], locator, budget,
+                          timeout, spec, declared, gpu, progress, overrides, until)
+    ran.update(skipped)
+    results = [ran[what] for _, what in tasks]
+    return ConformanceReport(name, asdict(declared), results, time.time() - t0, prepared)
+
+
+def _run_groups(pool: ThreadPoolExecutor, resolving: Any, told_at: float,
+                groups: list[tuple[str, tuple[str, ...]]], first: tuple[str, ...], locator: str,
+                budget: Budget, timeout: float,
+                spec: TargetSpec | None, declared: TargetSpec, gpu: str | None, progress: Any,
+                overrides: dict[str, Any] | None, until: float | None) -> dict[str, PropertyResult]:
+    """Each group's results, by name: the first from the child that resolved the target where
+    it went on with them (``first``), the others each in children of their own."""
+    from ..engine.checks import LARGE
+
+    def run(group: tuple[str, tuple[str, ...]]) -> list[PropertyResult]:
+        kind, names = group
+        with _device_turn(declared, gpu, exclusive=names[0] in LARGE):
+            if kind == "sanitizer":
+                if progress is not None:
+                    progress.start(names[0])
+                start = time.time()
+                out = [_sanitize(locator, names[0], timeout, spec, declared, gpu, overrides)]
+                out[0].seconds = round(time.time() - start, 2)
+                if progress is not None:
+                    progress.finish(names[0], out[0].status)
+                return out
+            return _run_properties(locator, names, budget, timeout, spec, gpu, progress,
+                                   overrides, until)
+
+    futures = [pool.submit(run, g) for g in (groups[1:] if first else groups)]
+    out = []
+    if first:  # in this thread: the pool's threads are the children's, one of them its
+        events, status, err = resolving.result()
+        began = next(i for i, ev in enumerate(events) if ev["event"] == "target")
+        out.append(_run_properties(locator, first, budget, timeout, spec, gpu, progress,
+                                   overrides, until, ran=(events[began + 1:], status, err,
+                                                          time.time() - told_at)))
+    out += [future.result() for future in futures]
+    return {what: r for (_, names), results in zip(groups, out) for what, r in zip(names, results)}
+
+
+def _groups(tasks: list[tuple[str, str]], spec: TargetSpec, workers: int
+            ) -> tuple[list[tuple[str, tuple[str, ...]]], dict[str, PropertyResult]]:
+    """The children a check starts, as (kind, names), and the properties that need none.
+
+    A child costs a second or more to start (Python, NumPy, numba, the target's library), so
+    the properties that apply share as few children as keep ``workers`` busy, dealt
+    round-robin; those that do not apply are answered here.  The checks past 2**31 and 2**32
+    share one child, smallest first: after a hang or a fault at 2**31 the larger one would
+    only repeat it, holding the device that long.  Each sanitizer tool has its own."""
+    from ..engine.checks import LARGE, not_applicable
+
+    skipped: dict[str, PropertyResult] = {}
+    props: list[str] = []
+    large: list[str] = []
+    tools: list[str] = []
+    for kind, what in tasks:
+        why = not_applicable(spec, what) if kind == "property" else None
+        if why:
+            skipped[what] = PropertyResult(what, "skip", why)
+        else:
+            (tools if kind == "sanitizer" else large if what in LARGE else props).append(what)
+    groups = [("property", names) for names in deal(props, workers)]
+    if large:
+        groups.append(("property", tuple(large)))
+    groups += [("sanitizer", (t,)) for t in tools]
+    return groups, skipped
+
+
+@contextlib.contextmanager
+def _device_turn(spec: TargetSpec, gpu: str | None, exclusive: bool) -> Iterator[None]:
+    """A GPU target's children share their GPU with every other child checked from this
+    machine, except the checks past 2**31, which need most of its memory: they wait until
+    no other child runs on it, and then hold it alone (a file lock, shared or exclusive)."""
+    if spec.device != "gpu":
+        yield
+        return
+    from ..core.locks import file_lock
+
+    key = gpu if gpu is not None else os.environ.get("CUDA_VISIBLE_DEVICES", "all")
+    with file_lock(f"scancheck-gpu-{key.replace(',', '_')}.lock", exclusive):
+        yield
+
+
+def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
+         sanitize: tuple[str, ...] | None, have_sanitizer: bool) -> list[tuple[str, str]]:
+    """The (kind, name) tasks a check runs: the properties; the checks past 2**31 and 2**32
+    where ``large`` says so (None: for GPU targets), batched too for a target with an axis,
+    the segmented one alone for a segmented target;
+    the sanitizer tools ``sanitize`` names
+    (None: all of :data:`DEFAULT_TOOLS` for GPU targets, where compute-sanitizer exists)."""
+    from ..engine.checks import LARGE
+    from ..engine.large_batches import BATCH_CHECKS
+    from ..engine.large_segments import SEGMENT_CHECKS
+
+    gpu = spec.device == "gpu"
+    bigs = LARGE if (gpu if large is None else large) else ()
+    if spec.axis is None:  # the batched ones take N-D arrays
+        bigs = tuple(b for b in bigs if b not in BATCH_CHECKS)
+    # A segmented scan has its own check past 2**31, and only it.
+    bigs = tuple(b for b in bigs if (b in SEGMENT_CHECKS) == (spec.segments is not None))
+    if sanitize is None:
+        sanitize = DEFAULT_TOOLS if gpu and have_sanitizer else ()
+    return [("property", p) for p in (*properties, *bigs)] + [("sanitizer", t) for t in sanitize]
+
+
+def _child_cmd(locator: str, out: str, spec: TargetSpec | None, gpu: str | None,
+               *extra: str, overrides: dict[str, Any] | None = None) -> list[str]:
+    cmd = [*python_command("scancheck.isolation.child"), locator, out, *extra]
+    if spec is not None:
+        try:
+            cmd += ["--spec", json.dumps(spec_json(spec))]
+        except ValueError as exc:
+            raise UsageError(f"spec: {exc}") from None
+    if overrides:
+        cmd += ["--overrides", json.dumps(overrides)]
+    if gpu is not None:
+        cmd += ["--gpu", gpu]
+    return cmd
+
+
+def _refusal(events: list[dict], status: str, err: str, locator: str) -> UsageError:
+    """Why the child that was to resolve and prepare (compile) the target told no target: a
+    :class:`UsageError` where it could not, an :class:`EnvironmentProblem` where the target
+    cannot run here."""
+    for ev in events:
+        if ev["event"] == "usage":
+            return UsageError(ev["message"])
+        if ev["event"] == "unavailable":
+            return EnvironmentProblem(ev["message"])
+    return UsageError(f"target {locator!r} could not be loaded: {fault_message(err, status)}")
+
+
+def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeout: float,
+                    spec: TargetSpec | None, gpu: str | None = None, progress: Any = None,
+                    overrides: dict[str, Any] | None = None, until: float | None = None,
+                    ran: tuple[list[dict], str, str, float] | None = None
+                    ) -> list[PropertyResult]:
+    """``props`` in order in one child, each within its share of the time left before
+    ``until`` (a ``time.time()``) where one is given.  The one running when the child hangs
+    or dies is reported so, at the size it reached; the others go on in a new child below that size,
+    where the target may work, and say so (after n = 0, from n = 1).  The checks past 2**31
+    and 2**32 are not retried: below their size they have nothing to check.  ``ran``: the
+    events, status, stderr and seconds of a child that has run ``props`` already (the one
+    that resolved the target), read as the first child's."""
+    from ..engine.checks import LARGE
+
+    results: list[PropertyResult] = []
+    cap, empty, broke = budget.max_n, True, ""  # what later children keep clear of, and why
+    while len(results) < len(props):
+        if ran is not None:  # the child that resolved the target has run them
+            (events, status, err, spent), ran = ran, None
+        else:
+            start = time.time()
+            args = ["--props", *props[len(results):], *_property_args(budget, cap, until, empty)]
+            events, status, err = watch(_child_cmd(locator, "{out}", spec, gpu, *args,
+                                                    overrides=overrides), timeout,
+                                         None if progress is None else partial(_told, progress),
+                                         fork=_forkable(spec, locator, gpu))
+            spent = time.time() - start
+        done = [PropertyResult(**ev["result"]) for ev in events if ev["event"] == "result"]
+        for r in done:
+            if broke and r.status != "skip":
+                r.detail["checked"] = broke
+        results += done
+        if len(results) == len(props):
+            break
+        stuck = props[len(results)]
+        last = next((ev for ev in reversed(events) if ev["event"] in ("case", "call")), None)
+        at = f" at n = {last['n']:,}" if last else ""
+        case = {"n": last["n"]} if last else None
+        slow = slow_call(events, timeout) if status == "timeout" else None
+        if slow is not None:
+            results.append(PropertyResult(stuck, "slow", slow.told(timeout), detail={
+                "largest n": largest_returned(events, stuck), "timed out at n": slow.n,
+                "seconds predicted": round(slow.predicted, 1)}, timeout=timeout))
+        elif status == "timeout":
+            hint = (" (a block waiting on one never scheduled?)" if _on_gpu(spec, locator)
+                    else " (one call ran past --timeout where the calls before it were fast: "
+                    "a loop that never ends)")
+            results.append(PropertyResult(stuck, "hang", f"the target gave no answer in "
+                                          f"{timeout:g} s{at}{hint}", case,
+                                          cause=Cause.FAULT.name))
+        else:
+            results.append(PropertyResult(stuck, "fault", fault_message(err, status) + at, case,
+                                          cause=Cause.FAULT.name))
+        results[-1].seconds = round(max(0.0, spent - sum(r.seconds for r in done)), 2)
+        if broke:
+            results[-1].detail["checked"] = broke
+        if progress is not None:
+            progress.finish(stuck, results[-1].status)
+        what = (f"a call past the {timeout:g} s timeout in '{stuck}'" if slow is not None
+                else f"the target's {results[-1].status} in '{stuck}'")
+        n = last["n"] if last else None
+        if slow is not None and stuck not in LARGE:
+            # Calls past the last that returned in time grow slower still: the others are
+            # checked to it, where each call ends.
+            cap = min(n - 1, slow.larger[0]) if n is not None else slow.larger[0]
+            broke = f"to n = {cap:,} ({what} at n = {slow.n:,})"
+        elif n == 0 and empty:
+            empty, broke = False, f"from n = 1 ({what} was at n = 0)"
+        elif n is not None and n >= 2 and stuck not in LARGE:
+            cap, broke = n - 1, f"below n = {n:,} ({what} was there)"
+        else:
+            for p in props[len(results):]:
+                results.append(PropertyResult(p, "skip", f"not run: {what} would repeat here"))
+                if progress is not None:
+                    progress.finish(p, "skip")
+    return results
+
+
+def _property_args(budget: Budget, cap: int | None, until: float | None, empty: bool
+                   ) -> list[str]:
+    """A property child's options: its budget, its largest n, when its properties end, and
+    whether it tries n = 0."""
+    args = ["--budget", str(budget.seconds), "--examples", str(budget.max_examples)]
+    if cap is not None:
+        args += ["--max-n", str(cap)]
+    if until is not None:
+        args += ["--until", repr(until)]
+    if budget.bounded:
+        args.append("--bounded")
+    if not empty:
+        args.append("--no-empty")
+    return args
+
+
+def _on_gpu(spec: TargetSpec | None, locator: str) -> bool:
+    """Whether a hang's hint is a GPU one: the target's spec says gpu (a kernel, a .cu file
+    or a CUDA library scan where no spec is passed)."""
+    if spec is not None:
+        return spec.device == "gpu"
+    return locator.startswith(("kernel:", "scancheck:")) or locator.endswith(".cu") or (
+        "CUDA" in locator or "cupy" in locator)
+
+
+def _forkable(spec: TargetSpec | None, locator: str, gpu: str | None) -> bool:
+    """Whether the child may be forked from the zygote: a CPU target's with no GPU asked for
+    (a GPU target's child starts afresh, CUDA set up in a process of its own)."""
+    return gpu is None and not _on_gpu(spec, locator)
+
+
+def _told(progress: Any, event: dict) -> None:
+    """A child's property starting or ending, told to ``progress`` as it happens."""
+    if event["event"] == "start":
+        progress.start(event["property"])
+    elif event["event"] == "result":
+        progress.finish(event["result"]["name"], event["result"]["status"])
+
+
+def _sanitize(locator: str, tool: str, timeout: float, spec: TargetSpec | None,
+              declared: TargetSpec, gpu: str | None = None,
+              overrides: dict[str, Any] | None = None) -> PropertyResult:
+    from .sanitizer import find_sanitizer, inconclusive, run_command
+
+    name = f"sanitizer: {tool}"
+    if find_sanitizer() is None:
+        return PropertyResult(name, "skip", "compute-sanitizer is not installed")
+    sizes = [n for n in SANITIZE_SIZES if declared.max_n is None or n <= declared.max_n]
+    cmd = _child_cmd(locator, os.devnull, spec, gpu, "--smoke", *map(str, sizes),
+                     overrides=overrides)
+    # Instrumented runs are 10-100x slower: a limit sized for plain cases would cut a sound
+    # target off under the sanitizer.
+    rep = run_command(tool, cmd, locator, timeout=max(timeout * 4, 240.0),
+                      env=dict(os.environ, **_NO_POOLS))
+    if rep.timed_out:
+        return PropertyResult(name, "hang", f"no answer under {tool}", cause=Cause.FAULT.name)
+    why = inconclusive(rep.output)
+    if why:
+        return PropertyResult(name, "skip", f"not run: {why} ({rep.first_lines(2)[:200]})")
+    detail = {"sizes": ", ".join(map(str, sizes))}
+    if rep.issues > 0:
+        cause, kind = _TOOL_CAUSE[tool]
+        at = first_report_size(rep.output)
+        case = {"n": at} if at is not None else None
+        return PropertyResult(name, "fail", f"{kind}: {tool} reported {rep.issues} "
+                              f"(first at n = {at}, allocators unpooled)", case,
+                              {**detail, "first": rep.first_lines(3)}, cause=cause.name)
+    if rep.returncode != 0 or rep.issues < 0:
+        return PropertyResult(name, "fault", fault_message(rep.output), cause=Cause.FAULT.name)
+    return PropertyResult(name, "pass", detail=detail)
+
+
+
+def first_report_size(output: str) -> int | None:
+    """The size whose launch the first report of a sanitizer's output follows (a report
+    is a ``=========`` line that is not indented detail, the banner or a summary)."""
+    from .sanitizer import is_report
+
+    size = None
+    for line in output.splitlines():
+        if line.startswith(_MARK):
+            size = int(line[len(_MARK):])
+        elif is_report(line):
+            return size
+    return None

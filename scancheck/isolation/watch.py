@@ -1,0 +1,187 @@
+"""Watching a child process: its JSON events read as they come, the child killed with its
+whole process group where one call of the target runs past the timeout or nothing happens
+for long, a call past the timeout told slow (not hung) where the calls before it predict
+that time, and how it died in its own words.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .child import python_command
+
+#: A call that runs past the timeout at this many elements or fewer is a hang, whatever the
+#: calls before it took: no scan needs a minute for a thousand elements.
+SMALL_N = 1024
+
+
+
+#: The calls a slow call's time is predicted from lie within this factor below its n.
+NEAR = 8
+
+
+
+@dataclass(frozen=True)
+class SlowCall:
+    """A call that ran past the timeout at ``n`` elements where the growth of the calls
+    before it predicts that: the two it is predicted from, as (n, seconds) (the larger
+    first), and the seconds predicted."""
+
+    n: int
+    larger: tuple[int, float]
+    smaller: tuple[int, float]
+    predicted: float
+
+    def told(self, timeout: float) -> str:
+        """What happened, and the timeout that would let the call finish."""
+        (m2, d2), (m1, d1) = self.larger, self.smaller
+        give = math.ceil(max(2 * timeout, 2 * self.predicted))
+        return (f"a call at n = {self.n:,} ran past the {timeout:g} s timeout, where the calls "
+                f"at n = {m2:,} and {m1:,} took {d2:.3g} s and {d1:.3g} s: at that growth it "
+                f"takes about {self.predicted:.3g} s, slow, not hung; give --timeout {give} for "
+                f"a verdict there")
+
+
+
+def slow_call(events: list[dict], timeout: float) -> SlowCall | None:
+    """The call a child was in when it was killed for running past ``timeout``, where its
+    finished calls predict that time: the largest of them at most ``n`` (and at least
+    n/:data:`NEAR`) and the largest below two thirds of that, their growth taken as n**a
+    with a between 1 and 3, give at least half the timeout at ``n``.  None where it was in
+    no call, at :data:`SMALL_N` elements or fewer, or the calls before it were fast: a hang."""
+    open_call: tuple[int, float] | None = None
+    took: dict[int, float] = {}
+    for ev in events:
+        if ev["event"] == "call" and "t" in ev:
+            open_call = (int(ev["n"]), float(ev["t"]))
+        elif ev["event"] == "return" and open_call is not None and "t" in ev:
+            m, start = open_call
+            took[m] = max(took.get(m, 0.0), float(ev["t"]) - start)
+            open_call = None
+    if open_call is None or open_call[0] <= SMALL_N:
+        return None
+    n = open_call[0]
+    near = sorted(m for m in took if n / NEAR <= m <= n)
+    if not near:
+        return None
+    m2 = near[-1]
+    below = [m for m in near if 3 * m <= 2 * m2]
+    if not below:
+        return None
+    m1 = below[-1]
+    d2, d1 = took[m2], took[m1]
+    if d2 <= 0 or d1 <= 0:
+        return None
+    growth = min(3.0, max(1.0, math.log(d2 / d1) / math.log(m2 / m1)))
+    predicted = d2 * (n / m2) ** growth
+    if 2 * predicted < timeout:
+        return None
+    return SlowCall(n, (m2, d2), (m1, d1), predicted)
+
+
+
+def largest_returned(events: list[dict], prop: str) -> int:
+    """The largest n of a call that returned since ``prop`` started in a child's events."""
+    start = max((i for i, ev in enumerate(events)
+                 if ev["event"] == "start" and ev.get("property") == prop), default=0)
+    return max((int(ev["n"]) for ev in events[start:] if ev["event"] == "return"), default=0)
+
+
+
+def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | None = None,
+           fork: bool = False) -> tuple[list[dict], str, str]:
+    """Run a child that writes JSON events to the file ``{out}`` stands for (each handed to
+    ``on_event`` as it comes), and kill its
+    whole process group where it hangs: when one call of the target's own code (between its
+    "call" and "return" events) runs ``timeout`` seconds, or when nothing at all happens for
+    ten times that (start-up gets at least two minutes).  Returns the events,
+    "ok" / "died (...)" / "timeout", and the child's stderr.  ``fork``: a child of
+    :mod:`scancheck.isolation.child` is forked from this process's zygote where it has one."""
+    with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as fh:
+        path = fh.name
+    cmd = [path if c == "{out}" else c for c in cmd]
+    events: list[dict] = []
+    quiet = max(10 * timeout, 120.0)
+    since, limit = time.time(), quiet
+    with tempfile.NamedTemporaryFile("w+", suffix=".err") as err:
+        proc = start_child(cmd, err, fork)
+        with open(path) as progress:
+
+            pending = ""
+
+            def read() -> None:
+                nonlocal since, limit, pending
+                # The child may be half-way through a line: parse whole lines only.
+                *lines, pending = (pending + progress.read()).split("\n")
+                for line in lines:
+                    events.append(json.loads(line))
+                    if on_event is not None:
+                        on_event(events[-1])
+                    since = time.time()
+                    limit = timeout if events[-1]["event"] == "call" else quiet
+
+            status = "ok"
+            while True:
+                read()
+                if proc.poll() is not None:
+                    if proc.returncode != 0:
+                        status = f"died ({exit_text(proc.returncode)})"
+                    break
+                if time.time() - since > limit:
+                    os.killpg(proc.pid, signal.SIGKILL)  # the whole group: a hung kernel's process included
+                    proc.wait()
+                    status = "timeout"
+                    break
+                time.sleep(0.05)
+            read()
+        err.seek(0)
+        stderr = err.read()
+    os.unlink(path)
+    return events, status, stderr
+
+
+
+def start_child(cmd: list[str], err: Any, fork: bool) -> Any:
+    """The child of ``cmd``, in a session of its own, its stderr in ``err``: forked from the
+    zygote where ``fork`` asks for it and it runs :mod:`scancheck.isolation.child`."""
+    child = python_command("scancheck.isolation.child")
+    if fork and cmd[:len(child)] == child:
+        from .zygote import zygote
+
+        z = zygote()
+        if z is not None:
+            try:
+                return z.start(cmd[len(child):], err.name)
+            except OSError:  # it died meanwhile: this child starts afresh
+                pass
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, text=True,
+                            start_new_session=True)
+
+
+
+def exit_text(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+
+def fault_message(stderr: str, status: str = "") -> str:
+    """The runtime's own words where it left any (an illegal address, say), else how it died."""
+    lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    keys = ("Error", "error", "illegal", "fault", "Killed", "Segmentation")
+    hits = [ln for ln in lines if any(k in ln for k in keys)]
+    died = status.replace("died", "the process died").strip() or "the process died"
+    return (hits[-1] if hits else died)[:400]

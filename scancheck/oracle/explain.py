@@ -1,0 +1,242 @@
+"""Is it rounding or a bug?  One computed scan judged against its input, with evidence.
+
+Where the exactness certificate holds (:func:`~scancheck.oracle.bounds.certified`) every summation
+order gives the exact sum, so any difference there is a proven logic error.  Elsewhere a
+difference is rounding only if it is inside the rigorous any-order bound; inside it, the
+result is put beside the rounding of real orders computed on the same input (sequential, a
+log-depth tree, the blocked orders of common kernels), and an error many times theirs is
+suspicious although no bound refutes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..core.dtypes import is_float
+from ..core.operators import exclusive_of, get_operator
+from .bounds import Verdict, certified, classify, sequential_depths, ulp
+from .exact import exact_scan
+
+EXACT, ROUNDING, SUSPICIOUS, PROVEN = "exact", "rounding", "suspicious", "not rounding (proven)"
+#: A result whose RMS error exceeds this many times the largest of the real orders' is
+#: suspicious: correct kernels' orders sit between the log-depth tree and the sequential.
+SUSPICIOUS_FACTOR = 4.0
+
+
+def _kogge_stone(t: np.ndarray) -> np.ndarray:
+    """The log-depth order along the last axis: at step s every output adds the partial sum
+    s places back (the right side is evaluated first, from old values, as in lockstep)."""
+    y = t.copy()
+    s = 1
+    while s < y.shape[-1]:
+        y[..., s:] = y[..., s:] + y[..., :-s]
+        s *= 2
+    return y
+
+
+def _sequential(t: np.ndarray) -> np.ndarray:
+    return np.add.accumulate(t, axis=-1, dtype=t.dtype)
+
+
+def _blocked(x: np.ndarray, tile: int, within: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """Tiles scanned by ``within``, their totals scanned left to right and added: the order
+    of a reduce-then-scan, chained or look-back kernel with tiles of ``tile``."""
+    tiles = -(-x.size // tile)
+    pad = np.zeros(tiles * tile, dtype=x.dtype)
+    pad[:x.size] = x
+    local = within(pad.reshape(tiles, tile))
+    carry = exclusive_of(_sequential(local[:, -1]), x.dtype.type(0))
+    return (local + carry[:, None]).ravel()[:x.size]
+
+
+#: Real summation orders, computed in the input's dtype (inclusive; shifted for exclusive).
+ORDERS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "sequential": _sequential,
+    "log-depth tree (Kogge-Stone)": _kogge_stone,
+    "tiles of 256, sequential within": lambda x: _blocked(x, 256, _sequential),
+    "tiles of 1024, sequential within": lambda x: _blocked(x, 1024, _sequential),
+    "tiles of 256, Kogge-Stone within": lambda x: _blocked(x, 256, _kogge_stone),
+}
+
+
+def _rms(d: np.ndarray) -> float:
+    d = d[np.isfinite(d)]
+    return float(np.sqrt(np.mean(d * d))) if d.size else 0.0
+
+
+@dataclass
+class Explanation:
+    """The verdict on one computed scan and the numbers behind it."""
+
+    verdict: str
+    headline: str
+    n: int
+    dtype: str
+    op: str
+    inclusive: bool
+    #: The first output a correct scan cannot have produced (None where there is none).
+    first_wrong: int | None = None
+    #: Outputs where every summation order is exact.
+    certified: int = 0
+    #: The result's errors against the exact scan: RMS, max and the largest fraction of
+    #: the any-order bound.
+    error: dict[str, float] = field(default_factory=dict)
+    #: RMS and max error of each real order on the same input.
+    orders: dict[str, dict[str, float]] = field(default_factory=dict)
+    reference: dict[str, Any] | None = None
+
+    def lines(self) -> list[str]:
+        """The headline, then the numbers, one fact a line."""
+        kind = f"{'inclusive' if self.inclusive else 'exclusive'} {self.op} scan"
+        out = [f"{self.verdict}: {self.headline}",
+               f"  input: n = {self.n:,} {self.dtype}, {kind}; {self.certified:,} outputs "
+               f"certified exact (every summation order is exact there)"]
+        if self.error:
+            e = self.error
+            out.append(f"  error against the exact scan: RMS {e['rms']:.4g}, max {e['max']:.4g}; "
+                       f"{e['bound fraction']:.3g} of the any-order bound at worst (output "
+                       f"{int(e['worst'])})")
+        for name, o in self.orders.items():
+            out.append(f"  rounding of a real order, {name}: RMS {o['rms']:.4g}, max {o['max']:.4g}")
+        if self.reference:
+            r = self.reference
+            out.append(f"  against the reference: RMS disagreement {r['rms disagreement']:.4g}; "
+                       f"the reference's own error against the exact scan is RMS "
+                       f"{r['reference rms']:.4g}, {r['share']:.1%} of the disagreement "
+                       f"(the reference alone: {r['verdict']})")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
+            inclusive: bool = True) -> Explanation:
+    """Judge ``result`` as the ``op`` scan of ``x``: "exact", "rounding", "suspicious" (inside
+    the any-order bound but over :data:`SUSPICIOUS_FACTOR` times the rounding of every real
+    order tried) or "not rounding (proven)", with the evidence; with ``reference``, how much
+    of the disagreement between the two is the reference's own error."""
+    oper = get_operator(op)
+    if oper.family not in ("sum", "order"):
+        raise ValueError(f"op={op!r}: explain takes add, max or min")
+    x = oper.host_elements(x, "x", allow_empty=True)
+    result = oper.host_elements(result, "result", allow_empty=True)
+    if result.shape != x.shape or result.dtype != x.dtype:
+        raise ValueError(f"result has shape {result.shape} and dtype {result.dtype}; expected "
+                         f"{x.shape} and {x.dtype} like x")
+    base = dict(n=int(x.shape[0]), dtype=x.dtype.name, op=oper.name, inclusive=inclusive)
+    want = exact_scan(x, oper, inclusive)
+    if oper.family != "sum" or not is_float(x.dtype):
+        return _explain_exact_type(x, result, want, base)
+    where = certified(x, inclusive)
+    e = Explanation(ROUNDING, "", certified=int(where.sum()), **base)
+    rep = classify(x, result, sequential_depths(x.shape[0], inclusive), inclusive, exact=want)
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, which the checks below skip
+        diff = result.astype(np.float64) - want.astype(np.float64)
+    if x.size:
+        e.error = {"rms": rep.rms, "max": rep.max_abs, "worst": float(rep.worst_index),
+                   "bound fraction": float(rep.bound_fraction.max())}
+    wrong_certified = np.flatnonzero(where & (result != want) & ~(np.isnan(result) & np.isnan(want)))
+    if reference is not None:
+        e.reference = _reference(x, reference, result, want, inclusive)
+    if wrong_certified.size:
+        k = int(wrong_certified[0])
+        e.verdict, e.first_wrong = PROVEN, k
+        e.headline = (f"output {k} is {_num(result[k])} where the exact sum is {_num(want[k])}, "
+                      f"and every summation order gives the exact sum there (the exactness "
+                      f"certificate): a correct scan cannot differ; "
+                      f"{wrong_certified.size:,} certified outputs differ")
+        return e
+    if rep.verdict == Verdict.BEYOND_BOUND:
+        k = int(rep.beyond[0])
+        e.verdict, e.first_wrong = PROVEN, k
+        e.headline = (f"output {k} is {_num(result[k])} where the exact sum is {_num(want[k])}: "
+                      f"{rep.bound_fraction[k]:.3g}x the rigorous bound of any summation order "
+                      f"(or an infinity no order can reach); {rep.beyond.size:,} outputs are beyond it")
+        return e
+    if not np.any(diff[np.isfinite(diff)]) and rep.overflowed.size == 0:
+        e.verdict, e.headline = EXACT, "equal to the exact scan at every output"
+        return e
+    e.orders = _orders(x, want, inclusive)
+    # Where every real order tried happens to be (nearly) exact, a correct tree may still
+    # round once per level: one ulp per log2 of the prefix length is the floor.
+    n = x.shape[0]
+    with np.errstate(invalid="ignore"):
+        floor = _rms(ulp(want, x.dtype.name) * np.ceil(np.log2(np.arange(1, n + 1) + 1)))
+    typical = max(max(o["rms"] for o in e.orders.values()), floor)
+    ratio = rep.rms / typical if typical else np.inf
+    over = (f"; {rep.overflowed.size:,} outputs overflowed where some summation order can"
+            if rep.overflowed.size else "")
+    if ratio > SUSPICIOUS_FACTOR:
+        e.verdict = SUSPICIOUS
+        e.headline = (f"inside the worst-case bound ({e.error['bound fraction']:.3g} of it), but "
+                      f"{_times(ratio)} the rounding of the roughest real order tried (RMS "
+                      f"{rep.rms:.4g} against {typical:.4g}): no proof, but few correct scans "
+                      f"round like this{over}")
+    else:
+        e.headline = (f"within the rigorous bound of any summation order ({e.error['bound fraction']:.3g} "
+                      f"of it at worst), and {ratio:.3g}x the rounding of the roughest real order "
+                      f"tried{over}")
+    return e
+
+
+def _explain_exact_type(x: np.ndarray, result: np.ndarray, want: np.ndarray,
+                        base: dict[str, Any]) -> Explanation:
+    """Max, min and integer add round nothing: any difference is proven (at a zero answer a
+    zero of a sign its prefix holds agrees, as for a max or min that leaves their order
+    open)."""
+    from ..core.arrays import same_bits
+    from ..core.rules import zero_held
+
+    ok = same_bits(result, want)
+    if is_float(x.dtype):
+        ok |= (want == 0) & zero_held(x, result, base["inclusive"])
+    bad = np.flatnonzero(~ok)
+    e = Explanation(EXACT, "equal to the exact scan at every output", certified=int(x.shape[0]),
+                    **base)
+    if bad.size:
+        k = int(bad[0])
+        e.verdict, e.first_wrong = PROVEN, k
+        e.headline = (f"output {k} is {_num(result[k])} where the exact answer is {_num(want[k])}; "
+                      f"{base['op']} on {base['dtype']} rounds nothing, so any difference is a "
+                      f"logic error ({bad.size:,} outputs differ)")
+    return e
+
+
+def _orders(x: np.ndarray, want: np.ndarray, inclusive: bool) -> dict[str, dict[str, float]]:
+    out = {}
+    w = want.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for name, fn in ORDERS.items():
+            got = fn(x)
+            if not inclusive:
+                got = exclusive_of(got, x.dtype.type(0))
+            d = got.astype(np.float64) - w
+            out[name] = {"rms": _rms(d), "max": float(np.max(np.abs(d[np.isfinite(d)]), initial=0))}
+    return out
+
+
+def _reference(x: np.ndarray, reference: Any, result: np.ndarray, want: np.ndarray,
+               inclusive: bool) -> dict[str, Any]:
+    ref = get_operator("add").host_elements(reference, "reference", allow_empty=True)
+    if ref.shape != x.shape or ref.dtype != x.dtype:
+        raise ValueError(f"reference has shape {ref.shape} and dtype {ref.dtype}; expected "
+                         f"{x.shape} and {x.dtype} like x")
+    alone = explain(x, ref, inclusive=inclusive)
+    disagreement = _rms(result.astype(np.float64) - ref.astype(np.float64))
+    own = _rms(ref.astype(np.float64) - want.astype(np.float64))
+    return {"rms disagreement": disagreement, "reference rms": own,
+            "share": own / disagreement if disagreement else 0.0, "verdict": alone.verdict}
+
+
+def _num(v: Any) -> str:
+    v = np.asarray(v).item()
+    return f"{v:.9g}" if isinstance(v, float) else str(v)
+
+
+def _times(ratio: float) -> str:
+    return "infinitely many times" if not np.isfinite(ratio) else f"{ratio:.3g}x"

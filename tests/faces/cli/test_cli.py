@@ -1,0 +1,567 @@
+"""The command line: the main job runs without a GPU, bad arguments exit 2 with a message."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+
+import pytest
+
+from scancheck.faces.cli.main import main
+
+
+def test_verify_runs_on_the_cpu_models(capsys):
+    assert main(["verify", "--block", "32"]) == 0
+    out = capsys.readouterr().out
+    assert "13 of 13 variants verified" in out
+    assert "hillis_steele_inplace" in out and "pass" in out
+
+
+def test_precision_prints_the_table_and_the_conclusion(capsys):
+    assert main(["precision", "--n", "70000"]) == 0
+    out = capsys.readouterr().out
+    assert "RMS vs exact" in out and "sequential" in out
+
+
+def test_bench_oracle_prints_rates(capsys):
+    from scancheck.faces.jobs import bench
+
+    rows = bench.oracle_throughput(n=20_000, mp_n=2000, reps=1)
+    assert all(r["elements/s"] > 0 for r in rows) and rows[0]["x mpmath"] == 1.0
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["precision", "--n", "0"], "scancheck precision: error: argument --n: 0 is not a positive integer"),
+    (["check", "numpy.cumsum", "--max-n", "0"], "argument --max-n: 0 is not a positive integer"),
+    (["check", "numpy.cumsum", "--examples", "-1"], "argument --examples: -1 is not a positive"),
+    (["check", "numpy.cumsum", "--budget", "nan"], "argument --budget: nan is not a positive, finite"),
+    (["check", "numpy.cumsum", "--timeout", "x"], "argument --timeout: 'x' is not a positive, finite"),
+    (["check", "numpy.cumsum", "--sanitize", "leakcheck"], "argument --sanitize: invalid choice"),
+    (["no-such-command"], "invalid choice: 'no-such-command'"),
+    (["check", "numpy.cumsum", "--promote", "int8"], "argument --promote: 'int8' must be IN:OUT"),
+])
+def test_bad_options_exit_2_with_one_line_naming_the_argument(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and message in err and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("target, message", [
+    ("nope_mod:fn", "module 'nope_mod' cannot be imported"),
+    ("scancheck.controls.sums:missing", "has no attribute 'missing'"),
+    ("nothing", "is none of a built-in, a .cu file"),
+    ("numpy.cumsun", "did you mean 'numpy.cumsum'"),
+    ("cupy.cumsm", "did you mean 'cupy.cumsum (CUB)' or 'cupy.cumsum (CUB, strided)' or "
+                   "'cupy.cumsum (no CUB)'"),
+    ("myscans.py", "names a file but no function in it: give myscans.py:FUNCTION"),
+    ("kernel:nosuch", "target 'kernel:nosuch': variant='nosuch' is unknown"),
+    ("kernel:blelloch:abc", "the block size 'abc' is no whole number"),
+    # A model is held to its kernel's launches: Blelloch's tree at 100 threads computes no
+    # scan, and was called a logic error; a kernel's launch refused at its first call, a fault.
+    ("model:blelloch:100", "target 'model:blelloch:100': block=100 must be a power of two"),
+    ("kernel:blelloch:2048", "block=2048 is over the limit of 1024 threads per block"),
+    ("model:kogge_stone:256:logaddexp", "operator='logaddexp' is not supported by kogge_stone"),
+])
+def test_a_target_that_cannot_be_loaded_exits_2_not_1(target, message, capsys):
+    """One line, once (one target's error is not echoed as its progress line), short: a
+    typo is answered with the names it is closest to, not the list of every built-in."""
+    assert main(["check", target, "--quick", "--budget", "1"]) == 2
+    out, err = capsys.readouterr()
+    assert message in err and err.count("\n") == 1 and len(err) < 400, err
+    assert target not in out, out
+
+
+def test_check_says_how_far_it_looked_and_the_one_diagnosis(capsys):
+    status = main(["check", "scancheck.controls.sums:exclusive_scan_with_wrong_first_output",
+                   "--budget", "1", "--max-n", "4096", "--quick"])
+    out = capsys.readouterr().out
+    assert status == 1
+    assert "verdict: DOES NOT CONFORM - logic error: differs from the exact scan (smallest case n=1" in out
+    assert "largest n checked" in out
+    # One cause, once, with every property it explains folded under it.
+    flat = " ".join(out.split())  # the causes are wrapped to 100 columns
+    assert ("causes, primary first: 1. logic error: differs from the exact scan (smallest "
+            "case n=1, index 0) -- explains: integers exact, certified exact, floats within "
+            "bound") in flat and "\n  2. " not in out
+    table = out[out.index("property"):out.index("verdict:")]
+    assert all(len(line) <= 100 for line in table.splitlines())
+
+
+def test_a_promotion_declared_on_the_command_line_reaches_the_oracle(capsys):
+    argv = ["check", "numpy:cumsum", "--quick", "--budget", "1", "--max-n", "4096",
+            "--dtypes", "int8"]
+    assert main(argv) == 1  # undeclared: int64 comes back
+    assert "returns int64 for int8 input: it promotes; declare --promote int8:int64" in (
+        capsys.readouterr().out)
+    assert main([*argv, "bool", "--promote", "bool:int64", "int8:int64"]) == 0
+    capsys.readouterr()
+    assert main([*argv, "bool"]) == 2  # a sum of booleans, in bool: refused, saying why
+    assert "in bool, + and * are a logical or and and" in capsys.readouterr().err
+
+
+def test_python_dash_m_scancheck_is_the_console_script():
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "scancheck", "check", "--max-n", "0"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "--max-n" in out.stderr
+    out = subprocess.run([sys.executable, "-m", "scancheck", "--help"], capture_output=True,
+                         text=True)
+    assert out.returncode == 0 and "explain" in out.stdout
+
+
+# -- spec flags: each names one field, and replaces only that field ----------------------
+
+def _check_args(*argv: str):
+    from scancheck.faces.cli.main import build_parser
+
+    return build_parser().parse_args(["check", "some:target", *argv])
+
+
+def test_every_spec_field_has_a_flag_of_its_name():
+    from dataclasses import fields
+
+    from scancheck.faces.cli.main import build_parser
+    from scancheck.targets.spec import TargetSpec, spec_flag
+
+    check = build_parser()._subparsers._group_actions[0].choices["check"]
+    flags = {s for a in check._actions for s in a.option_strings}
+    for f in fields(TargetSpec):
+        flag = spec_flag(f.name)
+        assert flag in flags, f"TargetSpec.{f.name} has no flag {flag}"
+        want = "--accepts-max-n" if f.name == "max_n" else "--" + f.name.replace("_", "-")
+        assert flag == want
+    # --max-n stays the search's largest n, not the target's.
+    assert _check_args("--max-n", "64").max_n == 64 and _spec_overrides() == {}
+
+
+def test_a_budget_given_bounds_the_ladders_and_the_default_walks_them_whole():
+    """--budget bounds every ladder of sizes; without it a check searches the default 30 s
+    past ladders walked whole, so its claim reaches the device's largest n (bounded, correct
+    GPU kernels ended "partial" short of 2**24 on an H200)."""
+    from scancheck.faces.cli.check import DEFAULT_BUDGET, NOT_SEARCH, check_options
+
+    options = check_options(_check_args())
+    default = options["budget"]
+    given = check_options(_check_args("--budget", "30"))["budget"]
+    # The default's 30 s are the command's wall time: its start and its report come out of them.
+    assert DEFAULT_BUDGET == 30.0 and 0 < NOT_SEARCH < 3
+    assert (default.seconds, default.bounded) == (30.0 - NOT_SEARCH, False)
+    assert options["seconds"] == default.seconds
+    assert (given.seconds, given.bounded) == (30.0, True)
+
+
+def _spec_overrides(*argv: str) -> dict:
+    from scancheck.faces.cli.spec_flags import spec_overrides as overrides
+
+    return overrides(_check_args(*argv))
+
+
+@pytest.mark.parametrize("argv, fields", [
+    ([], {}),
+    (["--exclusive"], {"inclusive": False}),
+    (["--inclusive"], {"inclusive": True}),
+    (["--reverse", "--no-deterministic"], {"reverse": True, "deterministic": False}),
+    (["--initial"], {"initial": True}),
+    (["--op", "max", "--indices"], {"op": "max", "indices": True}),
+    (["--promote", "bool:int64", "int8:int64"],
+     {"promote": (("bool", "int64"), ("int8", "int64"))}),
+    (["--promote"], {"promote": ()}),
+    (["--axis", "arg"], {"axis": "arg"}),
+    (["--axis", "-1"], {"axis": -1}),
+    (["--axis", "none"], {"axis": None}),
+    (["--device", "cpu", "--dtypes", "float32", "int8"],
+     {"device": "cpu", "dtypes": ("float32", "int8")}),
+    (["--accepts-max-n", "4096", "--no-allows-empty"], {"max_n": 4096, "allows_empty": False}),
+    (["--zeros", "ordered", "--nans", "ignore", "--subnormals", "flush"],
+     {"zeros": "ordered", "nans": "ignore", "subnormals": "flush"}),
+    (["--subnormals", "flush:float32,bfloat16"], {"subnormals": "flush:float32,bfloat16"}),
+    (["--segments", "offsets", "--axis", "0"], {"segments": "offsets", "axis": 0}),
+    (["--segments", "none"], {"segments": None}),
+    (["--segments", "offsets:int32"], {"segments": "offsets:int32"}),
+])
+def test_the_flags_given_and_only_those_become_overrides(argv, fields):
+    assert _spec_overrides(*argv) == fields
+
+
+@pytest.mark.parametrize("flag, table", [("--zeros", "rules.ZERO_ORDERS"),
+                                         ("--nans", "rules.NAN_RULES"),
+                                         ("--subnormals", "rules.SUBNORMAL_RULES"),
+                                         ("--op", "operators.TARGET_OPERATORS")])
+def test_rule_flags_take_the_operator_vocabularys_names(flag, table, capsys):
+    import importlib
+
+    module, attr = table.split(".")
+    names = getattr(importlib.import_module(f"scancheck.core.{module}"), attr)
+    for name in names:
+        assert _spec_overrides(flag, name)
+    with pytest.raises(SystemExit) as exc:
+        _check_args(flag, "nonsense")
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and f"argument {flag}: invalid choice" in err
+    assert all(repr(name) in err for name in names)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--dtypes", "float128"], "argument --dtypes: invalid choice: 'float128'"),
+    (["--promote", "int8:complex64"], "argument --promote: 'int8:complex64': IN must be one of"),
+    (["--accepts-max-n", "0"], "argument --accepts-max-n: 0 is not a positive integer"),
+    (["--axis", "rows"], "argument --axis: 'rows' is none of"),
+    (["--device", "tpu"], "argument --device: invalid choice: 'tpu'"),
+    (["--segments", "ragged"], "argument --segments: invalid choice: 'ragged' (choose from "
+                               "'offsets', 'offsets:int32', 'offsets:int64', 'flags', 'keys', "
+                               "'groups', 'none')"),
+])
+def test_a_bad_spec_flag_value_exits_2_naming_it(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        _check_args(*argv)
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and message in err and err.count("\n") == 1, err
+
+
+# -- exit codes: 2 for the user's or the machine's problem, before any run ---------------
+
+@pytest.mark.parametrize("flag", ["--json", "--report"])
+def test_an_output_path_that_cannot_be_written_exits_2_before_the_run(flag, tmp_path, capsys,
+                                                                    monkeypatch):
+    import scancheck.isolation.parent
+
+    def never(*args, **kwargs):
+        raise AssertionError("the check ran")
+
+    monkeypatch.setattr(scancheck.isolation.parent, "check_isolated", never)
+    for where, message in ((tmp_path, "is a directory"),
+                           (tmp_path / "no" / "r.json", "does not exist")):
+        assert main(["check", "numpy.cumsum", flag, str(where)]) == 2
+        err = capsys.readouterr().err
+        assert f"argument {flag}: " in err and message in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_a_path_access_would_pass_is_tried_and_a_probe_leaves_nothing_behind(tmp_path):
+    from scancheck.faces.cli.check import output_path
+
+    # As root, access() says /proc is writable; creating a file there still fails.
+    with pytest.raises(ValueError, match=r"argument --json: /proc/r\.json cannot be written"):
+        output_path("/proc/r.json", "--json")
+    output_path(str(tmp_path / "new.json"), "--json")
+    kept = tmp_path / "old.json"
+    kept.write_text("kept")
+    output_path(str(kept), "--report")
+    assert [p.name for p in tmp_path.iterdir()] == ["old.json"] and kept.read_text() == "kept"
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_a_write_failing_after_the_run_is_an_error_naming_the_flag():
+    from scancheck.faces.cli.check import write_json
+
+    with pytest.raises(ValueError, match=r"argument --json: /proc/r\.json cannot be written"):
+        write_json("/proc/r.json", [])
+
+
+def test_spec_flags_with_the_negative_controls_exit_2(capsys):
+    assert main(["check", "--controls", "--op", "max", "--no-deterministic"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --controls: spec flags apply to TARGETs" in err
+    assert "(--op, --deterministic given)" in err
+
+
+def test_an_unsafe_lock_directory_exits_2_not_a_traceback(capsys, monkeypatch):
+    import scancheck.isolation.parent
+    from scancheck.core.locks import LockRefused
+
+    def refused(*args, **kwargs):
+        raise LockRefused("/tmp/scancheck-locks-1 belongs to uid 0 with mode 777; it must be "
+                          "this user's own directory, mode 700")
+
+    monkeypatch.setattr(scancheck.isolation.parent, "check_isolated", refused)
+    assert main(["check", "numpy.cumsum", "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("scancheck: error: /tmp/scancheck-locks-1 belongs to uid 0")
+
+
+def test_device_gpu_where_cupy_or_a_gpu_is_missing_exits_2(capsys):
+    from scancheck.core.devices import gpu_available
+
+    if gpu_available()[0]:
+        pytest.skip("a GPU is here: --device gpu can run")
+    argv = ["check", "numpy.cumsum", "--device", "gpu", "--quick", "--budget", "2",
+            "--max-n", "64"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "target 'numpy.cumsum' cannot run here:" in err and "device='gpu'" in err
+    assert "logic error" not in err and err.count("\n") == 1, err
+
+
+def test_a_built_in_target_that_cannot_run_here_is_named_before_any_check(capsys,
+                                                                          monkeypatch):
+    """A long multi-target run is not spent to learn that one target's library is missing."""
+    import scancheck.isolation.parent
+    from scancheck.adapters import builtin_targets
+
+    unrun = [name for name, t in builtin_targets().items() if t.unavailable]
+    if not unrun:
+        pytest.skip("every built-in target can run on this machine")
+
+    def never(*args, **kwargs):
+        raise AssertionError("a check started")
+
+    monkeypatch.setattr(scancheck.isolation.parent, "check_isolated", never)
+    assert main(["check", "numpy.cumsum", unrun[0], "--quick"]) == 2
+    err = capsys.readouterr().err
+    assert f"{unrun[0]!r} ({builtin_targets()[unrun[0]].unavailable})" in err
+    assert "nothing was checked" in err
+
+
+def test_a_target_found_unable_to_run_keeps_the_other_reports(capsys, monkeypatch):
+    """A target whose child finds it cannot run is named at the end (exit 2); the targets
+    checked beside it keep their reports."""
+    import scancheck.isolation.parent
+
+    real = scancheck.isolation.parent.check_isolated
+
+    def check(name, **kwargs):
+        if name == "gone.py:f":
+            raise scancheck.isolation.parent.EnvironmentProblem(
+                "target 'gone.py:f' cannot run here: cupy is not installed")
+        return real(name, **kwargs)
+
+    monkeypatch.setattr(scancheck.isolation.parent, "check_isolated", check)
+    argv = ["check", "gone.py:f", "numpy.cumsum", "--quick", "--budget", "3", "--max-n", "64",
+            "--jobs", "2"]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert "numpy.cumsum" in out and "conforms" in out
+    assert err.strip().endswith("target 'gone.py:f' cannot run here: cupy is not installed")
+
+
+def test_a_file_target_needing_a_missing_library_cannot_run_here(tmp_path, capsys):
+    """A user's module importing an optional library this machine lacks, or declaring a GPU
+    scan where there is none, is the machine's problem; a typo in an import is the user's:
+    each named, exit 2, the other target's report kept."""
+    import importlib.util
+
+    from scancheck.core.devices import gpu_available
+
+    if importlib.util.find_spec("polars") is not None:
+        pytest.skip("polars is installed here: no optional library to miss")
+    lacking = tmp_path / "lacking.py"
+    lacking.write_text("import polars\n\ndef scan(x):\n    return x\n")
+    typo = tmp_path / "typo.py"
+    typo.write_text("import nump\n\ndef scan(x):\n    return x\n")
+    gpu = tmp_path / "gpu_scan.py"
+    gpu.write_text("import numpy as np\nfrom scancheck.targets.spec import TargetSpec\n\n"
+                   "def scan(x):\n    return np.cumsum(x, dtype=x.dtype)\n\n"
+                   "scan.scan_spec = TargetSpec(device='gpu')\n")
+    targets = [f"{lacking}:scan", "numpy.cumsum", f"{typo}:scan"]
+    if not gpu_available()[0]:
+        targets.append(f"{gpu}:scan")
+    argv = ["check", *targets, "--quick", "--budget", "3", "--max-n", "64", "--jobs", "2"]
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert "numpy.cumsum" in out and "conforms" in out
+    assert "imports polars, which is not installed" in err
+    # A module no scan target needs as a library is the user's to mend, not the machine's.
+    assert "typo.py cannot be imported (ModuleNotFoundError: No module named 'nump')" in err
+    if len(targets) == 4:
+        assert f"target '{gpu}:scan' cannot run here" in err and "device='gpu'" in err
+
+
+def test_check_hands_the_named_fields_alone_to_every_target(capsys, monkeypatch):
+    import scancheck.isolation.parent
+
+    seen = []
+
+    def record(name, **kwargs):
+        seen.append((name, kwargs.get("spec"), kwargs["overrides"]))
+        raise scancheck.isolation.parent.UsageError("stop here")
+
+    monkeypatch.setattr(scancheck.isolation.parent, "check_isolated", record)
+    assert main(["check", "a.py:f", "numpy.cumsum", "--dtypes", "float32", "--quick"]) == 2
+    assert sorted(seen) == [("a.py:f", None, {"dtypes": ("float32",)}),
+                            ("numpy.cumsum", None, {"dtypes": ("float32",)})]
+
+
+def test_a_file_target_declared_segmented_on_the_command_line_is_checked_per_segment(
+        tmp_path, capsys):
+    """--segments offsets: the file's plain function is called as fn(x, offsets) in a
+    child; a scan that ignores the offsets fails naming a segment, one that reads them
+    conforms."""
+    (tmp_path / "segscan.py").write_text(
+        "import numpy as np\n"
+        "def right(x, offsets):\n"
+        "    out = np.empty_like(x)\n"
+        "    for a, b in zip(offsets[:-1], offsets[1:]):\n"
+        "        out[a:b] = np.cumsum(x[a:b], dtype=x.dtype)\n"
+        "    return out\n"
+        "def whole(x, offsets):\n"
+        "    return np.cumsum(x, dtype=x.dtype)\n")
+    common = ["--segments", "offsets", "--dtypes", "int32", "--budget", "1", "--max-n", "256"]
+    assert main(["check", f"{tmp_path / 'segscan.py'}:right", *common]) == 0
+    capsys.readouterr()
+    assert main(["check", f"{tmp_path / 'segscan.py'}:whole", *common]) == 1
+    out = capsys.readouterr().out
+    assert "logic error: segment" in out, out
+
+
+# -- help --------------------------------------------------------------------------------
+
+def test_check_help_lists_the_builtin_targets_and_every_help_fits_100_columns(capsys,
+                                                                             monkeypatch):
+    from scancheck.adapters import builtin_targets
+    from scancheck.faces.cli.main import build_parser
+
+    monkeypatch.setenv("COLUMNS", "200")
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    for name, command in [("scancheck", parser), *commands.items()]:
+        text = command.format_help()
+        wide = [ln for ln in text.splitlines() if len(ln) > 100]
+        assert not wide, f"{name} --help: {wide}"
+    text = commands["check"].format_help()
+    assert all(name in text for name in builtin_targets())
+    assert "--accepts-max-n" in text and "not --max-n" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--op", "nomod_zz:M"], "argument --op: op='nomod_zz:M' cannot be loaded"),
+    (["--op", "scancheck.core.monoids:PROBES"], "is a dict, not a scancheck.Monoid"),
+    (["--op", "sum"], "argument --op: invalid choice: 'sum'"),
+    (["--reverse=backwards"], "argument --reverse: invalid choice: 'backwards'"),
+    (["--combine", "--op", "max"], "combine=True with op='max'"),
+    (["--combine", "--reverse"], "declare the convention"),
+])
+def test_bad_monoid_flags_exit_2_naming_the_flag(argv, message, capsys):
+    try:  # argparse's own refusals exit; the spec's are returned
+        status = main(["check", "sequential (generic)", "--budget", "1", *argv])
+    except SystemExit as exc:
+        status = exc.code
+    assert status == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_generic_scan_is_checked_under_the_probes_from_the_command_line(capsys):
+    status = main(["check", "scancheck.controls.tuples:combines_later_first", "--budget", "1"])
+    out = capsys.readouterr().out
+    assert status == 1 and "operand order" in out and "probe monoids" in out
+    # Declared the other way round, the flag replaces only that field and the target conforms
+    # to none of the reverse conventions either.
+    assert main(["check", "--reverse", "suffix", "sequential (generic)", "--budget", "1"]) == 1
+    assert "the target scans forward" in capsys.readouterr().out
+    # A bare --reverse takes no target as its value.
+    assert main(["check", "--reverse", "sequential (generic)", "--budget", "1"]) == 2
+    assert "declare the convention" in capsys.readouterr().err
+
+
+def test_a_users_monoid_is_named_by_op_module_attr(capsys):
+    status = main(["check", "scancheck.controls.tuples:fold_of_the_declared_monoid",
+                   "--op", "scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE",
+                   "--budget", "1"])
+    assert status == 1
+    assert "operator is no monoid" in capsys.readouterr().out
+
+
+_USER_MONOID_FILE = (
+    "import numpy as np\n"
+    "from scancheck import Monoid, TargetSpec\n"
+    "def _affine(a, b):\n"
+    "    return (b[0] * a[0], b[0] * a[1] + b[1])\n"
+    "AFFINE = Monoid(_affine, (np.uint32(1), np.uint32(0)), name='my affine')\n"
+    "def _fold(elems, combine):\n"
+    "    acc = tuple(v[:1].copy() for v in elems)\n"
+    "    out = [acc]\n"
+    "    for k in range(1, len(elems[0])):\n"
+    "        acc = combine(acc, tuple(v[k:k + 1] for v in elems))\n"
+    "        out.append(acc)\n"
+    "    return tuple(np.concatenate([o[i] for o in out]) if out[0][0].size else v\n"
+    "                 for i, v in enumerate(elems))\n"
+    "def right(elems):\n"
+    "    return _fold(elems, _affine)\n"
+    "def plain(elems):\n"
+    "    return _fold(elems, _affine)\n"
+    "def swapped(elems):\n"
+    "    return _fold(elems, lambda a, b: _affine(b, a))\n"
+    "def _made_inside():\n"
+    "    return Monoid(lambda a, b: (a[0] + b[0],), (np.int64(0),), name='made inside')\n"
+    "def unnamed(elems):\n"
+    "    return (np.cumsum(elems[0]),)\n"
+    "right.scan_spec = swapped.scan_spec = TargetSpec(op=AFFINE)\n"
+    "unnamed.scan_spec = TargetSpec(op=_made_inside())\n")
+
+
+def test_a_file_targets_scan_spec_may_hold_a_users_monoid_object(tmp_path, capsys):
+    """scan_spec = TargetSpec(op=MyMonoid) in a file: the child names the monoid by its file
+    and attribute, the parent loads it back; a right fold conforms, a fold that combines
+    (b, a) fails with that diagnosis, and a monoid no module holds is refused naming op."""
+    (tmp_path / "mono.py").write_text(_USER_MONOID_FILE)
+    common = ["--budget", "1", "--max-n", "64"]
+    assert main(["check", f"{tmp_path / 'mono.py'}:right", *common]) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "monoid scan             pass" in out and "operator laws           pass" in out, out
+    assert main(["check", f"{tmp_path / 'mono.py'}:swapped", *common]) == 1
+    out = capsys.readouterr().out
+    assert "logic error: my affine" in out and "operand order" in out, out
+    assert main(["check", f"{tmp_path / 'mono.py'}:unnamed", *common]) == 2
+    err = capsys.readouterr().err
+    assert "op=Monoid('made inside'" in err and "cannot be rebuilt" in err, err
+
+
+def test_op_names_a_monoid_in_a_python_file(tmp_path, capsys):
+    """--op path/to/file.py:ATTR loads the monoid from that file, as module:ATTR does; a
+    file that is not there is refused naming the flag."""
+    (tmp_path / "mono.py").write_text(_USER_MONOID_FILE)
+    assert main(["check", f"{tmp_path / 'mono.py'}:plain", "--op", f"{tmp_path / 'mono.py'}:AFFINE",
+                 "--budget", "1", "--max-n", "64"]) == 0, capsys.readouterr()
+    assert "monoid scan             pass" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main(["check", f"{tmp_path / 'mono.py'}:plain", "--op", f"{tmp_path / 'no.py'}:AFFINE"])
+    assert exc.value.code == 2
+    assert "argument --op" in capsys.readouterr().err
+
+
+def test_a_budget_that_runs_out_exits_3_saying_how_far_every_property_got(capsys):
+    """--budget bounds the whole check: a right but slow target is "slow" with the n every
+    property reached (no "conforms" past it), exit status 3, in about its seconds."""
+    import time
+
+    t0 = time.time()
+    status = main(["check", "scancheck.testing:slow_scan", "--budget", "3", "--quick",
+                   "--dtypes", "int64", "float64"])
+    took = time.time() - t0
+    out = capsys.readouterr().out
+    assert status == 3 and "verdict: slow - no failure up to n = " in out, out
+    assert "conforms" not in out.split("summary")[-1]
+    rows = out[out.index("property"):out.index("verdict:")].splitlines()
+    assert any(line.split()[2:3] == ["slow"] or " slow " in line for line in rows)
+    assert took < 3 + 10  # its seconds, the children's start-up on a loaded 2-core machine
+    # The header and the summary give one largest n: every property's reach.
+    header = re.search(r"largest n checked ([\d,]+)\)", out)[1]
+    summary = out.split("summary")[-1].splitlines()[3].split()[2]
+    told = re.search(r"no failure up to n = ([\d,]+)", out)[1]
+    assert header == summary == told, out
+
+
+def test_what_a_passing_check_found_is_shown_whole_beside_the_verdict(capsys):
+    """numpy.cumsum of float16 rounds its partial sums to float16: the table's detail column
+    cuts that short, the lines under the verdict show it whole."""
+    assert main(["check", "numpy.cumsum", "--dtypes", "float16", "--budget", "2", "--quick",
+                 "--max-n", "4096"]) == 0
+    out = capsys.readouterr().out
+    flat = " ".join(out.split("found beside the verdict:")[1].split("time:")[0].split())
+    assert re.fullmatch(r"- accumulation float16: some partial sums rounded to float16 "
+                        r"\(\d+ of 1023 outputs not correctly rounded\)", flat), flat
+
+
+def test_a_target_that_could_not_be_checked_outranks_an_unfinished_one(tmp_path, capsys):
+    """Exit 2, not 3, where one target could not be checked and the other ran out of budget
+    (no budget would check the first); the JSON names the target not checked, and why."""
+    report = tmp_path / "out.json"
+    argv = ["check", "numpy.cumsum", "nosuch.module:fn", "--quick", "--budget", "0.05",
+            "--jobs", "2", "--json", str(report)]
+    assert main(argv) == 2
+    records = json.loads(report.read_text())
+    assert [r["target"] for r in records] == ["numpy.cumsum", "nosuch.module:fn"]
+    assert "cannot be imported" in records[1]["not checked"]

@@ -1,0 +1,71 @@
+"""Seed 004's float precision "bug": reproduced on the models (CPU) and the kernels (GPU)."""
+
+from __future__ import annotations
+
+import pytest
+
+from scancheck.faces.jobs.precision import conclusion, practical_data, precision_table, sweep
+
+
+def _by(rows, scan, dtype):
+    return next(r for r in rows if r.scan == scan and r.dtype == dtype)
+
+
+def _check_effect(rows):
+    seq = _by(rows, "sequential", "float32")
+    for name in ("hierarchical", "decoupled_lookback"):
+        tree = _by(rows, name, "float32")
+        # The sequential reference, not the tree scan, carries the error.
+        assert seq.rms > 30 * tree.rms, (seq.rms, tree.rms)
+        assert tree.rms_vs_ref > 30 * tree.rms
+        assert _by(rows, name, "float64").max_err == 0
+    assert _by(rows, "sequential", "float64").max_err == 0
+    assert all(r.verdict != "beyond bound" for r in rows)
+
+
+def test_the_effect_on_the_models_at_a_size_ci_affords():
+    rows, text = precision_table(practical_data(2**18), gpu=False)
+    _check_effect(rows)
+    assert "sequential reference's rounding" in text and "not a bug" in text
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_the_effect_on_the_kernels_at_one_million():
+    rows, text = precision_table(practical_data(1_000_000), gpu=True)
+    _check_effect(rows)
+    assert any(r.where == "GPU" for r in rows)
+    assert 5e3 < _by(rows, "sequential", "float32").rms < 5e4
+
+
+def test_conclusion_reports_a_scan_beyond_its_bound():
+    rows, _ = precision_table(practical_data(4096), gpu=False)
+    rows[2].verdict = "beyond bound"
+    assert "logic errors" in conclusion(rows)
+
+
+def test_sweep_errors_stay_within_bounds_and_grow_slower_for_trees():
+    points = sweep([14, 17], gpu=False, max_tree_log2=17, max_model_log2=17)
+    assert {p.algorithm for p in points} >= {"sequential", "kogge_stone", "blelloch", "hierarchical"}
+    assert all(p.max_err <= p.bound for p in points)
+    big = {p.algorithm: p for p in points if p.n == 2**17}
+    assert big["sequential"].max_err > 10 * big["kogge_stone"].max_err
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_the_sweep_on_the_device_keeps_every_error_within_its_bound():
+    """The exact answers, magnitude sums and errors computed on the device (the GPU scans'
+    outputs never leave it) at sizes past the models'."""
+    points = sweep([16, 24], gpu=True, max_tree_log2=16)
+    assert all(p.max_err <= p.bound for p in points), points
+    big = {p.algorithm: p for p in points if p.n == 2**24}
+    assert set(big) == {"sequential", "hierarchical", "decoupled_lookback"}
+    assert 0 < big["decoupled_lookback"].max_err < big["sequential"].max_err
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="n=0"):
+        practical_data(0)
+    with pytest.raises(ValueError, match="distribution='normal'"):
+        practical_data(10, "normal")

@@ -1,0 +1,53 @@
+"""``verify``: each variant's model checked at hard sizes, and what the kernel column says."""
+
+from __future__ import annotations
+
+from scancheck.faces.jobs.verify import verify_variant
+from scancheck.kernels.registry import VARIANTS
+
+
+def test_kernels_that_are_not_compared_say_why_even_on_a_gpu():
+    racy = verify_variant(VARIANTS["hillis_steele_inplace"], gpu=True)
+    assert racy.kernel.startswith("not run (racy") and racy.hazards > 0 and racy.ok
+    assert "racy by design" in str(racy.row()["hazards"])  # why 50 hazards are "ok"
+    assert verify_variant(VARIANTS["kogge_stone"]).row()["hazards"] == 0
+    no_add = verify_variant(VARIANTS["recurrence_float2"], gpu=True)
+    assert no_add.kernel == "not run (no add)" and no_add.ok
+
+
+def test_without_a_gpu_every_variant_is_verified_on_its_model():
+    for var in VARIANTS.values():
+        result = verify_variant(var)
+        assert result.ok and result.kernel == "not run (no GPU)", result
+
+
+def test_the_segmented_kernel_is_compared_with_its_model_bit_for_bit(monkeypatch):
+    """verify's segmented_add comparison (its GPU launch replaced by the model, then by the
+    model with one bit changed): equal passes, one ulp off is reported with its n."""
+    import numpy as np
+
+    import scancheck.kernels.launch as launch
+    from scancheck.faces.jobs.verify import _segmented_check
+
+    var = VARIANTS["blelloch"]
+
+    class Fake:
+        def __init__(self, a):
+            self.a = a
+
+        def get(self):
+            return self.a
+
+    def model_scan(pairs, v, op, block):
+        return Fake(v.build_model(pairs.shape[0], block).run(pairs, op))
+
+    monkeypatch.setattr(launch, "scan", model_scan)
+    assert _segmented_check(var, 100, 64, "equal to model") == "equal to model"
+
+    def off_by_an_ulp(pairs, v, op, block):
+        out = model_scan(pairs, v, op, block).a.copy()
+        out[-1, 1] = np.nextafter(out[-1, 1], np.float32(np.inf))
+        return Fake(out)
+
+    monkeypatch.setattr(launch, "scan", off_by_an_ulp)
+    assert _segmented_check(var, 100, 64, "equal to model") == "segmented_add DIFFERS at n=100"

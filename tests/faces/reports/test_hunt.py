@@ -1,0 +1,119 @@
+"""The hunt: a part's table of every API and mode, a new finding's standalone reproducer
+confirmed by running it, and the parts merged."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict, replace
+
+import numpy as np
+import pytest
+
+from scancheck.adapters import row
+from scancheck.engine.cases import Budget
+from scancheck.engine.conformance import check
+from scancheck.faces.cli.main import main
+from scancheck.faces.reports.hunt import (
+    CANNOT,
+    CONFORMS,
+    Found,
+    merge,
+    run_reproducer,
+    table,
+    write_reproducer,
+)
+
+
+def _wrong_at_3(x, axis):
+    out = np.cumsum(x, axis=axis, dtype=x.dtype)
+    if x.shape[axis] > 3:
+        out[(slice(None),) * (axis % x.ndim) + (3,)] += 1
+    return out
+
+
+@pytest.fixture
+def broken():
+    """numpy.cumsum's row with a function wrong at output 3, and its report."""
+    r = row("numpy.cumsum")
+    target = replace(r.target(), fn=_wrong_at_3)
+    target = replace(target, spec=replace(target.spec, dtypes=("int64",)))
+    rep = check(target, ("integers exact",), budget=Budget(3, max_n=64))
+    assert not rep.passed
+    return r, rep
+
+
+def test_a_reproducer_that_gives_the_wrong_output_the_check_saw_says_it_reproduces(
+        broken, tmp_path, monkeypatch):
+    r, rep = broken
+    # The plain call is what the adapter calls: here made as wrong as the function.
+    call = ("", "np.cumsum(x, axis=AXIS, dtype=x.dtype) + (np.arange(x.shape[0]) == 3)")
+    monkeypatch.setattr("scancheck.faces.reports.markdown.reproducer_call",
+                        lambda name: call if name == r.name else None)
+    assert rep.verdict.smallest_case["index"] == 3
+    path = write_reproducer(rep, r, tmp_path)
+    text = open(path).read()
+    assert "import scancheck" not in text and "from scancheck" not in text
+    assert run_reproducer(tmp_path / path) == "still reproduces"
+
+
+def test_a_reproducer_whose_plain_call_is_right_says_it_does_not_reproduce(broken, tmp_path):
+    """The negative control: the check's function was wrong, the library's call is not."""
+    r, rep = broken
+    assert run_reproducer(tmp_path / write_reproducer(rep, r, tmp_path)) == "does not reproduce"
+
+
+def test_the_parts_merge_a_target_run_in_one_over_cannot_run_in_the_other(tmp_path):
+    cpu = [Found("a", "lib.a", "-", "cpu", CANNOT, "no GPU"), Found("b", "lib.b", "-", "cpu", CONFORMS)]
+    gpu = [Found("a", "lib.a", "-", "gpu", CONFORMS, largest_n=16)]
+    for name, lines in (("cpu", cpu), ("gpu", gpu)):
+        (tmp_path / f"{name}.json").write_text(json.dumps([asdict(f) for f in lines]))
+    merged = {f.target: f for f in merge([tmp_path / "cpu.json", tmp_path / "gpu.json"])}
+    assert merged["a"].verdict == CONFORMS and merged["a"].part == "gpu"
+    assert table(list(merged.values())).startswith("2 targets: 2 conforms.")
+
+
+def test_scancheck_hunt_writes_the_table_of_its_targets(tmp_path, capsys):
+    page = tmp_path / "api-modes.md"
+    assert main(["hunt", "--part", "cpu", "--only", r"^numpy\.cumsum$|^cupy\.cumsum \(CUB\)$",
+                 "--jobs", "1", "--budget", "2", "--out", str(tmp_path / "out"),
+                 "--write", str(page)]) == 0
+    text = page.read_text()
+    assert "| numpy.cumsum | - | numpy.cumsum | **conforms** |" in text
+    again = main(["hunt", "--merge", str(tmp_path / "out" / "hunt-cpu.json"), "--write", str(page)])
+    assert again == 0 and page.read_text() == text  # the table replaced, not added twice
+    found = json.loads((tmp_path / "out" / "hunt-cpu.json").read_text())
+    assert [f["target"] for f in found] == ["numpy.cumsum"]  # the GPU one is the GPU part's
+
+
+def test_the_parts_split_the_library_targets_and_jax_runs_in_both():
+    from scancheck.faces.reports.hunt import _rows
+
+    cpu, gpu = {r.name for r in _rows("cpu", None)}, {r.name for r in _rows("gpu", None)}
+    every = {r.name for r in _rows("all", None)}
+    assert cpu | gpu == every and "numpy.cumsum" in cpu - gpu and "cupy.cumsum (CUB)" in gpu - cpu
+    assert "jax.lax.cumsum (jit, reverse)" in cpu & gpu  # JAX follows its default device
+    assert not any(n.startswith(("scancheck:", "model:")) for n in every)
+
+
+def test_a_target_run_in_two_parts_keeps_both_lines(tmp_path):
+    for part in ("cpu", "gpu"):
+        (tmp_path / f"{part}.json").write_text(json.dumps([asdict(
+            Found("jax.lax.cumsum", "jax.lax.cumsum", "-", part, CONFORMS))]))
+    merged = merge([tmp_path / "cpu.json", tmp_path / "gpu.json"])
+    assert [f.part for f in merged] == ["cpu", "gpu"]
+
+
+def test_the_gpu_suites_check_part_leaves_the_further_modes_to_the_hunt(monkeypatch, tmp_path):
+    from scancheck.faces.jobs import gpusuite
+
+    seen = {}
+
+    def fake_run(cmd, log, env):
+        seen["targets"] = cmd[cmd.index("check") + 1:cmd.index("--jobs")]
+        return 0, "summary\n", 0.0
+
+    monkeypatch.setattr(gpusuite, "_run", fake_run)
+    gpusuite._check_targets(sys.executable, tmp_path, {}, [], "1")
+    checked = set(seen["targets"])
+    assert "numpy.cumsum" in checked and "torch.cumsum (CPU, compiled)" not in checked

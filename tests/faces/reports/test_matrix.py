@@ -1,0 +1,82 @@
+"""The library matrix: every declared contract is one the command line and the spec accept,
+and its one table fits 100 columns, with whatever libraries are installed here."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from scancheck.adapters import builtin_targets
+from scancheck.faces.cli.main import build_parser
+from scancheck.faces.cli.spec_flags import spec_overrides
+from scancheck.faces.reports.matrix import (
+    LIBRARY_DTYPES,
+    LIBRARY_SCANS,
+    LibraryCell,
+    library_cell,
+    library_jobs,
+    library_table,
+)
+from scancheck.targets.spec import CONTRACT_FIELDS, TargetSpec, contract_flags, with_overrides
+
+_BUILTINS = builtin_targets()
+
+
+def test_the_matrix_has_every_library_and_two_chunkings_both_methods_of_dask():
+    assert {lib for lib, _, _ in LIBRARY_SCANS} == {"pandas", "polars", "pyarrow", "dask",
+                                                    "numba", "jax"}
+    dask = [name for lib, _, name in LIBRARY_SCANS if lib == "dask"]
+    assert len(dask) == 4 and len({n.split(",")[0] for n in dask}) == 2
+
+
+@pytest.mark.parametrize("name", [name for _, _, name in LIBRARY_SCANS])
+def test_every_declared_contract_is_one_the_command_line_and_the_spec_accept(name):
+    """The flags the table shows, typed on the command line over the plain spec of the same
+    operator and dtypes, give back exactly the declared contract."""
+    spec = _BUILTINS[name].spec
+    assert spec.device == "cpu" and set(spec.dtypes) & set(LIBRARY_DTYPES)
+    flags = contract_flags(spec).split()
+    args = build_parser().parse_args(["check", name, *flags])
+    plain = TargetSpec(op=spec.op, dtypes=spec.dtypes, axis=spec.axis, inclusive=spec.inclusive,
+                       initial=spec.initial, max_n=spec.max_n)
+    declared = with_overrides(plain, spec_overrides(args), name)
+    for field in CONTRACT_FIELDS:
+        assert getattr(declared, field) == getattr(spec, field), (field, flags)
+    # Each field it names is a TargetSpec field the spec validates (a spec built anew).
+    assert TargetSpec(**dataclasses.asdict(spec)) == spec
+
+
+def test_the_library_table_fits_100_columns_however_long_its_cells():
+    cells = [LibraryCell("pyarrow", "cumulative_sum_checked and a long tail", "float32",
+                         "--nans ignore --nan-prefix identity --promote int32:int64",
+                         "NaN/inf semantics broken", 1_048_576, 123.4,
+                         "a diagnosis far longer than a line " * 8),
+             LibraryCell("jax", "numpy.cumsum", "int32", "-", "conforms", 16, 0.5)]
+    text = library_table(cells)
+    lines = text.splitlines()
+    assert all(len(line) <= 100 for line in lines), max(map(len, lines))
+    assert lines[0].split() == ["library", "function", "dtype", "contract", "verdict",
+                                "largest", "n", "s"]
+    table = text.split("\n\n")[0].splitlines()
+    assert sum(line.startswith(("pyarrow ", "jax ")) for line in table) == 2
+    assert "diagnosis far longer" in text  # below the table, wrapped
+    assert "pip install -e '.[libs]'" in library_table([])
+
+
+def test_the_library_matrix_runs_on_the_libraries_installed_here():
+    """One cell of each installed library, checked briefly: a row each, every line of the
+    table within 100 columns, a verdict the table knows."""
+    jobs = library_jobs()
+    if not jobs:
+        pytest.skip("no library of the matrix (pandas, polars, pyarrow, dask, numba, jax) "
+                    "is installed here: pip install -e '.[libs]'")
+    firsts = list({job[0]: job for job in reversed(jobs)}.values())
+    cells = [library_cell(job, seconds=1.0, max_n=2**10) for job in firsts]
+    lines = library_table(cells).splitlines()
+    assert all(len(line) <= 100 for line in lines)
+    assert len([ln for ln in lines if ln.split() and ln.split()[0] in
+                {c.library for c in cells}]) >= len(cells)
+    for c in cells:
+        assert c.verdict in ("conforms", "slow", "partial") or c.diagnosis, c
+        assert 0 <= c.largest_n <= 2**10

@@ -1,0 +1,301 @@
+"""The Markdown report: verdicts, and snippets that reproduce each failure with NumPy alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from scancheck.engine.cases import Budget
+from scancheck.engine.conformance import check
+from scancheck.faces.reports.markdown import markdown
+from scancheck.targets.resolve import load_import_path
+from scancheck.targets.spec import TargetSpec
+
+_USER_SCANS = textwrap.dedent('''
+    import numpy as np
+
+    def blocked(x):
+        """Each block of 64 outputs misses the previous block's last element."""
+        out = np.cumsum(x, dtype=x.dtype)
+        for lo in range(64, x.size, 64):
+            out[lo:] -= x[lo - 1]
+        return out
+
+    def widened_after(x):
+        """Sums in the input's own type, then widens to int64."""
+        return np.cumsum(x, dtype=x.dtype).astype(np.int64)
+
+    def restarting_product(x):
+        """The product starts again at element 64."""
+        out = np.cumprod(x, dtype=x.dtype)
+        out[64:] = np.cumprod(x[64:], dtype=x.dtype)
+        return out
+
+    def reverse_max_first_off(x):
+        """A reverse max whose output 0 is x[0] alone."""
+        out = np.maximum.accumulate(x[::-1])[::-1].copy()
+        out[:1] = x[:1]
+        return out
+
+    def infinities_dropped(x):
+        """A sum reading infinities as 0."""
+        return np.cumsum(np.where(np.isinf(x), 0, x), dtype=x.dtype)
+
+    def initial_added_twice(x, initial):
+        """An inclusive sum from an initial value that adds it twice past output 1."""
+        out = np.cumsum(x, dtype=x.dtype) + x.dtype.type(initial)
+        out[2:] += x.dtype.type(initial)
+        return out
+
+    def rows_c_only(x, axis):
+        """Reads its input as C-contiguous, whatever its strides."""
+        flat = np.frombuffer(np.ascontiguousarray(x).tobytes(), dtype=x.dtype)
+        if not x.flags.c_contiguous and x.size:
+            flat = np.ascontiguousarray(x.T).ravel()[: x.size]
+        return np.cumsum(flat.reshape(x.shape), axis=axis, dtype=x.dtype)
+''')
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    (tmp_path / "userscans.py").write_text(_USER_SCANS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("userscans", None)
+
+
+def _snippet_output(report_text: str, where) -> str:
+    snippet = re.search(r"```python\n(.*?)```", report_text, re.S).group(1)
+    assert "scancheck" not in snippet
+    env = dict(os.environ, PYTHONPATH=str(where))
+    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
+                         env=env, cwd=where, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.mark.parametrize("fn, spec, prop", [
+    ("blocked", TargetSpec(), "integers exact"),
+    ("blocked", TargetSpec(dtypes=("bfloat16", "float16")), "certified exact"),
+    ("rows_c_only", TargetSpec(dtypes=("int32",), axis="arg"), "rows"),
+    ("widened_after", TargetSpec(dtypes=("int8", "bool"), promote=(("int8", "int64"),
+                                                                   ("bool", "int64"))),
+     "integers exact"),
+    ("restarting_product", TargetSpec(op="mul", dtypes=("int32",)), "integers exact"),
+    ("restarting_product", TargetSpec(op="mul", dtypes=("float64",)), "products within bound"),
+    # The answer of a reverse scan from output k to the end, of a prefix holding an infinity
+    # as IEEE has it, of a scan from an initial value with it (the target called with it).
+    ("reverse_max_first_off", TargetSpec(op="max", reverse=True, dtypes=("float32",)),
+     "floats within bound"),
+    ("infinities_dropped", TargetSpec(dtypes=("float64",)), "nan and inf"),
+    ("initial_added_twice", TargetSpec(initial=True, dtypes=("int64",)), "integers exact"),
+])
+def test_each_failure_comes_with_a_snippet_that_reproduces_it(user_module, budget, fn, spec, prop):
+    target = load_import_path(f"userscans:{fn}", spec)
+    rep = check(target, properties=(prop,), budget=budget)
+    assert not rep.passed
+    text = markdown([rep], user_module / "report.md")
+    assert "does not conform" in text and "## Environment" in text
+    assert f"Causes, primary first:\n\n1. {rep.verdict.findings[0].line}" in text
+    got, exact = re.search(r"output \d+: got (\S+) exact (\S+)", _snippet_output(text, user_module)
+                           ).groups()
+    want = float(rep.verdict.smallest_case["expected"])
+    assert float(got) != float(exact) or np.isnan(float(got)) != np.isnan(want)
+    assert float(exact) == want or np.isnan(float(exact)) and np.isnan(want)
+
+
+def test_a_conforming_target_gets_no_snippet(tmp_path, budget):
+    rep = check(load_import_path("numpy:cumsum", TargetSpec(dtypes=("float64",))),
+                properties=("floats within bound",), budget=budget)
+    text = markdown([rep], tmp_path / "r.md")
+    assert "Conforms" in text and "```python" not in text
+
+
+def test_what_a_passing_property_found_is_stated_whole_beside_the_verdict(tmp_path, budget):
+    rep = check(load_import_path("numpy:cumsum", TargetSpec(dtypes=("float16",))),
+                properties=("floats within bound",), budget=replace(budget, max_n=4096))
+    (note,) = rep.notes
+    assert note.startswith("accumulation float16: some partial sums rounded to float16 (")
+    text = markdown([rep], tmp_path / "r.md")
+    assert f"Found beside the verdict:\n\n- {note}\n" in text
+    assert json.loads(rep.to_json())["verdict"]["notes"] == [note]
+
+
+def test_a_large_input_is_written_beside_the_report(user_module, budget, monkeypatch):
+    monkeypatch.setattr("scancheck.faces.reports.markdown.INLINE_BYTES", 64)
+    rep = check(load_import_path("userscans:blocked", TargetSpec(dtypes=("float32",))),
+                properties=("certified exact",), budget=budget)
+    text = markdown([rep], user_module / "report.md")
+    assert "np.load(" in text and list((user_module / "report-inputs").glob("case-0.npy"))
+    assert "output" in _snippet_output(text, user_module)
+
+
+def test_a_failure_under_a_probe_monoid_is_reproduced_by_drawing_it_again(tmp_path, budget):
+    """The snippet draws the case again from its monoid and seed and calls the target: the
+    wrong output it prints is the one the report names."""
+    target = load_import_path("scancheck.controls.tuples:combines_later_first", None)
+    rep = check(target, properties=("probe monoids",), budget=budget)
+    text = markdown([rep], tmp_path / "report.md")
+    assert "the case drawn again from its monoid and seed" in text
+    snippet = text.split("```python\n")[1].split("```")[0]
+    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    got = [int(v) for v in re.findall(r"array\((\d+)", out.stdout)]
+    assert got == rep.verdict.smallest_case["got"]
+
+
+_SEGMENTED_SCANS = textwrap.dedent('''
+    import numpy as np
+
+    def ignores(x, seg):
+        """One scan over the whole of axis 0: right on the first segment only."""
+        return np.cumsum(x, axis=0, dtype=x.dtype)
+
+    def ignores_reverse(x, seg):
+        return np.flip(np.cumsum(np.flip(x, 0), axis=0, dtype=x.dtype), 0)
+''')
+
+
+def _segment_snippet_run(report_text: str, where) -> tuple[str, str]:
+    snippet = re.search(r"```python\n(.*?)```", report_text, re.S).group(1)
+    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
+                         cwd=where, timeout=120)
+    assert out.returncode == 0, out.stderr + snippet
+    return snippet, re.search(r"output \d+, column \d+: got (\S+) exact (\S+)", out.stdout
+                              ).groups()
+
+
+def _same_as_case(rep, got: str, exact: str) -> None:
+    """The snippet's output is the report's wrong one, and its exact value the oracle's."""
+    case = rep.verdict.smallest_case
+    dt = np.dtype(case["dtype"])
+    read = int if dt.kind in "iu" else float  # int64 values past 2**53
+    assert np.asarray(read(got)).astype(dt) == np.asarray(case["got"]).astype(dt), (got, case)
+    assert np.asarray(read(exact)).astype(dt) == np.asarray(case["expected"]).astype(dt)
+    assert read(got) != read(exact)
+
+
+@pytest.mark.parametrize("fn, spec", [
+    ("ignores", TargetSpec(segments="flags", dtypes=("int64",))),
+    ("ignores", TargetSpec(segments="keys", dtypes=("float64",))),
+    ("ignores", TargetSpec(segments="offsets", axis=0, dtypes=("float32",))),
+    ("ignores_reverse", TargetSpec(segments="groups", reverse=True, dtypes=("int32",))),
+])
+def test_a_segmented_failure_is_reproduced_with_its_segments(tmp_path, budget, fn, spec):
+    """The snippet holds the shrunk input and its description (flags, keys, offsets of a
+    (T, H) input, groups of a reverse scan), loads the file's function, calls fn(x, seg)
+    and prints the failing output beside the exact scan of its segment alone: the report's
+    wrong value, and the oracle's."""
+    (tmp_path / "segscans.py").write_text(_SEGMENTED_SCANS)
+    rep = check(load_import_path(f"{tmp_path / 'segscans.py'}:{fn}", spec),
+                properties=("segments",), budget=budget)
+    assert not rep.passed and rep.verdict.source == "segments"
+    text = markdown([rep], tmp_path / "report.md")
+    snippet, (got, exact) = _segment_snippet_run(text, tmp_path)
+    assert "scancheck" not in snippet and "seg = np.array(" in snippet
+    _same_as_case(rep, got, exact)
+
+
+SEG_CONTROLS = ["carry_not_reset_after_empty_segment", "reset_one_late_on_a_tile_boundary",
+                "reverse_flipping_data_not_offsets",
+                "chunked_dropping_carry_after_empty_last_segment"]
+
+
+@pytest.mark.parametrize("name", SEG_CONTROLS)
+def test_each_segmented_control_is_reproduced_standalone(tmp_path, name):
+    """The controls' shrunk cases (129 elements for the tile boundary one) reproduce too."""
+    from scancheck.controls import CONTROLS
+
+    (control,) = [c for c in CONTROLS if c.locator.endswith(":" + name)]
+    rep, caught = control.check(isolated=False, budget=Budget(3))
+    assert caught
+    _, (got, exact) = _segment_snippet_run(markdown([rep], tmp_path / "report.md"), tmp_path)
+    _same_as_case(rep, got, exact)
+
+
+# -- the plain library call of every built-in library target ----------------------------
+
+from scancheck.adapters import builtin_targets, reproducer_call  # noqa: E402
+
+_BUILTINS = builtin_targets()
+#: Library targets with a call to show: scancheck's kernels and models, scans over tuples
+#: (their reproducer draws the monoid again), segmented ones (the report shows the shrunk
+#: input and its description), the sharded JAX scan (scancheck's own stitching) and fla's
+#: chunk cumsums (a [1, T, H] layout, a pinned autotuning configuration and, for the local
+#: one, carries added on the host: no one-line call) aside.
+_LIBRARY = [name for name, t in _BUILTINS.items()
+            if not name.startswith(("scancheck:", "model:", "fla ")) and not t.spec.combine
+            and t.spec.segments is None and "sharded" not in name]
+#: What names each library's call in its snippet.
+_LIBRARY_WORDS = {"numpy": "np.", "cupy": "cp.", "torch": "torch.", "jax": "jax",
+                  "itertools": "itertools.accumulate", "dask": "da.cumsum", "pandas": "pd.",
+                  "polars": "pl.Series", "pyarrow": "pc.", "numba": "numba.njit",
+                  "triton": "import triton"}
+
+
+def test_the_library_targets_are_many_and_each_library_is_among_them():
+    libraries = {re.split(r"[. ]", name)[0] for name in _LIBRARY}
+    assert libraries == set(_LIBRARY_WORDS), libraries
+
+
+@pytest.mark.parametrize("name", _LIBRARY)
+def test_every_builtin_library_targets_snippet_is_its_library_call_and_gives_its_answer(name):
+    """The reproducer shows the library's own call (no adapter of scancheck's), and that call
+    returns bit for bit what the target's adapter returns, on its own input."""
+    imports, call = reproducer_call(name)
+    text = imports + call
+    assert "scancheck" not in text and "resolve(" not in text
+    assert _LIBRARY_WORDS[re.split(r"[. ]", name)[0]] in text
+    verb = re.search(r"cum\w+|accumulate|associative_scan|scan", name).group(0)
+    assert verb.rstrip("()") in call, (verb, call)
+    target = _BUILTINS[name]
+    if target.unavailable:
+        pytest.skip(f"{name}: {target.unavailable}")
+    spec = target.spec
+    dtype = next((d for d in ("float64", "int64", "float32", "int32") if d in spec.dtypes),
+                 spec.dtypes[0])
+    x = np.random.default_rng(0).integers(-5, 6, (5, 3) if spec.ndim else 17).astype(dtype)
+    if spec.initial:
+        want = target.fn(x[1:], x[0])
+    else:
+        want = target.fn(x, 0) if spec.axis == "arg" else target.fn(x)
+    space: dict = {"np": np}
+    x64 = "jax_enable_x64" in imports
+    try:
+        exec(imports, space)
+        got = eval(call.replace("AXIS", "0"), space | {"x": x.copy()})
+    finally:
+        if x64:  # the snippet turns it on for its own process; this one goes on without
+            import jax
+
+            jax.config.update("jax_enable_x64", False)
+    for g, w in zip(*((got, want) if isinstance(want, tuple) else ((got,), (want,)))):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape and np.array_equal(g, w), (g, w)
+
+
+def test_a_pandas_deviation_is_reproduced_with_pandas_own_call(tmp_path):
+    """pandas' skipna, left undeclared, is a contract difference; the report reproduces it
+    with ``pd.Series(x).cumsum()``, not scancheck's adapter."""
+    from dataclasses import replace
+
+    from scancheck.targets.resolve import resolve
+
+    target = _BUILTINS["pandas Series.cumsum()"]
+    if target.unavailable:
+        pytest.skip(f"pandas Series.cumsum(): {target.unavailable}")
+    target = resolve("pandas Series.cumsum()")
+    target = replace(target, spec=replace(target.spec, nans="propagate", dtypes=("float64",)))
+    rep = check(target, budget=Budget(0.1, max_n=256))
+    assert not rep.passed and rep.verdict.cause.name == "CONTRACT", rep.diagnosis
+    text = markdown([rep], tmp_path / "r.md")
+    assert "pd.Series(x).cumsum().to_numpy()" in text and "resolve(" not in text

@@ -1,0 +1,334 @@
+"""Targets in child processes: faults and hangs are verdicts, usage errors are not, and
+sanitizer runs see through memory pools and name the size that showed a report.
+
+The real compute-sanitizer runs in the GPU tests; here a stand-in on PATH checks what
+scancheck hands it and how it reads the answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import asdict, replace
+from pathlib import Path
+
+import pytest
+
+from scancheck.engine.cases import Budget
+from scancheck.engine.conformance import check
+from scancheck.isolation.child import _spec_from
+from scancheck.isolation.parent import UsageError, check_isolated, first_report_size, plan
+from scancheck.isolation.watch import SMALL_N, slow_call
+from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import TargetSpec
+
+
+def test_a_faulting_target_is_reported_and_the_session_goes_on(budget):
+    props = ("integers exact", "recurrence", "floats within bound")
+    report = check_isolated("scancheck.testing:crashing_scan", props, budget=budget, timeout=30)
+    statuses = {r.name: r.status for r in report.results}
+    assert statuses["integers exact"] == "fault" and statuses["recurrence"] == "skip"
+    assert "SIGABRT" in report.results[0].diagnosis
+    assert [r.name for r in report.results] == list(props)  # in order, whoever ran them
+    assert report.verdict.cause.name == "FAULT"
+    # ... and this process can go on checking other targets.
+    assert check(resolve("numpy.cumsum"), ("integers exact",), budget=budget).passed
+
+
+def test_a_target_that_never_returns_is_a_hang_at_the_size_it_hung(budget):
+    report = check_isolated("scancheck.testing:hanging_scan", ("integers exact", "deterministic"),
+                            budget=budget, timeout=1)
+    hang, below = report.results
+    assert hang.status == "hang" and hang.smallest_case == {"n": 5}
+    assert hang.diagnosis.startswith("the target gave no answer in 1 s at n = 5")
+    # The next property goes on in a new child below that size, says so, and (the target
+    # hangs from n = 4) is a hang of its own there: the smallest, so the diagnosis's.
+    assert below.status == "hang" and below.smallest_case == {"n": 4}
+    assert below.detail["checked"] == "below n = 5 (the target's hang in 'integers exact' was there)"
+    assert report.diagnosis.startswith("fault: hang in 'deterministic': the target gave no "
+                                       "answer in 1 s at n = 4")
+
+
+@pytest.mark.parametrize("locator, message", [
+    ("nope_mod:fn", "module 'nope_mod' cannot be imported"),
+    ("scancheck.controls.sums:no_such_scan", "has no attribute 'no_such_scan'"),
+    ("/no/such/file.cu", "is not a file"),
+    ("kernel:no_such_variant", "variant='no_such_variant' is unknown"),
+])
+def test_a_target_that_cannot_be_loaded_is_a_usage_error_not_a_verdict(locator, message):
+    with pytest.raises(UsageError, match=message):
+        check_isolated(locator, ("integers exact",))
+
+
+def test_bad_options_are_refused_before_anything_runs():
+    with pytest.raises(ValueError, match="timeout=0"):
+        check_isolated("numpy.cumsum", timeout=0)
+    with pytest.raises(ValueError, match="sanitize='leakcheck' is unknown"):
+        check_isolated("numpy.cumsum", sanitize=("leakcheck",))
+
+
+_STAND_IN = """#!/bin/sh
+# compute-sanitizer stand-in: record the pool settings, run the command, report a read
+# error right after the launch at n = 257.
+env | grep -E 'SCANCHECK_NO_MEMORY_POOL|PYTORCH_NO_CUDA|XLA_PYTHON' > {envfile}
+echo "$*" > {envfile}.args
+while [ "${{1#--}}" != "$1" ]; do shift 2; done
+echo "========= COMPUTE-SANITIZER"
+"$@" | while read -r line; do
+  echo "$line"
+  [ "$line" = "scancheck-sanitize: n=257" ] && echo "========= Invalid __global__ read of size 4 bytes"
+done
+echo "========= ERROR SUMMARY: 1 error"
+"""
+
+
+def test_a_sanitizer_run_has_every_pool_off_and_names_the_size_of_the_first_report(
+        tmp_path, monkeypatch, budget):
+    envfile = tmp_path / "env.txt"
+    tool = tmp_path / "compute-sanitizer"
+    tool.write_text(_STAND_IN.format(envfile=envfile))
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    report = check_isolated("numpy.cumsum", (), sanitize=("memcheck",), budget=budget)
+    r = report.results[0]
+    assert (r.name, r.status, r.cause) == ("sanitizer: memcheck", "fail", "FAULT")
+    assert r.diagnosis == "memory error: memcheck reported 1 (first at n = 257, allocators unpooled)"
+    assert r.detail["sizes"] == "1, 31, 33, 255, 257, 1000, 4099, 70001"
+    assert set(envfile.read_text().split()) == {
+        "SCANCHECK_NO_MEMORY_POOL=1", "PYTORCH_NO_CUDA_MEMORY_CACHING=1",
+        "XLA_PYTHON_CLIENT_PREALLOCATE=false", "XLA_PYTHON_CLIENT_ALLOCATOR=platform"}
+    # A failed host API call is no memory error of the kernel's: numba-cuda's driver probes
+    # (cuGetProcAddress) made memcheck report 48 on a correct scan.
+    assert "--report-api-errors no" in (tmp_path / "env.txt.args").read_text()
+
+
+def test_the_first_report_is_traced_to_the_size_launched_before_it():
+    out = "\n".join(["========= COMPUTE-SANITIZER", "scancheck-sanitize: n=1",
+                     "scancheck-sanitize: n=33", "========= Error: Race reported between Write",
+                     "=========     at 0x1c0 in scan", "scancheck-sanitize: n=257",
+                     "========= RACECHECK SUMMARY: 1 hazard displayed"])
+    assert first_report_size(out) == 33
+    assert first_report_size("========= ERROR SUMMARY: 0 errors") is None
+
+
+def test_gpu_targets_get_the_sanitizers_and_the_large_checks_by_default():
+    gpu, cpu = TargetSpec(device="gpu"), TargetSpec()
+    props = ("integers exact",)
+    assert plan(gpu, props, None, None, True) == [
+        ("property", "integers exact"), ("property", "past 2**31"), ("property", "past 2**32"),
+        *[("sanitizer", t) for t in ("memcheck", "initcheck", "racecheck", "synccheck")]]
+    assert plan(gpu, props, None, None, False) == plan(gpu, props, None, (), True)
+    assert plan(gpu, props, False, (), True) == [("property", "integers exact")]  # --quick
+    assert plan(cpu, props, None, None, True) == [("property", "integers exact")]
+    assert plan(cpu, props, True, ("memcheck",), True)[1:] == [
+        ("property", "past 2**31"), ("property", "past 2**32"), ("sanitizer", "memcheck")]
+    batched = TargetSpec(device="gpu", axis="arg")
+    assert plan(batched, props, None, (), True)[1:] == [
+        ("property", "past 2**31"), ("property", "past 2**32"), ("property", "batch past 2**32")]
+    segmented = TargetSpec(device="gpu", segments="offsets", axis=0)
+    assert plan(segmented, props, None, (), True)[1:] == [("property", "segments past 2**31")]
+
+
+def test_after_a_fault_the_other_properties_go_on_below_its_size_and_say_so(budget):
+    """A crash at n = 4 leaves n <= 3 to check: properties after it run there, in new children;
+    the checks past 2**31 and 2**32 have nothing below their size and are not retried."""
+    from scancheck.isolation.parent import _run_properties
+
+    crash, exact, det = _run_properties("scancheck.testing:crashing_scan",
+                                        ("integers exact", "certified exact", "deterministic"),
+                                        budget, 30, None)
+    assert crash.status == "fault" and crash.smallest_case == {"n": 5}
+    assert "SIGABRT" in crash.diagnosis
+    assert exact.status == "fault" and exact.smallest_case == {"n": 4}  # the ladder's next size
+    assert det.status == "pass" and det.detail["largest n"] == 3
+    assert det.detail["checked"] == "below n = 4 (the target's fault in 'certified exact' was there)"
+    big = _run_properties("scancheck.testing:crashing_scan", ("past 2**31", "past 2**32"),
+                          budget, 30, None)
+    assert [r.status for r in big][1:] == ["skip"]
+
+
+def test_a_target_that_breaks_only_on_empty_input_is_checked_from_n_1(budget):
+    from scancheck.isolation.parent import _run_properties
+
+    empty, other = _run_properties("scancheck.testing:crashing_on_empty_scan",
+                                   ("integers exact", "certified exact"), budget, 30, None)
+    assert empty.status == "fault" and empty.smallest_case == {"n": 0}
+    assert other.status == "pass" and other.detail["checked"].startswith("from n = 1")
+
+
+def test_the_properties_share_as_few_children_as_keep_the_workers_busy():
+    from scancheck.isolation.parent import _groups
+
+    props = ("integers exact", "certified exact", "floats within bound", "recurrence")
+    tasks = [("property", p) for p in (*props, "past 2**31", "past 2**32")] + [
+        ("sanitizer", "memcheck")]
+    groups, skipped = _groups(tasks, TargetSpec(device="gpu"), workers=2)
+    assert groups == [("property", ("integers exact", "floats within bound")),
+                      ("property", ("certified exact",)),
+                      ("property", ("past 2**31", "past 2**32")), ("sanitizer", ("memcheck",))]
+    assert skipped["recurrence"].status == "skip"  # no child for what cannot apply
+    assert _groups(tasks[:3], TargetSpec(), workers=1)[0] == [("property", props[:3])]
+
+
+def test_the_child_that_resolves_a_cpu_target_goes_on_with_the_first_share(tmp_path, monkeypatch,
+                                                                             budget):
+    """One start-up fewer per check: the child that resolved a CPU target runs the first
+    child's share of the properties itself; the others get children of their own, as
+    _groups deals them.  A GPU target's children take their turns on the device first."""
+    from scancheck.isolation.child import first_share
+    from scancheck.isolation.parent import _groups
+
+    props = ("integers exact", "certified exact", "recurrence", "deterministic")
+    cpu = TargetSpec()
+    assert first_share(props, cpu, 1) == ("integers exact", "certified exact", "deterministic")
+    assert first_share(props, cpu, 2) == _groups([("property", p) for p in props], cpu, 2)[0][0][1]
+    assert first_share(props, TargetSpec(device="gpu"), 1) == ()
+    assert first_share(("recurrence", "past 2**31"), cpu, 1) == ()  # none applies but a large one
+    seen = tmp_path / "pids.txt"  # each process that loads the target, resolving it or not
+    (tmp_path / "pidscan.py").write_text(
+        "import os\nimport numpy as np\n\n"
+        f"with open({str(seen)!r}, 'a') as fh:\n"
+        "    fh.write(f'{os.getpid()}\\n')\n\n"
+        "def scan(x):\n"
+        "    return np.cumsum(x, dtype=x.dtype)\n")
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    rep = check_isolated("pidscan:scan", properties=("integers exact", "deterministic"),
+                         budget=replace(budget, max_n=64), workers=1)
+    assert rep.passed and [r.status for r in rep.results] == ["pass", "pass"], rep.rows()
+    assert len(set(seen.read_text().split())) == 1
+
+
+def test_a_pinned_check_runs_its_children_on_its_gpu_alone(tmp_path, monkeypatch, budget):
+    """check --jobs on several GPUs pins each target's children to one, round-robin: the
+    child sees only that GPU, whatever CUDA_VISIBLE_DEVICES the parent had."""
+    seen = tmp_path / "seen.txt"
+    (tmp_path / "envscan.py").write_text(
+        "import os\nimport numpy as np\n\n"
+        "def scan(x):\n"
+        f"    with open({str(seen)!r}, 'a') as fh:\n"
+        "        fh.write(os.environ.get('CUDA_VISIBLE_DEVICES', '') + '\\n')\n"
+        "    return np.cumsum(x, dtype=x.dtype)\n")
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    rep = check_isolated("envscan:scan", properties=("integers exact",),
+                         budget=replace(budget, max_n=4096), gpu="5")
+    assert rep.passed and set(seen.read_text().split()) == {"5"}
+
+
+def test_targets_go_round_robin_over_the_visible_gpus(monkeypatch):
+    from scancheck.core.devices import visible_gpus
+    from scancheck.faces.cli.check import round_robin
+
+    visible_gpus.cache_clear()
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    try:
+        assert round_robin(["a", "b", "c"]) == {"a": "3", "b": "5", "c": "3"}
+        visible_gpus.cache_clear()
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+        assert round_robin(["a", "b"]) == {}  # one GPU: nothing to share out
+    finally:
+        visible_gpus.cache_clear()
+
+
+def test_the_checks_past_2_to_the_31_hold_the_gpu_alone(tmp_path, monkeypatch):
+    """While any child of a GPU target runs, a large check cannot take its GPU; children of
+    CPU targets take no turn at all."""
+    import fcntl
+
+    from scancheck.core.locks import lock_dir
+    from scancheck.isolation.parent import _device_turn
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    locks = Path(lock_dir())
+    gpu = TargetSpec(device="gpu")
+    with _device_turn(gpu, "7", exclusive=False), _device_turn(gpu, "7", exclusive=False):
+        with open(locks / "scancheck-gpu-7.lock") as fh:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with _device_turn(gpu, "7", exclusive=True):
+        with open(locks / "scancheck-gpu-7.lock") as fh:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    with _device_turn(TargetSpec(), None, exclusive=True):
+        assert not (locks / "scancheck-gpu-all.lock").exists()
+
+
+def test_a_spec_with_promotions_reaches_the_child_intact(budget):
+    """The spec travels as JSON: the promotions' pairs come back as pairs."""
+    spec = TargetSpec(dtypes=("int8", "bool"), promote=(("int8", "int64"), ("bool", "int64")))
+    assert _spec_from(json.loads(json.dumps(asdict(spec)))) == spec
+    report = check_isolated("numpy:cumsum", spec=spec, properties=("integers exact",),
+                            budget=replace(budget, max_n=4096), large=False, sanitize=())
+    assert report.passed, report.rows()
+
+
+def test_an_exception_in_a_child_fails_its_case_and_the_search_goes_on_below(budget):
+    """A Python exception ends no child: each property takes it to its smallest n and
+    searches below it, in the same child, so that nothing is restarted and every property
+    says where it looked."""
+    from scancheck.engine.diagnosis import diagnose
+    from scancheck.isolation.parent import _run_properties
+
+    results = _run_properties("scancheck.testing:raising_scan",
+                              ("integers exact", "deterministic"), budget, 30, None)
+    for r in results:
+        assert r.status == "fault" and r.smallest_case["n"] == 4, r
+        assert r.diagnosis == "raised ValueError (too long)" and "checked" not in r.detail
+        assert r.detail["searched"] == "n = 0 to 3 (raised at n = 4)"
+    assert [f.properties for f in diagnose(results).findings] == [
+        ["integers exact", "deterministic"]]
+
+
+def test_the_seconds_of_a_check_bound_every_property_and_a_slow_target_is_slow_not_a_hang():
+    """``seconds`` (the command line's --budget) bounds the whole check, ladders included: a
+    right but slow target ends near its seconds, "slow" with the n it reached, no hang."""
+    import time
+
+    t0 = time.time()
+    report = check_isolated("scancheck.testing:slow_scan", ("integers exact", "deterministic"),
+                            budget=Budget(30, bounded=True), seconds=3, timeout=20, large=False, sanitize=(),
+                            workers=1)
+    took = time.time() - t0
+    statuses = {r.name: r.status for r in report.results}
+    assert set(statuses.values()) <= {"slow", "pass"} and "slow" in statuses.values(), statuses
+    assert report.verdict_word == "slow" and not report.passed
+    assert 16 < report.reached < 2**20
+    # Its seconds, the rung the last rate allowed (at most about twice the one before), and
+    # a loaded CI machine's start-up of the children.
+    assert took < 3 + 6, report.time_spent()
+
+
+def _calls(*timed, hung_at=None):
+    """A child's events: a call of each (n, seconds) in turn, then one at ``hung_at`` that
+    never returned."""
+    events, t = [{"event": "start", "property": "p"}], 100.0
+    for n, seconds in timed:
+        events += [{"event": "call", "n": n, "t": t}, {"event": "return", "n": n,
+                                                       "t": t + seconds}]
+        t += seconds + 0.01
+    if hung_at is not None:
+        events.append({"event": "call", "n": hung_at, "t": t})
+    return events
+
+
+def test_a_call_whose_time_the_calls_at_n_over_2_and_4_predict_is_slow():
+    """Quadratic: 0.5 s at 2**19, 0.125 s at 2**18, so about 2 s at 2**20, past 1 s."""
+    slow = slow_call(_calls((2**17, 0.03), (2**18, 0.125), (2**19, 0.5), hung_at=2**20), 1.0)
+    assert slow is not None and slow.n == 2**20 and round(slow.predicted) == 2
+    assert slow.larger == (2**19, 0.5) and slow.smaller == (2**18, 0.125)
+    told = slow.told(1.0)
+    assert "slow, not hung" in told and "--timeout 4" in told
+    # A compiling call that grows slowly is still slow where a linear growth reaches it.
+    assert slow_call(_calls((2**18, 20.0), (2**19, 35.0), hung_at=786_429), 60.0) is not None
+
+
+@pytest.mark.parametrize("events", [
+    _calls((2**18, 0.001), (2**19, 0.002), hung_at=2**20),  # fast before: a hang
+    _calls((2**19, 0.001), (2**20, 0.002), hung_at=2**20),  # the same n was fast
+    _calls((2, 0.4), (SMALL_N // 2, 0.45), hung_at=SMALL_N),  # a small n: a hang
+    _calls((10, 0.001), hung_at=2**20),  # nothing within 8 times below it
+    _calls((2**19, 0.5)),  # killed outside any call
+], ids=["fast before", "same n fast", "small n", "no evidence near", "in no call"])
+def test_a_call_that_times_out_where_smaller_calls_were_fast_is_a_hang(events):
+    assert slow_call(events, 1.0) is None
