@@ -185,7 +185,7 @@ def _flag_helps() -> dict[str, str]:
 def spec_page() -> str:
     """Every TargetSpec field: type, default, flag and what it declares; the rule tables."""
     from scancheck.core import rules
-    from scancheck.engine import contracts, spec
+    from scancheck.targets import contracts, spec
 
     docs = _attribute_docs("scancheck.targets.spec")
     helps = _flag_helps()
