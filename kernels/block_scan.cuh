@@ -1,5 +1,5 @@
 // Block-level scans that the multi-block kernels are built from.  Each mirrors a
-// helper of scancheck/models.py combine for combine.
+// helper of scancheck/kernels/models.py combine for combine.
 #pragma once
 #include "scan_ops.cuh"
 

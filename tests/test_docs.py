@@ -162,3 +162,21 @@ def test_every_example_is_one_that_runs(page: Path) -> None:
     are bash or python, output and other files text (or their own language)."""
     unrun = sorted({lang for lang in _FENCE.findall(page.read_text()) if lang in UNRUN})
     assert not unrun, f"{page.relative_to(ROOT)}: fenced as {', '.join(unrun)}: use bash or python"
+
+
+#: A path under docs/ as the package, the tests and the pages name it in prose.
+_DOCS_PATH = re.compile(r"\bdocs/[A-Za-z0-9_./-]*\.(?:md|txt|json|png|py)\b")
+#: The made-up reproducer of a made-up bug in the known-bug registry's tests.
+_MADE_UP = {"docs/findings/x.py"}
+
+
+def test_every_docs_path_named_in_the_code_and_the_pages_exists():
+    """A docstring, comment, message or page that points into docs/ points at a file there: a
+    page moved or removed leaves no reader looking for it."""
+    named = [p for p in (ROOT / "scancheck").rglob("*.py")]
+    named += [p for p in (ROOT / "tests").rglob("*.py") if p.name != "test_docs.py"]
+    named += [ROOT / "conftest.py", ROOT / "CONTRIBUTING.md", *PAGES]
+    missing = sorted({f"{p.relative_to(ROOT)}: {m}" for p in named
+                      for m in _DOCS_PATH.findall(p.read_text(encoding="utf-8"))
+                      if m not in _MADE_UP and not (ROOT / m).exists()})
+    assert not missing, missing

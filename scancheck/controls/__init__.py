@@ -140,20 +140,20 @@ CONTROLS: tuple[Control, ...] = (
             _BAND + "blocked_sum_losing_its_last_offset", Cause.LOGIC, "logic error",
             "the value properties' sizes k*2**j + r (blocks of 2**5 to 2**12, residues spread "
             "over each): 1/64 of the sizes past 5000, no tile edge among them; 'nan and inf' "
-            "at such a size read a NaN rule into it (it was told 'declare --nans skip'): the "
+            "at such a size could read a NaN rule into it ('declare --nans skip', wrong): the "
             "same input with its NaNs made finite is wrong too", seconds=5.0),
     Control("float32 sum widened to float64 at some sizes",
             _BAND + "dtype_widened_at_some_sizes", Cause.LOGIC, "so declared, a longer case",
             "every property, at n > 5000 with n % 64 == 7: a promotion explains that case, but "
-            "declared, a longer one returns float32 (it was told 'declare --promote "
-            "float32:float64')", seconds=5.0),
+            "declared, a longer one returns float32 ('declare --promote "
+            "float32:float64' would be wrong advice)", seconds=5.0),
     Control("underflow guard set too high", _BAND + "underflow_guard_too_high",
             Cause.PRECISION, "less exponent range", "floats within bound on 'subnormal' "
             "data, scaled by powers of two: the least that leaves no subnormal is still wrong "
-            "(it was told 'subnormals read as zero'; the totals it drops are normal numbers)"),
+            "(not 'subnormals read as zero': the totals it drops are normal numbers)"),
     Control("right but slow", _BAND + "slow_but_right", None, "slow, not hung",
             "the times of its calls at n/2 and n/4, which predict the timeout it passes at "
-            "2**20 (it was told 'fault: hang')", timeout=1.0, reach=2**20),
+            "2**20 (not a hang)", timeout=1.0, reach=2**20),
     Control("hung past 3000 elements", _BAND + "hung_past_some_size", Cause.FAULT, "hang",
             "the ladder's first size past 3000, where the calls before it took microseconds: "
             "a hang, not a slow call", timeout=1.0),
@@ -184,8 +184,8 @@ CONTROLS: tuple[Control, ...] = (
             "type's limits and one past them: drawn data never do"),
     Control("checked sum testing the total only", _CON + "checked_sum_testing_the_total_only",
             Cause.LOGIC, "checks some prefixes only", "integers exact under overflow='raise', "
-            "on the limits' inputs: it raises on some and wraps on others (it was told "
-            "'declare --overflow wrap', and under wrap 'declare --overflow raise')"),
+            "on the limits' inputs: it raises on some and wraps on others (neither "
+            "'declare --overflow wrap' nor, under wrap, 'declare --overflow raise' fits it)"),
     Control("checked sum raising one element late", _CON + "checked_sum_raising_one_late",
             Cause.LOGIC, "checks overflow too late",
             "integers exact under overflow='raise': the smallest case overflows at its last "

@@ -205,7 +205,7 @@ def subnormal_inputs_read_as_zero(x: np.ndarray) -> np.ndarray:
 
 def max_reading_subnormals_as_zero(x: np.ndarray) -> np.ndarray:
     """A running max as fmaxf compiled with -ftz=true computes it (max.ftz: subnormal inputs
-    read as zeros of their sign, -0 below +0; docs/ftz-h100.txt), declaring IEEE gradual
+    read as zeros of their sign, -0 below +0; docs/explanation/special-values.md), declaring IEEE gradual
     underflow: only subnormal data show it."""
     from ..core.dtypes import read_as_zero
     from ..core.rules import extreme_scan

@@ -143,7 +143,7 @@ def scan_refusing_empty_input(x: np.ndarray) -> np.ndarray:
 def empty_input_refused_and_wrong_from_100(x: np.ndarray) -> np.ndarray:
     """Raises on an empty input, and from n = 100 adds 1 to every output from the 100th on
     (a second pass over tiles of 99 that counts one too many): two bugs, the first of which
-    used to hide the second."""
+    must not hide the second."""
     if x.size == 0:
         raise ValueError("empty input")
     with np.errstate(all="ignore"):

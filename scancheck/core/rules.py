@@ -38,11 +38,11 @@ SUBNORMAL_RULES: dict[str, str] = {
     "flush": "subnormal inputs and results read as zero of their sign (DAZ and FTZ, as XLA does "
              "on CPUs) in every float dtype; what that allows depends on the operator "
              "(FLUSH_RULES).  'flush:float32' names the dtypes that flush: -ftz=true on NVIDIA "
-             "GPUs flushes float32, never float64 (docs/ftz-h100.txt)",
+             "GPUs flushes float32, never float64 (docs/explanation/special-values.md)",
 }
 #: What subnormals='flush' allows, per operator (the ``flush`` column of :data:`OPERATORS`).
-#: Decided from what flush-to-zero hardware computes (docs/ftz-h100.txt, an H100 under
-#: -ftz=true and --use_fast_math, float32; float64 never flushes there): add, mul, fma and
+#: Decided from what flush-to-zero hardware computes (docs/explanation/special-values.md, an
+#: H100 under -ftz=true and --use_fast_math, float32; float64 never flushes there): add, mul, fma and
 #: exp-log arithmetic read subnormal operands as zeros of their sign and flush subnormal
 #: results to them, sign kept; fmaxf and fminf (max.ftz, min.ftz) do the same and order -0
 #: below +0; a compare-and-select (setp.ftz, then selp) compares subnormals as zeros but

@@ -22,7 +22,7 @@ def test_a_lock_is_never_taken_through_a_planted_symbolic_link(private_tmp):
 
     victim = private_tmp / "victim.txt"
     victim.write_text("someone's data\n")
-    # Where the lock used to be: a fixed name in the shared temporary directory.
+    # A fixed name in the shared temporary directory, where another user could plant a link.
     (private_tmp / "scancheck-large-host.lock").symlink_to(victim)
     with file_lock("scancheck-large-host.lock"):
         pass

@@ -2,7 +2,7 @@
 such where the spec keeps subnormals, honoured where it declares subnormals='flush' (as
 the operator's ``flush`` column allows: FLUSH_RULES), and a declared flush that keeps
 subnormals, or flushes only some, of an exact operator still fails.  The flushing scans
-below compute what docs/ftz-h100.txt measured flush-to-zero hardware to compute."""
+below compute what docs/explanation/special-values.md measured flush-to-zero hardware to compute."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_the_flushed_extreme_is_what_ftz_hardware_returns(seed, n, which, dtype)
 
 
 def test_the_measured_sequence_scans_as_the_h100_did():
-    """docs/ftz-h100.txt, float32 under -ftz=true: x = [-1, 2s, -s, 3s, -0, s, +0, -2s]."""
+    """docs/explanation/special-values.md, float32 under -ftz=true: x = [-1, 2s, -s, 3s, -0, s, +0, -2s]."""
     s = float(np.finfo(np.float32).smallest_subnormal)
     x = np.array([-1.0, 2 * s, -s, 3 * s, -0.0, s, 0.0, -2 * s], np.float32)
     ordered = flushed_extreme_scan(x, "max", zeros="ordered")[0]  # max by fmax: -0 below +0
@@ -303,7 +303,7 @@ def test_powers_data_dip_below_the_normal_numbers_and_stay_exact(dtype):
 
 
 def test_a_spec_names_the_dtypes_that_flush(budget):
-    """-ftz=true flushes float32 and never float64 (docs/ftz-h100.txt): such a max declares
+    """-ftz=true flushes float32 and never float64 (docs/explanation/special-values.md): such a max declares
     'flush:float32'; 'flush' (every dtype) refuses its float64, 'keep' its float32."""
     def max_ftz_float32(x):
         with np.errstate(invalid="ignore"):

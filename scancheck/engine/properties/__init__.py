@@ -14,7 +14,7 @@ holds the row and the failure, ``summaries`` what a passing target's floats look
   min exact, with the zero order and NaN rule their spec declares;
 * ``nan and inf`` -- NaN and infinities propagate as IEEE arithmetic says (for products and
   log-sum-exp by their own judges, on the data holding specials, which their value
-  properties no longer draw: a NaN bug and a value bug in one scan are two findings);
+  properties do not draw: a NaN bug and a value bug in one scan are two findings);
 * ``deterministic`` -- the same bits on every run of one input, for every operator (a
   segmented target's right runs are compared in ``segments``);
 * ``recurrence`` -- the (a, b) pair scan solves y_n = a_n*y_{n-1} + b_n;

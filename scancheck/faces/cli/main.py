@@ -209,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--merge", nargs="+", metavar="JSON", help="instead: join the parts' "
                    "hunt-PART.json into one table")
     p.add_argument("--write", metavar="PAGE", help="write the table into PAGE (a Markdown "
-                   "page: docs/api-modes.md)")
+                   "page: docs/conformance-matrix.md)")
     p.set_defaults(func=cmd_hunt)
 
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")

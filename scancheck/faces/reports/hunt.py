@@ -5,7 +5,7 @@ known bug explains a standalone plain-library reproducer, written and run once.
 
 The GPU part (``--part gpu``: the targets that need a GPU) and the CPU part (``--part
 cpu``) run on their own machines; ``--merge`` joins their JSON into the one table
-(docs/api-modes.md).
+(docs/conformance-matrix.md).
 """
 
 from __future__ import annotations
