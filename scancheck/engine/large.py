@@ -64,7 +64,7 @@ def marks_for(n: int) -> np.ndarray:
 STEP_DTYPES = ("float32", "int32", "float64", "int64")
 
 
-def _dtype(target: Target) -> str | None:
+def large_dtype(target: Target) -> str | None:
     """The dtype the checks past 2**31 take: for a target that widens narrow integers, the
     narrowest of them (the promotion is checked at that size too, in the least memory),
     else the first of :data:`STEP_DTYPES` it declares."""
@@ -127,7 +127,7 @@ def one_at_a_time(target: Target) -> Iterator[None]:
 @functools.cache
 def _step_kernel(dtype: str) -> Any:
     """step_check for ``dtype`` alone: the 16-bit types need headers this kernel does not
-    include, and the checks past 2**31 get only 4- and 8-byte outputs (:func:`_dtype`)."""
+    include, and the checks past 2**31 get only 4- and 8-byte outputs (:func:`large_dtype`)."""
     import cupy as cp
 
     from ..core.cuda import KERNEL_DIR, expand_source
@@ -279,7 +279,7 @@ def check_large(target: Target, name: str,
     """The step test at ``LARGE_SIZES[name]``, and where it fails, the diagnosis the scales
     below support: a logic error past some smaller n, or an index overflow."""
     n = LARGE_SIZES[name]
-    dtype = _dtype(target)
+    dtype = large_dtype(target)
     if target.spec.family != "sum" or dtype is None:
         return PropertyResult(name, "skip", "needs an add scan of a 4- or 8-byte dtype, or of "
                               "an integer type it widens")
@@ -312,7 +312,7 @@ def check_large(target: Target, name: str,
 def _random_check(target: Target, name: str, n: int) -> PropertyResult:
     """After the step test passed at ``n``: :func:`random_test` at ``n`` on the target's
     first float dtype, the failing prefix confirmed as the smallest case."""
-    detail: dict[str, Any] = {"n": n, "dtype": _dtype(target), "step data": "right"}
+    detail: dict[str, Any] = {"n": n, "dtype": large_dtype(target), "step data": "right"}
     dtype = next((d for d in STEP_DTYPES if d in target.spec.dtypes and "float" in d), None)
     short = room(target, n, dtype, headroom=_HEADROOM + 1) if dtype else "no float dtype"
     if short:

@@ -19,7 +19,7 @@ import numpy as np
 from ..core.operators import get_operator
 from ..targets.target import Target
 from .diagnosis import Cause, PropertyResult, is_resource_error
-from .large import _dtype, one_at_a_time, room, unlockable
+from .large import large_dtype, one_at_a_time, room, unlockable
 
 #: The batched check past 2**32 elements: short rows, far more than 65535 of them.
 BATCH_CHECKS: dict[str, int] = {"batch past 2**32": 2**32 + 17}
@@ -94,8 +94,8 @@ def batch_test(target: Target, x: Any, axis: int) -> tuple[int, int, Any, Any] |
 
 
 def _batch_dtype(target: Target) -> str | None:
-    """The dtype of :func:`_dtype`, for an operator whose batch data are exact in it."""
-    return _dtype(target) if target.spec.family in ("sum", "product", "order") else None
+    """The dtype of :func:`large_dtype`, for an operator whose batch data are exact in it."""
+    return large_dtype(target) if target.spec.family in ("sum", "product", "order") else None
 
 
 def check_batch(target: Target, name: str = "batch past 2**32",
