@@ -34,7 +34,7 @@ from ..core.arrays import as_dtype
 from ..core.dtypes import CUDA_SCALAR
 from ..core.locks import LockRefused, file_lock, lock_dir
 from ..targets.target import Target
-from .diagnosis import Cause, PropertyResult, is_resource_error
+from .diagnosis import Cause, PropertyResult, Reason, is_resource_error
 
 LARGE_SIZES: dict[str, int] = {"past 2**31": 2**31 + 17, "past 2**32": 2**32 + 17}
 #: Arrays a check needs: input and output (an output wider where the target promotes).  A
@@ -336,7 +336,8 @@ def _random_check(target: Target, name: str, n: int) -> PropertyResult:
     return PropertyResult(name, "fail", f"wrong at index {at:,} ({where}) on random integer "
                           f"data whose every sum is exact, right on step data of the same size: "
                           f"values other than 0 and 1 go wrong (a lost sign, a misread element)",
-                          case, detail, cause=Cause.LOGIC.name)
+                          case, detail, cause=Cause.LOGIC.name,
+                          reason=Reason.WRONG_VALUE.name)
 
 
 def verdict(name: str, first: int, dtype: str, index: int, value: Any) -> PropertyResult:
@@ -349,7 +350,9 @@ def verdict(name: str, first: int, dtype: str, index: int, value: Any) -> Proper
     if first <= 2**31:
         return PropertyResult(name, "fail", f"wrong past n = {first - 1:,} on step data, right "
                               f"at every smaller scale tried (an error that needs many "
-                              f"elements, not a 32-bit index)", case, detail, cause=Cause.LOGIC.name)
+                              f"elements, not a 32-bit index)", case, detail, cause=Cause.LOGIC.name,
+                              reason=Reason.WRONG_VALUE.name)
     past = "2**32" if first > 2**32 else "2**31"
     return PropertyResult(name, "fail", f"wrong from n = {first:,} (past {past}), right at "
-                          f"every scale below", case, detail, cause=Cause.INDEX_OVERFLOW.name)
+                          f"every scale below", case, detail, cause=Cause.INDEX_OVERFLOW.name,
+                          reason=Reason.WRONG_VALUE.name)
