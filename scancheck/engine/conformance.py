@@ -27,7 +27,7 @@ from ..targets.spec import TargetSpec, over_tuples
 from ..targets.target import InputWritten, NotAnArray, Target, forward, seeded
 from .cases import Budget, Case
 from .checks import LARGE, not_applicable
-from .diagnosis import Cause, PropertyResult
+from .diagnosis import Cause, PropertyResult, Reason
 from .large import LARGE_SIZES, check_large
 from .large_batches import BATCH_CHECKS, check_batch
 from .large_segments import SEGMENT_CHECKS, check_segments_large
@@ -37,6 +37,8 @@ from .properties import (
     ACCUMULATION_PROBE,
     PROPERTIES,
     TABLE,
+    Accumulation,
+    AccumulationFound,
     Failure,
     Untold,
     passing_probes,
@@ -65,15 +67,18 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
         size = {"n": exc.shape[0]} if len(exc.shape) == 1 else {"shape": list(exc.shape)}
         return PropertyResult(prop, "fail", exc.told, {**size, "dtype": exc.dtype,
                                                        **_written(exc).where()},
-                              cause=Cause.INPUT_WRITTEN.name, independent=True)
+                              cause=Cause.INPUT_WRITTEN.name, independent=True,
+                              reason=Reason.INPUT_WRITTEN.name)
     except NotAnArray as exc:  # outside the search: a summary, a check past 2**31
-        return PropertyResult(prop, "fail", str(exc), cause=Cause.LOGIC.name)
+        return PropertyResult(prop, "fail", str(exc), cause=Cause.LOGIC.name,
+                              reason=Reason.NOT_AN_ARRAY.name)
 
 
 def _written(exc: InputWritten) -> Failure:
     """The failure of a case on which the target wrote into its input."""
     shape = {"input shape": list(exc.shape)} if len(exc.shape) > 1 else {}
-    return Failure(Cause.INPUT_WRITTEN, exc.told, at={**shape, **exc.where()}, independent=True)
+    return Failure(Cause.INPUT_WRITTEN, exc.told, at={**shape, **exc.where()}, independent=True,
+                   reason=Reason.INPUT_WRITTEN)
 
 
 def _check_property(target: Target, prop: str, budget: Budget | None,
@@ -121,7 +126,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         except InputWritten as exc:
             return _written(exc)
         except NotAnArray as exc:
-            return Failure(Cause.LOGIC, str(exc))
+            return Failure(Cause.LOGIC, str(exc), reason=Reason.NOT_AN_ARRAY)
         except Exception as exc:
             failure = raised(checked, exc, n)
             if failure is None:
@@ -182,7 +187,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         if found.failing is None:
             break
         result, moved = _failed(prop, found, check, told, stats, budget.seconds)
-        if "memory taken" in result.detail:
+        if result.why == Reason.MEMORY_TAKEN:
             # The GPU's memory taken elsewhere: no evidence either way, so the search stops
             # short, claiming nothing from this n on; a failure found before it stands.
             cap = min(cap, result.smallest_case["n"] - 1)
@@ -191,16 +196,17 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             if not earlier:
                 return PropertyResult(prop, "partial", f"no failure up to n = {cap:,}; out of "
                                       f"memory at n = {cap + 1:,}, {taken}",
-                                      detail={**stats, "memory taken": taken})
+                                      detail={**stats, "memory taken": taken},
+                                      reason=Reason.MEMORY_TAKEN.name)
             stats["memory taken"] = f"from n = {cap + 1:,}: {taken}"
             break
-        if "refused axis" in result.detail and not checked.front_axes:
+        if result.why == Reason.REFUSED_AXIS and not checked.front_axes:
             # A negative axis refused: the search goes on with every axis counted from the
             # front, and a wrong answer it finds there is told beside the refusal.
             earlier.append(result)
             checked = front_axes(checked)
             continue
-        if "empty batch" in result.detail and not checked.no_empty_batches:
+        if result.why == Reason.EMPTY_BATCH and not checked.no_empty_batches:
             # Wrong on an empty batch: the search goes on with batches that hold elements,
             # and a wrong answer it finds there is told beside it.
             earlier.append(result)
@@ -225,7 +231,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         return _searched(result, earlier, empty, cap)
     # The budget ran out on the ladder: nothing past its reach is told, and no probe below
     # (they run at the ladder's top, 2**20 elements for the accumulation probe) is run.
-    if "short of n" in stats:
+    if found.short_of is not None:
         return _unfinished(prop, stats, top, target.spent[0] - own0,
                            time.monotonic() - t0)
     if tuples:
@@ -233,12 +239,14 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
     notes = []
     for dt, probe in ([] if tuples else passing_probes(target, prop, dtypes, top)):
         told = probe()
-        failure = None if dt is None else declared_accumulation(spec, dt, told)
+        failure = (None if dt is None or not isinstance(told, AccumulationFound)
+                   else declared_accumulation(spec, dt, told))
         stats.update(told)
         if failure is not None:
             return PropertyResult(prop, "fail", failure, {"dtype": dt, "data":
                                   "the accumulation probe"}, stats,
-                                  cause=Cause.PRECISION.name, independent=True)
+                                  cause=Cause.PRECISION.name, independent=True,
+                                  reason=Reason.ACCUMULATOR.name)
         if dt is not None:
             notes.append(f"{ACCUMULATION_KEY.format(dt)}: {told[ACCUMULATION_KEY.format(dt)]}")
     return PropertyResult(prop, "pass", detail=stats, notes=notes)
@@ -274,7 +282,8 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
                        wrong.got if same else failure.got,
                        wrong.expected if same else failure.expected,
                        {**detail, **(wrong.detail if same else {})},
-                       independent=wrong.independent, at=wrong.at if same else failure.at)
+                       independent=wrong.independent, at=wrong.at if same else failure.at,
+                       reason=wrong.reason)
     return failure
 
 
@@ -292,7 +301,8 @@ def _unfinished(prop: str, stats: dict[str, Any], top: int, own: float,
                           f"n = {short:,} of {top:,} ({who})", detail=stats)
 
 
-def declared_accumulation(spec: TargetSpec, dtype: str, told: dict[str, Any]) -> str | None:
+def declared_accumulation(spec: TargetSpec, dtype: str, told: AccumulationFound
+                          ) -> str | None:
     """What is wrong with a declared accumulator, from the accumulation probe's ``told``
     (None where it holds, or none is declared); an undeclared wider one is noted in
     ``told`` with the flag that declares it."""
@@ -301,10 +311,10 @@ def declared_accumulation(spec: TargetSpec, dtype: str, told: dict[str, Any]) ->
     seen = str(told.get(key, ""))
     if wider is None:
         acc = ACCUMULATION_PROBE[dtype][0]
-        if seen.startswith(acc):
+        if told.outcome == Accumulation.WIDER:
             told[key] = f"{seen}: declare --accumulates {dtype}:{acc}"
         return None
-    if seen.startswith("some partial"):
+    if told.outcome == Accumulation.NARROWER:
         return (f"declared accumulates {dtype}:{wider}, but on data whose every partial sum "
                 f"is exact in {wider} {seen}")
     return None
@@ -329,8 +339,8 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
 
         def fails(c: Case) -> bool:
             f = check(c)
-            if f is not None and "memory taken" in f.detail and "memory taken" not in (
-                    failure.detail):
+            if f is not None and f.reason == Reason.MEMORY_TAKEN and (
+                    failure.reason != Reason.MEMORY_TAKEN):
                 return False  # no evidence either way: the failure being shrunk stands
             if f is not None:
                 last.clear()
@@ -352,7 +362,7 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
     return PropertyResult(prop, "fault" if failure.cause == Cause.FAULT else "fail",
                           failure.diagnosis, {**case.describe(), **failure.where()},
                           {**failure.detail, **stats}, cause=failure.cause.name,
-                          independent=failure.independent,
+                          reason=failure.reason.name, independent=failure.independent,
                           minimal=minimal), isinstance(failure, NoAnswer)
 
 
@@ -363,7 +373,7 @@ def _searched(result: PropertyResult, earlier: list[PropertyResult], empty: bool
         why = "; ".join(
             f"out of memory at n = {f.smallest_case['n']:,}" if f.cause == Cause.RESOURCE.name
             else f"wrong on an empty batch at n = {f.smallest_case['n']:,}"
-            if "empty batch" in f.detail
+            if f.why == Reason.EMPTY_BATCH
             else "the empty input refused" if f.smallest_case["n"] == 0
             else f"raised at n = {f.smallest_case['n']:,}" for f in earlier)
         lo = 0 if empty else 1

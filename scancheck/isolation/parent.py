@@ -29,7 +29,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..core.devices import usable_cores
-from ..engine.diagnosis import Cause, PropertyResult
+from ..engine.diagnosis import Cause, PropertyResult, Reason
 from ..targets.spec import TargetSpec, spec_json
 from .child import _MARK, _spec_from, deal, first_share, python_command
 from .watch import fault_message, largest_returned, slow_call, watch
@@ -436,7 +436,8 @@ def _sanitize(locator: str, tool: str, timeout: float, spec: TargetSpec | None,
         case = {"n": at} if at is not None else None
         return PropertyResult(name, "fail", f"{kind}: {tool} reported {rep.issues} "
                               f"(first at n = {at}, allocators unpooled)", case,
-                              {**detail, "first": rep.first_lines(3)}, cause=cause.name)
+                              {**detail, "first": rep.first_lines(3)}, cause=cause.name,
+                              reason=Reason.SANITIZER.name)
     if rep.returncode != 0 or rep.issues < 0:
         return PropertyResult(name, "fault", fault_message(rep.output), cause=Cause.FAULT.name)
     return PropertyResult(name, "pass", detail=detail)

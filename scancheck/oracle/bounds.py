@@ -218,29 +218,47 @@ def abs_sums(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
     return s if inclusive else shifted(s, 0.0)
 
 
+class Rule(enum.Enum):
+    """Which rule of a judge (products, log-sum-exp) an output broke."""
+
+    #: A NaN, an infinity, a zero or a sign not where the operator's rules put it.
+    SPECIALS = "specials"
+    #: Not the exact answer where every order of the operation is exact.
+    CERTIFICATE = "certificate"
+    #: Beyond the rounding bound of any order.
+    BOUND = "bound"
+    #: An infinity where no order can overflow.
+    OVERFLOW = "overflow"
+
+
 @dataclass
 class Judgement:
     """Per output of a scan held to a bound of its own (products, log-sum-exp): acceptable or
     not, its error (relative for products), the bound (NaN where only IEEE's specials and
-    signs are checked), why a failing output fails, and the float64 reference it was judged
-    against, specials applied (for reports)."""
+    signs are checked), why a failing output fails (the :class:`Rule` it broke, and in
+    words), and the float64 reference it was judged against, specials applied (for
+    reports)."""
 
     ok: np.ndarray
     error: np.ndarray
     bound: np.ndarray
     reason: np.ndarray
     reference: np.ndarray
+    rule: np.ndarray
 
     @classmethod
     def start(cls, error: np.ndarray, bound: np.ndarray, reference: np.ndarray) -> Judgement:
         """Every output acceptable until a rule fails it."""
         return cls(np.ones(error.shape, dtype=bool), error, bound,
-                   np.full(error.shape, "", dtype=object), reference)
+                   np.full(error.shape, "", dtype=object), reference,
+                   np.full(error.shape, None, dtype=object))
 
-    def fail(self, where: np.ndarray, why: str) -> None:
-        """Fail the outputs ``where`` selects for ``why``, unless an earlier rule failed them."""
+    def fail(self, where: np.ndarray, rule: Rule, why: str) -> None:
+        """Fail the outputs ``where`` selects for breaking ``rule`` (``why``, in words),
+        unless an earlier rule failed them."""
         new = where & self.ok
         self.reason[new] = why
+        self.rule[new] = rule
         self.ok[new] = False
 
 
