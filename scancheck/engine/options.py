@@ -283,10 +283,12 @@ class Schema:
         for k, v in data.items():
             try:
                 given[k] = self.kinds[k].load(v)
-            except (TypeError, ValueError) as exc:
+            except TypeError as exc:  # not the kind of value the field holds
                 why = f" ({exc})" if str(exc) else ""
                 raise ValueError(f"{self.name} field {k!r}: {v!r} is not "
                                  f"{self.kinds[k].what}{why}") from None
+            except ValueError as exc:  # the right kind, a wrong value
+                raise ValueError(f"{self.name} field {k!r}: {exc}") from None
         return self.make(**given)
 
 

@@ -342,3 +342,24 @@ def test_a_call_whose_time_the_calls_at_n_over_2_and_4_predict_is_slow():
 ], ids=["fast before", "same n fast", "small n", "no evidence near", "in no call"])
 def test_a_call_that_times_out_where_smaller_calls_were_fast_is_a_hang(events):
     assert slow_call(events, 1.0) is None
+
+
+def test_a_control_gets_the_same_verdict_in_a_child_as_in_this_process(budget):
+    """One loop runs the properties here and in each child, told by the same options: a
+    control's verdict, and each property's status, cause and smallest n, are the same."""
+    from scancheck.controls import CONTROLS
+
+    control = next(c for c in CONTROLS if c.locator.endswith(":dropped_partial_block"))
+    options = CheckOptions(properties=("integers exact", "deterministic", "recurrence"),
+                           budget=replace(budget, max_n=control.reach), large=False,
+                           sanitize=(), workers=2)
+    here, caught_here = control.check(isolated=False, options=options)
+    there, caught_there = control.check(isolated=True, options=options)
+    assert caught_here and caught_there, (here.rows(), there.rows())
+
+    def told(rep):
+        return [(r.name, r.status, r.cause, (r.smallest_case or {}).get("n"))
+                for r in rep.results]
+
+    assert told(there) == told(here)
+    assert there.verdict.line == here.verdict.line
