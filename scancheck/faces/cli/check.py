@@ -87,7 +87,7 @@ NOT_SEARCH = 1.5
 
 def print_report(rep) -> None:
     rows = fit_columns(rep.rows(), {"property": 22, "diagnosis / detail": 40,
-                             "smallest failing case": 21})
+                                    "smallest failing case": 21})
     # The n the summary says too: every property checked to it (one cut short by its
     # budget reached less than the others).
     print(format_table(rows, title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
@@ -174,10 +174,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     status = 1 if 1 in statuses else 2 if unchecked else max(statuses)
     if reports:
         rows = fit_columns([{"target": r.target,
-                      "verdict": r.verdict_word.replace("DOES NOT CONFORM", "FAILS"),
-                      "largest n": f"{r.reached:,}", "seconds": round(r.seconds),
-                      "diagnosis": r.summary} for r in reports],
-                    {"target": 26, "diagnosis": 36})
+                             "verdict": r.verdict_word.replace("DOES NOT CONFORM", "FAILS"),
+                             "largest n": f"{r.reached:,}", "seconds": round(r.seconds),
+                             "diagnosis": r.summary} for r in reports],
+                           {"target": 26, "diagnosis": 36})
         if gpu:  # which GPU ran what
             for row, (name, _) in zip(rows, ran):
                 row["GPU"] = gpu[name]
@@ -272,7 +272,8 @@ def run_controls(args: argparse.Namespace) -> int:
     gpu = round_robin([c.name for c in todo])
     with Progress() as progress:
         checked = dict(zip([c.name for c in todo], each(todo, lambda c: c.check(
-            options=replace(options, gpu=gpu.get(c.name)), progress=progress.task(c.name)), args.jobs)))
+            options=replace(options, gpu=gpu.get(c.name)), progress=progress.task(c.name)),
+            args.jobs)))
     rows, caught = [], 0
     for c in CONTROLS:
         if c.name not in checked:

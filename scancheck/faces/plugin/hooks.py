@@ -24,11 +24,14 @@ import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ...isolation.sanitizer import TOOLS
+
+if TYPE_CHECKING:
+    from ...engine.options import CheckOptions
 
 #: The test module ``--scan-target`` collects.
 SUITE = Path(__file__).with_name("conformance_suite.py")
@@ -281,7 +284,7 @@ def run_check(config: pytest.Config, locator: str, check: str) -> tuple[str, str
     return "fail", "\n".join(lines)
 
 
-def check_options(config: pytest.Config, check: str) -> Any:
+def check_options(config: pytest.Config, check: str) -> CheckOptions:
     """The :class:`~scancheck.engine.options.CheckOptions` of ``check`` (a property,
     :data:`LARGE_CHECK` or a sanitizer tool) as the session's options set them."""
     from ...engine.cases import Budget
