@@ -23,7 +23,7 @@ from dataclasses import asdict, replace
 from functools import partial
 from typing import Any
 
-from ..targets.spec import TargetSpec, over_tuples
+from ..targets.spec import TargetSpec, over_tuples, with_overrides
 from ..targets.target import InputWritten, NotAnArray, Target, forward, seeded
 from .cases import Budget, Case
 from .checks import LARGE, not_applicable
@@ -32,6 +32,7 @@ from .large import LARGE_SIZES, check_large
 from .large_batches import BATCH_CHECKS, check_batch
 from .large_segments import SEGMENT_CHECKS, check_segments_large
 from .no_answer import NoAnswer, raised
+from .options import CheckOptions, Plan
 from .properties import (
     ACCUMULATION_KEY,
     ACCUMULATION_PROBE,
@@ -48,8 +49,8 @@ from .properties.monoids import monoid_summary, nonempty_batches
 from .report import ConformanceReport
 from .search import search, shrink
 
-__all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
-           "check_property", "not_applicable"]
+__all__ = ["LARGE", "PROPERTIES", "Budget", "CheckOptions", "ConformanceReport", "Plan",
+           "PropertyResult", "check", "check_property", "not_applicable", "run_plan"]
 
 
 def check_property(target: Target, prop: str, budget: Budget | None = None,
@@ -412,18 +413,58 @@ def _seeded(result: PropertyResult, inclusive: bool) -> PropertyResult:
     return result
 
 
-def check(target: Target, properties: tuple[str, ...] = PROPERTIES, large: bool = False,
-          budget: Budget | None = None) -> ConformanceReport:
-    """Check ``target`` in this process against every property (and past 2**31 and 2**32
-    elements if ``large``); an exception that ends a property (a GPU target's, or one
-    raised outside a case) is reported as that property's fault."""
-    t0 = time.time()
+def run_plan(target: Target, plan: Plan, on_event: Callable[..., None] | None = None,
+             contain: bool = True) -> list[PropertyResult]:
+    """The properties of ``plan`` checked on ``target`` in order, each within its share of
+    the plan's budget (:meth:`~scancheck.engine.options.Plan.share`): the one loop of a check,
+    in this process and in each child of an isolated one.  ``on_event(kind, **what)`` is told
+    as it happens: ``"start"`` (``property``), ``"case"`` (``n``, before each case: a
+    heartbeat for watchdogs) and ``"result"`` (``result``, the PropertyResult).  With
+    ``contain``, an exception that ends a property (a GPU target's, or one raised outside a
+    case) is that property's fault; without, it ends the loop (a child's parent reports it
+    and goes on in a fresh process)."""
+    if not plan.empty:  # n = 0 broke the target in an earlier run: from n = 1
+        target = replace(target, spec=replace(target.spec, allows_empty=False))
+    on_case = None if on_event is None else (lambda n: on_event("case", n=n))
     results = []
-    for p in tuple(properties) + (LARGE if large else ()):
+    for k, p in enumerate(plan.properties):
+        if on_event is not None:
+            on_event("start", property=p)
         start = time.time()
         try:
-            results.append(check_property(target, p, budget))
+            result = check_property(target, p, plan.share(k, start), on_case)
         except Exception as exc:  # a target that raises is a verdict, not a crash of ours
-            results.append(PropertyResult(p, "fault", f"{type(exc).__name__}: {str(exc)[:300]}"))
-        results[-1].seconds = round(time.time() - start, 2)
+            if not contain:
+                raise
+            result = PropertyResult(p, "fault", f"{type(exc).__name__}: {str(exc)[:300]}")
+        result.seconds = round(time.time() - start, 2)
+        results.append(result)
+        if on_event is not None:
+            on_event("result", result=result)
+    return results
+
+
+def check(target: Target, properties: tuple[str, ...] | None = None, large: bool | None = False,
+          budget: Budget | None = None, *, options: CheckOptions | None = None
+          ) -> ConformanceReport:
+    """Check ``target`` in this process against ``properties`` (None: every one; past 2**31
+    and 2**32 elements too if ``large``; None: for a GPU target), each within ``budget``, or
+    as ``options`` say in their place (a :class:`~scancheck.engine.options.CheckOptions`,
+    whose ``seconds`` bound the whole check, and whose ``spec`` and ``overrides`` replace the
+    target's spec; the fields of child processes play no part here).  An exception that
+    ends a property (a GPU target's, or one raised outside a case) is reported as that
+    property's fault; an unknown property's name is a ValueError naming it."""
+    if options is None:
+        options = CheckOptions(properties=properties, large=large, budget=budget)
+    elif (properties, large, budget) != (None, False, None):
+        raise TypeError("check() takes properties, large and budget, or options holding "
+                        "them, not both")
+    t0 = time.time()
+    if options.spec is not None or options.overrides:
+        target = replace(target, spec=with_overrides(options.spec or target.spec,
+                                                     dict(options.overrides), target.name))
+    large = target.spec.device == "gpu" if options.large is None else options.large
+    names = options.checked_properties() + (LARGE if large else ())
+    until = None if options.seconds is None else t0 + options.seconds
+    results = run_plan(target, Plan(names, options.budget, until))
     return ConformanceReport(target.name, asdict(target.spec), results, time.time() - t0)

@@ -17,7 +17,7 @@ from scancheck.controls import CONTROLS, sums
 from scancheck.core.arrays import same_bits
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.diagnosis import Cause
-from scancheck.isolation.child import _spec_from
+from scancheck.engine.options import spec_from_json
 from scancheck.targets.resolve import resolve
 
 CPU = [c for c in CONTROLS if not c.gpu]
@@ -131,7 +131,7 @@ def test_what_a_child_is_told_of_a_cpu_control_is_what_it_declares(control):
     """The isolated check hands the child the spec as JSON and reads the resolved one back:
     both trips must keep every field (the promotions' pairs came back as lists once)."""
     declared = resolve(control.locator, control.spec).spec
-    assert _spec_from(json.loads(json.dumps(asdict(declared)))) == declared
+    assert spec_from_json(json.loads(json.dumps(asdict(declared)))) == declared
 
 
 @pytest.mark.gpu

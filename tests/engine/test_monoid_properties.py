@@ -319,14 +319,16 @@ def test_properties_are_routed_by_the_specs_form_not_by_an_operators_name():
 def test_a_monoid_no_module_holds_cannot_reach_a_child_process():
     """A monoid object is handed to a child by the module:ATTR that holds it; one made where
     no module holds it is refused, naming op and what to do."""
-    from scancheck.isolation.parent import UsageError, _child_cmd
+    from scancheck.engine.options import CheckOptions
+    from scancheck.isolation.child import Order
+    from scancheck.isolation.parent import UsageError, child_command
 
     m = Monoid(lambda a, b: (a[0] + b[0],), (np.int64(0),), name="sum")
     with pytest.raises(UsageError, match=r"op=Monoid\('sum'.*cannot be rebuilt.*module level"):
-        _child_cmd("x:y", "out", TargetSpec(op=m), None)
+        child_command(Order("x:y", CheckOptions(spec=TargetSpec(op=m))))
     from scancheck.controls.tuples import ONLINE_SOFTMAX_FORGETTING_A_RESCALE as held
 
-    cmd = _child_cmd("x:y", "out", TargetSpec(op=held), None)
+    cmd = child_command(Order("x:y", CheckOptions(spec=TargetSpec(op=held))))
     assert '"op": "scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE"' in cmd[-1]
 
 
