@@ -15,8 +15,8 @@ from dataclasses import replace
 from typing import Any
 
 from ...engine.options import CheckOptions
-from ...oracle.bounds import fit_columns, format_table
 from ..progress import Progress
+from ..tables import fit_columns, format_table
 from .spec_flags import spec_overrides
 
 

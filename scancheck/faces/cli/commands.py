@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core.arrays import as_dtype
-from ...oracle.bounds import fit_columns, format_table
+from ..tables import fit_columns, format_table
 from .check import TABLE_WIDTH, output_path, writing
 
 
