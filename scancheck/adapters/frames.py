@@ -210,10 +210,16 @@ KNOWN: tuple[KnownBug, ...] = (
              "groupby().cumsum() turns an infinite running sum into NaN at the next value "
              "(groupby().sum() and Series.cumsum keep it)", "pandas", ("pandas",), "3.1.1", None,
              ("pandas groupby().cumsum()",), (Symptom("segments", Cause.SPECIALS),),
-             "not reported upstream", "docs/findings/pandas_groupby_cumsum_inf.py"),
+             "not reported as such: the group reductions' reports (pandas-dev/pandas#43292, "
+             "#50367, #53606, #54161) were fixed for sum and mean; pandas-dev/pandas#44526, "
+             "which changed group_cumsum too, was closed unmerged",
+             "docs/findings/pandas_groupby_cumsum_inf.py"),
     KnownBug("pandas-groupby-cumsum-dtype", None,
              "groupby().cumsum() of int32 returns int32 or int64 depending on the values "
              "(declared around: the groupby targets take no int32 sums)", "pandas", ("pandas",),
-             "3.1.1", None, (), (), "not reported upstream",
+             "3.1.1", None, (), (),
+             "not reported as such: pandas-dev/pandas#57195 (closed) reports the same "
+             "value-dependent dtype for groupby().sum() of masked Int8; pandas casts a grouped "
+             "result back to the input's dtype where it fits, on purpose (pandas-dev/pandas#48059)",
              "docs/findings/pandas_groupby_cumsum_dtype.py"),
 )

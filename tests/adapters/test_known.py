@@ -22,7 +22,7 @@ from scancheck.faces.plugin.known_xfail import KnownUpstream, mark_known, raise_
 ROOT = Path(__file__).resolve().parents[2]
 BUGS = adapters.known_bugs()
 #: Reproducers that print no verdict line of their own (their entry's text is another's).
-NO_VERDICT = {"ml-dtypes-double-rounding"}
+NO_VERDICT = {"jax-ml/ml_dtypes#401"}
 
 BUG = KnownBug("up/stream#1", "https://example.invalid/1", "a scan is wrong", "numpy", ("numpy",),
                "1.0", None, ("numpy.cumsum",), (Symptom("probe monoids", Cause.LOGIC),), "open",
