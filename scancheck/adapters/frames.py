@@ -235,7 +235,7 @@ KNOWN: tuple[KnownBug, ...] = (
     KnownBug("dask-cumsum-empty-chunk", None,
              "dask.array.cumsum and cumprod (method='sequential', the default) across a "
              "zero-size chunk: a ValueError, or a result shorter than its own shape", "dask",
-             ("dask",), "2026.8.0", None, (_DASK_EMPTY_SEQUENTIAL,),
+             ("dask",), "2024.12.1", None, (_DASK_EMPTY_SEQUENTIAL,),
              tuple(Symptom(prop, cause) for prop in ("integers exact", "certified exact",
                                                      "floats within bound", "nan and inf",
                                                      "deterministic", "rows")
