@@ -52,6 +52,17 @@ def test_a_failure_with_the_bugs_symptom_is_explained_and_no_other():
         assert explain(other, [BUG]) == []
 
 
+def test_a_bug_explains_every_failure_its_symptoms_match_and_is_told_once():
+    """One wrong result fails several properties: each is the bug's, none is new."""
+    bug = replace(BUG, symptoms=(Symptom("probe monoids", Cause.LOGIC), Symptom("rows", Cause.LOGIC)))
+    first, second = failing(), failing("rows")
+    rep = Report("numpy.cumsum", [first, second, failing("indices")])
+    assert [r.name for r in unexplained(rep, [bug])] == ["indices"]
+    assert explain(rep, [bug]) == [(bug, first)] and len(lines(rep, [bug])) == 1
+    assert [r.name for r in unexplained(rep, [replace(bug, fixed="1.1")])] == [
+        "probe monoids", "rows", "indices"]  # a version it does not affect explains none
+
+
 def test_case_values_narrow_a_symptom():
     bug = replace(BUG, symptoms=(Symptom("probe monoids", Cause.LOGIC, (("dtype", ("int64",)),)),))
     assert explain(Report("numpy.cumsum", [failing(n=3, dtype="int64")]), [bug])
