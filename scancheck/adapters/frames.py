@@ -241,4 +241,9 @@ KNOWN: tuple[KnownBug, ...] = (
                                                      "deterministic", "rows")
                    for cause in (Cause.LOGIC, Cause.FAULT)),
              "not reported upstream", "docs/findings/dask_cumsum_empty_chunk.py"),
+    KnownBug("dask-nancumsum-masked", None,
+             "dask.array.nancumsum and nancumprod of a masked array: a chunk ending in a masked "
+             "element masks every later output (the result depends on the chunking)", "dask",
+             ("dask",), "2024.12.1", None, (), (), "not reported upstream",
+             "docs/findings/dask_nancumsum_masked_chunks.py"),
 )
