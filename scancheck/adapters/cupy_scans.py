@@ -110,8 +110,12 @@ KNOWN: tuple[KnownBug, ...] = (
     KnownBug("cupy-1d-axis0-past-2-31", None,
              "cupy.cumsum of a 1-D array with axis=0 faults past 2**31 elements (axis=None "
              "does not)", "cupy", ("cupy-cuda13x", "cupy-cuda12x", "cupy"), "14.2.0", None, (), (),
-             "not reported upstream", "docs/findings/cupy_cumsum_1d_axis0_past_2_31.py", gpu=True),
+             "not reported as such: it is the batch scan of cupy/cupy#10268 (rows of 2**31 "
+             "elements and more here), whose fix cupy/cupy#10283 is in no release tried here",
+             "docs/findings/cupy_cumsum_1d_axis0_past_2_31.py", gpu=True),
     KnownBug("cupy-negzero-fill", None, "CuPy stores +0.0 when given the scalar -0.0", "cupy",
              ("cupy-cuda13x", "cupy-cuda12x", "cupy"), "14.2.0", None, (), (),
-             "not reported upstream", "docs/findings/cupy_negzero_fill.py", gpu=True),
+             "not reported as an issue: ndarray.fill memsets a value equal to zero, its sign "
+             "noted and accepted in review (chainer/chainer#1435)",
+             "docs/findings/cupy_negzero_fill.py", gpu=True),
 )

@@ -14,8 +14,9 @@ the behaviour measured and stated), so that a check judges what the library prom
   prefix (``nan_prefix='identity'``).
 - pandas ``Series.groupby(labels).cum*(skipna=False)``: one scan per group (``segments=
   'groups'``).
-- dask ``array.cumsum`` over several chunkings, each carry across chunks ``sequential`` or
-  ``blelloch``: one scan split across chunks, the carries stitched.
+- dask ``array.cumsum`` over several chunkings (zero-size chunks among those of one), each
+  carry across chunks ``sequential`` or ``blelloch``: one scan split across chunks, the
+  carries stitched.
 
 Measured with pandas 3.1.1, polars 2.1.0 and pyarrow 26.0.1 (2026-11-26).
 """
@@ -94,7 +95,7 @@ def dask_cumsum(chunks: Any, method: str) -> Callable[[np.ndarray, int], np.ndar
     def run(x: np.ndarray, axis: int) -> np.ndarray:
         import dask.array as da
 
-        cut = chunks if chunks != "irregular" else tuple(irregular(d) for d in x.shape)
+        cut = tuple(irregular(d, CYCLES[chunks]) for d in x.shape) if chunks in CYCLES else chunks
         return da.cumsum(da.from_array(x, chunks=cut), axis=axis, dtype=x.dtype,
                          method=method).compute(scheduler="synchronous")
 
@@ -103,20 +104,27 @@ def dask_cumsum(chunks: Any, method: str) -> Callable[[np.ndarray, int], np.ndar
 
 #: Chunk sizes cycled through along each axis for chunks="irregular".
 IRREGULAR = (1, 7, 64, 100, 3, 33)
+#: The same with zero-size chunks among them, as boolean indexing leaves
+#: (``x[x > 0].compute_chunk_sizes()``), one first so that a single element meets one.
+WITH_EMPTY = (0, 1, 7, 0, 64, 3)
+#: The cycled chunkings, by the name their rows give them.
+CYCLES = {"irregular": IRREGULAR, "with empty": WITH_EMPTY}
 
 
-def irregular(size: int) -> tuple[int, ...]:
-    """Chunks of :data:`IRREGULAR` sizes in turn, the last cut to end at ``size``."""
+def irregular(size: int, sizes: tuple[int, ...] = IRREGULAR) -> tuple[int, ...]:
+    """Chunks of ``sizes`` in turn, the last cut to end at ``size``."""
     out: list[int] = []
     while sum(out) < size:
-        out.append(min(IRREGULAR[len(out) % len(IRREGULAR)], size - sum(out)))
+        out.append(min(sizes[len(out) % len(sizes)], size - sum(out)))
     return tuple(out) or (0,)
 
 
-_IRREGULAR_CALL = ("import dask.array as da\n\n\ndef irregular(size, sizes=(1, 7, 64, 100, 3, 33)):\n"
-                   "    out = []\n    while sum(out) < size:\n"
-                   "        out.append(min(sizes[len(out) % len(sizes)], size - sum(out)))\n"
-                   "    return tuple(out) or (0,)\n\n\n")
+def _cycle_call(sizes: tuple[int, ...]) -> str:
+    return ("import dask.array as da\n\n\n"
+            f"def irregular(size, sizes={sizes!r}):\n"
+            "    out = []\n    while sum(out) < size:\n"
+            "        out.append(min(sizes[len(out) % len(sizes)], size - sum(out)))\n"
+            "    return tuple(out) or (0,)\n\n\n")
 _PANDAS, _POLARS = "import pandas as pd\n", "import polars as pl\n"
 _PYARROW = "import pyarrow as pa\nimport pyarrow.compute as pc\n"
 
@@ -182,13 +190,13 @@ def _dask_rows() -> list[Row]:
     # Chunks of 64 reach the seams of a GPU tile; 1000 and irregular chunks those of no
     # power of two.  Many chunks are many tasks: the small ones are checked to fewer elements.
     out = []
-    for chunks, cap in ((64, 2**14), (1000, 2**18), ("irregular", 2**13)):
+    for chunks, cap in ((64, 2**14), (1000, 2**18), ("irregular", 2**13), ("with empty", 2**13)):
         for method in ("sequential", "blelloch"):
-            cut = "tuple(irregular(d) for d in x.shape)" if chunks == "irregular" else chunks
+            cut = "tuple(irregular(d) for d in x.shape)" if chunks in CYCLES else chunks
             out.append(Row(
                 f"dask.array.cumsum (chunks={chunks}, method={method})", dask_cumsum(chunks, method),
                 TargetSpec(dtypes=_FLOATS_INTS, axis="arg", max_n=cap), needs=("dask",),
-                call=(_IRREGULAR_CALL if chunks == "irregular" else "import dask.array as da\n",
+                call=(_cycle_call(CYCLES[chunks]) if chunks in CYCLES else "import dask.array as da\n",
                       f"da.cumsum(da.from_array(x, chunks={cut}), axis=AXIS, dtype=x.dtype, "
                       f"method={method!r}).compute(scheduler='synchronous')"),
                 api="dask.array.cumsum", mode=(("chunks", str(chunks)), ("method", method))))
@@ -196,6 +204,8 @@ def _dask_rows() -> list[Row]:
 
 
 ROWS: tuple[Row, ...] = (*_pandas_rows(), *_polars_rows(), *_pyarrow_rows(), *_dask_rows())
+#: The row whose carries cross zero-size chunks one after another (dask-cumsum-empty-chunk).
+_DASK_EMPTY_SEQUENTIAL = "dask.array.cumsum (chunks=with empty, method=sequential)"
 
 #: The dataframe libraries' bugs that their targets' checks meet or met (docs/findings.md).
 KNOWN: tuple[KnownBug, ...] = (
@@ -210,10 +220,30 @@ KNOWN: tuple[KnownBug, ...] = (
              "groupby().cumsum() turns an infinite running sum into NaN at the next value "
              "(groupby().sum() and Series.cumsum keep it)", "pandas", ("pandas",), "3.1.1", None,
              ("pandas groupby().cumsum()",), (Symptom("segments", Cause.SPECIALS),),
-             "not reported upstream", "docs/findings/pandas_groupby_cumsum_inf.py"),
+             "not reported as such: the group reductions' reports (pandas-dev/pandas#43292, "
+             "#50367, #53606, #54161) were fixed for sum and mean; pandas-dev/pandas#44526, "
+             "which changed group_cumsum too, was closed unmerged",
+             "docs/findings/pandas_groupby_cumsum_inf.py"),
     KnownBug("pandas-groupby-cumsum-dtype", None,
              "groupby().cumsum() of int32 returns int32 or int64 depending on the values "
              "(declared around: the groupby targets take no int32 sums)", "pandas", ("pandas",),
-             "3.1.1", None, (), (), "not reported upstream",
+             "3.1.1", None, (), (),
+             "not reported as such: pandas-dev/pandas#57195 (closed) reports the same "
+             "value-dependent dtype for groupby().sum() of masked Int8; pandas casts a grouped "
+             "result back to the input's dtype where it fits, on purpose (pandas-dev/pandas#48059)",
              "docs/findings/pandas_groupby_cumsum_dtype.py"),
+    KnownBug("dask-cumsum-empty-chunk", None,
+             "dask.array.cumsum and cumprod (method='sequential', the default) across a "
+             "zero-size chunk: a ValueError, or a result shorter than its own shape", "dask",
+             ("dask",), "2024.12.1", None, (_DASK_EMPTY_SEQUENTIAL,),
+             tuple(Symptom(prop, cause) for prop in ("integers exact", "certified exact",
+                                                     "floats within bound", "nan and inf",
+                                                     "deterministic", "rows")
+                   for cause in (Cause.LOGIC, Cause.FAULT)),
+             "not reported upstream", "docs/findings/dask_cumsum_empty_chunk.py"),
+    KnownBug("dask-nancumsum-masked", None,
+             "dask.array.nancumsum and nancumprod of a masked array: a chunk ending in a masked "
+             "element masks every later output (the result depends on the chunking)", "dask",
+             ("dask",), "2024.12.1", None, (), (), "not reported upstream",
+             "docs/findings/dask_nancumsum_masked_chunks.py"),
 )

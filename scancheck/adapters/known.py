@@ -138,9 +138,10 @@ def unseen(report: Any, bugs: list[KnownBug]) -> list[KnownBug]:
 
 
 def unexplained(report: Any, bugs: list[KnownBug]) -> list[Any]:
-    """The failures of ``report`` that none of ``bugs`` explains."""
-    known = [hit for _, hit in explain(report, bugs)]
-    return [f for f in _failures(report) if not any(f is k for k in known)]
+    """The failures of ``report`` that none of ``bugs`` explains on the installed version:
+    every failure a bug's symptoms match, not only the first (:func:`explain` names one)."""
+    live = [b for b in bugs if b.affects(b.installed())]
+    return [f for f in _failures(report) if not any(b.matches(report.target, f) for b in live)]
 
 
 def lines(report: Any, bugs: list[KnownBug]) -> list[str]:

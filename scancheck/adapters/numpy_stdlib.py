@@ -133,8 +133,10 @@ ROWS: tuple[Row, ...] = (
 
 #: Bugs of NumPy's companions that scancheck's checks met (docs/findings.md).
 KNOWN: tuple[KnownBug, ...] = (
-    KnownBug("ml-dtypes-double-rounding", None,
+    KnownBug("jax-ml/ml_dtypes#401", "https://github.com/jax-ml/ml_dtypes/pull/401",
              "ml_dtypes casts float64 to bfloat16 through float32, rounding twice", "ml_dtypes",
-             ("ml_dtypes",), "0", "0.7.0", (), (), "not reported upstream",
+             ("ml_dtypes",), "0", "0.7.0", (), (),
+             "a pull request, open when last seen, whose example is this one (1 + 2**-8 + "
+             "2**-40 to bfloat16)",
              "docs/findings/ml_dtypes_bfloat16_double_rounding.py"),
 )

@@ -403,13 +403,17 @@ KNOWN: tuple[KnownBug, ...] = (
              "torch.compile(fullgraph=True) cannot trace isinstance(x, np.ndarray | np.generic) "
              "written in the traced function", "torch", ("torch",), "2.13.0", None, (), (),
              "not reported upstream", "docs/findings/torch_compile_isinstance_numpy_union.py"),
-    KnownBug("torch-dlpack-negative-stride", None,
+    KnownBug("pytorch/pytorch#188023", "https://github.com/pytorch/pytorch/issues/188023",
              "torch.from_dlpack of a CuPy array with a negative stride aborts the process",
-             "torch", ("torch",), "2.11.0", None, (), (), "not reported upstream",
+             "torch", ("torch",), "2.11.0", None, (), (),
+             "closed: a RuntimeError instead of the abort on trunk (pytorch/pytorch#188047); "
+             "the stride 2**62 - 1 is CuPy's, cupy/cupy#10172 (closed: fixed by cupy/cupy#10228)",
              "docs/findings/torch_from_dlpack_negative_stride.py", gpu=True),
-    KnownBug("torch-cuda-half-cumsum", None,
+    KnownBug("pytorch/pytorch#180150", "https://github.com/pytorch/pytorch/issues/180150",
              "torch.cumsum and torch.cumprod on CUDA round float16 and bfloat16 partial results "
              "to 16 bits (within the bound: a precision to know, not a wrong answer)", "torch",
-             ("torch",), "2.11.0", None, (), (), "not reported upstream",
+             ("torch",), "2.11.0", None, (), (),
+             "closed: differences expected; cumprod: pytorch/pytorch#180155 (closed: expected "
+             "behavior), #156018 (open)",
              "docs/findings/torch_cuda_half_cumsum.py", gpu=True),
 )

@@ -22,7 +22,7 @@ from scancheck.faces.plugin.known_xfail import KnownUpstream, mark_known, raise_
 ROOT = Path(__file__).resolve().parents[2]
 BUGS = adapters.known_bugs()
 #: Reproducers that print no verdict line of their own (their entry's text is another's).
-NO_VERDICT = {"ml-dtypes-double-rounding"}
+NO_VERDICT = {"jax-ml/ml_dtypes#401"}
 
 BUG = KnownBug("up/stream#1", "https://example.invalid/1", "a scan is wrong", "numpy", ("numpy",),
                "1.0", None, ("numpy.cumsum",), (Symptom("probe monoids", Cause.LOGIC),), "open",
@@ -50,6 +50,17 @@ def test_a_failure_with_the_bugs_symptom_is_explained_and_no_other():
                   Report("numpy.cumsum", [failing("rows")]),
                   Report("numpy.cumprod", [failing()])):
         assert explain(other, [BUG]) == []
+
+
+def test_a_bug_explains_every_failure_its_symptoms_match_and_is_told_once():
+    """One wrong result fails several properties: each is the bug's, none is new."""
+    bug = replace(BUG, symptoms=(Symptom("probe monoids", Cause.LOGIC), Symptom("rows", Cause.LOGIC)))
+    first, second = failing(), failing("rows")
+    rep = Report("numpy.cumsum", [first, second, failing("indices")])
+    assert [r.name for r in unexplained(rep, [bug])] == ["indices"]
+    assert explain(rep, [bug]) == [(bug, first)] and len(lines(rep, [bug])) == 1
+    assert [r.name for r in unexplained(rep, [replace(bug, fixed="1.1")])] == [
+        "probe monoids", "rows", "indices"]  # a version it does not affect explains none
 
 
 def test_case_values_narrow_a_symptom():

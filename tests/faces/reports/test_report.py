@@ -264,14 +264,21 @@ def test_every_builtin_library_targets_snippet_is_its_library_call_and_gives_its
     dtype = next((d for d in ("float64", "int64", "float32", "int32") if d in spec.dtypes),
                  spec.dtypes[0])
     x = np.random.default_rng(0).integers(-5, 6, (5, 3) if spec.ndim else 17).astype(dtype)
-    if spec.initial:
-        want = target.fn(x[1:], x[0])
-    else:
-        want = target.fn(x, 0) if spec.axis == "arg" else target.fn(x)
+    try:
+        if spec.initial:
+            want = target.fn(x[1:], x[0])
+        else:
+            want = target.fn(x, 0) if spec.axis == "arg" else target.fn(x)
+    except Exception as exc:  # a library's known bug on this input: the call raises it too
+        want = exc
     space: dict = {"np": np}
     x64 = "jax_enable_x64" in imports
     try:
         exec(imports, space)
+        if isinstance(want, Exception):
+            with pytest.raises(type(want)):
+                eval(call.replace("AXIS", "0"), space | {"x": x.copy()})
+            return
         got = eval(call.replace("AXIS", "0"), space | {"x": x.copy()})
     finally:
         if x64:  # the snippet turns it on for its own process; this one goes on without
