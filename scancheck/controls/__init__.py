@@ -197,8 +197,8 @@ CONTROLS: tuple[Control, ...] = (
             "a payload: the quiet NaN propagates"),
     Control("NaN-ignoring sum ignoring the quiet NaN only", _CON +
             "sum_ignoring_quiet_nans_only", Cause.SPECIALS, "told apart by their bits",
-            "nan and inf under the declared rule, every NaN made each NaN pattern in turn (it "
-            "was told 'declare --nans propagate', and under that 'declare --nans ignore')"),
+            "nan and inf under the declared rule, every NaN made each NaN pattern in turn (neither "
+            "'declare --nans propagate' nor, under that, 'declare --nans ignore' fits it)"),
     Control("max writing zero for NaN", _CON + "max_writing_zero_for_nan", Cause.SPECIALS, "NaN",
             "nan and inf; no NaN rule explains it and the same data without NaNs pass"),
     Control("sum declaring skip that propagates", _CON + "sum_declaring_skip_that_propagates",

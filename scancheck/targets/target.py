@@ -42,7 +42,7 @@ class PerCombine:
     """A compiled function for each (combine, axis), built by ``build(combine, axis)`` once and
     kept for the last ``kept`` of them, each combine held so that its id is not reused.  A
     check alternates among its probe monoids from one example to the next: keeping one
-    combine's function at a time, as the JIT targets once did, made torch.compile and
+    combine's function at a time would make torch.compile and
     jax.jit trace and compile anew at every switch (0.4-1 s each for torch on an H100 with
     every cache warm)."""
 

@@ -56,8 +56,8 @@ def test_cpu_negative_controls_are_caught(control, budget):
 def test_a_bug_only_at_some_sizes_is_found_within_one_propertys_share_of_the_default_budget():
     """Wrong only at n in [1000, 1010] and [3000, 3010], no size of the ladder among them:
     the search's draws find it, to 2**20 as by default, within the seconds each of five
-    properties gets of the default 30 (they once ended at 1000 examples, after 5 s of 30,
-    and drew scales evenly: a few dozen cases at each).  It ends once found, in about a
+    properties gets of the default 30 (a cap of 1000 examples would end it after 5 s of
+    30, and scales drawn evenly give a few dozen cases each).  It ends once found, in about a
     second."""
     (control,) = [c for c in CPU if c.name.startswith("tail wrong only at")]
     # A budget's seconds are wall-clock ones, of which the other workers and processes of a

@@ -184,7 +184,7 @@ def test_a_target_taking_one_rank_conforms_declared_and_is_told_its_ranks(budget
 def test_a_target_fixed_on_an_axis_1_d_arrays_lack_takes_the_ranks_that_have_it(axis, budget):
     """Declared on axis 1 (or -2) with no ranks, it takes "any" rank that has that axis: its
     1-D cases come as one row of rank 2, and no rank is asked of it that lacks the axis (a
-    right np.cumsum(x, axis=1) was told "declare --ndim 2 3 4"); along the wrong axis it is
+    right np.cumsum(x, axis=1) is not to be told "declare --ndim 2 3 4"); along the wrong axis it is
     wrong."""
     def along(k):
         return lambda x: np.cumsum(x, axis=k, dtype=x.dtype)
@@ -456,8 +456,8 @@ def _told(prop, target, case):
 
 def test_a_dropped_offset_that_fits_a_nan_rule_is_a_logic_error_not_a_contract():
     """At n = 5063 the blocked sum leaves its last block without an offset; on some seeds
-    of data with NaNs the outputs it leaves fit pandas' skipna rule (7 of 40 were told
-    'declare --nans skip'), but the same input with its NaNs and infinities made finite is
+    of data with NaNs the outputs it leaves fit pandas' skipna rule (about 7 seeds in 40),
+    but the same input with its NaNs and infinities made finite is
     wrong too: a logic error on every seed."""
     target = resolve("scancheck.controls.bands:blocked_sum_losing_its_last_offset")
     told = [_told("nan and inf", target, Case(5063, "float32", "specials", s)) for s in
