@@ -274,8 +274,8 @@ def test_sums_over_60_binades_are_exact(terms):
 @pytest.mark.slow
 def test_carries_past_2_to_the_23_elements():
     """Values whose low 40 bits are nearly all set, 2**24 of them: an int64 sum of those
-    low parts would wrap past 2**23 elements (an exact oracle 16 off at the end, as one
-    of scancheck's once was)."""
+    low parts would wrap past 2**23 elements (an exact oracle summing them so would be 16
+    off at the end)."""
     big = np.float32((2**24 - 1) * 2.0**-40)  # its low 40 bits nearly all set past `tiny`'s grid
     tiny = np.float32(2.0**-37)
     x = np.full(2**24, big, dtype=np.float32)
