@@ -50,6 +50,8 @@ class Run:
     #: The smallest case whole (its seed and distribution reproduce it).
     case: dict[str, Any] | None
     seconds: float
+    #: The causes found beside the primary one, each with evidence of its own.
+    also: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -85,7 +87,7 @@ class Stability:
         return {"item": self.name,
                 "caught": f"{self.caught} of {len(self.runs)}" if self.control else "-",
                 "primary diagnoses": "; ".join(p or "none" for p in self.primaries),
-                "smallest n": (f"{sizes[0]:,} every run" if same and sizes else
+                "smallest n": ("-" if not sizes else f"{sizes[0]:,} every run" if same else
                                ", ".join("-" if n is None else f"{n:,}" for n in self.sizes)),
                 "stable": "yes" if self.stable else "NO"}
 
@@ -108,7 +110,8 @@ def record(item: Item, run: int, rep: Any, caught: bool | None, seconds: float) 
     case = verdict.smallest_case
     return Run(item.name, run, caught, rep.verdict_word, primary_of(rep),
                rep.summary, None if not case else case.get("n"), verdict.minimal,
-               {k: v for k, v in (case or {}).items() if k != "x"} or None, round(seconds, 1))
+               {k: v for k, v in (case or {}).items() if k != "x"} or None, round(seconds, 1),
+               list(verdict.also))
 
 
 def check_once(item: Item, run: int, options: dict[str, Any]) -> Run:

@@ -115,3 +115,9 @@ def test_check_repeat_of_two_controls_at_once(tmp_path, capsys):
 def test_only_without_controls_is_a_usage_error(capsys):
     assert main(["check", "--only", "off-by-one", "some.module:fn"]) == 2
     assert "--only" in capsys.readouterr().err
+
+
+def test_runs_with_no_failure_have_no_smallest_n():
+    found = measure([Item("s", control=CONTROLS[0])], 2, {}, said=None,
+                    check=_scripted({"s": [(True, "slow", None)] * 2}))
+    assert found[0].stable and found[0].row()["smallest n"] == "-"
