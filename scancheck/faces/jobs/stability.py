@@ -84,7 +84,8 @@ class Stability:
     def row(self) -> dict[str, object]:
         sizes = [n for n in self.sizes if n is not None]
         same = len(set(self.sizes)) == 1
-        return {"item": self.name,
+        # A target given by its file's path: the file's name and what follows.
+        return {"item": self.name.rsplit("/", 1)[-1],
                 "caught": f"{self.caught} of {len(self.runs)}" if self.control else "-",
                 "primary diagnoses": "; ".join(p or "none" for p in self.primaries),
                 "smallest n": ("-" if not sizes else f"{sizes[0]:,} every run" if same else

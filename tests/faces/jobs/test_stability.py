@@ -46,6 +46,9 @@ def test_each_item_is_checked_repeat_times_and_each_run_logged(tmp_path):
     assert [len(s.runs) for s in found] == [3, 3]
     assert found[0].caught == 3 and found[0].stable
     assert found[1].sizes == [9, 7, 9] and found[1].stable  # a target: one primary is enough
+    assert measure([Item("/a/long/path/scans.py:fn")], 1, {}, said=None, check=_scripted(
+        {"/a/long/path/scans.py:fn": [(None, "logic error", 9)]}))[0].row()["item"] == \
+        "scans.py:fn"
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert sorted((r["name"], r["run"]) for r in lines) == sorted(
         (n, k) for n in "at" for k in range(3))
