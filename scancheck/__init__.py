@@ -10,7 +10,9 @@ The public API, importable without a GPU (kernels load CuPy only when launched):
 * :func:`check_laws` — monoid laws of any operator, with the smallest counterexamples;
 * :data:`VARIANTS` and :func:`scan` — the reference kernels and their launcher;
 * :func:`check` — conformance of any scan implementation (a :class:`Target` with its
-  :class:`TargetSpec`) within a time :class:`Budget`.
+  :class:`TargetSpec`) within a time :class:`Budget`; :func:`check_isolated` — the same in
+  child processes, so that a crash or a hang is a verdict; :class:`CheckOptions` — every
+  setting of a check, one value for both.
 
 Names load on first use, so that the child processes scancheck starts (one kernel under
 compute-sanitizer, one conformance target) import only the modules they need.
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
     from .core.operators import OPERATORS, Operator, get_operator
     from .engine.cases import Budget
     from .engine.conformance import check
+    from .engine.options import CheckOptions
     from .isolation.parent import check_isolated
     from .kernels.launch import scan
     from .kernels.registry import VARIANTS, Variant
@@ -46,6 +49,7 @@ _HOME = {
     "core.operators": ("OPERATORS", "Operator", "get_operator"),
     "engine.cases": ("Budget",),
     "engine.conformance": ("check",),
+    "engine.options": ("CheckOptions",),
     "engine.report": ("ConformanceReport",),
     "isolation.parent": ("check_isolated",),
     "kernels.launch": ("scan",),
@@ -58,10 +62,9 @@ _HOME = {
 }
 _MODULE_OF = {name: module for module, names in _HOME.items() for name in names}
 __all__ = [
-    "OPERATORS", "VARIANTS", "Budget", "ConformanceReport", "ErrorReport", "LaunchError", "Monoid",
-    "Operator",
-    "Target", "TargetSpec", "Variant", "Verdict", "check", "check_isolated", "check_laws",
-    "classify", "exact_scan", "get_operator", "scan",
+    "OPERATORS", "VARIANTS", "Budget", "CheckOptions", "ConformanceReport", "ErrorReport",
+    "LaunchError", "Monoid", "Operator", "Target", "TargetSpec", "Variant", "Verdict", "check",
+    "check_isolated", "check_laws", "classify", "exact_scan", "get_operator", "scan",
 ]
 
 

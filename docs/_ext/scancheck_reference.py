@@ -241,7 +241,7 @@ def _member_comments(cls: type) -> dict[str, str]:
 def diagnoses_page() -> str:
     """Every cause, ranked, with what it means and the negative controls that show it."""
     from scancheck.controls import CONTROLS
-    from scancheck.engine.diagnosis import Cause
+    from scancheck.engine.diagnosis import Cause, Reason
 
     comments = _member_comments(Cause)
     ranked = sorted(Cause, key=lambda c: c.value)
@@ -262,6 +262,15 @@ def diagnoses_page() -> str:
                          [[k.name, "GPU" if k.gpu else "CPU",
                            "; ".join(code(w) for w in (k.expect, *k.also)), k.caught_by]
                           for k in shows]))
+    reasons = _member_comments(Reason)
+    out.append("## Reasons\n")
+    out.append("Beside its cause, every failure carries a reason: what its check found, the "
+               "criterion an output broke or why the target gave no answer (`reason` in the "
+               "JSON report).  Every decision of the search and of the diagnosis reads the "
+               "reason; the words of a message are only its rendering.\n")
+    out.append(table(["reason", "name in JSON", "more"],
+                     [[r.label, code(r.name), markdown(_sentence(reasons.get(r.name, "")))]
+                      for r in Reason]))
     return "\n".join(out)
 
 

@@ -23,20 +23,23 @@ from dataclasses import asdict, replace
 from functools import partial
 from typing import Any
 
-from ..targets.spec import TargetSpec, over_tuples
+from ..targets.spec import TargetSpec, over_tuples, with_overrides
 from ..targets.target import InputWritten, NotAnArray, Target, forward, seeded
 from .cases import Budget, Case
 from .checks import LARGE, not_applicable
-from .diagnosis import Cause, PropertyResult
+from .diagnosis import Cause, PropertyResult, Reason
 from .large import LARGE_SIZES, check_large
 from .large_batches import BATCH_CHECKS, check_batch
 from .large_segments import SEGMENT_CHECKS, check_segments_large
 from .no_answer import NoAnswer, raised
+from .options import CheckOptions, Plan
 from .properties import (
     ACCUMULATION_KEY,
     ACCUMULATION_PROBE,
     PROPERTIES,
     TABLE,
+    Accumulation,
+    AccumulationFound,
     Failure,
     Untold,
     passing_probes,
@@ -46,8 +49,8 @@ from .properties.monoids import monoid_summary, nonempty_batches
 from .report import ConformanceReport
 from .search import search, shrink
 
-__all__ = ["LARGE", "PROPERTIES", "Budget", "ConformanceReport", "PropertyResult", "check",
-           "check_property", "not_applicable"]
+__all__ = ["LARGE", "PROPERTIES", "Budget", "CheckOptions", "ConformanceReport", "Plan",
+           "PropertyResult", "check", "check_property", "not_applicable", "run_plan"]
 
 
 def check_property(target: Target, prop: str, budget: Budget | None = None,
@@ -65,15 +68,18 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
         size = {"n": exc.shape[0]} if len(exc.shape) == 1 else {"shape": list(exc.shape)}
         return PropertyResult(prop, "fail", exc.told, {**size, "dtype": exc.dtype,
                                                        **_written(exc).where()},
-                              cause=Cause.INPUT_WRITTEN.name, independent=True)
+                              cause=Cause.INPUT_WRITTEN.name, independent=True,
+                              reason=Reason.INPUT_WRITTEN.name)
     except NotAnArray as exc:  # outside the search: a summary, a check past 2**31
-        return PropertyResult(prop, "fail", str(exc), cause=Cause.LOGIC.name)
+        return PropertyResult(prop, "fail", str(exc), cause=Cause.LOGIC.name,
+                              reason=Reason.NOT_AN_ARRAY.name)
 
 
 def _written(exc: InputWritten) -> Failure:
     """The failure of a case on which the target wrote into its input."""
     shape = {"input shape": list(exc.shape)} if len(exc.shape) > 1 else {}
-    return Failure(Cause.INPUT_WRITTEN, exc.told, at={**shape, **exc.where()}, independent=True)
+    return Failure(Cause.INPUT_WRITTEN, exc.told, at={**shape, **exc.where()}, independent=True,
+                   reason=Reason.INPUT_WRITTEN)
 
 
 def _check_property(target: Target, prop: str, budget: Budget | None,
@@ -121,7 +127,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         except InputWritten as exc:
             return _written(exc)
         except NotAnArray as exc:
-            return Failure(Cause.LOGIC, str(exc))
+            return Failure(Cause.LOGIC, str(exc), reason=Reason.NOT_AN_ARRAY)
         except Exception as exc:
             failure = raised(checked, exc, n)
             if failure is None:
@@ -182,7 +188,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         if found.failing is None:
             break
         result, moved = _failed(prop, found, check, told, stats, budget.seconds)
-        if "memory taken" in result.detail:
+        if result.why == Reason.MEMORY_TAKEN:
             # The GPU's memory taken elsewhere: no evidence either way, so the search stops
             # short, claiming nothing from this n on; a failure found before it stands.
             cap = min(cap, result.smallest_case["n"] - 1)
@@ -191,16 +197,17 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             if not earlier:
                 return PropertyResult(prop, "partial", f"no failure up to n = {cap:,}; out of "
                                       f"memory at n = {cap + 1:,}, {taken}",
-                                      detail={**stats, "memory taken": taken})
+                                      detail={**stats, "memory taken": taken},
+                                      reason=Reason.MEMORY_TAKEN.name)
             stats["memory taken"] = f"from n = {cap + 1:,}: {taken}"
             break
-        if "refused axis" in result.detail and not checked.front_axes:
+        if result.why == Reason.REFUSED_AXIS and not checked.front_axes:
             # A negative axis refused: the search goes on with every axis counted from the
             # front, and a wrong answer it finds there is told beside the refusal.
             earlier.append(result)
             checked = front_axes(checked)
             continue
-        if "empty batch" in result.detail and not checked.no_empty_batches:
+        if result.why == Reason.EMPTY_BATCH and not checked.no_empty_batches:
             # Wrong on an empty batch: the search goes on with batches that hold elements,
             # and a wrong answer it finds there is told beside it.
             earlier.append(result)
@@ -225,7 +232,7 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         return _searched(result, earlier, empty, cap)
     # The budget ran out on the ladder: nothing past its reach is told, and no probe below
     # (they run at the ladder's top, 2**20 elements for the accumulation probe) is run.
-    if "short of n" in stats:
+    if found.short_of is not None:
         return _unfinished(prop, stats, top, target.spent[0] - own0,
                            time.monotonic() - t0)
     if tuples:
@@ -233,12 +240,14 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
     notes = []
     for dt, probe in ([] if tuples else passing_probes(target, prop, dtypes, top)):
         told = probe()
-        failure = None if dt is None else declared_accumulation(spec, dt, told)
+        failure = (None if dt is None or not isinstance(told, AccumulationFound)
+                   else declared_accumulation(spec, dt, told))
         stats.update(told)
         if failure is not None:
             return PropertyResult(prop, "fail", failure, {"dtype": dt, "data":
                                   "the accumulation probe"}, stats,
-                                  cause=Cause.PRECISION.name, independent=True)
+                                  cause=Cause.PRECISION.name, independent=True,
+                                  reason=Reason.ACCUMULATOR.name)
         if dt is not None:
             notes.append(f"{ACCUMULATION_KEY.format(dt)}: {told[ACCUMULATION_KEY.format(dt)]}")
     return PropertyResult(prop, "pass", detail=stats, notes=notes)
@@ -274,7 +283,8 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
                        wrong.got if same else failure.got,
                        wrong.expected if same else failure.expected,
                        {**detail, **(wrong.detail if same else {})},
-                       independent=wrong.independent, at=wrong.at if same else failure.at)
+                       independent=wrong.independent, at=wrong.at if same else failure.at,
+                       reason=wrong.reason)
     return failure
 
 
@@ -292,7 +302,8 @@ def _unfinished(prop: str, stats: dict[str, Any], top: int, own: float,
                           f"n = {short:,} of {top:,} ({who})", detail=stats)
 
 
-def declared_accumulation(spec: TargetSpec, dtype: str, told: dict[str, Any]) -> str | None:
+def declared_accumulation(spec: TargetSpec, dtype: str, told: AccumulationFound
+                          ) -> str | None:
     """What is wrong with a declared accumulator, from the accumulation probe's ``told``
     (None where it holds, or none is declared); an undeclared wider one is noted in
     ``told`` with the flag that declares it."""
@@ -301,10 +312,10 @@ def declared_accumulation(spec: TargetSpec, dtype: str, told: dict[str, Any]) ->
     seen = str(told.get(key, ""))
     if wider is None:
         acc = ACCUMULATION_PROBE[dtype][0]
-        if seen.startswith(acc):
+        if told.outcome == Accumulation.WIDER:
             told[key] = f"{seen}: declare --accumulates {dtype}:{acc}"
         return None
-    if seen.startswith("some partial"):
+    if told.outcome == Accumulation.NARROWER:
         return (f"declared accumulates {dtype}:{wider}, but on data whose every partial sum "
                 f"is exact in {wider} {seen}")
     return None
@@ -329,8 +340,8 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
 
         def fails(c: Case) -> bool:
             f = check(c)
-            if f is not None and "memory taken" in f.detail and "memory taken" not in (
-                    failure.detail):
+            if f is not None and f.reason == Reason.MEMORY_TAKEN and (
+                    failure.reason != Reason.MEMORY_TAKEN):
                 return False  # no evidence either way: the failure being shrunk stands
             if f is not None:
                 last.clear()
@@ -352,7 +363,7 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
     return PropertyResult(prop, "fault" if failure.cause == Cause.FAULT else "fail",
                           failure.diagnosis, {**case.describe(), **failure.where()},
                           {**failure.detail, **stats}, cause=failure.cause.name,
-                          independent=failure.independent,
+                          reason=failure.reason.name, independent=failure.independent,
                           minimal=minimal), isinstance(failure, NoAnswer)
 
 
@@ -363,7 +374,7 @@ def _searched(result: PropertyResult, earlier: list[PropertyResult], empty: bool
         why = "; ".join(
             f"out of memory at n = {f.smallest_case['n']:,}" if f.cause == Cause.RESOURCE.name
             else f"wrong on an empty batch at n = {f.smallest_case['n']:,}"
-            if "empty batch" in f.detail
+            if f.why == Reason.EMPTY_BATCH
             else "the empty input refused" if f.smallest_case["n"] == 0
             else f"raised at n = {f.smallest_case['n']:,}" for f in earlier)
         lo = 0 if empty else 1
@@ -402,18 +413,58 @@ def _seeded(result: PropertyResult, inclusive: bool) -> PropertyResult:
     return result
 
 
-def check(target: Target, properties: tuple[str, ...] = PROPERTIES, large: bool = False,
-          budget: Budget | None = None) -> ConformanceReport:
-    """Check ``target`` in this process against every property (and past 2**31 and 2**32
-    elements if ``large``); an exception that ends a property (a GPU target's, or one
-    raised outside a case) is reported as that property's fault."""
-    t0 = time.time()
+def run_plan(target: Target, plan: Plan, on_event: Callable[..., None] | None = None,
+             contain: bool = True) -> list[PropertyResult]:
+    """The properties of ``plan`` checked on ``target`` in order, each within its share of
+    the plan's budget (:meth:`~scancheck.engine.options.Plan.share`): the one loop of a check,
+    in this process and in each child of an isolated one.  ``on_event(kind, **what)`` is told
+    as it happens: ``"start"`` (``property``), ``"case"`` (``n``, before each case: a
+    heartbeat for watchdogs) and ``"result"`` (``result``, the PropertyResult).  With
+    ``contain``, an exception that ends a property (a GPU target's, or one raised outside a
+    case) is that property's fault; without, it ends the loop (a child's parent reports it
+    and goes on in a fresh process)."""
+    if not plan.empty:  # n = 0 broke the target in an earlier run: from n = 1
+        target = replace(target, spec=replace(target.spec, allows_empty=False))
+    on_case = None if on_event is None else (lambda n: on_event("case", n=n))
     results = []
-    for p in tuple(properties) + (LARGE if large else ()):
+    for k, p in enumerate(plan.properties):
+        if on_event is not None:
+            on_event("start", property=p)
         start = time.time()
         try:
-            results.append(check_property(target, p, budget))
+            result = check_property(target, p, plan.share(k, start), on_case)
         except Exception as exc:  # a target that raises is a verdict, not a crash of ours
-            results.append(PropertyResult(p, "fault", f"{type(exc).__name__}: {str(exc)[:300]}"))
-        results[-1].seconds = round(time.time() - start, 2)
+            if not contain:
+                raise
+            result = PropertyResult(p, "fault", f"{type(exc).__name__}: {str(exc)[:300]}")
+        result.seconds = round(time.time() - start, 2)
+        results.append(result)
+        if on_event is not None:
+            on_event("result", result=result)
+    return results
+
+
+def check(target: Target, properties: tuple[str, ...] | None = None, large: bool | None = False,
+          budget: Budget | None = None, *, options: CheckOptions | None = None
+          ) -> ConformanceReport:
+    """Check ``target`` in this process against ``properties`` (None: every one; past 2**31
+    and 2**32 elements too if ``large``; None: for a GPU target), each within ``budget``, or
+    as ``options`` say in their place (a :class:`~scancheck.engine.options.CheckOptions`,
+    whose ``seconds`` bound the whole check, and whose ``spec`` and ``overrides`` replace the
+    target's spec; the fields of child processes play no part here).  An exception that
+    ends a property (a GPU target's, or one raised outside a case) is reported as that
+    property's fault; an unknown property's name is a ValueError naming it."""
+    if options is None:
+        options = CheckOptions(properties=properties, large=large, budget=budget)
+    elif (properties, large, budget) != (None, False, None):
+        raise TypeError("check() takes properties, large and budget, or options holding "
+                        "them, not both")
+    t0 = time.time()
+    if options.spec is not None or options.overrides:
+        target = replace(target, spec=with_overrides(options.spec or target.spec,
+                                                     dict(options.overrides), target.name))
+    large = target.spec.device == "gpu" if options.large is None else options.large
+    names = options.checked_properties() + (LARGE if large else ())
+    until = None if options.seconds is None else t0 + options.seconds
+    results = run_plan(target, Plan(names, options.budget, until))
     return ConformanceReport(target.name, asdict(target.spec), results, time.time() - t0)

@@ -61,6 +61,49 @@ _LABELS = {
 }
 
 
+class Reason(enum.Enum):
+    """What a failure shows, as its check found it: the criterion an output broke, or why
+    the target gave no answer.  Beside its :class:`Cause` (what the failure is attributed
+    to), it is what every later decision reads -- an attribution, a search moved, a finding
+    kept apart; the message is its rendering for a person, and no decision reads that."""
+
+    WRONG_VALUE = "differs from the exact answer"
+    NEVER_WRITTEN = "an output never written"
+    CERTIFICATE = "wrong where every summation order is exact"
+    BEYOND_BOUND = "beyond the rounding bound"
+    #: An infinity where the judge's bound shows no combine can overflow.
+    OVERFLOWED = "an infinity where nothing overflows"
+    #: A NaN, infinity, zero or sign not where the operator's rules put it.
+    SPECIALS = "NaN, infinity or sign misplaced"
+    NAN_RULE = "the spec's NaN rule broken"
+    SUBNORMALS = "subnormals read as zero, or kept"
+    ACCUMULATOR = "beyond its declared accumulator's bound"
+    INDICES = "an index other than the running extreme's"
+    SHAPE = "an answer of the wrong shape or type"
+    #: A documented behaviour other than the spec's (cause CONTRACT names the flag).
+    UNDECLARED = "a documented behaviour undeclared"
+    NONDETERMINISTIC = "bits differ between runs"
+    WRAPPED = "an integer overflow not as declared"
+    MONOID_LAW = "the operator breaks a monoid law"
+    RAISED = "raised"
+    EMPTY_REFUSED = "the empty input refused"
+    OUT_OF_MEMORY = "out of memory"
+    #: Out of memory on a GPU whose memory other processes held: no evidence either way.
+    MEMORY_TAKEN = "the GPU's memory taken by others"
+    REFUSED_AXIS = "a negative axis refused"
+    EMPTY_BATCH = "wrong on an empty batch"
+    INPUT_WRITTEN = "wrote into its input"
+    NOT_AN_ARRAY = "returned no array"
+    HANG = "hung"
+    FAULT = "a fault: it raised where no property could go on, or its process died"
+    #: A sanitizer's report (racecheck, synccheck, memcheck, initcheck).
+    SANITIZER = "a sanitizer's report"
+
+    @property
+    def label(self) -> str:
+        return self.value
+
+
 #: Statuses of a property whose bounded budget ran out before the top of its sizes, no
 #: failure found: "slow" (the target's own calls took most of the time) or "partial"
 #: (checking their answers did).  Neither is a pass past the n it reached, nor a failure.
@@ -79,6 +122,9 @@ class PropertyResult:
     detail: dict[str, Any] = field(default_factory=dict)
     #: The :class:`Cause` name of a failure ("" where nothing failed).
     cause: str = ""
+    #: The :class:`Reason` name of a failure, or of a search stopped short (memory taken);
+    #: "" where nothing failed.
+    reason: str = ""
     #: The failing case's own evidence shows it does not follow from a logic error.
     independent: bool = False
     #: Wall seconds the property took whole: its search, shrinking and report (a sanitizer
@@ -104,6 +150,14 @@ class PropertyResult:
         # From JSON (a child's report), the earlier failures come back as dicts.
         self.more = [m if isinstance(m, PropertyResult) else PropertyResult(**m)
                      for m in self.more]
+        if not self.reason and self.status in ("fault", "hang"):
+            # A process that died or hung, or an exception that ended the property.
+            self.reason = (Reason.HANG if self.status == "hang" else Reason.FAULT).name
+
+    @property
+    def why(self) -> Reason | None:
+        """The :class:`Reason` of its failure, or of its search stopped short (None: none)."""
+        return Reason[self.reason] if self.reason else None
 
 
 #: Names of exception classes (in a class's MRO) that say memory ran out: Python's and
@@ -149,6 +203,8 @@ class Finding:
     smallest_case: dict[str, Any] | None = None
     #: Whether no smaller n fails on the smallest case's data (every one checked).
     minimal: bool = True
+    #: The :class:`Reason` name of the source's failure ("" where it gave none).
+    reason: str = ""
     #: Properties failing with this cause, the source first.
     properties: list[str] = field(default_factory=list)
     #: Properties failing with another cause that follows from this one.
@@ -231,7 +287,7 @@ def _apart(result: PropertyResult) -> str:
     does: the empty input (n = 0), or an empty batch of an N-D input ("" otherwise)."""
     if (result.smallest_case or {}).get("n") == 0:
         return "the empty input"
-    return "an empty batch" if "empty batch" in result.detail else ""
+    return "an empty batch" if result.why == Reason.EMPTY_BATCH else ""
 
 
 def diagnose(results: list[PropertyResult]) -> Diagnosis:
@@ -255,7 +311,7 @@ def diagnose(results: list[PropertyResult]) -> Diagnosis:
         head = left[0]
         c0 = cause_of(head)
         finding = Finding(c0, head.name, head.diagnosis, head.status, head.smallest_case,
-                          head.minimal)
+                          head.minimal, head.reason)
         rest = []
         for r in left:
             c = cause_of(r)

@@ -34,7 +34,7 @@ from ..core.arrays import as_dtype
 from ..core.dtypes import CUDA_SCALAR
 from ..core.locks import LockRefused, file_lock, lock_dir
 from ..targets.target import Target
-from .diagnosis import Cause, PropertyResult, is_resource_error
+from .diagnosis import Cause, PropertyResult, Reason, is_resource_error
 
 LARGE_SIZES: dict[str, int] = {"past 2**31": 2**31 + 17, "past 2**32": 2**32 + 17}
 #: Arrays a check needs: input and output (an output wider where the target promotes).  A
@@ -64,7 +64,7 @@ def marks_for(n: int) -> np.ndarray:
 STEP_DTYPES = ("float32", "int32", "float64", "int64")
 
 
-def _dtype(target: Target) -> str | None:
+def large_dtype(target: Target) -> str | None:
     """The dtype the checks past 2**31 take: for a target that widens narrow integers, the
     narrowest of them (the promotion is checked at that size too, in the least memory),
     else the first of :data:`STEP_DTYPES` it declares."""
@@ -127,7 +127,7 @@ def one_at_a_time(target: Target) -> Iterator[None]:
 @functools.cache
 def _step_kernel(dtype: str) -> Any:
     """step_check for ``dtype`` alone: the 16-bit types need headers this kernel does not
-    include, and the checks past 2**31 get only 4- and 8-byte outputs (:func:`_dtype`)."""
+    include, and the checks past 2**31 get only 4- and 8-byte outputs (:func:`large_dtype`)."""
     import cupy as cp
 
     from ..core.cuda import KERNEL_DIR, expand_source
@@ -279,7 +279,7 @@ def check_large(target: Target, name: str,
     """The step test at ``LARGE_SIZES[name]``, and where it fails, the diagnosis the scales
     below support: a logic error past some smaller n, or an index overflow."""
     n = LARGE_SIZES[name]
-    dtype = _dtype(target)
+    dtype = large_dtype(target)
     if target.spec.family != "sum" or dtype is None:
         return PropertyResult(name, "skip", "needs an add scan of a 4- or 8-byte dtype, or of "
                               "an integer type it widens")
@@ -312,7 +312,7 @@ def check_large(target: Target, name: str,
 def _random_check(target: Target, name: str, n: int) -> PropertyResult:
     """After the step test passed at ``n``: :func:`random_test` at ``n`` on the target's
     first float dtype, the failing prefix confirmed as the smallest case."""
-    detail: dict[str, Any] = {"n": n, "dtype": _dtype(target), "step data": "right"}
+    detail: dict[str, Any] = {"n": n, "dtype": large_dtype(target), "step data": "right"}
     dtype = next((d for d in STEP_DTYPES if d in target.spec.dtypes and "float" in d), None)
     short = room(target, n, dtype, headroom=_HEADROOM + 1) if dtype else "no float dtype"
     if short:
@@ -336,7 +336,8 @@ def _random_check(target: Target, name: str, n: int) -> PropertyResult:
     return PropertyResult(name, "fail", f"wrong at index {at:,} ({where}) on random integer "
                           f"data whose every sum is exact, right on step data of the same size: "
                           f"values other than 0 and 1 go wrong (a lost sign, a misread element)",
-                          case, detail, cause=Cause.LOGIC.name)
+                          case, detail, cause=Cause.LOGIC.name,
+                          reason=Reason.WRONG_VALUE.name)
 
 
 def verdict(name: str, first: int, dtype: str, index: int, value: Any) -> PropertyResult:
@@ -349,7 +350,9 @@ def verdict(name: str, first: int, dtype: str, index: int, value: Any) -> Proper
     if first <= 2**31:
         return PropertyResult(name, "fail", f"wrong past n = {first - 1:,} on step data, right "
                               f"at every smaller scale tried (an error that needs many "
-                              f"elements, not a 32-bit index)", case, detail, cause=Cause.LOGIC.name)
+                              f"elements, not a 32-bit index)", case, detail, cause=Cause.LOGIC.name,
+                              reason=Reason.WRONG_VALUE.name)
     past = "2**32" if first > 2**32 else "2**31"
     return PropertyResult(name, "fail", f"wrong from n = {first:,} (past {past}), right at "
-                          f"every scale below", case, detail, cause=Cause.INDEX_OVERFLOW.name)
+                          f"every scale below", case, detail, cause=Cause.INDEX_OVERFLOW.name,
+                          reason=Reason.WRONG_VALUE.name)

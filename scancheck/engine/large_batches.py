@@ -18,8 +18,8 @@ import numpy as np
 
 from ..core.operators import get_operator
 from ..targets.target import Target
-from .diagnosis import Cause, PropertyResult, is_resource_error
-from .large import _dtype, one_at_a_time, room, unlockable
+from .diagnosis import Cause, PropertyResult, Reason, is_resource_error
+from .large import large_dtype, one_at_a_time, room, unlockable
 
 #: The batched check past 2**32 elements: short rows, far more than 65535 of them.
 BATCH_CHECKS: dict[str, int] = {"batch past 2**32": 2**32 + 17}
@@ -94,8 +94,8 @@ def batch_test(target: Target, x: Any, axis: int) -> tuple[int, int, Any, Any] |
 
 
 def _batch_dtype(target: Target) -> str | None:
-    """The dtype of :func:`_dtype`, for an operator whose batch data are exact in it."""
-    return _dtype(target) if target.spec.family in ("sum", "product", "order") else None
+    """The dtype of :func:`large_dtype`, for an operator whose batch data are exact in it."""
+    return large_dtype(target) if target.spec.family in ("sum", "product", "order") else None
 
 
 def check_batch(target: Target, name: str = "batch past 2**32",
@@ -172,7 +172,9 @@ def _batch_verdict(target: Target, name: str, shape: tuple[int, int], axis: int,
         return PropertyResult(name, "fail", f"wrong at {where}, right on the same layout of "
                               f"{small * BATCH_ROW:,} elements: an error that needs a batch past "
                               f"2**31 elements (a 32-bit size, offset or product of dimension "
-                              f"sizes)", case, {"n": total}, cause=Cause.INDEX_OVERFLOW.name)
+                              f"sizes)", case, {"n": total}, cause=Cause.INDEX_OVERFLOW.name,
+                              reason=Reason.WRONG_VALUE.name)
     return PropertyResult(name, "fail", f"wrong at {where}, and on {small * BATCH_ROW:,} "
                           f"elements too: an error of many rows, not of 32-bit sizes", case,
-                          {"n": total}, cause=Cause.LOGIC.name)
+                          {"n": total}, cause=Cause.LOGIC.name,
+                          reason=Reason.WRONG_VALUE.name)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..targets.target import Target
-from .diagnosis import Cause, PropertyResult
+from .diagnosis import Cause, PropertyResult, Reason
 from .large import STEP_DTYPES, one_at_a_time, out_of_memory, room, unlockable
 
 #: The checks of segmented scans past 2**31, by name: the total elements each reaches.
@@ -249,7 +249,9 @@ def segment_verdict(name: str, case: SegmentCase, dtype: str, wrong: tuple[int, 
         return PropertyResult(name, "fail", f"wrong at {where}; right on the same layout below "
                               f"{past} elements: an index past {past} (offsets x heads, "
                               f"bos * H, taken in 32 bits?)", smallest, detail,
-                              cause=Cause.INDEX_OVERFLOW.name)
+                              cause=Cause.INDEX_OVERFLOW.name,
+                              reason=Reason.WRONG_VALUE.name)
     return PropertyResult(name, "fail", f"wrong at {where}, and on the same layout below "
                           f"{past} elements too: an error of many rows, not of 32-bit indices",
-                          smallest, detail, cause=Cause.LOGIC.name)
+                          smallest, detail, cause=Cause.LOGIC.name,
+                          reason=Reason.WRONG_VALUE.name)

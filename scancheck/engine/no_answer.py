@@ -10,7 +10,7 @@ import numpy as np
 from ..core.devices import gpu_memory
 from ..targets.target import Target, raised_by_target
 from .cases import Case
-from .diagnosis import Cause, is_device_memory_error, is_resource_error
+from .diagnosis import Cause, Reason, is_device_memory_error, is_resource_error
 from .properties import Failure
 
 
@@ -33,7 +33,7 @@ def raised(target: Target, exc: Exception, n: int) -> Failure | None:
     if taken is not None:  # the target's own allocation, or the case's input placed for it
         return NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} at n = {n:,} "
                          f"({str(exc)[:120]}); {taken}", independent=True,
-                         detail={"memory taken": taken})
+                         detail={"memory taken": taken}, reason=Reason.MEMORY_TAKEN)
     if not raised_by_target(exc):
         return None
     ranks = ranks_taken(target) if (target.spec.axis is not None and not target.spec.ndim
@@ -42,17 +42,20 @@ def raised(target: Target, exc: Exception, n: int) -> Failure | None:
         flag = "--ndim " + " ".join(map(str, ranks))
         return Failure(Cause.CONTRACT, f"raised {type(exc).__name__} ({str(exc)[:120]}); it "
                        f"takes arrays of rank {', '.join(map(str, ranks))} only, where its spec "
-                       f"declares any: declare {flag}", detail={"contract": flag})
+                       f"declares any: declare {flag}", detail={"contract": flag},
+                       reason=Reason.UNDECLARED)
     if is_resource_error(exc):
         where = " on an empty input" if n == 0 else ""
         return NoAnswer(Cause.RESOURCE, f"raised {type(exc).__name__} ({str(exc)[:200]})"
-                         f"{where}", independent=True)
+                         f"{where}", independent=True, reason=Reason.OUT_OF_MEMORY)
     if n == 0:
         return NoAnswer(Cause.LOGIC, f"raised {type(exc).__name__} on an empty input "
-                         f"({str(exc)[:120]}); the scan of nothing is an empty array")
+                         f"({str(exc)[:120]}); the scan of nothing is an empty array",
+                         reason=Reason.EMPTY_REFUSED)
     if target.spec.device == "gpu":
         return None
-    return NoAnswer(Cause.FAULT, f"raised {type(exc).__name__} ({str(exc)[:200]})")
+    return NoAnswer(Cause.FAULT, f"raised {type(exc).__name__} ({str(exc)[:200]})",
+                    reason=Reason.RAISED)
 
 
 

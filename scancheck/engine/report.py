@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .checks import LARGE
-from .diagnosis import UNFINISHED, Diagnosis, PropertyResult, cause_of, diagnose
+from .diagnosis import UNFINISHED, Diagnosis, PropertyResult, Reason, cause_of, diagnose
 
 
 @dataclass
@@ -61,9 +61,9 @@ class ConformanceReport:
         left = self.unfinished
         if not left:
             return self.diagnosis
-        taken = [r for r in left if "memory taken" in r.detail]
+        taken = [r for r in left if r.why == Reason.MEMORY_TAKEN]
         slow = [r for r in left if r.timeout is not None]
-        short = [r for r in left if "memory taken" not in r.detail and r.timeout is None]
+        short = [r for r in left if r.why != Reason.MEMORY_TAKEN and r.timeout is None]
         told = [f"out of memory in {', '.join(r.name for r in taken)} from n = "
                 f"{min(r.detail['largest n'] for r in taken) + 1:,}, "
                 f"{taken[0].detail['memory taken']}"] if taken else []
@@ -144,7 +144,9 @@ class ConformanceReport:
                         "line": verdict.line, "explained": verdict.explained,
                         "also": verdict.also, "largest n": self.largest_n,
                         "notes": self.notes,
-                        "findings": [{"cause": f.cause.name, "line": f.line, "source": f.source,
+                        "reason": verdict.findings[0].reason if verdict.findings else None,
+                        "findings": [{"cause": f.cause.name, "reason": f.reason,
+                                      "line": f.line, "source": f.source,
                                       "smallest case": f.smallest_case,
                                       "properties": f.properties, "explains": f.explained}
                                      for f in verdict.findings]}

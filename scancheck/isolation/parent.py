@@ -20,22 +20,24 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..core.devices import usable_cores
-from ..engine.diagnosis import Cause, PropertyResult
-from ..targets.spec import TargetSpec, spec_json
-from .child import _MARK, _spec_from, deal, first_share, python_command
+from ..engine.diagnosis import Cause, PropertyResult, Reason
+from ..engine.options import CheckOptions, Plan, spec_from_json
+from ..targets.spec import TargetSpec
+from .child import ORDER, SIZE_MARK, Order, python_command
 from .watch import fault_message, largest_returned, slow_call, watch
 
 if TYPE_CHECKING:
-    from ..engine.cases import Budget
+    from ..engine.report import ConformanceReport
 
 
 #: Sizes of a sanitizer run: odd tails past 32, 256 and 1024, and several tiles.
@@ -71,14 +73,43 @@ def _default_workers() -> int:
     return max(1, usable_cores() // 2)
 
 
-def check_isolated(
-    locator: str, properties: tuple[str, ...] | None = None, large: bool | None = None,
-    budget: Budget | None = None, timeout: float = 60.0, sanitize: tuple[str, ...] | None = None,
-    spec: TargetSpec | None = None, workers: int | None = None, progress: Any = None,
-    gpu: str | None = None, seconds: float | None = None,
-    overrides: dict[str, Any] | None = None,
-):
-    """Check the target ``locator`` names in child processes; returns its ConformanceReport.
+@dataclass(frozen=True)
+class IsolatedCheck:
+    """One isolated check's fixed parts: the target's name, what every child is told of
+    the check, and who hears what starts and finishes."""
+
+    locator: str
+    options: CheckOptions
+    progress: Any = None
+
+    def command(self, out: str = "{out}", **order: Any) -> list[str]:
+        """The command of a child told ``order`` (the fields of an :class:`Order` beyond
+        the target and the options)."""
+        return child_command(Order(self.locator, self.options, **order), out)
+
+    @property
+    def on_gpu(self) -> bool:
+        """Whether a hang's hint is a GPU one: the target's spec says gpu (a kernel, a .cu
+        file or a CUDA library scan where no spec is passed)."""
+        spec, locator = self.options.spec, self.locator
+        if spec is not None:
+            return spec.device == "gpu"
+        return locator.startswith(("kernel:", "scancheck:")) or locator.endswith(".cu") or (
+            "CUDA" in locator or "cupy" in locator)
+
+    @property
+    def forkable(self) -> bool:
+        """Whether a child may be forked from the zygote: a CPU target's with no GPU asked
+        for (a GPU target's child starts afresh, CUDA set up in a process of its own)."""
+        return self.options.gpu is None and not self.on_gpu
+
+
+def check_isolated(locator: str, options: CheckOptions | None = None, *, progress: Any = None,
+                   **settings: Any) -> ConformanceReport:
+    """Check the target ``locator`` names in child processes as ``options`` say (a
+    :class:`~scancheck.engine.options.CheckOptions`; each of ``settings`` replaces the field
+    it names: ``check_isolated(name, properties=("rows",), budget=Budget(5))``); returns its
+    ConformanceReport.
 
     ``large`` None runs the checks past 2**31 and 2**32 for GPU targets (each says so where
     memory is short); ``sanitize`` None runs :data:`DEFAULT_TOOLS` on GPU targets where
@@ -93,115 +124,141 @@ def check_isolated(
     :func:`~scancheck.engine.conformance.check_property`), else each ladder is walked whole.
     A failure found is still shrunk.
     ``overrides`` (TargetSpec field -> value) replace just those fields of the target's own
-    spec, in every child (:func:`scancheck.targets.resolve.resolve`).  :class:`UsageError` where the
-    target cannot be loaded or the overrides make no valid spec; :class:`EnvironmentProblem`
-    where it cannot run here (no GPU, no CuPy, its library missing).
+    spec, in every child (:func:`scancheck.targets.resolve.resolve`).  The plan -- which
+    child runs which properties, within what -- is made here, once, and each child is handed
+    its part.  :class:`UsageError` where the target cannot be loaded or the overrides make no
+    valid spec; :class:`EnvironmentProblem` where it cannot run here (no GPU, no CuPy, its
+    library missing); a ValueError naming a setting that is out of range.
     """
-    from ..engine.cases import Budget
-    from ..engine.checks import PROPERTIES
     from ..engine.report import ConformanceReport
-    from .sanitizer import TOOLS, find_sanitizer
+    from .sanitizer import find_sanitizer
 
+    if options is not None and not isinstance(options, CheckOptions):
+        raise TypeError(f"options={options!r} must be a CheckOptions; give properties and "
+                        f"the other settings by name")
+    options = (options or CheckOptions()).with_settings(**settings)
     t0 = time.time()
-    budget = budget or Budget()
-    if timeout <= 0:
-        raise ValueError(f"timeout={timeout!r} seconds must be positive")
-    for tool in sanitize or ():
-        if tool not in TOOLS:
-            raise ValueError(f"sanitize={tool!r} is unknown; allowed: {', '.join(TOOLS)}")
-    asked = PROPERTIES if properties is None else tuple(properties)
-    workers = workers or _default_workers()
+    asked = options.checked_properties()
+    workers = options.workers or _default_workers()
     # Every property's search ends by then (its ladder too, where the budget is bounded):
     # each child shares what is left among the properties it has still to run.
-    until = t0 + seconds if seconds is not None and seconds > 0 else None
-    # The child that resolves the target goes on with the first child's share of the
-    # properties (first_share), where there are any: one start-up fewer per check.
-    go_on = bool(asked) and (seconds is None or seconds > 0)
-    extra = ["--resolve"]
-    if go_on:
-        extra += ["--share", str(workers), "--props", *asked,
-                  *_property_args(budget, budget.max_n, until, empty=True)]
+    until = t0 + options.seconds if options.seconds is not None else None
+    job = IsolatedCheck(locator, options, progress)
     told: dict[str, Any] = {}
     heard = threading.Event()
 
-    def on_event(event: dict) -> None:
-        if event["event"] == "target":
-            try:
-                declared = _spec_from(event["spec"])
-                tasks = plan(declared, asked, large, sanitize, find_sanitizer() is not None)
-                groups, skipped = _groups(tasks, declared, workers)
-                first = first_share(asked, declared, workers) if go_on else ()
-                if progress is not None:  # before the first child's own properties start
-                    progress.plan(sum(len(names) for _, names in groups))
-                told.update(name=event["target"], spec=declared, tasks=tasks, groups=groups,
-                            skipped=skipped, first=first, at=time.time())
-            except Exception as exc:  # raised in this thread, once the child is done
-                told["error"] = exc
-            heard.set()
-        elif told.get("first") and progress is not None:
-            _told(progress, event)
+    with tempfile.TemporaryDirectory(prefix="scancheck-plan-") as tmp:
+        # The child that resolves the target goes on with the first child's share of the
+        # properties, where there are any (one start-up fewer per check): it waits for its
+        # plan, written here once the spec it tells is planned.
+        handoff = os.path.join(tmp, "first.json") if asked else None
 
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        resolving = pool.submit(watch, _child_cmd(locator, "{out}", spec, gpu, *extra,
-                                                   overrides=overrides), timeout, on_event,
-                                fork=_forkable(spec, locator, gpu))
-        while not heard.is_set() and not resolving.done():
-            heard.wait(0.05)
-        if "error" in told:
-            resolving.result()
-            raise told["error"]
-        if "spec" not in told:
-            raise _refusal(*resolving.result(), locator)
-        name, declared = told["name"], told["spec"]
-        prepared = told["at"] - t0
-        tasks, groups, skipped = told["tasks"], told["groups"], told["skipped"]
-        if seconds is not None and seconds <= 0:
-            raise ValueError(f"seconds={seconds!r} must be positive")
-        ran = _run_groups(pool, resolving, told["at"], groups, told["first"], locator, budget,
-                          timeout, spec, declared, gpu, progress, overrides, until)
+        def on_event(event: dict) -> None:
+            if event["event"] == "target":
+                first = None
+                try:
+                    declared = spec_from_json(event["spec"])
+                    tasks = plan(declared, options, find_sanitizer() is not None)
+                    groups, skipped = deal_groups(tasks, declared, workers)
+                    share = first_share(groups, declared) if handoff is not None else ()
+                    first = Plan(share, options.budget, until) if share else None
+                    if progress is not None:  # before the first child's own properties start
+                        progress.plan(sum(len(names) for _, names in groups))
+                    told.update(name=event["target"], spec=declared, tasks=tasks, groups=groups,
+                                skipped=skipped, first=first, at=time.time())
+                except Exception as exc:  # raised in this thread, once the child is done
+                    told["error"] = exc
+                finally:
+                    if handoff is not None:
+                        _hand(handoff, first)
+                heard.set()
+            elif told.get("first") and progress is not None:
+                _told(progress, event)
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            resolving = pool.submit(watch, job.command(resolve=True, handoff=handoff),
+                                    options.timeout, on_event, fork=job.forkable)
+            while not heard.is_set() and not resolving.done():
+                heard.wait(0.05)
+            if "error" in told:
+                resolving.result()
+                raise told["error"]
+            if "spec" not in told:
+                raise _refusal(*resolving.result(), locator)
+            name, declared = told["name"], told["spec"]
+            prepared = told["at"] - t0
+            tasks, groups, skipped = told["tasks"], told["groups"], told["skipped"]
+            ran = _run_groups(job, pool, resolving, told["at"], groups, told["first"],
+                              declared, until)
     ran.update(skipped)
     results = [ran[what] for _, what in tasks]
     return ConformanceReport(name, asdict(declared), results, time.time() - t0, prepared)
 
 
-def _run_groups(pool: ThreadPoolExecutor, resolving: Any, told_at: float,
-                groups: list[tuple[str, tuple[str, ...]]], first: tuple[str, ...], locator: str,
-                budget: Budget, timeout: float,
-                spec: TargetSpec | None, declared: TargetSpec, gpu: str | None, progress: Any,
-                overrides: dict[str, Any] | None, until: float | None) -> dict[str, PropertyResult]:
+def _hand(path: str, plan: Plan | None) -> None:
+    """Write ``plan`` (None: no properties) to ``path`` for the child that waits for it,
+    whole at once."""
+    with open(path + ".part", "w") as fh:
+        json.dump(None if plan is None else plan.to_json(), fh)
+    os.replace(path + ".part", path)
+
+
+def _run_groups(job: IsolatedCheck, pool: ThreadPoolExecutor, resolving: Any, told_at: float,
+                groups: list[tuple[str, tuple[str, ...]]], first: Plan | None,
+                declared: TargetSpec, until: float | None) -> dict[str, PropertyResult]:
     """Each group's results, by name: the first from the child that resolved the target where
-    it went on with them (``first``), the others each in children of their own."""
+    it went on with them (``first``, its plan), the others each in children of their own."""
     from ..engine.checks import LARGE
+
+    budget, progress = job.options.budget, job.progress
 
     def run(group: tuple[str, tuple[str, ...]]) -> list[PropertyResult]:
         kind, names = group
-        with _device_turn(declared, gpu, exclusive=names[0] in LARGE):
+        with device_turn(declared, job.options.gpu, exclusive=names[0] in LARGE):
             if kind == "sanitizer":
                 if progress is not None:
                     progress.start(names[0])
                 start = time.time()
-                out = [_sanitize(locator, names[0], timeout, spec, declared, gpu, overrides)]
+                out = [_sanitize(job, names[0], declared)]
                 out[0].seconds = round(time.time() - start, 2)
                 if progress is not None:
                     progress.finish(names[0], out[0].status)
                 return out
-            return _run_properties(locator, names, budget, timeout, spec, gpu, progress,
-                                   overrides, until)
+            return run_properties(job, Plan(names, budget, until))
 
     futures = [pool.submit(run, g) for g in (groups[1:] if first else groups)]
     out = []
     if first:  # in this thread: the pool's threads are the children's, one of them its
         events, status, err = resolving.result()
         began = next(i for i, ev in enumerate(events) if ev["event"] == "target")
-        out.append(_run_properties(locator, first, budget, timeout, spec, gpu, progress,
-                                   overrides, until, ran=(events[began + 1:], status, err,
-                                                          time.time() - told_at)))
+        out.append(run_properties(job, first, ran=(events[began + 1:], status, err,
+                                                   time.time() - told_at)))
     out += [future.result() for future in futures]
     return {what: r for (_, names), results in zip(groups, out) for what, r in zip(names, results)}
 
 
-def _groups(tasks: list[tuple[str, str]], spec: TargetSpec, workers: int
-            ) -> tuple[list[tuple[str, tuple[str, ...]]], dict[str, PropertyResult]]:
+def deal(props: list[str], workers: int) -> list[tuple[str, ...]]:
+    """``props`` dealt round-robin among as few children as keep ``workers`` busy (a child
+    costs a second or more to start: Python, NumPy, numba, the target's library)."""
+    share = max(1, min(len(props), workers))
+    return [tuple(props[i::share]) for i in range(share) if props[i::share]]
+
+
+def first_share(groups: list[tuple[str, tuple[str, ...]]], spec: TargetSpec
+                ) -> tuple[str, ...]:
+    """The properties the child that resolves a target goes on with: the first of
+    ``groups`` (:func:`deal_groups`) where it holds conformance properties dealt among
+    children, not the checks past 2**31 nor a sanitizer's; none for a GPU target, whose
+    children take their turns on the device before they start."""
+    from ..engine.checks import LARGE
+
+    if spec.device == "gpu" or not groups or groups[0][0] != "property":
+        return ()
+    return () if groups[0][1][0] in LARGE else groups[0][1]
+
+
+def deal_groups(tasks: list[tuple[str, str]], spec: TargetSpec, workers: int
+                ) -> tuple[list[tuple[str, tuple[str, ...]]], dict[str, PropertyResult]]:
     """The children a check starts, as (kind, names), and the properties that need none.
 
     A child costs a second or more to start (Python, NumPy, numba, the target's library), so
@@ -229,7 +286,7 @@ def _groups(tasks: list[tuple[str, str]], spec: TargetSpec, workers: int
 
 
 @contextlib.contextmanager
-def _device_turn(spec: TargetSpec, gpu: str | None, exclusive: bool) -> Iterator[None]:
+def device_turn(spec: TargetSpec, gpu: str | None, exclusive: bool) -> Iterator[None]:
     """A GPU target's children share their GPU with every other child checked from this
     machine, except the checks past 2**31, which need most of its memory: they wait until
     no other child runs on it, and then hold it alone (a file lock, shared or exclusive)."""
@@ -243,18 +300,19 @@ def _device_turn(spec: TargetSpec, gpu: str | None, exclusive: bool) -> Iterator
         yield
 
 
-def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
-         sanitize: tuple[str, ...] | None, have_sanitizer: bool) -> list[tuple[str, str]]:
+def plan(spec: TargetSpec, options: CheckOptions, have_sanitizer: bool
+         ) -> list[tuple[str, str]]:
     """The (kind, name) tasks a check runs: the properties; the checks past 2**31 and 2**32
-    where ``large`` says so (None: for GPU targets), batched too for a target with an axis,
-    the segmented one alone for a segmented target;
-    the sanitizer tools ``sanitize`` names
-    (None: all of :data:`DEFAULT_TOOLS` for GPU targets, where compute-sanitizer exists)."""
+    where ``options.large`` says so (None: for GPU targets), batched too for a target with an
+    axis, the segmented one alone for a segmented target; the sanitizer tools
+    ``options.sanitize`` names (None: all of :data:`DEFAULT_TOOLS` for GPU targets, where
+    compute-sanitizer exists)."""
     from ..engine.checks import LARGE
     from ..engine.large_batches import BATCH_CHECKS
     from ..engine.large_segments import SEGMENT_CHECKS
 
     gpu = spec.device == "gpu"
+    large, sanitize = options.large, options.sanitize
     bigs = LARGE if (gpu if large is None else large) else ()
     if spec.axis is None:  # the batched ones take N-D arrays
         bigs = tuple(b for b in bigs if b not in BATCH_CHECKS)
@@ -262,22 +320,19 @@ def plan(spec: TargetSpec, properties: tuple[str, ...], large: bool | None,
     bigs = tuple(b for b in bigs if (b in SEGMENT_CHECKS) == (spec.segments is not None))
     if sanitize is None:
         sanitize = DEFAULT_TOOLS if gpu and have_sanitizer else ()
-    return [("property", p) for p in (*properties, *bigs)] + [("sanitizer", t) for t in sanitize]
+    return [("property", p) for p in (*options.checked_properties(), *bigs)] + [
+        ("sanitizer", t) for t in sanitize]
 
 
-def _child_cmd(locator: str, out: str, spec: TargetSpec | None, gpu: str | None,
-               *extra: str, overrides: dict[str, Any] | None = None) -> list[str]:
-    cmd = [*python_command("scancheck.isolation.child"), locator, out, *extra]
-    if spec is not None:
-        try:
-            cmd += ["--spec", json.dumps(spec_json(spec))]
-        except ValueError as exc:
-            raise UsageError(f"spec: {exc}") from None
-    if overrides:
-        cmd += ["--overrides", json.dumps(overrides)]
-    if gpu is not None:
-        cmd += ["--gpu", gpu]
-    return cmd
+def child_command(order: Order, out: str = "{out}") -> list[str]:
+    """The command of a child process told ``order``, writing its events to ``out``
+    (``{out}``: the file :func:`~scancheck.isolation.watch.watch` reads); a
+    :class:`UsageError` where the spec cannot travel (a user's monoid no module holds)."""
+    try:
+        text = json.dumps(ORDER.dump(order))
+    except ValueError as exc:
+        raise UsageError(f"spec: {exc}") from None
+    return [*python_command("scancheck.isolation.child"), out, text]
 
 
 def _refusal(events: list[dict], status: str, err: str, locator: str) -> UsageError:
@@ -292,32 +347,29 @@ def _refusal(events: list[dict], status: str, err: str, locator: str) -> UsageEr
     return UsageError(f"target {locator!r} could not be loaded: {fault_message(err, status)}")
 
 
-def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeout: float,
-                    spec: TargetSpec | None, gpu: str | None = None, progress: Any = None,
-                    overrides: dict[str, Any] | None = None, until: float | None = None,
-                    ran: tuple[list[dict], str, str, float] | None = None
-                    ) -> list[PropertyResult]:
-    """``props`` in order in one child, each within its share of the time left before
-    ``until`` (a ``time.time()``) where one is given.  The one running when the child hangs
-    or dies is reported so, at the size it reached; the others go on in a new child below that size,
-    where the target may work, and say so (after n = 0, from n = 1).  The checks past 2**31
-    and 2**32 are not retried: below their size they have nothing to check.  ``ran``: the
-    events, status, stderr and seconds of a child that has run ``props`` already (the one
-    that resolved the target), read as the first child's."""
+def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, str, float] | None = None
+                   ) -> list[PropertyResult]:
+    """The properties of ``plan`` in order in one child, each within its share.  The one
+    running when the child hangs or dies is reported so, at the size it reached; the others
+    go on in a new child below that size, where the target may work, and say so (after n =
+    0, from n = 1).  The checks past 2**31 and 2**32 are not retried: below their size they
+    have nothing to check.  ``ran``: the events, status, stderr and seconds of a child that
+    has run ``plan`` already (the one that resolved the target), read as the first child's."""
     from ..engine.checks import LARGE
 
+    props, timeout, progress = plan.properties, job.options.timeout, job.progress
     results: list[PropertyResult] = []
-    cap, empty, broke = budget.max_n, True, ""  # what later children keep clear of, and why
+    cap, empty, broke = plan.budget.max_n, plan.empty, ""  # what later children keep clear of
     while len(results) < len(props):
         if ran is not None:  # the child that resolved the target has run them
             (events, status, err, spent), ran = ran, None
         else:
             start = time.time()
-            args = ["--props", *props[len(results):], *_property_args(budget, cap, until, empty)]
-            events, status, err = watch(_child_cmd(locator, "{out}", spec, gpu, *args,
-                                                    overrides=overrides), timeout,
-                                         None if progress is None else partial(_told, progress),
-                                         fork=_forkable(spec, locator, gpu))
+            rest = replace(plan, properties=props[len(results):],
+                           budget=replace(plan.budget, max_n=cap), empty=empty)
+            events, status, err = watch(job.command(plan=rest), timeout,
+                                        None if progress is None else partial(_told, progress),
+                                        fork=job.forkable)
             spent = time.time() - start
         done = [PropertyResult(**ev["result"]) for ev in events if ev["event"] == "result"]
         for r in done:
@@ -336,7 +388,7 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
                 "largest n": largest_returned(events, stuck), "timed out at n": slow.n,
                 "seconds predicted": round(slow.predicted, 1)}, timeout=timeout))
         elif status == "timeout":
-            hint = (" (a block waiting on one never scheduled?)" if _on_gpu(spec, locator)
+            hint = (" (a block waiting on one never scheduled?)" if job.on_gpu
                     else " (one call ran past --timeout where the calls before it were fast: "
                     "a loop that never ends)")
             results.append(PropertyResult(stuck, "hang", f"the target gave no answer in "
@@ -370,37 +422,6 @@ def _run_properties(locator: str, props: tuple[str, ...], budget: Budget, timeou
     return results
 
 
-def _property_args(budget: Budget, cap: int | None, until: float | None, empty: bool
-                   ) -> list[str]:
-    """A property child's options: its budget, its largest n, when its properties end, and
-    whether it tries n = 0."""
-    args = ["--budget", str(budget.seconds), "--examples", str(budget.max_examples)]
-    if cap is not None:
-        args += ["--max-n", str(cap)]
-    if until is not None:
-        args += ["--until", repr(until)]
-    if budget.bounded:
-        args.append("--bounded")
-    if not empty:
-        args.append("--no-empty")
-    return args
-
-
-def _on_gpu(spec: TargetSpec | None, locator: str) -> bool:
-    """Whether a hang's hint is a GPU one: the target's spec says gpu (a kernel, a .cu file
-    or a CUDA library scan where no spec is passed)."""
-    if spec is not None:
-        return spec.device == "gpu"
-    return locator.startswith(("kernel:", "scancheck:")) or locator.endswith(".cu") or (
-        "CUDA" in locator or "cupy" in locator)
-
-
-def _forkable(spec: TargetSpec | None, locator: str, gpu: str | None) -> bool:
-    """Whether the child may be forked from the zygote: a CPU target's with no GPU asked for
-    (a GPU target's child starts afresh, CUDA set up in a process of its own)."""
-    return gpu is None and not _on_gpu(spec, locator)
-
-
 def _told(progress: Any, event: dict) -> None:
     """A child's property starting or ending, told to ``progress`` as it happens."""
     if event["event"] == "start":
@@ -409,20 +430,17 @@ def _told(progress: Any, event: dict) -> None:
         progress.finish(event["result"]["name"], event["result"]["status"])
 
 
-def _sanitize(locator: str, tool: str, timeout: float, spec: TargetSpec | None,
-              declared: TargetSpec, gpu: str | None = None,
-              overrides: dict[str, Any] | None = None) -> PropertyResult:
+def _sanitize(job: IsolatedCheck, tool: str, declared: TargetSpec) -> PropertyResult:
     from .sanitizer import find_sanitizer, inconclusive, run_command
 
     name = f"sanitizer: {tool}"
     if find_sanitizer() is None:
         return PropertyResult(name, "skip", "compute-sanitizer is not installed")
     sizes = [n for n in SANITIZE_SIZES if declared.max_n is None or n <= declared.max_n]
-    cmd = _child_cmd(locator, os.devnull, spec, gpu, "--smoke", *map(str, sizes),
-                     overrides=overrides)
+    cmd = job.command(os.devnull, smoke=tuple(sizes))
     # Instrumented runs are 10-100x slower: a limit sized for plain cases would cut a sound
     # target off under the sanitizer.
-    rep = run_command(tool, cmd, locator, timeout=max(timeout * 4, 240.0),
+    rep = run_command(tool, cmd, job.locator, timeout=max(job.options.timeout * 4, 240.0),
                       env=dict(os.environ, **_NO_POOLS))
     if rep.timed_out:
         return PropertyResult(name, "hang", f"no answer under {tool}", cause=Cause.FAULT.name)
@@ -436,7 +454,8 @@ def _sanitize(locator: str, tool: str, timeout: float, spec: TargetSpec | None,
         case = {"n": at} if at is not None else None
         return PropertyResult(name, "fail", f"{kind}: {tool} reported {rep.issues} "
                               f"(first at n = {at}, allocators unpooled)", case,
-                              {**detail, "first": rep.first_lines(3)}, cause=cause.name)
+                              {**detail, "first": rep.first_lines(3)}, cause=cause.name,
+                              reason=Reason.SANITIZER.name)
     if rep.returncode != 0 or rep.issues < 0:
         return PropertyResult(name, "fault", fault_message(rep.output), cause=Cause.FAULT.name)
     return PropertyResult(name, "pass", detail=detail)
@@ -450,8 +469,8 @@ def first_report_size(output: str) -> int | None:
 
     size = None
     for line in output.splitlines():
-        if line.startswith(_MARK):
-            size = int(line[len(_MARK):])
+        if line.startswith(SIZE_MARK):
+            size = int(line[len(SIZE_MARK):])
         elif is_report(line):
             return size
     return None

@@ -17,7 +17,8 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-TOOLS = ("racecheck", "synccheck", "memcheck", "initcheck")
+from ..engine.options import SANITIZER_TOOLS as TOOLS
+
 _SUMMARY = re.compile(r"(?:RACECHECK|ERROR) SUMMARY: (\d+) (?:hazards?|errors?)")
 
 

@@ -81,9 +81,9 @@ def _fork(request: dict[str, Any]) -> int:
         extra = [p for p in request["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
         sys.path[:0] = extra
         sys.argv = ["-m", *request["argv"]]
-        from .child import _child
+        from .child import main
 
-        code = _child(request["argv"])
+        code = main(request["argv"])
     except SystemExit as exc:
         code = 0 if exc.code is None else exc.code if isinstance(exc.code, int) else 1
     except BaseException:

@@ -218,29 +218,47 @@ def abs_sums(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
     return s if inclusive else shifted(s, 0.0)
 
 
+class Rule(enum.Enum):
+    """Which rule of a judge (products, log-sum-exp) an output broke."""
+
+    #: A NaN, an infinity, a zero or a sign not where the operator's rules put it.
+    SPECIALS = "specials"
+    #: Not the exact answer where every order of the operation is exact.
+    CERTIFICATE = "certificate"
+    #: Beyond the rounding bound of any order.
+    BOUND = "bound"
+    #: An infinity where no order can overflow.
+    OVERFLOW = "overflow"
+
+
 @dataclass
 class Judgement:
     """Per output of a scan held to a bound of its own (products, log-sum-exp): acceptable or
     not, its error (relative for products), the bound (NaN where only IEEE's specials and
-    signs are checked), why a failing output fails, and the float64 reference it was judged
-    against, specials applied (for reports)."""
+    signs are checked), why a failing output fails (the :class:`Rule` it broke, and in
+    words), and the float64 reference it was judged against, specials applied (for
+    reports)."""
 
     ok: np.ndarray
     error: np.ndarray
     bound: np.ndarray
     reason: np.ndarray
     reference: np.ndarray
+    rule: np.ndarray
 
     @classmethod
     def start(cls, error: np.ndarray, bound: np.ndarray, reference: np.ndarray) -> Judgement:
         """Every output acceptable until a rule fails it."""
         return cls(np.ones(error.shape, dtype=bool), error, bound,
-                   np.full(error.shape, "", dtype=object), reference)
+                   np.full(error.shape, "", dtype=object), reference,
+                   np.full(error.shape, None, dtype=object))
 
-    def fail(self, where: np.ndarray, why: str) -> None:
-        """Fail the outputs ``where`` selects for ``why``, unless an earlier rule failed them."""
+    def fail(self, where: np.ndarray, rule: Rule, why: str) -> None:
+        """Fail the outputs ``where`` selects for breaking ``rule`` (``why``, in words),
+        unless an earlier rule failed them."""
         new = where & self.ok
         self.reason[new] = why
+        self.rule[new] = rule
         self.ok[new] = False
 
 
@@ -464,33 +482,3 @@ def _infinities_in_reach(x: np.ndarray, depths: np.ndarray, inclusive: bool
         up = p_inf | may_overflow(np.where(finite & (x > 0), x, zero), depths, inclusive)
         down = n_inf | may_overflow(np.where(finite & (x < 0), -x, zero), depths, inclusive)
     return up, down, p_inf, n_inf, held(np.isnan(x))
-
-
-def format_table(rows: list[dict[str, object]], title: str | None = None) -> str:
-    """Render report rows as an aligned plain-text table (floats in 3 significant digits)."""
-    if not rows:
-        return "(no rows)"
-    cols = list(rows[0])
-
-    def cell(v: object) -> str:
-        if isinstance(v, float | np.floating):
-            return f"{v:.3g}"
-        return str(v)
-
-    body = [[cell(r.get(c, "")) for c in cols] for r in rows]
-    widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(cols)]
-    lines = [title] if title else []
-    lines.append("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
-    lines.append("  ".join("-" * w for w in widths))
-    lines.extend("  ".join(v.ljust(w) for v, w in zip(b, widths)) for b in body)
-    return "\n".join(lines)
-
-
-def fit_columns(rows: list[dict], widths: dict[str, int]) -> list[dict]:
-    """``rows`` with the named columns cut to their widths (an ellipsis where cut), so that
-    a :func:`format_table` of them fits a terminal."""
-    def cut(v: object, w: int) -> object:
-        text = str(v)
-        return text if len(text) <= w else text[:w - 1] + "…"
-
-    return [{k: cut(v, widths[k]) if k in widths else v for k, v in r.items()} for r in rows]

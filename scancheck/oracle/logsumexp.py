@@ -28,7 +28,7 @@ import numpy as np
 
 from ..core.dtypes import SIGNIFICAND_BITS, finfo
 from ..core.operators import shifted
-from .bounds import Judgement
+from .bounds import Judgement, Rule
 
 #: Units of u that one combine may err by on log1p's value, beyond the rounding of |c|.
 COMBINE_SLACK = 4.0
@@ -94,14 +94,14 @@ def judge_logsumexp(x: np.ndarray, got: np.ndarray, inclusive: bool = True, flus
     judged = Judgement.start(error, np.where(regular, bound, np.nan),
                              np.where(nan, np.nan, np.where(pinf, np.inf, ref)))
     fail = judged.fail
-    fail(nan & ~np.isnan(g), "not NaN where the prefix has a NaN")
-    fail(~nan & pinf & ~(g == np.inf), "not +inf where the prefix has +inf")
-    fail(~nan & ~pinf & ~any_finite & ~(g == -np.inf), "not -inf where every term is -inf "
-         "(the identity)")
-    fail(regular & (g == np.inf) & ~may_overflow, "+inf where the log-sum-exp is finite and "
-         "no combine can overflow")
-    fail(regular & ~np.isfinite(g) & ~(g == np.inf), "NaN or -inf where the log-sum-exp "
-         "is finite")
-    fail(regular & np.isfinite(g) & ~(error <= bound), "beyond the rounding bound of any order "
-         "of combines")
+    fail(nan & ~np.isnan(g), Rule.SPECIALS, "not NaN where the prefix has a NaN")
+    fail(~nan & pinf & ~(g == np.inf), Rule.SPECIALS, "not +inf where the prefix has +inf")
+    fail(~nan & ~pinf & ~any_finite & ~(g == -np.inf), Rule.SPECIALS,
+         "not -inf where every term is -inf (the identity)")
+    fail(regular & (g == np.inf) & ~may_overflow, Rule.OVERFLOW,
+         "+inf where the log-sum-exp is finite and no combine can overflow")
+    fail(regular & ~np.isfinite(g) & ~(g == np.inf), Rule.SPECIALS,
+         "NaN or -inf where the log-sum-exp is finite")
+    fail(regular & np.isfinite(g) & ~(error <= bound), Rule.BOUND,
+         "beyond the rounding bound of any order of combines")
     return judged

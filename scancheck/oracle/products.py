@@ -31,7 +31,7 @@ import numpy as np
 
 from ..core.dtypes import SIGNIFICAND_BITS, finfo
 from ..core.operators import shifted
-from .bounds import Judgement
+from .bounds import Judgement, Rule
 from .exact import lowest_set_bit
 
 _SPLIT = 134217729.0  # 2**27 + 1: Dekker's split of a float64 into two halves
@@ -185,19 +185,21 @@ def judge_products(x: np.ndarray, got: np.ndarray, inclusive: bool = True, flush
     # underflowed to zero, is NaN in some orders.
     may_nan = nan | (zero & ~no_overflow) | (inf & ~no_underflow) | (
         exact & ~no_overflow & ~no_underflow)
-    fail(nan & ~np.isnan(g), "not NaN where the prefix has a NaN, or a zero and an infinity")
-    fail(~may_nan & np.isnan(g), "NaN where no order of multiplication makes one")
+    fail(nan & ~np.isnan(g), Rule.SPECIALS,
+         "not NaN where the prefix has a NaN, or a zero and an infinity")
+    fail(~may_nan & np.isnan(g), Rule.SPECIALS, "NaN where no order of multiplication makes one")
     certified, unflushed = np.zeros(xf.shape, dtype=bool), np.zeros(xf.shape, dtype=bool)
     certified[live], unflushed[live] = _certified(xf[live], dt)
     flushed = flush & certified & ~unflushed & (g == 0) & sign_ok
-    fail(certified & ~(g == reference) & ~flushed, "differs from the exact product where every "
-         "order of multiplication is exact (the exactness certificate)")
-    fail(zero & ~nan & ~np.isnan(g) & ~((g == 0) & sign_ok), "not a zero of the product's "
-         "sign where the prefix has a zero")
-    fail(inf & ~nan & ~zero & ~np.isnan(g) & ~(np.isinf(g) & sign_ok), "not an infinity of the "
-         "product's sign where the prefix has an infinity")
-    fail(exact & ~np.isnan(g) & ~sign_ok, "the sign differs from the product's")
-    fail(bounded & ~(rel <= gamma * (1 + 2.0**-40) + (k + 1) * 2.0**-100),
+    fail(certified & ~(g == reference) & ~flushed, Rule.CERTIFICATE, "differs from the exact "
+         "product where every order of multiplication is exact (the exactness certificate)")
+    fail(zero & ~nan & ~np.isnan(g) & ~((g == 0) & sign_ok), Rule.SPECIALS,
+         "not a zero of the product's sign where the prefix has a zero")
+    fail(inf & ~nan & ~zero & ~np.isnan(g) & ~(np.isinf(g) & sign_ok), Rule.SPECIALS,
+         "not an infinity of the product's sign where the prefix has an infinity")
+    fail(exact & ~np.isnan(g) & ~sign_ok, Rule.SPECIALS, "the sign differs from the product's")
+    fail(bounded & ~(rel <= gamma * (1 + 2.0**-40) + (k + 1) * 2.0**-100), Rule.BOUND,
          "beyond the rounding bound of any order of multiplication")
-    fail(in_range & ~np.isfinite(g), "an infinity where no range of the prefix overflows")
+    fail(in_range & ~np.isfinite(g), Rule.OVERFLOW,
+         "an infinity where no range of the prefix overflows")
     return judged

@@ -168,7 +168,7 @@ class Target:
 
                 cp.cuda.Device().synchronize()
         if given is not x:
-            written = _first_write(x, given)
+            written = first_write(x, given)
             if written is not None:
                 raise written
         return out
@@ -317,7 +317,7 @@ def _on_copy(fn: Callable[..., Any], x: Any, *args: Any, layout: Any = None,
     if layout is not None:
         given[...] = x
     out = fn(given, *args, **kwargs)
-    written = _first_write(x, given)
+    written = first_write(x, given)
     if written is not None:
         raise written
     return out
@@ -380,7 +380,7 @@ def _device_twin(x: Any) -> Any:
 _COMPARE_CHUNK = 1 << 26
 
 
-def _first_write(x: Any, given: Any) -> InputWritten | None:
+def first_write(x: Any, given: Any) -> InputWritten | None:
     """Where ``given`` (a copy of ``x`` a target was handed) first differs from ``x`` bit for
     bit, NaN payloads and the sign of zero included (None where nowhere)."""
     if _library(given) == "torch":  # torch arrays are small: __call__'s bfloat16 views

@@ -50,6 +50,9 @@ def test_report_serializes_to_json_with_its_verdict(budget):
     data = json.loads(report.to_json())
     assert data["results"][0]["status"] == "fail" and data["results"][0]["cause"] == "LOGIC"
     assert data["verdict"]["cause"] == "LOGIC" and data["verdict"]["line"].startswith("logic error")
+    # What the failure shows, by name: each result's, the verdict's and each finding's.
+    assert data["results"][0]["reason"] == "WRONG_VALUE" == data["verdict"]["reason"]
+    assert [f["reason"] for f in data["verdict"]["findings"]] == ["WRONG_VALUE"]
 
 
 def test_unknown_property_is_refused():

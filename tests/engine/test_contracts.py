@@ -326,14 +326,16 @@ def test_exact_sums_cast_by_the_installed_ml_dtypes_are_judged_as_it_casts(budge
 def test_rows_tell_exact_sums_cast_twice_as_the_cast():
     from ml_dtypes import bfloat16
 
-    from scancheck.engine.properties.rows import _row_verdicts
+    from scancheck.engine.diagnosis import Reason
+    from scancheck.engine.properties.rows import row_verdicts
 
     target = _target(_cast_back, dtypes=("bfloat16",), axis="arg",
                      accumulates=(("bfloat16", "float64"),))
     xs = np.array([[1.0, 2.0**-8, 2.0**-40], [1.0, 2.0**-8, 2.0**-8]], dtype=bfloat16)
-    bad, told = _row_verdicts(target, xs, _cast_back(xs))
+    bad, told = row_verdicts(target, xs, _cast_back(xs))
     assert bad.tolist() == [[False, False, True], [False, False, False]]
-    words, got, due = told(0, 2)
+    reason, words, got, due = told(0, 2)
+    assert reason == Reason.ACCUMULATOR
     assert "rounded twice, to float32 and then to bfloat16" in words and (got, due) == (1, 1 + 2**-7)
 
 

@@ -253,7 +253,8 @@ def test_the_summary_tells_each_reason_a_check_stopped_short(monkeypatch):
     taken = "the GPU's memory was taken (...)"
     rep = ConformanceReport("t", {}, [
         PropertyResult("integers exact", "partial", "...", detail={"largest n": 299,
-                                                                    "memory taken": taken}),
+                                                                    "memory taken": taken},
+                       reason="MEMORY_TAKEN"),
         PropertyResult("deterministic", "slow", "...", detail={"largest n": 4096,
                                                                 "short of n": 8192})])
     assert rep.summary == (

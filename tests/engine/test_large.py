@@ -156,13 +156,13 @@ def test_the_step_check_kernel_compiles_for_every_dtype_it_is_launched_with(tmp_
 
 def test_a_promoting_target_is_taken_past_2_to_the_31_in_its_narrowest_widened_type():
     """int8 in, int64 out: the promotion is checked at that size, in the least memory."""
-    from scancheck.engine.large import _dtype, room
+    from scancheck.engine.large import large_dtype, room
 
     widening = Target("w", np.cumsum, TargetSpec(dtypes=("bool", "int32", "int8"),
                                                  promote=(("bool", "int64"), ("int32", "int64"),
                                                           ("int8", "int64"))))
-    assert _dtype(widening) == "int8"
-    assert _dtype(Target("p", np.cumsum, TargetSpec(dtypes=("int8", "int32")))) == "int32"
+    assert large_dtype(widening) == "int8"
+    assert large_dtype(Target("p", np.cumsum, TargetSpec(dtypes=("int8", "int32")))) == "int32"
     # room counts the input, its copy and the int64 output: 1 + 1 + 8 bytes an element.
     assert "needs about 10240 GiB" in room(widening, 2**40, "int8")
 

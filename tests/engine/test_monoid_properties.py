@@ -319,14 +319,16 @@ def test_properties_are_routed_by_the_specs_form_not_by_an_operators_name():
 def test_a_monoid_no_module_holds_cannot_reach_a_child_process():
     """A monoid object is handed to a child by the module:ATTR that holds it; one made where
     no module holds it is refused, naming op and what to do."""
-    from scancheck.isolation.parent import UsageError, _child_cmd
+    from scancheck.engine.options import CheckOptions
+    from scancheck.isolation.child import Order
+    from scancheck.isolation.parent import UsageError, child_command
 
     m = Monoid(lambda a, b: (a[0] + b[0],), (np.int64(0),), name="sum")
     with pytest.raises(UsageError, match=r"op=Monoid\('sum'.*cannot be rebuilt.*module level"):
-        _child_cmd("x:y", "out", TargetSpec(op=m), None)
+        child_command(Order("x:y", CheckOptions(spec=TargetSpec(op=m))))
     from scancheck.controls.tuples import ONLINE_SOFTMAX_FORGETTING_A_RESCALE as held
 
-    cmd = _child_cmd("x:y", "out", TargetSpec(op=held), None)
+    cmd = child_command(Order("x:y", CheckOptions(spec=TargetSpec(op=held))))
     assert '"op": "scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE"' in cmd[-1]
 
 
@@ -560,6 +562,7 @@ def test_an_empty_batch_is_drawn_and_a_wrong_answer_to_it_is_named(budget):
     r = check_property(_short_on_an_empty_batch(), "probe monoids", budget)
     assert r.status == "fail" and r.cause == "LOGIC", r
     assert r.detail["empty batch"] == r.smallest_case["shape"] and 0 in r.smallest_case["shape"]
+    assert r.reason == "EMPTY_BATCH"
     assert "(an empty batch: its scan is an empty batch of the same shape)" in r.diagnosis
     # What differs, the shape, is named, and no dtype as if it were wrong.
     assert "returned leaf 0 of shape (" in r.diagnosis and "dtype" not in r.diagnosis, r
@@ -605,8 +608,10 @@ def test_a_failure_the_same_case_shows_with_a_full_batch_is_not_the_empty_batchs
     assert not any("empty batch" in r.detail for r in (*rep.results[0].more, rep.results[0]))
     from scancheck.controls.tuples import reverse_refusing_a_negative_axis as refusing
     from scancheck.engine.cases import Case
+    from scancheck.engine.diagnosis import Reason
     from scancheck.engine.properties.monoids import probes_check
 
     failure = probes_check(Target("refusing", refusing, refusing.scan_spec),
                            Case(3, "int64", "bicyclic", 23))
     assert "refused axis" in failure.detail and "empty batch" not in failure.detail
+    assert failure.reason == Reason.REFUSED_AXIS

@@ -117,6 +117,24 @@ def test_a_wrong_special_and_a_wrong_value_of_a_log_sum_exp_are_told_apart(budge
     assert "a term missing" in lost.diagnosis, lost
 
 
+def _logcumsumexp_saturating_infinity(x):
+    """Right on finite values; +inf stored as the largest float (a saturating store)."""
+    out = np.logaddexp.accumulate(x, dtype=x.dtype)
+    out[np.isposinf(out)] = np.finfo(x.dtype).max
+    return out
+
+
+def test_a_log_sum_exp_missing_its_infinity_is_no_overflow(budget):
+    """A finite value where the prefix holds +inf breaks the specials' rule, not the
+    overflow rule (an infinity where no combine overflows): its words ('not +inf where')
+    once read as the overflow's ('+inf where'), and told an intermediate out of range."""
+    spec = TargetSpec(op="logaddexp", dtypes=("float32", "float64"))
+    r = check_property(_target(_logcumsumexp_saturating_infinity, spec), "nan and inf", budget)
+    assert r.status == "fail" and r.cause == "SPECIALS" and r.reason == "SPECIALS", r
+    assert "not +inf where the prefix has +inf" in r.diagnosis, r
+    assert "leaves the float range" not in r.diagnosis, r
+
+
 def _cumprod_in_8_bit_tiles_of_8_absorbing_infinities(x):
     """A carry kept in 8 bits between tiles of 8 (wrong on any data from n = 9) and a zero
     absorbing the infinities after it (0 * inf is NaN)."""
@@ -281,6 +299,7 @@ def test_an_output_left_holding_the_fill_is_named_never_written(budget):
     r = check_property(_target(skips_last, TargetSpec(allows_empty=False), fill=0xFF),
                        "integers exact", budget)
     assert r.smallest_case["n"] == 1 and "never written" in r.diagnosis
+    assert r.reason == "NEVER_WRITTEN"
 
 
 def test_an_undeclared_promotion_is_named_with_its_flag(budget):

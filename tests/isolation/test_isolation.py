@@ -17,8 +17,18 @@ import pytest
 
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check
-from scancheck.isolation.child import _spec_from
-from scancheck.isolation.parent import UsageError, check_isolated, first_report_size, plan
+from scancheck.engine.options import CheckOptions, Plan, spec_from_json
+from scancheck.isolation.parent import (
+    IsolatedCheck,
+    UsageError,
+    check_isolated,
+    deal_groups,
+    device_turn,
+    first_report_size,
+    first_share,
+    plan,
+    run_properties,
+)
 from scancheck.isolation.watch import SMALL_N, slow_call
 from scancheck.targets.resolve import resolve
 from scancheck.targets.spec import TargetSpec
@@ -26,7 +36,8 @@ from scancheck.targets.spec import TargetSpec
 
 def test_a_faulting_target_is_reported_and_the_session_goes_on(budget):
     props = ("integers exact", "recurrence", "floats within bound")
-    report = check_isolated("scancheck.testing:crashing_scan", props, budget=budget, timeout=30)
+    report = check_isolated("scancheck.testing:crashing_scan", properties=props, budget=budget,
+                            timeout=30)
     statuses = {r.name: r.status for r in report.results}
     assert statuses["integers exact"] == "fault" and statuses["recurrence"] == "skip"
     assert "SIGABRT" in report.results[0].diagnosis
@@ -37,8 +48,9 @@ def test_a_faulting_target_is_reported_and_the_session_goes_on(budget):
 
 
 def test_a_target_that_never_returns_is_a_hang_at_the_size_it_hung(budget):
-    report = check_isolated("scancheck.testing:hanging_scan", ("integers exact", "deterministic"),
-                            budget=budget, timeout=1)
+    report = check_isolated("scancheck.testing:hanging_scan",
+                            properties=("integers exact", "deterministic"), budget=budget,
+                            timeout=1)
     hang, below = report.results
     assert hang.status == "hang" and hang.smallest_case == {"n": 5}
     assert hang.diagnosis.startswith("the target gave no answer in 1 s at n = 5")
@@ -58,7 +70,7 @@ def test_a_target_that_never_returns_is_a_hang_at_the_size_it_hung(budget):
 ])
 def test_a_target_that_cannot_be_loaded_is_a_usage_error_not_a_verdict(locator, message):
     with pytest.raises(UsageError, match=message):
-        check_isolated(locator, ("integers exact",))
+        check_isolated(locator, properties=("integers exact",))
 
 
 def test_bad_options_are_refused_before_anything_runs():
@@ -90,7 +102,7 @@ def test_a_sanitizer_run_has_every_pool_off_and_names_the_size_of_the_first_repo
     tool.write_text(_STAND_IN.format(envfile=envfile))
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    report = check_isolated("numpy.cumsum", (), sanitize=("memcheck",), budget=budget)
+    report = check_isolated("numpy.cumsum", properties=(), sanitize=("memcheck",), budget=budget)
     r = report.results[0]
     assert (r.name, r.status, r.cause) == ("sanitizer: memcheck", "fail", "FAULT")
     assert r.diagnosis == "memory error: memcheck reported 1 (first at n = 257, allocators unpooled)"
@@ -114,77 +126,78 @@ def test_the_first_report_is_traced_to_the_size_launched_before_it():
 
 def test_gpu_targets_get_the_sanitizers_and_the_large_checks_by_default():
     gpu, cpu = TargetSpec(device="gpu"), TargetSpec()
-    props = ("integers exact",)
-    assert plan(gpu, props, None, None, True) == [
+
+    def tasks(spec, large, sanitize, have_sanitizer=True):
+        options = CheckOptions(properties=("integers exact",), large=large, sanitize=sanitize)
+        return plan(spec, options, have_sanitizer)
+
+    assert tasks(gpu, None, None) == [
         ("property", "integers exact"), ("property", "past 2**31"), ("property", "past 2**32"),
         *[("sanitizer", t) for t in ("memcheck", "initcheck", "racecheck", "synccheck")]]
-    assert plan(gpu, props, None, None, False) == plan(gpu, props, None, (), True)
-    assert plan(gpu, props, False, (), True) == [("property", "integers exact")]  # --quick
-    assert plan(cpu, props, None, None, True) == [("property", "integers exact")]
-    assert plan(cpu, props, True, ("memcheck",), True)[1:] == [
+    assert tasks(gpu, None, None, False) == tasks(gpu, None, ())
+    assert tasks(gpu, False, ()) == [("property", "integers exact")]  # --quick
+    assert tasks(cpu, None, None) == [("property", "integers exact")]
+    assert tasks(cpu, True, ("memcheck",))[1:] == [
         ("property", "past 2**31"), ("property", "past 2**32"), ("sanitizer", "memcheck")]
     batched = TargetSpec(device="gpu", axis="arg")
-    assert plan(batched, props, None, (), True)[1:] == [
+    assert tasks(batched, None, ())[1:] == [
         ("property", "past 2**31"), ("property", "past 2**32"), ("property", "batch past 2**32")]
     segmented = TargetSpec(device="gpu", segments="offsets", axis=0)
-    assert plan(segmented, props, None, (), True)[1:] == [("property", "segments past 2**31")]
+    assert tasks(segmented, None, ())[1:] == [("property", "segments past 2**31")]
 
 
 def test_after_a_fault_the_other_properties_go_on_below_its_size_and_say_so(budget):
     """A crash at n = 4 leaves n <= 3 to check: properties after it run there, in new children;
     the checks past 2**31 and 2**32 have nothing below their size and are not retried."""
-    from scancheck.isolation.parent import _run_properties
-
-    crash, exact, det = _run_properties("scancheck.testing:crashing_scan",
-                                        ("integers exact", "certified exact", "deterministic"),
-                                        budget, 30, None)
+    crash, exact, det = run_properties(
+        IsolatedCheck("scancheck.testing:crashing_scan", CheckOptions(timeout=30)),
+        Plan(("integers exact", "certified exact", "deterministic"), budget))
     assert crash.status == "fault" and crash.smallest_case == {"n": 5}
     assert "SIGABRT" in crash.diagnosis
     assert exact.status == "fault" and exact.smallest_case == {"n": 4}  # the ladder's next size
     assert det.status == "pass" and det.detail["largest n"] == 3
     assert det.detail["checked"] == "below n = 4 (the target's fault in 'certified exact' was there)"
-    big = _run_properties("scancheck.testing:crashing_scan", ("past 2**31", "past 2**32"),
-                          budget, 30, None)
+    big = run_properties(IsolatedCheck("scancheck.testing:crashing_scan",
+                                       CheckOptions(timeout=30)),
+                         Plan(("past 2**31", "past 2**32"), budget))
     assert [r.status for r in big][1:] == ["skip"]
 
 
 def test_a_target_that_breaks_only_on_empty_input_is_checked_from_n_1(budget):
-    from scancheck.isolation.parent import _run_properties
-
-    empty, other = _run_properties("scancheck.testing:crashing_on_empty_scan",
-                                   ("integers exact", "certified exact"), budget, 30, None)
+    empty, other = run_properties(
+        IsolatedCheck("scancheck.testing:crashing_on_empty_scan", CheckOptions(timeout=30)),
+        Plan(("integers exact", "certified exact"), budget))
     assert empty.status == "fault" and empty.smallest_case == {"n": 0}
     assert other.status == "pass" and other.detail["checked"].startswith("from n = 1")
 
 
 def test_the_properties_share_as_few_children_as_keep_the_workers_busy():
-    from scancheck.isolation.parent import _groups
-
     props = ("integers exact", "certified exact", "floats within bound", "recurrence")
     tasks = [("property", p) for p in (*props, "past 2**31", "past 2**32")] + [
         ("sanitizer", "memcheck")]
-    groups, skipped = _groups(tasks, TargetSpec(device="gpu"), workers=2)
+    groups, skipped = deal_groups(tasks, TargetSpec(device="gpu"), workers=2)
     assert groups == [("property", ("integers exact", "floats within bound")),
                       ("property", ("certified exact",)),
                       ("property", ("past 2**31", "past 2**32")), ("sanitizer", ("memcheck",))]
     assert skipped["recurrence"].status == "skip"  # no child for what cannot apply
-    assert _groups(tasks[:3], TargetSpec(), workers=1)[0] == [("property", props[:3])]
+    assert deal_groups(tasks[:3], TargetSpec(), workers=1)[0] == [("property", props[:3])]
 
 
 def test_the_child_that_resolves_a_cpu_target_goes_on_with_the_first_share(tmp_path, monkeypatch,
                                                                              budget):
     """One start-up fewer per check: the child that resolved a CPU target runs the first
     child's share of the properties itself; the others get children of their own, as
-    _groups deals them.  A GPU target's children take their turns on the device first."""
-    from scancheck.isolation.child import first_share
-    from scancheck.isolation.parent import _groups
-
+    deal_groups deals them.  A GPU target's children take their turns on the device first."""
     props = ("integers exact", "certified exact", "recurrence", "deterministic")
-    cpu = TargetSpec()
-    assert first_share(props, cpu, 1) == ("integers exact", "certified exact", "deterministic")
-    assert first_share(props, cpu, 2) == _groups([("property", p) for p in props], cpu, 2)[0][0][1]
-    assert first_share(props, TargetSpec(device="gpu"), 1) == ()
-    assert first_share(("recurrence", "past 2**31"), cpu, 1) == ()  # none applies but a large one
+    cpu, gpu = TargetSpec(), TargetSpec(device="gpu")
+
+    def first(props, spec, workers):
+        return first_share(deal_groups([("property", p) for p in props], spec, workers)[0], spec)
+
+    assert first(props, cpu, 1) == ("integers exact", "certified exact", "deterministic")
+    assert first(props, cpu, 2) == ("integers exact", "deterministic")
+    assert first(props, gpu, 1) == ()
+    assert first(("recurrence", "past 2**31"), cpu, 1) == ()  # none applies but a large one
     seen = tmp_path / "pids.txt"  # each process that loads the target, resolving it or not
     (tmp_path / "pidscan.py").write_text(
         "import os\nimport numpy as np\n\n"
@@ -237,27 +250,25 @@ def test_the_checks_past_2_to_the_31_hold_the_gpu_alone(tmp_path, monkeypatch):
     import fcntl
 
     from scancheck.core.locks import lock_dir
-    from scancheck.isolation.parent import _device_turn
-
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     locks = Path(lock_dir())
     gpu = TargetSpec(device="gpu")
-    with _device_turn(gpu, "7", exclusive=False), _device_turn(gpu, "7", exclusive=False):
+    with device_turn(gpu, "7", exclusive=False), device_turn(gpu, "7", exclusive=False):
         with open(locks / "scancheck-gpu-7.lock") as fh:
             with pytest.raises(BlockingIOError):
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    with _device_turn(gpu, "7", exclusive=True):
+    with device_turn(gpu, "7", exclusive=True):
         with open(locks / "scancheck-gpu-7.lock") as fh:
             with pytest.raises(BlockingIOError):
                 fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    with _device_turn(TargetSpec(), None, exclusive=True):
+    with device_turn(TargetSpec(), None, exclusive=True):
         assert not (locks / "scancheck-gpu-all.lock").exists()
 
 
 def test_a_spec_with_promotions_reaches_the_child_intact(budget):
     """The spec travels as JSON: the promotions' pairs come back as pairs."""
     spec = TargetSpec(dtypes=("int8", "bool"), promote=(("int8", "int64"), ("bool", "int64")))
-    assert _spec_from(json.loads(json.dumps(asdict(spec)))) == spec
+    assert spec_from_json(json.loads(json.dumps(asdict(spec)))) == spec
     report = check_isolated("numpy:cumsum", spec=spec, properties=("integers exact",),
                             budget=replace(budget, max_n=4096), large=False, sanitize=())
     assert report.passed, report.rows()
@@ -268,10 +279,9 @@ def test_an_exception_in_a_child_fails_its_case_and_the_search_goes_on_below(bud
     searches below it, in the same child, so that nothing is restarted and every property
     says where it looked."""
     from scancheck.engine.diagnosis import diagnose
-    from scancheck.isolation.parent import _run_properties
-
-    results = _run_properties("scancheck.testing:raising_scan",
-                              ("integers exact", "deterministic"), budget, 30, None)
+    results = run_properties(
+        IsolatedCheck("scancheck.testing:raising_scan", CheckOptions(timeout=30)),
+        Plan(("integers exact", "deterministic"), budget))
     for r in results:
         assert r.status == "fault" and r.smallest_case["n"] == 4, r
         assert r.diagnosis == "raised ValueError (too long)" and "checked" not in r.detail
@@ -286,7 +296,7 @@ def test_the_seconds_of_a_check_bound_every_property_and_a_slow_target_is_slow_n
     import time
 
     t0 = time.time()
-    report = check_isolated("scancheck.testing:slow_scan", ("integers exact", "deterministic"),
+    report = check_isolated("scancheck.testing:slow_scan", properties=("integers exact", "deterministic"),
                             budget=Budget(30, bounded=True), seconds=3, timeout=20, large=False, sanitize=(),
                             workers=1)
     took = time.time() - t0
@@ -332,3 +342,24 @@ def test_a_call_whose_time_the_calls_at_n_over_2_and_4_predict_is_slow():
 ], ids=["fast before", "same n fast", "small n", "no evidence near", "in no call"])
 def test_a_call_that_times_out_where_smaller_calls_were_fast_is_a_hang(events):
     assert slow_call(events, 1.0) is None
+
+
+def test_a_control_gets_the_same_verdict_in_a_child_as_in_this_process(budget):
+    """One loop runs the properties here and in each child, told by the same options: a
+    control's verdict, and each property's status, cause and smallest n, are the same."""
+    from scancheck.controls import CONTROLS
+
+    control = next(c for c in CONTROLS if c.locator.endswith(":dropped_partial_block"))
+    options = CheckOptions(properties=("integers exact", "deterministic", "recurrence"),
+                           budget=replace(budget, max_n=control.reach), large=False,
+                           sanitize=(), workers=2)
+    here, caught_here = control.check(isolated=False, options=options)
+    there, caught_there = control.check(isolated=True, options=options)
+    assert caught_here and caught_there, (here.rows(), there.rows())
+
+    def told(rep):
+        return [(r.name, r.status, r.cause, (r.smallest_case or {}).get("n"))
+                for r in rep.results]
+
+    assert told(there) == told(here)
+    assert there.verdict.line == here.verdict.line

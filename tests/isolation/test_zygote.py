@@ -7,9 +7,11 @@ import os
 import signal
 from dataclasses import replace
 
+from scancheck.engine.cases import Budget
+from scancheck.engine.options import Plan
 from scancheck.isolation import zygote as zygote_module
-from scancheck.isolation.child import python_command
-from scancheck.isolation.parent import check_isolated
+from scancheck.isolation.child import Order
+from scancheck.isolation.parent import check_isolated, child_command
 from scancheck.isolation.watch import watch
 from scancheck.isolation.zygote import zygote
 
@@ -64,9 +66,9 @@ def test_a_dead_zygote_is_replaced_and_a_forked_childs_signal_is_its_exit_code(t
     again = zygote()
     assert again is not None and again is not z and again.alive
     # A child killed by a signal reads as Popen says it: the negative signal number.
-    events, status, err = watch([*python_command("scancheck.isolation.child"),
-                                  "scancheck.testing:crashing_scan", "{out}", "--props",
-                                  "integers exact", "--max-n", "64"], 30, fork=True)
+    order = Order("scancheck.testing:crashing_scan",
+                  plan=Plan(("integers exact",), Budget(max_n=64)))
+    events, status, err = watch(child_command(order), 30, fork=True)
     assert status.startswith("died (killed by SIG"), (status, err)
 
 
@@ -77,6 +79,6 @@ def test_a_zygote_that_cannot_start_leaves_children_to_start_afresh(monkeypatch)
     monkeypatch.setattr(zygote_module, "Zygote", broken)
     monkeypatch.setattr(zygote_module, "_zygote", None)
     assert zygote() is None
-    events, status, _ = watch([*python_command("scancheck.isolation.child"), "numpy.cumsum",
-                                "{out}", "--resolve"], 60, fork=True)
+    events, status, _ = watch(child_command(Order("numpy.cumsum", resolve=True)), 60,
+                              fork=True)
     assert status == "ok" and any(ev["event"] == "target" for ev in events)

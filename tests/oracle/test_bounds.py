@@ -16,7 +16,6 @@ from scancheck.oracle.bounds import (
     abs_sums,
     certified,
     classify,
-    format_table,
     gamma,
     log_depths,
     may_overflow,
@@ -127,12 +126,6 @@ def test_classify_refuses_mismatched_shapes_and_integer_data():
         classify(np.ones(3, dtype=np.float32), np.ones(2, dtype=np.float32), 0)
     with pytest.raises(ValueError, match="takes float32, float64, float16, bfloat16"):
         classify(np.ones(3, dtype=np.int32), np.ones(3, dtype=np.int32), 0)
-
-
-def test_format_table_aligns_columns():
-    text = format_table([{"a": 1.23456, "b": "x"}, {"a": 2.0, "b": "yy"}], title="T")
-    lines = text.splitlines()
-    assert lines[0] == "T" and lines[2].startswith("-") and "1.23" in lines[3]
 
 
 # -- the exactness certificate ------------------------------------------------------------

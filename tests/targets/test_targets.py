@@ -249,12 +249,12 @@ def test_the_first_write_is_found_chunk_by_chunk(monkeypatch):
     x = np.zeros((40, 3), dtype=np.int32)
     given = x.copy()
     given[25, 2] = given[31, 0] = 1
-    assert targets._first_write(x, given).index == (25, 2)
+    assert targets.first_write(x, given).index == (25, 2)
     flat = np.zeros(100, dtype=np.float64)
-    assert targets._first_write(flat, flat.copy()) is None
+    assert targets.first_write(flat, flat.copy()) is None
     given = flat.copy()
     given[[64, 99]] = -0.0
-    assert targets._first_write(flat, given).index == (64,)
+    assert targets.first_write(flat, given).index == (64,)
 
 
 def test_reverse_and_seeded_views_catch_a_write_in_the_targets_own_indices():

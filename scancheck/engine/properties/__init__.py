@@ -65,6 +65,8 @@ from .segments import segments_check
 from .summaries import (
     ACCUMULATION_KEY,
     ACCUMULATION_PROBE,
+    Accumulation,
+    AccumulationFound,
     accumulation_precision,
     bound_summary,
     float_summary,
@@ -73,7 +75,8 @@ from .summaries import (
 from .values import bound_failure, certificate_failure, float_check, specials_check
 
 __all__ = ["ACCUMULATION_KEY", "ACCUMULATION_PROBE", "MONOID_PROPERTIES", "ORDERED", "PROPERTIES",
-           "TABLE", "Failure", "Property", "Untold", "accumulation_precision", "applies",
+           "TABLE", "Accumulation", "AccumulationFound", "Failure", "Property", "Untold",
+           "accumulation_precision", "applies",
            "bound_summary", "float_summary", "passing_probes"]
 
 

@@ -14,7 +14,7 @@ from ...core.dtypes import SIGNIFICAND_BITS
 from ...oracle.bounds import abs_sums, gamma, sequential_depths, ulp
 from ...oracle.exact import exact_scan_axis
 from ...targets.target import Target
-from ..diagnosis import Cause
+from ..diagnosis import Cause, Reason
 from .base import Failure
 
 
@@ -115,4 +115,4 @@ def accumulated_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np
     return Failure(Cause.PRECISION, accumulated_words(target, dtype_name(x.dtype), beyond[1][k],
                                                       twice),
                    k, got[k], want[k], {"declared accumulator": accumulator(
-                       target, dtype_name(x.dtype))})
+                       target, dtype_name(x.dtype))}, reason=Reason.ACCUMULATOR)

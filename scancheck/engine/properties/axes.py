@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ...targets.target import InputWritten, NotAnArray, Target, raised_by_target
-from ..diagnosis import Cause, is_resource_error
+from ..diagnosis import Cause, Reason, is_resource_error
 from .base import Failure
 
 
@@ -56,7 +56,7 @@ def negative_axis_refused(call: Callable[[int], Any], axis: int, shape: tuple[in
     failure = Failure(Cause.FAULT, f"raised {type(exc).__name__} ({str(exc)[:160]}) on axis "
                       f"{axis} of an input of shape {list(shape)}, and took the same axis "
                       f"counted from the front ({front}): it refuses a negative axis",
-                      detail={"refused axis": axis}, at=dict(at))
+                      detail={"refused axis": axis}, at=dict(at), reason=Reason.REFUSED_AXIS)
     return Refusal(failure, words, front, answer)
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...targets.target import Target
 from ..cases import Case
-from ..diagnosis import Cause
+from ..diagnosis import Cause, Reason
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,8 @@ class Contract:
 
 @dataclass
 class Failure:
-    """Why one case failed: its cause, one line of diagnosis, and where."""
+    """Why one case failed: its cause, what it shows (its :class:`Reason`, which every
+    decision about it reads), one line of diagnosis for a person, and where."""
 
     cause: Cause
     diagnosis: str
@@ -44,6 +45,8 @@ class Failure:
     at: dict[str, Any] = field(default_factory=dict)
     #: The contract a failure of cause CONTRACT names (None for every other failure).
     contract: Contract | None = None
+    #: What the failure shows: the criterion broken, or why no answer came.
+    reason: Reason = field(kw_only=True)
 
     def where(self) -> dict[str, Any]:
         if self.index is None:
@@ -107,4 +110,5 @@ def short(v: Any) -> Any:
     return v.item() if v.ndim == 0 else v.tolist()
 
 
-Told = Callable[[int, int], tuple[str, Any, Any]]
+#: For output k of row r of a batch: what it shows, in words, what came back and what was due.
+Told = Callable[[int, int], tuple[Reason, str, Any, Any]]

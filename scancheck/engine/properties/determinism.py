@@ -7,7 +7,7 @@ from ...core.arrays import same_bits
 from ...core.dtypes import is_float
 from ...targets.target import Target
 from ..cases import Case
-from ..diagnosis import Cause
+from ..diagnosis import Cause, Reason
 from .base import Failure
 from .running import first_bad, run
 from .values import judge_output
@@ -28,7 +28,7 @@ def determinism_check(target: Target, case: Case) -> Failure | None:
         again = target(x)
         differ = first_bad(target, same_bits(again, first), again, first,
                             f"bits differ between runs on the same input, {within}",
-                            Cause.NONDETERMINISM)
+                            Cause.NONDETERMINISM, Reason.NONDETERMINISTIC)
         if differ is None:
             continue
         if target.spec.family not in ("sum", "order"):

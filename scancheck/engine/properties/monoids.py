@@ -37,9 +37,9 @@ from ...oracle.monoid_scan import (
     wrong_order_split,
 )
 from ...targets.spec import TargetSpec, monoid_of
-from ...targets.target import NotAnArray, Target, _first_write, raised_by_target
+from ...targets.target import NotAnArray, Target, first_write, raised_by_target
 from ..cases import Case
-from ..diagnosis import Cause, is_resource_error
+from ..diagnosis import Cause, Reason, is_resource_error
 from ..layouts import LAYOUTS, laid_out, memory_of
 from .axes import negative_axis_refused
 from .base import Failure
@@ -130,7 +130,7 @@ def call_on_leaves(target: Target, elems: Leaves, *args: Any,
     with target.own_code(n):
         out = target.fn(copies, *args)
     for v, c in zip(elems, copies):
-        written = _first_write(v, c)
+        written = first_write(v, c)
         if written is not None:
             raise written
     return out
@@ -144,11 +144,12 @@ def _leaves_of(out: Any, monoid: Monoid, shape: tuple[int, ...]) -> Leaves | Fai
         what = (f"{len(out)} arrays" if isinstance(out, tuple | list)
                 else f"a {type(out).__name__}")
         return Failure(Cause.LOGIC, f"returned {what}; a scan of {monoid.name!r} returns a "
-                       f"tuple of {len(monoid.dtypes)} arrays, one per leaf")
+                       f"tuple of {len(monoid.dtypes)} arrays, one per leaf", reason=Reason.SHAPE)
     leaves = []
     for i, (v, d) in enumerate(zip(out, monoid.dtypes)):
         if not (hasattr(v, "shape") and hasattr(v, "dtype")):
-            return Failure(Cause.LOGIC, f"returned a {type(v).__name__} as leaf {i}, not an array")
+            return Failure(Cause.LOGIC, f"returned a {type(v).__name__} as leaf {i}, not an array",
+                           reason=Reason.SHAPE)
         v = to_numpy(v)
         if v.shape != shape or v.dtype.name != d:
             # Only what differs is named: a shape one short with the right dtype read as
@@ -157,7 +158,8 @@ def _leaves_of(out: Any, monoid: Monoid, shape: tuple[int, ...]) -> Leaves | Fai
                      f"dtype {v.dtype}" if v.dtype.name != d else ""]
             due = f", whose leaf {i} is {d}" if v.dtype.name != d else ""
             return Failure(Cause.LOGIC, f"returned leaf {i} of {' and '.join(filter(None, wrong))}"
-                           f" for {monoid.name!r} elements of shape {shape}{due}")
+                           f" for {monoid.name!r} elements of shape {shape}{due}",
+                           reason=Reason.SHAPE)
         leaves.append(v)
     return tuple(leaves)
 
@@ -211,7 +213,8 @@ def judge(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
             return Failure(Cause.OPERATOR, f"{monoid.name}: output {k} of the sequential fold "
                            f"is {s}, of a log-depth association order {w}: the combine is not "
                            f"associative on these elements (a law 'operator laws' did not meet "
-                           f"on its draws)", k, list(s), list(w), independent=True)
+                           f"on its draws)", k, list(s), list(w), independent=True,
+                           reason=Reason.MONOID_LAW)
     text = (f"{monoid.name}: output {k} is {g}, the {'inclusive' if spec.inclusive else 'exclusive'}"
             f" {'forward' if not conv else repr(conv)} scan gives {w}")
     why = _told(target, monoid, elems, got, want, axis, row, k, g, rerun)
@@ -219,7 +222,7 @@ def judge(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
         "row": row, "shape": list(elems[0].shape), "axis": axis}
     detail = {"monoid": monoid.name, "n": n}
     return Failure(Cause.LOGIC, text + (f": {why}" if why else ""), k, list(g), list(w),
-                   detail=detail, at=at)
+                   detail=detail, at=at, reason=Reason.WRONG_VALUE)
 
 
 def _pick(leaves: Leaves, axis: int, row: int, k: int) -> tuple:
@@ -368,7 +371,7 @@ def _judge_spread(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, ax
         why = _told_spread(monoid, x, g, inclusive, conv)
         return Failure(Cause.LOGIC, text + (f"; {why}" if why else ""), k,
                        [v[k].item() for v in g], [v[k].item() for v in sp.reference],
-                       detail={"monoid": monoid.name}, at=at)
+                       detail={"monoid": monoid.name}, at=at, reason=Reason.BEYOND_BOUND)
     return None
 
 
@@ -437,7 +440,8 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
             return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on elements of shape "
                            f"{list(elems[0].shape)}, an empty batch ({str(exc)[:120]}); its "
                            f"scan is an empty batch too", at=at,
-                           detail={"empty batch": list(elems[0].shape)})
+                           detail={"empty batch": list(elems[0].shape)},
+                           reason=Reason.EMPTY_BATCH)
         if refusal is None:
             raise
         # The answer along the same axis counted from the front is judged all the same.
@@ -464,11 +468,12 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
         again = _run(nonempty_batches(target), monoid, case, combine)
         if again is not None:  # not the empty batch's doing (as above)
             return again
+        if got.reason != Reason.EMPTY_BATCH:
+            got.diagnosis += " (an empty batch: its scan is an empty batch of the same shape)"
+        got.reason = Reason.EMPTY_BATCH
         got.detail["empty batch"] = list(elems[0].shape)
         got.at.setdefault("shape", list(elems[0].shape))
         got.at.setdefault("axis", axis)
-        if "an empty batch" not in got.diagnosis:
-            got.diagnosis += " (an empty batch: its scan is an empty batch of the same shape)"
     if got is not None and memory is not None:  # what the reproducer lays the leaves out by
         got.at["memory"] = memory
         if any(m["layout"] != "C" for m in memory):
@@ -498,11 +503,12 @@ def laws_check(target: Target, case: Case) -> Failure | None:
     try:
         broken = broken_law(monoid, case.n, case.seed)
     except MonoidError as exc:
-        return Failure(Cause.OPERATOR, str(exc), independent=True)
+        return Failure(Cause.OPERATOR, str(exc), independent=True, reason=Reason.MONOID_LAW)
     if broken is None:
         return None
     return Failure(Cause.OPERATOR, broken.line(monoid.name), broken.index,
-                   list(broken.sides[0]), list(broken.sides[1]), independent=True)
+                   list(broken.sides[0]), list(broken.sides[1]), independent=True,
+                   reason=Reason.MONOID_LAW)
 
 
 def monoid_check(target: Target, case: Case) -> Failure | None:

@@ -19,7 +19,7 @@ from ...oracle.products import judge_products
 from ...targets.contracts import ALTERNATIVES, BEHAVIOUR, NAN_RULE_OPS, nan_view, rule_owes, viewed
 from ...targets.spec import TargetSpec
 from ...targets.target import Target
-from ..diagnosis import Cause
+from ..diagnosis import Cause, Reason
 from .base import Contract, Failure
 from .extremes import extreme_agree
 from .subnormals import flushes
@@ -59,7 +59,7 @@ def declared_view(target: Target, x: np.ndarray, got: np.ndarray
     if not wrong.any():
         return clean, filled
     return Failure(Cause.SPECIALS, f"NaN rule broken: expected {rule}", k,
-                   got.ravel()[k], rule_owes(spec))
+                   got.ravel()[k], rule_owes(spec), reason=Reason.NAN_RULE)
 
 
 def kept_rule_failure(target: Target, x: np.ndarray, got: np.ndarray, k: int | None
@@ -180,7 +180,8 @@ def nan_bits_told_apart(target: Target, x: np.ndarray, got: np.ndarray) -> Failu
                            f"the NaN {bits.format(int(x.view(uint)[j]))}, and output {k} is "
                            f"{got[k]}, {other_got[k]} once every NaN input is the NaN "
                            f"{bits.format(int(variant.view(uint)[j]))}; no NaN rule tells a "
-                           f"NaN's sign or payload apart", k, got[k], other_got[k])
+                           f"NaN's sign or payload apart", k, got[k], other_got[k],
+                           reason=Reason.NAN_RULE)
     return None
 
 
@@ -204,7 +205,8 @@ def contract_failure(target: Target, flags: str, k: int, got: np.ndarray, x: np.
                    f"declare {first}{more}", k, got.ravel()[k], x.ravel()[k],
                    {"contract": flags},
                    contract=Contract(BEHAVIOUR[first], first,
-                                     tuple(dict(ALTERNATIVES)[first].items())))
+                                     tuple(dict(ALTERNATIVES)[first].items())),
+                   reason=Reason.UNDECLARED)
 
 
 def nan_rule_kept(target: Target, x: np.ndarray, got: np.ndarray) -> str | None:

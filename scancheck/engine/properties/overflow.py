@@ -13,7 +13,7 @@ from ...core.dtypes import is_float
 from ...core.operators import get_operator, shifted
 from ...targets.target import Target, raised_by_target
 from ..cases import Case
-from ..diagnosis import Cause, is_resource_error
+from ..diagnosis import Cause, Reason, is_resource_error
 from .base import Contract, Failure
 from .running import bits_differ, exact_answer, promoted, run
 from .values import integers_check
@@ -83,11 +83,12 @@ def integers_checked(target: Target, case: Case) -> Failure | None:
                    f"leaves {out}"
             mixed = _some_prefixes_checked(target, out) if out == x.dtype.name else None
             if mixed:
-                return Failure(Cause.LOGIC, f"{told}; {mixed}", k, None, None)
+                return Failure(Cause.LOGIC, f"{told}; {mixed}", k, None, None,
+                               reason=Reason.WRAPPED)
             return Failure(Cause.CONTRACT, f"{told}: it checks overflow; declare --overflow "
                            f"raise", k, None, None, {"contract": "--overflow raise"},
                            contract=Contract("checks overflow", "--overflow raise",
-                                             (("overflow", "raise"),)))
+                                             (("overflow", "raise"),)), reason=Reason.UNDECLARED)
     failure = _checked(target, x, k, out)
     if failure is not None or out != x.dtype.name:
         return failure
@@ -159,7 +160,7 @@ def _checked(target: Target, x: np.ndarray, k: int | None, out: str) -> Failure 
             return None  # checked, as declared
         return Failure(Cause.LOGIC, f"raised {type(exc).__name__} ({str(exc)[:160]}) where no "
                        f"prefix leaves {out} (declared overflow='raise': it must raise "
-                       f"exactly when one does)")
+                       f"exactly when one does)", reason=Reason.WRAPPED)
     if bad is not None:
         return bad
     xs = promoted(target, x)
@@ -173,16 +174,18 @@ def _checked(target: Target, x: np.ndarray, k: int | None, out: str) -> Failure 
             raise
         return Failure(Cause.LOGIC, f"returned output {k} although its prefix leaves {out}, "
                        f"and raised {type(exc).__name__} only with one more element: it "
-                       f"checks overflow too late", k, got[k], None)
+                       f"checks overflow too late", k, got[k], None, reason=Reason.WRAPPED)
     mixed = _some_prefixes_checked(target, out) if out == x.dtype.name else None
     if mixed:
         return Failure(Cause.LOGIC, f"returned output {k}, whose prefix leaves {out}, without "
-                       f"raising; {mixed}", k, got[k], None)
+                       f"raising; {mixed}", k, got[k], None, reason=Reason.WRAPPED)
     if np.array_equal(got, _wrapped(xs, spec.op, spec.inclusive)):
         return Failure(Cause.CONTRACT, f"wraps on overflow (two's complement) where its spec "
                        f"declares overflow='raise' (output {k}'s prefix leaves {out}): declare "
                        f"--overflow wrap", k, got[k], None, {"contract": "--overflow wrap"},
                        contract=Contract("wraps on overflow (two's complement)",
-                                         "--overflow wrap", (("overflow", "wrap"),)))
+                                         "--overflow wrap", (("overflow", "wrap"),)),
+                       reason=Reason.UNDECLARED)
     return Failure(Cause.LOGIC, f"returned output {k}, whose prefix leaves {out}, without "
-                   f"raising (declared overflow='raise')", k, got[k], None)
+                   f"raising (declared overflow='raise')", k, got[k], None,
+                   reason=Reason.WRAPPED)

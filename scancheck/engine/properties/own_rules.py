@@ -10,18 +10,20 @@ from typing import Any
 import numpy as np
 
 from ...core.dtypes import SIGNIFICAND_BITS, finfo, is_float
-from ...oracle.bounds import (
-    Judgement,
-)
+from ...oracle.bounds import Judgement, Rule
 from ...oracle.logsumexp import judge_logsumexp
 from ...oracle.products import judge_products
 from ...targets.target import Target
 from ..cases import Case
-from ..diagnosis import Cause
+from ..diagnosis import Cause, Reason
 from .base import Failure, short
 from .nan_rules import kept_rule_failure
-from .running import called, declared_view, first_bad, run, run_case
+from .running import declared_view, first_bad, run, run_case
 from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
+
+#: What an output that breaks each rule of a judge shows.
+RULE_REASONS = {Rule.SPECIALS: Reason.SPECIALS, Rule.CERTIFICATE: Reason.CERTIFICATE,
+                Rule.BOUND: Reason.BEYOND_BOUND, Rule.OVERFLOW: Reason.OVERFLOWED}
 
 
 def _judged(target: Target, case: Case, judge: Callable[[np.ndarray, np.ndarray, bool], Judgement]
@@ -44,11 +46,12 @@ def _judgement(target: Target, x: np.ndarray, got: np.ndarray,
         judged.ok |= ~only
     first = np.flatnonzero(~judged.ok)
     failure = None if not first.size else first_bad(
-        target, judged.ok, got, judged.reference.astype(got.dtype), str(judged.reason[first[0]]))
+        target, judged.ok, got, judged.reference.astype(got.dtype), str(judged.reason[first[0]]),
+        reason=RULE_REASONS[judged.rule[first[0]]])
     kept = None if failure is None else kept_rule_failure(target, x, got, failure.index)
     if kept is not None:
         return x, judged, kept
-    if failure is not None and "never written" not in failure.diagnosis:
+    if failure is not None and failure.reason != Reason.NEVER_WRITTEN:
         # A product's judge relaxes under flush only where some range of the prefix
         # multiplies to below the smallest normal number: that is its evidence.
         failure = flush_attributed(target, x, failure, judge(x, got, inc, flush=True).ok,
@@ -67,12 +70,11 @@ def _products_told(target: Target, case: Case, x: np.ndarray, judged: Judgement,
                    failure: Failure | None) -> Failure | None:
     """A product's failure attributed: precision where factors whose every product is exact
     come out exact and the error is rounding's size, else as its rule named it."""
-    if failure is None or "subnormals" in failure.detail or not (
-            "bound" in failure.diagnosis or "exactness certificate" in failure.diagnosis):
+    if failure is None or failure.reason not in (Reason.BEYOND_BOUND, Reason.CERTIFICATE):
         return failure  # specials, signs, never written, or flushing
     k = failure.index
     inc = target.spec.inclusive
-    if "bound" in failure.diagnosis:
+    if failure.reason == Reason.BEYOND_BOUND:
         failure.diagnosis += f" ({judged.error[k] / judged.bound[k]:.3g}x the bound)"
     if not judged.error[k] < 0.5:  # a zero, an infinity or a factor 1.5: no rounding does that
         return failure
@@ -111,10 +113,10 @@ def logsumexp_check(target: Target, case: Case) -> Failure | None:
 def _logsumexp_told(target: Target, case: Case, x: np.ndarray, judged: Judgement,
                     failure: Failure | None) -> Failure | None:
     """A log-sum-exp failure attributed: precision where no term is lost or counted twice."""
-    if failure is None or "never written" in failure.diagnosis or "subnormals" in failure.detail:
+    if failure is None or failure.reason in (Reason.NEVER_WRITTEN, Reason.SUBNORMALS):
         return failure
     k = failure.index
-    if "bound" in failure.diagnosis:
+    if failure.reason == Reason.BEYOND_BOUND:
         err = judged.error[k]
         failure.diagnosis += f" ({err / judged.bound[k]:.3g}x the bound, off by {err:.3g})"
         if err < 0.5:  # a factor e**0.5 in the sum: no term lost or counted twice
@@ -122,7 +124,7 @@ def _logsumexp_told(target: Target, case: Case, x: np.ndarray, judged: Judgement
             failure.diagnosis += "; no term is missing or counted twice"
         else:
             failure.diagnosis += "; a term missing or counted twice, not rounding"
-    elif "+inf where" in failure.diagnosis:
+    elif failure.reason == Reason.OVERFLOWED:
         failure.cause = Cause.PRECISION
         failure.diagnosis += (": some intermediate leaves the float range (exp taken before "
                               "the running maximum is subtracted?)")
@@ -160,8 +162,8 @@ def own_specials_check(target: Target, case: Case) -> Failure | None:
     if not target.spec.inclusive:  # output k is the scan of x[:k]
         reached = np.concatenate([[False], reached[:-1]])
     x, judged, failure = _judgement(target, x, got, judge, only=reached)
-    if (failure is None or failure.cause == Cause.CONTRACT or "subnormals" in failure.detail
-            or "never written" in failure.diagnosis):
+    if (failure is None or failure.cause == Cause.CONTRACT
+            or failure.reason in (Reason.SUBNORMALS, Reason.NEVER_WRITTEN)):
         return told(target, case, x, judged, failure)
     nan, pos, neg = stand_ins(float(finfo(x.dtype).max))
     twin = np.where(np.isnan(x), nan, np.where(np.isposinf(x), pos, np.where(
@@ -196,18 +198,16 @@ def indices_check(target: Target, case: Case) -> Failure | None:
     """``indices``: cummax and cummin name the last position of each running extreme."""
     spec = target.spec
     x = case.data(spec.op)
-    out, refused = called(target, x)
-    if refused is not None:
-        return refused
+    out = target(x)
     wrong = indices_shape_failure(x, out)
     if wrong:
-        return Failure(Cause.LOGIC, wrong)
+        return Failure(Cause.LOGIC, wrong, reason=Reason.SHAPE)
     values, idx = out
     flush = flushes(target, x.dtype)
     ok_i, ok_v, want_v, want_i = indices_agree(spec, x, values, idx, flush)
     failure = first_bad(target, ok_i, idx, want_i,
                          f"an index other than the last position of the running {spec.op} "
-                         f"(ties and NaNs go to the later index)")
+                         f"(ties and NaNs go to the later index)", reason=Reason.INDICES)
     if failure is not None:
         k = failure.index
         failure.detail = {"value": short(x[k]), "x at the index returned":
@@ -222,7 +222,7 @@ def indices_check(target: Target, case: Case) -> Failure | None:
     verdicts = [np.logical_and(*indices_agree(spec, x, values, idx, f)[:2]) for f in (True, False)]
     told = flush_attributed(target, x, shown, *verdicts, new_subnormals(x, values),
                              some=indices_some(spec, x, values, idx))
-    failure.cause, failure.diagnosis = told.cause, told.diagnosis
+    failure.cause, failure.diagnosis, failure.reason = told.cause, told.diagnosis, told.reason
     return failure
 
 

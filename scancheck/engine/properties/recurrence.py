@@ -17,6 +17,7 @@ from ...oracle.exact import (
 from ...oracle.products import judge_products
 from ...targets.target import Target
 from ..cases import Case
+from ..diagnosis import Reason
 from .base import Failure
 from .running import exact_answer, first_bad, recurrence_reference, run_case
 from .subnormals import flush_attributed, flushes, new_subnormals
@@ -64,19 +65,21 @@ def recurrence_check(target: Target, case: Case) -> Failure | None:
             ok = ~(err > allowed + np.spacing(np.abs(want[:, 1])))  # NaN: no claim, or NaN got
         return ok & (np.isfinite(g) | ~(np.isfinite(lo) & np.isfinite(hi)))
 
-    failure = first_bad(target, within(flushes(target, x.dtype)), got, want, text)
+    failure = first_bad(target, within(flushes(target, x.dtype)), got, want, text,
+                        reason=Reason.BEYOND_BOUND)
     if failure is None:
         # The pair's first element is the running product of the a's, as a cumprod is
         # judged: a chunked kernel carries it between chunks, and may carry it wrong.
         products = judge_products(x[:, 0], got[:, 0], target.spec.inclusive,
                                   flush=flushes(target, x.dtype))
         return first_bad(target, products.ok, got, want, "the running product of the a's (each "
-                         "output pair's first element) not within the products' bound" + cause)
-    if "never written" in failure.diagnosis:
+                         "output pair's first element) not within the products' bound" + cause,
+                         reason=Reason.BEYOND_BOUND)
+    if failure.reason == Reason.NEVER_WRITTEN:
         return failure  # never written: the fill's own words
     failure = flush_attributed(target, x, failure, within(True), within(False),
                                 new_subnormals(x, got))
-    if "subnormals" not in failure.detail:
+    if failure.reason != Reason.SUBNORMALS:
         failure.diagnosis += cause
     return failure
 

@@ -27,14 +27,14 @@ from ...targets.contracts import nan_view, rule_owes, viewed
 from ...targets.spec import TargetSpec, ranks_taken
 from ...targets.target import NotAnArray, Target
 from ..cases import Case
-from ..diagnosis import Cause, is_resource_error
+from ..diagnosis import Cause, Reason, is_resource_error
 from ..layouts import Batch, batch
 from .accumulation import accumulated_beyond, accumulated_words, rounded_twice
 from .axes import negative_axis_refused
 from .base import Failure, Told
 from .extremes import extreme_agree, extreme_some
 from .nan_rules import contract_failure, finite_twin, longer_input, nan_rule_kept, rule_stands
-from .own_rules import indices_shape_failure
+from .own_rules import RULE_REASONS, indices_shape_failure
 from .running import agree, dtype_failure, promoted, runs_differ
 from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
 
@@ -46,31 +46,35 @@ def _judge_of(spec: TargetSpec, dtype: np.dtype) -> Callable[..., Judgement] | N
     return {"product": judge_products, "logsumexp": judge_logsumexp}.get(spec.family)
 
 
-def _row_verdicts(target: Target, xs: np.ndarray, gs: Any) -> tuple[np.ndarray, Told]:
+def row_verdicts(target: Target, xs: np.ndarray, gs: Any) -> tuple[np.ndarray, Told]:
     """For rows ``xs`` (2-D, each scanned along the last axis) and the target's rows ``gs``
-    (a pair of them for indices): which outputs are wrong, and for one of them why, what
-    came back and what was due."""
+    (a pair of them for indices): which outputs are wrong, and for one of them what it
+    shows (its :class:`~scancheck.engine.diagnosis.Reason`, and in words), what came back
+    and what was due."""
     spec = target.spec
     flush = flushes(target, xs.dtype)
     if viewed(spec) and not spec.indices:  # the NaN rule's own outputs, then the rest
         given = gs
         xs, gs, broken, rule = nan_view(spec, xs, gs)
         if broken.any():
-            return broken, lambda r, k: (f"NaN rule broken: expected {rule}", given[r, k],
-                                         rule_owes(spec))
+            return broken, lambda r, k: (Reason.NAN_RULE, f"NaN rule broken: expected {rule}",
+                                         given[r, k], rule_owes(spec))
     if spec.indices:
         values, idx = gs
         ok_i, ok_v, want_v, want_i = indices_agree(spec, xs, values, idx, flush)
         wrong_i = ~ok_i
         bad = wrong_i | ~ok_v
         return bad, lambda r, k: (
-            (f"an index other than the last position of the running {spec.op} (ties and NaNs "
-             f"go to the later index)", idx[r, k], want_i[r, k]) if wrong_i[r, k] else
-            (f"values other than the running {spec.op}", values[r, k], want_v[r, k]))
+            (Reason.INDICES, f"an index other than the last position of the running {spec.op} "
+             f"(ties and NaNs go to the later index)", idx[r, k], want_i[r, k])
+            if wrong_i[r, k] else
+            (Reason.WRONG_VALUE, f"values other than the running {spec.op}", values[r, k],
+             want_v[r, k]))
     judge = _judge_of(spec, xs.dtype)
     if judge is not None:
         judged = judge(xs, gs, spec.inclusive, flush=flush)
-        return ~judged.ok, lambda r, k: (str(judged.reason[r, k]), gs[r, k],
+        return ~judged.ok, lambda r, k: (RULE_REASONS[judged.rule[r, k]],
+                                         str(judged.reason[r, k]), gs[r, k],
                                          judged.reference[r, k])
     if spec.family == "order" and is_float(xs.dtype):
         ok, ws = extreme_agree(spec, xs, gs, flush)
@@ -82,19 +86,22 @@ def _row_verdicts(target: Target, xs: np.ndarray, gs: Any) -> tuple[np.ndarray, 
     beyond = accumulated_beyond(target, xs, gs, ws) if is_float(xs.dtype) else None
     if beyond is not None and beyond[0].any():  # tighter than any-order's bound in its type
         twice = rounded_twice(target, xs, gs, ws, beyond[0])
-        return beyond[0], lambda r, k: (accumulated_words(target, xs.dtype.name,
+        return beyond[0], lambda r, k: (Reason.ACCUMULATOR,
+                                        accumulated_words(target, xs.dtype.name,
                                                           beyond[1][r, k], twice),
                                         gs[r, k], ws[r, k])
     if not (bad.any() and spec.family == "sum" and is_float(xs.dtype)):
-        return bad, lambda r, k: ("differs from its exact scan", gs[r, k], ws[r, k])
+        return bad, lambda r, k: (Reason.WRONG_VALUE, "differs from its exact scan", gs[r, k],
+                                  ws[r, k])
     inc = spec.inclusive
     wrong_certified = certified(xs, inc, flush, rows=True) & (gs != ws)
     rep = classify(xs, gs, sequential_depths(xs.shape[-1], inc), inc, exact=ws, flush=flush,
                    rows=True)
     return wrong_certified | (rep.verdicts == Verdict.BEYOND_BOUND), lambda r, k: (
-        "differs from the exact sum where every summation order is exact (the exactness "
-        "certificate)" if wrong_certified[r, k] else
-        "beyond the rounding bound of any summation order", gs[r, k], ws[r, k])
+        (Reason.CERTIFICATE, "differs from the exact sum where every summation order is exact "
+         "(the exactness certificate)") if wrong_certified[r, k] else
+        (Reason.BEYOND_BOUND, "beyond the rounding bound of any summation order")) + (
+        gs[r, k], ws[r, k])
 
 
 def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Failure | None:
@@ -120,7 +127,8 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
         if b.x.size:
             raise
         return Failure(Cause.LOGIC, f"raised {type(exc).__name__} on a zero-size input of shape "
-                       f"{b.x.shape} ({str(exc)[:120]}); its scan is an empty array", at=at)
+                       f"{b.x.shape} ({str(exc)[:120]}); its scan is an empty array", at=at,
+                       reason=Reason.EMPTY_REFUSED)
     return _judged_rows(target, case, b, got, at)
 
 
@@ -137,7 +145,7 @@ def _judged_rows(target: Target, case: Case, b: Batch, got: Any, at: dict[str, A
         None if got.shape == b.x.shape else
         f"returned shape {got.shape} for input of shape {b.x.shape}")
     if wrong:
-        return Failure(Cause.LOGIC, wrong, at=at)
+        return Failure(Cause.LOGIC, wrong, at=at, reason=Reason.SHAPE)
     x = promoted(target, b.x)
     if x.size == 0:
         return None
@@ -148,7 +156,7 @@ def _judged_rows(target: Target, case: Case, b: Batch, got: Any, at: dict[str, A
         return np.ascontiguousarray(np.moveaxis(a, b.axis, -1)).reshape(x.size // m, m)
 
     xs = rows(x)
-    bad, told = _row_verdicts(target, xs, tuple(rows(v) for v in got) if spec.indices
+    bad, told = row_verdicts(target, xs, tuple(rows(v) for v in got) if spec.indices
                               else rows(got))
     if not bad.any():
         return _differs_again(target, b, got, at) if (
@@ -165,16 +173,17 @@ def _judged_rows(target: Target, case: Case, b: Batch, got: Any, at: dict[str, A
         failure = contract_failure(target, kept, r * m + k, rows(got), xs)
         failure.index, failure.at = k, {**at, "row": row}
         return failure
-    why, shown, wanted = told(r, k)
-    cause = Cause.SPECIALS if why.startswith("NaN rule") else Cause.LOGIC
+    reason, why, shown, wanted = told(r, k)
+    cause = Cause.SPECIALS if reason == Reason.NAN_RULE else Cause.LOGIC
     failure = Failure(cause, f"row {row} (of shape {list(x.shape)}, axis {b.axis}, "
-                      f"{b.layout} layout): {why}", k, shown, wanted, at={**at, "row": row})
-    if is_float(x.dtype) and "never written" not in failure.diagnosis:
+                      f"{b.layout} layout): {why}", k, shown, wanted, at={**at, "row": row},
+                      reason=reason)
+    if is_float(x.dtype) and failure.reason != Reason.NEVER_WRITTEN:
         # The same rows judged under the other subnormal rule: flushing, declared or not.
         flushing = flushes(target, x.dtype)
         flipped = replace(target, spec=replace(spec, subnormals="keep" if flushing else "flush"))
         gs = tuple(rows(v) for v in got) if spec.indices else rows(got)
-        bad_other = _row_verdicts(flipped, xs, gs)[0]
+        bad_other = row_verdicts(flipped, xs, gs)[0]
         ok_flush, ok_keep = (~bad, ~bad_other) if flushing else (~bad_other, ~bad)
         some = None
         if spec.family == "order":
@@ -183,13 +192,13 @@ def _judged_rows(target: Target, case: Case, b: Batch, got: Any, at: dict[str, A
         failure = flush_attributed(target, xs[r], failure, ok_flush, ok_keep, fresh,
                                     underflow=_judge_of(spec, x.dtype) is judge_products,
                                     some=some)
-        if "subnormals" in failure.detail:
+        if failure.reason == Reason.SUBNORMALS:
             return failure
     if spec.family == "sum" and is_float(x.dtype):
         return _too_far(xs[r], k, spec.inclusive, failure) or _rows_attribution(target, case,
                                                                                 failure)
-    if _judge_of(spec, x.dtype) is not None and (
-            "bound" in failure.diagnosis or "exactness certificate" in failure.diagnosis):
+    if _judge_of(spec, x.dtype) is not None and failure.reason in (Reason.BEYOND_BOUND,
+                                                                   Reason.CERTIFICATE):
         return _row_alone(target, xs[r], failure)
     return failure
 
@@ -288,7 +297,7 @@ def _rows_attribution(target: Target, case: Case, failure: Failure) -> Failure:
     steps = replace(case, distribution="steps")
     # A negative axis refused is no wrong answer on 'steps' data.
     probe = next((p for s in range(3) if (p := rows_check(target, steps, case.seed + s))
-                  and "refused axis" not in p.detail), None)
+                  and p.reason != Reason.REFUSED_AXIS), None)
     if probe is not None:
         failure.cause = Cause.LOGIC
         failure.diagnosis += (f"; wrong also on 'steps' data of the same shape and layout "

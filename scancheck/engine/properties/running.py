@@ -24,31 +24,25 @@ from ...oracle.exact import (
 )
 from ...targets.target import Target
 from ..cases import Case
-from ..diagnosis import Cause
+from ..diagnosis import Cause, Reason
 from .base import Check, Contract, Failure
 from .extremes import extreme_agree, extreme_answers, extreme_some
 from .nan_rules import declared_view
 from .subnormals import flush_attributed, flushes, new_subnormals
 
 
-def called(target: Target, x: np.ndarray) -> tuple[Any, Failure | None]:
-    """Whatever the target returns for ``x``.  An exception it raises, on an empty input
-    too, is the caller's to word (:func:`scancheck.engine.conformance.check_property`): where
-    the target gave no answer, the search goes on where it does."""
-    return target(x), None
-
-
 def run(target: Target, x: np.ndarray) -> tuple[np.ndarray | None, Failure | None]:
-    """The target's output on ``x``, or a failure if it refuses an empty input or returns
-    the wrong shape or dtype (other exceptions are the caller's: a fault)."""
-    got, refused = called(target, x)
-    if refused is not None:
-        return None, refused
+    """The target's output on ``x``, or a failure if it returns the wrong shape or dtype.
+    An exception it raises, on an empty input too, is the caller's to word
+    (:func:`scancheck.engine.conformance.check_property`): where the target gave no answer,
+    the search goes on where it does."""
+    got = target(x)
     out = target.spec.output_dtype(x.dtype)
     if got.shape != x.shape:
         return None, Failure(Cause.LOGIC, f"returned shape {got.shape} for input of shape "
                              f"{x.shape}" + (f" (and dtype {got.dtype}, not {out})"
-                                             if dtype_name(got.dtype) != out else ""))
+                                             if dtype_name(got.dtype) != out else ""),
+                             reason=Reason.SHAPE)
     if dtype_name(got.dtype) != out:
         return None, dtype_failure(target, dtype_name(x.dtype), dtype_name(got.dtype))
     return got, None
@@ -69,9 +63,10 @@ def dtype_failure(target: Target, given: str, returned: str) -> Failure:
             return Failure(Cause.CONTRACT, f"returns {returned} for {given} input: it promotes; "
                            f"declare {flag}", detail={"contract": flag},
                            contract=Contract(f"returns {returned} for {given} input", flag,
-                                             (("promote", spec.promote),)))
+                                             (("promote", spec.promote),)),
+                           reason=Reason.UNDECLARED)
     return Failure(Cause.LOGIC, f"returned dtype {returned} for input of dtype {given} "
-                   f"(its spec says {out})")
+                   f"(its spec says {out})", reason=Reason.SHAPE)
 
 
 def promoted(target: Target, x: np.ndarray) -> np.ndarray:
@@ -81,17 +76,19 @@ def promoted(target: Target, x: np.ndarray) -> np.ndarray:
 
 
 def first_bad(target: Target, ok: np.ndarray, got: np.ndarray, want: np.ndarray,
-               diagnosis: str, cause: Cause = Cause.LOGIC) -> Failure | None:
-    """A failure at the first output where ``ok`` is False (None if there is none); an
-    output that still holds the harness's fill bytes is named as never written."""
+               diagnosis: str, cause: Cause = Cause.LOGIC,
+               reason: Reason = Reason.WRONG_VALUE) -> Failure | None:
+    """A failure (of ``reason``) at the first output where ``ok`` is False (None if there is
+    none); an output that still holds the harness's fill bytes is one never written."""
     if ok.all():
         return None
     k = int(np.flatnonzero(~ok)[0])
     fill = target.output_fill
     if fill is not None and (np.atleast_1d(got[k]).view(np.uint8) == fill).all():
+        reason = Reason.NEVER_WRITTEN
         diagnosis = (f"output {k} never written (it still holds the 0x{fill:02x} bytes the "
                      f"harness fills outputs with)")
-    return Failure(cause, diagnosis, k, got[k], want[k])
+    return Failure(cause, diagnosis, k, got[k], want[k], reason=reason)
 
 
 def runs_differ(first: Any, second: Any, told: Callable[[int], str], at: dict[str, Any]
@@ -105,7 +102,7 @@ def runs_differ(first: Any, second: Any, told: Callable[[int], str], at: dict[st
         if not same.all():
             k = int(np.flatnonzero(~same)[0])
             return Failure(Cause.NONDETERMINISM, told(k), k, np.ravel(b)[k], np.ravel(a)[k],
-                           at=at, independent=True)
+                           at=at, independent=True, reason=Reason.NONDETERMINISTIC)
     return None
 
 

@@ -16,12 +16,12 @@ from ...core.dtypes import is_float
 from ...oracle.segmented import gather_rows, segment_ids, segment_rows
 from ...targets.target import Target
 from ..cases import Case
-from ..diagnosis import Cause
+from ..diagnosis import Cause, Reason
 from ..layouts import LAYOUTS, laid_out, memory_of
 from ..segments import Layout, draw_layout, shrunk_layouts
 from ..strategies import generate_data
 from .base import Failure
-from .rows import _row_verdicts
+from .rows import row_verdicts
 from .running import promoted, runs_differ
 
 #: Trailing shapes (H, ...) of a target with axis=0: one head, a few, odd, two dimensions,
@@ -65,7 +65,7 @@ def segments_check(target: Target, case: Case) -> Failure | None:
         if memory["layout"] != "C":
             failure.diagnosis += f" (input of shape {list(x.shape)}, {memory['layout']} layout)"
     if is_float(x.dtype) and spec.family == "sum" and failure.cause == Cause.LOGIC and (
-            "bound" in failure.diagnosis or "certificate" in failure.diagnosis):
+            failure.reason in (Reason.BEYOND_BOUND, Reason.CERTIFICATE, Reason.ACCUMULATOR)):
         failure = _steps_attribution(target, x, layout, failure, memory)
     if is_float(x.dtype) and not np.isfinite(x).all() and failure.cause != Cause.INPUT_WRITTEN:
         special = np.isnan(failure.got) != np.isnan(failure.expected) or (
@@ -118,20 +118,22 @@ def judge(target: Target, x: np.ndarray, layout: Layout, again: bool = False) ->
     try:
         got = call(target, x, desc)
     except DescriptionWritten as exc:
-        return Failure(Cause.INPUT_WRITTEN, str(exc), at=at, independent=True)
+        return Failure(Cause.INPUT_WRITTEN, str(exc), at=at, independent=True,
+                       reason=Reason.INPUT_WRITTEN)
     out = spec.output_dtype(x.dtype)
     if got.shape != x.shape or dtype_name(got.dtype) != out:
         return Failure(Cause.LOGIC, f"returned shape {got.shape} dtype {got.dtype} for shape "
-                       f"{x.shape} dtype {x.dtype} (expected dtype {out})", at=at)
+                       f"{x.shape} dtype {x.dtype} (expected dtype {out})", at=at,
+                       reason=Reason.SHAPE)
     if x.size == 0:
         return None
     xp = promoted(target, x)
     ids = segment_ids(layout.kind, desc, x.shape[0])
     plan = segment_rows(ids, spec.reverse)
     cols = x.size // x.shape[0]
-    worst: tuple[int, int, str, Any, Any, int] | None = None
+    worst: tuple[int, int, Reason, str, Any, Any, int] | None = None
     for index, seg in zip(plan.index, plan.segment):
-        bad, told = _row_verdicts(target, gather_rows(xp, index), gather_rows(got, index))
+        bad, told = row_verdicts(target, gather_rows(xp, index), gather_rows(got, index))
         bad = bad.reshape(index.shape[0], cols, index.shape[1]) & (index >= 0)[:, None, :]
         if not bad.any():
             continue
@@ -140,11 +142,11 @@ def judge(target: Target, x: np.ndarray, layout: Layout, again: bool = False) ->
         first = int(np.lexsort((c, pos))[0])
         p, col = int(pos[first]), int(c[first])
         if worst is None or (p, col) < worst[:2]:
-            why, shown, wanted = told(int(r[first]) * cols + col, int(k[first]))
-            worst = (p, col, why, shown, wanted, int(seg[r[first]]))
+            reason, why, shown, wanted = told(int(r[first]) * cols + col, int(k[first]))
+            worst = (p, col, reason, why, shown, wanted, int(seg[r[first]]))
     if worst is None:
         return _differs_again(target, x, desc, got, at) if again else None
-    p, col, why, shown, wanted, s = worst
+    p, col, reason, why, shown, wanted, s = worst
     members = np.flatnonzero(ids == s)
     name = _segment_name(layout, desc, ids, s)
     # Plain numbers: NumPy 2 shows its own scalars as np.int64(1) inside a list.
@@ -156,7 +158,8 @@ def judge(target: Target, x: np.ndarray, layout: Layout, again: bool = False) ->
                  + (" (a reverse scan: output k combines its segment from k to the end)"
                     if spec.reverse else ""))
     return Failure(Cause.LOGIC, diagnosis, p, shown, wanted,
-                   at={**at, "segment": s, **({"column": col} if x.ndim > 1 else {})})
+                   at={**at, "segment": s, **({"column": col} if x.ndim > 1 else {})},
+                   reason=reason)
 
 
 def _differs_again(target: Target, x: np.ndarray, desc: np.ndarray, got: np.ndarray,

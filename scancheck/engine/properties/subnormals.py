@@ -20,7 +20,7 @@ from ...oracle.bounds import (
 )
 from ...targets.spec import TargetSpec
 from ...targets.target import Target
-from ..diagnosis import Cause
+from ..diagnosis import Cause, Reason
 from .base import Failure, short
 
 
@@ -62,7 +62,7 @@ def flush_attributed(target: Target, x: np.ndarray, failure: Failure, ok_flush: 
                 "zero, so neither subnormals='keep' nor subnormals='flush' describes it")
     else:
         return failure
-    failure.cause = Cause.PRECISION
+    failure.cause, failure.reason = Cause.PRECISION, Reason.SUBNORMALS
     failure.diagnosis = (f"{failure.diagnosis}: {text}; " + (
         witness or f"a partial result falls below the smallest normal number "
                    f"{float(finfo(x.dtype).smallest_normal)!r}"))

@@ -3,6 +3,7 @@ over n, and the precision its accumulator behaves like."""
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -73,6 +74,23 @@ ACCUMULATION_PROBE: dict[str, tuple[str, int]] = {  # dtype: (wider type, values
     "float16": ("float32", 64), "bfloat16": ("float32", 64), "float32": ("float64", 1024)}
 
 
+class Accumulation(enum.Enum):
+    """What the accumulation probe proved of a float type's scan."""
+
+    WIDER = "every output correctly rounded: it accumulates in the wider type or wider"
+    NARROWER = "some partial results rounded to the type itself"
+    UNDETERMINED = "every order exact at the sizes allowed: nothing to tell"
+
+
+class AccumulationFound(dict[str, Any]):
+    """The accumulation probe's figures, as a report shows them, and its typed ``outcome``
+    (an :class:`Accumulation`), which is what a check reads."""
+
+    def __init__(self, outcome: Accumulation, figures: dict[str, Any]) -> None:
+        super().__init__(figures)
+        self.outcome = outcome
+
+
 def _sum_probe(target: Target, dtype: str, p: int, below: int, top: int = 2**30) -> np.ndarray:
     """Integers below ``below`` (exact in the type), n of them passing 2**p after a few
     hundred at most and staying below half the largest value (float16's is 65504); at most
@@ -97,7 +115,7 @@ def _product_probe(target: Target, dtype: str, wider: str) -> np.ndarray:
     return x.astype(as_dtype(dtype))
 
 
-def accumulation_precision(target: Target, dtype: str, top: int = 2**30) -> dict[str, Any]:
+def accumulation_precision(target: Target, dtype: str, top: int = 2**30) -> AccumulationFound:
     """Whether a float16, bfloat16 or float32 add or product scan accumulates in a wider type
     (float32, float32, float64), proved on data whose every partial result (of adjacent
     elements) is exact in the wider type but whose prefixes pass 2**p: integer-valued data
@@ -114,9 +132,10 @@ def accumulation_precision(target: Target, dtype: str, top: int = 2**30) -> dict
         want = exact_scan(x, inclusive=inc)
         n = x.shape[0]
         if float(np.max(want, initial=0)) < 2.0**p:  # every order is exact: nothing to tell
-            return {ACCUMULATION_KEY.format(dtype): f"undetermined: the {n} outputs that max_n "
-                                             f"{min(target.spec.max_n or top, top)} allows "
-                                             f"stay below 2**{p}"}
+            return AccumulationFound(Accumulation.UNDETERMINED, {
+                ACCUMULATION_KEY.format(dtype): f"undetermined: the {n} outputs that max_n "
+                                                f"{min(target.spec.max_n or top, top)} allows "
+                                                f"stay below 2**{p}"})
     else:
         x = _product_probe(target, dtype, wider)
         exact = np.cumprod(x.astype(np.float64))  # exact: odd parts below 2**53
@@ -128,11 +147,12 @@ def accumulation_precision(target: Target, dtype: str, top: int = 2**30) -> dict
     err = np.abs(got.astype(np.float64) - want.astype(np.float64)) / units
     err_seq = np.abs(narrow.astype(np.float64) - want.astype(np.float64)) / units
     off = int((got != want).sum())
-    return {ACCUMULATION_KEY.format(dtype): f"{wider} or wider (all {n} outputs correctly rounded)"
-            if not off else f"some partial {family}s rounded to {dtype} ({off} of {n} outputs "
-                            f"not correctly rounded)",
-            f"max err {dtype} (ulps)": float(err.max()),
-            f"max err {dtype}, sequential in {dtype} (ulps)": float(err_seq.max())}
+    return AccumulationFound(Accumulation.NARROWER if off else Accumulation.WIDER, {
+        ACCUMULATION_KEY.format(dtype): f"{wider} or wider (all {n} outputs correctly rounded)"
+        if not off else f"some partial {family}s rounded to {dtype} ({off} of {n} outputs "
+                        f"not correctly rounded)",
+        f"max err {dtype} (ulps)": float(err.max()),
+        f"max err {dtype}, sequential in {dtype} (ulps)": float(err_seq.max())})
 
 
 def passing_probes(target: Target, prop: str, dtypes: tuple[str, ...], top: int

@@ -26,7 +26,7 @@ from ...oracle.bounds import (
 )
 from ...targets.target import Target
 from ..cases import Case
-from ..diagnosis import Cause
+from ..diagnosis import Cause, Reason
 from .accumulation import accumulated_failure
 from .base import Check, Failure, untold
 from .nan_rules import finite_twin, kept_rule_failure, longer_input
@@ -45,7 +45,7 @@ def certificate_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np
     where = certified(x, target.spec.inclusive, flush=flushes(target, x.dtype))
     return first_bad(target, ~where | same, got, want,
                       "differs from the exact sum where every summation order is exact "
-                      "(the exactness certificate)")
+                      "(the exactness certificate)", reason=Reason.CERTIFICATE)
 
 
 def bound_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
@@ -63,9 +63,10 @@ def bound_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarr
     k = int(rep.beyond[0])
     if not (np.isfinite(got[k]) and np.isfinite(want[k])):
         return Failure(Cause.LOGIC, f"{got[k]} where the exact prefix is {want[k]}", k,
-                       got[k], want[k])
+                       got[k], want[k], reason=Reason.BEYOND_BOUND)
     return Failure(Cause.LOGIC, f"beyond the rounding bound of any summation order "
-                   f"({rep.bound_fraction[k]:.3g}x the bound)", k, got[k], want[k])
+                   f"({rep.bound_fraction[k]:.3g}x the bound)", k, got[k], want[k],
+                   reason=Reason.BEYOND_BOUND)
 
 
 def bound_fractions(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive: bool,
@@ -118,10 +119,12 @@ def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     probe = _steps_probe(target, case)
     if probe is not None:
         where = f"index {probe.index}" if probe.index is not None else "the call itself"
-        text = probe.diagnosis if "never written" in probe.diagnosis else (
+        unwritten = probe.reason == Reason.NEVER_WRITTEN
+        text = probe.diagnosis if unwritten else (
             f"{failure.diagnosis}; wrong also on data whose every sum of adjacent elements is "
             f"at most 3 ('steps' data, n={case.n}, {where}), so no rounding explains it")
-        return Failure(Cause.LOGIC, text, k, got[k], want[k], detail)
+        return Failure(Cause.LOGIC, text, k, got[k], want[k], detail,
+                       reason=probe.reason if unwritten else failure.reason)
     p = SIGNIFICAND_BITS[x.dtype.name]
     if not np.isfinite(got[k]):
         reach = abs_sums(x, target.spec.inclusive)[k] / overflow_threshold(x.dtype.name)
@@ -130,7 +133,7 @@ def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                        f"{reach:.3g} of the overflow threshold), while data with tiny partial "
                        f"sums are exact: some intermediate has less range than "
                        f"{x.dtype.name} (a narrower type, or an overflow guard set too low)",
-                       k, got[k], want[k], detail)
+                       k, got[k], want[k], detail, reason=failure.reason)
     # At the smallest failing n one lossy step shows (one carry, say), its error at most
     # 2**-bits of what it rounds: the worst of 16 seeds comes within a few percent of that.
     worst = _relative_error(x, got, want, target.spec.inclusive)
@@ -145,8 +148,8 @@ def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
         return Failure(Cause.LOGIC, f"{failure.diagnosis}; relative error 2**-{bits} of the "
                        f"prefix's magnitude, too large for lost precision (data with tiny "
                        f"partial sums pass: an error that grows with the values)", k, got[k],
-                       want[k], detail)
-    if bits >= p and "declared accumulator" not in failure.detail:
+                       want[k], detail, reason=failure.reason)
+    if bits >= p and failure.reason != Reason.ACCUMULATOR:
         # As precise as the type itself on every seed, yet beyond the bound of any order:
         # what is wrong is not a rounding but something added or left out (an offset).  A
         # declared wider accumulator's bound is far tighter: an error of the type's own
@@ -154,10 +157,10 @@ def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
         return Failure(Cause.LOGIC, f"{failure.diagnosis}; yet on 16 seeds the error stays "
                        f"within 2**-{bits} of the prefixes' magnitudes, {x.dtype.name}'s own "
                        f"precision: no lost precision explains it (a term added or left out, "
-                       f"as an offset)", k, got[k], want[k], detail)
+                       f"as an offset)", k, got[k], want[k], detail, reason=failure.reason)
     return Failure(Cause.PRECISION, f"{failure.diagnosis}; behaves like about {bits} significand "
                    f"bits ({x.dtype.name} has {p}), and data with tiny partial sums are exact",
-                   k, got[k], want[k], detail)
+                   k, got[k], want[k], detail, reason=failure.reason)
 
 
 def _sum_failure(target: Target, x: np.ndarray) -> Failure | None:
@@ -192,7 +195,8 @@ def _subnormals_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                        f"flushed, while the same input times 2**{low[1]}, which holds none, is "
                        f"right; a target that flushes by design declares "
                        f"TargetSpec(subnormals='flush'); {witness or 'x has subnormals'}",
-                       k, got[k], want[k], {**detail, "subnormals": "read as zero"})
+                       k, got[k], want[k], {**detail, "subnormals": "read as zero"},
+                       reason=Reason.SUBNORMALS)
     high = scaled_out(raw, least=False)
     if high is None:
         return None
@@ -214,7 +218,7 @@ def _subnormals_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                        f"magnitude near 1, right: some intermediate has less exponent range "
                        f"than {dt} and reads small normal numbers as zero (a narrower type, or "
                        f"an underflow guard set too high)", k, got[k], want[k],
-                       {**detail, "scaled by 2**": s})
+                       {**detail, "scaled by 2**": s}, reason=failure.reason)
 
     def scaled_draw(seed: int) -> np.ndarray:
         other = replace(case, seed=seed).data("add")
@@ -225,7 +229,8 @@ def _subnormals_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                           wrong, draw=scaled_draw)
     return Failure(told.cause, f"{told.diagnosis} (on the case's input times 2**{s}, which "
                    f"holds no subnormal: reading subnormals as zero does not explain it)",
-                   k, got[k], want[k], {**detail, **told.detail, "scaled by 2**": s})
+                   k, got[k], want[k], {**detail, **told.detail, "scaled by 2**": s},
+                   reason=told.reason)
 
 
 def _flush_fits(target: Target, x: np.ndarray) -> bool:
@@ -264,7 +269,8 @@ def _compensated_inf(target: Target, x: np.ndarray, got: np.ndarray, want: np.nd
     return Failure(Cause.SPECIALS, f"NaN where the exact prefix is {want[k]} and no input is "
                    f"NaN or {-want[k]}: inf - inf inside a compensated (Kahan) sum, whose "
                    f"correction term subtracts the running sum from itself once it is "
-                   f"infinite", k, got[k], want[k], {"compensated sum": "inf - inf"})
+                   f"infinite", k, got[k], want[k], {"compensated sum": "inf - inf"},
+                   reason=Reason.SPECIALS)
 
 
 def judge_output(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
@@ -351,8 +357,8 @@ def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
             f"{NAN_RULES[spec.nans]}; infinities as IEEE arithmetic says)" if spec.family == "sum"
             else f"NaN not handled as the spec declares (nans={spec.nans!r}: "
             f"{NAN_RULES[spec.nans]})")
-    failure = first_bad(target, ok, got, want, rule, Cause.SPECIALS)
-    if failure is None or "never written" in failure.diagnosis:
+    failure = first_bad(target, ok, got, want, rule, Cause.SPECIALS, Reason.SPECIALS)
+    if failure is None or failure.reason == Reason.NEVER_WRITTEN:
         return failure
     return untold(failure, partial(_specials_failure, target, case, x, got, want, failure))
 

@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from ...oracle.bounds import fit_columns as _fit
-from ...oracle.bounds import format_table
+from ...engine.options import CheckOptions
 from ..progress import Progress
+from ..tables import fit_columns, format_table
 from .spec_flags import spec_overrides
 
 
@@ -86,8 +86,8 @@ NOT_SEARCH = 1.5
 
 
 def print_report(rep) -> None:
-    rows = _fit(rep.rows(), {"property": 22, "diagnosis / detail": 40,
-                             "smallest failing case": 21})
+    rows = fit_columns(rep.rows(), {"property": 22, "diagnosis / detail": 40,
+                                    "smallest failing case": 21})
     # The n the summary says too: every property checked to it (one cut short by its
     # budget reached less than the others).
     print(format_table(rows, title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
@@ -112,8 +112,8 @@ def print_report(rep) -> None:
 
 
 
-def check_options(args: argparse.Namespace) -> dict:
-    """The keyword arguments of check_isolated that the command line sets."""
+def check_options(args: argparse.Namespace) -> CheckOptions:
+    """The options of a check that the command line sets (its spec flags aside)."""
     from ...engine.cases import Budget
 
     quick = args.quick
@@ -124,11 +124,11 @@ def check_options(args: argparse.Namespace) -> dict:
     seconds = DEFAULT_BUDGET - NOT_SEARCH if args.budget is None else args.budget
     budget = Budget(seconds, args.examples or Budget.max_examples, args.max_n,
                     bounded=args.budget is not None)
-    return dict(budget=budget, seconds=seconds, timeout=args.timeout,
-                large=False if quick else (True if args.large else None),
-                sanitize=() if quick else (tuple(args.sanitize) if args.sanitize is not None
-                                           else None),
-                workers=args.workers)
+    return CheckOptions(budget=budget, seconds=seconds, timeout=args.timeout,
+                        large=False if quick else (True if args.large else None),
+                        sanitize=() if quick else (tuple(args.sanitize)
+                                                   if args.sanitize is not None else None),
+                        workers=args.workers)
 
 
 
@@ -154,13 +154,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         print("scancheck: error: name at least one TARGET, or --controls", file=sys.stderr)
         return 2
     refuse_unavailable(args.targets)
-    options = check_options(args)
+    options = replace(check_options(args), overrides=overrides)
     gpu = round_robin(args.targets)
 
     def check(name: str) -> Any:
         try:
-            return check_isolated(name, overrides=overrides, progress=progress.task(name),
-                                  gpu=gpu.get(name), **options)
+            return check_isolated(name, replace(options, gpu=gpu.get(name)),
+                                  progress=progress.task(name))
         except UsageError as exc:  # the others' reports are kept, and it is named
             return exc
 
@@ -179,11 +179,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     # check (no budget would check it).
     status = 1 if 1 in statuses else 2 if unchecked else max(statuses)
     if reports:
-        rows = _fit([{"target": r.target,
-                      "verdict": r.verdict_word.replace("DOES NOT CONFORM", "FAILS"),
-                      "largest n": f"{r.reached:,}", "seconds": round(r.seconds),
-                      "diagnosis": r.summary} for r in reports],
-                    {"target": 26, "diagnosis": 36})
+        rows = fit_columns([{"target": r.target,
+                             "verdict": r.verdict_word.replace("DOES NOT CONFORM", "FAILS"),
+                             "largest n": f"{r.reached:,}", "seconds": round(r.seconds),
+                             "diagnosis": r.summary} for r in reports],
+                           {"target": 26, "diagnosis": 36})
         if gpu:  # which GPU ran what
             for row, (name, _) in zip(rows, ran):
                 row["GPU"] = gpu[name]
@@ -273,12 +273,13 @@ def run_controls(args: argparse.Namespace) -> int:
     gpu = gpu_available()[0]
     options = check_options(args)
     # Each control shows what the whole ladder catches: its budget bounds the draws only.
-    options["budget"] = replace(options["budget"], bounded=False)
+    options = replace(options, budget=replace(options.budget, bounded=False))
     todo = [c for c in CONTROLS if gpu or not c.gpu]
     gpu = round_robin([c.name for c in todo])
     with Progress() as progress:
         checked = dict(zip([c.name for c in todo], each(todo, lambda c: c.check(
-            progress=progress.task(c.name), gpu=gpu.get(c.name), **options), args.jobs)))
+            options=replace(options, gpu=gpu.get(c.name)), progress=progress.task(c.name)),
+            args.jobs)))
     rows, caught = [], 0
     for c in CONTROLS:
         if c.name not in checked:
@@ -296,7 +297,7 @@ def run_controls(args: argparse.Namespace) -> int:
             print(f"\n{name} was not caught as expected:")
             print_report(rep)
     write_json(args.json, [rep for rep, _ in checked.values()])
-    print(format_table(_fit(rows, {"control": 24, "expected": 30, "diagnosis": 30}),
+    print(format_table(fit_columns(rows, {"control": 24, "expected": 30, "diagnosis": 30}),
                        title="\nnegative controls"))
     print(f"\nscore: {caught} of {run} negative controls caught with the right diagnosis")
     return 0 if caught == run else 1

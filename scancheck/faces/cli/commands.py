@@ -14,8 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ...core.arrays import as_dtype
-from ...oracle.bounds import fit_columns as _fit
-from ...oracle.bounds import format_table
+from ..tables import fit_columns, format_table
 from .check import TABLE_WIDTH, output_path, writing
 
 
@@ -191,7 +190,7 @@ def cmd_known(args: argparse.Namespace) -> int:
         rows.append(row)
         links.append(f"{bug.key}: {bug.link or 'not reported upstream'} -- {bug.title} "
                      f"({bug.reproducer})")
-    print(format_table(_fit(rows, {"bug": 30, "status": 21, "reproducer": 30}),
+    print(format_table(fit_columns(rows, {"bug": 30, "status": 21, "reproducer": 30}),
                        title="known bugs of the libraries scancheck checks"))
     import textwrap
 

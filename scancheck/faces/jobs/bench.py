@@ -25,7 +25,7 @@ from ...kernels.tune import (
     current_device,
     time_gpu,
 )
-from ...oracle.bounds import fit_columns, format_table
+from ..tables import fit_columns, format_table
 
 #: The variant whose launches are tuned and benchmarked against the libraries.
 TUNED_VARIANT = TUNED_VARIANTS[0]

@@ -23,7 +23,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ...oracle.bounds import format_table
+from ..tables import format_table
 
 ROOT = Path(__file__).resolve().parents[3]
 #: Wall seconds each part may take (issue goals: two CPU cores for the tests and the CPU

@@ -183,7 +183,7 @@ def judge_figure(n: int, rms_vs_gold: float) -> tuple[str, str]:
 def report() -> str:
     """Seed 004's two figures judged: correct scans, the seed's figures, explain's verdicts,
     and the bugs that do (or do not) reproduce them; the text ``precision --practical`` prints."""
-    from ...oracle.bounds import format_table
+    from ..tables import format_table
 
     lines = ["Seed 004's practical, rebuilt bit for bit: inputs floorf(1000 * (rand() / "
              "(float)RAND_MAX)) from glibc rand() with seed 1, exclusive scans, scan_gold (a "

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ...controls import Control
+from ...engine.options import CheckOptions
 
 
 @dataclass(frozen=True)
@@ -115,25 +116,24 @@ def record(item: Item, run: int, rep: Any, caught: bool | None, seconds: float) 
                list(verdict.also))
 
 
-def check_once(item: Item, run: int, options: dict[str, Any]) -> Run:
-    """One check of ``item`` in child processes, at ``options`` (``check_isolated``'s
-    keyword arguments); a control's budget walks every ladder whole, as ``check
-    --controls`` does."""
+def check_once(item: Item, run: int, options: CheckOptions) -> Run:
+    """One check of ``item`` in child processes, as ``options`` say; a control's budget
+    walks every ladder whole, as ``check --controls`` does, and a target's spec takes the
+    item's overrides."""
     t0 = time.monotonic()
     if item.control is not None:
-        budget = options.get("budget")
-        opts = {**options, **({"budget": replace(budget, bounded=False)} if budget else {})}
-        rep, caught = item.control.check(**opts)
+        whole = replace(options, budget=replace(options.budget, bounded=False))
+        rep, caught = item.control.check(options=whole)
         return record(item, run, rep, caught, time.monotonic() - t0)
     from ...isolation.parent import check_isolated
 
-    rep = check_isolated(item.name, overrides=item.overrides, **options)
+    rep = check_isolated(item.name, replace(options, overrides=item.overrides))
     return record(item, run, rep, None, time.monotonic() - t0)
 
 
-def measure(items: Sequence[Item], repeat: int, options: dict[str, Any], jobs: int = 1,
+def measure(items: Sequence[Item], repeat: int, options: CheckOptions, jobs: int = 1,
             log: str | None = None, said: Callable[[str], None] | None = print,
-            check: Callable[[Item, int, dict[str, Any]], Run] = check_once) -> list[Stability]:
+            check: Callable[[Item, int, CheckOptions], Run] = check_once) -> list[Stability]:
     """Every item checked ``repeat`` times, ``jobs`` checks at once (run by run: the first
     run of every item before any second one); each run as it ends appended to ``log`` as
     one JSON line and told to ``said``.  The stability of each item, in the items' order."""
@@ -181,7 +181,7 @@ def table(results: Sequence[Stability], repeat: int) -> tuple[str, int]:
     """The table of every item's stability and a closing line, and the exit status: 0
     where every item is stable, 1 where any control was missed or any item got two
     primary diagnoses."""
-    from ...oracle.bounds import fit_columns, format_table
+    from ..tables import fit_columns, format_table
 
     rows = fit_columns([s.row() for s in results], {"item": 34, "primary diagnoses": 34,
                                                    "smallest n": 40})
@@ -193,7 +193,7 @@ def table(results: Sequence[Stability], repeat: int) -> tuple[str, int]:
 
 
 def repeated(controls: bool, only: Sequence[str] | None, targets: Sequence[str],
-             overrides: dict[str, Any] | None, repeat: int, options: dict[str, Any],
+             overrides: dict[str, Any] | None, repeat: int, options: CheckOptions,
              jobs: int = 1, log: str | None = None) -> int:
     """``scancheck check --repeat``: the controls (those ``only`` names, with ``controls``)
     and ``targets`` (each with ``overrides``), each checked ``repeat`` times; the table

@@ -24,11 +24,14 @@ import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ...isolation.sanitizer import TOOLS
+
+if TYPE_CHECKING:
+    from ...engine.options import CheckOptions
 
 #: The test module ``--scan-target`` collects.
 SUITE = Path(__file__).with_name("conformance_suite.py")
@@ -209,12 +212,13 @@ def _known_skips(locator: str, timeout: float) -> tuple[dict[str, str], str | No
             return {}, str(exc)
         unavailable, spec = target.unavailable, target.spec
     else:
+        from ...engine.options import CheckOptions
         from ...isolation.parent import EnvironmentProblem, UsageError, check_isolated
         from ...targets.spec import TargetSpec
 
-        try:
-            report = check_isolated(locator, properties=(), large=False, sanitize=(),
-                                    timeout=timeout)
+        try:  # resolved and prepared, nothing run
+            report = check_isolated(locator, CheckOptions(properties=(), large=False,
+                                                          sanitize=(), timeout=timeout))
         except EnvironmentProblem as exc:
             unavailable, spec = str(exc), None
         except UsageError as exc:
@@ -250,19 +254,10 @@ def run_check(config: pytest.Config, locator: str, check: str) -> tuple[str, str
     why = known.get(locator, {}).get(check)
     if why:
         return "skip", why
-    from ...engine.cases import Budget
     from ...isolation.parent import EnvironmentProblem, UsageError, check_isolated
 
-    # No count ends a search unless asked: at 1000 examples one ended after 5 s of its 30.
-    budget = Budget(config.getoption("scan_budget"),
-                    config.getoption("scan_examples") or Budget.max_examples,
-                    config.getoption("scan_max_n"))
-    what = dict(properties=(), large=True, sanitize=()) if check == LARGE_CHECK else (
-        dict(properties=(), large=False, sanitize=(check,)) if check in TOOLS else
-        dict(properties=(check,), large=False, sanitize=()))
     try:
-        report = check_isolated(locator, budget=budget, timeout=config.getoption("scan_timeout"),
-                                **what)
+        report = check_isolated(locator, check_options(config, check))
     except EnvironmentProblem as exc:
         return "skip", f"{locator} is not available here: {exc}"
     except UsageError as exc:
@@ -287,6 +282,22 @@ def run_check(config: pytest.Config, locator: str, check: str) -> tuple[str, str
             lines += [f"{named}diagnosis: {f.diagnosis}",
                       f"{named}smallest case: {_shown_case(f.smallest_case)}"]
     return "fail", "\n".join(lines)
+
+
+def check_options(config: pytest.Config, check: str) -> CheckOptions:
+    """The :class:`~scancheck.engine.options.CheckOptions` of ``check`` (a property,
+    :data:`LARGE_CHECK` or a sanitizer tool) as the session's options set them."""
+    from ...engine.cases import Budget
+    from ...engine.options import CheckOptions
+
+    # No count ends a search unless asked: at 1000 examples one ended after 5 s of its 30.
+    budget = Budget(config.getoption("scan_budget"),
+                    config.getoption("scan_examples") or Budget.max_examples,
+                    config.getoption("scan_max_n"))
+    what = dict(properties=(), large=True, sanitize=()) if check == LARGE_CHECK else (
+        dict(properties=(), large=False, sanitize=(check,)) if check in TOOLS else
+        dict(properties=(check,), large=False, sanitize=()))
+    return CheckOptions(budget=budget, timeout=config.getoption("scan_timeout"), **what)
 
 
 def _shown_case(case: dict[str, Any] | None) -> str:

@@ -73,6 +73,7 @@ def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None
     from ...adapters import known_for
     from ...adapters.known import explain, unexplained, unseen
     from ...engine.cases import Budget
+    from ...engine.options import CheckOptions
     from ...isolation.parent import UsageError, check_isolated
 
     out.mkdir(parents=True, exist_ok=True)
@@ -86,12 +87,14 @@ def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None
         else:
             todo.append(row)
 
+    options = CheckOptions(budget=Budget(budget, bounded=True), timeout=timeout, large=False,
+                           sanitize=(), workers=1)
+
     def check(row: Any) -> Found:
         start = time.monotonic()
         line = Found(row.name, row.api, _mode(row), part, CONFORMS)
         try:
-            rep = check_isolated(row.name, budget=Budget(budget, bounded=True), timeout=timeout,
-                                 large=False, sanitize=(), workers=1)
+            rep = check_isolated(row.name, options)
         except UsageError as exc:
             line.verdict, line.detail = CANNOT, str(exc)
             return line

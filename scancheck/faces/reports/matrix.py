@@ -31,9 +31,9 @@ from ...adapters import builtin_targets
 from ...engine.cases import Budget
 from ...engine.checks import PROPERTIES, not_applicable
 from ...engine.conformance import check
-from ...oracle.bounds import fit_columns, format_table
 from ...targets.resolve import resolve
 from ...targets.spec import contract_flags
+from ..tables import fit_columns, format_table
 
 #: What each operator is called in the libraries.
 SCAN_NAMES = {"add": "cumsum", "mul": "cumprod", "logaddexp": "logcumsumexp",

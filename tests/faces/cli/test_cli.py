@@ -145,12 +145,12 @@ def test_a_budget_given_bounds_the_ladders_and_the_default_walks_them_whole():
     from scancheck.faces.cli.check import DEFAULT_BUDGET, NOT_SEARCH, check_options
 
     options = check_options(_check_args())
-    default = options["budget"]
-    given = check_options(_check_args("--budget", "30"))["budget"]
+    default = options.budget
+    given = check_options(_check_args("--budget", "30")).budget
     # The default's 30 s are the command's wall time: its start and its report come out of them.
     assert DEFAULT_BUDGET == 30.0 and 0 < NOT_SEARCH < 3
     assert (default.seconds, default.bounded) == (30.0 - NOT_SEARCH, False)
-    assert options["seconds"] == default.seconds
+    assert options.seconds == default.seconds
     assert (given.seconds, given.bounded) == (30.0, True)
 
 
@@ -323,11 +323,11 @@ def test_a_target_found_unable_to_run_keeps_the_other_reports(capsys, monkeypatc
 
     real = scancheck.isolation.parent.check_isolated
 
-    def check(name, **kwargs):
+    def check(name, options, **kwargs):
         if name == "gone.py:f":
             raise scancheck.isolation.parent.EnvironmentProblem(
                 "target 'gone.py:f' cannot run here: cupy is not installed")
-        return real(name, **kwargs)
+        return real(name, options, **kwargs)
 
     monkeypatch.setattr(scancheck.isolation.parent, "check_isolated", check)
     argv = ["check", "gone.py:f", "numpy.cumsum", "--quick", "--budget", "3", "--max-n", "64",
@@ -375,8 +375,8 @@ def test_check_hands_the_named_fields_alone_to_every_target(capsys, monkeypatch)
 
     seen = []
 
-    def record(name, **kwargs):
-        seen.append((name, kwargs.get("spec"), kwargs["overrides"]))
+    def record(name, options, **kwargs):
+        seen.append((name, options.spec, dict(options.overrides)))
         raise scancheck.isolation.parent.UsageError("stop here")
 
     monkeypatch.setattr(scancheck.isolation.parent, "check_isolated", record)

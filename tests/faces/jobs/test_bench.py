@@ -49,7 +49,7 @@ def test_the_bench_tables_fit_a_terminal_and_the_json_keeps_every_figure():
     assert _widest(text) <= bench.WIDTH, text
     assert source in text.replace("\n", " ") and "512x64+h+pf+bo" in text
     # The negative control: the rows whole, as one table, are far wider.
-    from scancheck.oracle.bounds import format_table
+    from scancheck.faces.tables import format_table
 
     assert _widest(format_table(scans)) > bench.WIDTH
     for row in scans:  # what the printed table leaves out, the JSON rows keep

@@ -9,6 +9,7 @@ import pytest
 
 from scancheck.controls import CONTROLS
 from scancheck.engine.cases import Budget
+from scancheck.engine.options import CheckOptions
 from scancheck.faces.cli.main import main
 from scancheck.faces.jobs.stability import (
     Item,
@@ -28,7 +29,7 @@ def _control(name: str):
 def _scripted(outcomes: dict[str, list[tuple[bool | None, str, int | None]]]):
     """A check that answers each item's runs from ``outcomes`` (caught, primary, n), in
     the order of its runs, without any child process."""
-    def check(item: Item, run: int, options: dict) -> Run:
+    def check(item: Item, run: int, options: CheckOptions) -> Run:
         caught, primary, n = outcomes[item.name][run]
         return Run(item.name, run, caught, "DOES NOT CONFORM", primary, primary, n, True,
                    None if n is None else {"n": n}, 0.0)
@@ -41,12 +42,12 @@ def test_each_item_is_checked_repeat_times_and_each_run_logged(tmp_path):
     check = _scripted({"a": [(True, "logic error", 65)] * 3,
                        "t": [(None, "logic error", 9), (None, "logic error", 7),
                              (None, "logic error", 9)]})
-    found = measure(items, 3, {}, jobs=2, log=str(log), said=None, check=check)
+    found = measure(items, 3, CheckOptions(), jobs=2, log=str(log), said=None, check=check)
     assert [s.name for s in found] == ["a", "t"]
     assert [len(s.runs) for s in found] == [3, 3]
     assert found[0].caught == 3 and found[0].stable
     assert found[1].sizes == [9, 7, 9] and found[1].stable  # a target: one primary is enough
-    assert measure([Item("/a/long/path/scans.py:fn")], 1, {}, said=None, check=_scripted(
+    assert measure([Item("/a/long/path/scans.py:fn")], 1, CheckOptions(), said=None, check=_scripted(
         {"/a/long/path/scans.py:fn": [(None, "logic error", 9)]}))[0].row()["item"] == \
         "scans.py:fn"
     lines = [json.loads(line) for line in log.read_text().splitlines()]
@@ -62,7 +63,7 @@ def test_each_item_is_checked_repeat_times_and_each_run_logged(tmp_path):
     [(True, "logic error", 65), (True, "precision lost", 65)],  # two primary diagnoses
 ])
 def test_a_control_missed_or_told_two_ways_is_unstable_and_fails_the_command(outcomes):
-    found = measure([Item("a", control=CONTROLS[0])], 2, {}, said=None,
+    found = measure([Item("a", control=CONTROLS[0])], 2, CheckOptions(), said=None,
                     check=_scripted({"a": outcomes}))
     assert not found[0].stable
     text, status = table(found, 2)
@@ -70,7 +71,7 @@ def test_a_control_missed_or_told_two_ways_is_unstable_and_fails_the_command(out
 
 
 def test_a_target_with_two_primary_diagnoses_is_unstable():
-    found = measure([Item("t")], 2, {}, said=None, check=_scripted(
+    found = measure([Item("t")], 2, CheckOptions(), said=None, check=_scripted(
         {"t": [(None, "contract differs --nans skip", 5831), (None, "logic error", 5063)]}))
     assert found[0].primaries == ["contract differs --nans skip", "logic error"]
     assert table(found, 2)[1] == 1
@@ -98,7 +99,7 @@ def test_select_names_what_matches_nothing_and_leaves_gpu_controls_out():
 
 def test_repeat_must_be_a_positive_integer():
     with pytest.raises(ValueError, match="repeat=0"):
-        measure([Item("t")], 0, {})
+        measure([Item("t")], 0, CheckOptions())
 
 
 def test_check_repeat_of_two_controls_at_once(tmp_path, capsys):
@@ -121,6 +122,6 @@ def test_only_without_controls_is_a_usage_error(capsys):
 
 
 def test_runs_with_no_failure_have_no_smallest_n():
-    found = measure([Item("s", control=CONTROLS[0])], 2, {}, said=None,
+    found = measure([Item("s", control=CONTROLS[0])], 2, CheckOptions(), said=None,
                     check=_scripted({"s": [(True, "slow", None)] * 2}))
     assert found[0].stable and found[0].row()["smallest n"] == "-"

@@ -108,8 +108,9 @@ def test_large_and_sanitizer_checks_are_tests_of_their_own(pytester, monkeypatch
 
     calls = []
 
-    def check_isolated(locator, properties, large, sanitize, timeout, budget=None):
+    def check_isolated(locator, options):
         # Children are not what this test is about: answer as check_isolated would.
+        properties, large, sanitize = options.properties, options.large, options.sanitize
         calls.append((locator, properties, large, sanitize))
         if locator == "gpu_scans:scan":
             raise engine.EnvironmentProblem("no CUDA device")

@@ -1,0 +1,36 @@
+"""Plain-text tables for a terminal: the rows of a report aligned in columns, and columns
+cut to a width so that a table fits."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def format_table(rows: list[dict[str, object]], title: str | None = None) -> str:
+    """Render report rows as an aligned plain-text table (floats in 3 significant digits)."""
+    if not rows:
+        return "(no rows)"
+    cols = list(rows[0])
+
+    def cell(v: object) -> str:
+        if isinstance(v, float | np.floating):
+            return f"{v:.3g}"
+        return str(v)
+
+    body = [[cell(r.get(c, "")) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(cols)]
+    lines = [title] if title else []
+    lines.append("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    lines.append("  ".join("-" * w for w in widths))
+    lines.extend("  ".join(v.ljust(w) for v, w in zip(b, widths)) for b in body)
+    return "\n".join(lines)
+
+
+def fit_columns(rows: list[dict], widths: dict[str, int]) -> list[dict]:
+    """``rows`` with the named columns cut to their widths (an ellipsis where cut), so that
+    a :func:`format_table` of them fits a terminal."""
+    def cut(v: object, w: int) -> object:
+        text = str(v)
+        return text if len(text) <= w else text[:w - 1] + "…"
+
+    return [{k: cut(v, widths[k]) if k in widths else v for k, v in r.items()} for r in rows]
