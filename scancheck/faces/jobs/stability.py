@@ -198,7 +198,8 @@ def repeated(controls: bool, only: Sequence[str] | None, targets: Sequence[str],
     """``scancheck check --repeat``: the controls (those ``only`` names, with ``controls``)
     and ``targets`` (each with ``overrides``), each checked ``repeat`` times; the table
     printed, each run written to ``log`` as a JSON line (the file started afresh).  The
-    exit status of :func:`table`; 2 where nothing was named."""
+    exit status of :func:`table`; a ValueError naming the argument where nothing was named,
+    or ``only`` without ``controls``."""
     from ...core.devices import gpu_available
 
     if only and not controls:
