@@ -1,12 +1,14 @@
 """Broken scans whose bug only a narrow band of sizes shows, each of which one contract
-(a NaN rule, a promotion, subnormals read as zero) may seem to explain on some case; and
-scans that give no answer in time, one slow and one hung.  Each must be told what it is,
-whichever property meets it first (:mod:`scancheck.controls`).
+(a NaN rule, a promotion, subnormals read as zero, checked overflow, a reverse convention)
+may seem to explain on some case; and scans that give no answer in time, one slow and one
+hung.  Each must be told what it is, whichever property meets it first
+(:mod:`scancheck.controls`).
 """
 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -62,6 +64,43 @@ def dtype_widened_at_some_sizes(x: np.ndarray) -> np.ndarray:
         return np.add.accumulate(x, dtype=x.dtype)
 
 
+def _suffix(elems: tuple, combine: Any) -> tuple:
+    """The reverse scan in the 'suffix' convention, out[k] = x[k] + ... + x[n-1] in the
+    elements' order, by a vectorised Brent-Kung network over the flipped leaves."""
+    from ..kernels.generic_scans import brent_kung
+
+    flipped = brent_kung(tuple(v[::-1] for v in elems), lambda a, b: combine(b, a))
+    return tuple(np.ascontiguousarray(v[::-1]) for v in flipped)
+
+
+def reverse_flipped_at_some_sizes(elems: tuple, combine: Any) -> tuple:
+    """A reverse scan declared reverse='suffix' (out[k] = x[k] + ... + x[n-1]) that takes a
+    second code path where n > 5000 and n % 64 == 7, computing flip(scan(flip(x))): the
+    elements combined later-first.  At those sizes every output fits reverse='flip', but no
+    convention that holds at one size only is one: a logic error in a band of sizes."""
+    from ..kernels.generic_scans import brent_kung
+
+    if not in_the_band(elems[0].shape[0]):
+        return _suffix(elems, combine)
+    flipped = brent_kung(tuple(v[::-1] for v in elems), combine)
+    return tuple(np.ascontiguousarray(v[::-1]) for v in flipped)
+
+
+def sum_raising_on_overflow_at_some_sizes(x: np.ndarray) -> np.ndarray:
+    """An integer sum declared to wrap (two's complement, the default) that takes a checked
+    code path where n > 5000 and n % 64 == 7, raising OverflowError where a prefix leaves
+    the type: a checked sum at those sizes, which overflow='raise' would declare, but not at
+    the others, where it wraps."""
+    if x.dtype.kind in "iu" and in_the_band(x.size):
+        info = np.iinfo(x.dtype)
+        exact = np.cumsum(x.astype(object)) if x.dtype.itemsize == 8 else np.cumsum(
+            x.astype(np.int64))
+        if any(not int(info.min) <= int(v) <= int(info.max) for v in exact):
+            raise OverflowError(f"a prefix leaves {x.dtype}")
+    with np.errstate(over="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
 #: Block totals smaller than this are read as zero by :func:`underflow_guard_too_high`.
 GUARD = 1e-18
 
@@ -107,5 +146,7 @@ for fn, spec in (
     (underflow_guard_too_high, TargetSpec(dtypes=("float32", "float64"))),
     (slow_but_right, TargetSpec(dtypes=("float32",))),
     (hung_past_some_size, TargetSpec(dtypes=("float32",))),
+    (sum_raising_on_overflow_at_some_sizes, TargetSpec(dtypes=("int32", "int64"))),
+    (reverse_flipped_at_some_sizes, TargetSpec(combine=True, reverse="suffix")),
 ):
     fn.scan_spec = spec  # type: ignore[attr-defined]

@@ -143,6 +143,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         if overrides:  # each control declares what it computes: a flag would unmake it
             raise ValueError(f"argument --controls: spec flags apply to TARGETs, not to the "
                              f"negative controls ({', '.join(map(spec_flag, overrides))} given)")
+    if args.repeat is not None or args.only:
+        from ..jobs.stability import repeated
+
+        return repeated(args.controls, args.only, args.targets, overrides, args.repeat or 1,
+                        check_options(args), args.jobs, args.json)
+    if args.controls:
         return run_controls(args)
     if not args.targets:
         print("scancheck: error: name at least one TARGET, or --controls", file=sys.stderr)

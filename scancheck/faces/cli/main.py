@@ -166,6 +166,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=positive(int), default=1, help="targets checked at once")
     p.add_argument("--workers", type=positive(int),
                    help="child processes per target at once (default: half the cores)")
+    p.add_argument("--repeat", type=positive(int), metavar="N", help="check each TARGET (or "
+                   "control) N times with fresh seeds and print how stable its diagnosis is: "
+                   "caught k of N, the primary diagnoses seen, the smallest n of each run "
+                   "(exit 1 where one was missed or got two); --json writes a line per run")
+    p.add_argument("--only", action="append", metavar="NAME", help="with --controls: "
+                   "check only the controls whose name contains NAME (repeatable)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("matrix", help="the library matrix: pandas, polars, pyarrow, dask, "

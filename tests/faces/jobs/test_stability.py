@@ -1,0 +1,127 @@
+"""``check --repeat``: each item checked N times, what the runs agree on counted, and the
+exit status 1 exactly where a control was missed or an item got two primary diagnoses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scancheck.controls import CONTROLS
+from scancheck.engine.cases import Budget
+from scancheck.engine.options import CheckOptions
+from scancheck.faces.cli.main import main
+from scancheck.faces.jobs.stability import (
+    Item,
+    Run,
+    measure,
+    primary_of,
+    select,
+    table,
+)
+
+
+def _control(name: str):
+    (control,) = [c for c in CONTROLS if c.name == name]
+    return control
+
+
+def _scripted(outcomes: dict[str, list[tuple[bool | None, str, int | None]]]):
+    """A check that answers each item's runs from ``outcomes`` (caught, primary, n), in
+    the order of its runs, without any child process."""
+    def check(item: Item, run: int, options: CheckOptions) -> Run:
+        caught, primary, n = outcomes[item.name][run]
+        return Run(item.name, run, caught, "DOES NOT CONFORM", primary, primary, n, True,
+                   None if n is None else {"n": n}, 0.0)
+    return check
+
+
+def test_each_item_is_checked_repeat_times_and_each_run_logged(tmp_path):
+    log = tmp_path / "runs.jsonl"
+    items = [Item("a", control=CONTROLS[0]), Item("t")]
+    check = _scripted({"a": [(True, "logic error", 65)] * 3,
+                       "t": [(None, "logic error", 9), (None, "logic error", 7),
+                             (None, "logic error", 9)]})
+    found = measure(items, 3, CheckOptions(), jobs=2, log=str(log), said=None, check=check)
+    assert [s.name for s in found] == ["a", "t"]
+    assert [len(s.runs) for s in found] == [3, 3]
+    assert found[0].caught == 3 and found[0].stable
+    assert found[1].sizes == [9, 7, 9] and found[1].stable  # a target: one primary is enough
+    assert measure([Item("/a/long/path/scans.py:fn")], 1, CheckOptions(), said=None, check=_scripted(
+        {"/a/long/path/scans.py:fn": [(None, "logic error", 9)]}))[0].row()["item"] == \
+        "scans.py:fn"
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sorted((r["name"], r["run"]) for r in lines) == sorted(
+        (n, k) for n in "at" for k in range(3))
+    assert table(found, 3)[1] == 0
+    row = found[0].row()
+    assert row["caught"] == "3 of 3" and row["smallest n"] == "65 every run"
+
+
+@pytest.mark.parametrize("outcomes", [
+    [(True, "logic error", 65), (False, "contract differs --nans skip", 65)],  # missed once
+    [(True, "logic error", 65), (True, "precision lost", 65)],  # two primary diagnoses
+])
+def test_a_control_missed_or_told_two_ways_is_unstable_and_fails_the_command(outcomes):
+    found = measure([Item("a", control=CONTROLS[0])], 2, CheckOptions(), said=None,
+                    check=_scripted({"a": outcomes}))
+    assert not found[0].stable
+    text, status = table(found, 2)
+    assert status == 1 and "0 of 1 stable; not: a" in text
+
+
+def test_a_target_with_two_primary_diagnoses_is_unstable():
+    found = measure([Item("t")], 2, CheckOptions(), said=None, check=_scripted(
+        {"t": [(None, "contract differs --nans skip", 5831), (None, "logic error", 5063)]}))
+    assert found[0].primaries == ["contract differs --nans skip", "logic error"]
+    assert table(found, 2)[1] == 1
+
+
+def test_the_primary_diagnosis_names_the_contracts_flag():
+    """Two contracts are two diagnoses: the flag of the one named is part of the key."""
+    rep, caught = _control("checked sum wrapping").check(
+        isolated=False, properties=("integers exact",), budget=Budget(1.0, max_n=64))
+    assert caught
+    assert primary_of(rep) == "contract differs --overflow wrap"
+    rep, _ = _control("wrong first output of an exclusive scan").check(
+        isolated=False, properties=("integers exact",), budget=Budget(1.0, max_n=64))
+    assert primary_of(rep) == "logic error"
+
+
+def test_select_names_what_matches_nothing_and_leaves_gpu_controls_out():
+    with pytest.raises(ValueError, match="--only.*'no such control'"):
+        select(["no such control", "off-by-one"], gpu=False)
+    assert [c.name for c in select(["off-by-one"], gpu=False)] == [
+        "off-by-one at block boundaries"]
+    assert not any(c.gpu for c in select(None, gpu=False))
+    assert select(["missing barrier"], gpu=False) == []
+
+
+def test_repeat_must_be_a_positive_integer():
+    with pytest.raises(ValueError, match="repeat=0"):
+        measure([Item("t")], 0, CheckOptions())
+
+
+def test_check_repeat_of_two_controls_at_once(tmp_path, capsys):
+    """The command end to end, on controls every property catches at n = 0 or 1."""
+    log = tmp_path / "runs.jsonl"
+    status = main(["check", "--controls", "--only", "wrong first output", "--only",
+                   "empty input refused, wrong", "--repeat", "2", "--jobs", "2",
+                   "--budget", "2", "--json", str(log)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "2 of 2 stable" in out
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(runs) == 4 and all(r["caught"] for r in runs)
+    assert {r["n"] for r in runs if r["name"].startswith("wrong first")} == {1}
+
+
+def test_only_without_controls_is_a_usage_error(capsys):
+    assert main(["check", "--only", "off-by-one", "some.module:fn"]) == 2
+    assert "--only" in capsys.readouterr().err
+
+
+def test_runs_with_no_failure_have_no_smallest_n():
+    found = measure([Item("s", control=CONTROLS[0])], 2, CheckOptions(), said=None,
+                    check=_scripted({"s": [(True, "slow", None)] * 2}))
+    assert found[0].stable and found[0].row()["smallest n"] == "-"
