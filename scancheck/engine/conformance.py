@@ -45,6 +45,7 @@ from .properties import (
     passing_probes,
 )
 from .properties.axes import front_axes
+from .properties.base import Contract
 from .properties.monoids import monoid_summary, nonempty_batches
 from .report import ConformanceReport
 from .search import search, shrink
@@ -260,7 +261,9 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
     1 elements, within ``top`` and the spec's largest n): a contract explains a target's
     every answer, not one size's.  Else the failure the declared target still shows,
     told as what it is (a logic error, say: a dtype that changes with n is no promotion).
-    A case with no answer, or another contract, refutes nothing."""
+    A case with no answer refutes nothing, nor does another contract, except one that
+    would declare back what the spec already says: a target that keeps one contract at
+    some sizes and the spec's at others keeps neither, a logic error."""
     contract = failure.contract
     assert contract is not None
     try:
@@ -271,21 +274,36 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
     longer = case.with_n(m) if m > case.n else replace(case, seed=case.seed + 1)
     for other in (case, longer):
         wrong = judged(declared, other)
-        if wrong is None or isinstance(wrong, NoAnswer) or wrong.cause == Cause.CONTRACT:
+        if wrong is None or isinstance(wrong, NoAnswer):
+            continue
+        back = wrong.cause == Cause.CONTRACT and _declares_back(wrong, contract, target.spec)
+        if wrong.cause == Cause.CONTRACT and not back:
             continue
         where = ("this case" if other is case else
                  f"a longer case (n = {other.n:,}, {other.distribution} {other.dtype} data)")
         same = other is case
         detail = {k: v for k, v in failure.detail.items() if k != "contract"}
-        return Failure(wrong.cause, f"{contract.behaviour} at n = {case.n:,}, as "
-                       f"{contract.flag} would declare; so declared, {where} is still wrong: "
-                       f"{wrong.diagnosis}", wrong.index if same else failure.index,
+        told = (f"does as the spec declares ({wrong.contract.behaviour}): it keeps neither "
+                f"at every size" if back else f"is still wrong: {wrong.diagnosis}")
+        return Failure(Cause.LOGIC if back else wrong.cause,
+                       f"{contract.behaviour} at n = {case.n:,}, as {contract.flag} would "
+                       f"declare; so declared, {where} {told}",
+                       wrong.index if same else failure.index,
                        wrong.got if same else failure.got,
                        wrong.expected if same else failure.expected,
-                       {**detail, **(wrong.detail if same else {})},
-                       independent=wrong.independent, at=wrong.at if same else failure.at,
-                       reason=wrong.reason)
+                       {**detail, **(wrong.detail if same and not back else {})},
+                       independent=wrong.independent and not back,
+                       at=wrong.at if same else failure.at,
+                       reason=Reason.WRONG_VALUE if back else wrong.reason)
     return failure
+
+
+def _declares_back(wrong: Failure, contract: Contract, spec: TargetSpec) -> bool:
+    """Whether ``wrong``'s contract sets some field ``contract`` sets back to ``spec``'s own
+    value (declared raise, the longer case wraps as the spec first said)."""
+    changed = dict(contract.fields)
+    return wrong.contract is not None and any(
+        name in changed and getattr(spec, name) == value for name, value in wrong.contract.fields)
 
 
 def _unfinished(prop: str, stats: dict[str, Any], top: int, own: float,

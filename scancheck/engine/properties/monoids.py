@@ -72,7 +72,9 @@ def convention(target: Target) -> str | None:
     return None if not r else ("flip" if r is True else r)
 
 
-#: The length of the case an explanation of a failure is checked on too.
+#: The least length of the longer case an explanation of a failure is checked on too: else
+#: 2n + 1 for a failure at n, past the failing size as a contract's longer case is, so that
+#: a target that follows the explanation only in a band of sizes is not explained by it.
 LONGER = 40
 #: The other dimensions of an N-D case, drawn with these weights: singletons among them,
 #: where batched scans break.
@@ -451,7 +453,10 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
 
     def rerun() -> tuple[Leaves, Leaves] | None:
         shape = list(elems[0].shape)
-        shape[axis] = max(shape[axis], LONGER)
+        longer = 2 * shape[axis] + 1
+        if target.spec.max_n is not None:
+            longer = max(min(longer, target.spec.max_n), shape[axis])
+        shape[axis] = max(longer, LONGER)
         more = monoid.draw(np.random.default_rng([case.seed, 0xC0DE]), tuple(shape))
         try:
             ran = _leaves_of(call_on_leaves(target, more, *args, memory=memory), monoid,
