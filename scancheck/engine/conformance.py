@@ -262,8 +262,8 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
     every answer, not one size's.  Else the failure the declared target still shows,
     told as what it is (a logic error, say: a dtype that changes with n is no promotion).
     A case with no answer refutes nothing, nor does another contract, except one that
-    would declare back what the spec already says: a target that keeps one contract at
-    some sizes and the spec's at others keeps neither, a logic error."""
+    would declare back what the spec already says: a target that keeps one contract on
+    some inputs (some sizes, say) and the spec's on others keeps neither, a logic error."""
     contract = failure.contract
     assert contract is not None
     try:
@@ -284,7 +284,7 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
         same = other is case
         detail = {k: v for k, v in failure.detail.items() if k != "contract"}
         told = (f"does as the spec declares ({wrong.contract.behaviour}): it keeps neither "
-                f"at every size" if back else f"is still wrong: {wrong.diagnosis}")
+                f"on every input" if back else f"is still wrong: {wrong.diagnosis}")
         return Failure(Cause.LOGIC if back else wrong.cause,
                        f"{contract.behaviour} at n = {case.n:,}, as {contract.flag} would "
                        f"declare; so declared, {where} {told}",
