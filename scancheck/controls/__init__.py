@@ -151,13 +151,6 @@ CONTROLS: tuple[Control, ...] = (
             "every property, at n > 5000 with n % 64 == 7: a promotion explains that case, but "
             "declared, a longer one returns float32 ('declare --promote "
             "float32:float64' would be wrong advice)", seconds=5.0),
-    Control("NaN in the last block read as zero at some sizes",
-            _BAND + "nan_in_the_last_block_read_as_zero", Cause.SPECIALS,
-            "not propagated as IEEE arithmetic says", "nan and inf on 'lone specials' data, "
-            "at n > 5000 with n % 64 == 7: one NaN among the last 64 inputs, none before it "
-            "('specials' data put a NaN long before the last block, and the output is NaN "
-            "there whatever the block does); half its band cases show it, so its search "
-            "needs twice the others' seconds", seconds=10.0),
     Control("underflow guard set too high", _BAND + "underflow_guard_too_high",
             Cause.PRECISION, "less exponent range", "floats within bound on 'subnormal' "
             "data, scaled by powers of two: the least that leaves no subnormal is still wrong "

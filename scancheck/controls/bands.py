@@ -105,18 +105,6 @@ def sum_raising_on_overflow_at_some_sizes(x: np.ndarray) -> np.ndarray:
 GUARD = 1e-18
 
 
-def nan_in_the_last_block_read_as_zero(x: np.ndarray) -> np.ndarray:
-    """A sum right at every size but in the band, where a NaN among the last block's inputs
-    is read as zero: seen only where no NaN comes before it, as it does not on data with
-    specials everywhere (there the output is NaN long before the last block)."""
-    with np.errstate(all="ignore"):
-        if in_the_band(x.size) and x.dtype.kind == "f":
-            x = x.copy()
-            last = x[(x.size - 1) // BLOCK * BLOCK:]
-            last[np.isnan(last)] = 0
-        return np.add.accumulate(x, dtype=x.dtype)
-
-
 def underflow_guard_too_high(x: np.ndarray) -> np.ndarray:
     """A blocked sum that reads each block total below 1e-18 in magnitude as zero (an
     underflow guard set far above the subnormals): on data around the smallest normal

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import settings
 
-from scancheck.controls import CONTROLS, bands, sums
+from scancheck.controls import CONTROLS, sums
 from scancheck.core.arrays import same_bits
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.diagnosis import Cause
@@ -77,14 +77,7 @@ def test_a_bug_only_at_some_sizes_is_found_within_one_propertys_share_of_the_def
 BANDS = [c for c in CPU if c.locator.startswith("scancheck.controls.bands:") and c.seconds]
 #: The properties that search each band control (the float value properties where unnamed).
 BAND_PROPERTIES = {"integer sum checking overflow at some sizes": ("integers exact",),
-                   "reverse scan flipped at some sizes": ("probe monoids",),
-                   "NaN in the last block read as zero at some sizes": ("nan and inf",)}
-
-
-#: Band controls that only some data of a band size show (one NaN, none before it).
-SOME_DATA = {"NaN in the last block read as zero at some sizes"}
-
-
+                   "reverse scan flipped at some sizes": ("probe monoids",)}
 def _band_cases() -> list:
     return [pytest.param(c, prop, id=f"{c.name}-{prop}") for c in BANDS
             for prop in BAND_PROPERTIES.get(c.name, ("certified exact", "floats within bound"))]
@@ -105,10 +98,7 @@ def test_a_bug_in_1_64_of_the_sizes_past_5000_is_found_and_told_at_its_smallest_
     rep = _caught(control, isolated=False, properties=(prop,), budget=Budget())
     (failed,) = [r for r in rep.results if r.status == "fail"]
     assert failed.detail["seconds"] <= 2 * control.seconds, rep.rows()
-    n = rep.verdict.smallest_case["n"]
-    # Where only some data of a band size show the bug, the shrink keeps a size of the band
-    # whose data do; elsewhere it reaches the band's first size.
-    assert n == 5063 or (control.name in SOME_DATA and bands.in_the_band(n)), rep.rows()
+    assert rep.verdict.smallest_case["n"] == 5063, rep.rows()
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])

@@ -102,7 +102,7 @@ TABLE: dict[str, Property] = {p.name: p for p in (
     Property("floats within bound", float_check(bound_failure), FLOAT_DTYPES,
              ("integers", "uniform", "wide", "cancellation", "dyadic", "overflow", "zeros",
               "subnormal"), ORDERED),
-    Property("nan and inf", _specials_by_op, FLOAT_DTYPES, ("specials", "lone specials"),
+    Property("nan and inf", _specials_by_op, FLOAT_DTYPES, ("specials",),
              (*ORDERED, "mul", "logaddexp")),
     # Any operator: a run compared with runs of the same input, bit for bit (products on
     # factors near 1, which neither vanish nor overflow over long inputs).
