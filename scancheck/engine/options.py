@@ -42,8 +42,9 @@ def _is_number(v: Any) -> bool:
 
 
 def _frozen(v: Any) -> Any:
-    """``v`` with its lists (as JSON hands tuples back) made tuples, at any depth."""
-    return tuple(_frozen(e) for e in v) if isinstance(v, list | tuple) else v
+    from ..targets.spec import frozen
+
+    return frozen(v)
 
 
 def _names(v: Any, what: str) -> tuple[str, ...]:
@@ -198,16 +199,6 @@ class Plan:
         return PLAN.load(data)
 
 
-def spec_from_json(d: Any) -> TargetSpec:
-    """A spec from its JSON form (:func:`scancheck.targets.spec.spec_json`): lists back to
-    tuples, the promotions' pairs too."""
-    from ..targets.spec import TargetSpec
-
-    if not isinstance(d, dict):
-        raise TypeError("not a JSON object")
-    return TargetSpec(**{k: _frozen(v) for k, v in d.items()})
-
-
 class Kind(NamedTuple):
     """How one field goes to JSON and back: ``load`` raises TypeError where the JSON value
     is not ``what``."""
@@ -247,13 +238,19 @@ def _spec_json(spec: TargetSpec) -> dict[str, Any]:
     return spec_json(spec)
 
 
+def _spec_from_json(d: Any) -> TargetSpec:
+    from ..targets.spec import spec_from_json
+
+    return spec_from_json(d)
+
+
 TEXT = Kind("a string", _loader(lambda v: isinstance(v, str)))
 FLAG = Kind("true or false", _loader(lambda v: isinstance(v, bool)))
 NUMBER = Kind("a number", _loader(_is_number))
 INTEGER = Kind("an integer", _loader(lambda v: isinstance(v, int) and not isinstance(v, bool)))
 NAMES = _list_of(lambda e: isinstance(e, str), "a list of strings")
 SIZES = _list_of(lambda e: isinstance(e, int) and not isinstance(e, bool), "a list of integers")
-SPEC = Kind("a TargetSpec's JSON object", spec_from_json, _spec_json)
+SPEC = Kind("a TargetSpec's JSON object", _spec_from_json, _spec_json)
 OVERRIDES = Kind("an object of TargetSpec fields", lambda v: tuple(
     (k, _frozen(e)) for k, e in _loader(lambda d: isinstance(d, dict))(v).items()), dict)
 

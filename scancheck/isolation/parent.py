@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.devices import usable_cores
 from ..engine.diagnosis import Cause, PropertyResult, Reason
-from ..engine.options import CheckOptions, Plan, spec_from_json
-from ..targets.spec import TargetSpec
+from ..engine.options import CheckOptions, Plan
+from ..targets.spec import TargetSpec, spec_from_json
 from .child import ORDER, SIZE_MARK, Order, python_command
 from .watch import fault_message, largest_returned, slow_call, watch
 

@@ -288,6 +288,19 @@ def spec_json(spec: TargetSpec) -> dict[str, Any]:
     return d
 
 
+def spec_from_json(d: Any) -> TargetSpec:
+    """A spec from its JSON form (:func:`spec_json`): lists back to tuples, the promotions'
+    pairs too."""
+    if not isinstance(d, dict):
+        raise TypeError("not a JSON object")
+    return TargetSpec(**{k: frozen(v) for k, v in d.items()})
+
+
+def frozen(v: Any) -> Any:
+    """``v`` with its lists (as JSON hands tuples back) made tuples, at any depth."""
+    return tuple(frozen(e) for e in v) if isinstance(v, list | tuple) else v
+
+
 def spec_flag(field_name: str) -> str:
     """The command-line flag that sets the :class:`TargetSpec` field ``field_name``: its
     name with dashes, except ``max_n``, which is ``--accepts-max-n`` (``--max-n`` is the
@@ -307,11 +320,7 @@ def with_overrides(spec: TargetSpec, overrides: dict[str, Any] | None, name: str
     if unknown:
         raise ValueError(f"{', '.join(unknown)} is no TargetSpec field; allowed: "
                          f"{', '.join(sorted(fields))}")
-
-    def tup(v: Any) -> Any:  # JSON hands tuples back as lists
-        return tuple(tup(e) for e in v) if isinstance(v, list | tuple) else v
-
-    given = {k: tup(v) for k, v in overrides.items()}
+    given = {k: frozen(v) for k, v in overrides.items()}
     try:
         return replace(spec, **given)
     except (ValueError, TypeError) as exc:

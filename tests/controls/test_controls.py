@@ -17,8 +17,8 @@ from scancheck.controls import CONTROLS, sums
 from scancheck.core.arrays import same_bits
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.diagnosis import Cause
-from scancheck.engine.options import spec_from_json
 from scancheck.targets.resolve import resolve
+from scancheck.targets.spec import spec_from_json
 
 CPU = [c for c in CONTROLS if not c.gpu]
 GPU = [c for c in CONTROLS if c.gpu]

@@ -17,7 +17,7 @@ import pytest
 
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check
-from scancheck.engine.options import CheckOptions, Plan, spec_from_json
+from scancheck.engine.options import CheckOptions, Plan
 from scancheck.isolation.parent import (
     IsolatedCheck,
     UsageError,
@@ -31,7 +31,7 @@ from scancheck.isolation.parent import (
 )
 from scancheck.isolation.watch import SMALL_N, slow_call
 from scancheck.targets.resolve import resolve
-from scancheck.targets.spec import TargetSpec
+from scancheck.targets.spec import TargetSpec, spec_from_json
 
 
 def test_a_faulting_target_is_reported_and_the_session_goes_on(budget):
