@@ -175,6 +175,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("NaN-dropping max", _CON + "nan_dropping_max", Cause.CONTRACT,
             "declare --nans ignore", "nan and inf: the NaN rule it keeps (C fmax) is named, "
             "with its flag; the same data without NaNs pass"),
+    Control("max ignoring NaN unless it comes first", _CON + "max_ignoring_nan_unless_first",
+            Cause.LOGIC, "keeps neither on every input", "nan and inf: its NaNs among finite "
+            "values read as 'declare --nans ignore', but so declared, an input that starts with "
+            "NaNs comes back all NaN"),
     Control("N-D sum flipping its accumulation type between calls", _CON +
             "rows_flipping_their_accumulation_type", Cause.NONDETERMINISM, "bits differ",
             "rows, which runs each right batched scan again where the spec is deterministic "

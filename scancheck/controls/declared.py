@@ -21,6 +21,16 @@ def nan_dropping_max(x: np.ndarray) -> np.ndarray:
         return np.fmax.accumulate(x)
 
 
+def max_ignoring_nan_unless_first(x: np.ndarray) -> np.ndarray:
+    """A running maximum that ignores NaN (fmax), except that a NaN first input makes every
+    output NaN: NaN rules read off NaNs among finite values fit it (ignore), and none fits
+    the inputs that start with NaN."""
+    with np.errstate(all="ignore"):
+        if x.size and np.isnan(x[0]):
+            return np.full_like(x, x[0])
+        return np.fmax.accumulate(x)
+
+
 def _sum_reading_nans_as_zero(x: np.ndarray, signed: bool) -> np.ndarray:
     """The running sum of ``x`` with its NaNs of sign bit ``signed`` read as 0."""
     with np.errstate(all="ignore"):
@@ -282,6 +292,7 @@ def float32_rows_declaring_float64_accumulation(x: np.ndarray, axis: int) -> np.
 
 for fn, spec in (
     (nan_dropping_max, TargetSpec(op="max", dtypes=_FLOATS)),
+    (max_ignoring_nan_unless_first, TargetSpec(op="max", dtypes=_FLOATS)),
     (float32_sum_declaring_float64_accumulation,
      TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),))),
     (rows_flipping_their_accumulation_type, TargetSpec(dtypes=("float32",), axis="arg")),

@@ -49,6 +49,7 @@ from .properties.base import Contract
 from .properties.monoids import monoid_summary, nonempty_batches
 from .report import ConformanceReport
 from .search import search, shrink
+from .strategies import CONFIRMING
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "CheckOptions", "ConformanceReport", "Plan",
            "PropertyResult", "check", "check_property", "not_applicable", "run_plan"]
@@ -257,9 +258,10 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
 def contract_checked(failure: Failure, case: Case, target: Target, top: int,
                      judged: Callable[[Target, Case], Failure | None]) -> Failure:
     """``failure`` (of cause CONTRACT, found on ``case``) where the target, declared to keep
-    the contract it names, is right on ``case`` and on a longer case of the same data (2n +
-    1 elements, within ``top`` and the spec's largest n): a contract explains a target's
-    every answer, not one size's.  Else the failure the declared target still shows,
+    the contract it names, is right on ``case``, on a longer case of the same data (2n + 1
+    elements, within ``top`` and the spec's largest n) and, where the data have one, on
+    their :data:`~scancheck.engine.strategies.CONFIRMING` kind: a contract explains a
+    target's every answer, not one size's or one placing's.  Else the failure the declared target still shows,
     told as what it is (a logic error, say: a dtype that changes with n is no promotion).
     A case with no answer refutes nothing, nor does another contract, except one that
     would declare back what the spec already says: a target that keeps one contract on
@@ -272,7 +274,10 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
         return failure
     m = min(2 * case.n + 1, top, target.spec.max_n or top)
     longer = case.with_n(m) if m > case.n else replace(case, seed=case.seed + 1)
-    for other in (case, longer):
+    others = [case, longer]
+    if case.distribution in CONFIRMING:
+        others.append(replace(longer, distribution=CONFIRMING[case.distribution]))
+    for other in others:
         wrong = judged(declared, other)
         if wrong is None or isinstance(wrong, NoAnswer):
             continue

@@ -33,6 +33,12 @@ DISTRIBUTIONS: tuple[str, ...] = (
     "odd",  # odd integers (mostly +-1 and +-3; floats +-1): products never wrap to 0, as even do
 )
 
+#: Data no search draws, that confirms a contract found on the key's data: the same data
+#: with its trigger where the rule's every clause applies.  A NaN rule read off a case
+#: whose NaNs come among finite values says nothing of a prefix of NaNs alone (whether the
+#: outputs there are NaN, and whether the first finite value starts the scan afresh).
+CONFIRMING: dict[str, str] = {"specials": "specials first"}
+
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 61, 127, 251, 509, 1021, 2039, 4093, 8191)
 
 
@@ -207,11 +213,14 @@ def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: st
         return _factors(rng, n, dt)
     if distribution == "powers":
         return _powers(rng, n, dt)
-    if distribution == "specials":
+    if distribution in ("specials", "specials first"):
         x = rng.uniform(-1, 1, n).astype(dt)
         specials = np.array([np.nan, np.inf, -np.inf, -0.0], dtype=dt)
         mask = rng.random(n) < 0.05
         x[mask] = rng.choice(specials, int(mask.sum()))
+        if distribution == "specials first" and n:
+            # NaNs alone up to half the input, then the specials among finite values.
+            x[:int(rng.integers(1, max(1, n // 2) + 1))] = np.nan
         nan = np.isnan(x)
         x[nan] = rng.choice(nans(dt), int(nan.sum()))
         return x

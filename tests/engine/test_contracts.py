@@ -485,6 +485,32 @@ def test_a_nan_rule_stands_only_where_the_twin_and_a_longer_input_agree():
     assert rule_stands(fmax, "--nans ignore", lambda: right, lambda: propagates) is None
 
 
+def test_a_nan_rule_kept_only_after_a_finite_first_input_is_no_contract():
+    """fmax, but an input that starts with NaN comes back all NaN: 'ignore' fits every case
+    whose first input is finite, its longer case too; the same data starting with NaNs
+    (CONFIRMING) refute it."""
+    target = resolve("scancheck.controls.declared:max_ignoring_nan_unless_first")
+    seeds = [s for s in range(40)
+             if not np.isnan(Case(200, "float32", "specials", s).data("max")[0])]
+    told = [_told("nan and inf", target, Case(200, "float32", "specials", s)) for s in seeds]
+    shown = [f for f in told if f is not None]
+    assert len(shown) >= 10, told
+    contracts = [f for f in shown if f.cause == Cause.CONTRACT]
+    assert contracts, [f.diagnosis for f in shown]  # the case alone fits 'ignore'
+    checked = [contract_checked(f, Case(200, "float32", "specials", s), target, 2**20,
+                                lambda t, c: _told("nan and inf", t, c))
+               for f, s in zip(told, seeds, strict=True) if f in contracts]
+    assert all(f.cause == Cause.LOGIC and "specials first" in f.diagnosis for f in checked), [
+        f.diagnosis for f in checked]
+    # fmax itself keeps 'ignore' on those data too: the contract stands.
+    fmax = resolve("scancheck.controls.declared:nan_dropping_max")
+    case = Case(200, "float32", "specials", seeds[0])
+    failure = _told("nan and inf", fmax, case)
+    assert failure is not None and failure.cause == Cause.CONTRACT
+    kept = contract_checked(failure, case, fmax, 2**20, lambda t, c: _told("nan and inf", t, c))
+    assert kept.cause == Cause.CONTRACT and "declare --nans ignore" in kept.diagnosis
+
+
 def _promotion(target, n):
     """The promotion failure the target's call at ``n`` shows, checked as check_property
     checks a contract: declared, on its case and a longer one."""

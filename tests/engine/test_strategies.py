@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from scancheck.core.dtypes import finfo
 from scancheck.engine.strategies import (
+    CONFIRMING,
     DISTRIBUTIONS,
     block_sizes,
     dtypes,
@@ -72,6 +73,16 @@ def test_scan_data_draws_the_asked_distribution(dist, data):
         assert (x <= 0).all() or (x >= 0).all()
     if dist != "specials" and x.dtype.kind == "f":
         assert np.isfinite(x).all()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@given(n=st.integers(1, 300), seed=st.integers(0, 2**32 - 1))
+def test_specials_first_start_with_nans_then_finite_values_among_specials(dtype, n, seed):
+    x = generate_data(np.random.default_rng(seed), n, dtype, CONFIRMING["specials"])
+    lead = int(np.argmin(np.isnan(x))) if not np.isnan(x).all() else n
+    assert 1 <= lead <= max(1, n // 2)
+    if n >= 4:
+        assert np.isfinite(x[lead:]).any()
 
 
 @given(finite_floats("float32"))
