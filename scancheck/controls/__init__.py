@@ -179,6 +179,10 @@ CONTROLS: tuple[Control, ...] = (
             Cause.LOGIC, "keeps neither on every input", "nan and inf: its NaNs among finite "
             "values read as 'declare --nans ignore', but so declared, an input that starts with "
             "NaNs comes back all NaN"),
+    Control("sum reading a late NaN as zero", _CON + "sum_reading_a_late_nan_as_zero",
+            Cause.SPECIALS, "not propagated", "nan and inf, on the sweep's lone specials past "
+            "4000 elements: a NaN in the last tile after no other special (on data one element "
+            "in 20 special the outputs there are NaN already)", seconds=5.0),
     Control("N-D sum flipping its accumulation type between calls", _CON +
             "rows_flipping_their_accumulation_type", Cause.NONDETERMINISM, "bits differ",
             "rows, which runs each right batched scan again where the spec is deterministic "

@@ -33,6 +33,7 @@ from .cases import (
     ladder,
     share_time,
 )
+from .strategies import SWEPT
 
 F = TypeVar("F")
 
@@ -135,7 +136,8 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
     db = example_database() if key is not None else None
     # The failing cases themselves, as found: a companion is no example Hypothesis could
     # replay, and the scales it draws from depend on this run's timings.
-    for case in _stored(db, key, dtypes, distributions, max_n):
+    swept = (*distributions, *(SWEPT[d] for d in distributions if d in SWEPT))
+    for case in _stored(db, key, dtypes, swept, max_n):
         case, failure = run(case, cut=False)
         if failure is not None:
             found.append((case, failure))
@@ -150,8 +152,7 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
         # first example (the tests' budgets end this way hundreds of times a session).
         return result(True)
 
-    sweep = Sweep(int(np.random.default_rng().integers(0, 2**32)), max_n, dtypes,
-                  distributions)
+    sweep = Sweep(int(np.random.default_rng().integers(0, 2**32)), max_n, dtypes, swept)
     for n, took in timings:  # what a case of each scale costs, from the ladder's rungs
         sweep.took(n, took)
     # Hypothesis's own seconds (drawing, bookkeeping) count among the draws'.

@@ -101,6 +101,20 @@ def test_a_bug_in_1_64_of_the_sizes_past_5000_is_found_and_told_at_its_smallest_
     assert rep.verdict.smallest_case["n"] == 5063, rep.rows()
 
 
+@pytest.mark.slow
+def test_a_nan_mishandled_only_after_no_other_special_is_found_on_lone_specials():
+    """Past 4000 elements the last tile reads NaN as zero: on data one element in 20
+    special the outputs there are NaN already, so only the sweep's lone specials show it,
+    within one property's share of the default budget, as broken NaN handling (no rule)."""
+    (control,) = [c for c in CPU if c.name == "sum reading a late NaN as zero"]
+    control.check(isolated=False, properties=("nan and inf",), budget=Budget(0.1, max_n=64))
+    rep = _caught(control, isolated=False, properties=("nan and inf",), budget=Budget())
+    (failed,) = [r for r in rep.results if r.status == "fail"]
+    assert failed.detail["seconds"] <= 2 * control.seconds, rep.rows()
+    assert rep.verdict.smallest_case["data"] == "lone specials", rep.rows()
+    assert rep.verdict.smallest_case["n"] > 4000, rep.rows()
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
 @pytest.mark.parametrize("data", ["uniform", "cancellation", "overflow", "specials", "zeros"])
 def test_carries_taken_at_once_are_those_carried_block_after_block(dtype, data):

@@ -11,6 +11,7 @@ from scancheck.core.dtypes import finfo
 from scancheck.engine.strategies import (
     CONFIRMING,
     DISTRIBUTIONS,
+    SWEPT,
     block_sizes,
     dtypes,
     elements_for,
@@ -83,6 +84,17 @@ def test_specials_first_start_with_nans_then_finite_values_among_specials(dtype,
     assert 1 <= lead <= max(1, n // 2)
     if n >= 4:
         assert np.isfinite(x[lead:]).any()
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32", "float64"])
+def test_lone_specials_are_one_to_three_specials_mostly_near_the_end(dtype):
+    n, near = 5000, 0
+    for seed in range(400):
+        x = generate_data(np.random.default_rng(seed), n, dtype, SWEPT["specials"])
+        special = np.flatnonzero(~np.isfinite(x.astype(np.float64)))
+        assert 1 <= special.size <= 3 and np.abs(np.delete(x, special).astype(float)).max() <= 1
+        near += n - 1 - special.max() < 64
+    assert 0.3 < near / 400 < 0.8, near
 
 
 @given(finite_floats("float32"))
