@@ -126,6 +126,10 @@ def _as_exact(v: np.ndarray) -> np.ndarray:
 def rational(monoid: Monoid, probe: Leaves | None = None) -> bool:
     """Whether ``monoid``'s combine evaluates exactly on Fractions: built from + - * / max min
     (a call on object arrays of Fractions returns Fractions and integers only)."""
+    # An infinite identity (max's -inf) is no rational: such a combine is judged in floats.
+    if not all(np.isfinite(np.asarray(v, np.float64)).all()
+               for v, d in zip(monoid.identity, monoid.dtypes) if is_float(d)):
+        return False
     rng = np.random.default_rng(0)
     probe = probe or monoid.draw(rng, (4,))
     try:
@@ -383,7 +387,9 @@ class LawBroken:
 
 
 def _at(leaves: Leaves, i: int) -> tuple:
-    return tuple(np.asarray(v)[i].item() for v in leaves)
+    """Element ``i`` of each leaf as Python numbers (exact leaves hold Fractions already)."""
+    picked = (np.asarray(v)[i] for v in leaves)
+    return tuple(e.tolist() if isinstance(e, np.ndarray | np.generic) else e for e in picked)
 
 
 def _differ(monoid: Monoid, a: Leaves, b: Leaves, exact: bool, scale: np.ndarray

@@ -16,6 +16,7 @@ from scancheck.controls import CONTROLS
 from scancheck.core.monoids import PROBES, namespace
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check, check_property
+from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import TABLE, applies
 from scancheck.kernels.generic_scans import brent_kung, sequential
 from scancheck.oracle.monoid_scan import monoid_scan
@@ -241,6 +242,34 @@ def test_an_integer_user_monoid_is_checked_by_its_laws_and_its_scan(budget):
     assert rep.passed, rep.rows()
     assert {r.name for r in rep.results if r.status == "pass"} == {"operator laws",
                                                                    "monoid scan"}
+
+
+def test_a_float_user_monoid_that_is_no_monoid_or_raises_is_told_as_its_operator(budget):
+    """A float average breaks associativity in rationals, and a combine that calls Python's
+    max on arrays raises: each is the operator's fault, never the scan's."""
+    avg = Monoid(lambda a, b: ((a[0] + b[0]) / 2,), (np.float64(0),), name="average")
+    raising = Monoid(lambda a, b: (max(a[0], b[0]),), (np.float64(-1e300),), name="py max")
+    for m, words in ((avg, "is no monoid: associativity"), (raising, "raised ValueError")):
+        rep = check(Target("fold", _fold_of(m), TargetSpec(op=m)), budget=budget)
+        assert rep.verdict.cause == Cause.OPERATOR and words in rep.verdict.line, rep.rows()
+
+
+def test_a_float_user_monoid_with_an_infinite_identity_is_checked(float_budget):
+    """max's identity -inf is no rational: its laws and scans are judged in floats."""
+    summax = Monoid(lambda a, b: (a[0] + b[0], np.maximum(a[1], b[1])),
+                    (np.float64(0), np.float64(-np.inf)), name="sum and max", commutative=True)
+
+    def scan(elems):
+        return np.cumsum(elems[0]), np.maximum.accumulate(elems[1])
+
+    def short(elems):  # the running max one short from element 5 on
+        out = scan(elems)
+        out[1][5:] -= 1
+        return out
+    rep = check(Target("scan", scan, TargetSpec(op=summax)), budget=float_budget)
+    assert rep.passed, rep.rows()
+    rep = check(Target("short", short, TargetSpec(op=summax)), budget=float_budget)
+    assert rep.verdict.cause == Cause.LOGIC, rep.rows()
 
 
 def test_a_user_monoid_named_like_a_builtin_operator_falls_into_none_of_its_paths(float_budget):

@@ -109,6 +109,29 @@ def test_a_law_that_fails_is_found_with_its_operands():
     assert "is no monoid" in broken.line("difference")
 
 
+def test_a_rational_float_law_that_fails_is_shown_in_numbers():
+    """A float average (no monoid) breaks associativity exactly, in rationals; the operands
+    and sides shown are numbers, not Fractions."""
+    avg = Monoid(lambda a, b: ((a[0] + b[0]) / 2,), (np.float64(0),), name="average")
+    assert rational(avg)
+    broken = broken_law(avg, 64, 0)
+    assert broken is not None and "is no monoid" in broken.line("average")
+    assert all(isinstance(v, float) for side in broken.sides for v in side)
+    a, b, c = (Fraction(broken.operands[k][0]) for k in "abc")
+    assert ((a + b) / 2 + c) / 2 != (a + (b + c) / 2) / 2
+
+
+def test_an_infinite_identity_is_judged_in_floats():
+    """max's identity -inf is no rational: the laws hold within roundoff, and the exact
+    answer of a scan is not claimed."""
+    summax = Monoid(lambda a, b: (a[0] + b[0], np.maximum(a[1], b[1])),
+                    (np.float64(0), np.float64(-np.inf)), name="sum and max", commutative=True)
+    assert not rational(summax)
+    assert broken_law(summax, 64, 0) is None
+    x = summax.draw(np.random.default_rng(0), (9,))
+    assert exact_monoid_scan(summax, x) is None
+
+
 def test_a_wrong_identity_is_a_broken_law():
     bad = Monoid(lambda a, b: (a[0] * b[0],), (np.int64(0),), name="mul with identity 0")
     assert "identity" in broken_law(bad, 64, 0).law

@@ -495,6 +495,9 @@ def not_judged(monoid: Monoid) -> str | None:
         broken = broken_law(monoid, LAW_TRIPLES, 0)
     except MonoidError as exc:
         return f"not judged: {exc}"
+    except Exception as exc:  # the user's combine: 'operator laws' tells it as a fault
+        return (f"not judged: its combine raised {type(exc).__name__} ({exc}) (see 'operator "
+                f"laws')")
     if broken is None:
         return None
     return f"not judged: {broken.line(monoid.name)} (see 'operator laws')"
@@ -509,6 +512,10 @@ def laws_check(target: Target, case: Case) -> Failure | None:
         broken = broken_law(monoid, case.n, case.seed)
     except MonoidError as exc:
         return Failure(Cause.OPERATOR, str(exc), independent=True, reason=Reason.MONOID_LAW)
+    except Exception as exc:  # the user's combine, on elements its own strategy drew
+        return Failure(Cause.OPERATOR, f"the combine of {monoid.name!r} raised "
+                       f"{type(exc).__name__} ({exc}) on elements it declares",
+                       independent=True, reason=Reason.MONOID_LAW)
     if broken is None:
         return None
     return Failure(Cause.OPERATOR, broken.line(monoid.name), broken.index,
