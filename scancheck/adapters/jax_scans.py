@@ -255,8 +255,7 @@ def _generic_row(mode: dict[str, Any]) -> Row:
 ROWS: tuple[Row, ...] = (
     *(_jnp_row(m) for m in modes(JNP_MODES)),
     Row("jax.numpy.cumsum (default dtype)", jax_call(_jnp("cumsum", False), False, False),
-        replace(JAX_SPEC, dtypes=PROMOTED, promote=_JAX_PROMOTE, axis="arg", subnormals="keep"),
-        needs=("jax",),
+        replace(JAX_SPEC, dtypes=PROMOTED, promote=_JAX_PROMOTE, axis="arg"), needs=("jax",),
         call=(_JAX, "np.asarray(jnp.cumsum(jnp.asarray(x), axis=AXIS))"),
         api="jax.numpy.cumsum", mode=(("dtype", "default"),)),
     *(_lax_row(m) for m in modes(LAX_MODES)),

@@ -272,8 +272,6 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
         declared = replace(target, spec=replace(target.spec, **dict(contract.fields)))
     except ValueError:  # no valid spec declares it here: nothing to check it by
         return failure
-    if declared.spec.reverse and not target.spec.reverse and not over_tuples(declared.spec):
-        declared = forward(declared)  # judged as check_property judges a reverse scan
     m = min(2 * case.n + 1, top, target.spec.max_n or top)
     longer = case.with_n(m) if m > case.n else replace(case, seed=case.seed + 1)
     others = [case, longer]
@@ -286,9 +284,6 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
         back = wrong.cause == Cause.CONTRACT and _declares_back(wrong, contract, target.spec)
         if wrong.cause == Cause.CONTRACT and not back:
             continue
-        if failure.refuted is not None and not back:
-            refuted = failure.refuted
-            return refuted.told() if isinstance(refuted, Untold) else refuted
         where = ("this case" if other is case else
                  f"a longer case (n = {other.n:,}, {other.distribution} {other.dtype} data)")
         same = other is case

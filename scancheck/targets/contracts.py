@@ -51,8 +51,7 @@ def viewed(spec: Any) -> bool:
 
 def check_contracts(spec: Any) -> None:
     """Raise a ValueError naming the field and what is allowed unless ``spec``'s NaN rule,
-    NaN prefix, zero order, subnormal rule, overflow rule, ranks and accumulations fit its
-    operator and dtypes."""
+    NaN prefix, overflow rule, ranks and accumulations fit its operator and dtypes."""
     if spec.nans != "propagate" and spec.op not in NAN_RULE_OPS:
         raise ValueError(f"nans={spec.nans!r} with op={spec.op!r}: a NaN rule other than "
                          f"'propagate' is declared for {', '.join(NAN_RULE_OPS)}")
@@ -66,15 +65,6 @@ def check_contracts(spec: Any) -> None:
         raise ValueError(f"nans={spec.nans!r} (nan_prefix={spec.nan_prefix!r}) with op="
                          f"{spec.op!r} is checked on inclusive scans without an initial value "
                          f"or indices, as pandas, numpy.nancumsum and pyarrow compute them")
-    floats = [f"{name}={value!r}" for name, value, default in (
-        ("nans", spec.nans, "propagate"), ("nan_prefix", spec.nan_prefix, "nan"),
-        ("zeros", spec.zeros, "either"), ("subnormals", spec.subnormals, "keep"))
-        if value != default]
-    if floats and not any(d in FLOAT_DTYPES for d in spec.dtypes):
-        # A rule no input can trigger would pass unread: the check would say it holds.
-        raise ValueError(f"{', '.join(floats)} with dtypes={spec.dtypes!r}: NaN, signed-zero "
-                         f"and subnormal rules are read on float inputs; declare a float dtype "
-                         f"({', '.join(FLOAT_DTYPES)}) or leave them at their defaults")
     if spec.overflow not in OVERFLOW_RULES:
         raise ValueError(f"overflow={spec.overflow!r} is unknown; allowed: "
                          f"{', '.join(OVERFLOW_RULES)}")

@@ -511,44 +511,6 @@ def test_a_nan_rule_kept_only_after_a_finite_first_input_is_no_contract():
     assert kept.cause == Cause.CONTRACT and "declare --nans ignore" in kept.diagnosis
 
 
-def _convention(fn, n, **spec):
-    """The failure 'integers exact' finds on ``fn`` at ``n``, checked as check_property
-    checks a contract."""
-    target = _target(fn, dtypes=("int32",), **spec)
-    case = Case(n, "int32", "integers", 3)
-    failure = _told("integers exact", target, case)
-    assert failure is not None
-    if failure.contract is None:
-        return failure
-    return contract_checked(failure, case, target, 2**20,
-                            lambda t, c: _told("integers exact", t, c))
-
-
-def test_a_scan_of_another_convention_is_named_with_its_flag():
-    kept = _convention(controls.exclusive_sum, 40)
-    assert kept.cause == Cause.CONTRACT and "declare --exclusive" in kept.diagnosis
-    kept = _convention(controls.reverse_running_max, 40, op="max")
-    assert kept.cause == Cause.CONTRACT and "declare --reverse" in kept.diagnosis
-
-
-def test_a_convention_kept_at_some_sizes_or_read_off_one_output_is_no_contract():
-    """Exclusive at n <= 40 only: so declared, the longer case does as the spec says, a
-    logic error.  A sum that zeros its first output fits the exclusive scan at n = 1 alone:
-    it is told as the wrong value it is, with no word of a convention."""
-    def exclusive_up_to_40(x):
-        return controls.exclusive_sum(x) if x.size <= 40 else np.cumsum(x, dtype=x.dtype)
-    told = _convention(exclusive_up_to_40, 40)
-    assert told.cause == Cause.LOGIC and "keeps neither on every input" in told.diagnosis
-
-    def first_zeroed(x):
-        out = np.cumsum(x, dtype=x.dtype)
-        out[:1] = 0
-        return out
-    told = _convention(first_zeroed, 1)
-    assert told.cause == Cause.LOGIC and told.contract is None
-    assert told.diagnosis == "differs from the exact scan", told.diagnosis
-
-
 def _promotion(target, n):
     """The promotion failure the target's call at ``n`` shows, checked as check_property
     checks a contract: declared, on its case and a longer one."""

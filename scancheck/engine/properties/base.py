@@ -45,10 +45,6 @@ class Failure:
     at: dict[str, Any] = field(default_factory=dict)
     #: The contract a failure of cause CONTRACT names (None for every other failure).
     contract: Contract | None = None
-    #: The failure the case shows where its contract is not kept on a longer case (a
-    #: convention read off one output: a scan that zeros its first output is no exclusive
-    #: scan), or None: the longer case's failure is told instead.
-    refuted: Failure | None = field(default=None, repr=False, compare=False)
     #: What the failure shows: the criterion broken, or why no answer came.
     reason: Reason = field(kw_only=True)
 

@@ -28,9 +28,9 @@ from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause, Reason
 from .accumulation import accumulated_failure
-from .base import Check, Contract, Failure, untold
+from .base import Check, Failure, untold
 from .nan_rules import finite_twin, kept_rule_failure, longer_input
-from .running import agree, bits_differ, exact_answer, first_bad, on_outputs, promoted, run
+from .running import bits_differ, exact_answer, first_bad, on_outputs, promoted, run
 from .subnormals import flush_explains, flushes, scaled_out, subnormal_witness
 
 
@@ -287,56 +287,13 @@ def judge_output(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                         else failure)
 
 
-#: The conventions a 1-D scan may follow other than its spec's: the field, the value that
-#: declares it, what it computes, and the flag.
-CONVENTIONS = (
-    ("inclusive", False, "an exclusive scan (output k combines x[0] .. x[k-1])", "--exclusive"),
-    ("inclusive", True, "an inclusive scan (output k combines x[0] .. x[k])", "--inclusive"),
-    ("reverse", True, "a reverse scan (output k combines x[k] .. x[n-1])", "--reverse"),
-)
-
-
-def other_convention(target: Target, x: np.ndarray, got: np.ndarray, failure: Failure
-                     ) -> Failure | None:
-    """The contract failure of a 1-D target whose every output on finite ``x`` is another
-    convention's (:data:`CONVENTIONS`) answer: bit for bit, or a float sum's within its
-    rounding bound; None where none is.  ``failure`` (the case's under the spec) is what
-    is told where a longer case refutes the convention."""
-    spec = target.spec
-    if spec.axis is not None or spec.segments is not None or spec.initial or spec.indices or (
-            not x.size or (is_float(x.dtype) and not np.isfinite(x).all())):
-        return None
-    for name, value, behaviour, flag in CONVENTIONS:
-        if getattr(spec, name) == value or (name == "reverse" and x.size < 2):
-            continue
-        try:
-            other = replace(target, spec=replace(spec, **{name: value}))
-        except ValueError:  # no reverse of a non-commutative operator, say
-            continue
-        xs, gs = x, got
-        if name == "reverse":  # a reverse scan is the forward one of the input flipped
-            other, xs, gs = target, x[::-1].copy(), got[::-1].copy()
-        want = exact_answer(other, xs)
-        if (bound_failure(other, xs, gs, want) is None if spec.family == "sum" and
-                is_float(xs.dtype) else agree(other, xs, gs, want).all()):
-            return Failure(Cause.CONTRACT, f"{behaviour}, where its spec declares "
-                           f"{name}={getattr(spec, name)}: declare {flag}",
-                           detail={"contract": flag},
-                           contract=Contract(behaviour, flag, ((name, value),)),
-                           reason=Reason.UNDECLARED, refuted=failure)
-    return None
-
-
 @on_outputs
 def integers_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                     want: np.ndarray) -> Failure | None:
     """``integers exact``: the exact answer bit for bit (two's-complement wrap), a
-    narrowed type named as such, another convention (exclusive, reverse) named with its
-    flag."""
+    narrowed type named as such."""
     failure = bits_differ(target, x, got, want)
-    if failure is not None and failure.cause == Cause.LOGIC:
-        failure = other_convention(target, x, got, failure) or failure
-    if failure is not None and case.dtype != x.dtype.name and failure.contract is None:
+    if failure is not None and case.dtype != x.dtype.name:
         # The widening was exact: the promoted input goes back to the input's type as it was.
         _narrow_first(target, x.astype(as_dtype(case.dtype)), got, failure)
     return failure
@@ -370,14 +327,10 @@ def float_check(criterion: Callable[[Target, np.ndarray, np.ndarray, np.ndarray]
     def check(target: Target, case: Case, x: np.ndarray, got: np.ndarray, want: np.ndarray
               ) -> Failure | None:
         if target.spec.family != "sum":  # max and min round nothing: exact, bit for bit
-            failure = bits_differ(target, x, got, want)
-            return failure and ((failure.cause == Cause.LOGIC and
-                                 other_convention(target, x, got, failure)) or failure)
+            return bits_differ(target, x, got, want)
         failure = criterion(target, x, got, want)
-        if failure is None:
-            return None
-        failure = untold(failure, partial(_float_failure, target, case, x, got, want, failure))
-        return other_convention(target, x, got, failure) or failure
+        return failure and untold(failure, partial(_float_failure, target, case, x, got, want,
+                                                   failure))
 
     return check
 
@@ -421,10 +374,6 @@ def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray
     twin = finite_twin(x)
     twin_got, twin_bad = run(target, twin)
     wrong = twin_bad or judge_output(target, case, twin, twin_got)
-    if twin_bad is None and wrong is not None and wrong.cause == Cause.LOGIC:
-        convention = other_convention(target, twin, twin_got, wrong)
-        if convention is not None:  # the twin is another convention's scan: so is the case
-            return convention
     # A value bug explains the wrong special at k only where the twin is wrong by then: one
     # that shows only later leaves every output up to k right, and the special is its own.
     if wrong is not None and (wrong.index is None or failure.index is None
