@@ -228,7 +228,7 @@ def generate_data(rng: np.random.Generator, n: int, dtype: str, distribution: st
         mask = rng.random(n) < 0.05
         x[mask] = rng.choice(specials, int(mask.sum()))
         if distribution == "specials first" and n:
-            # NaNs alone up to half the input, then the specials among finite values.
+            # NaNs first, up to half the input, then the specials among finite values.
             x[:int(rng.integers(1, max(1, n // 2) + 1))] = np.nan
         nan = np.isnan(x)
         x[nan] = rng.choice(nans(dt), int(nan.sum()))

@@ -254,6 +254,19 @@ def test_a_float_user_monoid_that_is_no_monoid_or_raises_is_told_as_its_operator
         assert rep.verdict.cause == Cause.OPERATOR and words in rep.verdict.line, rep.rows()
 
 
+def test_only_what_the_combine_raised_is_the_operators():
+    from scancheck.engine.properties.monoids import raised_in
+
+    def combine(a, b):
+        return (max(a[0], b[0]),)
+    with pytest.raises(ValueError) as inside:
+        combine((np.zeros(2),), (np.zeros(2),))
+    assert raised_in(inside.value, combine)
+    with pytest.raises(ValueError) as outside:
+        np.add(np.zeros(2), np.zeros(3))
+    assert not raised_in(outside.value, combine)
+
+
 def test_a_float_user_monoid_with_an_infinite_identity_is_checked(float_budget):
     """max's identity -inf is no rational: its laws and scans are judged in floats."""
     summax = Monoid(lambda a, b: (a[0] + b[0], np.maximum(a[1], b[1])),

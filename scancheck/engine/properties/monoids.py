@@ -487,6 +487,18 @@ def _run(target: Target, monoid: Monoid, case: Case, combine: bool) -> Failure |
     return got
 
 
+def raised_in(exc: BaseException, fn: Any) -> bool:
+    """Whether ``exc`` was raised while ``fn`` (a Python function) ran: the user's combine,
+    not scancheck's own code around it."""
+    code = getattr(fn, "__code__", None)
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            return True
+        tb = tb.tb_next
+    return False
+
+
 def not_judged(monoid: Monoid) -> str | None:
     """Why no scan of ``monoid`` is judged: a law it breaks on the fixed draw every property
     shares, or a combine or element strategy that does not do what a monoid's must (None
@@ -495,7 +507,9 @@ def not_judged(monoid: Monoid) -> str | None:
         broken = broken_law(monoid, LAW_TRIPLES, 0)
     except MonoidError as exc:
         return f"not judged: {exc}"
-    except Exception as exc:  # the user's combine: 'operator laws' tells it as a fault
+    except Exception as exc:
+        if not raised_in(exc, monoid.combine):
+            raise
         return (f"not judged: its combine raised {type(exc).__name__} ({exc}) (see 'operator "
                 f"laws')")
     if broken is None:
@@ -512,7 +526,9 @@ def laws_check(target: Target, case: Case) -> Failure | None:
         broken = broken_law(monoid, case.n, case.seed)
     except MonoidError as exc:
         return Failure(Cause.OPERATOR, str(exc), independent=True, reason=Reason.MONOID_LAW)
-    except Exception as exc:  # the user's combine, on elements its own strategy drew
+    except Exception as exc:
+        if not raised_in(exc, monoid.combine):
+            raise
         return Failure(Cause.OPERATOR, f"the combine of {monoid.name!r} raised "
                        f"{type(exc).__name__} ({exc}) on elements it declares",
                        independent=True, reason=Reason.MONOID_LAW)
