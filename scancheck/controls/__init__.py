@@ -183,6 +183,12 @@ CONTROLS: tuple[Control, ...] = (
             Cause.SPECIALS, "not propagated", "nan and inf, on the sweep's lone specials past "
             "4000 elements: a NaN in the last tile after no other special (on data one element "
             "in 20 special the outputs there are NaN already)", seconds=5.0),
+    Control("exclusive sum declared inclusive", _CON + "exclusive_sum", Cause.CONTRACT,
+            "declare --exclusive", "integers exact and the float value properties: every "
+            "output is the exclusive scan's, on its case and, so declared, on a longer one"),
+    Control("reverse max declared forward", _CON + "reverse_running_max", Cause.CONTRACT,
+            "declare --reverse", "integers exact and floats within bound: every output is the "
+            "forward max of the input flipped, flipped back"),
     Control("N-D sum flipping its accumulation type between calls", _CON +
             "rows_flipping_their_accumulation_type", Cause.NONDETERMINISM, "bits differ",
             "rows, which runs each right batched scan again where the spec is deterministic "

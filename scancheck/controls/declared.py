@@ -44,6 +44,19 @@ def sum_reading_a_late_nan_as_zero(x: np.ndarray) -> np.ndarray:
         return np.add.accumulate(x, dtype=x.dtype)
 
 
+def exclusive_sum(x: np.ndarray) -> np.ndarray:
+    """A right exclusive running sum (output k sums x[0] .. x[k-1]), declared inclusive."""
+    out = np.zeros_like(x)
+    with np.errstate(all="ignore"):
+        out[1:] = np.add.accumulate(x[:-1], dtype=x.dtype)
+    return out
+
+
+def reverse_running_max(x: np.ndarray) -> np.ndarray:
+    """A right reverse running maximum (output k is the max of x[k:]), declared forward."""
+    return np.maximum.accumulate(x[::-1])[::-1].copy()
+
+
 def _sum_reading_nans_as_zero(x: np.ndarray, signed: bool) -> np.ndarray:
     """The running sum of ``x`` with its NaNs of sign bit ``signed`` read as 0."""
     with np.errstate(all="ignore"):
@@ -307,6 +320,8 @@ for fn, spec in (
     (nan_dropping_max, TargetSpec(op="max", dtypes=_FLOATS)),
     (max_ignoring_nan_unless_first, TargetSpec(op="max", dtypes=_FLOATS)),
     (sum_reading_a_late_nan_as_zero, TargetSpec(dtypes=_FLOATS)),
+    (exclusive_sum, TargetSpec(dtypes=("int32", "float32"))),
+    (reverse_running_max, TargetSpec(op="max", dtypes=("int16", "float64"))),
     (float32_sum_declaring_float64_accumulation,
      TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),))),
     (rows_flipping_their_accumulation_type, TargetSpec(dtypes=("float32",), axis="arg")),

@@ -272,6 +272,8 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
         declared = replace(target, spec=replace(target.spec, **dict(contract.fields)))
     except ValueError:  # no valid spec declares it here: nothing to check it by
         return failure
+    if declared.spec.reverse and not target.spec.reverse and not over_tuples(declared.spec):
+        declared = forward(declared)  # judged as check_property judges a reverse scan
     m = min(2 * case.n + 1, top, target.spec.max_n or top)
     longer = case.with_n(m) if m > case.n else replace(case, seed=case.seed + 1)
     others = [case, longer]

@@ -511,6 +511,54 @@ def test_a_nan_rule_kept_only_after_a_finite_first_input_is_no_contract():
     assert kept.cause == Cause.CONTRACT and "declare --nans ignore" in kept.diagnosis
 
 
+def _convention(fn, n, **spec):
+    """The failure 'integers exact' finds on ``fn`` at ``n``, checked as check_property
+    checks a contract."""
+    target = _target(fn, dtypes=("int32",), **spec)
+    case = Case(n, "int32", "integers", 3)
+    failure = _told("integers exact", target, case)
+    assert failure is not None
+    if failure.contract is None:
+        return failure
+    return contract_checked(failure, case, target, 2**20,
+                            lambda t, c: _told("integers exact", t, c))
+
+
+def test_a_scan_of_another_convention_is_named_with_its_flag():
+    kept = _convention(controls.exclusive_sum, 40)
+    assert kept.cause == Cause.CONTRACT and "declare --exclusive" in kept.diagnosis
+    kept = _convention(controls.reverse_running_max, 40, op="max")
+    assert kept.cause == Cause.CONTRACT and "declare --reverse" in kept.diagnosis
+
+
+def test_a_convention_kept_at_some_sizes_or_read_off_one_output_is_no_contract():
+    """Exclusive at n <= 40 only, a sum that zeros its first output (the exclusive scan's
+    at n = 1), a max over bool that writes the whole input's max (the reverse max's where
+    the last element is the largest), and a forward scan declared reverse: none is told a
+    convention, each the wrong value it is."""
+    def exclusive_up_to_40(x):
+        return controls.exclusive_sum(x) if x.size <= 40 else np.cumsum(x, dtype=x.dtype)
+
+    def first_zeroed(x):
+        out = np.cumsum(x, dtype=x.dtype)
+        out[:1] = 0
+        return out
+    for fn, n in ((exclusive_up_to_40, 40), (first_zeroed, 1)):
+        told = _convention(fn, n)
+        assert told.cause == Cause.LOGIC and told.contract is None, told.diagnosis
+    everywhere = _target(lambda x: np.full_like(x, x.max()), op="max", dtypes=("bool", "int8"))
+    for seed in range(20):
+        for dtype in ("bool", "int8"):
+            failure = _told("integers exact", everywhere, Case(6, dtype, "steps", seed))
+            assert failure is None or failure.contract is None, failure.diagnosis
+    forward = _target(np.maximum.accumulate, op="max", dtypes=("int32",), reverse=True)
+    rep = check(forward, ("integers exact",), budget=Budget(1.0, max_n=64))
+    assert rep.verdict.cause == Cause.LOGIC and "--reverse" not in rep.verdict.line
+    first = _target(first_zeroed, dtypes=("float32",))
+    rep = check(first, ("floats within bound", "nan and inf"), budget=Budget(1.0, max_n=64))
+    assert rep.verdict.cause == Cause.LOGIC and "--exclusive" not in rep.verdict.line
+
+
 def _promotion(target, n):
     """The promotion failure the target's call at ``n`` shows, checked as check_property
     checks a contract: declared, on its case and a longer one."""

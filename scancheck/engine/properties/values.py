@@ -27,10 +27,11 @@ from ...oracle.bounds import (
 from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause, Reason
+from ..strategies import generate_data
 from .accumulation import accumulated_failure
-from .base import Check, Failure, untold
+from .base import Check, Contract, Failure, untold
 from .nan_rules import finite_twin, kept_rule_failure, longer_input
-from .running import bits_differ, exact_answer, first_bad, on_outputs, promoted, run
+from .running import agree, bits_differ, exact_answer, first_bad, on_outputs, promoted, run
 from .subnormals import flush_explains, flushes, scaled_out, subnormal_witness
 
 
@@ -287,13 +288,79 @@ def judge_output(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                         else failure)
 
 
+#: The conventions a 1-D scan may follow other than its spec's: the field, the value that
+#: declares it, what it computes, and the flag.
+CONVENTIONS = (
+    ("inclusive", False, "an exclusive scan (output k combines x[0] .. x[k-1])", "--exclusive"),
+    ("inclusive", True, "an inclusive scan (output k combines x[0] .. x[k])", "--inclusive"),
+    ("reverse", True, "a reverse scan (output k combines x[k] .. x[n-1])", "--reverse"),
+)
+
+
+def other_convention(target: Target, x: np.ndarray, got: np.ndarray) -> Failure | None:
+    """The contract failure of a 1-D target whose outputs are another convention's
+    (:data:`CONVENTIONS`) answer, and not its spec's, on finite ``x`` and on two fresh
+    inputs (as long and 2n + 1 elements, integer-valued): bit for bit, or a float sum's
+    within its rounding bound; None where none is, or on a view of the target (reversed,
+    seeded), or on bool, whose max and min agree with too many wrong answers."""
+    spec = target.spec
+    if (spec.axis is not None or spec.segments is not None or spec.initial or spec.indices
+            or target.declared not in (None, spec) or not x.size or x.dtype == np.bool_
+            or (is_float(x.dtype) and not np.isfinite(x).all())):
+        return None
+    rng = np.random.default_rng(x.size)
+    fresh = [generate_data(rng, m, x.dtype.name, "integers") for m in (max(x.size, 3),
+                                                                      2 * x.size + 1)]
+    for name, value, behaviour, flag in CONVENTIONS:
+        if getattr(spec, name) == value or (name == "reverse" and x.size < 2):
+            continue
+        try:
+            other = replace(target, spec=replace(spec, **{name: value}))
+        except ValueError:  # no reverse of a non-commutative operator, say
+            continue
+        if not _follows(target, other, name, x, got):
+            continue
+        runs = [run(target, v) for v in fresh]
+        if all(bad is None and _follows(target, other, name, v, g)
+               for v, (g, bad) in zip(fresh, runs, strict=True)):
+            return Failure(Cause.CONTRACT, f"{behaviour}, where its spec declares "
+                           f"{name}={getattr(spec, name)}: declare {flag}",
+                           detail={"contract": flag},
+                           contract=Contract(behaviour, flag, ((name, value),)),
+                           reason=Reason.UNDECLARED)
+    return None
+
+
+def _follows(target: Target, other: Target, name: str, x: np.ndarray, got: np.ndarray
+             ) -> bool:
+    """Whether ``got``, ``target``'s output on ``x``, is ``other``'s answer (the same scan
+    under another value of the spec's field ``name``) and not ``target``'s own."""
+    if _fits(target, x, got):
+        return False
+    if name == "reverse":  # a reverse scan is the forward one of the input flipped
+        return _fits(target, x[::-1].copy(), got[::-1].copy())
+    return _fits(other, x, got)
+
+
+def _fits(target: Target, x: np.ndarray, got: np.ndarray) -> bool:
+    """Whether ``got`` is ``target``'s right answer on ``x``: bit for bit under its rules,
+    or a float sum's within the rounding bound."""
+    want = exact_answer(target, x)
+    if target.spec.family == "sum" and is_float(x.dtype):
+        return bound_failure(target, x, got, want) is None
+    return bool(agree(target, x, got, want).all())
+
+
 @on_outputs
 def integers_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                     want: np.ndarray) -> Failure | None:
     """``integers exact``: the exact answer bit for bit (two's-complement wrap), a
-    narrowed type named as such."""
+    narrowed type named as such, another convention (exclusive, reverse) named with its
+    flag."""
     failure = bits_differ(target, x, got, want)
-    if failure is not None and case.dtype != x.dtype.name:
+    if failure is not None and failure.cause == Cause.LOGIC:
+        failure = other_convention(target, x, got) or failure
+    if failure is not None and case.dtype != x.dtype.name and failure.contract is None:
         # The widening was exact: the promoted input goes back to the input's type as it was.
         _narrow_first(target, x.astype(as_dtype(case.dtype)), got, failure)
     return failure
@@ -327,10 +394,14 @@ def float_check(criterion: Callable[[Target, np.ndarray, np.ndarray, np.ndarray]
     def check(target: Target, case: Case, x: np.ndarray, got: np.ndarray, want: np.ndarray
               ) -> Failure | None:
         if target.spec.family != "sum":  # max and min round nothing: exact, bit for bit
-            return bits_differ(target, x, got, want)
+            failure = bits_differ(target, x, got, want)
+            return failure and ((failure.cause == Cause.LOGIC and
+                                 other_convention(target, x, got)) or failure)
         failure = criterion(target, x, got, want)
-        return failure and untold(failure, partial(_float_failure, target, case, x, got, want,
-                                                   failure))
+        if failure is None:
+            return None
+        failure = untold(failure, partial(_float_failure, target, case, x, got, want, failure))
+        return other_convention(target, x, got) or failure
 
     return check
 
@@ -374,6 +445,10 @@ def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray
     twin = finite_twin(x)
     twin_got, twin_bad = run(target, twin)
     wrong = twin_bad or judge_output(target, case, twin, twin_got)
+    if twin_bad is None and wrong is not None and wrong.cause == Cause.LOGIC:
+        convention = other_convention(target, twin, twin_got)
+        if convention is not None:  # the twin is another convention's scan: so is the case
+            return convention
     # A value bug explains the wrong special at k only where the twin is wrong by then: one
     # that shows only later leaves every output up to k right, and the special is its own.
     if wrong is not None and (wrong.index is None or failure.index is None
