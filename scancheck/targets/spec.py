@@ -321,12 +321,25 @@ def with_overrides(spec: TargetSpec, overrides: dict[str, Any] | None, name: str
         raise ValueError(f"{', '.join(unknown)} is no TargetSpec field; allowed: "
                          f"{', '.join(sorted(fields))}")
     given = {k: frozen(v) for k, v in overrides.items()}
+    flags = " ".join(_flag_text(k, v) for k, v in given.items())
     try:
-        return replace(spec, **given)
+        out = replace(spec, **given)
     except (ValueError, TypeError) as exc:
-        flags = " ".join(_flag_text(k, v) for k, v in given.items())
         raise ValueError(f"{flags}: on {name}'s declared spec ({_spec_text(spec)}): {exc}"
                          ) from None
+    # A float rule given where no float is checked would be accepted and never read (a
+    # library's own rules stay, when its dtypes are narrowed to integers).
+    unread = [_flag_text(k, given[k]) for k in FLOAT_RULES if k in given
+              and given[k] != _default(k)]
+    if unread and not any(is_float(d) for d in out.dtypes):
+        raise ValueError(f"{flags}: {' '.join(unread)} declares what float inputs do, and "
+                         f"dtypes={out.dtypes!r} holds no float type: add one (float16, "
+                         f"bfloat16, float32, float64) or leave the rule out")
+    return out
+
+
+#: The fields that say what float inputs do: NaNs, signed zeros, subnormals.
+FLOAT_RULES = ("nans", "nan_prefix", "zeros", "subnormals")
 
 
 def _flag_text(field_name: str, v: Any) -> str:

@@ -37,6 +37,20 @@ def test_model_target_runs_the_model():
 _CONTROL = KERNEL_DIR / "controls" / "missing_barrier.cu"
 
 
+def test_a_float_rule_given_where_no_float_is_checked_is_refused():
+    """A flag no input could trigger would pass unread; a library's own rule stays where its
+    dtypes are narrowed to integers (the matrix's integer cells)."""
+    from scancheck.targets.spec import with_overrides
+
+    spec = TargetSpec(op="max", dtypes=("float32", "int32"), nans="ignore")
+    assert with_overrides(spec, {"dtypes": ["int32"]}).nans == "ignore"
+    for given in ({"nans": "skip", "dtypes": ["int32"]}, {"zeros": "ordered",
+                                                         "dtypes": ["int8", "bool"]}):
+        with pytest.raises(ValueError, match="declares what float inputs do"):
+            with_overrides(spec, given)
+    assert with_overrides(spec, {"nans": "skip", "dtypes": ["bfloat16"]}).nans == "skip"
+
+
 @pytest.mark.parametrize(
     "call, message",
     [
