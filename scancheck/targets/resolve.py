@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 import os
 import sys
 from dataclasses import replace
@@ -31,7 +32,7 @@ from ..core.dtypes import CUDA_SCALAR, DTYPES
 from ..core.loading import LibraryMissing, is_file_form, library_missing, module_from_file
 from . import builtin_tables
 from .kernel_targets import kernel_target, model_target
-from .spec import TargetSpec, with_overrides
+from .spec import TargetSpec, over_tuples, with_overrides
 from .target import Target, no_gpu, not_installed
 
 
@@ -152,6 +153,29 @@ def _unknown_target(name: str, known: list[str]) -> str:
     return f"target {name!r} is none of {forms}{hint}"
 
 
+def _check_callable_as(fn: Any, spec: TargetSpec, name: str) -> None:
+    """Raise a ValueError naming the signature and the flags unless a 1-D or N-D scan of
+    numbers can call ``fn`` as ``spec`` says (fn(x), fn(x, axis), fn(x, initial=v)); a
+    function it cannot inspect, or over tuples or segments, is left to its first call."""
+    if over_tuples(spec) or spec.segments is not None:
+        return
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    args = ("x", "axis") if spec.axis == "arg" else ("x",)
+    kwargs = {"initial": "v"} if spec.initial else {}
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as exc:
+        call = f"fn({', '.join([*args, *(f'{k}={v}' for k, v in kwargs.items())])})"
+        raise ValueError(f"target {name!r}: {getattr(fn, '__name__', 'the function')}"
+                         f"{signature} cannot be called as {call} ({exc}); scancheck calls "
+                         f"fn(x), fn(x, axis) with --axis arg, fn(x, initial=v) with "
+                         f"--initial (tuples: --op MODULE:MONOID, --combine; --segments "
+                         f"KIND)") from None
+
+
 def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
             overrides: dict[str, Any] | None = None) -> Target:
     """A target by built-in name, ``kernel:VARIANT``, ``model:VARIANT``, ``.cu`` path, import
@@ -197,6 +221,8 @@ def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
         target = load_import_path(name, spec)
         imported = True
     merged = with_overrides(target.spec, overrides, target.name) if overrides else target.spec
+    if imported:
+        _check_callable_as(target.fn, merged, name)
     # Every dtype a check may hand the target made now, as the whole table of built-ins
     # once made them here: ml_dtypes' bfloat16 takes about 0.9 s to load on a 2-core CPU,
     # which the first property's budget would otherwise spend.

@@ -63,6 +63,9 @@ def test_bad_options_exit_2_with_one_line_naming_the_argument(argv, message, cap
     ("model:blelloch:100", "target 'model:blelloch:100': block=100 must be a power of two"),
     ("kernel:blelloch:2048", "block=2048 is over the limit of 1024 threads per block"),
     ("model:kogge_stone:256:logaddexp", "operator='logaddexp' is not supported by kogge_stone"),
+    # A function scancheck cannot call as the spec says: its signature, not a fault.
+    ("operator:add", "add(a, b, /) cannot be called as fn(x) (missing a required argument"),
+    ("os:getcwd", "getcwd() cannot be called as fn(x) (too many positional arguments)"),
 ])
 def test_a_target_that_cannot_be_loaded_exits_2_not_1(target, message, capsys):
     """One line, once (one target's error is not echoed as its progress line), short: a
