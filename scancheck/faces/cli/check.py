@@ -108,8 +108,14 @@ def print_report(rep) -> None:
         for note in rep.notes:
             print(textwrap.fill(f"- {note}", TABLE_WIDTH, initial_indent="  ",
                                 subsequent_indent="    ", break_on_hyphens=False))
-    print(rep.time_spent())
+    print(textwrap.fill(rep.time_spent(), TABLE_WIDTH, subsequent_indent="  ",
+                        break_on_hyphens=False))
 
+
+
+def _cut(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters at a word's end, an ellipsis where cut."""
+    return text if len(text) <= width else text[:width - 1].rsplit(" ", 1)[0] + " …"
 
 
 def check_options(args: argparse.Namespace) -> CheckOptions:
@@ -248,7 +254,7 @@ def each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
                     print(f"[{done}/{len(items)}] {result}", flush=True)
                 continue
             rep = result[0] if isinstance(result, tuple) else result
-            verdict = "conforms" if rep.passed else rep.summary[:100]
+            verdict = "conforms" if rep.passed else _cut(rep.summary, 100)
             print(f"[{done}/{len(items)}] {rep.target} ({rep.seconds:.0f} s): {verdict}", flush=True)
     return reports
 
