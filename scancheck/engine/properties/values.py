@@ -289,11 +289,12 @@ def judge_output(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
 
 
 #: The conventions a 1-D scan may follow other than its spec's: the field, the value that
-#: declares it, what it computes, and the flag.
+#: declares it, what it computes (``first``: the first element a reverse output combines),
+#: and the flag.
 CONVENTIONS = (
     ("inclusive", False, "an exclusive scan (output k combines x[0] .. x[k-1])", "--exclusive"),
     ("inclusive", True, "an inclusive scan (output k combines x[0] .. x[k])", "--inclusive"),
-    ("reverse", True, "a reverse scan (output k combines x[k] .. x[n-1])", "--reverse"),
+    ("reverse", True, "a reverse scan (output k combines x[{first}] .. x[n-1])", "--reverse"),
 )
 
 
@@ -323,6 +324,7 @@ def other_convention(target: Target, x: np.ndarray, got: np.ndarray) -> Failure 
         runs = [run(target, v) for v in fresh]
         if all(bad is None and _follows(target, other, name, v, g)
                for v, (g, bad) in zip(fresh, runs, strict=True)):
+            behaviour = behaviour.format(first="k" if spec.inclusive else "k+1")
             return Failure(Cause.CONTRACT, f"{behaviour}, where its spec declares "
                            f"{name}={getattr(spec, name)}: declare {flag}",
                            detail={"contract": flag},
