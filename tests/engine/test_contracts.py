@@ -559,6 +559,28 @@ def test_a_convention_kept_at_some_sizes_or_read_off_one_output_is_no_contract()
     assert rep.verdict.cause == Cause.LOGIC and "--exclusive" not in rep.verdict.line
 
 
+def test_a_convention_is_read_on_every_declared_dtype_both_signs_and_allowed_size():
+    """Exclusive on int32 alone; a max that reads negatives as 0, declared exclusive (its
+    integer cases look inclusive); exclusive from 8 elements on, refusing more than its
+    declared 16: none is told a convention, and nothing past 16 elements is called."""
+    def int32_only(x):
+        return controls.exclusive_sum(x) if x.dtype == np.int32 else np.cumsum(x, dtype=x.dtype)
+
+    def relu(x):
+        return np.maximum.accumulate(np.maximum(x, 0))
+
+    def from_8(x):
+        if x.size > 16:
+            raise ValueError(f"{x.size} elements: past the declared 16")
+        return controls.exclusive_sum(x) if x.size >= 8 else np.cumsum(x, dtype=x.dtype)
+    for fn, spec in ((int32_only, {"dtypes": ("int32", "int64")}),
+                     (relu, {"op": "max", "dtypes": ("int32",), "inclusive": False}),
+                     (from_8, {"dtypes": ("int32",), "max_n": 16})):
+        rep = check(_target(fn, **spec), ("integers exact",), budget=Budget(1.0, max_n=256))
+        assert rep.verdict.cause == Cause.LOGIC, rep.verdict.line
+        assert "declare" not in rep.verdict.line, rep.verdict.line
+
+
 def _promotion(target, n):
     """The promotion failure the target's call at ``n`` shows, checked as check_property
     checks a contract: declared, on its case and a longer one."""
