@@ -261,11 +261,12 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
     the contract it names, is right on ``case``, on a longer case of the same data (2n + 1
     elements, within ``top`` and the spec's largest n) and, where the data have one, on
     their :data:`~scancheck.engine.strategies.CONFIRMING` kind: a contract explains a
-    target's every answer, not one size's or one placing's.  Else the failure the declared target still shows,
-    told as what it is (a logic error, say: a dtype that changes with n is no promotion).
-    A case with no answer refutes nothing, nor does another contract, except one that
-    would declare back what the spec already says: a target that keeps one contract on
-    some inputs (some sizes, say) and the spec's on others keeps neither, a logic error."""
+    target's every answer, not one size's or one placing's.  Else the failure the
+    declared target still shows, told as what it is (a logic error, say: a dtype that
+    changes with n is no promotion).  A case with no answer refutes nothing, nor does
+    another contract, except one that would declare back what the spec already says: a
+    target that keeps one contract on some inputs (some sizes, say) and the spec's on
+    others keeps neither, a logic error."""
     contract = failure.contract
     assert contract is not None
     try:

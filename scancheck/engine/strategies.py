@@ -249,8 +249,8 @@ def _lone_specials(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray
     """Values uniform in [-1, 1) but one to three specials (one most often; a NaN, of each
     pattern, or an infinity), each at a distance from the first or, three times in four,
     the last element drawn log-uniformly: half of them within a tile of 64 of their end at
-    n = 5000.  The places are drawn
-    before the values, so that one seed puts them alike at every n it is shrunk through."""
+    n = 5000.  The places are drawn before the values, so that one seed puts them alike at
+    every n it is shrunk through."""
     k = int(rng.choice([1, 1, 2, 3]))
     from_end = rng.random(k) < 0.75
     reach = rng.random(k)

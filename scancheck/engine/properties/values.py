@@ -301,11 +301,10 @@ CONVENTIONS = (
 def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
                      ) -> Failure | None:
     """The contract failure of a 1-D target whose outputs are another convention's
-    (:data:`CONVENTIONS`) answer, and not its spec's, on finite ``x`` (of input ``dtype``,
-    promoted as the spec says) and on fresh inputs of every declared dtype (3, as long,
-    2n + 1 and 257 elements, within the spec's largest n; integers, and values of both
-    signs):
-    bit for bit, or a float sum's within its rounding bound.  None where none is, where a
+    (:data:`CONVENTIONS`) answer, and not its spec's, bit for bit or a float sum's within
+    its rounding bound: on finite ``x`` (of input ``dtype``, promoted as the spec says) and
+    on fresh inputs of every declared dtype (3, n, 2n + 1 and 257 elements within the
+    spec's largest n; integers, and values of both signs).  None where none is, where a
     fresh call raises, on a view of the target (reversed, seeded), and on bool, whose max
     and min agree with too many wrong answers."""
     spec = target.spec
