@@ -151,7 +151,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.json:
         with writing(args.json, "--json"), open(args.json, "w") as fh:
             json.dump(e.to_json(), fh, indent=1, default=jsonable)
-    print("\n".join(e.lines()))
+    import textwrap
+
+    for line in e.lines():  # each wrapped to the tables' width, under its own indent
+        indent = line[:len(line) - len(line.lstrip())]
+        print(textwrap.fill(line, TABLE_WIDTH, subsequent_indent=indent + "  ",
+                            break_on_hyphens=False, break_long_words=False))
     return 1 if e.verdict in (PROVEN, SUSPICIOUS) else 0
 
 
