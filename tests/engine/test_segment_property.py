@@ -54,6 +54,10 @@ def test_a_segmented_control_shrinks_to_a_few_segments(control):
     (result,) = [r for r in rep.results if r.status == "fail"]
     assert result.name == "segments"
     case = result.smallest_case
+    # The verdict names the case (rebuilt from n and its seed) and what it was shrunk to.
+    size = int(np.prod(case["shape"]))
+    assert (f"shrunk to {size:,} elements" in rep.verdict.line) == (size != case["n"]), (
+        rep.verdict.line)
     if case.get("segments") == "groups":  # the fewest labels and elements that still merge
         assert len(set(case["groups"])) <= 2 and case["shape"][0] <= 4, case
         return
