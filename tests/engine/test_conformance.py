@@ -72,7 +72,7 @@ def test_builtin_targets_say_why_they_are_unavailable():
 
 GPU_TARGETS = ["cupy.cumsum (CUB)", "cupy.cumsum (no CUB)", "torch.cumsum (CUDA)",
                "kernel:decoupled_lookback", "kernel:hierarchical", "kernel:recursive",
-               "kernel:chained", "kernel:kogge_stone", "cupy.cumprod",
+               "kernel:chained", "kernel:kogge_stone", "cupy.cumprod (CUB)",
                "kernel:decoupled_lookback:256:mul", "kernel:decoupled_lookback:256:logaddexp",
                # torch's scans beyond cumsum, on CUDA and on the CPU: torch is installed
                # where the GPU suite runs, not in CI.

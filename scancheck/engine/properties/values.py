@@ -24,6 +24,7 @@ from ...oracle.bounds import (
     overflow_threshold,
     sequential_depths,
 )
+from ...targets.spec import TargetSpec
 from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause, Reason
@@ -312,11 +313,6 @@ def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
             or target.declared not in (None, spec) or not x.size or dtype == "bool"
             or (is_float(x.dtype) and not np.isfinite(x).all())):
         return None
-    rng = np.random.default_rng(x.size)
-    sizes = [(3, "uniform"), (max(x.size, 3), "integers"), (2 * x.size + 1, "uniform"),
-             (257, "uniform")]
-    fresh = [generate_data(rng, min(m, spec.max_n or m), d, dist) for d in spec.dtypes
-             if d != "bool" for m, dist in sizes]
     for name, value, behaviour, flag in CONVENTIONS:
         if getattr(spec, name) == value or (name == "reverse" and x.size < 2):
             continue
@@ -324,8 +320,10 @@ def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
             other = replace(target, spec=replace(spec, **{name: value}))
         except ValueError:  # no reverse of a non-commutative operator, say
             continue
+        # The fresh inputs only once the case fits: this runs on every failing case of a
+        # search and of its shrinking, nearly all of which fit no other convention.
         if not _follows(target, other, name, x, got) or not all(
-                _follows_on(target, other, name, v) for v in fresh):
+                _follows_on(target, other, name, v) for v in _fresh(spec, x.size)):
             continue
         behaviour = behaviour.format(first="k" if spec.inclusive else "k+1")
         return Failure(Cause.CONTRACT, f"{behaviour}, where its spec declares "
@@ -334,6 +332,16 @@ def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
                        contract=Contract(behaviour, flag, ((name, value),)),
                        reason=Reason.UNDECLARED)
     return None
+
+
+def _fresh(spec: TargetSpec, n: int) -> list[np.ndarray]:
+    """The fresh inputs a convention read off a case of ``n`` elements must hold on: of
+    every declared dtype but bool, 3, n, 2n + 1 and 257 elements within the spec's largest
+    n, integers and values of both signs; the same for the same n."""
+    rng = np.random.default_rng(n)
+    sizes = [(3, "uniform"), (max(n, 3), "integers"), (2 * n + 1, "uniform"), (257, "uniform")]
+    return [generate_data(rng, min(m, spec.max_n or m), d, dist) for d in spec.dtypes
+            if d != "bool" for m, dist in sizes]
 
 
 def _follows_on(target: Target, other: Target, name: str, v: np.ndarray) -> bool:

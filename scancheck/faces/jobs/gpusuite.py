@@ -55,7 +55,7 @@ JIT_TARGETS = ("jax.lax.associative_scan (x64)", "jax.numpy.cumprod", "jax.numpy
                "jax.numpy.cumprod (x64)", "jax.lax.scan (add, initial)",
                "jax.lax.scan (mul, initial)", "jax.numpy.cumsum (default dtype)")
 #: Those whose library compiles its scan kernels per dtype and layout, into CuPy's cache.
-CUPY_TARGETS = ("cupy.cumprod", "cupy.cumsum (no CUB)", "cupy.cumsum (default dtype)")
+CUPY_TARGETS = ("cupy.cumprod (CUB)", "cupy.cumsum (no CUB)", "cupy.cumsum (default dtype)")
 #: The GPU tests' targets whose library compiles per combine or kernel specialisation into a
 #: cache on disk -- torch.compile's Inductor graphs, fla's Triton kernels and autotuning -- by
 #: the start of their names, with the largest n of their tests: the warm step runs each test's

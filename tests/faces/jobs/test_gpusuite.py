@@ -146,3 +146,11 @@ def test_the_tests_start_at_the_gate_and_a_test_waits_for_its_targets_job(tmp_pa
     assert [t["job"] for t in times] == ["test modules", "slow float32"]
     assert warming.test_env[WARMING_ENV] == str(tmp_path / "warming")
     assert time.monotonic() - warming.t0 < 60
+
+
+def test_every_target_the_warm_step_names_is_a_built_in_name():
+    """The warm step looks its targets up by their names in the table of built-ins: a name
+    renamed there (an API enumerated into modes) would end the GPU suite before its tests."""
+    table = builtin_targets()
+    named = (*gpusuite.JIT_TARGETS, *gpusuite.CUPY_TARGETS, *gpusuite._WARM_PARTS)
+    assert [n for n in named if n not in table] == []
