@@ -56,3 +56,26 @@ def test_the_segmented_kernel_is_compared_with_its_model_bit_for_bit(monkeypatch
 
     monkeypatch.setattr(launch, "scan", off_by_an_ulp)
     assert _segmented_check(var, 100, 64, "equal to model") == "segmented_add DIFFERS at n=100"
+
+
+def test_a_candidate_this_device_cannot_launch_is_passed_over_not_the_default(monkeypatch):
+    """A tuning candidate whose shared memory passes the device's limit for one dtype is no
+    launch a table here may name (the tuner passes it over too); the default launch refused
+    is an error."""
+    import numpy as np
+    import pytest
+
+    import scancheck.kernels.launch as launch
+    from scancheck.core.cuda import LaunchError
+    from scancheck.faces.jobs.verify import _kernel_check
+
+    def refused(*args, **kwargs):
+        raise LaunchError("needs 278792 bytes of shared memory, over the device limit")
+    monkeypatch.setattr(launch, "scan", refused)
+    var = VARIANTS["decoupled_lookback"]
+    x = np.ones(8)
+    block, params = var.candidates[-1]
+    assert _kernel_check(var, x, block, dict(params), x, "equal to model", True) == (
+        "equal to model")
+    with pytest.raises(LaunchError):
+        _kernel_check(var, x, 256, None, x, "equal to model")
