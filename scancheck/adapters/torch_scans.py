@@ -380,8 +380,10 @@ ROWS: tuple[Row, ...] = (
     _segmented_row("pointwise", "CUDA"),
 )
 
-_EAGER_GENERIC = tuple(f"torch associative_scan (generic, {d}{r})" for d in ("CPU", "CUDA")
-                       for r in ("", ", reverse"))
+#: The eager rows: "generic" on either device, "pointwise" (CUDA tensors only).
+_EAGER = tuple(f"torch associative_scan ({m}, {d}{r})" for m, d in
+               (("generic", "CPU"), ("generic", "CUDA"), ("pointwise", "CUDA"))
+               for r in ("", ", reverse"))
 
 #: torch's bugs that its targets' checks meet or met (docs/findings.md).
 KNOWN: tuple[KnownBug, ...] = (
@@ -394,7 +396,7 @@ KNOWN: tuple[KnownBug, ...] = (
              "docs/findings/torch_associative_scan_compiled_generic_reverse.py", gpu=True),
     KnownBug("torch-empty-batch", None,
              "eager associative_scan on an empty batch: one element short along the scanned "
-             "dimension, or a RuntimeError", "torch", ("torch",), "2.11.0", None, _EAGER_GENERIC,
+             "dimension, or a RuntimeError", "torch", ("torch",), "2.11.0", None, _EAGER,
              (Symptom("probe monoids", Cause.LOGIC, empty=True),),
              "not reported as such: pytorch/pytorch#186107 and #186465 report a zero-length "
              "scan dimension (pytorch/pytorch#188348 addresses it), not an empty batch",

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass
+from typing import Any
 
 from ..engine.options import SANITIZER_TOOLS as TOOLS
 
@@ -129,20 +130,25 @@ def _child(argv: list[str] | None = None) -> int:
     parser.add_argument("op", nargs="?", default="add")
     args = parser.parse_args(argv)
     import cupy as cp
+
+    from ..kernels.launch import scan
+
+    scan(watched_input(args.n, args.dtype, args.op), args.variant, args.op, args.block)
+    cp.cuda.Device().synchronize()
+    return 0
+
+
+def watched_input(n: int, dtype: str, op: str) -> Any:
+    """The input the watched child scans: ``n`` elements of ``op`` in ``dtype``, the same on
+    every run."""
     import numpy as np
 
     from ..core.operators import get_operator, interval_input
-    from ..kernels.launch import scan
 
-    oper = get_operator(args.op)
+    oper = get_operator(op)
     if oper.elements == "intervals":
-        x = interval_input(args.n)
-    else:
-        rng = np.random.default_rng(0)
-        x = rng.integers(0, 10, oper.element_shape(args.n)).astype(args.dtype)
-    scan(x, args.variant, oper, args.block)
-    cp.cuda.Device().synchronize()
-    return 0
+        return interval_input(n)
+    return np.random.default_rng(0).integers(0, 10, oper.element_shape(n)).astype(dtype)
 
 
 if __name__ == "__main__":

@@ -315,7 +315,8 @@ def test_grid_scans_of_a_million_equal_the_model(name):
 @pytest.mark.parametrize("tool", ["racecheck", "synccheck"])
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_sanitizer_reports_only_the_racy_kernel(name, tool):
-    from scancheck.isolation.sanitizer import find_sanitizer, sanitize_variant
+    from scancheck.isolation.sanitizer import find_sanitizer, sanitize_variant, watched_input
+    from scancheck.kernels.launch import scan
 
     if find_sanitizer() is None:
         pytest.skip("compute-sanitizer is not installed")
@@ -323,10 +324,14 @@ def test_sanitizer_reports_only_the_racy_kernel(name, tool):
     op = var.operators[0]
     dtype = "float32" if "float32" in var.dtypes else var.dtypes[0]
     n = 256 * 9 + 5 if var.scope == "grid" else var.capacity(256, var.resolve_params(None))
-    # One run takes 1-2 s alone and up to ~10 s beside a full suite: a minute means it hung,
-    # and this test fails saying so before pytest-timeout would take the worker down.
-    report = sanitize_variant(tool, name, n, 256, dtype, op, timeout=60)
-    assert not report.timed_out, f"{tool} did not finish in 60 s:\n{report.output[-3000:]}"
+    # The kernel compiled here first, so that the watched child loads it from the cache
+    # instead of compiling under the sanitizer on a machine the warm step keeps busy.
+    scan(watched_input(n, dtype, op), name, op, 256)
+    # One run takes 1-2 s alone and once passed 60 s beside a full suite and the warm step:
+    # two minutes mean it hung, and this test fails saying so before pytest-timeout would
+    # take the worker down.
+    report = sanitize_variant(tool, name, n, 256, dtype, op, timeout=120)
+    assert not report.timed_out, f"{tool} did not finish in 120 s:\n{report.output[-3000:]}"
     assert report.returncode == 0 and report.issues >= 0, report.output[-3000:]
     if var.racy and tool == "racecheck":
         assert report.issues > 0, "racecheck missed the in-place Hillis-Steele race"
