@@ -421,6 +421,7 @@ def _mirrored(result: PropertyResult) -> PropertyResult:
     if case and "index" in case:
         length = case["shape"][case["axis"]] if "shape" in case else case["n"]
         case["index"] = length - 1 - case["index"]
+        case["reversed"] = True  # the target was handed the case's data reversed
         result.detail["indices"] = "the reverse scan's own (output k combines x[k:])"
         result.diagnosis = _steps_renamed(result.diagnosis, lambda n, k: n - 1 - k)
     return result

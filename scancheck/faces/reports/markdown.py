@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import datetime
 import importlib.metadata
+import math
 import platform
 import subprocess
 import zlib
@@ -190,8 +191,26 @@ def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files
              _expected(spec["op"], spec["inclusive"],
                        promoted.get(x.dtype.name, x.dtype.name), k),
              'print(f"output {p}, column {col}: got", got[p, col], "exact", '
-             'float(exact) if isinstance(exact, Fraction) else exact)\n']
+             'float(exact) if isinstance(exact, Fraction) else exact)\n',
+             _still(case, "got[p, col]")]
     return "".join(lines)
+
+
+def _still(case: dict[str, Any], output: str) -> str:
+    """Lines that hold ``output`` to what the check saw there: they print "still reproduces"
+    and exit with status 1 (as ``git bisect run`` reads a bad revision) while the call gives
+    it, and print "does not reproduce" otherwise."""
+    if "got" not in case:
+        return ""
+    got = case["got"]
+    seen = f"float({str(got)!r})" if isinstance(got, float) and not math.isfinite(got) \
+        else repr(got)
+    return (f"seen = {seen}  # what the check saw there\n"
+            f"now = {output}\n"
+            "same = bool(np.all(now == seen)) or bool(np.all(np.isnan(np.asarray(now, "
+            "dtype=float))) and np.isnan(seen))\n"
+            "print('still reproduces' if same else 'does not reproduce')\n"
+            "raise SystemExit(1 if same else 0)\n")
 
 
 def _expected(op: str, inclusive: bool, dtype: str, k: int, reverse: bool = False,
@@ -273,6 +292,8 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
     lines = ["import base64, math, zlib\nfrom fractions import Fraction\n\nimport mpmath\n"
              "import numpy as np\n",
              imports, _literal(x, files, name), f"got = np.asarray({call})\n"]
+    if case.get("reversed"):  # checked as the forward scan of its input reversed
+        lines.insert(3, f"x[...] = np.flip(x, {axis or 0}).copy()  # the input the call got\n")
     written = case.get("input index")
     if written is not None:  # the call changes x: show the element before and after
         at = ", ".join(map(str, written)) if isinstance(written, list) else str(written)
@@ -296,6 +317,7 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
                                first=int(initial and spec["inclusive"])))
         lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
                      f'float(exact) if isinstance(exact, Fraction) else exact)\n')
+        lines.append(_still(case, f"got_row[{k}]"))
     else:
         lines.append('print("got", got.shape, got.dtype)\n')
     return "".join(lines)
