@@ -219,6 +219,10 @@ CONTROLS: tuple[Control, ...] = (
             Cause.LOGIC, "checks overflow too late",
             "integers exact under overflow='raise': the smallest case overflows at its last "
             "output"),
+    Control("integer sum refusing int8 past one tile", _CON + "sum_refusing_long_int8",
+            Cause.FAULT, "raised TypeError", "integers exact: its int8 cases that long overflow "
+            "and it raises there, but as well on an input of identities of that length (not "
+            "'declare --overflow raise')"),
     Control("checked sum wrapping", _CON + "checked_sum_wrapping", Cause.CONTRACT,
             "declare --overflow wrap", "integers exact under overflow='raise'"),
     Control("NaN with its sign bit read as zero", _CON + "sum_reading_negative_nan_as_zero",

@@ -156,6 +156,16 @@ def checked_sum(x: np.ndarray) -> np.ndarray:
     return np.add.accumulate(x, dtype=x.dtype) if x.size else x.copy()
 
 
+def sum_refusing_long_int8(x: np.ndarray) -> np.ndarray:
+    """An integer sum that raises on every int8 input past 3000 elements, whatever its
+    values (its multi-tile path has no int8 kernel): int8 data that long overflow, but the
+    raise is no overflow check."""
+    if x.dtype == np.int8 and x.size > 3000:
+        raise TypeError("no int8 kernel past one tile")
+    with np.errstate(over="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype) if x.size else x.copy()
+
+
 def float32_sum_declaring_float64_accumulation(x: np.ndarray) -> np.ndarray:
     """A float32 running sum in float32 that declares float64 accumulation (as polars'
     cum_sum has): within float32's own bound, not within that of a float64 accumulator."""
@@ -334,6 +344,7 @@ for fn, spec in (
     (checked_sum_wrapping, TargetSpec(dtypes=_INTS, overflow="raise")),
     (checked_sum_missing_the_limit_by_one, TargetSpec(dtypes=_INTS, overflow="raise")),
     (checked_sum, TargetSpec(dtypes=_INTS, overflow="raise")),
+    (sum_refusing_long_int8, TargetSpec(dtypes=("int8", "int32"))),
     (max_writing_zero_for_nan, TargetSpec(op="max", dtypes=_FLOATS)),
     (sum_reading_negative_nan_as_zero, TargetSpec(dtypes=_FLOATS)),
     (sum_ignoring_quiet_nans_only, TargetSpec(dtypes=_FLOATS, nans="ignore",
