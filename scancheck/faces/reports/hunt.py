@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 #: What a table cell says of a target.
-CONFORMS, KNOWN, KNOWN_HERE, NEW, CANNOT, UNFINISHED = (
+CONFORMS, KNOWN, KNOWN_HERE, NEW, CANNOT, UNFINISHED, NOT_CHECKED = (
     "conforms", "known upstream", "known finding", "new finding", "cannot run here",
-    "no failure found")
+    "no failure found", "not checked")
 
 
 @dataclass
@@ -118,21 +118,27 @@ def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None
         return line
 
     order = {r.name: k for k, r in enumerate(rows)}
+    pending = {row.name: row for row in todo}
 
-    def save() -> None:  # after each target: a run cut short keeps what it found
-        found.sort(key=lambda f: order[f.target])
-        (out / f"hunt-{part}.json").write_text(json.dumps([asdict(f) for f in found], indent=1))
-        (out / f"hunt-{part}.md").write_text(table(found))
+    def save() -> None:
+        # After each target: a run cut short keeps what it found, and lists what it did not
+        # finish as such.
+        cut = [Found(r.name, r.api, _mode(r), part, NOT_CHECKED,
+                     "the hunt ended before this target's check did") for r in pending.values()]
+        lines = sorted(found + cut, key=lambda f: order[f.target])
+        (out / f"hunt-{part}.json").write_text(json.dumps([asdict(f) for f in lines], indent=1))
+        (out / f"hunt-{part}.md").write_text(table(lines))
 
+    save()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = {pool.submit(check, row): row for row in todo}
         for done, future in enumerate(as_completed(futures), 1):
             line = future.result()
             found.append(line)
+            del pending[line.target]
             save()
             log(f"[{done}/{len(todo)}] {line.target}: {line.verdict}"
                 + (f" -- {line.detail[:90]}" if line.detail else ""), flush=True)
-    save()
     return found
 
 
@@ -180,7 +186,7 @@ def run_reproducer(path: Path, timeout: float = 300.0) -> str:
 def table(found: list[Found]) -> str:
     """Every API and mode with its verdict, as Markdown, and the count of each verdict."""
     counts = {v: sum(f.verdict == v for f in found) for v in
-              (CONFORMS, UNFINISHED, KNOWN, KNOWN_HERE, NEW, CANNOT)}
+              (CONFORMS, UNFINISHED, KNOWN, KNOWN_HERE, NEW, CANNOT, NOT_CHECKED)}
     head = ("| API | mode | target | verdict | detail | largest n | part |\n"
             "|---|---|---|---|---|---|---|\n")
 
@@ -200,8 +206,9 @@ def table(found: list[Found]) -> str:
 
 def merge(paths: list[Path]) -> list[Found]:
     """The lines of several parts' JSON joined: each target's line of every part that ran
-    it (JAX's run on the CPU and on a GPU), and where none did, one "cannot run here"; a
-    later file's line of a target and part replaces an earlier one's (a run again)."""
+    it (JAX's run on the CPU and on a GPU), and where none did, one "not checked" (a part's
+    run ended first) or else "cannot run here"; a later file's line of a target and part
+    replaces an earlier one's (a run again)."""
     by_part: dict[tuple[str, str], Found] = {}
     for path in paths:
         for d in json.loads(path.read_text()):
@@ -215,7 +222,8 @@ def merge(paths: list[Path]) -> list[Found]:
     order = {r.name: k for k, r in enumerate(all_rows())}
     out = []
     for target in sorted(lines, key=lambda t: order.get(t, len(order))):
-        ran = [f for f in lines[target] if f.verdict != CANNOT]
+        ran = [f for f in lines[target] if f.verdict not in (CANNOT, NOT_CHECKED)]
+        ran = ran or [f for f in lines[target] if f.verdict == NOT_CHECKED]
         out += ran or lines[target][:1]
     return out
 
@@ -233,7 +241,8 @@ contract within the hunt's budget, with no sanitizer and no check past 2**31.  *
 upstream**: a failure a known bug explains (`scancheck known`); **known finding**: one
 reported in docs/findings.md, not upstream; **new finding**: one none explains, with its
 standalone reproducer and what it printed last; **no failure found**: the budget ended
-first, at the n shown; **cannot run here**: why, on its part's machine.
+first, at the n shown; **cannot run here**: why, on its part's machine; **not checked**: the
+part's run ended before this target's check did.
 
 """
 

@@ -17,7 +17,9 @@ from scancheck.faces.cli.main import main
 from scancheck.faces.reports.hunt import (
     CANNOT,
     CONFORMS,
+    NOT_CHECKED,
     Found,
+    hunt,
     merge,
     run_reproducer,
     table,
@@ -63,14 +65,39 @@ def test_a_reproducer_whose_plain_call_is_right_says_it_does_not_reproduce(broke
     assert run_reproducer(tmp_path / write_reproducer(rep, r, tmp_path)) == "does not reproduce"
 
 
-def test_the_parts_merge_a_target_run_in_one_over_cannot_run_in_the_other(tmp_path):
-    cpu = [Found("a", "lib.a", "-", "cpu", CANNOT, "no GPU"), Found("b", "lib.b", "-", "cpu", CONFORMS)]
-    gpu = [Found("a", "lib.a", "-", "gpu", CONFORMS, largest_n=16)]
+def test_a_hunt_cut_short_lists_the_targets_it_did_not_finish_as_not_checked(tmp_path,
+                                                                             monkeypatch):
+    """What the part's JSON says while a target's check runs (as a run killed then leaves
+    it), and once every check has ended."""
+    from scancheck.isolation.parent import UsageError
+
+    seen = []
+
+    def stopped(name, options):
+        seen.append({d["target"]: d["verdict"]
+                     for d in json.loads((tmp_path / "hunt-cpu.json").read_text())})
+        raise UsageError("stopped here")
+
+    monkeypatch.setattr("scancheck.isolation.parent.check_isolated", stopped)
+    hunt("cpu", tmp_path, jobs=1, budget=1, only=r"^numpy\.cumsum$", log=lambda *a, **k: None)
+    assert seen == [{"numpy.cumsum": NOT_CHECKED}]
+    after = json.loads((tmp_path / "hunt-cpu.json").read_text())
+    assert [(d["target"], d["verdict"]) for d in after] == [("numpy.cumsum", CANNOT)]
+
+
+def test_the_parts_merge_a_target_run_in_one_over_not_checked_or_cannot_run_in_another(
+        tmp_path):
+    cpu = [Found("a", "lib.a", "-", "cpu", CANNOT, "no GPU"), Found("b", "lib.b", "-", "cpu", CONFORMS),
+           Found("c", "lib.c", "-", "cpu", CANNOT, "no GPU")]
+    gpu = [Found("a", "lib.a", "-", "gpu", CONFORMS, largest_n=16),
+           Found("b", "lib.b", "-", "gpu", NOT_CHECKED), Found("c", "lib.c", "-", "gpu", NOT_CHECKED)]
     for name, lines in (("cpu", cpu), ("gpu", gpu)):
         (tmp_path / f"{name}.json").write_text(json.dumps([asdict(f) for f in lines]))
     merged = {f.target: f for f in merge([tmp_path / "cpu.json", tmp_path / "gpu.json"])}
     assert merged["a"].verdict == CONFORMS and merged["a"].part == "gpu"
-    assert table(list(merged.values())).startswith("2 targets: 2 conforms.")
+    assert merged["b"].verdict == CONFORMS and merged["b"].part == "cpu"
+    assert merged["c"].verdict == NOT_CHECKED and merged["c"].part == "gpu"
+    assert table(list(merged.values())).startswith("3 targets: 2 conforms, 1 not checked.")
 
 
 def test_scancheck_hunt_writes_the_table_of_its_targets(tmp_path, capsys):
