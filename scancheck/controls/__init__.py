@@ -265,9 +265,14 @@ CONTROLS: tuple[Control, ...] = (
     Control("overflow guard set too low", _CON + "overflow_guard_too_low", Cause.PRECISION,
             "no summation order can overflow", "floats within bound on 'overflow' data: an "
             "infinity is rounding only where the prefix's magnitudes reach the threshold"),
-    Control("max keeping the earlier zero", _CON + "max_keeping_the_earlier_zero", Cause.LOGIC,
-            "differs from the exact scan", "floats within bound on 'zeros' data, under the "
-            "spec's IEEE 754-2019 zero order"),
+    Control("max keeping the earlier zero", _CON + "max_keeping_the_earlier_zero",
+            Cause.CONTRACT, "declare --zeros either", "floats within bound on 'zeros' data, "
+            "under the spec's IEEE 754-2019 zero order: every output, on its case and on "
+            "fresh zeros data, is right under zeros='either'"),
+    Control("max giving -0 for every zero", _CON + "max_giving_minus_zero_for_every_zero",
+            Cause.LOGIC, "differs from the exact scan", "floats within bound on 'zeros' data: "
+            "a -0 where the prefix holds only +0 is wrong under either zero order (not "
+            "'declare --zeros either')", misread="--zeros"),
     Control("block totals from the exclusive scan (seed 004)",
             _SUMS + "block_totals_from_the_exclusive_scan", Cause.LOGIC, "logic error",
             "integers exact and the certificate, from n = 129: the seed's 'precision bug'"),

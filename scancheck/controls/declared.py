@@ -212,6 +212,16 @@ def max_keeping_the_earlier_zero(x: np.ndarray) -> np.ndarray:
     return extreme_scan(x, "max", zeros="either")
 
 
+def max_giving_minus_zero_for_every_zero(x: np.ndarray) -> np.ndarray:
+    """A max scan declared IEEE 754-2019 (-0 < +0) whose every zero answer comes back -0 (a
+    sign bit set in its epilogue): wrong where the prefix holds +0, under either zero order,
+    so no zero order explains it."""
+    from ..core.rules import extreme_scan
+
+    out = extreme_scan(x, "max", zeros="ordered")
+    return np.where(out == 0, x.dtype.type(-0.0), out)
+
+
 def max_adding_zero_to_each_output(x: np.ndarray) -> np.ndarray:
     """A max scan (zeros='either', the open order) whose epilogue adds 0.0 to each output,
     as a fused bias of zero does: -0 + 0.0 is +0, so a prefix whose zeros are all -0 gets a
@@ -353,6 +363,8 @@ for fn, spec in (
     (product_skipping_nan_as_one, TargetSpec(op="mul", dtypes=_FLOATS, nans="skip")),
     (overflow_guard_too_low, TargetSpec(dtypes=_FLOATS)),
     (max_keeping_the_earlier_zero, TargetSpec(op="max", dtypes=_FLOATS, zeros="ordered")),
+    (max_giving_minus_zero_for_every_zero, TargetSpec(op="max", dtypes=_FLOATS,
+                                                      zeros="ordered")),
     (max_adding_zero_to_each_output, TargetSpec(op="max", dtypes=_FLOATS)),
     (max_racing_between_equal_zeros, TargetSpec(op="max", dtypes=_FLOATS)),
     (min_propagating_nan, TargetSpec(op="min", dtypes=_FLOATS, nans="ignore")),

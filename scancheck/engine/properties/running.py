@@ -179,6 +179,10 @@ def bits_differ(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
         failure.diagnosis = (f"a zero of a sign no zero of its prefix has: {failure.got} where "
                              f"each is {failure.expected} (-0 and +0 are equal under "
                              f"zeros='either', but a {spec.op} returns one of its operands)")
+    elif (spec.zeros == "ordered" and failure.cause == Cause.LOGIC and failure.got == 0
+            and failure.expected == 0):
+        failure.diagnosis += (f": {failure.got} where the spec's zero order (zeros='ordered', "
+                              f"-0 < +0) gives {failure.expected}")
     return failure
 
 

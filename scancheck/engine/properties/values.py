@@ -291,11 +291,17 @@ def judge_output(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
 
 #: The conventions a 1-D scan may follow other than its spec's: the field, the value that
 #: declares it, what it computes (``first``: the first element a reverse output combines),
-#: and the flag.
+#: the flag, and the data its fresh inputs are drawn from (None: integers and values of both
+#: signs, of every declared dtype; a distribution: that one, of the float dtypes alone).
 CONVENTIONS = (
-    ("inclusive", False, "an exclusive scan (output k combines x[0] .. x[k-1])", "--exclusive"),
-    ("inclusive", True, "an inclusive scan (output k combines x[0] .. x[k])", "--inclusive"),
-    ("reverse", True, "a reverse scan (output k combines x[{first}] .. x[n-1])", "--reverse"),
+    ("inclusive", False, "an exclusive scan (output k combines x[0] .. x[k-1])", "--exclusive",
+     None),
+    ("inclusive", True, "an inclusive scan (output k combines x[0] .. x[k])", "--inclusive",
+     None),
+    ("reverse", True, "a reverse scan (output k combines x[{first}] .. x[n-1])", "--reverse",
+     None),
+    ("zeros", "either", "-0 and +0 as equal (a tie of zeros may give either, as b > a ? b : a "
+     "gives the earlier)", "--zeros either", "zeros"),
 )
 
 
@@ -313,8 +319,9 @@ def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
             or target.declared not in (None, spec) or not x.size or dtype == "bool"
             or (is_float(x.dtype) and not np.isfinite(x).all())):
         return None
-    for name, value, behaviour, flag in CONVENTIONS:
-        if getattr(spec, name) == value or (name == "reverse" and x.size < 2):
+    for name, value, behaviour, flag, dist in CONVENTIONS:
+        if getattr(spec, name) == value or (name == "reverse" and x.size < 2) or (
+                dist is not None and not is_float(x.dtype)):
             continue
         try:
             other = replace(target, spec=replace(spec, **{name: value}))
@@ -323,7 +330,7 @@ def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
         # The fresh inputs only once the case fits: this runs on every failing case of a
         # search and of its shrinking, nearly all of which fit no other convention.
         if not _follows(target, other, name, x, got) or not all(
-                _follows_on(target, other, name, v) for v in _fresh(spec, x.size)):
+                _follows_on(target, other, name, v) for v in _fresh(spec, x.size, dist)):
             continue
         behaviour = behaviour.format(first="k" if spec.inclusive else "k+1")
         return Failure(Cause.CONTRACT, f"{behaviour}, where its spec declares "
@@ -334,14 +341,17 @@ def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
     return None
 
 
-def _fresh(spec: TargetSpec, n: int) -> list[np.ndarray]:
-    """The fresh inputs a convention read off a case of ``n`` elements must hold on: of
-    every declared dtype but bool, 3, n, 2n + 1 and 257 elements within the spec's largest
-    n, integers and values of both signs; the same for the same n."""
+def _fresh(spec: TargetSpec, n: int, dist: str | None = None) -> list[np.ndarray]:
+    """The fresh inputs a convention read off a case of ``n`` elements must hold on: 3, n,
+    2n + 1 and 257 elements within the spec's largest n, of every declared dtype but bool,
+    integers and values of both signs; or, where ``dist`` names data, those of the float
+    dtypes; the same for the same n."""
     rng = np.random.default_rng(n)
     sizes = [(3, "uniform"), (max(n, 3), "integers"), (2 * n + 1, "uniform"), (257, "uniform")]
-    return [generate_data(rng, min(m, spec.max_n or m), d, dist) for d in spec.dtypes
-            if d != "bool" for m, dist in sizes]
+    if dist is not None:
+        sizes = [(m, dist) for m, _ in sizes]
+    return [generate_data(rng, min(m, spec.max_n or m), d, data) for d in spec.dtypes
+            if d != "bool" and (dist is None or is_float(d)) for m, data in sizes]
 
 
 def _follows_on(target: Target, other: Target, name: str, v: np.ndarray) -> bool:
@@ -351,14 +361,15 @@ def _follows_on(target: Target, other: Target, name: str, v: np.ndarray) -> bool
         g, bad = run(target, v)
     except Exception:  # its failure is for the properties to find, on their own cases
         return False
-    return bad is None and _follows(target, other, name, promoted(target, v), g)
+    return bad is None and _follows(target, other, name, promoted(target, v), g, differs=False)
 
 
-def _follows(target: Target, other: Target, name: str, x: np.ndarray, got: np.ndarray
-             ) -> bool:
+def _follows(target: Target, other: Target, name: str, x: np.ndarray, got: np.ndarray,
+             differs: bool = True) -> bool:
     """Whether ``got``, ``target``'s output on ``x``, is ``other``'s answer (the same scan
-    under another value of the spec's field ``name``) and not ``target``'s own."""
-    if _fits(target, x, got):
+    under another value of the spec's field ``name``), and (``differs``) not ``target``'s
+    own: a fresh input where both agree (no tie of zeros, say) is no evidence against it."""
+    if differs and _fits(target, x, got):
         return False
     if name == "reverse":  # a reverse scan is the forward one of the input flipped
         return _fits(target, x[::-1].copy(), got[::-1].copy())
