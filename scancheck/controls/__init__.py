@@ -322,7 +322,9 @@ CONTROLS: tuple[Control, ...] = (
             "wrong only at its last output, was taken to explain every wrong NaN before it)",
             also=("NaN where the exact prefix is",)),
     Control("logcumsumexp through exp", _OPS + "logcumsumexp_through_exp", Cause.PRECISION,
-            "precision lost", "logsumexp within bound: no other property checks a log-sum-exp"),
+            "it overflows too", "logsumexp within bound: no other property checks a "
+            "log-sum-exp; its rounding at n = 1 is found first, and its overflow past log(max) "
+            "named beside it"),
     Control("cummax naming the first of equal maxima", _OPS + "cummax_first_index", Cause.LOGIC,
             "last position", "indices, on data with ties: its values are right"),
     Control("initial value in the first tile only", _ROWS + "initial_value_in_the_first_tile_only",

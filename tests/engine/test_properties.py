@@ -576,3 +576,23 @@ def test_every_value_property_refuses_a_target_that_writes_into_its_input(prop):
         assert " after the call" in r.diagnosis and "input index" in r.smallest_case
         same = check_property(_target(right, spec), prop, Budget(0.05, max_n=64))
         assert same.status == "pass", (prop, same)
+
+
+def _logaddexp_rounding_each_output_up(x):
+    """The stable scan (np.logaddexp subtracts the larger operand), each output then moved
+    up by 64 ulps: imprecise, and finite wherever the answer is."""
+    out = np.logaddexp.accumulate(x, dtype=x.dtype)
+    with np.errstate(all="ignore"):
+        return out + np.spacing(out) * 64
+
+
+@pytest.mark.parametrize("fn, overflows", [
+    (operators.logcumsumexp_through_exp, True), (_logaddexp_rounding_each_output_up, False)])
+def test_a_log_sum_exp_is_told_it_overflows_only_where_it_does(budget, fn, overflows):
+    """Beside lost precision, a log-sum-exp taken through exp is told its +inf past
+    log(max), on an input of two such values; one that subtracts the larger operand never
+    is."""
+    spec = TargetSpec(op="logaddexp", dtypes=("float32",))
+    r = check_property(_target(fn, spec), "logsumexp within bound", budget)
+    assert r.status == "fail" and r.cause == "PRECISION"
+    assert ("+inf on [89.0, 89.0] (float32)" in r.diagnosis) == overflows, r.diagnosis

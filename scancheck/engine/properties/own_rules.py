@@ -122,6 +122,12 @@ def _logsumexp_told(target: Target, case: Case, x: np.ndarray, judged: Judgement
         if err < 0.5:  # a factor e**0.5 in the sum: no term lost or counted twice
             failure.cause = Cause.PRECISION
             failure.diagnosis += "; no term is missing or counted twice"
+            if k == 0 and x.ndim == 1 and target.spec.inclusive:
+                failure.diagnosis += (" (output 0 combines nothing, yet is not x[0]: it went "
+                                      "through exp and log, each of which rounds)")
+            overflow = _overflows_early(target, x.dtype.name)
+            if overflow:
+                failure.diagnosis += f"; {overflow}"
         else:
             failure.diagnosis += "; a term missing or counted twice, not rounding"
     elif failure.reason == Reason.OVERFLOWED:
@@ -131,6 +137,22 @@ def _logsumexp_told(target: Target, case: Case, x: np.ndarray, judged: Judgement
     elif not np.isfinite(x).all():
         failure.cause = Cause.SPECIALS
     return failure
+
+
+def _overflows_early(target: Target, dtype: str) -> str | None:
+    """Where the target returns +inf on two equal values just past log(max) of ``dtype``
+    (exp of each overflows; their log-sum-exp is finite), the sentence that says so; None
+    where it does not, or raises."""
+    top = float(np.floor(np.log(float(finfo(dtype).max)))) + 1
+    x = np.full(2, top, dtype=dtype)
+    try:
+        got, bad = run(target, x)
+    except Exception:  # noqa: BLE001 - its failure is the properties' to find
+        return None
+    if bad is not None or not np.isposinf(got.astype(np.float64)).any():
+        return None
+    return (f"it overflows too: +inf on {x.tolist()} ({dtype}), whose log-sum-exp is "
+            f"{top + np.log(2):.6g} (exp taken before the running maximum is subtracted)")
 
 
 #: Each operator with a judge of its own: the judge, how its failures are attributed, and
