@@ -48,7 +48,7 @@ from .properties.axes import front_axes
 from .properties.base import Contract
 from .properties.monoids import monoid_summary, nonempty_batches
 from .report import ConformanceReport
-from .search import search, shrink
+from .search import search, shrink, smallest_failing
 from .strategies import CONFIRMING
 
 __all__ = ["LARGE", "PROPERTIES", "Budget", "CheckOptions", "ConformanceReport", "Plan",
@@ -347,6 +347,15 @@ def declared_accumulation(spec: TargetSpec, dtype: str, told: AccumulationFound
     return None
 
 
+#: The properties whose cases are 1-D inputs judged output by output, so that a failure
+#: at output k may be cut to the input's first k + 1 elements (:meth:`Case.cut`).
+PREFIXED = frozenset(("integers exact", "certified exact", "floats within bound",
+                      "nan and inf", "products within bound", "logsumexp within bound",
+                      "indices", "recurrence"))
+#: A cut case's prefixes walked one by one up to this n (past it, bisected).
+PREFIX_WALK = 300
+
+
 def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
             told: Callable[[Case, Failure], Failure], stats: dict[str, Any], seconds: float
             ) -> tuple[PropertyResult, bool]:
@@ -384,6 +393,14 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
             failure = again
         elif case != found.failing:  # it failed once only (a race?): the one found stands
             case, minimal = found.failing, False
+        k = failure.index
+        if (prop in PREFIXED and not isinstance(failure, NoAnswer) and k is not None
+                and k + 1 < case.n and fails(case.cut(k + 1))):
+            # Outputs 0 .. k of a 1-D scan are a function of x[0 .. k]: where that prefix
+            # alone fails, its own prefixes are walked (the data drawn at another n are
+            # other values, so a failure at output 0, say, may first show at a large n).
+            case = smallest_failing(fails, case.cut(k + 1), PREFIX_WALK)
+            failure, minimal = last.get(case.n) or failure, case.n <= PREFIX_WALK
     assert failure is not None
     failure = told(case, failure)
     return PropertyResult(prop, "fault" if failure.cause == Cause.FAULT else "fail",

@@ -179,3 +179,13 @@ def test_a_sweep_gives_every_scale_64_sizes_cheapest_first_before_more_to_any():
                                                           range(64)]
 
 
+
+
+@pytest.mark.parametrize("op", ["add", "recurrence"])
+def test_a_cut_case_is_the_first_elements_of_its_draw_at_every_smaller_n(op):
+    case = Case(100, "float32", "uniform", 7)
+    whole = case.data(op)
+    cut = case.cut(40)
+    assert (cut.data(op) == whole[:40]).all()
+    assert (cut.with_n(3).data(op) == whole[:3]).all()
+    assert cut.describe() == {**case.describe(), "n": 40, "drawn": 100}

@@ -10,6 +10,7 @@ import pytest
 
 from scancheck.controls import declared, operators, sums
 from scancheck.core.rules import arg_extreme_scan, extreme_scan
+from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check_property
 from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import values
@@ -480,7 +481,7 @@ def test_long_recurrences_are_checked_rigorously_past_the_rationals_reach():
     """At 100,000 pairs (exact rationals stop at 300): a right scan by another association
     (doubling) passes, and a scan wrong only past 1024 pairs fails with operand order."""
     from scancheck.core.operators import get_operator
-    from scancheck.engine.cases import Case
+    from scancheck.engine.cases import Budget, Case
     from scancheck.engine.properties import TABLE
 
     op = get_operator("recurrence")
@@ -596,3 +597,36 @@ def test_a_log_sum_exp_is_told_it_overflows_only_where_it_does(budget, fn, overf
     r = check_property(_target(fn, spec), "logsumexp within bound", budget)
     assert r.status == "fail" and r.cause == "PRECISION"
     assert ("+inf on [89.0, 89.0] (float32)" in r.diagnosis) == overflows, r.diagnosis
+
+
+def _nan_first_read_as_zero(x):
+    """A sum right everywhere but at output 0 of an input that starts with NaN."""
+    out = np.cumsum(x, dtype=x.dtype)
+    if x.size and np.isnan(x[0]):
+        out[0] = 0
+    return out
+
+
+def test_a_failure_at_an_early_output_is_cut_to_the_prefix_that_shows_it():
+    """Data drawn anew at each smaller n start with NaN at some n only; the failing input's
+    own first element shows the bug alone, and that is the case told."""
+    spec = TargetSpec(dtypes=("float32", "float64"))
+    r = check_property(_target(_nan_first_read_as_zero, spec), "nan and inf",
+                       Budget(2, max_n=4096))
+    assert r.status == "fail" and r.smallest_case["n"] == 1 and r.minimal
+    assert np.isnan(Case(1, r.smallest_case["dtype"], r.smallest_case["data"],
+                         r.smallest_case["seed"], r.smallest_case.get("drawn", 0)).data("add")[0])
+
+
+def test_a_bug_of_some_sizes_is_not_cut_below_them():
+    """A wrong output only where n % 64 == 7 and n > 64: a prefix of the failing input has
+    another size, and passes; the n told is one of the band."""
+    def band(x):
+        out = np.cumsum(x, dtype=x.dtype)
+        if x.size > 64 and x.size % 64 == 7:
+            out[3] += 1
+        return out
+
+    r = check_property(_target(band, TargetSpec(dtypes=("int32",))), "integers exact",
+                       Budget(2, max_n=1024))
+    assert r.status == "fail" and r.smallest_case["n"] % 64 == 7 and "drawn" not in r.smallest_case
