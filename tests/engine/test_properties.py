@@ -481,7 +481,7 @@ def test_long_recurrences_are_checked_rigorously_past_the_rationals_reach():
     """At 100,000 pairs (exact rationals stop at 300): a right scan by another association
     (doubling) passes, and a scan wrong only past 1024 pairs fails with operand order."""
     from scancheck.core.operators import get_operator
-    from scancheck.engine.cases import Budget, Case
+    from scancheck.engine.cases import Case
     from scancheck.engine.properties import TABLE
 
     op = get_operator("recurrence")

@@ -311,9 +311,9 @@ def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
     (:data:`CONVENTIONS`) answer, and not its spec's, bit for bit or a float sum's within
     its rounding bound: on finite ``x`` (of input ``dtype``, promoted as the spec says) and
     on fresh inputs of every declared dtype (3, n, 2n + 1 and 257 elements within the
-    spec's largest n; integers, and values of both signs; signed zeros for a zero order).  None where none is, where a
-    fresh call raises, on a view of the target (reversed, seeded), and on bool, whose max
-    and min agree with too many wrong answers."""
+    spec's largest n; integers, and values of both signs; signed zeros for a zero order).
+    None where none is, where a fresh call raises, on a view of the target (reversed,
+    seeded), and on bool, whose max and min agree with too many wrong answers."""
     spec = target.spec
     if (spec.axis is not None or spec.segments is not None or spec.initial or spec.indices
             or target.declared not in (None, spec) or not x.size or dtype == "bool"
