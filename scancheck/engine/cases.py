@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from ..core.arrays import KeptArrays
 from ..core.operators import get_operator
-from .strategies import generate_data, generate_flagged, generate_pairs
+from .strategies import BLOCKS_LOG2, generate_data, generate_flagged, generate_pairs
 
 #: The largest n a search reaches by default: many tiles of any realistic kernel (a GPU
 #: tile is at most a few thousand elements), within what the exact oracle checks in a
@@ -123,10 +123,6 @@ _DRAWN = KeptArrays(64 * 2**20)
 #: Tile multiples m * 2**j drawn within a scale 2**k have at most 2**(TILES_LOG2 + 1) - 1
 #: tiles: j >= k - TILES_LOG2.
 TILES_LOG2 = 6
-#: The blocks 2**j, j in this range, whose residues a size k * 2**j + r is drawn to spread
-#: over: a bug of one residue modulo a block of 32 to 4096 elements (a tail of 7 past a
-#: tile of 64, say) lies in 1/2**j of the sizes, no tile edge among them.
-BLOCKS_LOG2 = (5, 12)
 
 
 @st.composite

@@ -152,7 +152,10 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
         # first example (the tests' budgets end this way hundreds of times a session).
         return result(True)
 
-    sweep = Sweep(int(np.random.default_rng().integers(0, 2**32)), max_n, dtypes, swept)
+    # The sweep draws the data made for it in place of those they stand for: Hypothesis's
+    # draws and their companions cover the others at every scale.
+    sweep = Sweep(int(np.random.default_rng().integers(0, 2**32)), max_n, dtypes,
+                  tuple(dict.fromkeys(SWEPT.get(d, d) for d in distributions)))
     for n, took in timings:  # what a case of each scale costs, from the ladder's rungs
         sweep.took(n, took)
     # Hypothesis's own seconds (drawing, bookkeeping) count among the draws'.

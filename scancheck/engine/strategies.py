@@ -39,11 +39,18 @@ DISTRIBUTIONS: tuple[str, ...] = (
 #: outputs there are NaN, and whether the first finite value starts the scan afresh).
 CONFIRMING: dict[str, str] = {"specials": "specials first", "lone specials": "specials first"}
 
-#: Data the sweep of residues (:class:`~scancheck.engine.cases.Sweep`) draws beside the
-#: key's, and only it: where one element in 20 is special, every output past the first
+#: The blocks 2**j, j in this range, whose residues a size k * 2**j + r is drawn to spread
+#: over: a bug of one residue modulo a block of 32 to 4096 elements (a tail of 7 past a
+#: tile of 64, say) lies in 1/2**j of the sizes, no tile edge among them.  Lone specials
+#: fall in the last partial tile of one of them.
+BLOCKS_LOG2 = (5, 12)
+
+#: Data the sweep of residues (:class:`~scancheck.engine.cases.Sweep`) draws in place of
+#: the key's, and only it: where one element in 20 is special, every output past the first
 #: hundred or so is NaN already, and a NaN mishandled in a scan's last tile alone is never
 #: seen.  Drawn only by the sweep, whose seed differs every run, so the ladder and
-#: Hypothesis's draws, and what they find first, stay as they are.
+#: Hypothesis's draws (which draw the key's data), and what they find first, stay as they
+#: are.
 SWEPT: dict[str, str] = {"specials": "lone specials"}
 
 _PRIMES = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 61, 127, 251, 509, 1021, 2039, 4093, 8191)
@@ -247,18 +254,25 @@ def nans(dt: np.dtype) -> np.ndarray:
 
 def _lone_specials(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     """Values uniform in [-1, 1) but one to three specials (one most often; a NaN, of each
-    pattern, or an infinity), each at a distance from the first or, three times in four,
-    the last element drawn log-uniformly: half of them within a tile of 64 of their end at
-    n = 5000.  The places are drawn before the values, so that one seed puts them alike at
-    every n it is shrunk through."""
+    pattern, or an infinity).  Each lies, half of the time, in the last partial tile of a
+    block of 2**j elements (j from 5 to 12; where n is a multiple of it, at the end), the
+    tail a blocked scan handles apart; else at a distance from the first or, three times
+    in four, the last element drawn log-uniformly.  The places are drawn before the values,
+    so that one seed puts them alike at every n it is shrunk through."""
     k = int(rng.choice([1, 1, 2, 3]))
     from_end = rng.random(k) < 0.75
     reach = rng.random(k)
+    tail = rng.random(k) < 0.5
+    block = np.left_shift(1, rng.integers(BLOCKS_LOG2[0], BLOCKS_LOG2[1] + 1, k))
+    into = rng.random(k)
     pick = rng.choice(5, k, p=[0.25, 0.25, 0.2, 0.15, 0.15])
     x = rng.uniform(-1, 1, n).astype(dt)
     if n:
         far = np.minimum(np.floor(np.power(float(n), reach)).astype(np.int64) - 1, n - 1)
-        at = np.where(from_end, n - 1 - far, far)
+        # The last partial tile: its length n mod 2**j, or the last element where that is 0.
+        last = np.maximum(n % block, 1)
+        far = np.where(tail, np.minimum((into * last).astype(np.int64), n - 1), far)
+        at = np.where(from_end | tail, n - 1 - far, far)
         x[at] = np.r_[nans(dt), np.array([np.inf, -np.inf], dt)][pick]
     return x
 
