@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from ...oracle.products import judge_products
 from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause, Reason
-from .base import Failure, short
+from .base import Failure, short, untold
 from .nan_rules import kept_rule_failure
 from .running import declared_view, first_bad, run, run_case
 from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
@@ -107,7 +108,13 @@ def _products_told(target: Target, case: Case, x: np.ndarray, judged: Judgement,
 def logsumexp_check(target: Target, case: Case) -> Failure | None:
     """``logsumexp within bound``: judged by :func:`~scancheck.oracle.logsumexp.judge_logsumexp`."""
     out = _judged(target, case, judge_logsumexp)
-    return out if isinstance(out, Failure) else _logsumexp_told(target, case, *out)
+    if isinstance(out, Failure):
+        return out
+    failure = _logsumexp_told(target, case, *out)
+    if failure is None or failure.cause != Cause.PRECISION or failure.reason != Reason.BEYOND_BOUND:
+        return failure
+    # Whether it overflows too is asked of the failure told, not of each a shrink meets.
+    return untold(failure, partial(_overflow_named, target, out[0].dtype.name, failure))
 
 
 def _logsumexp_told(target: Target, case: Case, x: np.ndarray, judged: Judgement,
@@ -125,9 +132,6 @@ def _logsumexp_told(target: Target, case: Case, x: np.ndarray, judged: Judgement
             if k == 0 and x.ndim == 1 and target.spec.inclusive:
                 failure.diagnosis += (" (output 0 combines nothing, yet is not x[0]: it went "
                                       "through exp and log, each of which rounds)")
-            overflow = _overflows_early(target, x.dtype.name)
-            if overflow:
-                failure.diagnosis += f"; {overflow}"
         else:
             failure.diagnosis += "; a term missing or counted twice, not rounding"
     elif failure.reason == Reason.OVERFLOWED:
@@ -139,20 +143,20 @@ def _logsumexp_told(target: Target, case: Case, x: np.ndarray, judged: Judgement
     return failure
 
 
-def _overflows_early(target: Target, dtype: str) -> str | None:
-    """Where the target returns +inf on two equal values just past log(max) of ``dtype``
-    (exp of each overflows; their log-sum-exp is finite), the sentence that says so; None
-    where it does not, or raises."""
+def _overflow_named(target: Target, dtype: str, failure: Failure) -> Failure:
+    """``failure``, saying so where the target returns +inf on two equal values just past
+    log(max) of ``dtype`` (exp of each overflows; their log-sum-exp is finite)."""
     top = float(np.floor(np.log(float(finfo(dtype).max)))) + 1
     x = np.full(2, top, dtype=dtype)
     try:
         got, bad = run(target, x)
     except Exception:  # noqa: BLE001 - its failure is the properties' to find
-        return None
-    if bad is not None or not np.isposinf(got.astype(np.float64)).any():
-        return None
-    return (f"it overflows too: +inf on {x.tolist()} ({dtype}), whose log-sum-exp is "
-            f"{top + np.log(2):.6g} (exp taken before the running maximum is subtracted)")
+        return failure
+    if bad is None and np.isposinf(got.astype(np.float64)).any():
+        failure.diagnosis += (f"; it overflows too: +inf on {x.tolist()} ({dtype}), whose "
+                              f"log-sum-exp is {top + np.log(2):.6g} (exp taken before the "
+                              f"running maximum is subtracted)")
+    return failure
 
 
 #: Each operator with a judge of its own: the judge, how its failures are attributed, and

@@ -341,6 +341,15 @@ def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
     return None
 
 
+def _convention_or(failure: Failure | None, target: Target, x: np.ndarray, got: np.ndarray,
+                   dtype: str) -> Failure | None:
+    """``failure``, or where it is a logic error another convention explains (see
+    :func:`other_convention`), that contract's failure."""
+    if failure is None or failure.cause != Cause.LOGIC:
+        return failure
+    return other_convention(target, x, got, dtype) or failure
+
+
 def _fresh(spec: TargetSpec, n: int, dist: str | None = None) -> list[np.ndarray]:
     """The fresh inputs a convention read off a case of ``n`` elements must hold on: 3, n,
     2n + 1 and 257 elements within the spec's largest n, of every declared dtype but bool,
@@ -391,9 +400,7 @@ def integers_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     """``integers exact``: the exact answer bit for bit (two's-complement wrap), a
     narrowed type named as such, another convention (exclusive, reverse) named with its
     flag."""
-    failure = bits_differ(target, x, got, want)
-    if failure is not None and failure.cause == Cause.LOGIC:
-        failure = other_convention(target, x, got, case.dtype) or failure
+    failure = _convention_or(bits_differ(target, x, got, want), target, x, got, case.dtype)
     if failure is not None and case.dtype != x.dtype.name and failure.contract is None:
         # The widening was exact: the promoted input goes back to the input's type as it was.
         _narrow_first(target, x.astype(as_dtype(case.dtype)), got, failure)
@@ -428,9 +435,8 @@ def float_check(criterion: Callable[[Target, np.ndarray, np.ndarray, np.ndarray]
     def check(target: Target, case: Case, x: np.ndarray, got: np.ndarray, want: np.ndarray
               ) -> Failure | None:
         if target.spec.family != "sum":  # max and min round nothing: exact, bit for bit
-            failure = bits_differ(target, x, got, want)
-            return failure and ((failure.cause == Cause.LOGIC and
-                                 other_convention(target, x, got, case.dtype)) or failure)
+            return _convention_or(bits_differ(target, x, got, want), target, x, got,
+                                  case.dtype)
         failure = criterion(target, x, got, want)
         if failure is None:
             return None

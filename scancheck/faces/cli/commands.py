@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -151,8 +152,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if args.json:
         with writing(args.json, "--json"), open(args.json, "w") as fh:
             json.dump(e.to_json(), fh, indent=1, default=jsonable)
-    import textwrap
-
     for line in e.lines():  # each wrapped to the tables' width, under its own indent
         indent = line[:len(line) - len(line.lstrip())]
         print(textwrap.fill(line, TABLE_WIDTH, subsequent_indent=indent + "  ",
