@@ -39,21 +39,32 @@ def compiled_kernels(variant: Variant, dtype: str, op: str | Operator,
     """The compiled entry points of one instantiation, keyed by entry name.  ``narrow``
     compiles a module of this instantiation alone: the same source and options, so the same
     code, in a fraction of the time (the look-back's whole module, 27 instantiations, took
-    nvcc 7 s for sm_90; its four add ones, 0.9 s), for a tuning run's many launch shapes."""
+    nvcc 7 s for sm_90 at 8 items and 21 s at 64; its four add ones, 0.9 s), for a tuning
+    run's many launch shapes.  Params other than the defaults always compile narrow: only
+    tuning, ``verify``, ``bench`` and a tuned launch run there, each in one dtype and
+    operator at a time."""
     import cupy as cp
 
+    narrow = narrow or variant.template_key(params) != variant.template_key(None)
     names = {e: variant.name_expression(e, dtype, op, params) for e in variant.entries}
     only = tuple(sorted(set(names.values()))) if narrow and not variant.fixed_entry else None
     mod = _module(variant.name, variant.template_key(params), cp.cuda.Device().id, only)
     return {e: mod.get_function(name) for e, name in names.items()}
 
+
 def warm(variant: str | Variant, params: dict[str, int] | None = None) -> None:
     """Compile ``variant`` at ``params`` (default: its defaults) into CuPy's kernel cache on
-    disk, so that every later process on this machine loads it instead of compiling it."""
+    disk, so that every later process on this machine loads it instead of compiling it: the
+    whole module at the defaults, the first operator's instantiation for each of its dtypes
+    elsewhere (the ones a candidate launch runs)."""
     var = get_variant(variant)
     op = get_operator(var.operators[0])
-    dtype = next(d for d in var.dtypes if d in op.dtypes)
-    compiled_kernels(var, dtype, op, var.resolve_params(params))
+    resolved = var.resolve_params(params)
+    dtypes = [d for d in var.dtypes if d in op.dtypes]
+    if var.template_key(resolved) == var.template_key(None):
+        dtypes = dtypes[:1]
+    for dtype in dtypes:
+        compiled_kernels(var, dtype, op, resolved)
 
 
 def warm_jobs() -> list[tuple[str, dict[str, int] | None]]:

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from scancheck.core.cuda import LaunchError, expand_source
-from scancheck.core.operators import OPERATORS, interval_expected, interval_input
+from scancheck.core.operators import OPERATORS, get_operator, interval_expected, interval_input
 from scancheck.engine.strategies import DISTRIBUTIONS, elements_for, launches
 from scancheck.kernels.registry import VARIANTS, get_variant, instantiations
 from scancheck.oracle.bounds import Verdict, classify
@@ -131,16 +131,49 @@ def test_launches_that_differ_in_a_runtime_parameter_share_one_compiled_module(m
     monkeypatch.setattr(launch, "_module", module)
     var = get_variant("decoupled_lookback")
     runtime = ({"prefetch_kib": 0}, {"prefetch_kib": 6144}, {"backoff_ns": 200})
-    got = [launch.compiled_kernels(var, "float64", "add", var.resolve_params({"items": 16, **p}))
-           for p in runtime]
+    # At the defaults' template params: one module of every dtype and operator.
+    got = [launch.compiled_kernels(var, "float64", "add", var.resolve_params(p)) for p in runtime]
     assert got[0] == got[1] == got[2]
-    assert keys == [("decoupled_lookback", (("hoist", 0), ("items", 16)), 0, None)] * 3
+    assert keys == [("decoupled_lookback", var.template_key(None), 0, None)] * 3
     # A narrow module holds the one instantiation, under the same name: the same code.
-    narrow = launch.compiled_kernels(var, "float64", "add", var.resolve_params({"items": 16}),
-                                     narrow=True)
+    narrow = launch.compiled_kernels(var, "float64", "add", var.resolve_params(None), narrow=True)
     assert narrow == got[0]
-    assert keys[-1] == ("decoupled_lookback", (("hoist", 0), ("items", 16)), 0,
-                        tuple(got[0].values()))
+    assert keys[-1] == ("decoupled_lookback", var.template_key(None), 0, tuple(got[0].values()))
+    # Elsewhere (a tuning candidate's items) only the instantiation launched is compiled.
+    keys.clear()
+    other = [launch.compiled_kernels(var, "float64", "add", var.resolve_params({"items": 16, **p}))
+             for p in runtime]
+    assert other[0] == other[1] == other[2]
+    assert keys == [("decoupled_lookback", (("hoist", 0), ("items", 16)), 0,
+                     tuple(other[0].values()))] * 3
+
+
+def test_warming_a_candidate_compiles_each_dtype_of_its_first_operator_alone(monkeypatch):
+    """The warm step fills the cache with what a candidate launch loads: verify and the
+    tuner launch the first operator (add) in each of its dtypes, never the whole module."""
+    import sys
+    from types import SimpleNamespace
+
+    import scancheck.kernels.launch as launch
+
+    seen = []
+
+    def module(name, params, device, names=None):
+        seen.append((params, names))
+        return SimpleNamespace(get_function=lambda expr: expr)
+
+    monkeypatch.setitem(sys.modules, "cupy", SimpleNamespace(
+        cuda=SimpleNamespace(Device=lambda: SimpleNamespace(id=0))))
+    monkeypatch.setattr(launch, "_module", module)
+    var = get_variant("decoupled_lookback")
+    launch.warm(var, {"items": 64, "hoist": 1})
+    add = [d for d in var.dtypes if d in get_operator("add").dtypes]
+    assert [names for _, names in seen] == [
+        (var.name_expression("decoupled_lookback", d, "add", var.resolve_params(
+            {"items": 64, "hoist": 1})),) for d in add]
+    seen.clear()
+    launch.warm(var)
+    assert seen == [(var.template_key(None), None)]
 
 
 nvcc = shutil.which("nvcc")
