@@ -155,6 +155,11 @@ CONTROLS: tuple[Control, ...] = (
             Cause.PRECISION, "less exponent range", "floats within bound on 'subnormal' "
             "data, scaled by powers of two: the least that leaves no subnormal is still wrong "
             "(not 'subnormals read as zero': the totals it drops are normal numbers)"),
+    Control("sum reading NaN as zero in the last tile at some sizes",
+            _BAND + "sum_reading_nan_as_zero_at_some_sizes", Cause.SPECIALS, "not propagated",
+            "nan and inf, on the sweep's lone specials, which lie most often near the end of "
+            "a block's last partial tile: the seven elements of that tile at 1/64 of the "
+            "sizes past 5000", seconds=5.0),
     Control("integer sum checking overflow at some sizes",
             _BAND + "sum_raising_on_overflow_at_some_sizes", Cause.LOGIC,
             "so declared, a longer case", "integers exact, at n > 5000 with n % 64 == 7 on data "

@@ -86,6 +86,18 @@ def reverse_flipped_at_some_sizes(elems: tuple, combine: Any) -> tuple:
     return tuple(np.ascontiguousarray(v[::-1]) for v in flipped)
 
 
+def sum_reading_nan_as_zero_at_some_sizes(x: np.ndarray) -> np.ndarray:
+    """A sum whose last, partial tile of 64 reads NaN as zero where n > 5000 and n % 64 == 7:
+    seven elements of 1/64 of the sizes, where a NaN shows only if no special comes before
+    it.  On the sizes around, NaN propagates as IEEE arithmetic says."""
+    with np.errstate(all="ignore"):
+        if x.dtype.kind == "f" and in_the_band(x.size):
+            x = x.copy()
+            tail = x[x.size - x.size % BLOCK:]
+            tail[np.isnan(tail)] = 0
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
 def sum_raising_on_overflow_at_some_sizes(x: np.ndarray) -> np.ndarray:
     """An integer sum declared to wrap (two's complement, the default) that takes a checked
     code path where n > 5000 and n % 64 == 7, raising OverflowError where a prefix leaves

@@ -65,13 +65,14 @@ class Budget:
 @dataclass(frozen=True)
 class Case:
     """One input of a property: ``n`` elements of ``dtype`` drawn from ``distribution``, or
-    (``drawn`` > n) the first ``n`` of ``drawn`` elements so drawn."""
+    (``drawn`` > n) the ``n`` elements from ``skip`` on of ``drawn`` elements so drawn."""
 
     n: int
     dtype: str
     distribution: str
     seed: int
     drawn: int = 0
+    skip: int = 0
 
     def data(self, op: str) -> np.ndarray:
         """The input, bit for bit the same on every call (pairs for a pair operator); a new
@@ -89,14 +90,14 @@ class Case:
     def _draw(self, op: str) -> np.ndarray:
         rng = np.random.default_rng(self.seed)
         oper = get_operator(op)
-        m = max(self.drawn, self.n)
+        m = max(self.drawn, self.skip + self.n)
         if oper.elements == "flagged":
             x = generate_flagged(rng, m, self.dtype, self.distribution)
         elif oper.width == 2:
             x = generate_pairs(rng, m, self.dtype, distribution=self.distribution)
         else:
             x = generate_data(rng, m, self.dtype, self.distribution)
-        return x if m == self.n else x[:self.n].copy()
+        return x if m == self.n else x[self.skip:self.skip + self.n].copy()
 
     def with_n(self, n: int) -> Case:
         """The case at ``n`` elements: drawn at n, or a cut case's first n of its draw."""
@@ -105,11 +106,19 @@ class Case:
     def cut(self, n: int) -> Case:
         """The first ``n`` elements of this case's input (for a forward 1-D scan, outputs
         0 .. n-1 are a function of them alone)."""
-        return replace(self, n=n, drawn=max(self.drawn, self.n))
+        return replace(self, n=n, drawn=max(self.drawn, self.skip + self.n))
+
+    def dropped(self, m: int) -> Case:
+        """This case's input without its first ``m`` elements: its tail, which a bug of the
+        last partial tile reads, kept as it is (a case drawn at n - m places it anew)."""
+        return replace(self, n=self.n - m, skip=self.skip + m,
+                       drawn=max(self.drawn, self.skip + self.n))
 
     def describe(self) -> dict[str, Any]:
         told = {"n": self.n, "dtype": self.dtype, "data": self.distribution, "seed": self.seed}
-        return {**told, "drawn": self.drawn} if self.drawn > self.n else told
+        if self.drawn > self.skip + self.n or self.skip:
+            told["drawn"] = self.drawn
+        return {**told, "skip": self.skip} if self.skip else told
 
 
 #: The inputs of the cases drawn last in this process, kept to be copied, not drawn again:

@@ -386,7 +386,7 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
         # A case with no answer (an exception, memory) is where the target stops
         # answering, not a wrong answer of some sizes: its threshold is the search's.
         shrunk = shrink(fails, found.failed or [case], seconds,
-                        bands=not isinstance(failure, NoAnswer))
+                        bands=not isinstance(failure, NoAnswer), tails=prop in PREFIXED)
         case, minimal = shrunk.case, shrunk.minimal
         again = last.get(case.n) or (None if case == found.failing else check(case))
         if again is not None:

@@ -278,11 +278,12 @@ class Shrunk:
 
 
 def shrink(fails: Callable[[Case], bool], failed: list[Case], seconds: float,
-           walk: int = 300, bands: bool = True) -> Shrunk:
+           walk: int = 300, bands: bool = True, tails: bool = False) -> Shrunk:
     """The smallest n known to fail, from every case a search saw fail (``failed``; the
     smallest n of them first, not run again): taken down by :func:`smallest_failing`, then
     (where ``bands``) along the sizes of the same residue modulo each block 2**j (n - t *
-    2**j, bisected on t), again until none of them fails, and every n from ``walk`` up to it
+    2**j, bisected on t; with ``tails``, a 1-D input, also the case's own input without its
+    first t * 2**j elements), again until none of them fails, and every n from ``walk`` up to it
     checked, smallest first, while ``seconds`` last -- the first that fails is the
     smallest, and where the walk reaches it, it is (:attr:`Shrunk.minimal`).  Without
     ``bands`` (a size where the target stops answering: its threshold is what is told) the
@@ -301,21 +302,25 @@ def shrink(fails: Callable[[Case], bool], failed: list[Case], seconds: float,
     best = smallest_failing(failing, min(failed, key=lambda c: c.n), walk)
     if best.n <= walk or not bands:
         return Shrunk(best, True)
+    # Down m elements: drawn anew at n - m, or (``tails``) this input less its first m.
+    downs = (lambda c, m: c.with_n(c.n - m), *((Case.dropped,) if tails else ()))
     went_down = True
     while went_down:
         went_down = False
         for j in range(1, DESCENT_LOG2 + 1):
             step = 1 << j
-            if best.n - step <= walk or not failing(best.with_n(best.n - step)):
+            if best.n - step <= walk:
+                continue
+            down = next((d for d in downs if failing(d(best, step))), None)
+            if down is None:
                 continue
             # Fails one step down: bisect for the last step that fails, as for a bug that
             # holds past some size (to the walk: it checks below).
             good, bad = 1, (best.n - walk - 1) // step + 1
             while bad - good > 1:
                 mid = (good + bad) // 2
-                good, bad = (mid, bad) if failing(best.with_n(best.n - mid * step)) else (
-                    good, mid)
-            best = best.with_n(best.n - good * step)
+                good, bad = (mid, bad) if failing(down(best, mid * step)) else (good, mid)
+            best = down(best, good * step)
             went_down = True
     minimal = True
     for n in range(walk, best.n):

@@ -254,15 +254,17 @@ def nans(dt: np.dtype) -> np.ndarray:
 
 def _lone_specials(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     """Values uniform in [-1, 1) but one to three specials (one most often; a NaN, of each
-    pattern, or an infinity).  Each lies, half of the time, in the last partial tile of a
-    block of 2**j elements (j from 5 to 12; where n is a multiple of it, at the end), the
+    pattern, or an infinity).  Each lies, three times in four, in the last partial tile of
+    a block of 2**j elements (j from 5 to 12; where n is a multiple of it, at the end), the
     tail a blocked scan handles apart; else at a distance from the first or, three times
-    in four, the last element drawn log-uniformly.  The places are drawn before the values,
-    so that one seed puts them alike at every n it is shrunk through."""
+    in four, the last element.  Distances are drawn log-uniformly (from the tile's end in a
+    tile), so that the few elements a bug of a smaller tile owns are met as often as the
+    many of a larger one.  The places are drawn before the values, so that one seed puts
+    them alike at every n it is shrunk through."""
     k = int(rng.choice([1, 1, 2, 3]))
     from_end = rng.random(k) < 0.75
     reach = rng.random(k)
-    tail = rng.random(k) < 0.5
+    tail = rng.random(k) < 0.75
     block = np.left_shift(1, rng.integers(BLOCKS_LOG2[0], BLOCKS_LOG2[1] + 1, k))
     into = rng.random(k)
     pick = rng.choice(5, k, p=[0.25, 0.25, 0.2, 0.15, 0.15])
@@ -271,7 +273,8 @@ def _lone_specials(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray
         far = np.minimum(np.floor(np.power(float(n), reach)).astype(np.int64) - 1, n - 1)
         # The last partial tile: its length n mod 2**j, or the last element where that is 0.
         last = np.maximum(n % block, 1)
-        far = np.where(tail, np.minimum((into * last).astype(np.int64), n - 1), far)
+        near = np.floor(np.power(last.astype(np.float64), into)).astype(np.int64) - 1
+        far = np.where(tail, np.minimum(near, n - 1), far)
         at = np.where(from_end | tail, n - 1 - far, far)
         x[at] = np.r_[nans(dt), np.array([np.inf, -np.inf], dt)][pick]
     return x

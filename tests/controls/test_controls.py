@@ -77,7 +77,8 @@ def test_a_bug_only_at_some_sizes_is_found_within_one_propertys_share_of_the_def
 BANDS = [c for c in CPU if c.locator.startswith("scancheck.controls.bands:") and c.seconds]
 #: The properties that search each band control (the float value properties where unnamed).
 BAND_PROPERTIES = {"integer sum checking overflow at some sizes": ("integers exact",),
-                   "reverse scan flipped at some sizes": ("probe monoids",)}
+                   "reverse scan flipped at some sizes": ("probe monoids",),
+                   "sum reading NaN as zero in the last tile at some sizes": ("nan and inf",)}
 def _band_cases() -> list:
     return [pytest.param(c, prop, id=f"{c.name}-{prop}") for c in BANDS
             for prop in BAND_PROPERTIES.get(c.name, ("certified exact", "floats within bound"))]

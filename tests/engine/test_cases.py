@@ -189,3 +189,16 @@ def test_a_cut_case_is_the_first_elements_of_its_draw_at_every_smaller_n(op):
     assert (cut.data(op) == whole[:40]).all()
     assert (cut.with_n(3).data(op) == whole[:3]).all()
     assert cut.describe() == {**case.describe(), "n": 40, "drawn": 100}
+
+
+@pytest.mark.parametrize("op", ["add", "recurrence"])
+def test_a_dropped_case_is_its_input_less_its_first_elements_at_every_smaller_n(op):
+    case = Case(100, "float32", "uniform", 7)
+    whole = case.data(op)
+    tail = case.dropped(64)
+    assert tail.n == 36 and (tail.data(op) == whole[64:]).all()
+    assert (tail.with_n(3).data(op) == whole[64:67]).all()
+    assert (tail.cut(5).data(op) == whole[64:69]).all()
+    assert (tail.dropped(30).data(op) == whole[94:]).all()
+    assert tail.describe() == {**case.describe(), "n": 36, "drawn": 100, "skip": 64}
+

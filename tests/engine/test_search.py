@@ -186,6 +186,26 @@ def test_a_shrink_takes_a_band_failure_down_its_residues_to_the_smallest_n():
 
 
 
+def test_a_shrink_keeps_a_failing_tail_where_a_case_drawn_smaller_moves_it():
+    """A bug of the last partial tile (a NaN read as zero there, in the band) fails on
+    the data whose special the draw put in that tile: drawn anew at the smaller sizes of
+    its residue the special leaves the tile before 5063 (8199 here), but the same input
+    less its first elements keeps it down to 5063."""
+    where = Case(21_447, "float32", "lone specials", 373)
+    x = where.data("add")
+    tile = slice(where.n - where.n % 64, where.n)
+
+    def fails(c):
+        data = c.data("add")
+        return in_band(c.n) and bool(np.isnan(data[c.n - c.n % 64:]).any())
+
+    assert np.isnan(x[tile]).any(), "a seed whose special lies in the last tile"
+    shrunk = shrink(fails, [where], seconds=30.0, tails=True)
+    assert shrunk.case.n == 5063 and shrunk.minimal
+    assert shrunk.case.skip > 0  # the tail of a larger case's input
+    assert shrink(fails, [where], seconds=0.0).case.n > 5063  # redrawn cases alone
+
+
 def test_a_shrink_out_of_time_says_it_found_the_smallest_failing_n_not_that_it_is():
     failed = [Case(101_255, "int32", "uniform", 3)]
     shrunk = shrink(lambda c: in_band(c.n), failed, seconds=0.0)

@@ -42,6 +42,21 @@ class Found:
     seconds: float = 0.0
     reproducer: str = ""
     reproduced: str = ""
+    #: The installed versions of the libraries its row calls ("torch 2.9.1, triton 3.5.1"),
+    #: where it was checked.
+    versions: str = ""
+
+
+def library_versions(row: Any) -> str:
+    """The distributions, with their installed versions, that hold the modules ``row``
+    needs and its API's module, as a line; "" where none is installed."""
+    import importlib.metadata as md
+
+    holders = md.packages_distributions()
+    seen: list[str] = []
+    for module in (*row.needs, row.api.split(".")[0]):
+        seen += [d for d in holders.get(module.split(".")[0], ())[:1] if d not in seen]
+    return ", ".join(f"{d} {md.version(d)}" for d in seen)
 
 
 def _rows(part: str, only: str | None) -> list[Any]:
@@ -91,7 +106,8 @@ def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None
 
     def check(row: Any) -> Found:
         start = time.monotonic()
-        line = Found(row.name, row.api, _mode(row), part, CONFORMS)
+        line = Found(row.name, row.api, _mode(row), part, CONFORMS,
+                     versions=library_versions(row))
         try:
             rep = check_isolated(row.name, options)
         except UsageError as exc:
@@ -187,8 +203,8 @@ def table(found: list[Found]) -> str:
     """Every API and mode with its verdict, as Markdown, and the count of each verdict."""
     counts = {v: sum(f.verdict == v for f in found) for v in
               (CONFORMS, UNFINISHED, KNOWN, KNOWN_HERE, NEW, CANNOT, NOT_CHECKED)}
-    head = ("| API | mode | target | verdict | detail | largest n | part |\n"
-            "|---|---|---|---|---|---|---|\n")
+    head = ("| API | mode | target | verdict | detail | largest n | part | versions |\n"
+            "|---|---|---|---|---|---|---|---|\n")
 
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
@@ -199,7 +215,8 @@ def table(found: list[Found]) -> str:
         return cell(f"{f.detail}; reproducer {Path(f.reproducer).name}: {f.reproduced}")
 
     body = "".join(f"| {cell(f.api)} | {cell(f.mode)} | {cell(f.target)} | **{f.verdict}** | "
-                   f"{detail(f)} | {f.largest_n:,} | {f.part} |\n" for f in found)
+                   f"{detail(f)} | {f.largest_n:,} | {f.part} | {cell(f.versions)} |\n"
+                   for f in found)
     told = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
     return f"{len(found)} targets: {told}.\n\n" + head + body
 
@@ -242,7 +259,8 @@ upstream**: a failure a known bug explains (`scancheck known`); **known finding*
 reported in docs/findings.md, not upstream; **new finding**: one none explains, with its
 standalone reproducer and what it printed last; **no failure found**: the budget ended
 first, at the n shown; **cannot run here**: why, on its part's machine; **not checked**: the
-part's run ended before this target's check did.
+part's run ended before this target's check did.  **versions**: the libraries the line
+checked, as installed there (blank where that part's JSON does not record them).
 
 """
 

@@ -54,7 +54,7 @@ def _input_of(report: ConformanceReport, case: dict[str, Any], prop: str
               ) -> tuple[np.ndarray, int | None]:
     """The failing input, rebuilt bit for bit from its case (and the axis of a batched one)."""
     c = Case(int(case["n"]), case["dtype"], case["data"], int(case["seed"]),
-             int(case.get("drawn", 0)))
+             int(case.get("drawn", 0)), int(case.get("skip", 0)))
     if prop == "rows":
         from ...engine.layouts import batch
         from ...targets.spec import ranks_taken

@@ -111,6 +111,10 @@ def test_scancheck_hunt_writes_the_table_of_its_targets(tmp_path, capsys):
     assert again == 0 and page.read_text() == text  # the table replaced, not added twice
     found = json.loads((tmp_path / "out" / "hunt-cpu.json").read_text())
     assert [f["target"] for f in found] == ["numpy.cumsum"]  # the GPU one is the GPU part's
+    import numpy as np
+
+    assert found[0]["versions"] == f"numpy {np.__version__}"  # what was checked, as installed
+    assert f"| cpu | numpy {np.__version__} |" in text
 
 
 def test_the_parts_split_the_library_targets_and_jax_runs_in_both():
