@@ -100,7 +100,8 @@ class Case:
         return x if m == self.n else x[self.skip:self.skip + self.n].copy()
 
     def with_n(self, n: int) -> Case:
-        """The case at ``n`` elements: drawn at n, or a cut case's first n of its draw."""
+        """The case at ``n`` elements: drawn at n, or a cut or dropped case's n elements of
+        its draw from its ``skip`` on."""
         return replace(self, n=n)
 
     def cut(self, n: int) -> Case:

@@ -39,10 +39,10 @@ def compiled_kernels(variant: Variant, dtype: str, op: str | Operator,
     """The compiled entry points of one instantiation, keyed by entry name.  ``narrow``
     compiles a module of this instantiation alone: the same source and options, so the same
     code, in a fraction of the time (the look-back's whole module, 27 instantiations, took
-    nvcc 7 s for sm_90 at 8 items and 21 s at 64; its four add ones, 0.9 s), for a tuning
-    run's many launch shapes.  Params other than the defaults always compile narrow: only
-    tuning, ``verify``, ``bench`` and a tuned launch run there, each in one dtype and
-    operator at a time."""
+    nvcc for sm_90 3.7 s at 8 items and 21 s at 64; its four add ones at 64 items, one
+    module each, 3.5 s in all), for a tuning run's many launch shapes.  Params other than
+    the defaults always compile narrow: only tuning, ``verify``, ``bench`` and a tuned
+    launch run there, each in one dtype and operator at a time."""
     import cupy as cp
 
     narrow = narrow or variant.template_key(params) != variant.template_key(None)
