@@ -10,11 +10,13 @@ cpu``) run on their own machines; ``--merge`` joins their JSON into the one tabl
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -47,12 +49,21 @@ class Found:
     versions: str = ""
 
 
+@functools.cache
+def _holders() -> Mapping[str, list[str]]:
+    """Which installed distributions hold each top-level module: read once a process (it
+    walks every installed distribution's files)."""
+    import importlib.metadata as md
+
+    return md.packages_distributions()
+
+
 def library_versions(row: Any) -> str:
     """The distributions, with their installed versions, that hold the modules ``row``
     needs and its API's module, as a line; "" where none is installed."""
     import importlib.metadata as md
 
-    holders = md.packages_distributions()
+    holders = _holders()
     seen: list[str] = []
     for module in (*row.needs, row.api.split(".")[0]):
         seen += [d for d in holders.get(module.split(".")[0], ())[:1] if d not in seen]
