@@ -248,9 +248,12 @@ def _reordered_sum(x):
 
 
 def _sometimes_drops(x):
+    """Right, or in half its calls past n = 100 the second half of its outputs 1 low: wrong
+    beyond the bound at the small n a failure is shrunk to (x[n/2] itself, dropped, may be
+    small enough to pass as rounding)."""
     out = np.cumsum(x, dtype=x.dtype)
     if x.size > 100 and np.random.default_rng().random() < 0.5:
-        out[x.size // 2:] -= x[x.size // 2]
+        out[x.size // 2:] -= 1
     return out
 
 
