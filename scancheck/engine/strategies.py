@@ -44,6 +44,10 @@ CONFIRMING: dict[str, str] = {"specials": "specials first", "lone specials": "sp
 #: tile of 64, say) lies in 1/2**j of the sizes, no tile edge among them.  Lone specials
 #: fall in the last partial tile of one of them.
 BLOCKS_LOG2 = (5, 12)
+#: The blocks (log2) whose last tile holds a lone special, each drawn 1.3 times as often
+#: as one twice its size.
+_BLOCKS = np.arange(BLOCKS_LOG2[0], BLOCKS_LOG2[1] + 1)
+_BLOCK_WEIGHTS = 1.3 ** -np.arange(_BLOCKS.size) / (1.3 ** -np.arange(_BLOCKS.size)).sum()
 
 #: Data the sweep of residues (:class:`~scancheck.engine.cases.Sweep`) draws in place of
 #: the key's, and only it: where one element in 20 is special, every output past the first
@@ -253,30 +257,35 @@ def nans(dt: np.dtype) -> np.ndarray:
 
 
 def _lone_specials(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
-    """Values uniform in [-1, 1) but one to three specials (one most often; a NaN, of each
-    pattern, or an infinity).  Each lies, three times in four, in the last partial tile of
-    a block of 2**j elements (j from 5 to 12; where n is a multiple of it, at the end), the
-    tail a blocked scan handles apart; else at a distance from the first or, three times
-    in four, the last element.  Distances are drawn log-uniformly (from the tile's end in a
-    tile), so that the few elements a bug of a smaller tile owns are met as often as the
-    many of a larger one.  The places are drawn before the values, so that one seed puts
-    them alike at every n it is shrunk through."""
+    """Values uniform in [-1, 1) but one to three specials (one most often): a NaN, of each
+    pattern, or an infinity.  The first is a NaN four times in five and lies, four times in
+    five, in the last partial tile of a block of 2**j elements (j from 5 to 12; where n is
+    a multiple of it, at the end), the tail a blocked scan handles apart; else at a
+    distance from the first or, three times in four, the last element.  The others lie
+    after it: a NaN before the tile would hide what the scan makes of one in it, as every
+    prefix after a NaN is NaN.  The smaller blocks are drawn more often, since their last
+    tile lies within that of every larger block, and distances are log-uniform (from the
+    tile's end in a tile), so that the few elements a bug of a smaller tile owns are met
+    as often as the many of a larger one.  The places are drawn before the values, so that
+    one seed puts them alike at every n it is shrunk through."""
     k = int(rng.choice([1, 1, 2, 3]))
-    from_end = rng.random(k) < 0.75
-    reach = rng.random(k)
-    tail = rng.random(k) < 0.75
-    block = np.left_shift(1, rng.integers(BLOCKS_LOG2[0], BLOCKS_LOG2[1] + 1, k))
-    into = rng.random(k)
-    pick = rng.choice(5, k, p=[0.25, 0.25, 0.2, 0.15, 0.15])
+    tail, from_end = rng.random(2) < [0.8, 0.75]
+    reach, into = rng.random(2)
+    block = 1 << int(rng.choice(_BLOCKS, p=_BLOCK_WEIGHTS))
+    later = rng.random(k - 1)
+    first = rng.choice(5, p=[0.3, 0.3, 0.2, 0.1, 0.1])
+    others = rng.choice(5, k - 1, p=[0.25, 0.25, 0.2, 0.15, 0.15])
     x = rng.uniform(-1, 1, n).astype(dt)
     if n:
-        far = np.minimum(np.floor(np.power(float(n), reach)).astype(np.int64) - 1, n - 1)
-        # The last partial tile: its length n mod 2**j, or the last element where that is 0.
-        last = np.maximum(n % block, 1)
-        near = np.floor(np.power(last.astype(np.float64), into)).astype(np.int64) - 1
-        far = np.where(tail, np.minimum(near, n - 1), far)
-        at = np.where(from_end | tail, n - 1 - far, far)
-        x[at] = np.r_[nans(dt), np.array([np.inf, -np.inf], dt)][pick]
+        if tail:
+            at = n - int(max(n % block, 1) ** into)
+        else:
+            far = min(int(float(n) ** reach) - 1, n - 1)
+            at = n - 1 - far if from_end else far
+        specials = np.r_[nans(dt), np.array([np.inf, -np.inf], dt)]
+        x[at] = specials[first]
+        after = at + 1 + np.floor(later * (n - 1 - at)).astype(np.int64)
+        x[after[after < n]] = specials[others[after < n]]
     return x
 
 
