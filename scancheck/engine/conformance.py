@@ -46,7 +46,8 @@ from .properties import (
 )
 from .properties.axes import front_axes
 from .properties.base import Contract
-from .properties.monoids import monoid_summary, nonempty_batches
+from .properties.monoid_judgement import monoid_summary
+from .properties.monoids import nonempty_batches
 from .report import ConformanceReport
 from .search import search, shrink, smallest_failing
 from .strategies import CONFIRMING

@@ -489,7 +489,7 @@ def test_a_schedule_with_one_combine_swapped_is_caught():
 def test_every_order_bug_shows_on_one_case_of_the_affine_probe(n, seed, bug, data):
     """An element skipped, counted twice, two elements swapped, or the prefix's two halves
     combined later-first: one case of the affine maps mod 2**32 shows it."""
-    from scancheck.engine.properties.monoids import judge
+    from scancheck.engine.properties.monoid_judgement import judge
 
     m = PROBES["affine mod 2**32"]
     x = m.draw(np.random.default_rng(seed), (n,))
@@ -572,20 +572,18 @@ def test_a_monoid_on_its_domain_is_judged_on_that_domain_alone(budget):
 def test_what_the_target_did_is_told_only_where_a_longer_case_fits_it_too():
     """Two outputs fit "it scans in reverse" by chance as often as not: the story is told
     where the target's run on a longer case fits it too, and not where that run is right."""
-    from scancheck.engine.properties.monoids import _pick, _told
+    from scancheck.engine.properties.monoid_judgement import judge
 
     m = PROBES["affine mod 2**32"]
     t = Target("t", sequential, TargetSpec(combine=True))
     x = m.draw(np.random.default_rng(0), (2,))
     got = monoid_scan(m, x, True, "flip")  # output 1 is wrong, output 0 fits both stories
-    due = monoid_scan(m, x)
-    told = _told(t, m, x, got, due, 0, 0, 0, _pick(got, 0, 0, 0))
-    assert "in reverse" in told
+    assert "in reverse" in judge(t, m, x, got, 0).diagnosis
     more = m.draw(np.random.default_rng(1), (40,))
-    assert "in reverse" in _told(t, m, x, got, due, 0, 0, 0, _pick(got, 0, 0, 0),
-                                 lambda: (more, monoid_scan(m, more, True, "flip")))
-    assert "in reverse" not in _told(t, m, x, got, due, 0, 0, 0, _pick(got, 0, 0, 0),
-                                     lambda: (more, monoid_scan(m, more)))
+    fits = judge(t, m, x, got, 0, lambda: (more, monoid_scan(m, more, True, "flip")))
+    assert "in reverse" in fits.diagnosis
+    right = judge(t, m, x, got, 0, lambda: (more, monoid_scan(m, more)))
+    assert right.cause == Cause.LOGIC and "in reverse" not in right.diagnosis
 
 
 def _short_on_an_empty_batch(wrong_from: int | None = None):
