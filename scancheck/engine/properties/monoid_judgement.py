@@ -21,6 +21,7 @@ from ...oracle.monoid_scan import (
     exact_reference,
     float_spread,
     monoid_scan,
+    rational,
     rounding_bound,
     wrong_order_split,
 )
@@ -32,6 +33,7 @@ from .base import Failure
 #: How far past the spread of the association orders tried a float output may lie: other
 #: orders (a target's tiles) round differently again.
 SPREAD_FACTOR = 4
+
 
 def convention(target: Target) -> str | None:
     """The spec's reverse convention: None forward; True (a commutative operator) as 'flip'."""
@@ -278,8 +280,6 @@ def monoid_summary(target: Target) -> dict[str, Any]:
     monoid = monoid_of(target.spec)
     if monoid is None or not monoid.rounds:
         return {}
-    from ...oracle.monoid_scan import rational
-
     probe = monoid.draw(np.random.default_rng(0), (4,))
     if rational(monoid) and rounding_bound(monoid, probe) is not None:
         return {"oracle": "exact rationals; each float output within the rounding bound of "
