@@ -283,7 +283,7 @@ def shrink(fails: Callable[[Case], bool], failed: list[Case], seconds: float,
     smallest n of them first, not run again): taken down by :func:`smallest_failing`, then
     (where ``bands``) along the sizes of the same residue modulo each block 2**j (n - t *
     2**j, bisected on t; with ``tails``, a 1-D input, also the case's own input without its
-    first t * 2**j elements), again until none of them fails, and every n from ``walk`` up to it
+    first t * 2**j elements, j from 0), again until none of them fails, and every n from ``walk`` up to it
     checked, smallest first, while ``seconds`` last -- the first that fails is the
     smallest, and where the walk reaches it, it is (:attr:`Shrunk.minimal`).  Without
     ``bands`` (a size where the target stops answering: its threshold is what is told) the
@@ -307,11 +307,14 @@ def shrink(fails: Callable[[Case], bool], failed: list[Case], seconds: float,
     went_down = True
     while went_down:
         went_down = False
-        for j in range(1, DESCENT_LOG2 + 1):
+        # One element at a time only as this input less its first ones: a case drawn anew
+        # one smaller moves a special out of the tile, where the input itself keeps it.
+        for j in range(0 if tails else 1, DESCENT_LOG2 + 1):
             step = 1 << j
             if best.n - step <= walk:
                 continue
-            down = next((d for d in downs if failing(d(best, step))), None)
+            down = next((d for d in (downs[1:] if j == 0 else downs) if failing(d(best, step))),
+                        None)
             if down is None:
                 continue
             # Fails one step down: bisect for the last step that fails, as for a bug that

@@ -206,6 +206,20 @@ def test_a_shrink_keeps_a_failing_tail_where_a_case_drawn_smaller_moves_it():
     assert shrink(fails, [where], seconds=0.0).case.n > 5063  # redrawn cases alone
 
 
+def test_a_shrink_of_a_tail_bug_past_a_size_reaches_its_threshold_one_element_at_a_time():
+    """A NaN read as zero in the last tile past 4000 elements: the cases drawn anew at
+    4001 to 4003 put their special elsewhere, but the input of 4004 less its first three
+    (an odd count: a step of one among them) fails at 4001, the threshold."""
+    def fails(c):
+        data = c.data("add")
+        return c.n > 4000 and bool(np.isnan(data[(c.n - 1) // 64 * 64:]).any())
+
+    where = Case(4004, "float32", "lone specials", 16)
+    assert fails(where) and not any(fails(where.with_n(n)) for n in range(4001, 4004))
+    shrunk = shrink(fails, [where], seconds=30.0, tails=True)
+    assert (shrunk.case.n, shrunk.case.skip, shrunk.minimal) == (4001, 3, True)
+
+
 def test_a_shrink_out_of_time_says_it_found_the_smallest_failing_n_not_that_it_is():
     failed = [Case(101_255, "int32", "uniform", 3)]
     shrunk = shrink(lambda c: in_band(c.n), failed, seconds=0.0)
