@@ -87,10 +87,15 @@ class Case:
             _DRAWN.put(key, x)
         return x
 
+    @property
+    def _extent(self) -> int:
+        """How many elements its input is taken from."""
+        return max(self.drawn, self.skip + self.n)
+
     def _draw(self, op: str) -> np.ndarray:
         rng = np.random.default_rng(self.seed)
         oper = get_operator(op)
-        m = max(self.drawn, self.skip + self.n)
+        m = self._extent
         if oper.elements == "flagged":
             x = generate_flagged(rng, m, self.dtype, self.distribution)
         elif oper.width == 2:
@@ -107,13 +112,12 @@ class Case:
     def cut(self, n: int) -> Case:
         """The first ``n`` elements of this case's input (for a forward 1-D scan, outputs
         0 .. n-1 are a function of them alone)."""
-        return replace(self, n=n, drawn=max(self.drawn, self.skip + self.n))
+        return replace(self, n=n, drawn=self._extent)
 
     def dropped(self, m: int) -> Case:
         """This case's input without its first ``m`` elements: its tail, which a bug of the
         last partial tile reads, kept as it is (a case drawn at n - m places it anew)."""
-        return replace(self, n=self.n - m, skip=self.skip + m,
-                       drawn=max(self.drawn, self.skip + self.n))
+        return replace(self, n=self.n - m, skip=self.skip + m, drawn=self._extent)
 
     def describe(self) -> dict[str, Any]:
         told = {"n": self.n, "dtype": self.dtype, "data": self.distribution, "seed": self.seed}

@@ -304,16 +304,17 @@ def shrink(fails: Callable[[Case], bool], failed: list[Case], seconds: float,
         return Shrunk(best, True)
     # Down m elements: drawn anew at n - m, or (``tails``) this input less its first m.
     downs = (lambda c, m: c.with_n(c.n - m), *((Case.dropped,) if tails else ()))
+    # One element at a time only as this input less its first ones: a case drawn anew one
+    # smaller moves a special out of the tile, where the input itself keeps it.
+    singly = (Case.dropped,)
     went_down = True
     while went_down:
         went_down = False
-        # One element at a time only as this input less its first ones: a case drawn anew
-        # one smaller moves a special out of the tile, where the input itself keeps it.
         for j in range(0 if tails else 1, DESCENT_LOG2 + 1):
             step = 1 << j
             if best.n - step <= walk:
                 continue
-            down = next((d for d in (downs[1:] if j == 0 else downs) if failing(d(best, step))),
+            down = next((d for d in (singly if j == 0 else downs) if failing(d(best, step))),
                         None)
             if down is None:
                 continue

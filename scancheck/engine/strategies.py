@@ -285,7 +285,8 @@ def _lone_specials(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray
         specials = np.r_[nans(dt), np.array([np.inf, -np.inf], dt)]
         x[at] = specials[first]
         after = at + 1 + np.floor(later * (n - 1 - at)).astype(np.int64)
-        x[after[after < n]] = specials[others[after < n]]
+        inside = after < n  # none after the last element
+        x[after[inside]] = specials[others[inside]]
     return x
 
 
