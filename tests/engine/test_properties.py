@@ -83,6 +83,35 @@ def test_a_logic_error_in_nan_data_is_not_blamed_on_nan_handling(budget):
     assert "NaNs and infinities replaced by 1" in logic_bug.diagnosis
 
 
+def _bounded_look_back(x, tile=256, window=1024):
+    """A sum of tiles of 256 whose tiles fold the totals of at most 1024 predecessors (the
+    GPU control ``bounded_lookback.cu``): past 262,144 elements the oldest tiles are lost."""
+    tiles = -(-x.size // tile)
+    padded = np.zeros(tiles * tile, x.dtype)
+    padded[:x.size] = x
+    with np.errstate(all="ignore"):
+        local = np.cumsum(padded.reshape(tiles, tile), axis=1, dtype=x.dtype)
+        offsets = np.array([local[max(0, t - window):t, -1].sum(dtype=x.dtype)
+                            for t in range(tiles)], dtype=x.dtype)
+        return (local + offsets[:, None]).ravel()[:x.size]
+
+
+def test_a_lost_tile_is_a_logic_error_where_the_finite_twin_hides_it_within_the_bound():
+    """An infinity in a tile the sum loses: the twin with the infinity made 1 is wrong only by
+    the lost tile's total, within the rounding bound at this size; the count of specials is
+    exact, so the wrong infinity is that logic error, one diagnosis and not a second."""
+    t = _target(_bounded_look_back, TargetSpec(dtypes=("float32",)))
+    case = Case(262_401, "float32", "lone specials", 2793664945, drawn=262_657, skip=256)
+    x = case.data("add")
+    first = int(np.flatnonzero(~np.isfinite(x))[0])
+    assert first < 256 and np.isinf(x[first])  # the case's premise: its infinity is lost
+    twin = values.finite_twin(x)
+    assert values.judge_output(t, case, twin, t(twin)) is None  # the first twin sees nothing
+    told = values.specials_check(t, case).told()
+    assert told.cause == Cause.LOGIC and not told.independent, told
+    assert told.index == 262_400 and "1 at each NaN or infinity" in told.diagnosis
+
+
 def _logcumsumexp_naive_at_infinity(x):
     """Right on finite values; where the running value and the input are both +inf,
     m + log1p(exp(-|a - b|)) makes inf - inf: NaN where IEEE's logaddexp is +inf."""

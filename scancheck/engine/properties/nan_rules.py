@@ -92,6 +92,14 @@ def finite_twin(x: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(x), x, x.dtype.type(TWIN_VALUE)).astype(x.dtype)
 
 
+def special_places(x: np.ndarray) -> np.ndarray:
+    """1 where ``x`` holds a NaN or an infinity, 0 elsewhere, in ``x``'s dtype: each prefix sum
+    is a small count, exact in any order, so a sum that loses or misplaces a special's tile
+    shows on it even where :func:`finite_twin`'s values hide the loss within the rounding
+    bound."""
+    return (~np.isfinite(x)).astype(x.dtype)
+
+
 def longer_input(x: np.ndarray, max_n: int | None) -> np.ndarray:
     """A second input, longer along the last axis than ``x`` where ``max_n`` allows, holding
     ``x``'s values (its NaNs too) twice and one more: 2n + 1 elements, whose tiles and

@@ -31,7 +31,7 @@ from ..diagnosis import Cause, Reason
 from ..strategies import generate_data
 from .accumulation import accumulated_failure
 from .base import Check, Contract, Failure, untold
-from .nan_rules import finite_twin, kept_rule_failure, longer_input
+from .nan_rules import finite_twin, kept_rule_failure, longer_input, special_places
 from .running import agree, bits_differ, exact_answer, first_bad, on_outputs, promoted, run
 from .subnormals import flush_explains, flushes, scaled_out, subnormal_witness
 
@@ -474,6 +474,12 @@ def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     return untold(failure, partial(_specials_failure, target, case, x, got, want, failure))
 
 
+#: The finite inputs a wrong special is checked against, each with the words that tell it:
+#: a value bug either shows on (at or before the special) explains the special.
+_TWINS = ((finite_twin, "the same input with its NaNs and infinities replaced by 1"),
+          (special_places, "1 at each NaN or infinity of the input, 0 elsewhere"))
+
+
 def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                       want: np.ndarray, failure: Failure) -> Failure:
     """Attribute a wrong NaN or infinity: a NaN rule the target keeps instead of its own, a
@@ -482,20 +488,24 @@ def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray
     kept = kept_rule_failure(target, x, got, failure.index)
     if kept is not None:
         return kept
-    twin = finite_twin(x)
-    twin_got, twin_bad = run(target, twin)
-    wrong = twin_bad or judge_output(target, case, twin, twin_got)
-    if twin_bad is None and wrong is not None and wrong.cause == Cause.LOGIC:
-        convention = other_convention(target, twin, twin_got, case.dtype)
-        if convention is not None:  # the twin is another convention's scan: so is the case
-            return convention
-    # A value bug explains the wrong special at k only where the twin is wrong by then: one
-    # that shows only later leaves every output up to k right, and the special is its own.
-    if wrong is not None and (wrong.index is None or failure.index is None
-                              or wrong.index <= failure.index):
-        wrong.diagnosis = (f"{wrong.diagnosis} (the same input with its NaNs and infinities "
-                           f"replaced by 1; here it shows as a wrong NaN or infinity)")
-        return wrong
+    # A sum's twin keeps the case's finite values, whose rounding bound can hide a lost tile
+    # of a long input; its count of specials cannot.
+    twins = _TWINS if target.spec.family == "sum" else _TWINS[:1]
+    for make, told in twins:
+        twin = make(x)
+        twin_got, twin_bad = run(target, twin)
+        wrong = twin_bad or judge_output(target, case, twin, twin_got)
+        if twin_bad is None and wrong is not None and wrong.cause == Cause.LOGIC:
+            convention = other_convention(target, twin, twin_got, case.dtype)
+            if convention is not None:  # the twin is another convention's scan: so is the case
+                return convention
+        # A value bug explains the wrong special at k only where the twin is wrong by then:
+        # one that shows only later leaves every output up to k right, and the special is
+        # its own.
+        if wrong is not None and (wrong.index is None or failure.index is None
+                                  or wrong.index <= failure.index):
+            wrong.diagnosis = f"{wrong.diagnosis} ({told}; here it shows as a wrong NaN or infinity)"
+            return wrong
     # inf - inf in a correction term is a compensated sum's, only where the rest is right
     # up to k (a carry that subtracts an infinite input makes the same NaN): like the
     # special below, no value bug explains it.
