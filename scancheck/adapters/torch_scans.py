@@ -385,6 +385,9 @@ _EAGER = tuple(f"torch associative_scan ({m}, {d}{r})" for m, d in
                (("generic", "CPU"), ("generic", "CUDA"), ("pointwise", "CUDA"))
                for r in ("", ", reverse"))
 
+#: The integer dtypes narrower than 32 bits that torch's scans take.
+_NARROW_INTS = ("int8", "uint8", "int16")
+
 #: torch's bugs that its targets' checks meet or met (docs/findings.md).
 KNOWN: tuple[KnownBug, ...] = (
     KnownBug("pytorch/pytorch#137943", "https://github.com/pytorch/pytorch/issues/137943",
@@ -394,6 +397,16 @@ KNOWN: tuple[KnownBug, ...] = (
               "torch associative_scan (generic, compiled, static, CUDA, reverse)"),
              (Symptom("probe monoids", Cause.LOGIC, empty=False),), "open",
              "docs/findings/torch_associative_scan_compiled_generic_reverse.py", gpu=True),
+    KnownBug("pytorch/pytorch#175430", "https://github.com/pytorch/pytorch/pull/175430",
+             "torch.compile(dynamic=True) of cumsum and cumprod of int8, uint8 and int16, and "
+             "of cummax and cummin of those and bool, on CUDA: InductorError (select_one "
+             "bitcasts a 32-bit sum to the narrow type)", "torch", ("torch",), "2.11.0", None,
+             tuple(f"torch.{api} (CUDA, compiled{tag})" for api in ("cumsum", "cumprod",
+                   "cummax", "cummin") for tag in ("", ", deterministic")),
+             (Symptom("integers exact", Cause.FAULT, (("dtype", _NARROW_INTS),)),
+              Symptom("indices", Cause.FAULT, (("dtype", ("bool", *_NARROW_INTS)),))),
+             "closed: the fix is merged into trunk; torch 2.11.0 still raises",
+             "docs/findings/torch_compile_narrow_int_scan.py", gpu=True),
     KnownBug("torch-empty-batch", None,
              "eager associative_scan on an empty batch: one element short along the scanned "
              "dimension, or a RuntimeError", "torch", ("torch",), "2.11.0", None, _EAGER,

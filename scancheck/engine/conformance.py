@@ -57,9 +57,10 @@ __all__ = ["LARGE", "PROPERTIES", "Budget", "CheckOptions", "ConformanceReport",
 
 
 def check_property(target: Target, prop: str, budget: Budget | None = None,
-                   on_case: Callable[[int], None] | None = None) -> PropertyResult:
+                   on_case: Callable[..., None] | None = None) -> PropertyResult:
     """Search within ``budget`` for the smallest case on which ``target`` breaks ``prop``
-    (``on_case(n)`` is called before each case: a heartbeat for watchdogs).  The target is
+    (``on_case(n, dtype)`` is called before each case, ``on_case(n)`` by the checks past
+    2**31: a heartbeat for watchdogs, and where a fault stops the process, its case).  The target is
     handed copies (:meth:`Target.run`) and judged on its input as it was; one that writes
     into its input fails with that cause, wherever in the property the write shows.  Where
     the target gives no answer (it refuses the empty input, raises, or runs out of memory)
@@ -86,7 +87,7 @@ def _written(exc: InputWritten) -> Failure:
 
 
 def _check_property(target: Target, prop: str, budget: Budget | None,
-                    on_case: Callable[[int], None] | None) -> PropertyResult:
+                    on_case: Callable[..., None] | None) -> PropertyResult:
     budget = budget or Budget()
     if prop not in TABLE and prop not in LARGE:
         raise ValueError(f"property {prop!r} is unknown; allowed: "
@@ -141,14 +142,14 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
 
     def check(case: Case) -> Failure | None:
         if on_case is not None:
-            on_case(case.n)
+            on_case(case.n, case.dtype)
         return guarded(case.n, partial(row.check, checked, case))
 
     def judged(target: Target, case: Case) -> Failure | None:
         """The check of ``case`` on ``target`` (the one searched, or another view of it),
         its failure attributed."""
         if on_case is not None:
-            on_case(case.n)
+            on_case(case.n, case.dtype)
         out = guarded(case.n, partial(row.check, target, case))
         return guarded(case.n, out.told) if isinstance(out, Untold) else out
 
@@ -463,14 +464,16 @@ def run_plan(target: Target, plan: Plan, on_event: Callable[..., None] | None = 
     """The properties of ``plan`` checked on ``target`` in order, each within its share of
     the plan's budget (:meth:`~scancheck.engine.options.Plan.share`): the one loop of a check,
     in this process and in each child of an isolated one.  ``on_event(kind, **what)`` is told
-    as it happens: ``"start"`` (``property``), ``"case"`` (``n``, before each case: a
-    heartbeat for watchdogs) and ``"result"`` (``result``, the PropertyResult).  With
+    as it happens: ``"start"`` (``property``), ``"case"`` (``n`` and, where the case has one,
+    ``dtype``, before each case: a heartbeat for watchdogs) and ``"result"`` (``result``,
+    the PropertyResult).  With
     ``contain``, an exception that ends a property (a GPU target's, or one raised outside a
     case) is that property's fault; without, it ends the loop (a child's parent reports it
     and goes on in a fresh process)."""
     if not plan.empty:  # n = 0 broke the target in an earlier run: from n = 1
         target = replace(target, spec=replace(target.spec, allows_empty=False))
-    on_case = None if on_event is None else (lambda n: on_event("case", n=n))
+    on_case = None if on_event is None else (
+        lambda n, dtype=None: on_event("case", n=n, **({"dtype": dtype} if dtype else {})))
     results = []
     for k, p in enumerate(plan.properties):
         if on_event is not None:

@@ -381,7 +381,10 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
         stuck = props[len(results)]
         last = next((ev for ev in reversed(events) if ev["event"] in ("case", "call")), None)
         at = f" at n = {last['n']:,}" if last else ""
-        case = {"n": last["n"]} if last else None
+        # Where it stopped: the size of its last call, and the dtype of the case around it.
+        around = next((ev for ev in reversed(events) if ev["event"] in ("case", "start")), {})
+        case = ({"n": last["n"], **{k: around[k] for k in ("dtype",) if k in around}}
+                if last else None)
         slow = slow_call(events, timeout) if status == "timeout" else None
         if slow is not None:
             results.append(PropertyResult(stuck, "slow", slow.told(timeout), detail={

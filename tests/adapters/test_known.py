@@ -69,6 +69,21 @@ def test_case_values_narrow_a_symptom():
     assert not explain(Report("numpy.cumsum", [failing(n=3, dtype="int32")]), [bug])
 
 
+def test_a_compiled_torch_scan_faulting_in_a_narrow_integer_is_the_select_one_bug():
+    """The fault's case names its dtype (the child's last case): an 8- or 16-bit one is the
+    known Inductor bug; the same fault in int32, or a wrong value in int8, is not."""
+    bug = next(b for b in BUGS if b.key == "pytorch/pytorch#175430")
+    target = "torch.cumsum (CUDA, compiled)"
+    fault = failing("integers exact", "FAULT", "fault", n=2, dtype="int8")
+    assert explain(Report(target, [fault]), [bug]) == [(bug, fault)]
+    assert explain(Report("torch.cummax (CUDA, compiled)",
+                          [failing("indices", "FAULT", "fault", n=4, dtype="bool")]), [bug])
+    for other in (failing("integers exact", "FAULT", "fault", n=2, dtype="int32"),
+                  failing("integers exact", "LOGIC", n=2, dtype="int8")):
+        assert explain(Report(target, [other]), [bug]) == []
+    assert explain(Report("torch.cumsum (CUDA)", [fault]), [bug]) == []  # eager: not this bug
+
+
 def test_an_empty_batch_is_a_typed_fact_of_a_symptom():
     bug = replace(BUG, symptoms=(Symptom("probe monoids", Cause.LOGIC, empty=True),))
     assert explain(Report("numpy.cumsum", [failing(n=3, shape=[1, 2, 0, 3])]), [bug])

@@ -52,11 +52,12 @@ def test_a_target_that_never_returns_is_a_hang_at_the_size_it_hung(budget):
                             properties=("integers exact", "deterministic"), budget=budget,
                             timeout=1)
     hang, below = report.results
-    assert hang.status == "hang" and hang.smallest_case == {"n": 5}
+    # The case names the dtype it hung in: 'integers exact' draws int32 first.
+    assert hang.status == "hang" and hang.smallest_case == {"n": 5, "dtype": "int32"}
     assert hang.diagnosis.startswith("the target gave no answer in 1 s at n = 5")
     # The next property goes on in a new child below that size, says so, and (the target
     # hangs from n = 4) is a hang of its own there: the smallest, so the diagnosis's.
-    assert below.status == "hang" and below.smallest_case == {"n": 4}
+    assert below.status == "hang" and below.smallest_case["n"] == 4
     assert below.detail["checked"] == "below n = 5 (the target's hang in 'integers exact' was there)"
     assert report.diagnosis.startswith("fault: hang in 'deterministic': the target gave no "
                                        "answer in 1 s at n = 4")
@@ -152,9 +153,9 @@ def test_after_a_fault_the_other_properties_go_on_below_its_size_and_say_so(budg
     crash, exact, det = run_properties(
         IsolatedCheck("scancheck.testing:crashing_scan", CheckOptions(timeout=30)),
         Plan(("integers exact", "certified exact", "deterministic"), budget))
-    assert crash.status == "fault" and crash.smallest_case == {"n": 5}
+    assert crash.status == "fault" and crash.smallest_case == {"n": 5, "dtype": "int32"}
     assert "SIGABRT" in crash.diagnosis
-    assert exact.status == "fault" and exact.smallest_case == {"n": 4}  # the ladder's next size
+    assert exact.status == "fault" and exact.smallest_case["n"] == 4  # the ladder's next size
     assert det.status == "pass" and det.detail["largest n"] == 3
     assert det.detail["checked"] == "below n = 4 (the target's fault in 'certified exact' was there)"
     big = run_properties(IsolatedCheck("scancheck.testing:crashing_scan",
@@ -167,7 +168,7 @@ def test_a_target_that_breaks_only_on_empty_input_is_checked_from_n_1(budget):
     empty, other = run_properties(
         IsolatedCheck("scancheck.testing:crashing_on_empty_scan", CheckOptions(timeout=30)),
         Plan(("integers exact", "certified exact"), budget))
-    assert empty.status == "fault" and empty.smallest_case == {"n": 0}
+    assert empty.status == "fault" and empty.smallest_case == {"n": 0, "dtype": "int32"}
     assert other.status == "pass" and other.detail["checked"].startswith("from n = 1")
 
 
