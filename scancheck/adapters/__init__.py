@@ -81,12 +81,14 @@ def row(name: str) -> Row | None:
 
 
 def find(name: str) -> Target | None:
-    """The built-in target ``name`` (a copy of its own), or None; an old name (a family's
-    ``ALIASES``) keeps its name."""
+    """The built-in target ``name`` (a copy of its own) under the spec that holds on the device
+    its library runs on here, or None; an old name (a family's ``ALIASES``) keeps its name."""
     found = row(name)
     if found is None:
         return None
     target = found.target()
+    if found.on_device is not None and target.unavailable is None:
+        target = replace(target, spec=found.on_device(target.spec))
     return target if target.name == name else replace(target, name=name, locator=f"builtin:{name}")
 
 

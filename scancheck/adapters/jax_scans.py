@@ -217,14 +217,22 @@ def _lax_row(mode: dict[str, Any]) -> Row:
     # XLA on CPUs computes float16 in float32, where a float16 subnormal is a normal number:
     # a running max or min (which rounds nothing, so a flush shows) keeps float16's
     # subnormals and flushes those of float32 and bfloat16 (measured with jax 0.10.2).
-    flush = "flush:float32,bfloat16" if api in ("cummax", "cummin") else "flush"
+    extreme = api in ("cummax", "cummin")
+    flush = "flush:float32,bfloat16" if extreme else "flush"
     spec = replace(JAX_SPEC, op=_OPS[api], axis="arg", reverse=reverse, dtypes=dtypes,
                    max_n=2**16, subnormals=flush)
     return Row(f"jax.lax.{api}{_tags('jit' if jitted else '', 'reverse' if reverse else '')}",
                jax_call(_lax(api, reverse), jitted, False, front=True), spec, needs=("jax",),
                call=(_JAX, _plain(f"jax.lax.{api}(v, axis=AXIS % x.ndim, reverse={reverse})",
                                   jitted)),
-               api=f"jax.lax.{api}", mode=told(mode), variant=True, follows_device=True)
+               api=f"jax.lax.{api}", mode=told(mode), variant=True, follows_device=True,
+               on_device=_subnormals_kept_off_cpu if extreme else None)
+
+
+def _subnormals_kept_off_cpu(spec: TargetSpec) -> TargetSpec:
+    """``spec`` where JAX runs on its CPU backend; elsewhere with subnormals kept: on an H100
+    (jax 0.11.2) a running max or min kept float32 subnormals where the CPU flushes them."""
+    return spec if load_jax().default_backend() == "cpu" else replace(spec, subnormals="keep")
 
 
 def _associative_row(mode: dict[str, Any]) -> Row:

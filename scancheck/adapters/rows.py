@@ -48,6 +48,10 @@ class Row:
     #: It runs where its library's default device is, a GPU where one is found (JAX): the
     #: hunt's GPU part checks it too.
     follows_device: bool = False
+    #: Where it follows its library's device: the spec as it holds there, from ``spec``
+    #: (imports the library: asked only where one target is resolved to be checked; None:
+    #: ``spec`` holds on every device).
+    on_device: Callable[[TargetSpec], TargetSpec] | None = None
 
     def unavailable(self) -> str | None:
         """Why this target cannot run here, or None."""

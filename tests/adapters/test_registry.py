@@ -116,3 +116,30 @@ print(bad)
                           env=dict(os.environ, TRITON_INTERPRET="1"), timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_row_that_follows_its_librarys_device_takes_the_spec_that_holds_there(monkeypatch):
+    """JAX's running max and min keep subnormals off the CPU backend: their spec says so
+    where JAX runs elsewhere, the CPU's flush where it runs on the CPU, and a row that
+    cannot run here keeps its table's spec without importing the library."""
+    from types import SimpleNamespace
+
+    from scancheck.adapters import rows
+
+    row = next(r for r in jax_scans.ROWS if r.name == "jax.lax.cummin (jit)")
+    assert row.on_device is not None and row.spec.subnormals == "flush:float32,bfloat16"
+    for backend, rule in (("gpu", "keep"), ("cpu", "flush:float32,bfloat16")):
+        monkeypatch.setattr(jax_scans, "load_jax",
+                            lambda b=backend: SimpleNamespace(default_backend=lambda: b))
+        assert row.on_device(row.spec).subnormals == rule
+    # Resolved to be checked, it takes the device's spec; listed, the table's (no import).
+    monkeypatch.setattr(rows, "not_installed", lambda mod: None)
+    monkeypatch.setattr(jax_scans, "load_jax", lambda: SimpleNamespace(default_backend=lambda: "gpu"))
+    assert adapters.find(row.name).spec.subnormals == "keep"
+    assert adapters.builtin_targets()[row.name].spec.subnormals == "flush:float32,bfloat16"
+    asked = []
+    monkeypatch.setattr(rows, "not_installed", lambda mod: f"{mod} is not installed")
+    monkeypatch.setattr(jax_scans, "load_jax", lambda: asked.append(1))
+    assert adapters.find(row.name).unavailable and asked == []  # not asked where it cannot run
+    assert all(r.on_device is None for r in jax_scans.ROWS
+               if not r.name.startswith(("jax.lax.cummax", "jax.lax.cummin")))
