@@ -60,10 +60,10 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
                    on_case: Callable[..., None] | None = None) -> PropertyResult:
     """Search within ``budget`` for the smallest case on which ``target`` breaks ``prop``
     (``on_case(n, dtype)`` is called before each case, ``on_case(n)`` by the checks past
-    2**31: a heartbeat for watchdogs, and where a fault stops the process, its case).  The target is
-    handed copies (:meth:`Target.run`) and judged on its input as it was; one that writes
-    into its input fails with that cause, wherever in the property the write shows.  Where
-    the target gives no answer (it refuses the empty input, raises, or runs out of memory)
+    2**31: a heartbeat for watchdogs, and where a fault stops the process, its case).  The
+    target is handed copies (:meth:`Target.run`) and judged on its input as it was; one that
+    writes into its input fails with that cause, wherever in the property the write shows.
+    Where the target gives no answer (it refuses the empty input, raises, or runs out of memory)
     the search goes on where it answers, and the result keeps each such failure in
     ``more``; a wrong answer ends it."""
     try:
@@ -466,10 +466,9 @@ def run_plan(target: Target, plan: Plan, on_event: Callable[..., None] | None = 
     in this process and in each child of an isolated one.  ``on_event(kind, **what)`` is told
     as it happens: ``"start"`` (``property``), ``"case"`` (``n`` and, where the case has one,
     ``dtype``, before each case: a heartbeat for watchdogs) and ``"result"`` (``result``,
-    the PropertyResult).  With
-    ``contain``, an exception that ends a property (a GPU target's, or one raised outside a
-    case) is that property's fault; without, it ends the loop (a child's parent reports it
-    and goes on in a fresh process)."""
+    the PropertyResult).  With ``contain``, an exception that ends a property (a GPU
+    target's, or one raised outside a case) is that property's fault; without, it ends the
+    loop (a child's parent reports it and goes on in a fresh process)."""
     if not plan.empty:  # n = 0 broke the target in an earlier run: from n = 1
         target = replace(target, spec=replace(target.spec, allows_empty=False))
     on_case = None if on_event is None else (
