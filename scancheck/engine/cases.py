@@ -109,6 +109,11 @@ class Case:
         its draw from its ``skip`` on."""
         return replace(self, n=n)
 
+    def anew(self, n: int) -> Case:
+        """The case drawn at ``n`` elements from another seed (one its own and ``n`` decide):
+        other data of its distribution, where :meth:`with_n` keeps its draw's first values."""
+        return replace(self, n=n, seed=(self.seed * 1_000_003 + n) % 2**32, drawn=0, skip=0)
+
     def cut(self, n: int) -> Case:
         """The first ``n`` elements of this case's input (for a forward 1-D scan, outputs
         0 .. n-1 are a function of them alone)."""

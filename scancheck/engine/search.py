@@ -283,7 +283,8 @@ def shrink(fails: Callable[[Case], bool], failed: list[Case], seconds: float,
     smallest n of them first, not run again): taken down by :func:`smallest_failing`, then
     (where ``bands``) along the sizes of the same residue modulo each block 2**j (n - t *
     2**j, bisected on t; with ``tails``, a 1-D input, also the case's own input without its
-    first t * 2**j elements, j from 0), again until none of them fails, and every n from ``walk`` up to it
+    first t * 2**j elements, j from 0; where those pass, drawn there from another seed), again
+    until none of them fails, and every n from ``walk`` up to it
     checked, smallest first, while ``seconds`` last -- the first that fails is the
     smallest, and where the walk reaches it, it is (:attr:`Shrunk.minimal`).  Without
     ``bands`` (a size where the target stops answering: its threshold is what is told) the
@@ -302,8 +303,12 @@ def shrink(fails: Callable[[Case], bool], failed: list[Case], seconds: float,
     best = smallest_failing(failing, min(failed, key=lambda c: c.n), walk)
     if best.n <= walk or not bands:
         return Shrunk(best, True)
-    # Down m elements: drawn anew at n - m, or (``tails``) this input less its first m.
-    downs = (lambda c, m: c.with_n(c.n - m), *((Case.dropped,) if tails else ()))
+    # Down m elements: drawn at n - m (the first values of the same draw), or (``tails``)
+    # this input less its first m; where neither fails, drawn at n - m from another seed:
+    # the smaller sizes of one draw share its values, and a failure only some data show (an
+    # overflow in the last tile, say) may show on none of them.
+    downs = (lambda c, m: c.with_n(c.n - m), *((Case.dropped,) if tails else ()),
+             lambda c, m: c.anew(c.n - m))
     # One element at a time only as this input less its first ones: a case drawn anew one
     # smaller moves a special out of the tile, where the input itself keeps it.
     singly = (Case.dropped,)

@@ -186,6 +186,19 @@ def test_a_shrink_takes_a_band_failure_down_its_residues_to_the_smallest_n():
 
 
 
+def test_a_shrink_draws_from_another_seed_where_its_own_draws_smaller_pass():
+    """A failure some data show only (an overflow in the last tile, say): the case's own
+    seed fails at its size alone, its draws at the smaller sizes of the residue pass, and
+    the shrink takes the band down on other seeds' draws to 5063."""
+    seen = Case(101_255, "float64", "overflow", 3, drawn=180_000, skip=7_000)
+
+    def fails(c):
+        return in_band(c.n) and (c.seed != 3 or c.n == seen.n)
+
+    shrunk = shrink(fails, [seen], seconds=30.0, tails=True)
+    assert shrunk.case.n == 5063 and shrunk.minimal and shrunk.case.seed != 3
+
+
 def test_a_shrink_keeps_a_failing_tail_where_a_case_drawn_smaller_moves_it():
     """A bug of the last partial tile (a NaN read as zero there, in the band) fails on
     the data whose special the draw put in that tile: drawn anew at the smaller sizes of
