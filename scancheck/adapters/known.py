@@ -130,11 +130,13 @@ def explain(report: Any, bugs: list[KnownBug]) -> list[tuple[KnownBug, Any]]:
 
 
 def unseen(report: Any, bugs: list[KnownBug]) -> list[KnownBug]:
-    """Each of ``bugs`` on ``report``'s target whose property passed: it did not reproduce
-    on the installed version (fixed in it?)."""
-    passed = {r.name for r in report.results if r.status == "pass"}
-    return [b for b in bugs if report.target in b.targets and set(b.props) <= passed
-            and b.affects(b.installed())]
+    """Each of ``bugs`` on ``report``'s target whose properties that ran all passed (at least
+    one ran; a symptom's property may not apply to every target the bug names): it did not
+    reproduce on the installed version (fixed in it?)."""
+    status = {r.name: r.status for r in report.results}
+    return [b for b in bugs if report.target in b.targets and b.affects(b.installed())
+            and (ran := [status[p] for p in b.props if status.get(p, "skip") != "skip"])
+            and all(s == "pass" for s in ran)]
 
 
 def unexplained(report: Any, bugs: list[KnownBug]) -> list[Any]:

@@ -471,19 +471,27 @@ def run_plan(target: Target, plan: Plan, on_event: Callable[..., None] | None = 
     loop (a child's parent reports it and goes on in a fresh process)."""
     if not plan.empty:  # n = 0 broke the target in an earlier run: from n = 1
         target = replace(target, spec=replace(target.spec, allows_empty=False))
-    on_case = None if on_event is None else (
-        lambda n, dtype=None: on_event("case", n=n, **({"dtype": dtype} if dtype else {})))
+    last: dict[str, Any] = {}  # the case the property is in: a fault that ends it was there
+
+    def on_case(n: int, dtype: str | None = None) -> None:
+        last.clear()
+        last.update(n=n, **({"dtype": dtype} if dtype else {}))
+        if on_event is not None:
+            on_event("case", **last)
+
     results = []
     for k, p in enumerate(plan.properties):
         if on_event is not None:
             on_event("start", property=p)
         start = time.time()
+        last.clear()
         try:
             result = check_property(target, p, plan.share(k, start), on_case)
         except Exception as exc:  # a target that raises is a verdict, not a crash of ours
             if not contain:
                 raise
-            result = PropertyResult(p, "fault", f"{type(exc).__name__}: {str(exc)[:300]}")
+            result = PropertyResult(p, "fault", f"{type(exc).__name__}: {str(exc)[:300]}",
+                                    dict(last) or None, cause=Cause.FAULT.name)
         result.seconds = round(time.time() - start, 2)
         results.append(result)
         if on_event is not None:

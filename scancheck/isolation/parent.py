@@ -381,9 +381,11 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
         stuck = props[len(results)]
         last = next((ev for ev in reversed(events) if ev["event"] in ("case", "call")), None)
         at = f" at n = {last['n']:,}" if last else ""
-        # Where it stopped: the size of its last call, and the dtype of the case around it.
+        # Where it stopped: the size of its last call, and the dtype of the case around it
+        # where that call was the case's own (a twin or a fresh input may be of another).
         around = next((ev for ev in reversed(events) if ev["event"] in ("case", "start")), {})
-        case = ({"n": last["n"], **{k: around[k] for k in ("dtype",) if k in around}}
+        own = around.get("n") == (last or {}).get("n") and "dtype" in around
+        case = ({"n": last["n"], **({"dtype": around["dtype"]} if own else {})}
                 if last else None)
         slow = slow_call(events, timeout) if status == "timeout" else None
         if slow is not None:

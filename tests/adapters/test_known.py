@@ -82,6 +82,10 @@ def test_a_compiled_torch_scan_faulting_in_a_narrow_integer_is_the_select_one_bu
                   failing("integers exact", "LOGIC", n=2, dtype="int8")):
         assert explain(Report(target, [other]), [bug]) == []
     assert explain(Report("torch.cumsum (CUDA)", [fault]), [bug]) == []  # eager: not this bug
+    # Fixed: 'integers exact' passes where 'indices' does not apply (a cumsum has no indices).
+    passed = [PropertyResult("integers exact", "pass", ""), PropertyResult("indices", "skip", "")]
+    assert unseen(Report(target, passed), [bug]) == [bug]
+    assert unseen(Report(target, [PropertyResult("indices", "skip", "")]), [bug]) == []
 
 
 def test_an_empty_batch_is_a_typed_fact_of_a_symptom():

@@ -128,7 +128,8 @@ def test_a_row_that_follows_its_librarys_device_takes_the_spec_that_holds_there(
 
     row = next(r for r in jax_scans.ROWS if r.name == "jax.lax.cummin (jit)")
     assert row.on_device is not None and row.spec.subnormals == "flush:float32,bfloat16"
-    for backend, rule in (("gpu", "keep"), ("cpu", "flush:float32,bfloat16")):
+    for backend, rule in (("gpu", "keep"), ("cpu", "flush:float32,bfloat16"),
+                          ("tpu", "flush:float32,bfloat16")):
         monkeypatch.setattr(jax_scans, "load_jax",
                             lambda b=backend: SimpleNamespace(default_backend=lambda: b))
         assert row.on_device(row.spec).subnormals == rule
@@ -141,5 +142,13 @@ def test_a_row_that_follows_its_librarys_device_takes_the_spec_that_holds_there(
     monkeypatch.setattr(rows, "not_installed", lambda mod: f"{mod} is not installed")
     monkeypatch.setattr(jax_scans, "load_jax", lambda: asked.append(1))
     assert adapters.find(row.name).unavailable and asked == []  # not asked where it cannot run
+    # A backend that cannot start here: the table's spec, and the check's calls say why.
+    monkeypatch.setattr(rows, "not_installed", lambda mod: None)
+
+    def no_backend():
+        raise RuntimeError("Unable to initialize backend 'cuda'")
+
+    monkeypatch.setattr(jax_scans, "load_jax", no_backend)
+    assert adapters.find(row.name).spec == row.spec
     assert all(r.on_device is None for r in jax_scans.ROWS
                if not r.name.startswith(("jax.lax.cummax", "jax.lax.cummin")))

@@ -3,6 +3,7 @@ a case rebuilds its data bit for bit."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
@@ -103,6 +104,17 @@ def test_cases_rebuild_their_data_bit_for_bit():
     a = Case(1000, "float32", "wide", 7).data("add")
     assert a.tobytes() == Case(1000, "float32", "wide", 7).data("add").tobytes()
     assert Case(10, "float64", "uniform", 1).data("recurrence").shape == (10, 2)
+
+
+def test_a_case_drawn_anew_is_another_seeds_draw_the_same_every_time():
+    """``anew`` draws from a seed of its own (the case's and n decide it): not the first
+    values of the case's draw, which ``with_n`` keeps, and the same case every time."""
+    window = Case(5063, "float64", "overflow", 3, drawn=9000, skip=700)
+    fresh = window.anew(4999)
+    assert (fresh.n, fresh.drawn, fresh.skip) == (4999, 0, 0) and fresh.seed != window.seed
+    assert fresh == window.anew(4999) and fresh.seed != window.anew(4935).seed
+    assert not np.array_equal(fresh.data("add"), window.with_n(4999).data("add"))
+    assert not np.array_equal(fresh.data("add"), Case(4999, "float64", "overflow", 3).data("add"))
 
 
 def test_a_case_drawn_again_is_a_fresh_copy_of_the_same_bits():

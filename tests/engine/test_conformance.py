@@ -201,3 +201,24 @@ def test_under_a_bounded_budget_no_probe_calls_the_target_past_the_n_its_ladder_
     target = Target("recording", recording, TargetSpec(dtypes=("float32",)))
     r = check_property(target, "floats within bound", Budget(0.5, bounded=True))
     assert max(called) <= r.detail["largest n"] < 2**20, (r.status, r.detail)
+
+
+def test_an_exception_that_ends_a_property_in_this_process_names_the_case_it_was_in(
+        monkeypatch, budget):
+    """A GPU target's exception ends its property (its CUDA context may be gone): in this
+    process, as in a child, the fault names the size and dtype of the case it ended."""
+    import numpy as np
+
+    import scancheck.engine.conformance as conformance
+    from scancheck.targets.target import Target
+
+    def breaks_from_1(x):
+        if x.size >= 1:
+            raise RuntimeError("launch failed")
+        return np.cumsum(x, dtype=x.dtype)
+
+    monkeypatch.setattr(conformance, "raised", lambda *args: None)  # as a GPU target's
+    rep = check(Target("breaks", breaks_from_1, TargetSpec()), ("integers exact",), budget=budget)
+    (fault,) = rep.results
+    assert fault.status == "fault" and fault.cause == "FAULT", fault
+    assert fault.smallest_case == {"n": 1, "dtype": "int32"}, fault  # the ladder's first

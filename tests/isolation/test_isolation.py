@@ -57,7 +57,7 @@ def test_a_target_that_never_returns_is_a_hang_at_the_size_it_hung(budget):
     assert hang.diagnosis.startswith("the target gave no answer in 1 s at n = 5")
     # The next property goes on in a new child below that size, says so, and (the target
     # hangs from n = 4) is a hang of its own there: the smallest, so the diagnosis's.
-    assert below.status == "hang" and below.smallest_case["n"] == 4
+    assert below.status == "hang" and below.smallest_case == {"n": 4, "dtype": "float32"}
     assert below.detail["checked"] == "below n = 5 (the target's hang in 'integers exact' was there)"
     assert report.diagnosis.startswith("fault: hang in 'deterministic': the target gave no "
                                        "answer in 1 s at n = 4")
@@ -155,7 +155,8 @@ def test_after_a_fault_the_other_properties_go_on_below_its_size_and_say_so(budg
         Plan(("integers exact", "certified exact", "deterministic"), budget))
     assert crash.status == "fault" and crash.smallest_case == {"n": 5, "dtype": "int32"}
     assert "SIGABRT" in crash.diagnosis
-    assert exact.status == "fault" and exact.smallest_case["n"] == 4  # the ladder's next size
+    # The ladder's next size, in the dtype 'certified exact' draws first.
+    assert exact.status == "fault" and exact.smallest_case == {"n": 4, "dtype": "float32"}
     assert det.status == "pass" and det.detail["largest n"] == 3
     assert det.detail["checked"] == "below n = 4 (the target's fault in 'certified exact' was there)"
     big = run_properties(IsolatedCheck("scancheck.testing:crashing_scan",

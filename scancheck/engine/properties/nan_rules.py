@@ -94,9 +94,9 @@ def finite_twin(x: np.ndarray) -> np.ndarray:
 
 def special_places(x: np.ndarray) -> np.ndarray:
     """1 where ``x`` holds a NaN or an infinity, 0 elsewhere, in ``x``'s dtype: each prefix sum
-    is a small count, exact in any order, so a sum that loses or misplaces a special's tile
-    shows on it even where :func:`finite_twin`'s values hide the loss within the rounding
-    bound."""
+    is a count, exact in any order while it fits the significand (2048 in float16), so a sum
+    that loses or misplaces a special's tile shows on it even where :func:`finite_twin`'s
+    values hide the loss within the rounding bound."""
     return (~np.isfinite(x)).astype(x.dtype)
 
 

@@ -483,8 +483,9 @@ _TWINS = ((finite_twin, "the same input with its NaNs and infinities replaced by
 def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                       want: np.ndarray, failure: Failure) -> Failure:
     """Attribute a wrong NaN or infinity: a NaN rule the target keeps instead of its own, a
-    logic error the same input without its specials shows, a compensated sum (right on
-    that input), or else the specials' own (independent of any logic error)."""
+    logic error the same input without its specials shows (or, for a sum, the count of its
+    specials: :data:`_TWINS`), a compensated sum (right on that input), or else the
+    specials' own (independent of any logic error)."""
     kept = kept_rule_failure(target, x, got, failure.index)
     if kept is not None:
         return kept

@@ -226,11 +226,11 @@ def round_robin(items: list) -> dict[Any, str]:
 def refuse_unavailable(names: list[str]) -> None:
     """A ValueError naming each built-in target that cannot run on this machine (its library
     or a GPU missing), before any check starts: a long run is not spent to learn that."""
-    from ...adapters import find
+    from ...adapters import row
 
-    # Each name loads its own library's table alone.
-    found = [(name, find(name)) for name in names]
-    unrun = [f"{name!r} ({t.unavailable})" for name, t in found if t is not None and t.unavailable]
+    # Each name loads its own library's table alone, and no library is imported to ask.
+    found = [(name, row(name)) for name in names]
+    unrun = [f"{name!r} ({why})" for name, r in found if r is not None and (why := r.unavailable())]
     if unrun:
         raise ValueError(f"argument TARGET: {', '.join(unrun)} cannot run here; nothing was "
                          f"checked (install what is missing, or leave the target out)")
