@@ -63,8 +63,8 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
     2**31: a heartbeat for watchdogs, and where a fault stops the process, its case).  The
     target is handed copies (:meth:`Target.run`) and judged on its input as it was; one that
     writes into its input fails with that cause, wherever in the property the write shows.
-    Where the target gives no answer (it refuses the empty input, raises, or runs out of memory)
-    the search goes on where it answers, and the result keeps each such failure in
+    Where the target gives no answer (it refuses the empty input, raises, or runs out of
+    memory) the search goes on where it answers, and the result keeps each such failure in
     ``more``; a wrong answer ends it."""
     try:
         return _check_property(target, prop, budget, on_case)

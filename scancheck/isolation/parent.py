@@ -384,9 +384,9 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
         # Where it stopped: the size of its last call, and the dtype of the case around it
         # where that call was the case's own (a twin or a fresh input may be of another).
         around = next((ev for ev in reversed(events) if ev["event"] in ("case", "start")), {})
-        own = around.get("n") == (last or {}).get("n") and "dtype" in around
-        case = ({"n": last["n"], **({"dtype": around["dtype"]} if own else {})}
-                if last else None)
+        case = {"n": last["n"]} if last else None
+        if case and around.get("n") == case["n"] and "dtype" in around:
+            case["dtype"] = around["dtype"]
         slow = slow_call(events, timeout) if status == "timeout" else None
         if slow is not None:
             results.append(PropertyResult(stuck, "slow", slow.told(timeout), detail={
