@@ -128,14 +128,9 @@ def test_the_gallery_on_the_findings_page_is_the_registrys():
         assert bug.reproducer.removeprefix("docs/") in page
 
 
-CPU = [b for b in BUGS if not b.gpu and b.key not in NO_VERDICT]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("bug", CPU, ids=[b.key for b in CPU])
-def test_each_cpu_reproducer_says_what_the_registry_expects(bug):
-    """Run where its library is installed: "still reproduces" on a version the registry
-    says it affects, "fixed in <version>" otherwise."""
+def _reproducer_says(bug: KnownBug) -> tuple[str, str]:
+    """The verdict line of ``bug``'s reproducer, run in a process of its own (skipped where its
+    library is not installed), and the installed version."""
     installed = bug.installed()
     if installed is None:
         pytest.skip(f"{bug.library} is not installed")
@@ -144,9 +139,37 @@ def test_each_cpu_reproducer_says_what_the_registry_expects(bug):
     assert done.returncode == 0, done.stderr[-2000:]
     last = done.stdout.strip().splitlines()[-1]
     assert re.fullmatch(r"still reproduces|fixed in \S+.*", last), last
+    return last, installed
+
+
+CPU = [b for b in BUGS if not b.gpu and b.key not in NO_VERDICT]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("bug", CPU, ids=[b.key for b in CPU])
+def test_each_cpu_reproducer_says_what_the_registry_expects(bug):
+    """Run where its library is installed: "still reproduces" on a version the registry
+    says it affects, "fixed in <version>" otherwise."""
+    last, installed = _reproducer_says(bug)
     expected = bug.affects(installed) and bug.key != "pytorch/pytorch#137943"
     if bug.key != "pytorch/pytorch#137943":  # seen on CUDA alone; CPU tensors conform
         assert (last == "still reproduces") == expected, (last, installed)
+
+
+#: GPU reproducers past 2**31 elements: tens of GiB each, run in the suite's part that takes
+#: turns on the device.
+PAST_2_31 = {"cupy/cupy#10268", "cupy-1d-axis0-past-2-31"}
+GPU = [pytest.param(b, id=b.key, marks=[pytest.mark.gpu,
+                                         *([pytest.mark.huge] if b.key in PAST_2_31 else [])])
+       for b in BUGS if b.gpu and b.key not in NO_VERDICT]
+
+
+@pytest.mark.parametrize("bug", GPU)
+def test_each_gpu_reproducer_says_what_the_registry_expects(bug):
+    """On a GPU where its library is installed: "still reproduces" on a version the registry
+    says it affects, "fixed in <version>" otherwise."""
+    last, installed = _reproducer_says(bug)
+    assert (last == "still reproduces") == bug.affects(installed), (last, installed)
 
 
 def test_the_plugin_marks_an_affected_test_a_strict_xfail_that_only_the_bug_satisfies(monkeypatch):

@@ -75,6 +75,22 @@ def test_the_compiled_libraries_gpu_targets_are_warmed_under_their_tests_propert
         table["torch associative_scan (pointwise, compiled, CUDA)"].spec) == "probe monoids"
 
 
+def test_the_longest_jobs_tests_wait_for_start_right_after_the_gate(monkeypatch):
+    """torch.compile's jobs (the longest a test waits for) start first after what pytest needs,
+    ahead of the JAX and CuPy ones, and the caches no test waits for come last."""
+    monkeypatch.setattr(gpusuite, "_compiled_jobs",
+                        lambda: [gpusuite._Job("compiled", "pass", "torch associative_scan")])
+    monkeypatch.setattr(gpusuite, "_library_jobs",
+                        lambda names: [gpusuite._Job(f"library {names[0]}", "pass", names[0])])
+    monkeypatch.setattr("scancheck.kernels.launch.warm_jobs", lambda: [("blelloch", None)])
+    warming = gpusuite._Warming(sys.executable, dict(os.environ))
+    jobs = [job.label for job in warming.jobs]
+    assert jobs[len(warming.gated)] == "compiled"
+    order = [jobs.index(label) for label in ("compiled", f"library {gpusuite.JIT_TARGETS[0]}",
+                                              f"library {gpusuite.CUPY_TARGETS[0]}", "blelloch")]
+    assert order == sorted(order)
+
+
 def test_the_suites_processes_share_the_test_sessions_bytecode_cache(tmp_path, monkeypatch):
     """The warm step writes the bytecode the tests' workers load: on an H100 whose torch had
     none, each of twelve workers compiled dynamo and Inductor (15 s; 5 s from the cache).
