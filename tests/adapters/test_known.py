@@ -156,11 +156,7 @@ def test_each_cpu_reproducer_says_what_the_registry_expects(bug):
         assert (last == "still reproduces") == expected, (last, installed)
 
 
-#: GPU reproducers past 2**31 elements: tens of GiB each, run in the suite's part that takes
-#: turns on the device.
-PAST_2_31 = {"cupy/cupy#10268", "cupy-1d-axis0-past-2-31"}
-GPU = [pytest.param(b, id=b.key, marks=[pytest.mark.gpu,
-                                         *([pytest.mark.huge] if b.key in PAST_2_31 else [])])
+GPU = [pytest.param(b, id=b.key, marks=[pytest.mark.gpu, pytest.mark.findings])
        for b in BUGS if b.gpu and b.key not in NO_VERDICT]
 
 

@@ -2,11 +2,12 @@
 
     python -m scancheck.gpusuite [--workers auto] [--profile gpu] [--parts tests huge ...]
 
-Runs ``pytest -m "gpu and not huge" -n WORKERS`` at the ``gpu`` Hypothesis profile (or
-``--profile``), beside a warm step that fills the compilers' caches on disk (each job's
-times in ``warm-jobs.json``), then the tests past 2**31 elements in one process,
-``scancheck verify``, ``check`` on the library scans and the kernels, the negative controls,
-the precision table and the bandwidth benchmark.  Logs go to ``$OUT`` (or ./gpusuite-out).
+Runs ``pytest -m "gpu and not huge and not findings" -n WORKERS`` at the ``gpu`` Hypothesis
+profile (or ``--profile``), beside a warm step that fills the compilers' caches on disk (each
+job's times in ``warm-jobs.json``), then the tests past 2**31 elements in one process, the
+findings' reproducers, ``scancheck verify``, ``check`` on the library scans and the kernels,
+the negative controls, the precision table and the bandwidth benchmark.  Logs go to ``$OUT``
+(or ./gpusuite-out).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from ...core.devices import usable_cores
 from ...core.private import cache_bytecode
 from ..progress import Progress
 
-PARTS = ("tests", "huge", "verify", "check", "controls", "matrix", "precision", "bench")
+PARTS = ("tests", "huge", "findings", "verify", "check", "controls", "matrix", "precision", "bench")
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 _COUNTS = re.compile(r"(\d+) (passed|failed|skipped|error|errors|xfailed|xpassed)")
 
@@ -100,6 +101,12 @@ def _counts(text: str) -> str:
             if ln[:1] in ("=", *"0123456789") and " in " in ln and _COUNTS.search(ln)]
     return (last[-1].strip("= \n") if last
             else "no pytest summary line (the session ended before it: see its log)")
+
+
+def _failed(text: str) -> list[str]:
+    """pytest's lines naming the tests that failed or erred (the first 15), indented."""
+    fails = [ln for ln in text.splitlines() if ln.startswith(("FAILED", "ERROR"))]
+    return [f"  {ln[:200]}" for ln in fails[:15]]
 
 
 def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],
@@ -215,8 +222,9 @@ def compiled_property(spec: Any) -> str:
             else "floats within bound")
 
 
-#: The tests this suite runs: every one marked ``gpu`` but those past 2**31 (``--parts huge``).
-GPU_TESTS = "gpu and not huge"
+#: The tests this suite runs: every one marked ``gpu`` but those past 2**31 (``--parts huge``)
+#: and the findings' reproducers (``--parts findings``: each a process compiling its own).
+GPU_TESTS = "gpu and not huge and not findings"
 
 
 def _compiled_jobs() -> list[_Job]:
@@ -423,8 +431,7 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
         slow = text[text.find("slowest"):].splitlines()[1:4] if "slowest" in text else []
         summary.extend(f"  slowest: {ln.strip()}" for ln in slow)
         if rc:
-            fails = [ln for ln in text.splitlines() if ln.startswith(("FAILED", "ERROR"))]
-            summary.extend(f"  {ln[:200]}" for ln in fails[:15])
+            summary.extend(_failed(text))
     if "huge" in parts:
         # The checks past 2**32 take turns on the device (a lock in scancheck.engine.large); the
         # GPU controls, each several child processes, run beside them.
@@ -434,8 +441,16 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
         summary.append(f"huge tests (past 2**31 and 2**32, GPU controls): {_counts(text)} "
                        f"[{secs:.0f}s]")
         if rc:
-            fails = [ln for ln in text.splitlines() if ln.startswith(("FAILED", "ERROR"))]
-            summary.extend(f"  {ln[:200]}" for ln in fails[:15])
+            summary.extend(_failed(text))
+    if "findings" in parts:
+        # Three at once: two of them hold tens of GiB past 2**31 elements.
+        rc, text, secs = _run([py, "-m", "pytest", "-m", "gpu and findings", "-n", "3", "-q",
+                               "-p", "no:cacheprovider", "-rs"], out / "findings.log", env)
+        status |= rc
+        summary.append(f"findings' reproducers (each says what the known-bug registry "
+                       f"expects): {_counts(text)} [{secs:.0f}s]")
+        if rc:
+            summary.extend(_failed(text))
     if "verify" in parts:
         rc, text, _ = _run([py, "-m", "scancheck", "verify", "--block", "256"],
                            out / "verify.log", env)
