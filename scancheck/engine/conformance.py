@@ -171,17 +171,17 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
     # The same target and property share their failures across runs and runners.
     key = f"scancheck\0{target.locator or target.name}\0{prop}".encode()
     t0 = time.monotonic()
-    own0 = target.spent[0]
+    own0, uncharged0 = target.spent[0], target.uncharged()
     empty, cap = spec.allows_empty, top
     earlier: list[PropertyResult] = []  # failures that moved the search, not ended it
     stats: dict[str, Any] = {"largest n": -1, "cases": 0, "seconds": 0.0}
     while True:
-        left = budget.seconds - (time.monotonic() - t0)
+        left = budget.seconds - (time.monotonic() - t0 - (target.uncharged() - uncharged0))
         # After a failure that moved it, the search goes on with what is left of the budget;
         # its ladder still runs whole, below the failure's size.
         found = search(check, dtypes, row.data_for(spec.op), cap,
                        replace(budget, seconds=max(left, 0.01)) if earlier else budget,
-                       empty=empty, key=key)
+                       empty=empty, key=key, uncharged=target.uncharged)
         stats = {"largest n": max(stats["largest n"], found.largest_n),
                  "cases": stats["cases"] + found.cases,
                  "seconds": round(stats["seconds"] + found.seconds, 1)}
@@ -227,6 +227,9 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             cap = result.smallest_case["n"] - 1
         if cap < 1:
             break
+    compiling = target.uncharged() - uncharged0
+    if compiling >= 0.5:  # what the budget's clock left out, where it matters
+        stats["first calls"] = f"{compiling:.1f} s, not charged to the budget"
     if earlier:  # no wrong answer where the target answers: its last failure is the result
         result, result.more = earlier[-1], earlier[:-1]
         # Checked means answered: the sizes at and past a failure that moved the search only
@@ -486,7 +489,9 @@ def run_plan(target: Target, plan: Plan, on_event: Callable[..., None] | None = 
         start = time.time()
         last.clear()
         try:
-            result = check_property(target, p, plan.share(k, start), on_case)
+            # A property's share of the time left: a first call's compile is left out of it.
+            result = check_property(target, p, plan.share(k, start - target.uncharged()),
+                                    on_case)
         except Exception as exc:  # a target that raises is a verdict, not a crash of ours
             if not contain:
                 raise

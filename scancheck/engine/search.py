@@ -72,8 +72,8 @@ class SearchResult(Generic[F]):
 
 def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
            distributions: tuple[str, ...], max_n: int, budget: Budget, empty: bool = True,
-           on_case: Callable[[Case], None] | None = None, key: bytes | None = None
-           ) -> SearchResult[F]:
+           on_case: Callable[[Case], None] | None = None, key: bytes | None = None,
+           uncharged: Callable[[], float] | None = None) -> SearchResult[F]:
     """Look for a case on which ``check`` returns a failure: the whole ladder first, whatever
     it costs (every scale up to ``max_n`` is checked once, so no budget can hide a bug that
     needs many tiles), then Hypothesis until ``budget`` is spent.  A ``bounded`` budget
@@ -82,9 +82,15 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
     runs), and the result's ``short_of`` names that rung.  Once a failure is found,
     shrinking may spend up to another ``budget.seconds``.  With ``key`` and an example
     database (:mod:`scancheck.core.database`), failures found before under that key, here or on
-    another runner, are replayed before anything new is drawn."""
-    t0 = time.monotonic()
-    deadline = t0 + budget.seconds
+    another runner, are replayed before anything new is drawn.  ``uncharged`` (a running
+    count of seconds: the target's first call of each kind, its compile) stops the budget's
+    clock while it grows."""
+
+    def clock() -> float:
+        return time.monotonic() - (uncharged() if uncharged is not None else 0.0)
+
+    wall0 = time.monotonic()
+    deadline = clock() + budget.seconds
     ran = {"cases": 0, "largest": -1}
     timings: list[tuple[int, float]] = []  # (n, seconds) of each rung: what a scale costs
     found: list[tuple[Case, F]] = []
@@ -95,7 +101,7 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
     def fit(case: Case) -> Case:
         """The case, at most as large as the time left allows at its kind's measured rate."""
         n0, s0 = cost.get((case.dtype, case.distribution), (0, 0.0))
-        left = deadline - time.monotonic()
+        left = deadline - clock()
         # A case no larger than one already measured is cut too: half a second of it is
         # still half a second past the deadline when a tenth of one is left.
         if s0 * case.n <= left * n0:
@@ -121,12 +127,12 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
     def result(spent: bool, short_of: int | None = None) -> SearchResult[F]:
         case, failure = found[-1] if found else (None, None)
         return SearchResult(case, failure, ran["cases"], ran["largest"],
-                            time.monotonic() - t0, spent, short_of, [c for c, _ in found])
+                            time.monotonic() - wall0, spent, short_of, [c for c, _ in found])
 
     for rung in ladder(dtypes, distributions, max_n, empty):
         # The smallest rungs are not stopped on a prediction, only once time is out.
-        if budget.bounded and timings and (_past(timings, rung.n, deadline) if rung.n >
-                                           ALWAYS_RUN else time.monotonic() > deadline):
+        if budget.bounded and timings and (_past(timings, rung.n, deadline - clock()) if rung.n >
+                                           ALWAYS_RUN else clock() > deadline):
             return result(True, rung.n)
         case, failure = run(rung, cut=False)
         if failure is not None:
@@ -147,7 +153,7 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
     # as often as an example there is cheaper than one at the top, and a case cheaper than
     # Hypothesis's own work on an example run with companions.
     share = share_time(timings, max_n)
-    if time.monotonic() > deadline:
+    if clock() > deadline:
         # What find would do, without its few milliseconds of setting up: stop at the
         # first example (the tests' budgets end this way hundreds of times a session).
         return result(True)
@@ -168,12 +174,12 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
                                                      len(share.companions) - 1)]
         for k, case in enumerate((example, *companions(example, extra, dtypes, distributions,
                                                        max_n))):
-            if time.monotonic() > deadline:
+            if clock() > deadline:
                 raise _Spent
             case, failure = run(case)
             if failure is not None:
                 if not found:
-                    deadline = time.monotonic() + budget.seconds
+                    deadline = clock() + budget.seconds
                     if db is not None:
                         db.save(key + _CASES, json.dumps(asdict(case)).encode())
                 found.append((case, failure))
@@ -184,7 +190,7 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
             return False
         seconds["drawn"] += time.monotonic() - seconds["since"]
         while seconds["swept"] < SWEEP_SHARE * seconds["drawn"]:
-            if time.monotonic() > deadline:
+            if clock() > deadline:
                 raise _Spent
             start = time.monotonic()
             case, failure = run(sweep.case())
@@ -192,7 +198,7 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
             sweep.took(case.n, took)
             seconds["swept"] += took
             if failure is not None:
-                deadline = time.monotonic() + budget.seconds
+                deadline = clock() + budget.seconds
                 if db is not None:
                     db.save(key + _CASES, json.dumps(asdict(case)).encode())
                 found.append((case, failure))
@@ -227,11 +233,11 @@ ALWAYS_RUN = 16
 
 
 
-def _past(timings: list[tuple[int, float]], n: int, deadline: float) -> bool:
-    """Whether a case of ``n`` elements would end past ``deadline``: a call's cost (the
-    median of the small cases) plus ``n`` times the least per-element rate of the last three
-    cases run (a first call that imports or compiles is one outlier, not the rate)."""
-    left = deadline - time.monotonic()
+def _past(timings: list[tuple[int, float]], n: int, left: float) -> bool:
+    """Whether a case of ``n`` elements would take more than the ``left`` seconds: a call's
+    cost (the median of the small cases) plus ``n`` times the least per-element rate of the
+    last three cases run (a first call that imports or compiles is one outlier, not the
+    rate)."""
     if left <= 0:
         return True
     if not timings:

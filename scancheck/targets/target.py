@@ -108,6 +108,11 @@ class Target:
     #: Seconds spent in the target's own code so far, in one cell its views share: what a
     #: budget that ran out tells of who took the time.
     spent: list[float] = field(default_factory=lambda: [0.0], compare=False, repr=False)
+    #: The seconds of the first call of each kind (dtypes, rank, combine) in this process,
+    #: in one cell its views share: where a library compiles per kind (CuPy's CUB,
+    #: torch.compile, JAX, Triton, numba), that call is the compile, which no search budget
+    #: is charged (:meth:`uncharged`).
+    first_calls: dict[tuple, float] = field(default_factory=dict, compare=False, repr=False)
     #: Hand it every axis counted from the front: it refused a negative one, and a
     #: property's search goes on along the axes it takes.
     front_axes: bool = False
@@ -118,12 +123,18 @@ class Target:
     #: (:func:`seeded`, :func:`forward`): a flag a diagnosis suggests must fit that one.
     declared: TargetSpec | None = None
 
+    def uncharged(self) -> float:
+        """Seconds so far of the first call of each kind (:attr:`first_calls`)."""
+        return sum(self.first_calls.values())
+
     @contextlib.contextmanager
-    def own_code(self, n: int) -> Iterator[None]:
+    def own_code(self, n: int, kind: tuple | None = None) -> Iterator[None]:
         """Around a call of the target's own code on ``n`` elements: the watchdog told, its
-        NumPy warnings silenced, and an exception it raises marked as its own."""
+        NumPy warnings silenced, and an exception it raises marked as its own; the first
+        call of ``kind`` timed into :attr:`first_calls`."""
         if self.watch is not None:
             self.watch("call", n)
+        first = kind is not None and kind not in self.first_calls
         start = time.monotonic()
         try:
             # Overflow and NaN warnings of the target's own arithmetic are not ours to print.
@@ -135,7 +146,10 @@ class Target:
                 setattr(exc, _RAISED_BY_TARGET, True)
             raise
         finally:
-            self.spent[0] += time.monotonic() - start
+            took = time.monotonic() - start
+            self.spent[0] += took
+            if first:
+                self.first_calls[kind] = took
             # The call is over, raised or not: the watchdog's per-call limit ends with it.
             if self.watch is not None:
                 self.watch("return", n)
@@ -160,7 +174,7 @@ class Target:
                 out, tuple | list) else out.reshape(x.shape)
         # A view made by forward() or seeded() hands the target copies of its own.
         given = x if getattr(self.fn, _HANDS_OVER_COPIES, False) else _twin(x)
-        with self.own_code(n):
+        with self.own_code(n, (str(x.dtype), len(x.shape))):
             out = (self.fn(given, 0 if axis is None else axis) if self.spec.axis == "arg"
                    else self.fn(given))
             if self.spec.device == "gpu":

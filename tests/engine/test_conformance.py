@@ -169,6 +169,64 @@ def test_a_slow_target_under_a_bounded_budget_is_slow_to_the_n_it_reached_never_
     assert check_property(target, "integers exact", Budget(0.1)).status == "pass"
 
 
+def _compiling_scan(first: float, every: float = 0.0):
+    """A right cumsum whose first call of each dtype takes ``first`` seconds more (a library
+    compiling per dtype) and every call ``every`` seconds more."""
+    import time
+
+    import numpy as np
+
+    seen: set[str] = set()
+
+    def scan(x):
+        if x.dtype.name not in seen:
+            seen.add(x.dtype.name)
+            time.sleep(first)
+        time.sleep(every)
+        return np.cumsum(x, dtype=x.dtype)
+
+    return scan
+
+
+def test_a_first_call_that_compiles_is_not_charged_to_the_budget():
+    """A target whose first call of each dtype takes longer than the whole budget (a compile)
+    still walks its ladder to the top under a bounded budget and passes, and the result says
+    how long those calls took; the same target slow on every call is still "slow"."""
+    from scancheck.engine.cases import Budget
+    from scancheck.targets.target import Target
+
+    spec = TargetSpec(dtypes=("int32", "int64"))
+    budget = Budget(0.5, bounded=True, max_n=2**16)
+    target = Target("compiling", _compiling_scan(first=0.8), spec)
+    r = check_property(target, "integers exact", budget)
+    assert r.status == "pass" and r.detail["largest n"] == 2**16, (r.status, r.detail)
+    assert r.detail["first calls"].endswith("s, not charged to the budget")
+    slow = Target("slow", _compiling_scan(first=0.0, every=0.1), spec)
+    r = check_property(slow, "integers exact", budget)
+    assert r.status == "slow" and r.detail["largest n"] < 2**16, (r.status, r.detail)
+
+
+def test_each_combine_is_a_kind_whose_first_call_is_not_charged():
+    """A generic scan's first call with each combine (torch.compile compiles per combine) is
+    left out of the budget: the kinds are told apart by the combine handed."""
+    import numpy as np
+
+    from scancheck.engine.properties.monoids import call_on_leaves
+    from scancheck.targets.target import Target
+
+    def combine_a(a, b):
+        return a
+
+    def combine_b(a, b):
+        return b
+
+    target = Target("generic", lambda leaves, combine: leaves, TargetSpec(combine=True))
+    leaves = (np.arange(4, dtype=np.int32),)
+    for combine in (combine_a, combine_a, combine_b):
+        call_on_leaves(target, leaves, combine)
+    assert len(target.first_calls) == 2
+
+
 def test_a_failure_outranks_a_budget_that_ran_out():
     """A property that fails makes the verdict a failure, whatever others did not finish."""
     from scancheck.engine.conformance import ConformanceReport
