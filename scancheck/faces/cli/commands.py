@@ -129,8 +129,11 @@ def cmd_precision(args: argparse.Namespace) -> int:
     print("\n" + text)
     if args.sweep:
         top = args.max_log2 or (30 if gpu else 22)
-        points = precision.sweep(range(10, top + 1, 2), gpu, args.distribution)
+        swept = precision.sweep(range(10, top + 1, 2), gpu, args.distribution)
+        points = swept.points
         print(format_table([p.as_dict() for p in points], title="\nsweep: float32 error vs exact"))
+        if swept.stopped:
+            print(f"sweep {swept.stopped}", file=sys.stderr)
         if args.plot:
             where = why if gpu else "CPU models"
             with writing(args.plot, "--plot"):

@@ -172,6 +172,15 @@ class SweepPoint:
                 "error/bound": self.max_err / self.bound if self.bound else 0.0}
 
 
+@dataclass
+class Swept:
+    """The sweep's points, every algorithm at each size reached, and why it stopped short of
+    the sizes asked (None: it reached them all)."""
+
+    points: list[SweepPoint]
+    stopped: str | None = None
+
+
 #: One algorithm of the sweep: its name, how it runs (on host or device arrays, as
 #: ``on_device`` says), the depths of its outputs at n (an array, or one depth for all),
 #: and the largest log2 n it runs at.
@@ -209,21 +218,42 @@ def _sweep_runs(gpu: bool, max_tree_log2: int, max_model_log2: int) -> list[Swee
 
 
 def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",
-          max_tree_log2: int = 18, max_model_log2: int = 22) -> list[SweepPoint]:
+          max_tree_log2: int = 18, max_model_log2: int = 22) -> Swept:
     """Max error against exact and the algorithm's bound, per algorithm and size (float32).
 
     Each size draws one input, and its exact scans and magnitude sums are computed once for
     every algorithm; with a GPU they are computed on the device (the exact oracle of
-    :mod:`scancheck.oracle.exact_device`), where the GPU scans' outputs stay.
+    :mod:`scancheck.oracle.exact_device`), where the GPU scans' outputs stay.  A size whose
+    arrays do not fit in memory (another process may hold some of it) ends the sweep there,
+    said in :attr:`Swept.stopped`, with every smaller size whole.
     """
+    from ...engine.diagnosis import is_resource_error
+
     runs = _sweep_runs(gpu, max_tree_log2, max_model_log2)
     todo = [(2**k, [r for r in runs if k <= r[4]]) for k in log2_sizes]
     points = []
     with Progress() as progress:
         task = progress.task("sweep", sum(len(group) for _, group in todo))
         for n, group in todo:
-            points.extend(_sweep_size(n, group, distribution, gpu, task))
-    return points
+            try:
+                points.extend(_sweep_size(n, group, distribution, gpu, task))
+            except Exception as exc:
+                if not is_resource_error(exc):
+                    raise
+                _free_device_memory(gpu)
+                where = "device" if gpu else "host"
+                return Swept(points, f"stopped at n = 2^{n.bit_length() - 1}: out of {where} "
+                             f"memory ({type(exc).__name__}); every smaller size is whole, and "
+                             f"--max-log2 {n.bit_length() - 3} stays below it")
+    return Swept(points)
+
+
+def _free_device_memory(gpu: bool) -> None:
+    """Hand back what CuPy's pool holds, so that what runs after the sweep has it."""
+    if gpu:
+        import cupy as cp
+
+        cp.get_default_memory_pool().free_all_blocks()
 
 
 def _sweep_size(n: int, runs: list[SweepRun], distribution: str, gpu: bool,

@@ -45,7 +45,9 @@ def test_conclusion_reports_a_scan_beyond_its_bound():
 
 
 def test_sweep_errors_stay_within_bounds_and_grow_slower_for_trees():
-    points = sweep([14, 17], gpu=False, max_tree_log2=17, max_model_log2=17)
+    swept = sweep([14, 17], gpu=False, max_tree_log2=17, max_model_log2=17)
+    points = swept.points
+    assert swept.stopped is None
     assert {p.algorithm for p in points} >= {"sequential", "kogge_stone", "blelloch", "hierarchical"}
     assert all(p.max_err <= p.bound for p in points)
     big = {p.algorithm: p for p in points if p.n == 2**17}
@@ -57,7 +59,7 @@ def test_sweep_errors_stay_within_bounds_and_grow_slower_for_trees():
 def test_the_sweep_on_the_device_keeps_every_error_within_its_bound():
     """The exact answers, magnitude sums and errors computed on the device (the GPU scans'
     outputs never leave it) at sizes past the models'."""
-    points = sweep([16, 24], gpu=True, max_tree_log2=16)
+    points = sweep([16, 24], gpu=True, max_tree_log2=16).points
     assert all(p.max_err <= p.bound for p in points), points
     big = {p.algorithm: p for p in points if p.n == 2**24}
     assert set(big) == {"sequential", "hierarchical", "decoupled_lookback"}
@@ -69,3 +71,30 @@ def test_bad_arguments():
         practical_data(0)
     with pytest.raises(ValueError, match="distribution='normal'"):
         practical_data(10, "normal")
+
+
+def test_a_size_that_does_not_fit_in_memory_ends_the_sweep_there_and_says_so(monkeypatch):
+    """Out of memory at a size (another process may hold the device's), the sweep keeps every
+    smaller size whole and says where it stopped and which --max-log2 fits; any other error
+    is raised."""
+    from scancheck.faces.jobs import precision
+
+    real = precision._sweep_size
+
+    def sweep_size(n, *args):
+        if n >= 2**14:
+            raise MemoryError("Unable to allocate 8.00 GiB")
+        return real(n, *args)
+
+    monkeypatch.setattr(precision, "_sweep_size", sweep_size)
+    swept = sweep([10, 12, 14, 16], gpu=False)
+    assert {p.n for p in swept.points} == {2**10, 2**12}
+    assert swept.stopped.startswith("stopped at n = 2^14: out of host memory (MemoryError)")
+    assert "--max-log2 12" in swept.stopped
+
+    def broken(n, *args):
+        raise ValueError("not a memory error")
+
+    monkeypatch.setattr(precision, "_sweep_size", broken)
+    with pytest.raises(ValueError, match="not a memory error"):
+        sweep([10], gpu=False)
