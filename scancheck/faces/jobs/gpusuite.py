@@ -420,7 +420,9 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
         # against 65 s for xdist's default scheduling).
         rc, text, secs = _run([py, "-m", "pytest", "-m", GPU_TESTS, "-n", args.workers,
                                "--dist", "worksteal", "-q", "-p", "no:cacheprovider",
-                               "--durations=8", *args.pytest_args],
+                               # Every test's time, for what the suite's wall time is made of.
+                               "--durations=8", f"--junitxml={out / 'gpu-tests.xml'}",
+                               *args.pytest_args],
                               out / "gpu-tests.log", warming.test_env)
         status |= rc
         summary.append(f"{warming.finish(out)}; the tests started at +{gated:.0f} s")
