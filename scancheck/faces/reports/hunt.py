@@ -86,6 +86,11 @@ def _rows(part: str, only: str | None) -> list[Any]:
     return rows
 
 
+def _compiles_first(row: Any) -> int:
+    """Where ``row``'s check starts in a hunt: compiled targets, then jitted, then the rest."""
+    return {"compiled": 0, "jit": 1}.get(dict(row.mode).get("execution"), 2)
+
+
 def _mode(row: Any) -> str:
     return ", ".join(f"{k}={v}" for k, v in row.mode if k != "api") or "-"
 
@@ -158,7 +163,9 @@ def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None
 
     save()
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = {pool.submit(check, row): row for row in todo}
+        # The longest checks first, so that none starts last beside idle workers: a compiled
+        # target compiles each dtype (outside its budget), a jitted one each shape.
+        futures = {pool.submit(check, row): row for row in sorted(todo, key=_compiles_first)}
         for done, future in enumerate(as_completed(futures), 1):
             line = future.result()
             found.append(line)

@@ -85,6 +85,26 @@ def test_a_hunt_cut_short_lists_the_targets_it_did_not_finish_as_not_checked(tmp
     assert [(d["target"], d["verdict"]) for d in after] == [("numpy.cumsum", CANNOT)]
 
 
+def test_a_hunt_starts_the_compiled_targets_first_then_the_jitted(tmp_path, monkeypatch):
+    """The checks that compile are handed out first, so that none of them starts last."""
+    from scancheck.adapters.rows import Row
+    from scancheck.isolation.parent import UsageError
+
+    started = []
+
+    def record(name, options):
+        started.append(name)
+        raise UsageError("recorded")
+
+    monkeypatch.setattr(Row, "unavailable", lambda self: None)
+    monkeypatch.setattr("scancheck.isolation.parent.check_isolated", record)
+    hunt("all", tmp_path, jobs=1, budget=1, only=r"^(torch\.cumsum \(CPU|jax\.numpy\.cumsum)",
+         log=lambda *a, **k: None)
+    kinds = ["compiled" if "compiled" in n else "jit" if "jit" in n else "other" for n in started]
+    assert set(kinds) == {"compiled", "jit", "other"}
+    assert kinds == sorted(kinds, key=["compiled", "jit", "other"].index), started
+
+
 def test_the_parts_merge_a_target_run_in_one_over_not_checked_or_cannot_run_in_another(
         tmp_path):
     cpu = [Found("a", "lib.a", "-", "cpu", CANNOT, "no GPU"), Found("b", "lib.b", "-", "cpu", CONFORMS),
