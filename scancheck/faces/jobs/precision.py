@@ -227,7 +227,7 @@ def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",
     arrays do not fit in memory (another process may hold some of it) ends the sweep there,
     said in :attr:`Swept.stopped`, with every smaller size whole.
     """
-    from ...engine.diagnosis import is_resource_error
+    from ...engine.diagnosis import is_device_memory_error, is_resource_error
 
     runs = _sweep_runs(gpu, max_tree_log2, max_model_log2)
     todo = [(2**k, [r for r in runs if k <= r[4]]) for k in log2_sizes]
@@ -241,7 +241,7 @@ def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",
                 if not is_resource_error(exc):
                     raise
                 _free_device_memory(gpu)
-                where = "device" if gpu else "host"
+                where = "device" if is_device_memory_error(exc) else "host"
                 return Swept(points, f"stopped at n = 2^{n.bit_length() - 1}: out of {where} "
                              f"memory ({type(exc).__name__}); every smaller size is whole, and "
                              f"--max-log2 {n.bit_length() - 3} stays below it")
