@@ -109,6 +109,25 @@ def _failed(text: str) -> list[str]:
     return [f"  {ln[:200]}" for ln in fails[:15]]
 
 
+def seconds_by_module(junit: Path, top: int = 5) -> list[str]:
+    """The test modules that took the most test-seconds in the JUnit XML ``junit`` (setup and
+    teardown included), largest first, a line each; none where it is missing or unreadable."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        cases = ET.parse(junit).getroot().iter("testcase")
+    except (OSError, ET.ParseError):
+        return []
+    per: dict[str, float] = {}
+    for case in cases:
+        module = case.get("classname", "?")  # a test function's module, dotted
+        per[module] = per.get(module, 0.0) + float(case.get("time", 0.0))
+    total = sum(per.values())
+    ranked = sorted(per.items(), key=lambda kv: -kv[1])[:top]
+    return [f"test-seconds {total:.0f} in all; by module: " + ", ".join(
+        f"{m} {t:.0f}" for m, t in ranked)] if ranked else []
+
+
 def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],
                    jobs: str) -> int:
     """``scancheck check`` on the library scans and every scancheck kernel, and on the
@@ -432,6 +451,7 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
                        if ln.startswith(("gpu tests per GPU", "gpu timeline")))
         slow = text[text.find("slowest"):].splitlines()[1:4] if "slowest" in text else []
         summary.extend(f"  slowest: {ln.strip()}" for ln in slow)
+        summary.extend(f"  {ln}" for ln in seconds_by_module(out / "gpu-tests.xml"))
         if rc:
             summary.extend(_failed(text))
     if "huge" in parts:

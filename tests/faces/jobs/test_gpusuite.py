@@ -164,6 +164,22 @@ def test_the_tests_start_at_the_gate_and_a_test_waits_for_its_targets_job(tmp_pa
     assert time.monotonic() - warming.t0 < 60
 
 
+def test_the_summary_names_the_modules_that_took_the_most_test_seconds(tmp_path):
+    """From pytest's JUnit XML: the total and the heaviest modules, largest first; nothing
+    where the file is missing or cut short (a session killed mid-write)."""
+    junit = tmp_path / "gpu-tests.xml"
+    junit.write_text('<testsuites><testsuite name="pytest">'
+                     '<testcase classname="tests.a" name="t1" time="2.5"/>'
+                     '<testcase classname="tests.b" name="t2" time="7.0"/>'
+                     '<testcase classname="tests.a" name="t3" time="1.5"/>'
+                     '</testsuite></testsuites>')
+    assert gpusuite.seconds_by_module(junit) == [
+        "test-seconds 11 in all; by module: tests.b 7, tests.a 4"]
+    assert gpusuite.seconds_by_module(tmp_path / "none.xml") == []
+    junit.write_text("<testsuites><testsuite")
+    assert gpusuite.seconds_by_module(junit) == []
+
+
 def test_every_target_the_warm_step_names_is_a_built_in_name():
     """The warm step looks its targets up by their names in the table of built-ins: a name
     renamed there (an API enumerated into modes) would end the GPU suite before its tests."""
