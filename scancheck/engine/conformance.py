@@ -65,18 +65,23 @@ def check_property(target: Target, prop: str, budget: Budget | None = None,
     writes into its input fails with that cause, wherever in the property the write shows.
     Where the target gives no answer (it refuses the empty input, raises, or runs out of
     memory) the search goes on where it answers, and the result keeps each such failure in
-    ``more``; a wrong answer ends it."""
+    ``more``; a wrong answer ends it.  The first call of each kind the target makes is
+    charged only for what it takes beyond the second (:meth:`Target.uncharged`); the
+    result's ``uncharged`` says how much was left out."""
+    before = target.uncharged()
     try:
-        return _check_property(target, prop, budget, on_case)
+        result = _check_property(target, prop, budget, on_case)
     except InputWritten as exc:  # outside the search: a summary, a check past 2**31
         size = {"n": exc.shape[0]} if len(exc.shape) == 1 else {"shape": list(exc.shape)}
-        return PropertyResult(prop, "fail", exc.told, {**size, "dtype": exc.dtype,
-                                                       **_written(exc).where()},
-                              cause=Cause.INPUT_WRITTEN.name, independent=True,
-                              reason=Reason.INPUT_WRITTEN.name)
+        result = PropertyResult(prop, "fail", exc.told, {**size, "dtype": exc.dtype,
+                                                         **_written(exc).where()},
+                                cause=Cause.INPUT_WRITTEN.name, independent=True,
+                                reason=Reason.INPUT_WRITTEN.name)
     except NotAnArray as exc:  # outside the search: a summary, a check past 2**31
-        return PropertyResult(prop, "fail", str(exc), cause=Cause.LOGIC.name,
-                              reason=Reason.NOT_AN_ARRAY.name)
+        result = PropertyResult(prop, "fail", str(exc), cause=Cause.LOGIC.name,
+                                reason=Reason.NOT_AN_ARRAY.name)
+    result.uncharged = round(target.uncharged() - before, 2)
+    return result
 
 
 def _written(exc: InputWritten) -> Failure:
@@ -227,9 +232,6 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             cap = result.smallest_case["n"] - 1
         if cap < 1:
             break
-    compiling = target.uncharged() - uncharged0
-    if compiling >= 0.5:  # what the budget's clock left out, where it matters
-        stats["first calls"] = f"{compiling:.1f} s, not charged to the budget"
     if earlier:  # no wrong answer where the target answers: its last failure is the result
         result, result.more = earlier[-1], earlier[:-1]
         # Checked means answered: the sizes at and past a failure that moved the search only
@@ -240,8 +242,10 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
     # The budget ran out on the ladder: nothing past its reach is told, and no probe below
     # (they run at the ladder's top, 2**20 elements for the accumulation probe) is run.
     if found.short_of is not None:
-        return _unfinished(prop, stats, top, target.spent[0] - own0,
-                           time.monotonic() - t0)
+        # Neither the target nor the checking is told slow for a compile the budget left out.
+        compiling = target.uncharged() - uncharged0
+        return _unfinished(prop, stats, top, target.spent[0] - own0 - compiling,
+                           time.monotonic() - t0 - compiling)
     if tuples:
         stats.update(monoid_summary(target))
     notes = []
@@ -483,6 +487,7 @@ def run_plan(target: Target, plan: Plan, on_event: Callable[..., None] | None = 
             on_event("case", **last)
 
     results = []
+    uncharged0 = target.uncharged()  # this plan's: a target checked before had its own
     for k, p in enumerate(plan.properties):
         if on_event is not None:
             on_event("start", property=p)
@@ -490,8 +495,8 @@ def run_plan(target: Target, plan: Plan, on_event: Callable[..., None] | None = 
         last.clear()
         try:
             # A property's share of the time left: a first call's compile is left out of it.
-            result = check_property(target, p, plan.share(k, start - target.uncharged()),
-                                    on_case)
+            result = check_property(
+                target, p, plan.share(k, start - (target.uncharged() - uncharged0)), on_case)
         except Exception as exc:  # a target that raises is a verdict, not a crash of ours
             if not contain:
                 raise

@@ -131,6 +131,9 @@ class PropertyResult:
     #: Wall seconds the property took whole: its search, shrinking and report (a sanitizer
     #: tool's run; for a hang or fault, its child's time).
     seconds: float = 0.0
+    #: Of those, the seconds a first call of each kind took beyond the second (a library's
+    #: compile), which the property's budget was not charged.
+    uncharged: float = 0.0
     #: The per-call timeout, in seconds, that a call of this property's ran past where the
     #: calls before it predict that time (status "slow": no hang); None otherwise.
     timeout: float | None = None

@@ -112,6 +112,10 @@ class ConformanceReport:
         for phase, rs in phases.items():
             each = ", ".join(f"{r.name.removeprefix('sanitizer: ')} {r.seconds:.1f}" for r in rs)
             parts.append(f"{phase} {sum(r.seconds for r in rs):.1f} s ({each})")
+        uncharged = sum(r.uncharged for r in self.results)
+        if uncharged >= 0.1:
+            parts.append(f"first calls beyond the second, not charged to the budget (a "
+                         f"compile) {uncharged:.1f} s")
         return f"time: {'; '.join(parts)}; wall {self.seconds:.1f} s"
 
     def rows(self) -> list[dict[str, object]]:

@@ -108,11 +108,13 @@ class Target:
     #: Seconds spent in the target's own code so far, in one cell its views share: what a
     #: budget that ran out tells of who took the time.
     spent: list[float] = field(default_factory=lambda: [0.0], compare=False, repr=False)
-    #: The seconds of the first call of each kind (dtypes, rank, combine) in this process,
-    #: in one cell its views share: where a library compiles per kind (CuPy's CUB,
-    #: torch.compile, JAX, Triton, numba), that call is the compile, which no search budget
-    #: is charged (:meth:`uncharged`).
-    first_calls: dict[tuple, float] = field(default_factory=dict, compare=False, repr=False)
+    #: Per kind of call (dtypes, rank, memory layout, axis, combine), in this process and in
+    #: one cell its views share: the seconds its first call took beyond its second (until
+    #: the second, the first's whole), and whether the second came.  Where a library
+    #: compiles per kind (CuPy's CUB, torch.compile with dynamic shapes, Triton, numba), that
+    #: excess is the compile, which no search budget is charged (:meth:`uncharged`); a
+    #: target as slow on every call has none.
+    first_calls: dict[tuple, list] = field(default_factory=dict, compare=False, repr=False)
     #: Hand it every axis counted from the front: it refused a negative one, and a
     #: property's search goes on along the axes it takes.
     front_axes: bool = False
@@ -124,8 +126,9 @@ class Target:
     declared: TargetSpec | None = None
 
     def uncharged(self) -> float:
-        """Seconds so far of the first call of each kind (:attr:`first_calls`)."""
-        return sum(self.first_calls.values())
+        """Seconds so far that the first call of each kind took beyond the second
+        (:attr:`first_calls`)."""
+        return sum(excess for excess, _ in self.first_calls.values())
 
     @contextlib.contextmanager
     def own_code(self, n: int, kind: tuple | None = None) -> Iterator[None]:
@@ -134,7 +137,6 @@ class Target:
         call of ``kind`` timed into :attr:`first_calls`."""
         if self.watch is not None:
             self.watch("call", n)
-        first = kind is not None and kind not in self.first_calls
         start = time.monotonic()
         try:
             # Overflow and NaN warnings of the target's own arithmetic are not ours to print.
@@ -148,8 +150,12 @@ class Target:
         finally:
             took = time.monotonic() - start
             self.spent[0] += took
-            if first:
-                self.first_calls[kind] = took
+            if kind is not None:
+                seen = self.first_calls.get(kind)
+                if seen is None:
+                    self.first_calls[kind] = [took, False]
+                elif not seen[1]:
+                    self.first_calls[kind] = [max(0.0, seen[0] - took), True]
             # The call is over, raised or not: the watchdog's per-call limit ends with it.
             if self.watch is not None:
                 self.watch("return", n)
@@ -174,7 +180,7 @@ class Target:
                 out, tuple | list) else out.reshape(x.shape)
         # A view made by forward() or seeded() hands the target copies of its own.
         given = x if getattr(self.fn, _HANDS_OVER_COPIES, False) else _twin(x)
-        with self.own_code(n, (str(x.dtype), len(x.shape))):
+        with self.own_code(n, (str(x.dtype), len(x.shape), _layout(x), axis)):
             out = (self.fn(given, 0 if axis is None else axis) if self.spec.axis == "arg"
                    else self.fn(given))
             if self.spec.device == "gpu":
@@ -197,6 +203,14 @@ class Target:
         if self.spec.indices and isinstance(out, tuple | list):  # (values, indices), as cummax
             return tuple(_host(v, " in its (values, indices)") for v in out)
         return _host(out)
+
+
+def _layout(x: Any) -> str:
+    """``x``'s memory order as a library that compiles per layout tells it (numba: C, F, A)."""
+    flags = getattr(x, "flags", None)
+    if flags is None:
+        return "-"
+    return "C" if flags.c_contiguous else "F" if flags.f_contiguous else "A"
 
 
 def not_installed(module: str) -> str | None:

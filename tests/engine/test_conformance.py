@@ -170,17 +170,18 @@ def test_a_slow_target_under_a_bounded_budget_is_slow_to_the_n_it_reached_never_
 
 
 def _compiling_scan(first: float, every: float = 0.0):
-    """A right cumsum whose first call of each dtype takes ``first`` seconds more (a library
-    compiling per dtype) and every call ``every`` seconds more."""
+    """A right cumsum whose first call of each dtype and layout takes ``first`` seconds more
+    (a library compiling per dtype and layout) and every call ``every`` seconds more."""
     import time
 
     import numpy as np
 
-    seen: set[str] = set()
+    seen: set[tuple] = set()
 
     def scan(x):
-        if x.dtype.name not in seen:
-            seen.add(x.dtype.name)
+        kind = (x.dtype.name, x.flags.c_contiguous)
+        if kind not in seen:
+            seen.add(kind)
             time.sleep(first)
         time.sleep(every)
         return np.cumsum(x, dtype=x.dtype)
@@ -188,27 +189,65 @@ def _compiling_scan(first: float, every: float = 0.0):
     return scan
 
 
+SPEC = TargetSpec(dtypes=("int32", "int64"))
+
+
 def test_a_first_call_that_compiles_is_not_charged_to_the_budget():
     """A target whose first call of each dtype takes longer than the whole budget (a compile)
     still walks its ladder to the top under a bounded budget and passes, and the result says
-    how long those calls took; the same target slow on every call is still "slow"."""
+    how long was left out; the same target slow on every call is still "slow"."""
     from scancheck.engine.cases import Budget
     from scancheck.targets.target import Target
 
-    spec = TargetSpec(dtypes=("int32", "int64"))
     budget = Budget(0.5, bounded=True, max_n=2**16)
-    target = Target("compiling", _compiling_scan(first=0.8), spec)
-    r = check_property(target, "integers exact", budget)
+    r = check_property(Target("compiling", _compiling_scan(first=0.8), SPEC), "integers exact",
+                       budget)
     assert r.status == "pass" and r.detail["largest n"] == 2**16, (r.status, r.detail)
-    assert r.detail["first calls"].endswith("s, not charged to the budget")
-    slow = Target("slow", _compiling_scan(first=0.0, every=0.1), spec)
+    assert r.uncharged > 1.4, r.uncharged  # two dtypes' compiles
+    slow = Target("slow", _compiling_scan(first=0.0, every=0.1), SPEC)
     r = check_property(slow, "integers exact", budget)
     assert r.status == "slow" and r.detail["largest n"] < 2**16, (r.status, r.detail)
+    assert r.uncharged < 0.1, r.uncharged  # its first calls are as slow as its second
 
 
-def test_each_combine_is_a_kind_whose_first_call_is_not_charged():
-    """A generic scan's first call with each combine (torch.compile compiles per combine) is
-    left out of the budget: the kinds are told apart by the combine handed."""
+def test_a_compile_left_out_of_the_budget_is_not_told_as_the_target_being_slow():
+    """A right target, quick but for its compiles, whose budget runs out on the ladder is
+    "partial" (the checking took the time), as the same target without compiles is."""
+    from scancheck.engine.cases import Budget
+    from scancheck.targets.target import Target
+
+    budget = Budget(0.3, bounded=True, max_n=2**24)
+    plain = check_property(Target("plain", _compiling_scan(first=0.0), SPEC),
+                           "integers exact", budget)
+    compiling = check_property(Target("compiling", _compiling_scan(first=1.0), SPEC),
+                               "integers exact", budget)
+    assert plain.status == compiling.status == "partial", (plain, compiling)
+
+
+def test_a_target_checked_before_has_no_compile_left_out_of_a_later_check():
+    """The time a plan shares among its properties leaves out only its own first calls: a
+    target that compiled in an earlier check gets no more time in the next."""
+    import time
+
+    from scancheck.engine.cases import Budget
+    from scancheck.engine.conformance import run_plan
+    from scancheck.engine.options import Plan
+    from scancheck.targets.target import Target
+
+    floats = TargetSpec(dtypes=("float32", "float64"))
+    target = Target("compiled before", _compiling_scan(first=1.5), floats)
+    check_property(target, "floats within bound", Budget(0.2, max_n=64))
+    assert target.uncharged() > 2.9
+    start = time.monotonic()
+    results = run_plan(target, Plan(("certified exact", "floats within bound", "nan and inf"),
+                                    Budget(2.0, bounded=True), time.time() + 1.5))
+    assert [r.status for r in results] != ["skip"] * 3
+    assert time.monotonic() - start < 3.0
+
+
+def test_each_combine_and_layout_is_a_kind_whose_first_call_is_left_out():
+    """The kinds are told apart by the combine handed (torch.compile compiles per combine)
+    and by memory layout (numba compiles C, F and A arrays apart)."""
     import numpy as np
 
     from scancheck.engine.properties.monoids import call_on_leaves
@@ -225,6 +264,11 @@ def test_each_combine_is_a_kind_whose_first_call_is_not_charged():
     for combine in (combine_a, combine_a, combine_b):
         call_on_leaves(target, leaves, combine)
     assert len(target.first_calls) == 2
+    rows = Target("rows", lambda x: np.cumsum(x, axis=0), TargetSpec(axis=0, ndim=(2,)))
+    square = np.ones((3, 3), dtype=np.float32)
+    for x in (square, np.asfortranarray(square), square[:, ::2]):
+        rows.run(x)
+    assert len(rows.first_calls) == 3
 
 
 def test_a_failure_outranks_a_budget_that_ran_out():

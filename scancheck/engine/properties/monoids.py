@@ -105,9 +105,10 @@ def call_on_leaves(target: Target, elems: Leaves, *args: Any,
     copies = tuple(np.array(v, copy=True) for v in elems) if memory is None else tuple(
         laid_out(v, m) for v, m in zip(elems, memory))
     n = int(sum(v.size for v in elems))
-    # A library compiles a scan per combine (torch.compile, JAX): each is a kind of its own.
+    # A library compiles a scan per combine and axis (torch.compile): each is a kind.
     kind = (tuple(str(v.dtype) for v in elems), elems[0].ndim,
-            *(repr(a) if callable(a) else type(a).__name__ for a in args))
+            *(repr(a) if callable(a) else a if isinstance(a, int) else type(a).__name__
+              for a in args))
     with target.own_code(n, kind):
         out = target.fn(copies, *args)
     for v, c in zip(elems, copies):

@@ -119,6 +119,9 @@ def cmd_precision(args: argparse.Namespace) -> int:
         print(report())
         return 0
     output_path(args.plot if args.sweep else None, "--plot")
+    if args.sweep and args.max_log2 is not None and args.max_log2 < 10:
+        raise ValueError(f"--max-log2 {args.max_log2}: the sweep starts at 2**10; give 10 or "
+                         f"more")
     gpu, why = gpu_available()
     print(f"GPU: {why}" if gpu else
           f"No GPU ({why}): the multi-block scans run as their CPU models instead.")
@@ -134,6 +137,8 @@ def cmd_precision(args: argparse.Namespace) -> int:
         print(format_table([p.as_dict() for p in points], title="\nsweep: float32 error vs exact"))
         if swept.stopped:
             print(f"sweep {swept.stopped}", file=sys.stderr)
+            if not points:
+                return 1
         if args.plot:
             where = why if gpu else "CPU models"
             with writing(args.plot, "--plot"):

@@ -142,9 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_spec_flags(p)
     p.add_argument("--budget", type=positive(float), default=None, metavar="SECONDS",
                    help="seconds the whole check of a target may take, shared among its "
-                   "properties, their ladders of sizes included (the target's first call of "
-                   "each dtype, rank and combine, where a library compiles, not counted); a "
-                   "property whose time runs "
+                   "properties, their ladders of sizes included (what the target's first call "
+                   "of each dtype, rank, layout and combine takes beyond its second, a "
+                   "library's compile, not counted); a property whose time runs "
                    "out is 'slow' (the target's calls took it) or 'partial' (the checking "
                    "did) with the largest n it reached, and the exit status is 3; a failure "
                    f"found is still shrunk.  Without it: about {DEFAULT_BUDGET:g} s of wall time, "
@@ -208,8 +208,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="targets checked at once, each in a process of its own (default: "
                    "the cores less two)")
     p.add_argument("--budget", type=positive(float), default=20.0, metavar="SECONDS",
-                   help="seconds each target's check may take, its first call of each "
-                   "dtype, rank and combine (a compile) not counted (default 20)")
+                   help="seconds each target's check may take, what its first call of each "
+                   "dtype, rank, layout and combine takes beyond its second (a compile) not "
+                   "counted (default 20)")
     p.add_argument("--timeout", type=positive(float), default=60,
                    help="seconds one case may run before it is a hang (default 60)")
     p.add_argument("--only", metavar="REGEX", help="only the targets whose name matches")

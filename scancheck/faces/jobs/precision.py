@@ -231,7 +231,8 @@ def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",
 
     runs = _sweep_runs(gpu, max_tree_log2, max_model_log2)
     todo = [(2**k, [r for r in runs if k <= r[4]]) for k in log2_sizes]
-    points = []
+    points: list[SweepPoint] = []
+    stopped = None
     with Progress() as progress:
         task = progress.task("sweep", sum(len(group) for _, group in todo))
         for n, group in todo:
@@ -240,12 +241,17 @@ def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",
             except Exception as exc:
                 if not is_resource_error(exc):
                     raise
-                _free_device_memory(gpu)
                 where = "device" if is_device_memory_error(exc) else "host"
-                return Swept(points, f"stopped at n = 2^{n.bit_length() - 1}: out of {where} "
-                             f"memory ({type(exc).__name__}); every smaller size is whole, and "
-                             f"--max-log2 {n.bit_length() - 3} stays below it")
-    return Swept(points)
+                stopped = (f"stopped at n = 2^{n.bit_length() - 1}: out of {where} memory "
+                           f"({type(exc).__name__}); " + (
+                               f"every smaller size is whole, and --max-log2 "
+                               f"{n.bit_length() - 3} stays below it" if points
+                               else "no size of the sweep fits"))
+                break
+    if stopped is not None:
+        # Out of the handler, whose traceback held the size's arrays.
+        _free_device_memory(gpu)
+    return Swept(points, stopped)
 
 
 def _free_device_memory(gpu: bool) -> None:

@@ -48,6 +48,13 @@ def test_bad_options_exit_2_with_one_line_naming_the_argument(argv, message, cap
     assert exc.value.code == 2 and message in err and err.count("\n") == 1, err
 
 
+def test_a_sweep_below_its_first_size_is_refused_naming_the_flag(capsys):
+    assert main(["precision", "--sweep", "--max-log2", "8"]) == 2
+    err = capsys.readouterr().err
+    assert "--max-log2 8: the sweep starts at 2**10; give 10 or more" in err
+    assert err.count("\n") == 1, err
+
+
 @pytest.mark.parametrize("target, message", [
     ("nope_mod:fn", "module 'nope_mod' cannot be imported"),
     ("scancheck.controls.sums:missing", "has no attribute 'missing'"),

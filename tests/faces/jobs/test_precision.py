@@ -92,6 +92,13 @@ def test_a_size_that_does_not_fit_in_memory_ends_the_sweep_there_and_says_so(mon
     assert swept.stopped.startswith("stopped at n = 2^14: out of host memory (MemoryError)")
     assert "--max-log2 12" in swept.stopped
 
+    def none_fits(n, *args):
+        raise MemoryError("Unable to allocate 8.00 GiB")
+
+    monkeypatch.setattr(precision, "_sweep_size", none_fits)
+    swept = sweep([10, 12], gpu=False)
+    assert swept.points == [] and swept.stopped.endswith("no size of the sweep fits")
+
     def broken(n, *args):
         raise ValueError("not a memory error")
 
