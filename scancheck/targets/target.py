@@ -133,8 +133,8 @@ class Target:
     @contextlib.contextmanager
     def own_code(self, n: int, kind: tuple | None = None) -> Iterator[None]:
         """Around a call of the target's own code on ``n`` elements: the watchdog told, its
-        NumPy warnings silenced, and an exception it raises marked as its own; the first
-        call of ``kind`` timed into :attr:`first_calls`."""
+        NumPy warnings silenced, and an exception it raises marked as its own; the first two
+        calls of ``kind`` timed into :attr:`first_calls`."""
         if self.watch is not None:
             self.watch("call", n)
         start = time.monotonic()
