@@ -178,9 +178,23 @@ def exit_text(returncode: int) -> str:
 
 
 
+#: How Python reports an exception its ``sys.excepthook`` raised on: this header, the hook's
+#: traceback, then :data:`_ORIGINAL` and the exception the process died of.  A process killed
+#: while the hook runs (out of memory, say) leaves the header alone.
+_HOOK_FAILED = "Error in sys.excepthook"
+_ORIGINAL = "Original exception was:"
+
+
 def fault_message(stderr: str, status: str = "") -> str:
-    """The runtime's own words where it left any (an illegal address, say), else how it died."""
+    """The runtime's own words where it left any (an illegal address, say), else how it died.
+    Where Python's excepthook itself failed, the words are those of the original exception;
+    the hook's failure, and its header alone, are never the message."""
     lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
+    hook = [i for i, ln in enumerate(lines) if ln.startswith(_HOOK_FAILED)]
+    if _ORIGINAL in lines:  # the hook's own traceback comes first
+        lines = lines[len(lines) - lines[::-1].index(_ORIGINAL):]
+    elif hook:  # cut off before the original exception: what came before the hook is left
+        lines = lines[:hook[-1]]
     keys = ("Error", "error", "illegal", "fault", "Killed", "Segmentation")
     hits = [ln for ln in lines if any(k in ln for k in keys)]
     died = status.replace("died", "the process died").strip() or "the process died"

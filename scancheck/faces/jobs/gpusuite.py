@@ -141,13 +141,18 @@ def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],
     # machine lacks are named, not checked.
     variants = {r.name for r in all_rows() if r.variant}
     table = {n: t for n, t in builtin_targets().items() if n not in variants}
-    targets = [name for name, t in table.items()
-               if not name.startswith("model:") and not t.unavailable]
-    unrun = [f"{name} ({t.unavailable})" for name, t in table.items() if t.unavailable]
-    targets += [f"kernel:{name}:256:recurrence" for name, var in VARIANTS.items()
-                if var.capacity is None and "recurrence" in var.operators]
+    # The longest checks start first (checks start in the order given, --jobs at once): the
+    # kernels' (sanitizers, and the checks past 2**31 that take turns on the device), then
+    # the other GPU targets', then the CPU ones', which fill the slots the others leave.
+    kernels = [f"kernel:{name}:256:recurrence" for name, var in VARIANTS.items()
+               if var.capacity is None and "recurrence" in var.operators]
     # The look-back as a reference cumprod and logcumsumexp on the GPU.
-    targets += ["kernel:decoupled_lookback:256:mul", "kernel:decoupled_lookback:256:logaddexp"]
+    kernels += ["kernel:decoupled_lookback:256:mul", "kernel:decoupled_lookback:256:logaddexp"]
+    ready = {name: t for name, t in table.items()
+             if not name.startswith("model:") and not t.unavailable}
+    targets = kernels + sorted(ready, key=lambda name: (not name.startswith("scancheck:"),
+                                                        ready[name].spec.device != "gpu"))
+    unrun = [f"{name} ({t.unavailable})" for name, t in table.items() if t.unavailable]
     rc, text, secs = _run([py, "-m", "scancheck", "check", *targets, "--jobs", jobs,
                            "--json", str(out / "conformance.json")], out / "conformance.log", env)
     tail = text[text.rfind("summary"):] if "summary" in text else text[-2000:]

@@ -186,3 +186,21 @@ def test_every_target_the_warm_step_names_is_a_built_in_name():
     table = builtin_targets()
     named = (*gpusuite.JIT_TARGETS, *gpusuite.CUPY_TARGETS, *gpusuite._WARM_PARTS)
     assert [n for n in named if n not in table] == []
+
+
+def test_the_check_part_starts_the_longest_checks_first(tmp_path, monkeypatch):
+    # Checks start in the order given, --jobs at once: the kernels' first, then the other GPU
+    # targets', the CPU ones' last, so that no long check starts when the others are done.
+    import scancheck.adapters
+
+    table = {name: replace(t, unavailable=None) for name, t in builtin_targets().items()}
+    monkeypatch.setattr(scancheck.adapters, "builtin_targets", lambda: table)  # as on a GPU
+    given = []
+    monkeypatch.setattr(gpusuite, "_run", lambda cmd, log, env: (
+        given.extend(cmd[cmd.index("check") + 1:cmd.index("--jobs")]) or (0, "summary\n", 0.0)))
+    gpusuite._check_targets(sys.executable, tmp_path, {}, [], "1")
+    rank = [0 if name.startswith(("kernel:", "scancheck:")) else
+            1 if table[name].spec.device == "gpu" else 2 for name in given
+            if not name.startswith("kernel:")]
+    assert given[0].startswith("kernel:") and rank == sorted(rank)
+    assert rank.count(0) > 10 and rank.count(1) >= 5 and rank.count(2) > 10
