@@ -75,12 +75,18 @@ def large_dtype(target: Target) -> str | None:
     return next((d for d in STEP_DTYPES if d in spec.dtypes), None)
 
 
+#: Bytes of one index a max or min scan returns beside its values (int64, as torch's).
+_INDEX_BYTES = 8
+
+
 def room(target: Target, n: int, dtype: str, headroom: float = _HEADROOM) -> str | None:
     """Why ``n`` elements of ``dtype`` twice (the input, and the copy the target is handed:
     :meth:`Target.run`) and ``headroom - 1`` arrays of n of the type the target returns for
-    it (wider where it promotes) do not fit where the target runs (None if they do)."""
+    it (wider where it promotes), and the int64 indices of a target that returns them (cummax,
+    cummin), do not fit where the target runs (None if they do)."""
     out = as_dtype(target.spec.output_dtype(dtype)).itemsize
-    need = n * (2 * np.dtype(dtype).itemsize + (headroom - 1) * out)
+    need = n * (2 * np.dtype(dtype).itemsize + (headroom - 1) * out
+                + (_INDEX_BYTES if target.spec.indices else 0))
     if target.spec.device == "gpu":
         import cupy as cp
 

@@ -167,6 +167,17 @@ def test_a_promoting_target_is_taken_past_2_to_the_31_in_its_narrowest_widened_t
     assert "needs about 10240 GiB" in room(widening, 2**40, "int8")
 
 
+def test_the_room_a_max_scan_needs_counts_the_indices_it_returns():
+    """cummax returns int64 indices beside its values: 4 + 4 + 4 + 8 bytes an int32 element."""
+    from scancheck.engine.large import room
+
+    values = Target("v", np.maximum.accumulate, TargetSpec(op="max", dtypes=("int32",)))
+    both = Target("i", np.maximum.accumulate, TargetSpec(op="max", dtypes=("int32",),
+                                                          indices=True))
+    assert "needs about 12288 GiB" in room(values, 2**40, "int32")
+    assert "needs about 20480 GiB" in room(both, 2**40, "int32")
+
+
 # -- lock files: never opened through a symbolic link, never truncated ---------------------
 
 
