@@ -105,6 +105,23 @@ def test_a_hunt_starts_the_compiled_targets_first_then_the_jitted(tmp_path, monk
     assert kinds == sorted(kinds, key=["compiled", "jit", "other"].index), started
 
 
+def test_a_hunts_budget_bounds_each_targets_whole_check(tmp_path, monkeypatch):
+    """--budget is the seconds a target's whole check may take, shared among its properties
+    and bounding their ladders, as `scancheck check --budget` has it; not each property's."""
+    from scancheck.isolation.parent import UsageError
+
+    given = []
+
+    def record(name, options):
+        given.append(options)
+        raise UsageError("recorded")
+
+    monkeypatch.setattr("scancheck.isolation.parent.check_isolated", record)
+    hunt("cpu", tmp_path, jobs=1, budget=7, only=r"^numpy\.cumsum$", log=lambda *a, **k: None)
+    (options,) = given
+    assert options.seconds == 7 and options.budget.seconds == 7 and options.budget.bounded
+
+
 def test_the_parts_merge_a_target_run_in_one_over_not_checked_or_cannot_run_in_another(
         tmp_path):
     cpu = [Found("a", "lib.a", "-", "cpu", CANNOT, "no GPU"), Found("b", "lib.b", "-", "cpu", CONFORMS),
