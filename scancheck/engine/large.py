@@ -75,7 +75,8 @@ def large_dtype(target: Target) -> str | None:
     return next((d for d in STEP_DTYPES if d in spec.dtypes), None)
 
 
-#: Bytes of one index a max or min scan returns beside its values (int64, as torch's).
+#: Bytes of one index a max or min scan returns beside its values: int64, as torch's (an
+#: upper bound for narrower ones).
 _INDEX_BYTES = 8
 
 

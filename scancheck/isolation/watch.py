@@ -187,14 +187,13 @@ _ORIGINAL = "Original exception was:"
 
 def fault_message(stderr: str, status: str = "") -> str:
     """The runtime's own words where it left any (an illegal address, say), else how it died.
-    Where Python's excepthook itself failed, the words are those of the original exception;
-    the hook's failure, and its header alone, are never the message."""
+    Where Python's excepthook itself failed, its block is left out: the words come from what
+    the process said before it, or from the original exception after it, never the hook's."""
     lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
     hook = [i for i, ln in enumerate(lines) if ln.startswith(_HOOK_FAILED)]
-    if _ORIGINAL in lines:  # the hook's own traceback comes first
-        lines = lines[len(lines) - lines[::-1].index(_ORIGINAL):]
-    elif hook:  # cut off before the original exception: what came before the hook is left
-        lines = lines[:hook[-1]]
+    if hook:
+        last = len(lines) - lines[::-1].index(_ORIGINAL) if _ORIGINAL in lines else 0
+        lines = lines[:hook[0]] + (lines[last:] if last > hook[0] else [])
     keys = ("Error", "error", "illegal", "fault", "Killed", "Segmentation")
     hits = [ln for ln in lines if any(k in ln for k in keys)]
     died = status.replace("died", "the process died").strip() or "the process died"

@@ -24,6 +24,17 @@ def test_a_failing_excepthook_leaves_the_original_exception_as_the_message():
         "RuntimeError: CUDA error: an illegal memory access")
 
 
+def test_what_the_runtime_said_before_a_failing_excepthook_is_kept():
+    # The original exception names no fault: the runtime's line before the hook is the
+    # message, not the hook's own error after it.
+    err = _stderr(_HOOK + "import sys\n"
+                  "print('CUDA error: an illegal memory access', file=sys.stderr)\n"
+                  "class Lost(Exception): pass\n"
+                  "raise Lost('device gone')")
+    assert "the hook itself failed" in err and "Lost: device gone" in err
+    assert fault_message(err, "died (exit status 1)") == "CUDA error: an illegal memory access"
+
+
 @pytest.mark.parametrize("cut", ["header", "hook traceback"])
 def test_a_process_killed_inside_its_excepthook_is_told_by_how_it_died(cut):
     # The original exception never printed: neither the hook's header nor its own error is

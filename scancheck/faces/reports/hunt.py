@@ -118,8 +118,8 @@ def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None
             todo.append(row)
 
     # The budget bounds each target's whole check, shared among its properties, as
-    # `scancheck check --budget` does: given to each property, numpy.cumsum's six would take
-    # six times it (122 s at 20, to the same largest n).
+    # `scancheck check --budget` does: given to each property, a check of k properties would
+    # take k times it.
     options = CheckOptions(budget=Budget(budget, bounded=True), seconds=budget,
                            timeout=timeout, large=False, sanitize=(), workers=1)
 
