@@ -4,6 +4,7 @@ confirmed by running it, and the parts merged."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from dataclasses import asdict, replace
 
@@ -143,7 +144,10 @@ def test_scancheck_hunt_writes_the_table_of_its_targets(tmp_path, capsys):
                  "--jobs", "1", "--budget", "2", "--out", str(tmp_path / "out"),
                  "--write", str(page)]) == 0
     text = page.read_text()
-    assert "| numpy.cumsum | - | numpy.cumsum | **conforms** |" in text
+    # Two seconds shared among six properties: a correct scan conforms, or its ladder ends
+    # first (a loaded machine); never a failure.
+    assert re.search(r"^\| numpy\.cumsum \| - \| numpy\.cumsum \| \*\*(conforms|no failure "
+                     r"found)\*\* \|", text, re.M), text
     again = main(["hunt", "--merge", str(tmp_path / "out" / "hunt-cpu.json"), "--write", str(page)])
     assert again == 0 and page.read_text() == text  # the table replaced, not added twice
     found = json.loads((tmp_path / "out" / "hunt-cpu.json").read_text())
