@@ -53,6 +53,12 @@ class Row:
     #: ``spec`` holds on every device).
     on_device: Callable[[TargetSpec], TargetSpec] | None = None
 
+    @property
+    def runs_on_gpu(self) -> bool:
+        """Whether a machine with a GPU runs it there: it needs one, or follows its library's
+        device (JAX)."""
+        return self.gpu or self.follows_device
+
     def unavailable(self) -> str | None:
         """Why this target cannot run here, or None."""
         if self.refused:

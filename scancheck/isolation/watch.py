@@ -190,10 +190,10 @@ def fault_message(stderr: str, status: str = "") -> str:
     Where Python's excepthook itself failed, its block is left out: the words come from what
     the process said before it, or from the original exception after it, never the hook's."""
     lines = [ln for ln in stderr.strip().splitlines() if ln.strip()]
-    hook = [i for i, ln in enumerate(lines) if ln.startswith(_HOOK_FAILED)]
-    if hook:
+    hook = next((i for i, ln in enumerate(lines) if ln.startswith(_HOOK_FAILED)), None)
+    if hook is not None:
         last = len(lines) - lines[::-1].index(_ORIGINAL) if _ORIGINAL in lines else 0
-        lines = lines[:hook[0]] + (lines[last:] if last > hook[0] else [])
+        lines = lines[:hook] + (lines[last:] if last > hook else [])
     keys = ("Error", "error", "illegal", "fault", "Killed", "Segmentation")
     hits = [ln for ln in lines if any(k in ln for k in keys)]
     died = status.replace("died", "the process died").strip() or "the process died"

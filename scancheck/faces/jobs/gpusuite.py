@@ -139,7 +139,8 @@ def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],
     # Every built-in target but the CPU models (CI checks those) and the libraries' further
     # modes (scancheck hunt checks them), kernels included; those whose library this
     # machine lacks are named, not checked.
-    variants = {r.name for r in all_rows() if r.variant}
+    rows = all_rows()
+    variants = {r.name for r in rows if r.variant}
     table = {n: t for n, t in builtin_targets().items() if n not in variants}
     # The longest checks start first (checks start in the order given, --jobs at once): the
     # kernels' (sanitizers, and the checks past 2**31 that take turns on the device), then
@@ -149,7 +150,7 @@ def _check_targets(py: str, out: Path, env: dict[str, str], summary: list[str],
     # The look-back as a reference cumprod and logcumsumexp on the GPU.
     kernels += ["kernel:decoupled_lookback:256:mul", "kernel:decoupled_lookback:256:logaddexp"]
     # JAX's rows declare the CPU and run where JAX does: on the GPU here.
-    on_gpu = {r.name for r in all_rows() if r.gpu or r.follows_device}
+    on_gpu = {r.name for r in rows if r.runs_on_gpu}
     ready = [name for name, t in table.items()
              if not name.startswith("model:") and not t.unavailable]
     targets = kernels + sorted(ready, key=lambda name: (not name.startswith("scancheck:"),

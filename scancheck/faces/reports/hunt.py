@@ -80,7 +80,7 @@ def _rows(part: str, only: str | None) -> list[Any]:
     if part == "cpu":
         rows = [r for r in rows if not r.gpu]
     elif part == "gpu":
-        rows = [r for r in rows if r.gpu or r.follows_device]
+        rows = [r for r in rows if r.runs_on_gpu]
     if only:
         rows = [r for r in rows if re.search(only, r.name)]
     return rows
