@@ -68,6 +68,10 @@ COMPILED_TARGETS = {"torch associative_scan": 2**10, "fla ": 2**14}
 #: job: eager associative_scan compiles each of its operations per shape (float64's 73
 #: programs took one process 50 s on a fresh H100).
 _WARM_PARTS = {"jax.lax.associative_scan (x64)": 4}
+#: Processes that compile the reference kernels and the device oracle, each a share of the
+#: modules in turn (a process a module started Python, CuPy and a CUDA context 31 times, each
+#: job 4-14 s on a fresh H200, beside the tests).
+KERNEL_SHARES = 4
 #: The largest n of the GPU suite's conformance tests (tests/engine/test_conformance.py).
 SUITE_MAX_N = 2**22
 
@@ -267,6 +271,25 @@ def _compiled_jobs() -> list[_Job]:
             if name.startswith(prefix) and "CPU" not in name]
 
 
+def compile_modules(modules: list[tuple[str, str, dict[str, int] | None]]) -> int:
+    """Compile each of ``modules`` -- ("kernel", variant, params) or ("oracle", dtype, None) --
+    into its cache on disk, one after another; the number that failed (their tests report
+    the error)."""
+    from ...kernels.launch import warm as kernel
+    from ...oracle.exact_device import warm as oracle
+
+    failed = 0
+    for kind, name, params in modules:
+        try:
+            if kind == "kernel":
+                kernel(name, params)
+            else:
+                oracle(name)
+        except Exception:
+            failed += 1
+    return failed
+
+
 def _collection_jobs() -> list[_Job]:
     """The warm step's collection of the tests: each worker's collection rewrites every test
     module's asserts and compiles it, all twelve at once on a fresh machine, unless a
@@ -292,22 +315,27 @@ class _Warming:
         from ...oracle.exact_device import FORMATS
 
         self.py, self.env, self.folder = py, env, folder
-        code = "from scancheck.kernels.launch import warm; warm({!r}, {!r})"
-        kernels = [_Job(name if params is None else f"{name} {params}", code.format(name, params))
-                   for name, params in warm_jobs()]
-        kernels += [_Job(f"device oracle {d}",
-                         f"from scancheck.oracle.exact_device import warm; warm({d!r})")
-                    for d in FORMATS]
+        # The variants at their defaults (the modules the kernel tests load) and the device
+        # oracle come before the tuning candidates (only verify and the tuning tests run them).
+        modules = ([("kernel", name, params) for name, params in warm_jobs() if params is None]
+                   + [("oracle", d, None) for d in FORMATS]
+                   + [("kernel", name, params) for name, params in warm_jobs()
+                      if params is not None])
+        kernels = [_Job(f"kernels {k + 1}/{KERNEL_SHARES}",
+                        "from scancheck.faces.jobs.gpusuite import compile_modules\n"
+                        f"raise SystemExit(compile_modules({modules[k::KERNEL_SHARES]!r}))")
+                   for k in range(KERNEL_SHARES) if modules[k::KERNEL_SHARES]]
         self.cpu_oracles = [_Job(f"CPU oracle {k + 1}/{SHARES}", share_code(k))
                             for k in range(SHARES)]
         jit = _library_jobs(JIT_TARGETS)
         self.stamped = {job.label for job in jit}
-        # What pytest needs first, then the jobs tests wait for, the longest first (a
-        # torch.compile job took 39 s on a fresh H100, an eager JAX one 30 s: started behind
-        # the JAX ones, its test waited 80 s), then the caches every test may read.
+        # What pytest needs first, then torch.compile's jobs (the longest a test waits for: 39
+        # s on a fresh H100; started behind the JAX ones, its test waited 80 s), then the
+        # CUDA modules the kernel and oracle tests load (last, on a fresh H200, they ran from
+        # 85 to 107 s, while those tests had run from +12 s), then JAX and CuPy.
         self.gated = [*_collection_jobs(), *self.cpu_oracles]
-        self.jobs = [*self.gated, *_compiled_jobs(), *jit, *_library_jobs(CUPY_TARGETS),
-                     *kernels]
+        self.jobs = [*self.gated, *_compiled_jobs(), *kernels, *jit,
+                     *_library_jobs(CUPY_TARGETS)]
         self.done: dict[str, tuple[int, float, float]] = {}  # label -> (rc, start, end)
         self._gate = threading.Event()
         self._thread: threading.Thread | None = None

@@ -77,7 +77,7 @@ def test_the_compiled_libraries_gpu_targets_are_warmed_under_their_tests_propert
 
 def test_the_longest_jobs_tests_wait_for_start_right_after_the_gate(monkeypatch):
     """torch.compile's jobs (the longest a test waits for) start first after what pytest needs,
-    ahead of the JAX and CuPy ones, and the caches no test waits for come last."""
+    then the CUDA modules the kernel and oracle tests load, ahead of the JAX and CuPy jobs."""
     monkeypatch.setattr(gpusuite, "_compiled_jobs",
                         lambda: [gpusuite._Job("compiled", "pass", "torch associative_scan")])
     monkeypatch.setattr(gpusuite, "_library_jobs",
@@ -86,9 +86,45 @@ def test_the_longest_jobs_tests_wait_for_start_right_after_the_gate(monkeypatch)
     warming = gpusuite._Warming(sys.executable, dict(os.environ))
     jobs = [job.label for job in warming.jobs]
     assert jobs[len(warming.gated)] == "compiled"
-    order = [jobs.index(label) for label in ("compiled", f"library {gpusuite.JIT_TARGETS[0]}",
-                                              f"library {gpusuite.CUPY_TARGETS[0]}", "blelloch")]
+    order = [jobs.index(label) for label in ("compiled", "kernels 1/4",
+                                              f"library {gpusuite.JIT_TARGETS[0]}",
+                                              f"library {gpusuite.CUPY_TARGETS[0]}")]
     assert order == sorted(order)
+
+
+def test_the_kernel_shares_compile_every_module_once_the_tests_ones_first(monkeypatch):
+    """The kernel jobs share every variant's module, the device oracle's formats and the
+    tuning candidates among KERNEL_SHARES processes, each once; the modules the kernel and
+    oracle tests load start each share, and a module that fails does not stop its share."""
+    import ast
+
+    from scancheck.kernels.launch import warm_jobs
+    from scancheck.oracle.exact_device import FORMATS
+
+    warming = gpusuite._Warming(sys.executable, dict(os.environ))
+    shares = [ast.literal_eval(job.code.split("compile_modules(", 1)[1].rsplit("))", 1)[0])
+              for job in warming.jobs if job.label.startswith("kernels ")]
+    assert len(shares) == gpusuite.KERNEL_SHARES
+    modules = [m for share in shares for m in share]
+    expected = ([("kernel", n, p) for n, p in warm_jobs()]
+                + [("oracle", d, None) for d in FORMATS])
+    assert sorted(map(repr, modules)) == sorted(map(repr, expected))
+    for share in shares:
+        kinds = [p is not None for kind, _, p in share]
+        assert kinds == sorted(kinds)  # candidates after the defaults and the oracle
+
+    ran: list[str] = []
+
+    def kernel(name, params):
+        ran.append(name)
+        if name == "broken":
+            raise RuntimeError("nvrtc: error")
+
+    monkeypatch.setattr("scancheck.kernels.launch.warm", kernel)
+    monkeypatch.setattr("scancheck.oracle.exact_device.warm", lambda d: ran.append(d))
+    assert gpusuite.compile_modules([("kernel", "broken", None), ("oracle", "float32", None),
+                                     ("kernel", "blelloch", None)]) == 1
+    assert ran == ["broken", "float32", "blelloch"]
 
 
 def test_the_suites_processes_share_the_test_sessions_bytecode_cache(tmp_path, monkeypatch):
