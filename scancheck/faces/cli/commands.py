@@ -96,8 +96,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_sanitize(args: argparse.Namespace) -> int:
-    from ...isolation.sanitizer import sanitize_variant
+    from ...core.devices import gpu_available
+    from ...isolation.sanitizer import find_sanitizer, sanitize_variant
+    from ...kernels.registry import get_variant
 
+    # The launch first (a LaunchError names the limit), then what this machine lacks: the
+    # tool's child would otherwise die of it and be told as the kernel's exit status.
+    get_variant(args.variant).check(args.n, args.block, args.dtype, args.op)
+    gpu, why = gpu_available()
+    if not gpu:
+        raise ValueError(f"sanitize runs a kernel on a CUDA GPU: {why}")
+    if find_sanitizer() is None:
+        raise ValueError("compute-sanitizer is not on PATH nor under $CUDA_HOME/bin: install "
+                         "the CUDA toolkit's, or put its folder on PATH")
     status = 0
     for tool in args.tools:
         rep = sanitize_variant(tool, args.variant, args.n, args.block, args.dtype, args.op)

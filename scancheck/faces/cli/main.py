@@ -30,7 +30,7 @@ from .commands import (
     cmd_sanitize,
     cmd_verify,
 )
-from .spec_flags import add_spec_flags, positive, reverse_forms
+from .spec_flags import add_spec_flags, block_size, pattern, positive, reverse_forms
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,7 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("verify", help="verify every registered scan variant")
-    p.add_argument("--block", type=int, default=64, help="threads per block (default 64)")
+    p.add_argument("--block", type=block_size, default=64,
+                   help="threads per block, a power of two (default 64; a variant that needs "
+                        "more runs at its least)")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("bench", help="GPU bandwidth table, or --oracle for the exact oracle")
@@ -213,7 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "counted (default 20)")
     p.add_argument("--timeout", type=positive(float), default=60,
                    help="seconds one case may run before it is a hang (default 60)")
-    p.add_argument("--only", metavar="REGEX", help="only the targets whose name matches")
+    p.add_argument("--only", metavar="REGEX", type=pattern,
+                   help="only the targets whose name holds a match of REGEX (re.search: "
+                        "'^numpy\\.cumsum$' is that one name alone)")
     p.add_argument("--out", default="hunt-out", help="folder of the part's JSON and table "
                    "and of the reproducers (default hunt-out)")
     p.add_argument("--merge", nargs="+", metavar="JSON", help="instead: join the parts' "
@@ -225,7 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
     p.add_argument("variant")
     p.add_argument("--n", type=positive(int), default=256)
-    p.add_argument("--block", type=int, default=256)
+    p.add_argument("--block", type=block_size, default=256,
+                   help="threads per block, a power of two (default 256)")
     p.add_argument("--dtype", default="float32")
     p.add_argument("--op", default="add")
     p.add_argument("--tools", nargs="+", default=["racecheck", "synccheck"])

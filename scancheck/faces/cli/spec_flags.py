@@ -5,6 +5,7 @@ overrides of a target's declared spec (a flag not given leaves its field as decl
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -35,6 +36,31 @@ def spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
         if key in given:
             given[key] = tuple(given[key])
     return given
+
+
+def block_size(text: str) -> int:
+    """An argparse type: threads per block, a power of two of at most ``MAX_THREADS``, else a
+    one-line usage error (a model built at another size computes no scan)."""
+    from ...core.cuda import MAX_THREADS
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1 or value & (value - 1) or value > MAX_THREADS:
+        raise argparse.ArgumentTypeError(
+            f"{text.strip()!r} is not a power of two from 1 to {MAX_THREADS} threads")
+    return value
+
+
+def pattern(text: str) -> str:
+    """An argparse type: a regular expression, else a one-line usage error saying where it
+    breaks."""
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is no regular expression: {exc}") from None
+    return text
 
 
 def positive(kind: type) -> Callable[[str], Any]:

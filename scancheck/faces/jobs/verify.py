@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...core.cuda import LaunchError
+from ...core.cuda import LaunchError, check_block
 from ...core.devices import gpu_available
 from ...core.operators import interval_expected, interval_input
 from ...kernels.registry import VARIANTS, Variant
@@ -77,7 +77,10 @@ def _candidate_sizes(var: Variant, block: int, params: dict[str, int]) -> list[i
 
 def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantResult:
     """Check one variant's model (and kernel, with ``gpu``) at a few hard sizes, at ``block``
-    and default params, and at every candidate launch its tuned table may choose."""
+    and default params, and at every candidate launch its tuned table may choose.  A
+    ``block`` that is no power of two up to 1024 is refused (LaunchError): its models compute
+    no scan; one below the variant's least runs at that least."""
+    check_block(block)
     block = max(block, var.min_block)
     proof, hazards, worst, verdict = True, 0, 0.0, Verdict.EXACT
     kernel = ("not run (no GPU)" if not gpu else "not run (racy; racecheck's job)" if var.racy

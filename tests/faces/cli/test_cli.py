@@ -40,12 +40,47 @@ def test_bench_oracle_prints_rates(capsys):
     (["check", "numpy.cumsum", "--sanitize", "leakcheck"], "argument --sanitize: invalid choice"),
     (["no-such-command"], "invalid choice: 'no-such-command'"),
     (["check", "numpy.cumsum", "--promote", "int8"], "argument --promote: 'int8' must be IN:OUT"),
+    # A model built at a block size that is no power of two computes no scan: refused, not
+    # told as the reference kernels being wrong.
+    (["verify", "--block", "96"], "argument --block: '96' is not a power of two from 1 to 1024"),
+    (["verify", "--block", "0"], "argument --block: '0' is not a power of two"),
+    (["verify", "--block", "2048"], "argument --block: '2048' is not a power of two from 1 to"),
+    (["sanitize", "kogge_stone", "--block", "100"], "argument --block: '100' is not a power"),
+    (["hunt", "--only", "("], "argument --only: '(' is no regular expression: missing )"),
 ])
 def test_bad_options_exit_2_with_one_line_naming_the_argument(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
         main(argv)
     err = capsys.readouterr().err
     assert exc.value.code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_verify_refuses_a_block_that_is_no_power_of_two():
+    from scancheck.core.cuda import LaunchError
+    from scancheck.faces.jobs.verify import verify_variant
+    from scancheck.kernels.registry import VARIANTS
+
+    with pytest.raises(LaunchError, match="block=96 must be a power of two"):
+        verify_variant(VARIANTS["blelloch"], 96)
+
+
+@pytest.mark.parametrize("gpu, sanitizer, message", [
+    ((False, "no NVIDIA GPU is visible"), "/bin/compute-sanitizer",
+     "sanitize runs a kernel on a CUDA GPU: no NVIDIA GPU is visible"),
+    ((True, "GPU 0"), None, "compute-sanitizer is not on PATH nor under $CUDA_HOME/bin"),
+])
+def test_sanitize_says_what_this_machine_lacks_in_one_line(gpu, sanitizer, message, capsys,
+                                                            monkeypatch):
+    monkeypatch.setattr("scancheck.core.devices.gpu_available", lambda: gpu)
+    monkeypatch.setattr("scancheck.isolation.sanitizer.find_sanitizer", lambda: sanitizer)
+    assert main(["sanitize", "kogge_stone"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1, err
+
+
+def test_sanitize_refuses_a_launch_before_it_looks_for_the_tool(capsys):
+    assert main(["sanitize", "kogge_stone", "--n", "5000"]) == 2
+    assert "n=5000 is over the single-block limit of kogge_stone" in capsys.readouterr().err
 
 
 def test_a_sweep_below_its_first_size_is_refused_naming_the_flag(capsys):
