@@ -100,8 +100,8 @@ def cmd_sanitize(args: argparse.Namespace) -> int:
     from ...isolation.sanitizer import find_sanitizer, sanitize_variant
     from ...kernels.registry import get_variant
 
-    # The launch first (a LaunchError names the limit), then what this machine lacks: the
-    # tool's child would otherwise die of it and be told as the kernel's exit status.
+    # The launch first (a LaunchError names the limit), then what this machine lacks: with
+    # no GPU the tool's child dies and its exit status reads as the kernel's.
     get_variant(args.variant).check(args.n, args.block, args.dtype, args.op)
     gpu, why = gpu_available()
     if not gpu:

@@ -69,7 +69,7 @@ COMPILED_TARGETS = {"torch associative_scan": 2**10, "fla ": 2**14}
 #: programs took one process 50 s on a fresh H100).
 _WARM_PARTS = {"jax.lax.associative_scan (x64)": 4}
 #: Processes that compile the reference kernels and the device oracle, each a share of the
-#: modules in turn (a process a module started Python, CuPy and a CUDA context 31 times, each
+#: modules in turn (a process a module started Python, CuPy and a CUDA context 26 times, each
 #: job 4-14 s on a fresh H200, beside the tests).
 KERNEL_SHARES = 4
 #: The largest n of the GPU suite's conformance tests (tests/engine/test_conformance.py).
