@@ -183,8 +183,10 @@ def table(results: Sequence[Stability], repeat: int) -> tuple[str, int]:
     primary diagnoses."""
     from ..tables import fit_columns, format_table
 
-    rows = fit_columns([s.row() for s in results], {"item": 34, "primary diagnoses": 34,
-                                                   "smallest n": 40})
+    rows = [s.row() for s in results]
+    if not any(s.control for s in results):  # "caught" is a control's alone
+        rows = [{k: v for k, v in r.items() if k != "caught"} for r in rows]
+    rows = fit_columns(rows, {"item": 34, "primary diagnoses": 34, "smallest n": 40})
     unstable = [s.name for s in results if not s.stable]
     text = format_table(rows, title=f"\nstability over {repeat} runs each, fresh seeds")
     text += (f"\n{len(results) - len(unstable)} of {len(results)} stable"

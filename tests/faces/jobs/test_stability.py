@@ -58,6 +58,16 @@ def test_each_item_is_checked_repeat_times_and_each_run_logged(tmp_path):
     assert row["caught"] == "3 of 3" and row["smallest n"] == "65 every run"
 
 
+def test_the_caught_column_is_shown_only_where_a_control_was_checked():
+    targets = measure([Item("t")], 2, CheckOptions(), said=None,
+                      check=_scripted({"t": [(None, "logic error", 3)] * 2}))
+    both = measure([Item("a", control=CONTROLS[0]), Item("t")], 1, CheckOptions(), said=None,
+                   check=_scripted({"a": [(True, "logic error", 65)],
+                                    "t": [(None, "logic error", 3)]}))
+    assert "caught" not in table(targets, 2)[0] and "logic error" in table(targets, 2)[0]
+    assert "caught" in table(both, 1)[0] and "1 of 1" in table(both, 1)[0]
+
+
 @pytest.mark.parametrize("outcomes", [
     [(True, "logic error", 65), (False, "contract differs --nans skip", 65)],  # missed once
     [(True, "logic error", 65), (True, "precision lost", 65)],  # two primary diagnoses
