@@ -41,15 +41,14 @@ def spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def block_size(text: str) -> int:
     """An argparse type: threads per block, a power of two of at most ``MAX_THREADS``, else a
     one-line usage error (a model built at another size computes no scan)."""
-    from ...core.cuda import MAX_THREADS
+    from ...core.cuda import MAX_THREADS, check_block
 
     try:
         value = int(text)
+        check_block(value)  # the launcher's rule; a LaunchError is a ValueError
     except ValueError:
-        value = 0
-    if value < 1 or value & (value - 1) or value > MAX_THREADS:
         raise argparse.ArgumentTypeError(
-            f"{text.strip()!r} is not a power of two from 1 to {MAX_THREADS} threads")
+            f"{text.strip()!r} is not a power of two from 1 to {MAX_THREADS} threads") from None
     return value
 
 

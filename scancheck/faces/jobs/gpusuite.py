@@ -317,9 +317,10 @@ class _Warming:
         self.py, self.env, self.folder = py, env, folder
         # The variants at their defaults (the modules the kernel tests load) and the device
         # oracle come before the tuning candidates (only verify and the tuning tests run them).
-        modules = ([("kernel", name, params) for name, params in warm_jobs() if params is None]
+        compiles = warm_jobs()
+        modules = ([("kernel", name, params) for name, params in compiles if params is None]
                    + [("oracle", d, None) for d in FORMATS]
-                   + [("kernel", name, params) for name, params in warm_jobs()
+                   + [("kernel", name, params) for name, params in compiles
                       if params is not None])
         kernels = [_Job(f"kernels {k + 1}/{KERNEL_SHARES}",
                         "from scancheck.faces.jobs.gpusuite import compile_modules\n"
