@@ -216,10 +216,10 @@ struct Plain {
 
 // Shared memory: 33 T (warp totals, the tile's prefix), then each warp's staging area of
 // pad(32 * ITEMS) elements of In or of Out, whichever takes more bytes.  HOIST: as
-// load_striped's.
+// load_striped's.  Returns the tile the block scanned.
 template <typename T, typename Op, int ITEMS, bool HOIST = false, typename Convert,
           typename Status>
-__device__ __forceinline__ void lookback_scan(const typename Convert::In* __restrict__ in,
+__device__ __forceinline__ long long lookback_scan(const typename Convert::In* __restrict__ in,
                                               typename Convert::Out* __restrict__ out, long long n,
                                               unsigned* counter, const Status& status,
                                               const Convert& convert,
@@ -358,6 +358,7 @@ __device__ __forceinline__ void lookback_scan(const typename Convert::In* __rest
   }
   __syncwarp();
   store_striped<Out, ITEMS>(out, stage_out, seg, n, full);
+  return tile;
 }
 
 template <typename T, typename Op, int ITEMS, int HOIST>

@@ -13,6 +13,10 @@
 // Infinities and NaNs enter as 0 here; the host overlays IEEE's rules for them, as the
 // CPU oracle does (scancheck/exact.py).
 #include "../decoupled_lookback.cu"
+#if !defined(__CUDACC_RTC__)
+#include <cfenv>  // the certified scan's arithmetic on the CPU, in the tests
+#include <cstring>
+#endif
 
 namespace scancheck {
 
@@ -272,89 +276,210 @@ struct FixedPoint {
 
 }  // namespace scancheck
 
-// The exact inclusive scan of n values in the format (Bits, P, EBITS), W words wide.
+// -- A call's state -----------------------------------------------------------------------
+//
+// What one call of the oracle keeps on the device besides its data and the tiles' sums: one
+// buffer of 32-bit words, set by oracle_prepare, sized by State::words (exact_device's
+// state_words) and its header read back by the host in one copy:
+//   the header: the exponent pass's results, then the certified scan's marks;
+//   the look-back of the scans a block a tile (the certified scan or the register scan: one
+//     of them runs in a call): its ticket counter and a flag a tile;
+//   a word a tile, set where the certified scan left a rounding of the tile uncertified;
+//   the column scan's look-back: its counter and a flag a column tile.
+namespace scancheck {
+
+struct Header {
+  unsigned long long firsts[4];  // the first +inf, -inf, NaN, value not -0.0 (n: none)
+  int range[4];                  // lo, hi, whether any value is special; a pad
+  unsigned marks[4];             // certified_scan's: whether it ran, how many tiles it left
+                                 // uncertified, 1 + the last of them (0: none); a pad
+};
+static_assert(sizeof(Header) == 64, "exact_device.HEADER_WORDS is 16");
+
+struct State {
+  static constexpr long long kHeaderWords = sizeof(Header) / 4;
+  Header* header;
+  unsigned* counter;
+  int* flags;
+  unsigned* uncertified;
+  unsigned* column_counter;
+  int* column_flags;
+
+  // The state of a call whose block scans have `tiles` tiles.
+  __host__ __device__ State(unsigned* base, long long tiles)
+      : header(reinterpret_cast<Header*>(base)),
+        counter(base + kHeaderWords),
+        flags(reinterpret_cast<int*>(base + kHeaderWords + 1)),
+        uncertified(base + kHeaderWords + 1 + tiles),
+        column_counter(base + kHeaderWords + 1 + 2 * tiles),
+        column_flags(reinterpret_cast<int*>(base + kHeaderWords + 2 + 2 * tiles)) {}
+
+  // Words of the buffer for `tiles` block tiles and `column_tiles` column tiles.
+  __host__ __device__ static long long words(long long tiles, long long column_tiles) {
+    return kHeaderWords + 2 + 2 * tiles + column_tiles;
+  }
+};
+
+}  // namespace scancheck
+
+// A call's state (`words` words) set to where a call starts: the exponent pass's firsts at n
+// (none met) and its range at the identities of the minimum and maximum it takes, every other
+// word 0.  One launch, and no copy from the host, which waits for it.
+__global__ void oracle_prepare(unsigned* state, long long words, long long n) {
+  using scancheck::State;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = State::kHeaderWords + static_cast<long long>(blockIdx.x) * blockDim.x +
+                     threadIdx.x;
+       i < words; i += stride)
+    state[i] = 0;
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    scancheck::Header& h = *reinterpret_cast<scancheck::Header*>(state);
+    for (int k = 0; k < 4; ++k) {
+      h.firsts[k] = static_cast<unsigned long long>(n);
+      h.marks[k] = 0;
+    }
+    h.range[0] = 0x7fffffff;
+    h.range[1] = -0x7fffffff - 1;
+    h.range[2] = h.range[3] = 0;
+  }
+}
+
+// The exact inclusive scan of n values in the format (Bits, P, EBITS), W words wide, a block
+// a tile: its look-back in the state of a call of `tiles` tiles, the tiles' sums in status
+// (aggregates, then inclusive prefixes: 2 * tiles).
 template <typename Bits, int P, int EBITS, int W, int ITEMS>
 __global__ void exact_scan(const Bits* __restrict__ in, Bits* __restrict__ out, long long n,
-                           int base, unsigned* counter, int* flags, scancheck::Wide<W>* aggregates,
-                           scancheck::Wide<W>* inclusives) {
+                           int base, unsigned* state, long long tiles,
+                           scancheck::Wide<W>* status) {
   using namespace scancheck;
-  const TileStatus<Wide<W>> status{flags, aggregates, inclusives, nullptr};
-  lookback_scan<Wide<W>, WideAdd<W>, ITEMS>(in, out, n, counter, status,
+  const State s(state, tiles);
+  const TileStatus<Wide<W>> look{s.flags, status, status + tiles, nullptr};
+  lookback_scan<Wide<W>, WideAdd<W>, ITEMS>(in, out, n, s.counter, look,
                                            FixedPoint<Bits, P, EBITS, W>{base});
 }
 
 // The certified scan: float32 or float64 prefix sums taken in double-double arithmetic and
-// rounded only where that rounding is proven to be the exact sum's; anywhere it is not, the
-// host runs the exact scan above instead.  Data spanning the whole float32 range need 5 words
-// there (about 370 integer instructions a value, compute-bound), the float64 range 34 (the
-// column scan); here a value costs about 30 double additions.
+// rounded only where that rounding is proven to be the exact sum's; each tile where one is not
+// is marked, and the host has the exact scan write those tiles alone (exact_scan_columns,
+// below).  Data spanning the whole float32 range need 5 words there (about 370 integer
+// instructions a value, compute-bound), the float64 range 34 (the column scan); here a value
+// costs about 30 double additions.
 //
 // Why the rounding holds where it is certified.  A node c = a (+) b below computes
-// hi + lo = a + b + (a.lo + b.lo) d1 + (e + t) d2, |d1|, |d2| <= u = 2^-53, where
-// s + e = a.hi + b.hi exactly with |e| <= u|s|, t = fl(a.lo + b.lo), and |lo| <= u|hi|
-// holds for every operand (leaves have lo = 0, two_sum leaves it so).  Hence the node adds
-// an error of at most (3u^2 + 2u^3)(|a.hi| + |b.hi|) <= 2^-104 (|a.hi| + |b.hi|), which it
-// adds to err, rounded up (for float32 data the scaling by 2^-104 is exact: every nonzero
-// |hi| is at least 2^-149).  A prefix is a tree of such nodes over its terms, so its hi + lo
-// is within its err of the exact sum; where hi + lo lies farther than err inside the
-// rounding boundaries of a float32 (CertifiedRound::rounds_to), that float32 is the exact
-// sum's rounding.  Every float32 term is a multiple of 2^-149 and the sums stay below 2^170
-// (2^42 terms), so no double overflows or loses bits to underflow.  The bound is the error
-// of the additions made, not a worst case over n terms: a prefix fails to certify only
-// within it of a float32 tie (an exact tie included), or after cancellation of some 80 bits.
+// s + e = a.hi + b.hi exactly (two_sum), t = fl(a.lo + b.lo), w = fl(e + t), and
+// hi + lo = s + w exactly (two_sum again), so hi + lo is a + b less the errors of t and w.
+// Rounded to nearest, an addition errs by at most u = 2^-53 times its result (a sum below the
+// normal range is exact), so the node adds u (|t| + |w|), rounded up, to err: nothing where
+// both additions were exact.  That is never more than 2^-104 (|a.hi| + |b.hi|): |lo| <= u|hi|
+// holds for every operand (leaves have lo = 0, two_sum leaves it so), hence
+// |t| + |w| <= 3u (1 + u)^2 (|a.hi| + |b.hi|).  A prefix is a tree of such nodes over its
+// terms, so its hi + lo is within its err of the exact sum; where hi + lo lies farther than
+// err inside the rounding boundaries of a float32 (CertifiedRound::rounds_to), that float32 is
+// the exact sum's rounding.  Where err is 0, every addition the tree took was exact: w was 0 at
+// every node, so lo is 0 and hi is the exact sum, and both certificates below take it as
+// such, ties and zeros included (the exact sums of float32 terms within some 29 bits of each
+// other: integers, factors near 1).  Every float32 term is a multiple of 2^-149 and the sums
+// stay below 2^170 (2^42 terms), so no double overflows, and the scaling by 2^-53 is exact
+// (every nonzero |t| or |w| is at least 2^-149).  Elsewhere a prefix fails to certify only
+// within err of a float32 tie (an exact tie included), or after cancellation of some 80 bits.
 //
 // float64 data (CertifiedRound64) keep the bound: a sum of two doubles that lies below the
 // normal range is a multiple of 2^-1074 below 2^-1022, a double itself, so no addition loses
-// a bit to underflow either; only the scaling by 2^-104 may, and it is rounded up.  A sum
+// a bit to underflow either; only the scaling by 2^-53 may, and it is rounded up.  A sum
 // past the largest double makes hi, lo or err an infinity or a NaN, and every prefix from
 // there on uncertified (infinities and NaNs stay so through the additions).  The rounding
 // boundaries of a float64 are its midpoints with its neighbours, hi +- half an ulp, exact
 // in double down to |hi| >= 2^-1020 (below it a prefix is certified only when exact).
 namespace scancheck {
 
+// Double arithmetic rounded as named (rn: to nearest, ties to even; ru: up; rd: down).  On
+// the device the intrinsics, which also keep the compiler from fusing or reordering what the
+// error analysis counts on; on the CPU (tests/oracle/test_exact_device.py) the same operation
+// under fesetround, through volatiles, so that it is done inside its rounding mode.
+#ifdef __CUDA_ARCH__
+__device__ __forceinline__ double add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ __forceinline__ double add_ru(double a, double b) { return __dadd_ru(a, b); }
+__device__ __forceinline__ double add_rd(double a, double b) { return __dadd_rd(a, b); }
+__device__ __forceinline__ double sub_rn(double a, double b) { return __dsub_rn(a, b); }
+__device__ __forceinline__ double sub_rd(double a, double b) { return __dsub_rd(a, b); }
+__device__ __forceinline__ double mul_ru(double a, double b) { return __dmul_ru(a, b); }
+#else
+inline double host_rounded(int mode, double a, double b, char op) {
+  const int old = std::fegetround();
+  std::fesetround(mode);
+  volatile double x = a, y = b;
+  volatile double r = op == '+' ? x + y : op == '-' ? x - y : x * y;
+  std::fesetround(old);
+  return r;
+}
+inline double add_rn(double a, double b) { return host_rounded(FE_TONEAREST, a, b, '+'); }
+inline double add_ru(double a, double b) { return host_rounded(FE_UPWARD, a, b, '+'); }
+inline double add_rd(double a, double b) { return host_rounded(FE_DOWNWARD, a, b, '+'); }
+inline double sub_rn(double a, double b) { return host_rounded(FE_TONEAREST, a, b, '-'); }
+inline double sub_rd(double a, double b) { return host_rounded(FE_DOWNWARD, a, b, '-'); }
+inline double mul_ru(double a, double b) { return host_rounded(FE_UPWARD, a, b, '*'); }
+#endif
+
+// v's bits read as a To of the same size: a float's or double's bits, and back.
+template <typename To, typename From>
+__host__ __device__ __forceinline__ To bit_cast(const From& v) {
+  static_assert(sizeof(To) == sizeof(From), "the same bits");
+  To r;
+  memcpy(&r, &v, sizeof(To));
+  return r;
+}
+
+// A double rounded to float32, to nearest.
+__host__ __device__ __forceinline__ float to_float_rn(double d) {
+#ifdef __CUDA_ARCH__
+  return __double2float_rn(d);
+#else
+  return static_cast<float>(d);  // the host's rounding mode is to nearest outside host_rounded
+#endif
+}
+
 struct __align__(8) Certified {
   double hi, lo;  // the prefix sum, hi + lo, |lo| <= 2^-53 |hi|
   double err;     // a bound on |hi + lo - the exact sum|
 };
 
-// s + e = a + b exactly (Knuth's TwoSum); the intrinsics keep the compiler from fusing or
-// reordering what the error analysis counts on.
-__device__ __forceinline__ void two_sum(double a, double b, double& s, double& e) {
-  s = __dadd_rn(a, b);
-  const double bb = __dsub_rn(s, a);
-  e = __dadd_rn(__dsub_rn(a, __dsub_rn(s, bb)), __dsub_rn(b, bb));
+// s + e = a + b exactly (Knuth's TwoSum).
+__host__ __device__ __forceinline__ void two_sum(double a, double b, double& s, double& e) {
+  s = add_rn(a, b);
+  const double bb = sub_rn(s, a);
+  e = add_rn(sub_rn(a, sub_rn(s, bb)), sub_rn(b, bb));
 }
 
 struct CertifiedAdd {
   using value_type = Certified;
-  __device__ static Certified identity() { return {0.0, 0.0, 0.0}; }
-  __device__ Certified operator()(const Certified& a, const Certified& b) const {
+  __host__ __device__ static Certified identity() { return {0.0, 0.0, 0.0}; }
+  __host__ __device__ Certified operator()(const Certified& a, const Certified& b) const {
     double s, e;
     two_sum(a.hi, b.hi, s, e);
-    const double w = __dadd_rn(e, __dadd_rn(a.lo, b.lo));
+    const double t = add_rn(a.lo, b.lo);
+    const double w = add_rn(e, t);
     Certified r;
     two_sum(s, w, r.hi, r.lo);
-    r.err = __dadd_ru(__dadd_ru(a.err, b.err),
-                      __dmul_ru(__dadd_ru(fabs(a.hi), fabs(b.hi)), 0x1p-104));
+    r.err = add_ru(add_ru(a.err, b.err), mul_ru(add_ru(fabs(t), fabs(w)), 0x1p-53));
     return r;
   }
 };
 
-// float32 bits in, float32 bits out; a prefix whose rounding is not certified sets
-// *uncertified (its output is then discarded with every other).
+// float32 bits in, float32 bits out; `missed` is set where a rounding is not certified (the
+// kernel then marks the tile, whose outputs the exact scan writes again).
 struct CertifiedRound {
   using In = unsigned;
   using Out = unsigned;
   static constexpr bool kRecompute = true;  // 24 bytes a value: converted twice, not held
   static constexpr bool kStaged = false;
-  unsigned* uncertified;
+  mutable bool missed = false;
 
-  __device__ static unsigned pad() { return 0; }
+  __host__ __device__ static unsigned pad() { return 0; }
 
-  __device__ Certified load(unsigned b) const {
+  __host__ __device__ Certified load(unsigned b) const {
     // Infinities and NaN enter as 0, as in FixedPoint::load.  The conversion is exact,
     // subnormals included (the module is compiled without flushing them).
-    const double v = ((b >> 23) & 0xff) == 0xff ? 0.0 : static_cast<double>(__uint_as_float(b));
+    const double v = ((b >> 23) & 0xff) == 0xff ? 0.0 : static_cast<double>(bit_cast<float>(b));
     return {v, 0.0, 0.0};
   }
 
@@ -362,34 +487,35 @@ struct CertifiedRound {
   // float32 f > 0 (bits): the midpoints with its neighbours, exact in double (past the
   // largest float, 2^128 - 2^103, from which IEEE rounds to infinity).  Each distance is
   // taken rounded down, so one found positive is.
-  __device__ static bool rounds_to(unsigned f, double hi, double lo, double err) {
+  __host__ __device__ static bool rounds_to(unsigned f, double hi, double lo, double err) {
     constexpr double kOverflow = 0x1p128 - 0x1p103;
-    if (f >= 0x7f800000u) return __dsub_rd(__dadd_rd(hi, lo), err) >= kOverflow;
-    const double mid = static_cast<double>(__uint_as_float(f));
-    const double below = 0.5 * (mid + static_cast<double>(__uint_as_float(f - 1)));
+    if (f >= 0x7f800000u) return sub_rd(add_rd(hi, lo), err) >= kOverflow;
+    const double mid = static_cast<double>(bit_cast<float>(f));
+    const double below = 0.5 * (mid + static_cast<double>(bit_cast<float>(f - 1)));
     const double above =
-        f == 0x7f7fffffu ? kOverflow : 0.5 * (mid + static_cast<double>(__uint_as_float(f + 1)));
-    return __dsub_rd(__dadd_rd(__dsub_rd(hi, below), lo), err) > 0.0 &&
-           __dsub_rd(__dsub_rd(__dsub_rd(above, hi), lo), err) > 0.0;
+        f == 0x7f7fffffu ? kOverflow : 0.5 * (mid + static_cast<double>(bit_cast<float>(f + 1)));
+    return sub_rd(add_rd(sub_rd(hi, below), lo), err) > 0.0 &&
+           sub_rd(sub_rd(sub_rd(above, hi), lo), err) > 0.0;
   }
 
-  __device__ unsigned store(const Certified& c) const {
+  __host__ __device__ unsigned store(const Certified& c) const {
     // The exact sum is a multiple of 2^-149, as hi is: within less than that of hi, it is
-    // hi (so are sums of subnormals, and +0 where every term so far is zero).
-    if (__dadd_ru(c.err, fabs(c.lo)) < 0x1p-149) return __float_as_uint(__double2float_rn(c.hi));
+    // hi (so are sums of subnormals, +0 where every term so far is zero, and every sum whose
+    // err is 0 and lo 0, ties included).
+    if (add_ru(c.err, fabs(c.lo)) < 0x1p-149) return bit_cast<unsigned>(to_float_rn(c.hi));
     // |sum| = hi + lo within err rounds to hi's rounding f or, where hi lies on a tie, to its
     // neighbour on lo's side.  (Rounding the ends hi -+ err outwards to doubles instead made
     // them a double's ulp apart at least, and about one prefix in 2^28 lay within that of a
     // float32 tie: fresh wide data at 2^28 and 2^30 went on to the exact scan, measured.)
     const bool neg = c.hi < 0.0;
     const double hi = fabs(c.hi), lo = neg ? -c.lo : c.lo;
-    unsigned f = __float_as_uint(__double2float_rn(hi));
+    unsigned f = bit_cast<unsigned>(to_float_rn(hi));
     bool certified = f != 0u && rounds_to(f, hi, lo, c.err);
     if (!certified && f != 0u && f < 0x7f800000u && lo != 0.0) {
       f = lo > 0.0 ? f + 1 : f - 1;
       certified = f != 0u && rounds_to(f, hi, lo, c.err);
     }
-    if (!certified) *reinterpret_cast<volatile unsigned*>(uncertified) = 1u;
+    missed = missed || !certified;
     return neg ? f | 0x80000000u : f;
   }
 };
@@ -400,14 +526,13 @@ struct CertifiedRound64 {
   using Out = unsigned long long;
   static constexpr bool kRecompute = true;
   static constexpr bool kStaged = false;
-  unsigned* uncertified;
+  mutable bool missed = false;
 
-  __device__ static unsigned long long pad() { return 0; }
+  __host__ __device__ static unsigned long long pad() { return 0; }
 
-  __device__ Certified load(unsigned long long b) const {
+  __host__ __device__ Certified load(unsigned long long b) const {
     // Infinities and NaN enter as 0, as in FixedPoint::load.
-    const double v =
-        ((b >> 52) & 0x7ff) == 0x7ff ? 0.0 : __longlong_as_double(static_cast<long long>(b));
+    const double v = ((b >> 52) & 0x7ff) == 0x7ff ? 0.0 : bit_cast<double>(b);
     return {v, 0.0, 0.0};
   }
 
@@ -415,41 +540,75 @@ struct CertifiedRound64 {
   // hi + lo, rounds to hi where it lies strictly inside hi's rounding boundaries, half an
   // ulp below (a quarter at a power of two: the double below is nearer) and above.  Each
   // distance is taken rounded down, so one found positive is.
-  __device__ unsigned long long store(const Certified& c) const {
+  __host__ __device__ unsigned long long store(const Certified& c) const {
     constexpr double kMax = 0x1.fffffffffffffp1023;
     const bool neg = c.hi < 0.0;
     const double hi = fabs(c.hi), lo = neg ? -c.lo : c.lo;
-    const unsigned long long bits = static_cast<unsigned long long>(__double_as_longlong(hi));
+    const unsigned long long bits = bit_cast<unsigned long long>(hi);
     const int field = static_cast<int>(bits >> 52);
     bool certified = false;
     if (hi <= kMax && fabs(lo) <= kMax && c.err <= kMax) {  // NaN compares false
-      if (field >= 3) {
+      // Where err is 0, lo is 0 and hi the exact sum: the checks below would certify it too.
+      // Taken first, it keeps ptxas (nvcc 13, sm_90) at 62 registers a thread, not 94: four
+      // blocks of 256 threads an SM, not two.
+      if (c.err == 0.0) {
+        certified = true;
+      } else if (field >= 3) {
         const double above = scalbn(1.0, field - 1076);
         const double below = (bits & ((1ULL << 52) - 1)) ? above : 0.5 * above;
-        certified = __dsub_rd(__dadd_rd(below, lo), c.err) > 0.0 &&
-                    __dsub_rd(__dsub_rd(above, lo), c.err) > 0.0;
+        certified = sub_rd(add_rd(below, lo), c.err) > 0.0 &&
+                    sub_rd(sub_rd(above, lo), c.err) > 0.0;
       } else {  // the exact sum and hi are multiples of 2^-1074, less than that apart: equal
-        certified = __dadd_ru(c.err, fabs(lo)) < 0x1p-1074;
+        certified = add_ru(c.err, fabs(lo)) < 0x1p-1074;
       }
     }
-    if (!certified) *reinterpret_cast<volatile unsigned*>(uncertified) = 1u;
+    missed = missed || !certified;
     return hi == 0.0 ? 0ULL : neg ? bits | (1ULL << 63) : bits;  // an exact zero is +0.0
   }
 };
 
+// Whether the certified scan takes a call's data (exact_device.takes_certified says the same
+// on the host): there are values before the first infinity or NaN (head of them), and their
+// prefixes, with bits in [2^lo, 2^(hi+1)), need at least min_bits bits (0: any data), so that
+// the exact scan would be at least as wide as the certified scan is worth.
+__host__ __device__ inline bool takes_certified(int lo, int hi, long long head, int min_bits) {
+  if (head <= 0) return false;
+  if (min_bits <= 0) return true;
+  const int length = 64 - clz64(static_cast<unsigned long long>(head));  // head's bit length
+  return lo <= hi && (hi - lo + 1) + length + 1 >= min_bits;
+}
+
 }  // namespace scancheck
 
-// The inclusive scan of n values of Round's format, certified where it is written (see
-// above): Round is CertifiedRound (float32) or CertifiedRound64.
+// The inclusive scan of the values before the first infinity or NaN, in Round's format (see
+// above: CertifiedRound for float32, CertifiedRound64), certified where it is written, in a
+// call's state of `tiles` tiles (the look-back's, the tiles' sums in status: 2 * tiles).  It
+// reads the exponent pass's results from the state and runs only where takes_certified says
+// (every block leaves at once otherwise), so that the host may launch it before it reads
+// them; where it runs, it notes so in the header, and marks every tile it leaves a rounding
+// of uncertified: State::uncertified, and in the header their count and 1 + the last.  Blocks
+// past the head draw no tile.
 template <typename Round, int ITEMS>
 __global__ void certified_scan(const typename Round::In* __restrict__ in,
-                               typename Round::Out* __restrict__ out, long long n,
-                               unsigned* uncertified, unsigned* counter, int* flags,
-                               scancheck::Certified* aggregates, scancheck::Certified* inclusives) {
+                               typename Round::Out* __restrict__ out, unsigned* state,
+                               long long tiles, int min_bits, scancheck::Certified* status) {
   using namespace scancheck;
-  const TileStatus<Certified> status{flags, aggregates, inclusives, nullptr};
-  lookback_scan<Certified, CertifiedAdd, ITEMS>(in, out, n, counter, status,
-                                               Round{uncertified});
+  const State s(state, tiles);
+  Header& h = *s.header;
+  long long head = static_cast<long long>(h.firsts[0]);
+  for (int k = 1; k < 3; ++k) head = min(head, static_cast<long long>(h.firsts[k]));
+  if (!takes_certified(h.range[0], h.range[1], head, min_bits)) return;
+  if (static_cast<long long>(blockIdx.x) * blockDim.x * ITEMS >= head) return;
+  if (blockIdx.x == 0 && threadIdx.x == 0) h.marks[0] = 1u;
+  const TileStatus<Certified> look{s.flags, status, status + tiles, nullptr};
+  const Round round{};
+  const long long tile = lookback_scan<Certified, CertifiedAdd, ITEMS>(in, out, head, s.counter,
+                                                                      look, round);
+  if (__syncthreads_or(round.missed) && threadIdx.x == 0) {
+    s.uncertified[tile] = 1u;
+    atomicAdd(&h.marks[1], 1u);
+    atomicMax(&h.marks[2], static_cast<unsigned>(tile + 1));
+  }
 }
 
 namespace scancheck {
@@ -547,19 +706,21 @@ __device__ __forceinline__ void meet(Bits b, long long i, scancheck::RangeFold<B
   note_firsts<Bits, P, EBITS>(b, i, f);
 }
 
-// range = (lo, hi, special) over all n values, which the host starts at (INT_MAX, INT_MIN,
-// 0); firsts = note_firsts' four indices over all of them, which it starts at n (none).
-// The body reads 16-byte vectors, as the scan does, so this pass costs one read of the
-// data at memory speed, and the host's overlay of IEEE's rules needs no pass of its own
+// The header's range = (lo, hi, special) over all n values and its firsts = note_firsts' four
+// indices over all of them, from where oracle_prepare starts them: (INT_MAX, INT_MIN, 0) and
+// n (none).  The body reads 16-byte vectors, as the scan does, so this pass costs one read of
+// the data at memory speed, and the host's overlay of IEEE's rules needs no pass of its own
 // (four searches of the data took the oracle from 2 to 18 times torch.cumsum's time on
 // float32 data with infinities).  A vector of finite values (almost every one) only folds
 // its magnitudes; the indices are looked at only for a vector holding an infinity or NaN,
 // and for the end of a -0.0 prefix until the thread has met it.  One atomic per block, not
 // per warp, keeps the words cool.
 template <typename Bits, int P, int EBITS>
-__global__ void exponent_range(const Bits* __restrict__ in, long long n, int* range,
-                               unsigned long long* firsts) {
+__global__ void exponent_range(const Bits* __restrict__ in, long long n,
+                               scancheck::Header* header) {
   using namespace scancheck;
+  int* range = header->range;
+  unsigned long long* firsts = header->firsts;
   using R = RangeFold<Bits, P, EBITS>;
   using U = typename R::U;
   constexpr int kPer = 16 / sizeof(Bits);
@@ -910,20 +1071,41 @@ __device__ __forceinline__ void publish(int* flags, unsigned long long* values, 
   }
 }
 
+// Whether the column tile of values [seg, end) has outputs to write: every tile does where
+// every <= 0; else a tile does that overlaps a tile of `every` values (the certified scan's,
+// numbered from 0) that uncertified marks.
+__host__ __device__ inline bool writes_tile(const unsigned* uncertified, long long every,
+                                            long long seg, long long end) {
+  if (every <= 0) return true;
+  for (long long c = seg / every; c * every < end; ++c)
+    if (uncertified[c]) return true;
+  return false;
+}
+
 }  // namespace columns
 }  // namespace scancheck
 
-// The exact inclusive scan of wide data, W words wide, a warp a tile of 32 * ITEMS values
-// (an atomic counter hands tiles out in start order, so a warp only waits on running ones).
-// Dynamic shared memory: Layout<Bits, W, ITEMS>::kBytes a warp.
+// The exact inclusive scan of n values, W words wide, a warp a tile of 32 * ITEMS values (an
+// atomic counter hands tiles out in start order, so a warp only waits on running ones); its
+// look-back in the state of a call of `tiles` block tiles, the tiles' sums in status
+// (aggregates, then inclusive prefixes: Layout::kStride words a tile each).  Where
+// uncertified_tile > 0 it writes the outputs of the tiles the certified scan left uncertified
+// (State::uncertified, of tiles of that many values) and no others: every tile still sums its
+// values into the look-back, so each prefix is the exact one, but only the tiles written walk
+// their values again, round and store.  Dynamic shared memory: Layout<Bits, W, ITEMS>::kBytes
+// a warp.
 template <typename Bits, int P, int EBITS, int W, int ITEMS>
 __global__ void exact_scan_columns(const Bits* __restrict__ in, Bits* __restrict__ out,
-                                   long long n, int base, unsigned* counter, int* flags,
-                                   unsigned long long* aggregates,
-                                   unsigned long long* inclusives) {
+                                   long long n, int base, unsigned* state, long long tiles,
+                                   long long uncertified_tile, unsigned long long* status) {
   using namespace scancheck;
   using namespace scancheck::columns;
   using L = Layout<Bits, W, ITEMS>;
+  const State s(state, tiles);
+  unsigned* counter = s.column_counter;
+  int* flags = s.column_flags;
+  unsigned long long* aggregates = status;
+  unsigned long long* inclusives = status + (n + 32 * ITEMS - 1) / (32 * ITEMS) * L::kStride;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   unsigned long long* mine = reinterpret_cast<unsigned long long*>(scancheck_smem + warp * L::kBytes);
   Bits* stage = reinterpret_cast<Bits*>(mine);
@@ -1016,6 +1198,8 @@ __global__ void exact_scan_columns(const Bits* __restrict__ in, Bits* __restrict
   LaneWords inclusive = prefix;
   warp_add(inclusive, sum, lane);
   publish<W, L::kStride>(flags, inclusives, tile, kInclusive, inclusive, lane);
+  const long long tile_end = full ? seg + 32 * ITEMS : n;
+  if (!writes_tile(s.uncertified, uncertified_tile, seg, tile_end)) return;  // the whole warp
   if (2 * lane < W) tile_words[2 * lane] = prefix.lo;  // every lane read its sum above
   if (2 * lane + 1 < W) tile_words[2 * lane + 1] = prefix.hi;
   __syncwarp();

@@ -10,10 +10,14 @@ and no wider.  Below :data:`COLUMNS_FROM` words each thread holds its integer in
 shared memory, where a value costs O(1) (``exact_scan_columns``: a value touches two words,
 rounding reads the two at the top).  float32 and float64 data as wide as :data:`CERTIFIED`
 says take the certified scan first (``certified_scan``: double-double sums, each rounding
-proven to be the exact sum's, or the exact scan runs after all).  The exponent pass also
-finds the first infinity or NaN: only the values before it are scanned, every output from
-it on being a special.  Results are bit for bit those of the CPU oracle, which
-``tests/oracle/test_exact_device.py`` checks on every data distribution.
+proven to be the exact sum's); it marks each tile where a rounding is not, and the column
+scan writes those tiles alone again, summing the values before the last of them for their
+prefixes.  The exponent pass also finds the first infinity or NaN: only the values before
+it are scanned, every output from it on being a special.  A call keeps its state on the
+device in one buffer (``_Call``) and reads it back once, twice where the certified scan
+runs on more than :data:`EARLY_CERTIFIED_UP_TO` values.  Results are bit for bit those of
+the CPU oracle, which ``tests/oracle/test_exact_device.py`` checks on every data
+distribution.
 """
 
 from __future__ import annotations
@@ -63,18 +67,33 @@ COLUMNS_BLOCK = 64
 COLUMNS_ITEMS = 32
 #: Formats the certified scan serves, and the widths from which they take it first: a
 #: float32 prefix needs 25 bits, a float64 one 54, where double-double sums carry 106.  Where
-#: one rounding is not certified both scans run.  On an H100, wide-range float32 data at
-#: 2**24, 2**28 and 2**30, the bench's (2**22 values tiled) and data drawn afresh, were
-#: certified whole: 2.2 ms for the certified scan at 2**28, against 5.4 for the exact scan at
-#: 5 words, about 1.1 ms a word (compute-bound: an H200, with the same arithmetic and 1.4
-#: times the bandwidth, put the certified one at 3.3 times torch.cumsum's time).  So float32
-#: takes it from 3 words (the exact scan's 3.3 ms would be 4 to 5 times torch.cumsum's on an
-#: H200); at 1 and 2 the exact scan costs no more, and data with ties (integers past 2**24)
-#: would pay for both.  float64 takes it where the column scan would run (wide data took 7
-#: times torch.cumsum's time there on an H200).  (The first certificate, the interval's ends
-#: rounded outwards to doubles, left a prefix of fresh data at 2**28 and at 2**30 to the
-#: exact scan: see the kernel.)
+#: a rounding is not certified, the exact scan writes that tile again (:func:`_rescan`).  On
+#: an H100, wide-range float32 data at 2**24, 2**28 and 2**30, the bench's (2**22 values
+#: tiled) and data drawn afresh, were certified whole: 2.2 ms for the certified scan at 2**28,
+#: against 5.4 for the exact scan at 5 words, about 1.1 ms a word (compute-bound: an H200,
+#: with the same arithmetic and 1.4 times the bandwidth, put the certified one at 3.3 times
+#: torch.cumsum's time).  So float32 takes it from 3 words (the exact scan's 3.3 ms would be 4
+#: to 5 times torch.cumsum's on an H200); at 1 and 2 the exact scan costs no more.  float64
+#: takes it where the column scan would run (wide data took 7 times torch.cumsum's time there
+#: on an H200).  (The first certificate, the interval's ends rounded outwards to doubles, left
+#: a prefix of fresh data at 2**28 and at 2**30 to the exact scan: see the kernel.)
 CERTIFIED: dict[str, int] = {"float32": 3, "float64": 8}
+#: Values a tile of the scans that give a block a tile: the certified scan, whose marks of
+#: uncertified tiles are of this many values, and the register scan.
+TILE = BLOCK * ITEMS
+#: Values a tile of the column scan (a warp's).
+COLUMNS_TILE = 32 * COLUMNS_ITEMS
+#: 32-bit words of a call's header on the device (the kernel's ``Header``): the exponent
+#: pass's firsts (four uint64) and range (lo, hi, special, a pad), then the certified scan's
+#: marks (whether it ran, its uncertified tiles, 1 + the last of them, a pad).
+HEADER_WORDS = 16
+#: Values up to which the certified scan is launched before the host reads the exponent
+#: pass's results back, to skip itself on the device where the data are too narrow for it:
+#: for wide data one read back (a wait of tens of microseconds with the device idle) less, for
+#: narrow data a launch of empty blocks, one a tile.  At 2**24 those are 4096; at 2**28,
+#: 65536 empty blocks would cost about what the read back saves (an estimate from block
+#: launch rates, not a measurement), and the host reads first.
+EARLY_CERTIFIED_UP_TO = 1 << 24
 #: Elements from which the conformance checks of a GPU target take the exact answer from
 #: the device oracle: below it, the copy to the device costs more than the CPU oracle.
 DEVICE_FROM = 1 << 16
@@ -102,10 +121,15 @@ def _certified_name(dtype: str, items: int | None = None) -> str:
 
 
 def instantiations(dtype: str) -> list[str]:
-    """The kernel name expressions the oracle may launch for ``dtype``."""
-    return ([_range_name(dtype)]
-            + [(_scan_name if w < COLUMNS_FROM else _columns_name)(dtype, w) for w in WIDTHS]
-            + ([_certified_name(dtype)] if dtype in CERTIFIED else []))
+    """The kernel name expressions the oracle may launch for ``dtype``: the exact scan at each
+    width, and where the certified scan serves ``dtype``, it and the column scan at each width
+    it serves (which writes the tiles it leaves uncertified)."""
+    names = (["oracle_prepare", _range_name(dtype)]
+             + [(_scan_name if w < COLUMNS_FROM else _columns_name)(dtype, w) for w in WIDTHS])
+    if dtype in CERTIFIED:
+        names += [_certified_name(dtype)] + [_columns_name(dtype, w) for w in WIDTHS
+                                              if CERTIFIED[dtype] <= w < COLUMNS_FROM]
+    return names
 
 
 def columns_smem(itemsize: int, words: int, items: int) -> int:
@@ -197,23 +221,148 @@ class ExponentPass(NamedTuple):
     starts: tuple[int, int, int, int]
 
 
+class Header(NamedTuple):
+    """A call's header as read back from the device (the kernel's ``Header``): the exponent
+    pass's results, whether the certified scan ran, how many of its tiles (:data:`TILE`
+    values each) it left a rounding of uncertified, and 1 + the last of them (0 for none)."""
+
+    exponents: ExponentPass
+    certified: bool
+    uncertified: int
+    end: int
+
+    @classmethod
+    def parse(cls, words: np.ndarray) -> Header:
+        """The header from its :data:`HEADER_WORDS` 32-bit words."""
+        firsts = words[:8].view(np.uint64)
+        lo, hi, special = (int(v) for v in words[8:11].view(np.int32))
+        ran, uncertified, end = (int(v) for v in words[12:15])
+        return cls(ExponentPass(lo, hi, bool(special), tuple(int(v) for v in firsts)),
+                   bool(ran), uncertified, end)
+
+
+def state_words(n: int) -> int:
+    """32-bit words of a call's state on the device for ``n`` values: the kernel's
+    ``State::words`` (the header, the block scans' look-back, a mark a tile, the column scan's
+    look-back)."""
+    return HEADER_WORDS + 2 + 2 * _cdiv(n, TILE) + _cdiv(n, COLUMNS_TILE)
+
+
+def uncertified_at(tiles: int) -> int:
+    """Where the certified scan's marks (a word a tile) start in a call's state of ``tiles``
+    block tiles, in words: past the header and the block scans' counter and flags."""
+    return HEADER_WORDS + 1 + tiles
+
+
+def certified_min_bits(dtype: str) -> int:
+    """The bits a prefix of ``dtype`` data needs from which the certified scan takes them: past
+    those of the widest integer narrower than ``CERTIFIED[dtype]`` words."""
+    return 64 * max((w for w in WIDTHS if w < CERTIFIED[dtype]), default=0) + 1
+
+
+def takes_certified(lo: int, hi: int, head: int, min_bits: int) -> bool:
+    """The kernel's ``takes_certified``: whether there are ``head`` values before the first
+    infinity or NaN, and their prefixes, with bits in [2**lo, 2**(hi+1)), need at least
+    ``min_bits`` bits (0: any data).  With :func:`certified_min_bits`, exactly where
+    :func:`words_needed` comes to ``CERTIFIED[dtype]`` words or more."""
+    if head <= 0:
+        return False
+    if min_bits <= 0:
+        return True
+    return lo <= hi and (hi - lo + 1) + head.bit_length() + 1 >= min_bits
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+class _Call:
+    """One call's work on the device over the bits of ``n`` values of ``dtype`` into ``out``:
+    its state (:func:`state_words`) set by ``oracle_prepare`` and the exponent pass queued
+    behind it when made; launches queue on the current stream, and only :meth:`read` waits."""
+
+    def __init__(self, bits: Any, out: Any, dtype: str) -> None:
+        import cupy as cp
+
+        self.bits, self.out, self.dtype = bits, out, dtype
+        self.n = n = bits.shape[0]
+        self.tiles = _cdiv(n, TILE)
+        self.dev = cp.cuda.Device().id
+        words = state_words(n)
+        self.state = cp.empty(words, dtype=cp.uint32)
+        grid = max(min(_cdiv(words - HEADER_WORDS, BLOCK), 1024), 1)
+        _kernel("oracle_prepare", self.dev)((grid,), (BLOCK,),
+                                            (self.state, np.int64(words), np.int64(n)))
+        grid = max(min(_cdiv(n, BLOCK * 16 // bits.itemsize), 4 * 1024), 1)
+        _kernel(_range_name(dtype), self.dev)((grid,), (BLOCK,),
+                                              (bits, np.int64(n), self.state))
+
+    def read(self) -> Header:
+        """The header as the work queued so far leaves it (one copy back, which waits)."""
+        return Header.parse(self.state[:HEADER_WORDS].get())
+
+    def uncertified_marks(self) -> Any:
+        """The certified scan's mark a tile, on the device (``State::uncertified``): 1 where it
+        left a rounding of the tile uncertified."""
+        start = uncertified_at(self.tiles)
+        return self.state[start:start + self.tiles]
+
+    def uncertified_tiles(self) -> np.ndarray:
+        """The tiles the certified scan marked uncertified."""
+        return np.flatnonzero(self.uncertified_marks().get())
+
+
+def _scan(bits: Any, out: Any, dtype: str) -> ExponentPass:
+    """The exact scan of ``bits`` into ``out`` up to the first infinity or NaN (from there
+    on IEEE's rules decide every output: the caller overlays them), by the certified scan with
+    the exact one behind it on the tiles it leaves uncertified, the column scan or the
+    register one, as the data's width says; the exponent pass's results."""
+    call = _Call(bits, out, dtype)
+    min_bits = certified_min_bits(dtype) if dtype in CERTIFIED else None
+    # Small calls launch the certified scan before the exponent pass is read back: it skips
+    # itself on the device where the data are too narrow for it, and wide data are then read
+    # back once, not twice.
+    early = min_bits is not None and call.n <= EARLY_CERTIFIED_UP_TO
+    if early:
+        _launch_certified(call, min_bits)
+    header = call.read()
+    lo, hi, _, starts = header.exponents
+    head = min(starts[:3])
+    if not head:
+        return header.exponents
+    if lo > hi:  # no nonzero finite value: every finite prefix is zero
+        out[:head].fill(0)
+        return header.exponents
+    words = words_needed(lo, hi, head)
+    if not early and min_bits is not None and takes_certified(lo, hi, head, min_bits):
+        _launch_certified(call, min_bits)
+        header = call.read()
+    if header.certified:
+        if header.uncertified:
+            _rescan(call, words, lo, header.end, head)
+    elif words >= COLUMNS_FROM:
+        _launch_columns(call, words, lo, head)
+    else:
+        _launch(call, words, lo, head)
+    return header.exponents
+
+
 def exponent_pass(bits: Any, dtype: str) -> ExponentPass:
     """:class:`ExponentPass` of a 1-D device array of ``dtype``'s bits (unsigned integers of
-    its width), from one kernel launch and one copy back."""
+    its width), from one launch after the state's and one copy back."""
+    return _Call(bits, None, dtype).read().exponents
+
+
+def certified_only(bits: Any, dtype: str) -> tuple[Any, np.ndarray]:
+    """The certified scan alone, whatever the data's width, over the bits of float32 or
+    float64 values (IEEE's rules not laid over): its outputs, written up to the first infinity
+    or NaN, and the tiles (:data:`TILE` values each) where it left a rounding uncertified,
+    whose outputs are then not to be trusted."""
     import cupy as cp
 
-    n = bits.shape[0]
-    # The pass's results in one buffer, so that one copy each way moves them: firsts (four
-    # uint64, n for none), then range (three int32 and a pad).
-    init = np.full(6, n, dtype=np.uint64)
-    init[4:].view(np.int32)[:] = (np.iinfo(np.int32).max, np.iinfo(np.int32).min, 0, 0)
-    found = cp.asarray(init)
-    grid = max(min(-(-n // (BLOCK * 16 // bits.itemsize)), 4 * 1024), 1)
-    _kernel(_range_name(dtype), cp.cuda.Device().id)(
-        (grid,), (BLOCK,), (bits, np.int64(n), found[4:].view(cp.int32), found))
-    got = found.get()
-    lo, hi, special = (int(v) for v in got[4:].view(np.int32)[:3])
-    return ExponentPass(lo, hi, bool(special), tuple(int(v) for v in got[:4]))
+    call = _Call(bits, cp.empty_like(bits), dtype)
+    _launch_certified(call, 0)
+    return call.out, call.uncertified_tiles()
 
 
 def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
@@ -223,12 +372,7 @@ def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
     n = bits.shape[0]
     out = cp.empty_like(bits)
     if n:
-        lo, hi, special, starts = exponent_pass(bits, dtype)
-        # From the first infinity or NaN on, every output is one (IEEE's rules, which
-        # overlay_specials lays over): only the values before it are scanned.
-        head = min(starts[:3])
-        if head:
-            _scan_finite(bits[:head], out[:head], lo, hi, dtype)
+        _, _, special, starts = _scan(bits, out, dtype)
         if special or starts[3]:
             if dtype == "bfloat16":  # as float32, whose top half bfloat16 is: exactly
                 wide = [(v.astype(cp.uint32) << 16).view(cp.float32) for v in (bits, out)]
@@ -241,79 +385,61 @@ def _exact_bits(bits: Any, dtype: str, inclusive: bool) -> Any:
     return out
 
 
-def _scan_finite(bits: Any, out: Any, lo: int, hi: int, dtype: str) -> None:
-    """The exact scan of finite ``bits`` (infinities and NaN read as 0) into ``out``, whose
-    set bits lie in [2**lo, 2**(hi+1)): by the certified scan, the column scan or the
-    register one, as the width the data need says."""
+def _launch(call: _Call, words: int, base: int, n: int) -> None:
+    """The register scan of the call's first ``n`` values, ``words`` words wide, from exponent
+    ``base``."""
     import cupy as cp
 
-    n, dev = bits.shape[0], cp.cuda.Device().id
-    words = words_needed(lo, hi, n) if lo <= hi else 0
-    if not words:  # no nonzero finite value: every finite prefix is zero
-        out.fill(0)
-    elif words >= CERTIFIED.get(dtype, WIDTHS[-1] + 1) and _launch_certified(bits, out, n, dev):
-        pass
-    elif words >= COLUMNS_FROM:
-        _launch_columns(bits, out, n, lo, dtype, words, dev)
-    else:
-        _launch(bits, out, n, lo, dtype, words, dev)
-
-
-def _launch(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev: int,
-            items: int | None = None) -> None:
-    import cupy as cp
-
-    items = items or ITEMS
-    tiles = -(-n // (BLOCK * items))
-    counter = cp.zeros(1, dtype=cp.uint32)
-    flags = cp.zeros(tiles, dtype=cp.int32)
-    aggregates = cp.empty((tiles, words), dtype=cp.uint64)
-    inclusives = cp.empty((tiles, words), dtype=cp.uint64)
-    smem = lookback_smem(BLOCK, items, 8 * words, bits.itemsize)
-    kernel = _kernel(_scan_name(dtype, words, items), dev)
+    status = cp.empty(2 * call.tiles * words, dtype=cp.uint64)  # aggregates, inclusives
+    smem = lookback_smem(BLOCK, ITEMS, 8 * words, call.bits.itemsize)
+    kernel = _kernel(_scan_name(call.dtype, words), call.dev)
     allow_shared_memory(kernel, smem)
-    kernel((tiles,), (BLOCK,), (bits, out, np.int64(n), np.int32(base), counter, flags,
-                                aggregates, inclusives), shared_mem=smem)
+    kernel((_cdiv(n, TILE),), (BLOCK,), (call.bits, call.out, np.int64(n), np.int32(base),
+                                         call.state, np.int64(call.tiles), status),
+           shared_mem=smem)
 
 
-def _launch_certified(bits: Any, out: Any, n: int, dev: int, items: int | None = None) -> bool:
-    """The certified scan of float32 or float64 bits (by their width) into ``out``; whether
-    every output was certified (where one was not, ``out`` is to be written again by the
-    exact scan)."""
+def _launch_certified(call: _Call, min_bits: int) -> None:
+    """The certified scan of the call's float32 or float64 values (by their width), which runs
+    on the device only where :func:`takes_certified` says with ``min_bits``."""
     import cupy as cp
 
-    items = items or ITEMS
-    tiles = -(-n // (BLOCK * items))
-    # One buffer, zeroed in one fill: the uncertified flag, the tile counter, the tile flags.
-    state = cp.zeros(tiles + 2, dtype=cp.uint32)
-    status = cp.empty((2, tiles, 3), dtype=cp.float64)  # aggregates, inclusives: 24 bytes a tile
-    smem = lookback_smem(BLOCK, items, 24, bits.itemsize)
-    kernel = _kernel(_certified_name("float64" if bits.itemsize == 8 else "float32", items), dev)
+    status = cp.empty(2 * call.tiles * 3, dtype=cp.float64)  # aggregates, inclusives: 24 bytes
+    smem = lookback_smem(BLOCK, ITEMS, 24, call.bits.itemsize)
+    kernel = _kernel(_certified_name(call.dtype), call.dev)
     allow_shared_memory(kernel, smem)
-    kernel((tiles,), (BLOCK,), (bits, out, np.int64(n), state[0:1], state[1:2],
-                                state[2:].view(cp.int32), status[0], status[1]), shared_mem=smem)
-    return not int(state[0].get())
+    kernel((call.tiles,), (BLOCK,), (call.bits, call.out, call.state, np.int64(call.tiles),
+                                     np.int32(min_bits), status), shared_mem=smem)
 
 
-def _launch_columns(bits: Any, out: Any, n: int, base: int, dtype: str, words: int, dev: int,
-                    items: int | None = None, block: int | None = None) -> None:
+def _launch_columns(call: _Call, words: int, base: int, n: int, every: int = 0) -> int:
+    """The column scan of the call's first ``n`` values, ``words`` words wide, from exponent
+    ``base``: every tile's outputs, or with ``every`` those of the tiles that overlap a tile of
+    ``every`` values the certified scan marked.  The column tiles it runs."""
     import cupy as cp
 
-    items, block = items or COLUMNS_ITEMS, block or COLUMNS_BLOCK
-    tiles = -(-n // (32 * items))
-    warps = block // 32
-    counter = cp.zeros(1, dtype=cp.uint32)
-    flags = cp.zeros(tiles, dtype=cp.int32)
+    tiles = _cdiv(n, COLUMNS_TILE)
+    warps = COLUMNS_BLOCK // 32
     # The look-back moves two words a lane: the width rounded up to even, a tile.  At 34
     # words and 16 items, 272 bytes a 512-value tile: a fifteenth of a float64 input's bytes.
     stride = words + words % 2
-    aggregates = cp.empty((tiles, stride), dtype=cp.uint64)
-    inclusives = cp.empty((tiles, stride), dtype=cp.uint64)
-    smem = warps * columns_smem(bits.itemsize, words, items)
-    kernel = _kernel(_columns_name(dtype, words, items), dev)
+    status = cp.empty(2 * tiles * stride, dtype=cp.uint64)  # aggregates, inclusives
+    smem = warps * columns_smem(call.bits.itemsize, words, COLUMNS_ITEMS)
+    kernel = _kernel(_columns_name(call.dtype, words), call.dev)
     allow_shared_memory(kernel, smem)
-    kernel((-(-tiles // warps),), (block,), (bits, out, np.int64(n), np.int32(base), counter,
-                                            flags, aggregates, inclusives), shared_mem=smem)
+    kernel((_cdiv(tiles, warps),), (COLUMNS_BLOCK,),
+           (call.bits, call.out, np.int64(n), np.int32(base), call.state, np.int64(call.tiles),
+            np.int64(every), status), shared_mem=smem)
+    return tiles
+
+
+def _rescan(call: _Call, words: int, base: int, end: int, head: int) -> int:
+    """The exact scan's outputs where the certified scan left a tile uncertified, and nowhere
+    else: the column scan, ``words`` words wide, over the values up to the end of tile
+    ``end - 1``, the last uncertified one (those before are summed for its prefix), writing only
+    the marked tiles.  The column tiles it runs."""
+    # At least two words: the column scan's window (any wider integer is as exact).
+    return _launch_columns(call, max(words, 2), base, min(head, end * TILE), every=TILE)
 
 
 def overlay_specials(x: Any, out: Any, xp: Any,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import math
 import shutil
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -29,12 +30,21 @@ from scancheck.core.dtypes import SIGNIFICAND_BITS, finfo
 from scancheck.engine.strategies import DISTRIBUTIONS, finite_floats, scan_data
 from scancheck.oracle.exact import exact_scan
 from scancheck.oracle.exact_device import (
+    CERTIFIED,
     COLUMNS_FROM,
+    COLUMNS_TILE,
     FORMATS,
+    HEADER_WORDS,
+    TILE,
     WIDTHS,
+    Header,
+    certified_min_bits,
     exact_scan_device,
     instantiations,
     overlay_specials,
+    state_words,
+    takes_certified,
+    uncertified_at,
     words_needed,
 )
 from scancheck.testing import assert_same_bits, nvcc_errors, nvcc_shared_library
@@ -74,9 +84,11 @@ void host_scan(const void* in, void* out, long long n, int base) {
 }
 // exact_scan_columns's steps on one CPU thread: tiles of 32 lanes of `items` values, each
 // lane's integer a plain array (Column<..., 1>), the warp's scan over lanes a loop, and the
-// tiles' sums joined by the look-back's lane arithmetic, its ballots emulated.
+// tiles' sums joined by the look-back's lane arithmetic, its ballots emulated; as the kernel,
+// only the tiles writes_tile names (all where every <= 0) walk their values and write.
 template <typename Bits, int P, int EBITS, int W>
-void host_columns_scan(const void* in, void* out, long long n, int base, int items) {
+void host_columns_scan(const void* in, void* out, long long n, int base, int items,
+                       const unsigned* marks, long long every) {
   using namespace scancheck;
   using namespace scancheck::columns;
   using Words = Column<unsigned long long, 1>;
@@ -119,6 +131,8 @@ void host_columns_scan(const void* in, void* out, long long n, int base, int ite
     }
     const unsigned carries = lane_carries(gen, prop);
     for (int l = 0; l < kLanes; ++l) prefix[l] = lane_finish(s[l], carries, l);
+    const long long end = seg + kLanes * items < n ? seg + kLanes * items : n;
+    if (!writes_tile(marks, every, seg, end)) continue;
     for (int l = 0; l < kLanes; ++l) {  // 4.
       Track t = add_whole<W>(Words{v[l]}, before);
       for (int i = 0; i < items; ++i) {
@@ -135,6 +149,108 @@ void host_range(const void* in, long long n, int* range) {
   for (long long i = 0; i < n; ++i) r.add(static_cast<const Bits*>(in)[i]);
   range[0] = r.lo(), range[1] = r.hi(), range[2] = r.special;
 }
+// The certificate charged as it was first: 2^-104 (|a.hi| + |b.hi|) a node, whatever its
+// additions did (a control: it refuses exact sums on a tie, which CertifiedAdd certifies).
+struct ChargedAdd {
+  scancheck::Certified operator()(const scancheck::Certified& a,
+                                  const scancheck::Certified& b) const {
+    scancheck::Certified r = scancheck::CertifiedAdd()(a, b);
+    r.err = scancheck::add_ru(scancheck::add_ru(a.err, b.err),
+                              scancheck::mul_ru(scancheck::add_ru(fabs(a.hi), fabs(b.hi)),
+                                                0x1p-104));
+    return r;
+  }
+};
+// A bound that forgets w, the second of a node's two roundings (a control: it is exceeded).
+struct ForgetfulAdd {
+  scancheck::Certified operator()(const scancheck::Certified& a,
+                                  const scancheck::Certified& b) const {
+    scancheck::Certified r = scancheck::CertifiedAdd()(a, b);
+    const double t = scancheck::add_rn(a.lo, b.lo);
+    r.err = scancheck::add_ru(scancheck::add_ru(a.err, b.err),
+                              scancheck::mul_ru(fabs(t), 0x1p-53));
+    return r;
+  }
+};
+// certified_scan's arithmetic on one CPU thread, its prefixes taken in one of two orders:
+// left to right (chunk 0), or as the kernel's tiles join them, each chunk's values summed on
+// their own and each output the running prefix (+) its chunk's values so far.  missed[i]: the
+// rounding of output i is not certified.  control 1 trusts hi + lo as exact (err read as 0);
+// control 2 charges each node as ChargedAdd does, control 3 as ForgetfulAdd.  parts (where
+// not null): each output's hi, lo and err, three doubles an output.
+template <typename Round, typename Add>
+void certified_in_order(const void* in, void* out, unsigned char* missed, double* parts,
+                        long long n, long long chunk, int trust) {
+  using scancheck::Certified;
+  const Add add;
+  const Round round{};
+  const auto* x = static_cast<const typename Round::In*>(in);
+  auto* y = static_cast<typename Round::Out*>(out);
+  auto emit = [&](long long i, Certified c) {
+    if (parts) parts[3 * i] = c.hi, parts[3 * i + 1] = c.lo, parts[3 * i + 2] = c.err;
+    if (trust) c.err = 0.0;
+    const Round r{};
+    y[i] = r.store(c);
+    missed[i] = r.missed;
+  };
+  Certified prefix = scancheck::CertifiedAdd::identity();
+  if (chunk <= 0) {
+    for (long long i = 0; i < n; ++i) emit(i, prefix = add(prefix, round.load(x[i])));
+    return;
+  }
+  for (long long s = 0; s < n; s += chunk) {
+    const long long e = s + chunk < n ? s + chunk : n;
+    Certified run = round.load(x[s]), total = run;
+    emit(s, add(prefix, run));
+    for (long long i = s + 1; i < e; ++i) {
+      run = add(run, round.load(x[i]));
+      emit(i, add(prefix, run));
+    }
+    for (long long i = s + 1; i < e; ++i) total = add(total, round.load(x[i]));
+    prefix = add(prefix, total);
+  }
+}
+template <typename Round>
+void host_certified(const void* in, void* out, unsigned char* missed, double* parts,
+                    long long n, long long chunk, int control) {
+  if (control == 2)
+    certified_in_order<Round, ChargedAdd>(in, out, missed, parts, n, chunk, 0);
+  else if (control == 3)
+    certified_in_order<Round, ForgetfulAdd>(in, out, missed, parts, n, chunk, 0);
+  else
+    certified_in_order<Round, scancheck::CertifiedAdd>(in, out, missed, parts, n, chunk,
+                                                       control);
+}
+extern "C" void certified_float32(const void* in, void* out, unsigned char* missed,
+                                  double* parts, long long n, long long chunk, int control) {
+  host_certified<scancheck::CertifiedRound>(in, out, missed, parts, n, chunk, control);
+}
+extern "C" void certified_float64(const void* in, void* out, unsigned char* missed,
+                                  double* parts, long long n, long long chunk, int control) {
+  host_certified<scancheck::CertifiedRound64>(in, out, missed, parts, n, chunk, control);
+}
+extern "C" void fill_header(unsigned* words, const unsigned long long* firsts,
+                            const int* range, const unsigned* marks) {
+  scancheck::Header& h = *reinterpret_cast<scancheck::Header*>(words);
+  for (int k = 0; k < 4; ++k) h.firsts[k] = firsts[k], h.range[k] = range[k], h.marks[k] = marks[k];
+}
+extern "C" int takes_certified(int lo, int hi, long long head, int min_bits) {
+  return scancheck::takes_certified(lo, hi, head, min_bits);
+}
+extern "C" int writes_tile(const unsigned* marks, long long every, long long seg,
+                           long long end) {
+  return scancheck::columns::writes_tile(marks, every, seg, end);
+}
+// State's words for (tiles, column_tiles), and where its parts start, in words: the block
+// scans' counter and flags, the uncertified marks, the column scan's counter and flags.
+extern "C" long long state_layout(long long tiles, long long column_tiles, long long* at) {
+  static unsigned base[1 << 16];
+  const scancheck::State s(base, tiles);
+  const unsigned* parts[] = {s.counter, reinterpret_cast<unsigned*>(s.flags), s.uncertified,
+                             s.column_counter, reinterpret_cast<unsigned*>(s.column_flags)};
+  for (int k = 0; k < 5; ++k) at[k] = parts[k] - base;
+  return scancheck::State::words(tiles, column_tiles);
+}
 """]
     for dtype, (bits, p, e) in FORMATS.items():
         lines.append(f'extern "C" void range_{dtype}(const void* in, long long n, int* r) '
@@ -144,8 +260,9 @@ void host_range(const void* in, long long n, int* range) {
                          f' int base) {{ host_scan<{bits}, {p}, {e}, {w}>(in, out, n, base); }}')
             if w >= 2:  # the column scan's window is two words
                 lines.append(f'extern "C" void columns_{dtype}_{w}(const void* in, void* out, '
-                             f'long long n, int base, int items) {{ host_columns_scan<{bits}, '
-                             f'{p}, {e}, {w}>(in, out, n, base, items); }}')
+                             f'long long n, int base, int items, const unsigned* marks, '
+                             f'long long every) {{ host_columns_scan<{bits}, {p}, {e}, {w}>('
+                             f'in, out, n, base, items, marks, every); }}')
     # Built once per machine and source, not by each worker of each session (3 CPU-s each).
     return ctypes.CDLL(str(nvcc_shared_library("\n".join(lines), out, ("-std=c++17", "-O1"))))
 
@@ -194,7 +311,8 @@ def host_exact_scan(lib, x: np.ndarray, columns_from: int = COLUMNS_FROM, items:
                 ctypes.c_longlong(n), ctypes.c_int(lo))
         if w >= columns_from:
             w = max(w, 2)  # the column scan's narrowest: its window is two words
-            getattr(lib, f"columns_{dtype}_{w}")(*args, ctypes.c_int(items))
+            getattr(lib, f"columns_{dtype}_{w}")(*args, ctypes.c_int(items), None,
+                                                  ctypes.c_longlong(0))
         else:
             getattr(lib, f"scan_{dtype}_{w}")(*args)
     if special or x[0] == 0:
@@ -448,6 +566,272 @@ def test_widths_grow_with_the_span_and_the_length():
         words_needed(-1074, 1023, 2**80)
 
 
+# -- the certified scan and its partial fallback, their arithmetic on the CPU -------------
+
+
+def _ptr(a: np.ndarray) -> ctypes.c_void_p:
+    return a.ctypes.data_as(ctypes.c_void_p)
+
+
+def host_certified(lib, x: np.ndarray, chunk: int = 0, control: int = 0,
+                   parts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """certified_scan's arithmetic on the CPU over float32 or float64 ``x`` (specials read as
+    0), its prefixes left to right (``chunk`` 0) or chunk by chunk as tiles join: its outputs,
+    and for each whether its rounding was left uncertified.  ``control`` 1 trusts hi + lo as
+    exact, 2 charges each node 2^-104 of its operands, as the first certificate did, 3
+    forgets w's rounding in the bound.  Each prefix's (hi, lo, err) go to ``parts`` (n x 3
+    doubles) where given."""
+    x = np.ascontiguousarray(x)
+    out = np.empty_like(x)
+    missed = np.zeros(x.shape[0], dtype=np.uint8)
+    getattr(lib, f"certified_{x.dtype.name}")(
+        _ptr(x), _ptr(out), _ptr(missed), None if parts is None else _ptr(parts),
+        ctypes.c_longlong(x.shape[0]), ctypes.c_longlong(chunk), ctypes.c_int(control))
+    return out, missed.astype(bool)
+
+
+def _finite_part(x: np.ndarray) -> np.ndarray:
+    """``x`` as the certified scan reads it: infinities and NaN as 0, and -0.0 as +0.0 (the
+    overlay of IEEE's rules, not the scan, gives a -0.0 prefix)."""
+    return np.where(np.isfinite(x), x, 0).astype(x.dtype) + x.dtype.type(0)
+
+
+def _wrongly_certified(x: np.ndarray, got: np.ndarray, missed: np.ndarray) -> list[int]:
+    """The outputs said certified whose bits are not the CPU oracle's."""
+    with np.errstate(over="ignore"):
+        want = exact_scan(x)
+    bits = f"u{x.itemsize}"
+    return np.flatnonzero((got.view(bits) != want.view(bits)) & ~missed).tolist()
+
+
+#: float32 values whose sum is a float32 tie plus 2**-149, which a double-double holds with
+#: the 2**-149 lost (hi on the tie, lo 0) and an error bound of some 2**-51: the bound
+#: straddles the tie, and hi alone would round it to even, down, where the sum rounds up.
+_STRADDLED_TIE = np.array([2.0**-149, 2.0**100, 1.0, 2.0**76, -1.0], dtype=np.float32)
+
+
+@needs_nvcc
+@given(dtype=st.sampled_from(["float32", "float64"]), dist=st.sampled_from(DISTRIBUTIONS),
+       chunk=st.sampled_from([0, 1, 7, 64]), data=st.data())
+def test_the_certificate_is_the_exact_rounding_wherever_it_says_so(host_oracle, dtype, dist,
+                                                                   chunk, data):
+    """The certified scan's arithmetic (its bound, its certificate) in two orders of its
+    prefixes: every output it certifies is the CPU oracle's bits, and each refusal lies
+    within the bound's reach of a rounding boundary."""
+    n = data.draw(st.integers(1, 2000), label="n")
+    x = _finite_part(data.draw(scan_data(n, dtype, dist), label="x"))
+    got, missed = host_certified(host_oracle, x, chunk)
+    assert not _wrongly_certified(x, got, missed), f"{dist} {dtype} chunk={chunk}"
+    assert not missed.any() or _near_a_boundary(x), f"{dist} {dtype}: refused, none near a tie"
+
+
+def _outside_the_bound(x: np.ndarray, parts: np.ndarray) -> list[int]:
+    """The prefixes whose hi + lo lies farther than err from the exact sum (in rationals),
+    of those where no sum overflowed."""
+    exact, outside = Fraction(0), []
+    for i, v in enumerate(x.astype(np.float64)):
+        exact += Fraction(float(v))
+        hi, lo, err = parts[i]
+        if np.isfinite(parts[i]).all() and abs(Fraction(hi) + Fraction(lo) - exact) > err:
+            outside.append(i)
+    return outside
+
+
+@needs_nvcc
+@given(dtype=st.sampled_from(["float32", "float64"]),
+       dist=st.sampled_from(["wide", "factors", "cancellation", "subnormal", "uniform"]),
+       chunk=st.sampled_from([0, 3, 16]), data=st.data())
+def test_every_prefix_lies_within_its_error_bound(host_oracle, dtype, dist, chunk, data):
+    """The error analysis the certificate stands on: at every prefix, in either order,
+    |hi + lo - the exact sum| <= err, where no sum overflowed."""
+    n = data.draw(st.integers(1, 300), label="n")
+    x = _finite_part(data.draw(scan_data(n, dtype, dist), label="x"))
+    parts = np.empty((n, 3))
+    host_certified(host_oracle, x, chunk, parts=parts)
+    assert not _outside_the_bound(x, parts), f"{dist} {dtype} chunk={chunk}"
+
+
+@needs_nvcc
+def test_a_bound_that_forgets_a_rounding_is_caught(host_oracle):
+    """The control of the test above: a bound charged for t alone, not for w, is exceeded
+    where w = fl(1 + 2**-149) drops 2**-149 (hi took 2**100, and lo the 1), and the same check
+    finds it there; the bound itself covers it."""
+    x = np.array([2.0**-149, 2.0**100, 1.0], dtype=np.float32)
+    parts = np.empty((3, 3))
+    host_certified(host_oracle, x, control=3, parts=parts)
+    assert _outside_the_bound(x, parts) == [2]
+    host_certified(host_oracle, x, parts=parts)
+    assert not _outside_the_bound(x, parts)
+
+
+@needs_nvcc
+def test_a_certificate_that_trusts_the_double_double_is_caught(host_oracle):
+    """The control of the test above: the same check on a certificate that reads hi + lo as
+    the exact sum finds its wrong bits, on the tie that hi alone rounds the wrong way; the
+    certificate itself refuses that output."""
+    trusted, missed = host_certified(host_oracle, _STRADDLED_TIE, control=1)
+    assert _wrongly_certified(_STRADDLED_TIE, trusted, missed) == [4]
+    got, missed = host_certified(host_oracle, _STRADDLED_TIE)
+    assert missed.tolist() == [False, False, False, False, True]
+    assert not _wrongly_certified(_STRADDLED_TIE, got, missed)
+
+
+def _exact_in_double(dtype: str, rng: np.random.Generator, n: int) -> np.ndarray:
+    """Values whose every partial sum is a double: integers near 2**22 of both signs, so that
+    float32 prefixes past 2**24 fall on ties and float64 ones cancel to 0 now and then."""
+    k = rng.integers(2**21, 2**23, n) * rng.choice([-1, 1], n)
+    if dtype == "float64":
+        k = np.repeat(k[: -(-n // 2)], 2)[:n] * np.resize([1, -1], n)  # x, -x pairs: zeros
+    return k.astype(as_dtype(dtype))
+
+
+@needs_nvcc
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("chunk", [0, 5])
+def test_exact_sums_are_certified_ties_and_zeros_included(host_oracle, dtype, chunk):
+    """Where every sum the scan takes is a double, each node adds nothing to the bound, and
+    every prefix is certified: float32 ties past 2**24 round to even, float64 sums that cancel
+    to 0 are +0.0.  The first certificate (a node charged 2^-104 of its operands however its
+    additions went) refuses those, which the control below shows."""
+    x = _exact_in_double(dtype, np.random.default_rng(11), 3000)
+    got, missed = host_certified(host_oracle, x, chunk)
+    assert not missed.any() and not _wrongly_certified(x, got, missed)
+    charged, missed = host_certified(host_oracle, x, chunk, control=2)
+    assert missed.any(), "the charged certificate refused nothing: the data test nothing"
+    assert not _wrongly_certified(x, charged, missed)
+
+
+@needs_nvcc
+def test_the_certified_scans_gate_is_the_hosts_and_the_widths(host_oracle):
+    """The kernel's takes_certified, the host's takes_certified and the widths agree: the
+    certified scan runs exactly where words_needed comes to CERTIFIED words or more; with
+    min_bits 0, wherever there is a value before the first special; never where none is."""
+    for dtype, least in CERTIFIED.items():
+        min_bits = certified_min_bits(dtype)
+        for lo in range(-1100, 1100, 41):
+            for span in (*range(0, 260, 3), 300, 383, 384, 385, 500, 1100, 2100):
+                for head in (1, 2, 3, 7, 1000, 2**20, 2**28 - 1, 2**28, 2**33):
+                    hi = lo + span
+                    try:
+                        want = words_needed(lo, hi, head) >= least
+                    except ValueError:  # over the widest integers: not taken either way
+                        continue
+                    host = takes_certified(lo, hi, head, min_bits)
+                    device = bool(host_oracle.takes_certified(lo, hi, ctypes.c_longlong(head),
+                                                              min_bits))
+                    assert want == host == device, (dtype, lo, hi, head)
+    none = (np.iinfo(np.int32).max, np.iinfo(np.int32).min)
+    for lo, hi, head, min_bits in [(*none, 5, 129), (0, 10, 0, 0), (0, 10, 0, 129),
+                                   (*none, 5, 0), (3, 3, 1, 0)]:
+        want = head > 0 and min_bits == 0
+        assert takes_certified(lo, hi, head, min_bits) == want
+        assert bool(host_oracle.takes_certified(lo, hi, ctypes.c_longlong(head), min_bits)) == want
+
+
+@needs_nvcc
+def test_the_hosts_view_of_a_calls_state_is_the_kernels(host_oracle):
+    """state_words, uncertified_at and Header.parse read the buffer as the kernel's State
+    and Header lay it out."""
+    at = (ctypes.c_longlong * 5)()
+    for n in (1, TILE - 1, TILE, TILE + 1, 5 * COLUMNS_TILE + 3, 40 * TILE + 17):
+        tiles, column_tiles = -(-n // TILE), -(-n // COLUMNS_TILE)
+        assert state_words(n) == host_oracle.state_layout(ctypes.c_longlong(tiles),
+                                                          ctypes.c_longlong(column_tiles), at)
+        assert at[0] == HEADER_WORDS and at[2] == uncertified_at(tiles)
+        assert list(at) == [HEADER_WORDS, HEADER_WORDS + 1, uncertified_at(tiles),
+                            uncertified_at(tiles) + tiles, uncertified_at(tiles) + tiles + 1]
+    words = np.zeros(HEADER_WORDS, dtype=np.uint32)
+    firsts = np.array([5, 2**40 + 3, 7, 2**33], dtype=np.uint64)
+    ranges = np.array([-1074, 1023, 1, 0], dtype=np.int32)
+    marks = np.array([1, 12, 345, 0], dtype=np.uint32)
+    host_oracle.fill_header(_ptr(words), _ptr(firsts), _ptr(ranges), _ptr(marks))
+    got = Header.parse(words)
+    assert got.exponents == (-1074, 1023, True, (5, 2**40 + 3, 7, 2**33))
+    assert (got.certified, got.uncertified, got.end) == (True, 12, 345)
+
+
+@needs_nvcc
+@given(dtype=st.sampled_from(["float32", "float64"]), dist=st.sampled_from(DISTRIBUTIONS),
+       data=st.data())
+def test_the_rescan_writes_the_marked_tiles_exactly_and_nothing_else(host_oracle, dtype, dist,
+                                                                    data):
+    """The partial fallback with the kernels' arithmetic on the CPU (host_columns_scan, the
+    column scan's steps, and writes_tile, the kernel's choice of tiles): marks on tiles of
+    ``every`` values, the scan over the values up to the last marked tile's end.  Every output
+    of a marked tile is the CPU oracle's (its prefix summed from every tile before it), and
+    no other output is written."""
+    n = data.draw(st.integers(1, 1500), label="n")
+    x = _finite_part(data.draw(scan_data(n, dtype, dist), label="x"))
+    items = data.draw(st.sampled_from([1, 2, 3]), label="items")
+    every = data.draw(st.sampled_from([32 * items, 64 * items, 17, 100]), label="every")
+    tiles = -(-n // every)
+    marked = np.array(data.draw(st.lists(st.booleans(), min_size=tiles, max_size=tiles),
+                                label="marks"), dtype=np.uint32)
+    lo, hi, _ = host_span(host_oracle, x)
+    if lo > hi:  # no nonzero value: the oracle fills zeros and scans nothing
+        return
+    bits = f"u{x.itemsize}"
+    sentinel = np.array(0x7FC0DEAD if dtype == "float32" else 0x7FF8DEADDEADDEAD, dtype=bits)
+    out = np.full_like(x.view(bits), sentinel).view(x.dtype)
+    end = int(np.flatnonzero(marked).max()) + 1 if marked.any() else 0
+    reach = min(n, end * every)  # as exact_device._rescan reaches
+    if reach:
+        w = max(words_needed(lo, hi, n), 2)
+        getattr(host_oracle, f"columns_{dtype}_{w}")(
+            _ptr(x), _ptr(out), ctypes.c_longlong(reach), ctypes.c_int(lo), ctypes.c_int(items),
+            _ptr(marked), ctypes.c_longlong(every))
+    column = 32 * items
+    written = np.zeros(n, dtype=bool)  # a NumPy stand-in for writes_tile, tile by tile
+    for t in range(-(-reach // column)):
+        seg, stop = t * column, min((t + 1) * column, reach)
+        written[seg:stop] = marked[seg // every: -(-stop // every)].any()
+        assert bool(host_oracle.writes_tile(_ptr(marked), ctypes.c_longlong(every),
+                                            ctypes.c_longlong(seg), ctypes.c_longlong(stop))
+                    ) == written[seg], (seg, stop)
+    must = np.repeat(marked.astype(bool), every)[:n]  # every output of a marked tile
+    assert not (must & ~written).any()
+    want = exact_scan(x)
+    assert (out.view(bits)[written] == want.view(bits)[written]).all(), f"{dist} {dtype}"
+    assert (out.view(bits)[~written] == sentinel).all()
+
+
+def _planted_ties(dtype: str, n: int, ties: list[int]) -> np.ndarray:
+    """``n`` values of ``dtype`` whose prefix sums fall exactly on a tie of the format at the
+    indices ``ties`` (increasing, 6 apart), each reached through an inexact double addition,
+    so that the certified scan's bound is not 0 there and it refuses them; every other prefix
+    lies far from a rounding boundary.  0.25, then 1.0s, the last value tiny (wide enough for
+    the certified scan: 3 float32 words, 8 float64 ones), and over a - 2 .. a + 3 for each tie
+    a: B, T, -k, k, -T, -B, where k is the prefix before them (0.25 + a whole number, so that
+    k + B is no double), B + T a tie (T half an ulp of B), and the six sum to 0."""
+    big, half, tiny = {"float32": (2.0**60, 2.0**36, 2.0**-100),
+                       "float64": (2.0**52, 0.5, 2.0**-400)}[dtype]
+    x = np.ones(n)
+    x[0], x[-1] = 0.25, tiny
+    for placed, a in enumerate(ties):
+        j = a - 2
+        assert j >= 1 and j + 6 < n and (not placed or a - ties[placed - 1] >= 6), ties
+        k = 0.25 + (j - 1) - 6 * placed  # the ones before j, less those the patterns took
+        x[j:j + 6] = [big, half, -k, k, -half, -big]
+    return x.astype(as_dtype(dtype))
+
+
+@needs_nvcc
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_planted_ties_are_the_prefixes_the_certificate_refuses(host_oracle, dtype):
+    """The data of the partial fallback's device tests, checked with the certificate's own
+    arithmetic in both orders (left to right; a tile's values on their own, joined as tiles
+    are): the planted ties, at a tile's first and last value too, are refused, and no other
+    prefix is."""
+    n = 12 * TILE + 77
+    ties = [TILE, 2 * TILE - 1, 5 * TILE + 300, 11 * TILE - 1, 12 * TILE + 10]
+    x = _planted_ties(dtype, n, ties)
+    assert words_needed(*host_span(host_oracle, x)[:2], n) >= CERTIFIED[dtype]
+    for chunk in (0, TILE):
+        got, missed = host_certified(host_oracle, x, chunk)
+        assert np.flatnonzero(missed).tolist() == ties, f"{dtype} chunk={chunk}"
+        assert not _wrongly_certified(x, got, missed)
+
+
 # -- on a GPU ---------------------------------------------------------------------------
 
 
@@ -482,7 +866,8 @@ def test_the_device_oracle_equals_the_cpu_oracle_on_every_distribution(dtype, di
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize(("dtype", "words"), [("float16", 2), ("float32", 5), ("float64", 8)])
+@pytest.mark.parametrize(("dtype", "words"), [("float16", 2), ("float32", 3), ("float32", 5),
+                                             ("float64", 8)])
 @given(dist=st.sampled_from(DISTRIBUTIONS), data=st.data())
 def test_the_device_column_scan_at_widths_the_data_does_not_need(dtype, words, dist, data):
     """The default path takes the column scan only where data needs COLUMNS_FROM words (wide
@@ -565,18 +950,22 @@ def test_the_device_exponent_pass_finds_the_exact_span_of_the_data(dtype, dist, 
 
 
 def _certified_only(x):
-    """Whether the certified scan certified every output of float32 or float64 data, and its
-    outputs with IEEE's rules laid over them (as the oracle lays them)."""
+    """The certified scan alone over float32 or float64 data, whatever their width: the tiles
+    (TILE values each) where it left a rounding uncertified, and its outputs with IEEE's
+    rules laid over them (as the oracle lays them)."""
     import cupy as cp
 
-    from scancheck.oracle import exact_device
+    from scancheck.oracle.exact_device import certified_only
 
-    bits = cp.asarray(x).view(f"u{x.itemsize}")
-    out = cp.empty_like(bits)
-    certified = exact_device._launch_certified(bits, out, bits.shape[0], cp.cuda.Device().id)
+    out, tiles = certified_only(cp.asarray(x).view(f"u{x.itemsize}"), x.dtype.name)
     got = out.view(x.dtype).get()
     overlay_specials(x, got, np)
-    return certified, got
+    return tiles, got
+
+
+def _outside(tiles: np.ndarray, n: int) -> np.ndarray:
+    """Whether each of n outputs lies outside the given tiles of TILE values."""
+    return ~np.repeat(np.isin(np.arange(-(-n // TILE)), tiles), TILE)[:n]
 
 
 #: Per format: significand bits, the exponent of its least unit, and of the least magnitude
@@ -636,15 +1025,17 @@ def test_a_refusal_is_explained_only_near_a_tie(dtype):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @given(dist=st.sampled_from(DISTRIBUTIONS), data=st.data())
 def test_the_certified_scan_is_the_exact_one_wherever_it_says_so(dtype, dist, data):
-    """Whatever the data: where the certified scan says every rounding is proven, each
-    output is the CPU oracle's bits (where it does not, the exact scan runs instead)."""
+    """Whatever the data: every output outside the tiles the certified scan marks is the CPU
+    oracle's bits (those tiles the exact scan writes again), and a tile is marked only where
+    the certificate's own bound explains it."""
     n = data.draw(st.sampled_from([1, 2, 23, 2047, 2049, 4097, 65537, 300_001]), label="n")
     x = data.draw(scan_data(n, dtype, dist), label="x")
-    certified, got = _certified_only(x)
-    if certified:
-        assert_same_bits(got, exact_scan(x), f"{dist} {dtype} n={n}")
-    else:  # a refusal the certificate's own bound explains, not a refusal of any data
-        assert _near_a_boundary(x), f"{dist} {dtype} n={n}: refused, but no prefix is near a tie"
+    tiles, got = _certified_only(x)
+    with np.errstate(over="ignore"):
+        want = exact_scan(x)
+    kept = _outside(tiles, n)
+    assert_same_bits(got[kept], want[kept], f"{dist} {dtype} n={n}")
+    assert not tiles.size or _near_a_boundary(x), f"{dist} {dtype} n={n}: refused, none near a tie"
 
 
 @pytest.mark.gpu
@@ -664,8 +1055,8 @@ def test_the_float64_certificate_at_the_ends_of_the_range_and_on_ties(values):
     x = np.array(values, dtype=np.float64)
     with np.errstate(over="ignore"):
         want = exact_scan(x)
-    certified, got = _certified_only(x)
-    if certified:
+    tiles, got = _certified_only(x)
+    if not tiles.size:
         assert_same_bits(got, want, f"{values}")
     else:
         assert _near_a_boundary(x), f"{values}: refused, but no prefix is near a boundary"
@@ -673,16 +1064,24 @@ def test_the_float64_certificate_at_the_ends_of_the_range_and_on_ties(values):
 
 
 @pytest.mark.gpu
-def test_a_sum_a_double_double_rounds_as_a_tie_is_left_to_the_exact_scan():
-    """2**100 + 2**76 is a float32 tie and 2**-149 past it rounds it up: hi alone would round
-    to even, down.  The bound straddles the tie, the certificate refuses it, and the exact
-    scan (float32 at 4 words, the register path) gives the oracle's bits."""
+def test_a_tie_the_bound_straddles_is_left_to_the_exact_scan(monkeypatch):
+    """_STRADDLED_TIE's last prefix lies 2**-149 past a float32 tie that hi holds, with a bound
+    of some 2**-51: the certified scan marks its tile, hi alone would round it down, and the
+    exact scan (at 4 words: the column scan, as the certified scan's fallback) rewrites that
+    tile with the oracle's bits."""
     import cupy as cp
 
-    x = np.array([2.0**100, 2.0**76, 2.0**-149, 1.0], dtype=np.float32)
-    assert words_needed(-149, 100, x.shape[0]) >= 4  # the width that takes the certified scan
-    assert not _certified_only(x)[0]
+    from scancheck.oracle import exact_device
+
+    x = _STRADDLED_TIE
+    assert words_needed(-149, 100, x.shape[0]) >= CERTIFIED["float32"]
+    tiles, _ = _certified_only(x)
+    assert tiles.tolist() == [0]
+    rescans = []
+    real = exact_device._rescan
+    monkeypatch.setattr(exact_device, "_rescan", lambda *a: rescans.append(a[3]) or real(*a))
     assert_same_bits(exact_scan_device(cp.asarray(x)), exact_scan(x))
+    assert rescans == [1]  # 1 + the last tile marked
 
 
 @pytest.mark.gpu
@@ -692,8 +1091,8 @@ def test_a_double_double_on_a_tie_is_certified_on_the_side_its_low_part_gives():
     interval rounded outwards to doubles straddles the tie, as fresh wide data's did once
     in about 2**28 prefixes)."""
     x = np.array([2.0**-60, 1.0, 2.0**-24], dtype=np.float32)
-    certified, got = _certified_only(x)
-    assert certified
+    tiles, got = _certified_only(x)
+    assert not tiles.size
     assert_same_bits(got, exact_scan(x))
 
 
@@ -710,9 +1109,8 @@ def test_fresh_wide_float32_data_are_certified_at_2_to_the_28():
     n = 2**28
     x = (g.uniform(1, 2, n) * cp.exp2(g.integers(-124, 101, n).astype(cp.float64))
          * (2 * g.integers(0, 2, n) - 1)).astype(cp.float32)
-    bits = x.view(cp.uint32)
-    got = cp.empty_like(bits)
-    assert exact_device._launch_certified(bits, got, n, cp.cuda.Device().id)
+    got, tiles = exact_device.certified_only(x.view(cp.uint32), "float32")
+    assert not tiles.size
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(exact_device, "CERTIFIED", {})
         want = exact_scan_device(x)
@@ -724,8 +1122,8 @@ def test_fresh_wide_float32_data_are_certified_at_2_to_the_28():
 def test_wide_data_take_the_certified_scan_alone(monkeypatch, dtype, dist):
     """Data spanning the whole float32 range (5 words) and wide float64 data (34 words, the
     column scan): every rounding certified, the exact scan never launched, the CPU oracle's
-    bits.  (Products' factors are not: some of their prefixes are left uncertified, and
-    the exact scan runs behind the certified one.)"""
+    bits.  (float64 factors are not: some of their prefixes are left uncertified, and the
+    exact scan writes their tiles again.)"""
     import cupy as cp
 
     from scancheck.engine.strategies import generate_data
@@ -740,6 +1138,109 @@ def test_wide_data_take_the_certified_scan_alone(monkeypatch, dtype, dist):
     lo, hi, _, _ = exact_device.exponent_pass(cp.asarray(x).view(f"u{x.itemsize}"), dtype)
     assert words_needed(lo, hi, x.shape[0]) >= exact_device.CERTIFIED[dtype]
     assert_same_bits(exact_scan_device(cp.asarray(x)), exact_scan(x), f"{dtype} {dist}")
+
+
+def _count_rescans(monkeypatch) -> list[tuple[list[int], int, int]]:
+    """exact_device._rescan, counted: for each call, the tiles the certified scan marked,
+    the end it was given (1 + the last marked tile) and the column tiles it ran."""
+    from scancheck.oracle import exact_device
+
+    calls = []
+    real = exact_device._rescan
+
+    def counted(call, words, base, end, head):
+        ran = real(call, words, base, end, head)
+        calls.append((call.uncertified_tiles().tolist(), end, ran))
+        return ran
+
+    monkeypatch.setattr(exact_device, "_rescan", counted)
+    return calls
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("where", ["a few among many tiles", "a tile's first and last values",
+                                   "every tile"])
+@pytest.mark.parametrize("early", [True, False], ids=["read back once", "read back twice"])
+def test_planted_ties_are_rescanned_alone_and_exactly(monkeypatch, dtype, where, early):
+    """Ties the certificate refuses (_planted_ties), placed in a few of 301 tiles, at a tile's
+    first and last value, or in every tile: the certified scan marks exactly their tiles, the
+    exact scan runs once, over the values up to the last marked tile and no further, and the
+    outputs are the CPU oracle's bits; with the certified scan launched before the exponent
+    pass is read back, and after."""
+    import cupy as cp
+
+    from scancheck.oracle import exact_device
+
+    n = 300 * TILE + 1234
+    tiles = -(-n // TILE)
+    rng = np.random.default_rng(3)
+    if where == "every tile":
+        ties = [t * TILE + 100 for t in range(tiles)]
+    elif where == "a tile's first and last values":
+        ties = [TILE, 2 * TILE - 1, 77 * TILE, 150 * TILE - 1, 300 * TILE]
+    else:
+        ties = sorted(int(t) * TILE + int(rng.integers(8, TILE - 8))
+                      for t in rng.choice(tiles - 60, 5, replace=False))
+    x = _planted_ties(dtype, n, ties)
+    monkeypatch.setattr(exact_device, "EARLY_CERTIFIED_UP_TO", n if early else n - 1)
+    calls = _count_rescans(monkeypatch)
+    assert_same_bits(exact_scan_device(cp.asarray(x)), exact_scan(x), f"{dtype} {where}")
+    planted = sorted({a // TILE for a in ties})
+    assert len(calls) == 1, calls
+    marked, end, ran = calls[0]
+    assert marked == planted
+    assert end == planted[-1] + 1 and ran == -(-min(n, end * TILE) // COLUMNS_TILE)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_rescan_writes_the_marked_tiles_and_no_others(dtype):
+    """The column scan as the fallback runs it, on marks set by hand over data the certified
+    scan never saw: each marked tile holds the CPU oracle's bits, every other output is left
+    as it was, and the scan runs over the tiles up to the last marked one alone."""
+    import cupy as cp
+
+    from scancheck.engine.strategies import generate_data
+    from scancheck.oracle import exact_device
+
+    n = 20 * TILE + 99
+    x = generate_data(np.random.default_rng(2), n, dtype, "wide")
+    bits = f"u{x.itemsize}"
+    sentinel = 0x7FC0DEAD if dtype == "float32" else 0x7FF8DEADDEADDEAD
+    out = cp.full(n, sentinel, dtype=bits)
+    call = exact_device._Call(cp.asarray(x).view(bits), out, dtype)
+    lo, hi, _, _ = call.read().exponents
+    marked = [0, 3, 4, 11, 17]
+    call.uncertified_marks()[cp.asarray(marked)] = 1
+    ran = exact_device._rescan(call, words_needed(lo, hi, n), lo, marked[-1] + 1, n)
+    assert ran == -(-18 * TILE // COLUMNS_TILE)
+    written = ~_outside(np.array(marked), n)
+    got, want = out.get(), exact_scan(x).view(bits)
+    assert (got[written] == want[written]).all()
+    assert (got[~written] == sentinel).all()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_the_bench_factors_rescan_nothing_past_their_first_huge_factor(monkeypatch, dtype):
+    """The bench's factors (2**22 values of seed 0): float32 sums of factors near 1 are exact
+    in double until the first huge factor, and far from a tie after it, so every prefix is
+    certified and the exact scan never runs; float64 ones are not exact in double and their
+    ties before that factor are left uncertified, so the rescan reaches its tile and no
+    further.  Bits equal to the CPU oracle's either way."""
+    import cupy as cp
+
+    from scancheck.engine.strategies import generate_data
+
+    x = generate_data(np.random.default_rng(0), 2**22, dtype, "factors")
+    first_huge = int(np.flatnonzero(np.abs(x.astype(np.float64)) > 2.0**10)[0])
+    calls = _count_rescans(monkeypatch)
+    assert_same_bits(exact_scan_device(cp.asarray(x)), exact_scan(x), dtype)
+    if dtype == "float32":
+        assert not calls
+    else:
+        assert len(calls) == 1 and calls[0][1] <= first_huge // TILE + 1, calls
 
 
 @pytest.mark.gpu
