@@ -67,7 +67,9 @@ def scan(x, api="tl.cumsum", op="add", reverse=False):
         raise ValueError(f"n = {n}: one block scans at most {MAX_N} elements here")
     x = x.contiguous()
     out = torch.empty_like(x)
-    block = max(16, triton.next_power_of_2(n))
+    # A reverse scan combines the lanes past n into every output: one at least, so that a
+    # suffix of NaN alone meets the identity at every n, a power of two included.
+    block = max(16, triton.next_power_of_2(n + reverse))
     if api == "tl.cumsum":
         _cumsum_kernel[(1,)](x, out, n, BLOCK=block, REVERSE=reverse)
     else:

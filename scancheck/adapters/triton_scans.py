@@ -42,8 +42,8 @@ def _row(mode: dict[str, Any]) -> Row:
     call, op = _APIS[api]
     # tl.maximum and tl.minimum leave NaN unspecified by default (propagate_nan=NONE), and
     # the GPU's max and min return the operand that is a number: declared as NaN left out.
-    # A reverse scan combines the block's lanes past n (the identity) into every output, so
-    # an output whose whole suffix is NaN is the identity.
+    # A reverse scan combines the block's lanes past n (the identity; the kernel keeps one at
+    # least) into every output, so an output whose whole suffix is NaN is the identity.
     ignores = op in ("max", "min")
     spec = TargetSpec(op=op, device="gpu", dtypes=_DTYPES, reverse=reverse, max_n=2**12,
                       nans="ignore" if ignores else "propagate",

@@ -43,6 +43,7 @@ def declared_view(target: Target, x: np.ndarray, got: np.ndarray
             if isinstance(told, Failure):
                 told.diagnosis += (f" (the case's input with its first "
                                    f"{'element' if m == 1 else 'two elements'} NaN)")
+                told.at["lead nans"] = m  # the input a reproducer rebuilds
                 return told
     clean, filled, wrong, rule = nan_view(spec, x, got)
     if not rule or (not wrong.any() and _right(spec, target, clean, filled)):

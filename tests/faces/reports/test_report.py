@@ -45,6 +45,19 @@ _USER_SCANS = textwrap.dedent('''
         out[:1] = x[:1]
         return out
 
+    def padded_max(x):
+        """A max that leaves NaN out, over one block of lanes that holds -inf past n: -inf
+        where the whole prefix is NaN, but NaN where no lane lies past n (n a power of two
+        from 16)."""
+        out = np.fmax.accumulate(x)
+        if not (x.size >= 16 and x.size & (x.size - 1) == 0):
+            out[np.isnan(out)] = -np.inf
+        return out
+
+    def padded_max_reverse(x):
+        """padded_max of a reverse scan: the lanes past n lie after every suffix."""
+        return padded_max(x[::-1])[::-1].copy()
+
     def infinities_dropped(x):
         """A sum reading infinities as 0."""
         return np.cumsum(np.where(np.isinf(x), 0, x), dtype=x.dtype)
@@ -120,6 +133,21 @@ def test_each_failure_comes_with_a_snippet_that_reproduces_it(user_module, budge
     want = float(rep.verdict.smallest_case["expected"])
     assert float(got) != float(exact) or np.isnan(float(got)) != np.isnan(want)
     assert float(exact) == want or np.isnan(float(exact)) and np.isnan(want)
+
+
+@pytest.mark.parametrize("fn, reverse", [("padded_max", False), ("padded_max_reverse", True)])
+def test_a_nan_rule_broken_on_an_input_opened_with_nan_is_reproduced_on_that_input(
+        user_module, budget, fn, reverse):
+    # The data rarely open with NaN: the check opens the case's input with NaN itself (n = 16
+    # here, where no lane lies past n), and the snippet must call the target on that input.
+    spec = TargetSpec(op="max", reverse=reverse, dtypes=("float64",), nans="ignore",
+                      nan_prefix="identity")
+    rep = check(load_import_path(f"userscans:{fn}", spec), properties=("nan and inf",),
+                budget=budget)
+    case = rep.verdict.smallest_case
+    assert not rep.passed and case.get("lead nans") and case["n"] == 16, rep.verdict
+    out = _snippet_output(markdown([rep], user_module / "report.md"), user_module)
+    assert f"output {case['index']}: got nan" in out
 
 
 def test_a_conforming_target_gets_no_snippet(tmp_path, budget):
