@@ -407,6 +407,15 @@ KNOWN: tuple[KnownBug, ...] = (
               Symptom("indices", Cause.FAULT, (("dtype", ("bool", *_NARROW_INTS)),))),
              "closed: the fix is merged into trunk; torch 2.11.0 still raises",
              "docs/findings/torch_compile_narrow_int_scan.py", gpu=True),
+    KnownBug("pytorch/pytorch#167086", "https://github.com/pytorch/pytorch/issues/167086",
+             "torch.cummax on CUDA past 2**32 elements: an illegal memory access on "
+             "1,431,655,771 rows of 3 int32 (32-bit offsets in the scans with indices, "
+             "cummin's too)", "torch", ("torch",), "2.11.0", None,
+             tuple(f"torch.{api} (CUDA{tag})" for api in ("cummax", "cummin")
+                   for tag in ("", ", deterministic")),
+             (Symptom("batch past 2**32", Cause.FAULT),),
+             "open: the fix for the scans with indices, pytorch/pytorch#179160, is not merged "
+             "(cumsum's, #167326, is)", "docs/findings/torch_cummax_rows_past_2_32.py", gpu=True),
     KnownBug("torch-empty-batch", None,
              "eager associative_scan on an empty batch: one element short along the scanned "
              "dimension, or a RuntimeError", "torch", ("torch",), "2.11.0", None, _EAGER,
