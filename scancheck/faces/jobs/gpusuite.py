@@ -48,6 +48,12 @@ _JAX_CACHE = {
     "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
 }
 
+#: Inductor compiles in the process that calls torch.compile.  By default it starts a pool of
+#: a worker a core (each importing torch and Triton), again after each compilation: in every
+#: warm job and test worker that compiles, beside the rest of a suite that already has a
+#: process on every core.
+_INDUCTOR = {"TORCHINDUCTOR_COMPILE_THREADS": "1"}
+
 #: The GPU tests' targets whose library compiles once per (shape, dtype), into JAX's cache on
 #: disk: the warm step calls each on every input its tests' ladders reach
 #: (:mod:`scancheck.engine.warmup`), a dtype to a process, so that the cache holds every
@@ -206,8 +212,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def suite_env(profile: str, environ: Mapping[str, str]) -> dict[str, str]:
     """The environment of the suite's processes: ``environ`` with the Hypothesis profile, this
-    checkout on the path, and the suite's caches wherever ``environ`` sets up none of its own."""
-    env = {**_JAX_CACHE, "CUPY_CACHE_DIR": str(SUITE_CUPY_CACHE), **environ}
+    checkout on the path, and the suite's caches and Inductor's compile threads wherever
+    ``environ`` sets none of its own."""
+    env = {**_JAX_CACHE, **_INDUCTOR, "CUPY_CACHE_DIR": str(SUITE_CUPY_CACHE), **environ}
     root = Path(__file__).resolve().parents[3]  # the checkout: scancheck/faces/jobs/ up
     env.update(SCANCHECK_HYPOTHESIS_PROFILE=profile, PYTHONUNBUFFERED="1",
                PYTHONPATH=os.pathsep.join([str(root), environ.get("PYTHONPATH", "")]))

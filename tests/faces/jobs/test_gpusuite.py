@@ -130,17 +130,19 @@ def test_the_kernel_shares_compile_every_module_once_the_tests_ones_first(monkey
 def test_the_suites_processes_share_the_test_sessions_bytecode_cache(tmp_path, monkeypatch):
     """The warm step writes the bytecode the tests' workers load: on an H100 whose torch had
     none, each of twelve workers compiled dynamo and Inductor (15 s; 5 s from the cache).
-    The rest of the environment is the caller's, with the suite's caches where it names none,
-    the profile, and this checkout on the path."""
+    The rest of the environment is the caller's, with the suite's caches and one Inductor
+    compile thread where it names none, the profile, and this checkout on the path."""
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     root = str(Path(gpusuite.__file__).resolve().parents[3])
     env = gpusuite.suite_env("gpu", {"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/bin"})
     assert env == {**gpusuite._JAX_CACHE, "CUPY_CACHE_DIR": str(gpusuite.SUITE_CUPY_CACHE),
+                   "TORCHINDUCTOR_COMPILE_THREADS": "1",
                    "PATH": "/bin", "SCANCHECK_HYPOTHESIS_PROFILE": "gpu",
                    "PYTHONUNBUFFERED": "1", "PYTHONPATH": root + os.pathsep,
                    "PYTHONPYCACHEPREFIX": str(bytecode_cache())}
     theirs = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": "/theirs",
-              "CUPY_CACHE_DIR": "/cupy", "JAX_COMPILATION_CACHE_DIR": "/jax"}
+              "CUPY_CACHE_DIR": "/cupy", "JAX_COMPILATION_CACHE_DIR": "/jax",
+              "TORCHINDUCTOR_COMPILE_THREADS": "8"}
     assert gpusuite.suite_env("thorough", theirs).items() >= theirs.items()
 
 
