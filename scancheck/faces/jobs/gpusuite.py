@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -419,7 +420,8 @@ class _Warming:
         return time.monotonic() - self.t0
 
     def finish(self, out: Path | None = None) -> str:
-        """Wait for every job; the summary line (and, in ``out``, each job's times)."""
+        """Wait for every job; the summary line (and, in ``out``, each job's times).  The
+        step's folder of job marks is removed once read."""
         assert self._thread is not None
         self._thread.join()
         done = self.done
@@ -435,6 +437,8 @@ class _Warming:
                      for ln in (self.folder / "waited").read_text().splitlines() if ln]
             line += (f"; {len(waits)} tests waited for them, {sum(waits):.0f} s in all, "
                      f"the longest {max(waits):.0f} s")
+        if self.folder is not None:  # a mark a job: some hundred empty files among the logs
+            shutil.rmtree(self.folder, ignore_errors=True)
         if out is not None:
             (out / "warm-jobs.json").write_text(json.dumps(
                 [{"job": label, "rc": rc, "start": round(start, 2), "end": round(end, 2)}

@@ -163,7 +163,7 @@ def test_the_summary_takes_pytests_closing_line_not_one_quoted_in_a_traceback():
 def test_the_tests_start_at_the_gate_and_a_test_waits_for_its_targets_job(tmp_path, monkeypatch):
     """The warm step runs beside the tests: its gate opens once the jobs pytest needs ended,
     while a target's slow job goes on; a test process of that target waits for the job, and
-    the summary counts the wait and writes each job's times."""
+    the summary counts the wait, writes each job's times and removes the marks."""
     import subprocess
     import time
 
@@ -199,6 +199,7 @@ def test_the_tests_start_at_the_gate_and_a_test_waits_for_its_targets_job(tmp_pa
     times = json.loads((tmp_path / "out" / "warm-jobs.json").read_text())
     assert [t["job"] for t in times] == ["test modules", "slow float32"]
     assert warming.test_env[WARMING_ENV] == str(tmp_path / "warming")
+    assert not (tmp_path / "warming").exists()  # its marks, read, are not left among the logs
     assert time.monotonic() - warming.t0 < 60
 
 
