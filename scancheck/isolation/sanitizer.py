@@ -43,6 +43,10 @@ class SanitizerReport:
         return "\n".join(lines[:k])
 
 
+#: Where :func:`find_sanitizer` looked, said where it found none.
+NOT_FOUND = "compute-sanitizer is not on PATH nor under $CUDA_HOME/bin or /usr/local/cuda/bin"
+
+
 def find_sanitizer() -> str | None:
     """Path of compute-sanitizer on PATH or under the CUDA toolkit, or None."""
     found = shutil.which("compute-sanitizer")
@@ -91,7 +95,7 @@ def run_command(tool: str, command: list[str], target: str, timeout: float = 300
         raise ValueError(f"tool={tool!r} is unknown; allowed: {', '.join(TOOLS)}")
     exe = find_sanitizer()
     if exe is None:
-        raise FileNotFoundError("compute-sanitizer is not on PATH nor under CUDA_HOME/bin")
+        raise FileNotFoundError(NOT_FOUND)
     # A host API call that fails is no kernel's memory error, and a target that cares raises
     # (a fault): numba-cuda probes the driver with cuGetProcAddress, and memcheck counted
     # each failed probe as an error of a correct scan (measured on an H100, 2026-11-24).

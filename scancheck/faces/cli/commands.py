@@ -97,7 +97,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_sanitize(args: argparse.Namespace) -> int:
     from ...core.devices import gpu_available
-    from ...isolation.sanitizer import find_sanitizer, sanitize_variant
+    from ...isolation.sanitizer import NOT_FOUND, find_sanitizer, sanitize_variant
     from ...kernels.registry import get_variant
 
     # The launch first (a LaunchError names the limit), then what this machine lacks: with
@@ -107,8 +107,7 @@ def cmd_sanitize(args: argparse.Namespace) -> int:
     if not gpu:
         raise ValueError(f"sanitize runs a kernel on a CUDA GPU: {why}")
     if find_sanitizer() is None:
-        raise ValueError("compute-sanitizer is not on PATH nor under $CUDA_HOME/bin: install "
-                         "the CUDA toolkit's, or put its folder on PATH")
+        raise ValueError(f"{NOT_FOUND}: install the CUDA toolkit's, or put its folder on PATH")
     status = 0
     for tool in args.tools:
         rep = sanitize_variant(tool, args.variant, args.n, args.block, args.dtype, args.op)
