@@ -293,11 +293,12 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
     lines = ["import base64, math, zlib\nfrom fractions import Fraction\n\nimport mpmath\n"
              "import numpy as np\n",
              imports, _literal(x, files, name), f"got = np.asarray({call})\n"]
+    made = []  # the input the call got, from the case's: first opened with NaN, then flipped
+    if case.get("lead nans"):  # the NaN rule's own case
+        made.append(f"x[:{case['lead nans']}] = np.nan  # the case's input, opened with NaN\n")
     if case.get("reversed"):  # checked as the forward scan of its input reversed
-        lines.insert(3, f"x[...] = np.flip(x, {axis or 0}).copy()  # the input the call got\n")
-    if case.get("lead nans"):  # the NaN rule's own case: the input opened with NaNs
-        lines.insert(3, f"x[:{case['lead nans']}] = np.nan  # the case's input, opened with "
-                        f"NaN\n")
+        made.append(f"x[...] = np.flip(x, {axis or 0}).copy()  # the input the call got\n")
+    lines[3:3] = made
     written = case.get("input index")
     if written is not None:  # the call changes x: show the element before and after
         at = ", ".join(map(str, written)) if isinstance(written, list) else str(written)
