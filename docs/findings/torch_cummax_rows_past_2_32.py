@@ -19,7 +19,8 @@ torch.cuda.synchronize()
 best = torch.maximum if op == "cummax" else torch.minimum
 wrong = 0
 for s in range(0, rows, 1 << 27):
-    xs, vs, ix = x[s:s + (1 << 27)], values[s:s + (1 << 27)], indices[s:s + (1 << 27)]
+    rows_here = slice(s, s + (1 << 27))
+    xs, vs, ix = x[rows_here], values[rows_here], indices[rows_here]
     want = torch.stack([xs[:, 0], best(xs[:, 0], xs[:, 1]),
                         best(best(xs[:, 0], xs[:, 1]), xs[:, 2])], 1)
     picked = torch.gather(xs, 1, ix.clamp(0, 2))
