@@ -87,6 +87,10 @@ def find(name: str) -> Target | None:
     if found is None:
         return None
     target = found.target()
+    witnesses = tuple(w for bug in known_for(found.name) if found.name in bug.targets
+                      for w in bug.witnesses)
+    if witnesses:
+        target = replace(target, witnesses=witnesses)
     if found.on_device is not None and target.unavailable is None:
         try:
             target = replace(target, spec=found.on_device(target.spec))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine.diagnosis import Cause
+from ..targets.target import Witness
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ class KnownBug:
     #: "fixed in <version>"; and whether it needs a GPU.
     reproducer: str
     gpu: bool = False
+    #: Cases that showed it, which the checks of its targets run before they search: whether
+    #: it is still there is then judged on the inputs it was seen on, whatever the seed.
+    witnesses: tuple[Witness, ...] = ()
 
     def installed(self) -> str | None:
         """The installed version of the library, or None where none of its distributions is
@@ -153,9 +157,11 @@ def lines(report: Any, bugs: list[KnownBug]) -> list[str]:
            for bug, hit in explain(report, bugs)]
     for bug in unseen(report, bugs):
         version = bug.installed() or "the installed version"
+        seen_on = (f", on the {len(bug.witnesses)} case{'s' * (len(bug.witnesses) > 1)} it "
+                   f"was seen on too," if bug.witnesses else "")
         out.append(f"{bug.key} ({bug.link or bug.reproducer}) did not reproduce in "
-                   f"{', '.join(map(repr, bug.props))} on {bug.library} {version}: fixed in "
-                   f"{version}?")
+                   f"{', '.join(map(repr, bug.props))}{seen_on} on {bug.library} {version}: "
+                   f"fixed in {version}?")
     return out
 
 

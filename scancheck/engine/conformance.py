@@ -180,13 +180,18 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
     empty, cap = spec.allows_empty, top
     earlier: list[PropertyResult] = []  # failures that moved the search, not ended it
     stats: dict[str, Any] = {"largest n": -1, "cases": 0, "seconds": 0.0}
+    # Where a known bug showed on the target: checked before anything is drawn.
+    first = tuple(Case(w.n, w.dtype, w.distribution, w.seed) for w in target.witnesses
+                  if w.prop == prop and w.dtype in dtypes
+                  and w.distribution in row.data_for(spec.op))
     while True:
         left = budget.seconds - (time.monotonic() - t0 - (target.uncharged() - uncharged0))
         # After a failure that moved it, the search goes on with what is left of the budget;
         # its ladder still runs whole, below the failure's size.
         found = search(check, dtypes, row.data_for(spec.op), cap,
                        replace(budget, seconds=max(left, 0.01)) if earlier else budget,
-                       empty=empty, key=key, uncharged=target.uncharged)
+                       empty=empty, key=key, uncharged=target.uncharged,
+                       first=tuple(c for c in first if c.n <= cap and (empty or c.n)))
         stats = {"largest n": max(stats["largest n"], found.largest_n),
                  "cases": stats["cases"] + found.cases,
                  "seconds": round(stats["seconds"] + found.seconds, 1)}

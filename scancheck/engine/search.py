@@ -73,8 +73,10 @@ class SearchResult(Generic[F]):
 def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
            distributions: tuple[str, ...], max_n: int, budget: Budget, empty: bool = True,
            on_case: Callable[[Case], None] | None = None, key: bytes | None = None,
-           uncharged: Callable[[], float] | None = None) -> SearchResult[F]:
-    """Look for a case on which ``check`` returns a failure: the whole ladder first, whatever
+           uncharged: Callable[[], float] | None = None, first: tuple[Case, ...] = ()
+           ) -> SearchResult[F]:
+    """Look for a case on which ``check`` returns a failure: the cases ``first`` (where a
+    known bug showed), then the whole ladder, whatever
     it costs (every scale up to ``max_n`` is checked once, so no budget can hide a bug that
     needs many tiles), then Hypothesis until ``budget`` is spent.  A ``bounded`` budget
     stops the ladder instead at the first rung that its measured rate says would end past
@@ -128,6 +130,12 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
         case, failure = found[-1] if found else (None, None)
         return SearchResult(case, failure, ran["cases"], ran["largest"],
                             time.monotonic() - wall0, spent, short_of, [c for c, _ in found])
+
+    for case in first:
+        case, failure = run(case, cut=False)
+        if failure is not None:
+            found.append((case, failure))
+            return result(False)
 
     for rung in ladder(dtypes, distributions, max_n, empty):
         # The smallest rungs are not stopped on a prediction, only once time is out.

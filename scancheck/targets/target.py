@@ -85,6 +85,20 @@ def _host(out: Any, what: str = "") -> np.ndarray:
                      f"NumPy array (CuPy for device='gpu'; torch and JAX arrays are read too)")
 
 
+@dataclass(frozen=True)
+class Witness:
+    """A case that showed a known bug on a target: property ``prop`` on ``n`` elements of
+    ``dtype`` drawn from ``distribution`` with ``seed`` (the input is a function of these).
+    A check runs it before its search, so that whether the bug is there is never left to
+    what the search happens to draw."""
+
+    prop: str
+    n: int
+    dtype: str
+    distribution: str
+    seed: int
+
+
 @dataclass
 class Target:
     """A named scan implementation and its spec."""
@@ -124,6 +138,8 @@ class Target:
     #: The spec its user declared, where this target is a view of it under another spec
     #: (:func:`seeded`, :func:`forward`): a flag a diagnosis suggests must fit that one.
     declared: TargetSpec | None = None
+    #: Cases each property checks first: where a known bug showed (:class:`Witness`).
+    witnesses: tuple[Witness, ...] = ()
 
     def uncharged(self) -> float:
         """Seconds so far that the first call of each kind took beyond the second

@@ -110,6 +110,15 @@ def test_a_known_bug_that_did_not_reproduce_says_fixed_in_this_version():
     assert f"fixed in {np.__version__}?" in lines(rep, [BUG])[0]
 
 
+def test_a_bug_that_did_not_show_on_the_cases_it_was_seen_on_says_so():
+    from scancheck.targets.target import Witness
+
+    seen = replace(BUG, witnesses=(Witness("probe monoids", 9, "int64", "min (uint32)", 0),))
+    rep = Report("numpy.cumsum", [PropertyResult("probe monoids", "pass")])
+    assert "on the 1 case it was seen on too" in lines(rep, [seen])[0]
+    assert "seen on" not in lines(rep, [BUG])[0]
+
+
 def test_every_bug_is_well_formed_and_its_reproducer_exists():
     names = set(adapters.names())
     for bug in BUGS:
@@ -117,6 +126,10 @@ def test_every_bug_is_well_formed_and_its_reproducer_exists():
         assert set(bug.targets) <= names, bug.key
         assert bool(bug.targets) == bool(bug.symptoms), bug.key
         assert bug.link is None or bug.link.startswith("https://"), bug.key
+        # Each witness is a case of a property the bug shows in, run by each of its targets.
+        assert {w.prop for w in bug.witnesses} <= set(bug.props), bug.key
+        for name in bug.targets if bug.witnesses else ():
+            assert set(bug.witnesses) <= set(adapters.find(name).witnesses), (bug.key, name)
         assert not re.search(r"^\s*(import|from)\s+scancheck", (ROOT / bug.reproducer).read_text(),
                              re.M), f"{bug.reproducer} must run without scancheck"
 

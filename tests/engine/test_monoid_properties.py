@@ -655,3 +655,30 @@ def test_a_failure_the_same_case_shows_with_a_full_batch_is_not_the_empty_batchs
                            Case(3, "int64", "bicyclic", 23))
     assert "refused axis" in failure.detail and "empty batch" not in failure.detail
     assert failure.reason == Reason.REFUSED_AXIS
+
+
+def _wrong_under_min_at_9(elems, combine):
+    """Right but where n = 9 under a min combine: the suffix of the last three outputs lost."""
+    out = brent_kung(elems, combine)
+    if elems[0].shape[0] == 9 and "min" in getattr(getattr(combine, "monoid", None), "name", ""):
+        out = tuple(np.concatenate([v[:-3], v[-3:][::-1]]) for v in out)
+    return out
+
+
+def test_a_bug_the_ladder_misses_is_met_on_the_case_it_was_seen_on():
+    """The ladder gives the min probe n = 1 and 63: a bug of min at n = 9 passes a short
+    budget, and fails on its witness whatever the budget."""
+    from scancheck.targets.target import Witness
+
+    target = Target("min9", _wrong_under_min_at_9, TargetSpec(combine=True))
+    short = Budget(1e-3, max_n=2**10)
+    assert check_property(target, "probe monoids", short).status == "pass"
+    seen = replace(target, witnesses=(Witness("probe monoids", 9, "int64", "min (uint32)", 0),))
+    res = check_property(seen, "probe monoids", short)
+    assert res.status == "fail" and res.cause == Cause.LOGIC.name
+    assert res.smallest_case["n"] == 9 and res.smallest_case["data"] == "min (uint32)"
+    # A witness of another property, or of data this property does not draw, is not run.
+    for other in (Witness("rows", 9, "int64", "min (uint32)", 0),
+                  Witness("probe monoids", 9, "int64", "uniform", 0)):
+        assert check_property(replace(target, witnesses=(other,)), "probe monoids",
+                              short).status == "pass"

@@ -248,3 +248,17 @@ def test_a_shrink_of_no_answer_takes_its_threshold_alone():
     shrunk = shrink(lambda c: c.n >= 3000, [Case(70_000, "int32", "uniform", 0)], 0.0,
                     bands=False)
     assert shrunk.case.n == 3000 and shrunk.minimal
+
+
+def test_the_cases_a_known_bug_was_seen_on_run_before_anything_is_drawn():
+    """A bug of one case that neither the ladder nor a short budget's draws meet: the search
+    alone misses it; handed that case first, it finds it there, in one case."""
+    needle = Case(9, "int64", "b", 4242)
+
+    def wrong_at_the_needle(case):
+        return "wrong" if case == needle else None
+
+    dists = ("a", "b", "c")
+    assert search(wrong_at_the_needle, ("int64",), dists, 2**10, Budget(1e-3)).failing is None
+    found = search(wrong_at_the_needle, ("int64",), dists, 2**10, Budget(1e-3), first=(needle,))
+    assert found.failing == needle and found.cases == 1
