@@ -21,7 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.diagnosis import Cause
 from ..targets.spec import TargetSpec
+from ..targets.target import Witness
+from .known import KnownBug, Symptom
 from .rows import Row
 
 #: The input dtypes fla's cumsum kernels take (loaded as float32), and their promotion:
@@ -159,4 +162,25 @@ def fla_rows(device: str = "cuda") -> list[Row]:
 
 ROWS: tuple[Row, ...] = tuple(fla_rows())
 
-KNOWN: tuple = ()
+KNOWN: tuple[KnownBug, ...] = (
+    KnownBug("fla-cumsum-no-features", None,
+             "chunk_global_cumsum of a [B, T, H, 0] tensor (no features) raises "
+             "ZeroDivisionError (the vector kernel's block of features is 0 wide)", "fla",
+             ("fla-core",), "0.6.0", None,
+             ("fla chunk_global_cumsum (BT 32)", "fla chunk_global_cumsum (BT 32, reverse)"),
+             (Symptom("rows", Cause.LOGIC, empty=True),), "not reported upstream",
+             "docs/findings/fla_cumsum_empty_feature_dim.py", gpu=True,
+             # (3, 2, 0) scanned along its first axis: [1, 3, 2, 0] to fla.
+             witnesses=(Witness("rows", 8, "float32", "uniform", 494),)),
+    KnownBug("fla-local-cumsum-heads", None,
+             "chunk_local_cumsum of a [B, T, H, D] tensor with B * H past 65,535 fails to "
+             "launch (Triton Error [CUDA]: invalid argument: B * H is the grid's second "
+             "axis)", "fla", ("fla-core",), "0.6.0", None,
+             ("fla chunk_local_cumsum (chunk 64, carried)",
+              "fla chunk_local_cumsum (chunk 64, carried, reverse)"),
+             (Symptom("rows", Cause.FAULT),), "not reported as such: the same limit was "
+             "lifted for other kernels (fla-org/flash-linear-attention#1077 and #1174, "
+             "merged; #1239, open)", "docs/findings/fla_chunk_local_cumsum_heads_past_65535.py", gpu=True,
+             # (1, 65536, 2) scanned along its first axis: [1, 1, 65536, 2] to fla.
+             witnesses=(Witness("rows", 131072, "float32", "uniform", 11),)),
+)
