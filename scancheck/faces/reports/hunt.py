@@ -139,8 +139,8 @@ def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None
         if new:
             line.verdict, line.detail = NEW, rep.diagnosis or new[0].diagnosis
             line.reproducer = write_reproducer(rep, row, out)
-            if line.reproducer:
-                line.reproduced = run_reproducer(Path(line.reproducer))
+            line.reproduced = (run_reproducer(Path(line.reproducer)) if line.reproducer
+                               else NO_CALL if row.call is None else NO_CASE)
         elif known:
             line.verdict = KNOWN if any(b.link for b, _ in known) else KNOWN_HERE
             line.detail = "; ".join(f"{b.told} ({hit.name})" for b, hit in known)
@@ -177,6 +177,12 @@ def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None
             log(f"[{done}/{len(todo)}] {line.target}: {line.verdict}"
                 + (f" -- {line.detail[:90]}" if line.detail else ""), flush=True)
     return found
+
+
+#: What a new finding's line says where no reproducer was written, and why.
+NO_CALL = ("no reproducer written: the target is no single library call (its adapter in "
+           "scancheck/adapters/ shows what it calls)")
+NO_CASE = "no reproducer written: the failing case cannot be rebuilt in plain library code"
 
 
 def write_reproducer(rep: Any, row: Any, out: Path) -> str:
@@ -232,7 +238,7 @@ def table(found: list[Found]) -> str:
 
     def detail(f: Found) -> str:
         if not f.reproducer:
-            return cell(f.detail)
+            return cell("; ".join(filter(None, (f.detail, f.reproduced))))
         return cell(f"{f.detail}; reproducer {Path(f.reproducer).name}: {f.reproduced}")
 
     body = "".join(f"| {cell(f.api)} | {cell(f.mode)} | {cell(f.target)} | **{f.verdict}** | "

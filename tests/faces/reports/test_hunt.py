@@ -189,3 +189,17 @@ def test_the_gpu_suites_check_part_leaves_the_further_modes_to_the_hunt(monkeypa
     gpusuite._check_targets(sys.executable, tmp_path, {}, [], "1")
     checked = set(seen["targets"])
     assert "numpy.cumsum" in checked and "torch.cumsum (CPU, compiled)" not in checked
+
+
+def test_a_new_finding_without_a_reproducer_says_why(broken, tmp_path, monkeypatch):
+    """A target that is no single library call (fla's, which add carries on the host) gets
+    no reproducer: its line says so, not nothing."""
+    from scancheck.faces.reports.hunt import NEW, NO_CALL
+
+    r, rep = broken
+    no_call = replace(r, call=None)
+    monkeypatch.setattr("scancheck.faces.reports.hunt._rows", lambda part, only: [no_call])
+    monkeypatch.setattr("scancheck.isolation.parent.check_isolated", lambda name, options: rep)
+    (line,) = hunt("cpu", tmp_path, jobs=1, budget=1, log=lambda *a, **k: None)
+    assert line.verdict == NEW and not line.reproducer and line.reproduced == NO_CALL
+    assert NO_CALL in table([line])
