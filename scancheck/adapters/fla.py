@@ -180,7 +180,8 @@ KNOWN: tuple[KnownBug, ...] = (
               "fla chunk_local_cumsum (chunk 64, carried, reverse)"),
              (Symptom("rows", Cause.FAULT),), "not reported as such: the same limit was "
              "lifted for other kernels (fla-org/flash-linear-attention#1077 and #1174, "
-             "merged; #1239, open)", "docs/findings/fla_chunk_local_cumsum_heads_past_65535.py", gpu=True,
+             "merged; #1239, open)",
+             "docs/findings/fla_chunk_local_cumsum_heads_past_65535.py", gpu=True,
              # (1, 65536, 2) scanned along its first axis: [1, 1, 65536, 2] to fla.
              witnesses=(Witness("rows", 131072, "float32", "uniform", 11),)),
 )

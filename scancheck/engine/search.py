@@ -1,6 +1,7 @@
 """The search for a property's smallest failing case, within a time budget.
 
-:func:`search` always walks a ladder of one edge per scale (:func:`~scancheck.engine.cases.ladder`),
+:func:`search` checks the cases a known bug was seen on (its witnesses) first, then always
+walks a ladder of one edge per scale (:func:`~scancheck.engine.cases.ladder`),
 smallest first, up to the largest n, then lets Hypothesis draw cases until the
 :class:`~scancheck.engine.cases.Budget` is spent, each scale about as often as it is cheap
 (the time, not the count, shared among the scales), and beside them sweeps the residues of
@@ -76,9 +77,9 @@ def search(check: Callable[[Case], F | None], dtypes: tuple[str, ...],
            uncharged: Callable[[], float] | None = None, first: tuple[Case, ...] = ()
            ) -> SearchResult[F]:
     """Look for a case on which ``check`` returns a failure: the cases ``first`` (where a
-    known bug showed), then the whole ladder, whatever
-    it costs (every scale up to ``max_n`` is checked once, so no budget can hide a bug that
-    needs many tiles), then Hypothesis until ``budget`` is spent.  A ``bounded`` budget
+    known bug showed), then the whole ladder, whatever it costs (every scale up to ``max_n``
+    is checked once, so no budget can hide a bug that needs many tiles), then Hypothesis
+    until ``budget`` is spent.  A ``bounded`` budget
     stops the ladder instead at the first rung that its measured rate says would end past
     the seconds (one of n <= :data:`ALWAYS_RUN` only once they are spent; the first always
     runs), and the result's ``short_of`` names that rung.  Once a failure is found,
