@@ -1,7 +1,7 @@
 // Single-pass scan with decoupled look-back (Merrill & Garland, "Single-pass Parallel
 // Prefix Scan with Decoupled Look-back", NVIDIA TR 2016-002).  Each tile publishes its
-// aggregate at once, then its inclusive prefix once known; warp 0 looks back over 32
-// predecessors at a time, folding aggregates until it meets an inclusive prefix.
+// aggregate at once, then its inclusive prefix once known; warp 0 looks back over
+// 32 * span predecessors at a time, folding aggregates until it meets an inclusive prefix.
 // Tiles are numbered by an atomic counter in the order blocks start, so a tile never
 // waits on a block that has not been scheduled.
 #include "block_scan.cuh"
@@ -9,6 +9,8 @@
 namespace {
 // What poll reports of a tile; publish takes kAggregate or kInclusive.
 enum : int { kInvalid = 0, kAggregate = 1, kInclusive = 2 };
+// The most predecessors one lane of the plain scan's look-back polls per round (its span).
+constexpr int kMaxSpan = 2;
 
 // One padding element every 32 (every 16 for 8-byte elements, which take two banks each)
 // keeps both the striped and the per-thread accesses to a warp's staging area free of
@@ -216,15 +218,16 @@ struct Plain {
 
 // Shared memory: 33 T (warp totals, the tile's prefix), then each warp's staging area of
 // pad(32 * ITEMS) elements of In or of Out, whichever takes more bytes.  HOIST: as
-// load_striped's.  Returns the tile the block scanned.
-template <typename T, typename Op, int ITEMS, bool HOIST = false, typename Convert,
-          typename Status>
+// load_striped's.  span (1..MAX_SPAN): predecessors each lane polls per round of the
+// look-back.  Returns the tile the block scanned.
+template <typename T, typename Op, int ITEMS, bool HOIST = false, int MAX_SPAN = 1,
+          typename Convert, typename Status>
 __device__ __forceinline__ long long lookback_scan(const typename Convert::In* __restrict__ in,
                                               typename Convert::Out* __restrict__ out, long long n,
                                               unsigned* counter, const Status& status,
                                               const Convert& convert,
                                               long long prefetch_tiles = 0,
-                                              unsigned backoff_ns = 0) {
+                                              unsigned backoff_ns = 0, int span = 1) {
   using namespace scancheck;
   using In = typename Convert::In;
   using Out = typename Convert::Out;
@@ -299,28 +302,50 @@ __device__ __forceinline__ long long lookback_scan(const typename Convert::In* _
       if (lane == 0) status.publish(tile, kAggregate, tile_total);
       T prefix = Op::identity();
       bool first = true;
-      for (long long end = tile - 1;; end -= kWarp) {
-        const long long j = end - lane;  // lane 0 is the nearest predecessor
-        int f = kInclusive;
-        T val = Op::identity();
+      // Each round polls 32 * span predecessors, lane l the span tiles nearest after lane
+      // l-1's.  The inclusive prefixes advance by at most one round's tiles per trip through
+      // L2, so tiles that stream faster than 32 per trip (small tiles, fast memory) wait on
+      // the chain, not on DRAM; a wider round keeps the chain ahead.
+      for (long long end = tile - 1;; end -= static_cast<long long>(kWarp) * span) {
+        const long long first_j = end - static_cast<long long>(lane) * span;  // nearest
+        int f[MAX_SPAN];
+        T val[MAX_SPAN];
         for (;;) {
-          if (j >= 0) f = status.poll(j, val);
-          if (!__any_sync(0xffffffffu, f == kInvalid)) break;
+          bool invalid = false;
+#pragma unroll
+          for (int k = 0; k < MAX_SPAN; ++k) {
+            f[k] = kInclusive;  // past tile 0, or past span: read as the identity
+            val[k] = Op::identity();
+            if (k < span && first_j - k >= 0) f[k] = status.poll(first_j - k, val[k]);
+            invalid |= f[k] == kInvalid;
+          }
+          if (!__any_sync(0xffffffffu, invalid)) break;
           // A warp that polls again at once keeps a request to L2 in flight all the while it
           // waits, beside the tiles' loads and stores (CUB's look-back waits likewise, tuned
           // per architecture).  A wait moves time only: the flags read are the same.
           if (backoff_ns) __nanosleep(backoff_ns);
         }
-        const unsigned inclusive_lanes = __ballot_sync(0xffffffffu, f == kInclusive && j >= 0);
+        // The lane's part: its tiles from its nearest inclusive one (or its farthest) to its
+        // nearest, earlier tiles on the left.
+        T part = val[0];
+        bool inclusive = f[0] == kInclusive && first_j >= 0;
+#pragma unroll
+        for (int k = 1; k < MAX_SPAN; ++k) {
+          if (k < span && !inclusive) {
+            part = op(val[k], part);
+            inclusive = f[k] == kInclusive && first_j - k >= 0;
+          }
+        }
+        const unsigned inclusive_lanes = __ballot_sync(0xffffffffu, inclusive);
         const int stop = inclusive_lanes ? __ffs(inclusive_lanes) - 1 : kWarp - 1;
-        // Fold lanes stop..0 (earliest tile first) as a tree: lane l takes lane l+off's
+        // Fold lanes stop..0 (earliest tiles first) as a tree: lane l takes lane l+off's
         // partial, which covers earlier tiles, on its left.
 #pragma unroll
         for (int off = 1; off < kWarp; off *= 2) {
-          const T other = shfl_down(val, off);
-          if (lane + off <= stop) val = op(other, val);
+          const T other = shfl_down(part, off);
+          if (lane + off <= stop) part = op(other, part);
         }
-        const T window = shfl_idx(val, 0);
+        const T window = shfl_idx(part, 0);
         prefix = first ? window : op(window, prefix);
         first = false;
         if (inclusive_lanes) break;
@@ -365,8 +390,9 @@ template <typename T, typename Op, int ITEMS, int HOIST>
 __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out, long long n,
                                    unsigned* counter, int* flags, T* aggregates, T* inclusives,
                                    unsigned long long* words, long long prefetch_tiles,
-                                   unsigned backoff_ns, unsigned epoch) {
+                                   unsigned backoff_ns, int span, unsigned epoch) {
   const TileStatus<T, kPacking<T>> status{flags, aggregates, inclusives, words, epoch};
-  lookback_scan<T, Op, ITEMS, HOIST != 0>(in, out, n, counter, status, Plain<T, Op>{},
-                                          prefetch_tiles, backoff_ns);
+  lookback_scan<T, Op, ITEMS, HOIST != 0, kMaxSpan>(in, out, n, counter, status,
+                                                    Plain<T, Op>{}, prefetch_tiles, backoff_ns,
+                                                    span);
 }

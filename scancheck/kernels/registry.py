@@ -340,7 +340,8 @@ def _lookback_args(lc: Launch) -> tuple[int, tuple]:
         agg, incl = lc.scratch("aggregates", nb), lc.scratch("inclusives", nb)
         words = lc.scratch("unused", 1, cp.uint64)
     return nb, (lc.x, lc.out, np.int64(lc.n), counter, flags, agg, incl, words,
-                np.int64(prefetch_tiles(lc)), np.uint32(lc.params["backoff_ns"]))
+                np.int64(prefetch_tiles(lc)), np.uint32(lc.params["backoff_ns"]),
+                np.int32(lc.params["span"]))
 
 
 def prefetch_tiles(lc: Launch) -> int:
@@ -456,7 +457,7 @@ VARIANTS: dict[str, Variant] = {
             # 2^24..2^30, 4-byte ones lost 1-3% but at 2^30 (one H100): the tuner chooses.
             # A pause between polls of the look-back, in ns (0: none), as CUB's tunings of
             # the look-back's wait have per architecture: the tuner chooses too.
-            runtime_params={"prefetch_kib": (0, 6144), "backoff_ns": (0, 200)},
+            runtime_params={"prefetch_kib": (0, 6144), "backoff_ns": (0, 200), "span": (1, 2)},
             operators=(*KERNEL_OPERATORS, "logaddexp"),
             max_depth=lambda n, b, p: _blocks(n, b * p["items"]) + p["items"] + 16,
             candidates=tuple((b, {"items": i, "hoist": h, "prefetch_kib": k, "backoff_ns": w})

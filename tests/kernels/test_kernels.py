@@ -333,6 +333,28 @@ def test_recursive_kernel_reproduces_seed_003():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("span", get_variant("decoupled_lookback").runtime_params["span"])
+@pytest.mark.parametrize("op, dtype", [("add", "int32"), ("interval", "int32"),
+                                       ("recurrence", "int64")])
+def test_lookback_rounds_of_every_span_fold_their_tiles_in_order(span, op, dtype):
+    """Hundreds of 32-element tiles at once, so that look-backs fold rounds of many
+    predecessors: at every span, exact operators (two of them not commutative) give the
+    model's bits, through 4-, 8- and 16-byte tile status words."""
+    from scancheck.kernels.launch import scan
+
+    n, block, params = 20_011, 32, {"items": 1, "span": span}
+    rng = np.random.default_rng(span)
+    if op == "interval":
+        x = interval_input(n)
+    elif op == "recurrence":  # a = +-1 keeps every product's sign a fact of the order
+        x = np.stack([rng.choice([-1, 1], n), rng.integers(-3, 4, n)], axis=1).astype(dtype)
+    else:
+        x = rng.integers(-1000, 1000, n).astype(dtype)
+    want = get_variant("decoupled_lookback").build_model(n, block, params).run(x, op)
+    assert_same_bits(scan(x, "decoupled_lookback", op, block, params), want)
+
+
+@pytest.mark.gpu
 @pytest.mark.slow
 @pytest.mark.parametrize("name", GRID)
 def test_grid_scans_of_a_million_equal_the_model(name):

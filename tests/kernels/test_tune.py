@@ -88,7 +88,7 @@ def test_the_h100_keeps_its_table_and_a_new_device_kind_has_none(tmp_path):
     found = device_table(H100, tune_now=False, versions=(1, 1), environ={}, cache=tmp_path)
     assert found.source == "built-in for NVIDIA H100 80GB HBM3 (sm_90)"
     assert found.launch(LOOKBACK.name, "float32", 2**28) == (
-        256, {"items": 32, "hoist": 0, "prefetch_kib": 0, "backoff_ns": 0})
+        256, LOOKBACK.resolve_params({"items": 32, "hoist": 0, "prefetch_kib": 0}))
     other = device_table(NEW, tune_now=False, versions=(1, 1), environ={}, cache=tmp_path)
     assert other.rows == {} and "no table for NVIDIA Test GPU (sm_121)" in other.source
     assert other.launch(LOOKBACK.name, "float32", 2**28) == (256, LOOKBACK.resolve_params(None))

@@ -197,13 +197,16 @@ def tune_sweep(log2_sizes: tuple[int, ...], dtypes: tuple[str, ...] = BENCH_DTYP
 
 def launch_label(block: int, params: dict[str, int]) -> str:
     """A launch as the tables show it: threads x items, then ``+h`` for hoisted loads, ``+pf``
-    for the L2 prefetch and ``+bo`` for the look-back's back-off, where they are on."""
+    for the L2 prefetch and ``+bo`` for the look-back's back-off, where they are on, and
+    ``+sK`` for a look-back polling K predecessors a lane (K > 1)."""
     marks = (("hoist", "+h"), ("prefetch_kib", "+pf"), ("backoff_ns", "+bo"))
-    return f"{block}x{params.get('items', 1)}" + "".join(m for k, m in marks if params.get(k))
+    span = params.get("span", 1)
+    return (f"{block}x{params.get('items', 1)}" + "".join(m for k, m in marks if params.get(k))
+            + (f"+s{span}" if span > 1 else ""))
 
 
 LAUNCH_LEGEND = ("launch: threads x items a thread; +h: loads hoisted, +pf: L2 prefetch ahead, "
-                 "+bo: look-back back-off")
+                 "+bo: look-back back-off, +sK: look-back polls K tiles a lane")
 
 
 def sweep_rows(sweep: dict[str, Any]) -> list[dict[str, Any]]:

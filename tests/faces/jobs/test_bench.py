@@ -23,7 +23,8 @@ def _scan_rows() -> list[dict]:
             res = {"dtype": dtype, "log2_n": k, "memcpy_ms": 1.234567, "torch_ms": 2.0 + k,
                    "cub_ms": None if k == 20 else 3.3,
                    "configs": [{"block": 512, "params": {"items": 64, "hoist": 1,
-                                                         "prefetch_kib": 6144, "backoff_ns": 200},
+                                                         "prefetch_kib": 6144, "backoff_ns": 200,
+                                                         "span": 2},
                                 "ms": 1.3}]}
             rows.append(bench.speed_row(res))
     return rows
@@ -47,7 +48,7 @@ def test_the_bench_tables_fit_a_terminal_and_the_json_keeps_every_figure():
     source = "built-in for NVIDIA H100 80GB HBM3 (sm_90)"
     text = bench.scans_text(scans, source) + "\n" + bench.oracle_text(oracle)
     assert _widest(text) <= bench.WIDTH, text
-    assert source in text.replace("\n", " ") and "512x64+h+pf+bo" in text
+    assert source in text.replace("\n", " ") and "512x64+h+pf+bo+s2" in text
     # The negative control: the rows whole, as one table, are far wider.
     from scancheck.faces.tables import format_table
 
