@@ -9,8 +9,6 @@
 namespace {
 // What poll reports of a tile; publish takes kAggregate or kInclusive.
 enum : int { kInvalid = 0, kAggregate = 1, kInclusive = 2 };
-// The most predecessors one lane of the plain scan's look-back polls per round (its span).
-constexpr int kMaxSpan = 2;
 
 // One padding element every 32 (every 16 for 8-byte elements, which take two banks each)
 // keeps both the striped and the per-thread accesses to a warp's staging area free of
@@ -391,6 +389,9 @@ __global__ void decoupled_lookback(const T* __restrict__ in, T* __restrict__ out
                                    unsigned* counter, int* flags, T* aggregates, T* inclusives,
                                    unsigned long long* words, long long prefetch_tiles,
                                    unsigned backoff_ns, int span, unsigned epoch) {
+  // The most predecessors a lane polls per round (the registry's largest span): more would
+  // hold 8-byte elements' polls in registers enough to cut the blocks an SM holds.
+  constexpr int kMaxSpan = 2;
   const TileStatus<T, kPacking<T>> status{flags, aggregates, inclusives, words, epoch};
   lookback_scan<T, Op, ITEMS, HOIST != 0, kMaxSpan>(in, out, n, counter, status,
                                                     Plain<T, Op>{}, prefetch_tiles, backoff_ns,
