@@ -1091,8 +1091,9 @@ __host__ __device__ inline bool writes_tile(const unsigned* uncertified, long lo
 // (aggregates, then inclusive prefixes: Layout::kStride words a tile each).  Where
 // uncertified_tile > 0 it writes the outputs of the tiles the certified scan left uncertified
 // (State::uncertified, of tiles of that many values) and no others: every tile still sums its
-// values into the look-back, so each prefix is the exact one, but only the tiles written walk
-// their values again, round and store.  Dynamic shared memory: Layout<Bits, W, ITEMS>::kBytes
+// values into the look-back, so each prefix is the exact one, but only the column tiles that
+// overlap a marked one walk their values again and round, and only a marked tile's outputs
+// are stored.  Dynamic shared memory: Layout<Bits, W, ITEMS>::kBytes
 // a warp.
 template <typename Bits, int P, int EBITS, int W, int ITEMS>
 __global__ void exact_scan_columns(const Bits* __restrict__ in, Bits* __restrict__ out,
@@ -1213,5 +1214,14 @@ __global__ void exact_scan_columns(const Bits* __restrict__ in, Bits* __restrict
     slot = round_column<Bits, P, EBITS, W>(v, t, base);
   }
   __syncwarp();
-  store_striped<Bits, ITEMS>(out, stage, seg, n, full);
+  if (uncertified_tile > 0) {
+    // A column tile may straddle a marked tile's edge: only the marked tile's outputs go out,
+    // the certified ones beside them are left as the certified scan wrote them.
+    for (int i = 0; i < ITEMS; ++i) {
+      const long long e = seg + i * 32 + lane;
+      if (e < n && s.uncertified[e / uncertified_tile]) out[e] = stage[pad<Bits>(i * 32 + lane)];
+    }
+  } else {
+    store_striped<Bits, ITEMS>(out, stage, seg, n, full);
+  }
 }

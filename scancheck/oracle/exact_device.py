@@ -32,6 +32,7 @@ from ..core.cuda import (
     KERNEL_DIR,
     IeeeModule,
     allow_shared_memory,
+    device_smem_limit,
     expand_source,
     lookback_smem,
     staged,
@@ -48,8 +49,11 @@ FORMATS: dict[str, tuple[str, int, int]] = {
 }
 #: Integer widths compiled, in 64-bit words; the narrowest that holds every prefix is used.
 #: 5 words hold any float32 data below 2**42 elements (exponents -149 to 127); 34 any
-#: float64 data up to 2**34 elements (exponents -1074 to 1023).
-WIDTHS = (1, 2, 3, 4, 5, 6, 8, 16, 34)
+#: float64 data up to 2**34 elements (exponents -1074 to 1023).  Between 8 and 34 the steps
+#: are a few words: a column scan's time grows with its width, and float64 data spanning
+#: 2**-564 to 2**512 (the bench's factors) need 18 words at 2**28 values (the oracle there
+#: took 6.86 ms at 20 words, 7.33 at 34, on an H100).
+WIDTHS = (1, 2, 3, 4, 5, 6, 8, 12, 16, 20, 24, 34)
 BLOCK = 256
 #: Elements a thread of the look-back path scans: 16 was the fastest measured on an H100 at
 #: 1, 2 and 6 words (8 or 32 beside it), placements being recomputed, not held.
@@ -58,13 +62,17 @@ ITEMS = 16
 #: in registers a scan costs about one torch.cumsum of time a word.
 COLUMNS_FROM = 8
 #: Threads a block of the column scan (each warp scans its own tile: the block size only
-#: sets how many warps share an SM's shared memory a block), and elements a thread.  On an
-#: H100 at 34 words and 2**28 elements, the scan alone took 17.7, 10.6 and 8.5 ms at 16, 32
-#: and 64 items a thread (64 threads a block; 11.7 ms at 32 threads and 32 items): a tile's
-#: look-back and word-by-word scan cost about what its values' walks do.  64 items is not
-#: yet through the device tests.
+#: sets how many warps share an SM's shared memory a block), one warp where two warps' shared
+#: memory is over the device's limit, and elements a thread.  Each tile waits on its
+#: predecessors' sums through L2, 32 tiles a round, so small tiles leave the scan waiting on
+#: that chain: on an H100 at 34 words and 2**28 elements the scan alone took 17.7, 10.6 and
+#: 8.5 ms at 16, 32 and 64 items a thread (64 threads a block; 11.7 ms at 32 threads and 32
+#: items).  The whole oracle on float64 factors data at 2**28 (the certified scan, then
+#: this scan over 87% of the values to write 539 of 65,536 tiles), x torch.cumsum's time on
+#: an H100: 5.35, 3.99 and 3.93 at 32, 64 and 96 items (34 words), 4.02, 3.68 and 4.02 at 64,
+#: 96 and 120 (20 words); at 2**24, 2.82 at 32 items and 34 words, 3.19 at 96 and 20.
 COLUMNS_BLOCK = 64
-COLUMNS_ITEMS = 32
+COLUMNS_ITEMS = 96
 #: Formats the certified scan serves, and the widths from which they take it first: a
 #: float32 prefix needs 25 bits, a float64 one 54, where double-double sums carry 106.  Where
 #: a rounding is not certified, the exact scan writes that tile again (:func:`_rescan`).  On
@@ -144,6 +152,12 @@ def _kernel(name: str, device: int) -> Any:
     # One small module per instantiation: a float32 check compiles only the widths it meets.
     return IeeeModule(expand_source("exact_scan.cu", KERNEL_DIR / "oracle"),
                        name_expressions=(name,)).get_function(name)
+
+
+@functools.cache
+def _smem_limit(device: int) -> int:
+    # Read once a device: CuPy reads every attribute of the device to give one.
+    return device_smem_limit()
 
 
 def warm(dtype: str) -> None:
@@ -419,15 +433,16 @@ def _launch_columns(call: _Call, words: int, base: int, n: int, every: int = 0) 
     import cupy as cp
 
     tiles = _cdiv(n, COLUMNS_TILE)
-    warps = COLUMNS_BLOCK // 32
+    per_warp = columns_smem(call.bits.itemsize, words, COLUMNS_ITEMS)
+    warps = COLUMNS_BLOCK // 32 if COLUMNS_BLOCK // 32 * per_warp <= _smem_limit(call.dev) else 1
     # The look-back moves two words a lane: the width rounded up to even, a tile.  At 34
     # words and 16 items, 272 bytes a 512-value tile: a fifteenth of a float64 input's bytes.
     stride = words + words % 2
     status = cp.empty(2 * tiles * stride, dtype=cp.uint64)  # aggregates, inclusives
-    smem = warps * columns_smem(call.bits.itemsize, words, COLUMNS_ITEMS)
+    smem = warps * per_warp
     kernel = _kernel(_columns_name(call.dtype, words), call.dev)
     allow_shared_memory(kernel, smem)
-    kernel((_cdiv(tiles, warps),), (COLUMNS_BLOCK,),
+    kernel((_cdiv(tiles, warps),), (32 * warps,),
            (call.bits, call.out, np.int64(n), np.int32(base), call.state, np.int64(call.tiles),
             np.int64(every), status), shared_mem=smem)
     return tiles
