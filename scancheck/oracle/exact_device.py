@@ -128,14 +128,25 @@ def _certified_name(dtype: str, items: int | None = None) -> str:
     return f"certified_scan<scancheck::{rounding}, {items or ITEMS}>"
 
 
+def widths(dtype: str) -> tuple[int, ...]:
+    """The widths :func:`words_needed` may give data of ``dtype``: up to the one that holds
+    any prefix of values over the format's whole exponent range, at any length an index
+    holds."""
+    _, p, ebits = FORMATS[dtype]
+    bias = 2 ** (ebits - 1) - 1
+    top = words_needed(2 - bias - p, bias, 2**63 - 1)  # the least subnormal's bit, the top
+    return tuple(w for w in WIDTHS if w <= top)
+
+
 def instantiations(dtype: str) -> list[str]:
     """The kernel name expressions the oracle may launch for ``dtype``: the exact scan at each
-    width, and where the certified scan serves ``dtype``, it and the column scan at each width
-    it serves (which writes the tiles it leaves uncertified)."""
+    of its :func:`widths`, and where the certified scan serves ``dtype``, it and the column
+    scan at each width it serves (which writes the tiles it leaves uncertified)."""
     names = (["oracle_prepare", _range_name(dtype)]
-             + [(_scan_name if w < COLUMNS_FROM else _columns_name)(dtype, w) for w in WIDTHS])
+             + [(_scan_name if w < COLUMNS_FROM else _columns_name)(dtype, w)
+                for w in widths(dtype)])
     if dtype in CERTIFIED:
-        names += [_certified_name(dtype)] + [_columns_name(dtype, w) for w in WIDTHS
+        names += [_certified_name(dtype)] + [_columns_name(dtype, w) for w in widths(dtype)
                                               if CERTIFIED[dtype] <= w < COLUMNS_FROM]
     return names
 

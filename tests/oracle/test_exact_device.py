@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import re
 import shutil
 from fractions import Fraction
 from pathlib import Path
@@ -45,6 +46,7 @@ from scancheck.oracle.exact_device import (
     state_words,
     takes_certified,
     uncertified_at,
+    widths,
     words_needed,
 )
 from scancheck.testing import assert_same_bits, nvcc_errors, nvcc_shared_library
@@ -558,6 +560,19 @@ def test_the_overlay_writes_each_special_once_and_as_ieees_rules_say(data):
     got = sums.copy()
     overlay_specials(x, got, np)
     assert_same_bits(got, want, f"{x!r}")
+
+
+@pytest.mark.parametrize("dtype", list(FORMATS))
+def test_each_format_compiles_the_widths_its_data_may_need_and_no_wider(dtype):
+    """From the least subnormal's bit to the largest exponent (finfo's), at any length: the
+    widest integer such data need is the format's widest instantiation."""
+    info, p = finfo(dtype), SIGNIFICAND_BITS[dtype]
+    lo, hi = int(info.minexp) - p + 1, int(info.maxexp) - 1
+    assert widths(dtype)[-1] == words_needed(lo, hi, 2**63 - 1)
+    assert {words_needed(lo, hi, n) for n in (1, 2**31, 2**62)} <= set(widths(dtype))
+    scans = [re.fullmatch(r"exact_scan(_columns)?<.*, (\d+), \d+>", name)
+             for name in instantiations(dtype)]
+    assert {int(m.group(2)) for m in scans if m} == set(widths(dtype))
 
 
 def test_widths_grow_with_the_span_and_the_length():
