@@ -300,7 +300,7 @@ __device__ __forceinline__ long long lookback_scan(const typename Convert::In* _
       if (lane == 0) status.publish(tile, kAggregate, tile_total);
       T prefix = Op::identity();
       bool first = true;
-      // Each round polls 32 * span predecessors, lane l the span tiles nearest after lane
+      // Each round polls 32 * span predecessors, lane l the span tiles just before lane
       // l-1's.  The inclusive prefixes advance by at most one round's tiles per trip through
       // L2, so tiles that stream faster than 32 per trip (small tiles, fast memory) wait on
       // the chain, not on DRAM; a wider round keeps the chain ahead.

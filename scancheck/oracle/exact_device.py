@@ -51,8 +51,8 @@ FORMATS: dict[str, tuple[str, int, int]] = {
 #: 5 words hold any float32 data below 2**42 elements (exponents -149 to 127); 34 any
 #: float64 data up to 2**34 elements (exponents -1074 to 1023).  Between 8 and 34 the steps
 #: are a few words: a column scan's time grows with its width, and float64 data spanning
-#: 2**-564 to 2**512 (the bench's factors) need 18 words at 2**28 values (the oracle there
-#: took 6.86 ms at 20 words, 7.33 at 34, on an H100).
+#: 2**-564 to 2**512 (the bench's factors) need 18 words at 2**28 values (the oracle there,
+#: at 96 items a lane, took 6.86 ms at 20 words and 7.33 at 34 on an H100).
 WIDTHS = (1, 2, 3, 4, 5, 6, 8, 12, 16, 20, 24, 34)
 BLOCK = 256
 #: Elements a thread of the look-back path scans: 16 was the fastest measured on an H100 at
