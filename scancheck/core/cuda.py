@@ -161,7 +161,15 @@ def device_smem_limit() -> int:
     """Shared memory one block may use on the current device (opt-in maximum)."""
     import cupy as cp
 
-    attrs = cp.cuda.Device().attributes
+    return _smem_optin(cp.cuda.Device().id)
+
+
+@functools.cache
+def _smem_optin(device: int) -> int:
+    # Read once a device: CuPy reads every attribute of the device to give one.
+    import cupy as cp
+
+    attrs = cp.cuda.Device(device).attributes
     return int(attrs.get("MaxSharedMemoryPerBlockOptin", DEFAULT_SMEM_LIMIT))
 
 

@@ -165,12 +165,6 @@ def _kernel(name: str, device: int) -> Any:
                        name_expressions=(name,)).get_function(name)
 
 
-@functools.cache
-def _smem_limit(device: int) -> int:
-    # Read once a device: CuPy reads every attribute of the device to give one.
-    return device_smem_limit()
-
-
 def warm(dtype: str) -> None:
     """Compile every instantiation the oracle may launch for ``dtype`` into the NVRTC cache on
     disk (:class:`~scancheck.core.cuda.IeeeModule`), so that the processes of a GPU test
@@ -439,13 +433,14 @@ def _launch_certified(call: _Call, min_bits: int) -> None:
 
 def _launch_columns(call: _Call, words: int, base: int, n: int, every: int = 0) -> int:
     """The column scan of the call's first ``n`` values, ``words`` words wide, from exponent
-    ``base``: every tile's outputs, or with ``every`` those of the tiles that overlap a tile of
-    ``every`` values the certified scan marked.  The column tiles it runs."""
+    ``base``: every output, or with ``every`` those of the tiles of ``every`` values the
+    certified scan marked (the column tiles that overlap one walk their values).  The column
+    tiles it runs."""
     import cupy as cp
 
     tiles = _cdiv(n, COLUMNS_TILE)
     per_warp = columns_smem(call.bits.itemsize, words, COLUMNS_ITEMS)
-    warps = COLUMNS_BLOCK // 32 if COLUMNS_BLOCK // 32 * per_warp <= _smem_limit(call.dev) else 1
+    warps = COLUMNS_BLOCK // 32 if COLUMNS_BLOCK // 32 * per_warp <= device_smem_limit() else 1
     # The look-back moves two words a lane: the width rounded up to even, a tile.  At 34
     # words and 16 items, 272 bytes a 512-value tile: a fifteenth of a float64 input's bytes.
     stride = words + words % 2
