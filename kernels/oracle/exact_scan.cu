@@ -284,8 +284,7 @@ struct FixedPoint {
 //   the header: the exponent pass's results, then the certified scan's marks;
 //   the look-back of the scans a block a tile (the certified scan or the register scan: one
 //     of them runs in a call): its ticket counter and a flag a tile;
-//   a word a tile, set where the certified scan left a rounding of the tile uncertified;
-//   the column scan's look-back: its counter and a flag a column tile.
+//   a word a tile, set where the certified scan left a rounding of the tile uncertified.
 namespace scancheck {
 
 struct Header {
@@ -302,21 +301,17 @@ struct State {
   unsigned* counter;
   int* flags;
   unsigned* uncertified;
-  unsigned* column_counter;
-  int* column_flags;
 
   // The state of a call whose block scans have `tiles` tiles.
   __host__ __device__ State(unsigned* base, long long tiles)
       : header(reinterpret_cast<Header*>(base)),
         counter(base + kHeaderWords),
         flags(reinterpret_cast<int*>(base + kHeaderWords + 1)),
-        uncertified(base + kHeaderWords + 1 + tiles),
-        column_counter(base + kHeaderWords + 1 + 2 * tiles),
-        column_flags(reinterpret_cast<int*>(base + kHeaderWords + 2 + 2 * tiles)) {}
+        uncertified(base + kHeaderWords + 1 + tiles) {}
 
-  // Words of the buffer for `tiles` block tiles and `column_tiles` column tiles.
-  __host__ __device__ static long long words(long long tiles, long long column_tiles) {
-    return kHeaderWords + 2 + 2 * tiles + column_tiles;
+  // Words of the buffer for `tiles` block tiles.
+  __host__ __device__ static long long words(long long tiles) {
+    return kHeaderWords + 1 + 2 * tiles;
   }
 };
 
@@ -815,8 +810,8 @@ __global__ void exponent_range(const Bits* __restrict__ in, long long n,
 //   2. the warp scans its lanes' sums a word at a time, lowest first, each lane carrying its
 //      own carry into the next word: each lane's exclusive prefix within the tile,
 //      normalized, and the tile's sum;
-//   3. the tiles' sums go through a decoupled look-back (two words a lane, as many lanes as
-//      the width needs);
+//   3. the tiles' sums are scanned on their own (reduce, then scan: column_prefixes, two
+//      words a lane, as many lanes as the width needs), giving each tile its prefix;
 //   4. each lane adds the tile's prefix to its own, finds its top word once, and walks its
 //      values again, rounding each prefix from the two words at its top.
 // The arithmetic is __host__ __device__: the CPU tests run it with a warp's lanes in turn
@@ -986,25 +981,29 @@ __host__ __device__ __forceinline__ Bits round_column(Column<unsigned long long,
 
 // A warp's shared memory in the column scan: the tile's values as read, padded as
 // kernels/decoupled_lookback.cu pads them (each lane rounds its values in place, and the
-// outputs leave from there), the lanes' integers (32 * W words), W words (the tile's sum,
-// then its prefix), then the lanes' carry counts (32 * W bytes).  The values stay in shared
-// memory, not registers, so that the loops over them need not be unrolled: unrolled, the
-// walk of 16 values took 100 registers and more code than the instruction cache holds.
+// outputs leave from there), then the lanes' integers (Integers, kIntegerBytes).  The values
+// stay in shared memory, not registers, so that the loops over them need not be unrolled:
+// unrolled, the walk of 16 values took 100 registers and more code than the instruction cache
+// holds.  Summing a tile needs no stage (column_sums: kIntegerBytes a warp).
 // scancheck/oracle/exact_device.py's columns_smem sizes it the same way.
 template <typename Bits, int W, int ITEMS>
 struct Layout {
   static constexpr int kStage = pad<Bits>(32 * ITEMS);
   static constexpr int kStageWords = (kStage * static_cast<int>(sizeof(Bits)) + 7) / 8;
-  static constexpr int kBytes = 8 * (kStageWords + 32 * W + W) + 32 * W;
-  // Words of a tile's sum in the look-back arrays: two a lane.
+  // The lanes' integers (32 * W words), W words (the tile's sum, then its prefix), then the
+  // lanes' carry counts (32 * W bytes).
+  static constexpr int kIntegerBytes = 8 * (32 * W + W) + 32 * W;
+  static constexpr int kBytes = 8 * kStageWords + kIntegerBytes;
+  // Words of a tile's sum in global memory: two a lane.
   static constexpr int kStride = W + (W & 1);
-  static_assert(kStride <= 64, "the look-back holds two words a lane");
+  static_assert(kStride <= 64, "a warp holds an integer at two words a lane");
   static_assert(ITEMS <= 127, "a lane's carry counts are signed chars");
 };
 
 constexpr unsigned kFull = 0xffffffffu;
 
-// Two words of a wide integer a lane (lane l: words 2l and 2l + 1), for the look-back.
+// Two words of a wide integer a lane (lane l: words 2l and 2l + 1): how a warp adds two
+// integers (warp_add) and moves one to or from global memory.
 struct LaneWords {
   unsigned long long lo, hi;
 };
@@ -1048,27 +1047,19 @@ __device__ __forceinline__ void warp_add(LaneWords& v, LaneWords a, int lane) {
                   lane);
 }
 
-// A lane's two words of a published sum, in one 16-byte access each way (the fences of
-// publish and of the look-back's poll order them against the flags).  For odd W the top
-// lane moves one word past W too: the stride leaves room for it, and no word past W is read.
-__device__ __forceinline__ LaneWords load_pair(const unsigned long long* p) {
-  unsigned long long a, b;
-  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
-  return {a, b};
+// A lane's two words of an integer in global memory (the tiles' sums), in one 16-byte access
+// each way; lanes past the width hold 0.  For odd W the top lane moves one word past W too:
+// the stride leaves room for it, and no word past W is read.
+template <int W>
+__device__ __forceinline__ LaneWords load_pair(const unsigned long long* p, int lane) {
+  if (2 * lane >= W) return {0, 0};
+  const ulonglong2 v = *reinterpret_cast<const ulonglong2*>(p + 2 * lane);
+  return {v.x, v.y};
 }
 
-template <int W, int STRIDE>
-__device__ __forceinline__ void publish(int* flags, unsigned long long* values, long long tile,
-                                        int flag, LaneWords v, int lane) {
-  if (2 * lane < W)
-    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};"
-                 :: "l"(values + tile * STRIDE + 2 * lane), "l"(v.lo), "l"(v.hi) : "memory");
-  __threadfence();
-  __syncwarp();
-  if (lane == 0) {
-    __threadfence();
-    atomicExch(&flags[tile], flag);
-  }
+template <int W>
+__device__ __forceinline__ void store_pair(unsigned long long* p, LaneWords v, int lane) {
+  if (2 * lane < W) *reinterpret_cast<ulonglong2*>(p + 2 * lane) = make_ulonglong2(v.lo, v.hi);
 }
 
 // Whether the column tile of values [seg, end) has outputs to write: every tile does where
@@ -1082,146 +1073,231 @@ __host__ __device__ inline bool writes_tile(const unsigned* uncertified, long lo
   return false;
 }
 
-}  // namespace columns
-}  // namespace scancheck
+// A warp's integers in shared memory (Layout::kIntegerBytes from `words`): lane l's word k at
+// v[k], its carry count at c[k], and the tile's sum or prefix.
+template <int W>
+struct Integers {
+  Column<unsigned long long, 32> v;
+  unsigned long long* tile_words;
+  Column<signed char, 32> c;
 
-// The exact inclusive scan of n values, W words wide, a warp a tile of 32 * ITEMS values (an
-// atomic counter hands tiles out in start order, so a warp only waits on running ones); its
-// look-back in the state of a call of `tiles` block tiles, the tiles' sums in status
-// (aggregates, then inclusive prefixes: Layout::kStride words a tile each).  Where
-// uncertified_tile > 0 it writes the outputs of the tiles the certified scan left uncertified
-// (State::uncertified, of tiles of that many values) and no others: every tile still sums its
-// values into the look-back, so each prefix is the exact one, but only the column tiles that
-// overlap a marked one walk their values again and round, and only a marked tile's outputs
-// are stored.  Dynamic shared memory: Layout<Bits, W, ITEMS>::kBytes
-// a warp.
-template <typename Bits, int P, int EBITS, int W, int ITEMS>
-__global__ void exact_scan_columns(const Bits* __restrict__ in, Bits* __restrict__ out,
-                                   long long n, int base, unsigned* state, long long tiles,
-                                   long long uncertified_tile, unsigned long long* status) {
-  using namespace scancheck;
-  using namespace scancheck::columns;
-  using L = Layout<Bits, W, ITEMS>;
-  const State s(state, tiles);
-  unsigned* counter = s.column_counter;
-  int* flags = s.column_flags;
-  unsigned long long* aggregates = status;
-  unsigned long long* inclusives = status + (n + 32 * ITEMS - 1) / (32 * ITEMS) * L::kStride;
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  unsigned long long* mine = reinterpret_cast<unsigned long long*>(scancheck_smem + warp * L::kBytes);
-  Bits* stage = reinterpret_cast<Bits*>(mine);
-  unsigned long long* words = mine + L::kStageWords;
-  unsigned long long* tile_words = words + 32 * W;  // the tile's sum, then its prefix
-  signed char* counts = reinterpret_cast<signed char*>(tile_words + W);
+  __device__ Integers(unsigned long long* words, int lane)
+      : v{words + lane}, tile_words(words + 32 * W),
+        c{reinterpret_cast<signed char*>(words + 33 * W) + lane} {}
+};
 
-  unsigned ticket = 0;
-  if (lane == 0) ticket = atomicAdd(counter, 1u);
-  const long long tile = __shfl_sync(kFull, ticket, 0);
-  const long long seg = tile * 32 * ITEMS;
-  if (seg >= n) return;  // the whole warp: tile is warp-uniform
-  const bool full = seg + 32 * ITEMS <= n;
-
-  // The tile's values, a lane's ITEMS consecutive ones; padding reads as +0.0, which adds
-  // nothing.  Each value is placed twice (for the sum, then for the walk), not held placed.
-  load_striped<Bits, ITEMS>(stage, in, seg, n, full, Bits(0));
-  __syncwarp();
-
-  // 1. The lane's sum, carry-save.
-  const Column<unsigned long long, 32> v{words + lane};
-  const Column<signed char, 32> c{counts + lane};
-  for (int k = 0; k < W; ++k) {
-    v[k] = 0;
-    c[k] = 0;
-  }
-#pragma unroll 4
-  for (int i = 0; i < ITEMS; ++i)
-    add_carry_save<W>(v, c, place<Bits, P, EBITS>(stage[pad<Bits>(lane * ITEMS + i)], base));
-
-  // 2. Word by word, lowest first: the word's sum over the lanes up to this one (a
-  // Kogge-Stone scan of 128-bit sums), less this lane's own for the exclusive prefix, and
-  // each lane's carries on into the next word.  v becomes the lane's exclusive prefix.
+// 2. Word by word, lowest first: each word's sum over the lanes up to this one (a
+// Kogge-Stone scan of 128-bit sums), less this lane's own for the exclusive prefix, and each
+// lane's carries on into the next word.  Each lane's integer becomes its exclusive prefix
+// within the tile, normalized, and the tile's sum goes to tile_words (lane 31 writes it: the
+// warp syncs before reading it).
+template <int W>
+__device__ __forceinline__ void scan_lanes(const Integers<W>& m, int lane) {
   int carry_ex = 0, carry_in = 0;
 #pragma unroll 2
   for (int k = 0; k < W; ++k) {
-    const Sum128 d = digit(v[k], k > 0 ? c[k - 1] : 0);
+    const Sum128 d = digit(m.v[k], k > 0 ? m.c[k - 1] : 0);
     Sum128 inc = d;
 #pragma unroll
     for (int off = 1; off < 32; off *= 2) {
       const Sum128 o{__shfl_up_sync(kFull, inc.lo, off), __shfl_up_sync(kFull, inc.hi, off)};
       if (lane >= off) inc = add(o, inc);
     }
-    v[k] = settle(sub(inc, d), carry_ex);
+    m.v[k] = settle(sub(inc, d), carry_ex);
     const unsigned long long total = settle(inc, carry_in);
-    if (lane == 31) tile_words[k] = total;
+    if (lane == 31) m.tile_words[k] = total;
   }
+}
+
+template <int W>
+__device__ __forceinline__ void clear(const Integers<W>& m) {
+  for (int k = 0; k < W; ++k) {
+    m.v[k] = 0;
+    m.c[k] = 0;
+  }
+}
+
+// The exact inclusive scan's outputs of column tile `tile`, its exclusive prefix read from
+// sums: the tile staged, each lane's ITEMS consecutive values summed (step 1) and scanned
+// across the lanes (step 2), each lane's integer set to its prefix, its values walked and
+// rounded (step 4); where every > 0 only the outputs of marked tiles of `every` values are
+// stored.  Not inlined: in the kernel's loop over tiles the compiler kept every tile load's
+// address live across iterations (254 registers, against 56).
+template <typename Bits, int P, int EBITS, int W, int ITEMS>
+__device__ __noinline__ void write_tile(const Bits* __restrict__ in, Bits* __restrict__ out,
+                                        long long n, int base, const unsigned* uncertified,
+                                        long long every, const unsigned long long* sums,
+                                        long long tile, Bits* stage, const Integers<W>& m,
+                                        int lane) {
+  const long long seg = tile * 32 * ITEMS;
+  const bool full = seg + 32 * ITEMS <= n;
+  // Padding reads as +0.0, which adds nothing.  Each value is placed twice (for the sum, then
+  // for the walk), not held placed.
+  load_striped<Bits, ITEMS>(stage, in, seg, n, full, Bits(0));
+  clear<W>(m);
+  __syncwarp();
+#pragma unroll 4
+  for (int i = 0; i < ITEMS; ++i)
+    add_carry_save<W>(m.v, m.c, place<Bits, P, EBITS>(stage[pad<Bits>(lane * ITEMS + i)], base));
+  scan_lanes<W>(m, lane);
+  __syncwarp();
+  const LaneWords prefix = load_pair<W>(sums + tile * Layout<Bits, W, ITEMS>::kStride, lane);
+  if (2 * lane < W) m.tile_words[2 * lane] = prefix.lo;
+  if (2 * lane + 1 < W) m.tile_words[2 * lane + 1] = prefix.hi;
   __syncwarp();
 
-  // 3. The look-back over earlier tiles' sums, 32 tiles at a time (as
-  // kernels/decoupled_lookback.cu does for blocks).
-  const LaneWords sum{2 * lane < W ? tile_words[2 * lane] : 0ULL,
-                      2 * lane + 1 < W ? tile_words[2 * lane + 1] : 0ULL};
-  LaneWords prefix{0, 0};
-  if (tile > 0) {
-    publish<W, L::kStride>(flags, aggregates, tile, kAggregate, sum, lane);
-    for (long long end = tile - 1;; end -= 32) {
-      const long long j = end - lane;  // lane 0 is the nearest predecessor
-      int f = kInclusive;
-      do {
-        if (j >= 0) f = *reinterpret_cast<volatile int*>(&flags[j]);
-      } while (__any_sync(kFull, f == kInvalid));
-      __syncwarp();
-      __threadfence();
-      const unsigned inclusive_lanes = __ballot_sync(kFull, f == kInclusive && j >= 0);
-      const int last = inclusive_lanes ? __ffs(inclusive_lanes) - 1 : 31;
-      // Tiles end, end - 1, ... end - count + 1: every load of the window issued before the
-      // first is used (one memory latency a window, not one a tile), then summed as a tree
-      // (integer addition is associative and commutative: any order gives the same sum).
-      // Tiles here are small and many: 2**28 values make 262144 look-backs.
-      const int count = last < end ? last + 1 : static_cast<int>(end + 1);
-      LaneWords got[32];
-#pragma unroll
-      for (int k = 0; k < 32; ++k) {
-        const int fk = __shfl_sync(kFull, f, k);
-        got[k] = k < count && 2 * lane < W
-                     ? load_pair((fk == kInclusive ? inclusives : aggregates) +
-                                 (end - k) * L::kStride + 2 * lane)
-                     : LaneWords{0, 0};
-      }
-#pragma unroll
-      for (int step = 1; step < 32; step *= 2) {
-#pragma unroll
-        for (int k = 0; k + step < 32; k += 2 * step) warp_add(got[k], got[k + step], lane);
-      }
-      warp_add(prefix, got[0], lane);
-      if (inclusive_lanes) break;
-    }
-  }
-  LaneWords inclusive = prefix;
-  warp_add(inclusive, sum, lane);
-  publish<W, L::kStride>(flags, inclusives, tile, kInclusive, inclusive, lane);
-  const long long tile_end = full ? seg + 32 * ITEMS : n;
-  if (!writes_tile(s.uncertified, uncertified_tile, seg, tile_end)) return;  // the whole warp
-  if (2 * lane < W) tile_words[2 * lane] = prefix.lo;  // every lane read its sum above
-  if (2 * lane + 1 < W) tile_words[2 * lane + 1] = prefix.hi;
-  __syncwarp();
-
-  // 4. The lane's prefix, then each of its values added and rounded in turn.
-  Track t = add_whole<W>(v, tile_words);
+  Track t = add_whole<W>(m.v, m.tile_words);
 #pragma unroll 1
   for (int i = 0; i < ITEMS; ++i) {
     Bits& slot = stage[pad<Bits>(lane * ITEMS + i)];
-    add_tracked<W>(v, place<Bits, P, EBITS>(slot, base), t);
-    slot = round_column<Bits, P, EBITS, W>(v, t, base);
+    add_tracked<W>(m.v, place<Bits, P, EBITS>(slot, base), t);
+    slot = round_column<Bits, P, EBITS, W>(m.v, t, base);
   }
   __syncwarp();
-  if (uncertified_tile > 0) {
-    // A column tile may straddle a marked tile's edge: only the marked tile's outputs go out,
-    // the certified ones beside them are left as the certified scan wrote them.
+  if (every > 0) {
+#pragma unroll 1
     for (int i = 0; i < ITEMS; ++i) {
       const long long e = seg + i * 32 + lane;
-      if (e < n && s.uncertified[e / uncertified_tile]) out[e] = stage[pad<Bits>(i * 32 + lane)];
+      if (e < n && uncertified[e / every]) out[e] = stage[pad<Bits>(i * 32 + lane)];
     }
   } else {
     store_striped<Bits, ITEMS>(out, stage, seg, n, full);
+  }
+  __syncwarp();  // the next tile's values overwrite the stage
+}
+
+}  // namespace columns
+}  // namespace scancheck
+
+// The column scan runs as reduce, then scan (exact_device._launch_columns):
+//   column_sums: each column tile's sum (steps 1 and 2), a warp a tile, none waiting on
+//     another;
+//   column_prefixes: the sums, in place, to exclusive prefix sums;
+//   named_column_tiles, then exact_scan_columns: the tiles to write, each summed again, its
+//     lanes' prefixes its own plus the tile's (steps 3 and 4).
+// No tile waits on its predecessors.  A look-back over tiles this small waits one round trip
+// through L2 for every 32 tiles, slower than memory, and a rescan sums every tile before the
+// last one it writes: most of the data, for the bench's float64 factors.
+
+// The sum of each column tile of n values (32 * ITEMS values, a warp a tile), tile t's at
+// sums + t * Layout::kStride.  The sum is the same whichever lane adds which value, so each
+// lane adds every 32nd value as it is read (coalesced, eight loads in flight a lane), with no
+// stage.  Dynamic shared memory: Layout<Bits, W, ITEMS>::kIntegerBytes a warp.
+template <typename Bits, int P, int EBITS, int W, int ITEMS>
+__global__ void column_sums(const Bits* __restrict__ in, long long n, int base,
+                            unsigned long long* sums) {
+  using namespace scancheck;
+  using namespace scancheck::columns;
+  using L = Layout<Bits, W, ITEMS>;
+  static_assert(ITEMS % 8 == 0, "values are read eight at a time");
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const long long tile = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + warp;
+  const long long seg = tile * 32 * ITEMS;
+  if (seg >= n) return;  // the whole warp
+  const Integers<W> m(reinterpret_cast<unsigned long long*>(scancheck_smem + warp * L::kIntegerBytes),
+                      lane);
+  clear<W>(m);
+  for (int i = 0; i < ITEMS; i += 8) {
+    Bits x[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const long long e = seg + (i + k) * 32 + lane;
+      x[k] = e < n ? __ldcs(in + e) : Bits(0);
+    }
+#pragma unroll
+    for (int k = 0; k < 8; ++k) add_carry_save<W>(m.v, m.c, place<Bits, P, EBITS>(x[k], base));
+  }
+  scan_lanes<W>(m, lane);
+  __syncwarp();
+  const LaneWords sum{2 * lane < W ? m.tile_words[2 * lane] : 0ULL,
+                      2 * lane + 1 < W ? m.tile_words[2 * lane + 1] : 0ULL};
+  store_pair<W>(sums + tile * L::kStride, sum, lane);
+}
+
+// Over `count` W-word integers in a (W rounded up to even words apart), a warp a chunk of
+// `per` consecutive ones: mode 0 sums each chunk into totals; mode 1 makes each integer of a,
+// in place, its chunk's total from totals plus the integers of its chunk before it; mode 2
+// the same from 0 (one chunk).  Chunks' sums by mode 0, made exclusive (the same modes,
+// recursively), then mode 1, leave a's exclusive prefix sums.  A chunk's loads go 8 at a
+// time: one memory latency per 8 integers, not per integer.
+template <int W>
+__global__ void column_prefixes(unsigned long long* a, long long count, int per,
+                                unsigned long long* totals, int mode) {
+  using namespace scancheck::columns;
+  constexpr int kStride = W + (W & 1);
+  const int lane = threadIdx.x % 32;
+  const long long chunk = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
+  const long long first = chunk * per;
+  if (first >= count) return;  // the whole warp
+  const long long last = first + per < count ? first + per : count;
+  LaneWords run = mode == 1 ? load_pair<W>(totals + chunk * kStride, lane) : LaneWords{0, 0};
+  for (long long i = first; i < last; i += 8) {
+    LaneWords got[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      got[k] = i + k < last ? load_pair<W>(a + (i + k) * kStride, lane) : LaneWords{0, 0};
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      if (mode != 0 && i + k < last) store_pair<W>(a + (i + k) * kStride, run, lane);
+      warp_add(run, got[k], lane);
+    }
+  }
+  if (mode == 0) store_pair<W>(totals + chunk * kStride, run, lane);
+}
+
+// The column tiles of n values (32 * items values each) that writes_tile names, in `named`
+// in no particular order, and their count in queue[0]: a warp looks at 32 tiles, and takes
+// their places in named with one atomic.  The marks are those of `every` values in the state
+// of a call of `tiles` block tiles.
+__global__ void named_column_tiles(long long n, int items, const unsigned* state,
+                                   long long tiles, long long every, unsigned* named,
+                                   unsigned* queue) {
+  using namespace scancheck;
+  const long long span = 32LL * items;
+  const State s(const_cast<unsigned*>(state), tiles);
+  const int lane = threadIdx.x % 32;
+  const long long tile =
+      (static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32) * 32 + lane;
+  const long long column_tiles = (n + span - 1) / span;
+  const bool wanted = tile < column_tiles &&
+                      columns::writes_tile(s.uncertified, every, tile * span,
+                                           tile * span + span < n ? tile * span + span : n);
+  const unsigned ballot = __ballot_sync(columns::kFull, wanted);
+  if (!ballot) return;
+  unsigned at = 0;
+  if (lane == 0) at = atomicAdd(&queue[0], static_cast<unsigned>(__popc(ballot)));
+  at = __shfl_sync(columns::kFull, at, 0);
+  if (wanted) named[at + __popc(ballot & ((1u << lane) - 1u))] = static_cast<unsigned>(tile);
+}
+
+// The exact inclusive scan's outputs of the column tiles of n values in `named` (queue[0] of
+// them, by named_column_tiles), W words wide, a tile's exclusive prefix read from sums
+// (column_sums, then column_prefixes).  Where every > 0, only the outputs of the tiles the
+// certified scan marked (State::uncertified, of tiles of `every` values, in the state of a
+// call of `tiles` block tiles) are stored: a column tile may straddle a marked tile's edge,
+// and the certified outputs beside it stay as the certified scan wrote them.  Each warp takes
+// the next tile of named (queue[1] counts them out) until none is left, so that a run of
+// marked tiles is written by as many warps as it has tiles.  Dynamic shared memory:
+// Layout<Bits, W, ITEMS>::kBytes a warp.
+template <typename Bits, int P, int EBITS, int W, int ITEMS>
+__global__ void exact_scan_columns(const Bits* __restrict__ in, Bits* __restrict__ out,
+                                   long long n, int base, unsigned* state, long long tiles,
+                                   long long every, const unsigned long long* sums,
+                                   const unsigned* named, unsigned* queue) {
+  using namespace scancheck;
+  using namespace scancheck::columns;
+  using L = Layout<Bits, W, ITEMS>;
+  const State s(state, tiles);
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  unsigned long long* space = reinterpret_cast<unsigned long long*>(scancheck_smem + warp * L::kBytes);
+  const Integers<W> m(space + L::kStageWords, lane);
+  const unsigned count = queue[0];
+  for (;;) {
+    unsigned next = 0;
+    if (lane == 0) next = atomicAdd(&queue[1], 1u);
+    next = __shfl_sync(kFull, next, 0);
+    if (next >= count) return;  // the whole warp
+    write_tile<Bits, P, EBITS, W, ITEMS>(in, out, n, base, s.uncertified, every, sums,
+                                         named[next], reinterpret_cast<Bits*>(space), m, lane);
   }
 }

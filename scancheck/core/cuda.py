@@ -159,26 +159,32 @@ def allow_shared_memory(kernel: Any, nbytes: int) -> None:
 
 def device_smem_limit() -> int:
     """Shared memory one block may use on the current device (opt-in maximum)."""
+    return int(_attributes(_current_device()).get("MaxSharedMemoryPerBlockOptin",
+                                                  DEFAULT_SMEM_LIMIT))
+
+
+def device_sm_count() -> int:
+    """Streaming multiprocessors of the current device."""
+    return int(_attributes(_current_device())["MultiProcessorCount"])
+
+
+def _current_device() -> int:
     import cupy as cp
 
-    return _smem_optin(cp.cuda.Device().id)
+    return cp.cuda.Device().id
 
 
 @functools.cache
-def _smem_optin(device: int) -> int:
+def _attributes(device: int) -> dict[str, int]:
     # Read once a device: CuPy reads every attribute of the device to give one.
     import cupy as cp
 
-    attrs = cp.cuda.Device(device).attributes
-    return int(attrs.get("MaxSharedMemoryPerBlockOptin", DEFAULT_SMEM_LIMIT))
+    return dict(cp.cuda.Device(device).attributes)
 
 
-@functools.cache
 def device_l2_bytes(device: int) -> int:
     """Bytes of L2 cache on CUDA device ``device``."""
-    import cupy as cp
-
-    return int(cp.cuda.Device(device).attributes["L2CacheSize"])
+    return int(_attributes(device)["L2CacheSize"])
 
 
 # -- the input-unchanged check ------------------------------------------------------------

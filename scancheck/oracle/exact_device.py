@@ -7,8 +7,9 @@ writing the float bits alone: the same 2 * itemsize bytes a float scan moves.  W
 from one pass over the data's exponents, so the integers are as wide as the data needs
 and no wider.  Below :data:`COLUMNS_FROM` words each thread holds its integer in registers
 (``exact_scan``), where every value costs O(W); from there each thread's integer lives in
-shared memory, where a value costs O(1) (``exact_scan_columns``: a value touches two words,
-rounding reads the two at the top).  float32 and float64 data as wide as :data:`CERTIFIED`
+shared memory, where a value costs O(1) (the column scan: a value touches two words,
+rounding reads the two at the top; the tiles' sums are taken first and scanned on their own,
+so no tile waits on another).  float32 and float64 data as wide as :data:`CERTIFIED`
 says take the certified scan first (``certified_scan``: double-double sums, each rounding
 proven to be the exact sum's); it marks each tile where a rounding is not, and the column
 scan writes those tiles alone again, summing the values before the last of them for their
@@ -32,6 +33,7 @@ from ..core.cuda import (
     KERNEL_DIR,
     IeeeModule,
     allow_shared_memory,
+    device_sm_count,
     device_smem_limit,
     expand_source,
     lookback_smem,
@@ -50,9 +52,9 @@ FORMATS: dict[str, tuple[str, int, int]] = {
 #: Integer widths compiled, in 64-bit words; the narrowest that holds every prefix is used.
 #: 5 words hold any float32 data below 2**42 elements (exponents -149 to 127); 34 any
 #: float64 data up to 2**34 elements (exponents -1074 to 1023).  Between 8 and 34 the steps
-#: are a few words: a column scan's time grows with its width, and float64 data spanning
-#: 2**-564 to 2**512 (the bench's factors) need 18 words at 2**28 values (the oracle there,
-#: at 96 items a lane, took 6.86 ms at 20 words and 7.33 at 34 on an H100).
+#: are a few words: a column scan's time grows with its width (each tile scans its lanes a
+#: word at a time), and float64 data spanning 2**-564 to 2**512 (the bench's factors) need 18
+#: words at 2**28 values.
 WIDTHS = (1, 2, 3, 4, 5, 6, 8, 12, 16, 20, 24, 34)
 BLOCK = 256
 #: Elements a thread of the look-back path scans: 16 was the fastest measured on an H100 at
@@ -61,18 +63,16 @@ ITEMS = 16
 #: Widths from which each thread's integer lives in shared memory (``exact_scan_columns``):
 #: in registers a scan costs about one torch.cumsum of time a word.
 COLUMNS_FROM = 8
-#: Threads a block of the column scan (each warp scans its own tile: the block size only
-#: sets how many warps share an SM's shared memory a block), one warp where two warps' shared
-#: memory is over the device's limit, and elements a thread.  Each tile waits on its
-#: predecessors' sums through L2, 32 tiles a round, so small tiles leave the scan waiting on
-#: that chain: on an H100 at 34 words and 2**28 elements the scan alone took 17.7, 10.6 and
-#: 8.5 ms at 16, 32 and 64 items a thread (64 threads a block; 11.7 ms at 32 threads and 32
-#: items).  The whole oracle on float64 factors data at 2**28 (the certified scan, then
-#: this scan over 87% of the values to write 539 of 65,536 tiles), x torch.cumsum's time on
-#: an H100: 5.35, 3.99 and 3.93 at 32, 64 and 96 items (34 words), 4.02, 3.68 and 4.02 at 64,
-#: 96 and 120 (20 words); at 2**24, 2.82 at 32 items and 34 words, 3.19 at 96 and 20.
+#: Threads a block of the column scan's writing kernel (each warp writes its own tile: the
+#: block size only sets how many warps share an SM's shared memory a block), one warp where
+#: two warps' shared memory is over the device's limit, and elements a thread.  No tile waits
+#: on another (reduce, then scan: :func:`_launch_columns`), so the tile size only trades a
+#: tile's fixed work (a word-by-word scan of its lanes) against the warps in flight.  The
+#: whole oracle on float64 factors data (the certified scan, then the column scan over 87% of
+#: the values to write 539 of 65,536 tiles), x torch.cumsum's time on an H100 at 96, 64 and 32
+#: items: 2.35, 2.39 and 2.51 at 2**28; 3.91, 3.45 and 3.08 at 2**24.
 COLUMNS_BLOCK = 64
-COLUMNS_ITEMS = 96
+COLUMNS_ITEMS = 64
 #: Formats the certified scan serves, and the widths from which they take it first: a
 #: float32 prefix needs 25 bits, a float64 one 54, where double-double sums carry 106.  Where
 #: a rounding is not certified, the exact scan writes that tile again (:func:`_rescan`).  On
@@ -91,6 +91,14 @@ CERTIFIED: dict[str, int] = {"float32": 3, "float64": 8}
 TILE = BLOCK * ITEMS
 #: Values a tile of the column scan (a warp's).
 COLUMNS_TILE = 32 * COLUMNS_ITEMS
+#: Warps a block of ``column_sums`` (a warp a tile, its shared memory the lanes' integers
+#: alone: at 34 words, four warps take 39 KiB).
+SUMS_WARPS = 4
+#: Column tiles' sums a warp of ``column_prefixes`` sums or scans in turn (2**28 values make
+#: 131,072 tiles: chunks of 2,048, then of 32, then one), and its warps a block; on an H100
+#: their prefixes took 0.08 ms, the tiles' sums over 2.3e8 float64 values 1.06 ms.
+CHUNK = 64
+PREFIX_WARPS = 4
 #: 32-bit words of a call's header on the device (the kernel's ``Header``): the exponent
 #: pass's firsts (four uint64) and range (lo, hi, special, a pad), then the certified scan's
 #: marks (whether it ran, its uncertified tiles, 1 + the last of them, a pad).
@@ -123,6 +131,13 @@ def _columns_name(dtype: str, words: int, items: int | None = None) -> str:
     return f"exact_scan_columns<{_format(dtype)}, {words}, {items or COLUMNS_ITEMS}>"
 
 
+def _columns_module(dtype: str, words: int) -> tuple[str, str, str, str]:
+    """The column scan's kernels at ``words`` words, compiled as one module: the tiles' sums,
+    their prefixes, the list of tiles to write, the scan that writes them."""
+    return (f"column_sums<{_format(dtype)}, {words}, {COLUMNS_ITEMS}>",
+            f"column_prefixes<{words}>", "named_column_tiles", _columns_name(dtype, words))
+
+
 def _certified_name(dtype: str, items: int | None = None) -> str:
     rounding = "CertifiedRound64" if dtype == "float64" else "CertifiedRound"
     return f"certified_scan<scancheck::{rounding}, {items or ITEMS}>"
@@ -138,31 +153,44 @@ def widths(dtype: str) -> tuple[int, ...]:
     return tuple(w for w in WIDTHS if w <= top)
 
 
-def instantiations(dtype: str) -> list[str]:
-    """The kernel name expressions the oracle may launch for ``dtype``: the exact scan at each
-    of its :func:`widths`, and where the certified scan serves ``dtype``, it and the column
-    scan at each width it serves (which writes the tiles it leaves uncertified)."""
-    names = (["oracle_prepare", _range_name(dtype)]
-             + [(_scan_name if w < COLUMNS_FROM else _columns_name)(dtype, w)
-                for w in widths(dtype)])
+def instantiations(dtype: str) -> list[tuple[str, ...]]:
+    """The kernel modules the oracle may launch for ``dtype``, each the name expressions
+    compiled together: the exact scan at each of its :func:`widths`, and where the certified
+    scan serves ``dtype``, it and the column scan at each width it serves (which writes the
+    tiles it leaves uncertified)."""
+    def scan(w: int) -> tuple[str, ...]:
+        return (_scan_name(dtype, w),) if w < COLUMNS_FROM else _columns_module(dtype, w)
+
+    modules = [("oracle_prepare",), (_range_name(dtype),)] + [scan(w) for w in widths(dtype)]
     if dtype in CERTIFIED:
-        names += [_certified_name(dtype)] + [_columns_name(dtype, w) for w in widths(dtype)
-                                              if CERTIFIED[dtype] <= w < COLUMNS_FROM]
-    return names
+        modules += [(_certified_name(dtype),)] + [
+            _columns_module(dtype, w) for w in widths(dtype)
+            if CERTIFIED[dtype] <= w < COLUMNS_FROM]
+    return modules
 
 
 def columns_smem(itemsize: int, words: int, items: int) -> int:
     """Dynamic shared memory of one warp of ``exact_scan_columns`` (the kernel's Layout): the
-    tile's padded values, the lanes' integers, the tile's sum and the lanes' one-byte carry
-    counts."""
-    return 8 * (-(-staged(items, itemsize) * itemsize // 8) + 32 * words + words) + 32 * words
+    tile's padded values, then :func:`integers_smem`."""
+    return 8 * -(-staged(items, itemsize) * itemsize // 8) + integers_smem(words)
+
+
+def integers_smem(words: int) -> int:
+    """Dynamic shared memory of one warp of ``column_sums`` (Layout's kIntegerBytes): the
+    lanes' integers, the tile's sum and the lanes' one-byte carry counts."""
+    return 8 * (32 * words + words) + 32 * words
 
 
 @functools.cache
-def _kernel(name: str, device: int) -> Any:
-    # One small module per instantiation: a float32 check compiles only the widths it meets.
+def _module(names: tuple[str, ...], device: int) -> IeeeModule:
+    # Small modules, one a scan: a float32 check compiles only the widths it meets.
     return IeeeModule(expand_source("exact_scan.cu", KERNEL_DIR / "oracle"),
-                       name_expressions=(name,)).get_function(name)
+                      name_expressions=names)
+
+
+def _kernel(name: str, device: int, module: tuple[str, ...] | None = None) -> Any:
+    """The kernel ``name`` from the module of ``module``'s names (``name`` alone if none)."""
+    return _module(module or (name,), device).get_function(name)
 
 
 def warm(dtype: str) -> None:
@@ -171,8 +199,8 @@ def warm(dtype: str) -> None:
     session load them instead of each compiling them at its first large case."""
     import cupy as cp
 
-    for name in instantiations(dtype):
-        _kernel(name, cp.cuda.Device().id)
+    for names in instantiations(dtype):
+        _module(names, cp.cuda.Device().id)
 
 
 def words_needed(lo: int, hi: int, n: int) -> int:
@@ -262,9 +290,8 @@ class Header(NamedTuple):
 
 def state_words(n: int) -> int:
     """32-bit words of a call's state on the device for ``n`` values: the kernel's
-    ``State::words`` (the header, the block scans' look-back, a mark a tile, the column scan's
-    look-back)."""
-    return HEADER_WORDS + 2 + 2 * _cdiv(n, TILE) + _cdiv(n, COLUMNS_TILE)
+    ``State::words`` (the header, the block scans' look-back, a mark a tile)."""
+    return HEADER_WORDS + 1 + 2 * _cdiv(n, TILE)
 
 
 def uncertified_at(tiles: int) -> int:
@@ -434,24 +461,56 @@ def _launch_certified(call: _Call, min_bits: int) -> None:
 def _launch_columns(call: _Call, words: int, base: int, n: int, every: int = 0) -> int:
     """The column scan of the call's first ``n`` values, ``words`` words wide, from exponent
     ``base``: every output, or with ``every`` those of the tiles of ``every`` values the
-    certified scan marked (the column tiles that overlap one walk their values).  The column
-    tiles it runs."""
+    certified scan marked (the column tiles that overlap one walk their values).  Reduce, then
+    scan: every column tile's sum, their exclusive prefixes, then the tiles that write, a warp
+    a tile.  The column tiles it sums."""
     import cupy as cp
 
     tiles = _cdiv(n, COLUMNS_TILE)
+    module = _columns_module(call.dtype, words)
+    sums_kernel, prefixes_kernel, named_kernel, scan_kernel = (
+        _kernel(name, call.dev, module) for name in module)
+    # Two words a lane: the width rounded up to even, a tile (a 34-word sum is 272 bytes, a
+    # sixtieth of a tile of 2,048 float64 values).
+    sums = cp.empty(tiles * (words + words % 2), dtype=cp.uint64)
+    sums_smem = SUMS_WARPS * integers_smem(words)
+    allow_shared_memory(sums_kernel, sums_smem)
+    sums_kernel((_cdiv(tiles, SUMS_WARPS),), (32 * SUMS_WARPS,),
+                (call.bits, np.int64(n), np.int32(base), sums), shared_mem=sums_smem)
+    _exclusive(sums, tiles, words, prefixes_kernel)
+    named, queue = cp.empty(tiles, dtype=cp.uint32), cp.zeros(2, dtype=cp.uint32)
+    named_kernel((_cdiv(tiles, 32 * 4),), (32 * 4,),
+                 (np.int64(n), np.int32(COLUMNS_ITEMS), call.state, np.int64(call.tiles),
+                  np.int64(every), named, queue))
     per_warp = columns_smem(call.bits.itemsize, words, COLUMNS_ITEMS)
     warps = COLUMNS_BLOCK // 32 if COLUMNS_BLOCK // 32 * per_warp <= device_smem_limit() else 1
-    # The look-back moves two words a lane: the width rounded up to even, a tile.  At 34
-    # words and 16 items, 272 bytes a 512-value tile: a fifteenth of a float64 input's bytes.
-    stride = words + words % 2
-    status = cp.empty(2 * tiles * stride, dtype=cp.uint64)  # aggregates, inclusives
     smem = warps * per_warp
-    kernel = _kernel(_columns_name(call.dtype, words), call.dev)
-    allow_shared_memory(kernel, smem)
-    kernel((_cdiv(tiles, warps),), (32 * warps,),
-           (call.bits, call.out, np.int64(n), np.int32(base), call.state, np.int64(call.tiles),
-            np.int64(every), status), shared_mem=smem)
+    allow_shared_memory(scan_kernel, smem)
+    # Each warp takes tiles from the list until it is empty: as many blocks as the device
+    # holds at once, and no more than the tiles need.
+    grid = min(_cdiv(tiles, warps), device_sm_count() * max(1, device_smem_limit() // smem))
+    scan_kernel((grid,), (32 * warps,),
+                (call.bits, call.out, np.int64(n), np.int32(base), call.state,
+                 np.int64(call.tiles), np.int64(every), sums, named, queue), shared_mem=smem)
     return tiles
+
+
+def _exclusive(sums: Any, count: int, words: int, kernel: Any) -> None:
+    """``count`` integers of ``words`` words in ``sums`` (an even number of words apart), in
+    place, to their exclusive prefix sums by ``column_prefixes`` (``kernel``): each chunk of
+    :data:`CHUNK` summed, the chunks' sums made exclusive the same way, then each chunk
+    scanned from its own."""
+    import cupy as cp
+
+    chunks = _cdiv(count, CHUNK)
+    grid, block = (_cdiv(chunks, PREFIX_WARPS),), (32 * PREFIX_WARPS,)
+    if chunks == 1:
+        kernel(grid, block, (sums, np.int64(count), np.int32(CHUNK), sums, np.int32(2)))
+        return
+    totals = cp.empty(chunks * (words + words % 2), dtype=cp.uint64)
+    kernel(grid, block, (sums, np.int64(count), np.int32(CHUNK), totals, np.int32(0)))
+    _exclusive(totals, chunks, words, kernel)
+    kernel(grid, block, (sums, np.int64(count), np.int32(CHUNK), totals, np.int32(1)))
 
 
 def _rescan(call: _Call, words: int, base: int, end: int, head: int) -> int:

@@ -4,9 +4,9 @@ Where nvcc is present, the oracle's integer arithmetic (``kernels/oracle/exact_s
 ``__host__ __device__``) runs on the CPU too, summing in order: the conversion to fixed
 point, the wide additions and the rounding meet the CPU oracle bit for bit without a GPU.
 The column scan's runs there too: each lane's carry-save sum, the warp's word-by-word scan
-of them (a loop over 32 lanes), the tiles joined by the look-back's lane arithmetic (its
-ballots emulated), and each lane's walk that adds a value to its integer and rounds from
-the two words it tracks at the top.
+of them (a loop over 32 lanes), the tiles' sums scanned chunk by chunk in the warp's lane
+arithmetic (its ballots emulated), and each lane's walk that adds a value to its integer and
+rounds from the two words it tracks at the top.
 On a GPU, the whole device path (exponent pass, width, look-back scan, IEEE specials)
 must do the same on every data distribution.
 """
@@ -59,7 +59,7 @@ needs_nvcc = pytest.mark.skipif(nvcc is None, reason="nvcc is not on PATH")
 @pytest.mark.slow
 def test_every_instantiation_the_oracle_launches_compiles(tmp_path):
     src = expand_source("exact_scan.cu", KERNEL_DIR / "oracle")
-    names = [name for dtype in FORMATS for name in instantiations(dtype)]
+    names = sorted({name for dtype in FORMATS for module in instantiations(dtype) for name in module})
     refs = ",\n".join(f"  reinterpret_cast<const void*>(&{name})" for name in names)
     assert not (err := nvcc_errors(f"{src}\nconst void* instances[] = {{\n{refs}\n}};\n",
                                    tmp_path)), err
@@ -73,7 +73,7 @@ def host_oracle(tmp_path_factory):
     if nvcc is None:
         pytest.skip("nvcc is not on PATH")
     out = tmp_path_factory.mktemp("host_oracle")
-    lines = [expand_source("exact_scan.cu", KERNEL_DIR / "oracle"), """
+    lines = ["#include <vector>", expand_source("exact_scan.cu", KERNEL_DIR / "oracle"), """
 template <typename Bits, int P, int EBITS, int W>
 void host_scan(const void* in, void* out, long long n, int base) {
   const scancheck::FixedPoint<Bits, P, EBITS, W> fp{base};
@@ -84,34 +84,81 @@ void host_scan(const void* in, void* out, long long n, int base) {
     static_cast<Bits*>(out)[i] = fp.store(acc);
   }
 }
-// exact_scan_columns's steps on one CPU thread: tiles of 32 lanes of `items` values, each
-// lane's integer a plain array (Column<..., 1>), the warp's scan over lanes a loop, and the
-// tiles' sums joined by the look-back's lane arithmetic, its ballots emulated; as the kernel,
-// only the tiles writes_tile names (all where every <= 0) walk their values, and of theirs
-// only the outputs of marked tiles of `every` values are written.
+// column_prefixes on one CPU thread, a warp's lanes in turn: `count` integers of W words in a
+// (W rounded up to even words apart) to their exclusive prefix sums, chunk by chunk of `per`
+// as exact_device._exclusive launches it (modes 0, then recursively, then 1; 2 for one chunk).
+template <int W>
+struct HostWarp {
+  using LaneWords = scancheck::columns::LaneWords;
+  static constexpr int kStride = W + (W & 1);
+  static void load(const unsigned long long* p, LaneWords (&v)[32]) {
+    for (int l = 0; l < 32; ++l) v[l] = 2 * l < W ? LaneWords{p[2 * l], p[2 * l + 1]} : LaneWords{0, 0};
+  }
+  static void store(unsigned long long* p, const LaneWords (&v)[32]) {
+    for (int l = 0; l < 32; ++l)
+      if (2 * l < W) p[2 * l] = v[l].lo, p[2 * l + 1] = v[l].hi;
+  }
+  static void add(LaneWords (&v)[32], const LaneWords (&a)[32]) {  // warp_add, ballots emulated
+    using namespace scancheck::columns;
+    LaneSum s[32];
+    unsigned gen = 0, prop = 0;
+    for (int l = 0; l < 32; ++l) {
+      s[l] = lane_sum(v[l], a[l]);
+      gen |= unsigned(s[l].gen) << l;
+      prop |= unsigned(s[l].prop) << l;
+    }
+    const unsigned carries = lane_carries(gen, prop);
+    for (int l = 0; l < 32; ++l) v[l] = lane_finish(s[l], carries, l);
+  }
+  static void chunks(unsigned long long* a, long long count, int per, unsigned long long* totals,
+                     int mode) {
+    for (long long j = 0; j * per < count; ++j) {
+      LaneWords run[32] = {}, got[32];
+      if (mode == 1) load(totals + j * kStride, run);
+      for (long long i = j * per; i < count && i < (j + 1) * per; ++i) {
+        load(a + i * kStride, got);
+        if (mode != 0) store(a + i * kStride, run);
+        add(run, got);
+      }
+      if (mode == 0) store(totals + j * kStride, run);
+    }
+  }
+  static void exclusive(unsigned long long* a, long long count, int per) {
+    const long long n = (count + per - 1) / per;
+    if (n == 1) return chunks(a, count, per, nullptr, 2);
+    std::vector<unsigned long long> totals(n * kStride);
+    chunks(a, count, per, totals.data(), 0);
+    exclusive(totals.data(), n, per);
+    chunks(a, count, per, totals.data(), 1);
+  }
+};
+// The column scan's kernels on one CPU thread, each lane's integer a plain array
+// (Column<..., 1>) and the warp's scan over lanes a loop: column_sums (a lane every 32nd
+// value), HostWarp::exclusive over the tiles' sums (chunks of `per`), then, for the tiles
+// writes_tile names (all where every <= 0), write_tile (a lane `items` consecutive values),
+// writing only the outputs of marked tiles of `every` values.
 template <typename Bits, int P, int EBITS, int W>
 void host_columns_scan(const void* in, void* out, long long n, int base, int items,
-                       const unsigned* marks, long long every) {
+                       const unsigned* marks, long long every, int per) {
   using namespace scancheck;
   using namespace scancheck::columns;
   using Words = Column<unsigned long long, 1>;
   using Counts = Column<signed char, 1>;
-  constexpr int kLanes = 32;
+  constexpr int kLanes = 32, kStride = HostWarp<W>::kStride;
   const Bits* x = static_cast<const Bits*>(in);
-  LaneWords prefix[kLanes] = {};  // the look-back's running prefix, two words a lane
-  unsigned long long v[kLanes][W];
+  const long long span = kLanes * items, tiles = (n + span - 1) / span;
+  unsigned long long v[kLanes][W], tile[W];
   signed char c[kLanes][W];
-  for (long long seg = 0; seg < n; seg += kLanes * items) {
-    auto value = [&](int lane, int i) {
-      const long long e = seg + static_cast<long long>(lane) * items + i;
-      return place<Bits, P, EBITS>(e < n ? x[e] : Bits(0), base);
-    };
-    for (int l = 0; l < kLanes; ++l) {  // 1.
+  // Steps 1 and 2: each lane's exclusive prefix within the tile in v, the tile's sum in tile.
+  auto sum_tile = [&](long long seg, bool striped) {
+    for (int l = 0; l < kLanes; ++l) {
       for (int k = 0; k < W; ++k) v[l][k] = 0, c[l][k] = 0;
-      for (int i = 0; i < items; ++i) add_carry_save<W>(Words{v[l]}, Counts{c[l]}, value(l, i));
+      for (int i = 0; i < items; ++i) {
+        const long long e = seg + (striped ? i * kLanes + l : static_cast<long long>(l) * items + i);
+        add_carry_save<W>(Words{v[l]}, Counts{c[l]}, place<Bits, P, EBITS>(e < n ? x[e] : Bits(0), base));
+      }
     }
-    int carry_ex[kLanes] = {}, carry_in[kLanes] = {};  // 2.
-    unsigned long long tile[W];
+    int carry_ex[kLanes] = {}, carry_in[kLanes] = {};
     for (int k = 0; k < W; ++k) {
       Sum128 inc{0, 0};
       for (int l = 0; l < kLanes; ++l) {
@@ -122,26 +169,23 @@ void host_columns_scan(const void* in, void* out, long long n, int base, int ite
         if (l == kLanes - 1) tile[k] = total;
       }
     }
-    unsigned long long before[W];  // 3. (the join of warp_add, on the tiles in order)
-    for (int k = 0; k < W; ++k) before[k] = k % 2 ? prefix[k / 2].hi : prefix[k / 2].lo;
-    LaneSum s[kLanes];
-    unsigned gen = 0, prop = 0;
-    for (int l = 0; l < kLanes; ++l) {
-      const LaneWords a{2 * l < W ? tile[2 * l] : 0ULL, 2 * l + 1 < W ? tile[2 * l + 1] : 0ULL};
-      s[l] = lane_sum(prefix[l], a);
-      gen |= unsigned(s[l].gen) << l;
-      prop |= unsigned(s[l].prop) << l;
-    }
-    const unsigned carries = lane_carries(gen, prop);
-    for (int l = 0; l < kLanes; ++l) prefix[l] = lane_finish(s[l], carries, l);
-    const long long end = seg + kLanes * items < n ? seg + kLanes * items : n;
+  };
+  std::vector<unsigned long long> sums(tiles * kStride, 0);
+  for (long long t = 0; t < tiles; ++t) {
+    sum_tile(t * span, true);
+    for (int k = 0; k < W; ++k) sums[t * kStride + k] = tile[k];
+  }
+  HostWarp<W>::exclusive(sums.data(), tiles, per);
+  for (long long t = 0; t < tiles; ++t) {
+    const long long seg = t * span, end = seg + span < n ? seg + span : n;
     if (!writes_tile(marks, every, seg, end)) continue;
+    sum_tile(seg, false);
     for (int l = 0; l < kLanes; ++l) {  // 4.
-      Track t = add_whole<W>(Words{v[l]}, before);
+      Track tr = add_whole<W>(Words{v[l]}, &sums[t * kStride]);
       for (int i = 0; i < items; ++i) {
         const long long e = seg + static_cast<long long>(l) * items + i;
-        add_tracked<W>(Words{v[l]}, value(l, i), t);
-        const Bits r = round_column<Bits, P, EBITS, W>(Words{v[l]}, t, base);
+        add_tracked<W>(Words{v[l]}, place<Bits, P, EBITS>(e < n ? x[e] : Bits(0), base), tr);
+        const Bits r = round_column<Bits, P, EBITS, W>(Words{v[l]}, tr, base);
         if (e < n && (every <= 0 || marks[e / every])) static_cast<Bits*>(out)[e] = r;
       }
     }
@@ -245,15 +289,14 @@ extern "C" int writes_tile(const unsigned* marks, long long every, long long seg
                            long long end) {
   return scancheck::columns::writes_tile(marks, every, seg, end);
 }
-// State's words for (tiles, column_tiles), and where its parts start, in words: the block
-// scans' counter and flags, the uncertified marks, the column scan's counter and flags.
-extern "C" long long state_layout(long long tiles, long long column_tiles, long long* at) {
+// State's words for `tiles` block tiles, and where its parts start, in words: the block
+// scans' counter and flags, the uncertified marks.
+extern "C" long long state_layout(long long tiles, long long* at) {
   static unsigned base[1 << 16];
   const scancheck::State s(base, tiles);
-  const unsigned* parts[] = {s.counter, reinterpret_cast<unsigned*>(s.flags), s.uncertified,
-                             s.column_counter, reinterpret_cast<unsigned*>(s.column_flags)};
-  for (int k = 0; k < 5; ++k) at[k] = parts[k] - base;
-  return scancheck::State::words(tiles, column_tiles);
+  const unsigned* parts[] = {s.counter, reinterpret_cast<unsigned*>(s.flags), s.uncertified};
+  for (int k = 0; k < 3; ++k) at[k] = parts[k] - base;
+  return scancheck::State::words(tiles);
 }
 """]
     for dtype, (bits, p, e) in FORMATS.items():
@@ -265,8 +308,8 @@ extern "C" long long state_layout(long long tiles, long long column_tiles, long 
             if w >= 2:  # the column scan's window is two words
                 lines.append(f'extern "C" void columns_{dtype}_{w}(const void* in, void* out, '
                              f'long long n, int base, int items, const unsigned* marks, '
-                             f'long long every) {{ host_columns_scan<{bits}, {p}, {e}, {w}>('
-                             f'in, out, n, base, items, marks, every); }}')
+                             f'long long every, int per) {{ host_columns_scan<{bits}, {p}, '
+                             f'{e}, {w}>(in, out, n, base, items, marks, every, per); }}')
     # Built once per machine and source, not by each worker of each session (3 CPU-s each).
     return ctypes.CDLL(str(nvcc_shared_library("\n".join(lines), out, ("-std=c++17", "-O1"))))
 
@@ -297,10 +340,11 @@ def span(x: np.ndarray) -> tuple[int, int, bool]:
 
 
 def host_exact_scan(lib, x: np.ndarray, columns_from: int = COLUMNS_FROM, items: int = 3,
-                    words: int = 0) -> np.ndarray:
+                    words: int = 0, per: int = 2) -> np.ndarray:
     """exact_scan_device's steps, with the kernels' arithmetic run on the CPU: the column scan
-    from ``columns_from`` words, its lanes of ``items`` values, at ``words`` words where that
-    is more than the data needs (any wider integer is as exact)."""
+    from ``columns_from`` words, its lanes of ``items`` values, its tiles' sums scanned in
+    chunks of ``per``, at ``words`` words where that is more than the data needs (any wider
+    integer is as exact)."""
     x = np.ascontiguousarray(x)
     dtype = x.dtype.name
     lo, hi, special = host_span(lib, x)
@@ -316,7 +360,7 @@ def host_exact_scan(lib, x: np.ndarray, columns_from: int = COLUMNS_FROM, items:
         if w >= columns_from:
             w = max(w, 2)  # the column scan's narrowest: its window is two words
             getattr(lib, f"columns_{dtype}_{w}")(*args, ctypes.c_int(items), None,
-                                                  ctypes.c_longlong(0))
+                                                  ctypes.c_longlong(0), ctypes.c_int(per))
         else:
             getattr(lib, f"scan_{dtype}_{w}")(*args)
     if special or x[0] == 0:
@@ -377,13 +421,15 @@ def test_the_oracle_arithmetic_is_exact_over_the_whole_exponent_range(host_oracl
 def test_the_column_scan_equals_the_cpu_oracle_at_every_width(host_oracle, dtype, dist, data):
     """The column scan at any width, narrow data included, where its integers sit in the
     lowest words and a negative one is all ones above: lanes of a few values (many tiles,
-    prefixes carried between them) or of many (a lane's carry counts at their largest)."""
+    their sums scanned in chunks of 2 or 3, three levels and more, or in one chunk) or of many
+    (a lane's carry counts at their largest)."""
     n = data.draw(st.integers(1, 800), label="n")
     x = data.draw(scan_data(n, dtype, dist), label="x")
     items = data.draw(st.sampled_from([1, 2, 3, 16, 127]), label="items")
     words = data.draw(st.sampled_from(WIDTHS), label="words")
-    assert_same_bits(host_exact_scan(host_oracle, x, 1, items, words), exact_scan(x),
-                     f"{dist} {dtype} items={items} words={words}")
+    per = data.draw(st.sampled_from([2, 3, 64]), label="per")
+    assert_same_bits(host_exact_scan(host_oracle, x, 1, items, words, per), exact_scan(x),
+                     f"{dist} {dtype} items={items} words={words} per={per}")
 
 
 @needs_nvcc
@@ -571,7 +617,7 @@ def test_each_format_compiles_the_widths_its_data_may_need_and_no_wider(dtype):
     assert widths(dtype)[-1] == words_needed(lo, hi, 2**63 - 1)
     assert {words_needed(lo, hi, n) for n in (1, 2**31, 2**62)} <= set(widths(dtype))
     scans = [re.fullmatch(r"exact_scan(_columns)?<.*, (\d+), \d+>", name)
-             for name in instantiations(dtype)]
+             for module in instantiations(dtype) for name in module]
     assert {int(m.group(2)) for m in scans if m} == set(widths(dtype))
 
 
@@ -749,14 +795,12 @@ def test_the_certified_scans_gate_is_the_hosts_and_the_widths(host_oracle):
 def test_the_hosts_view_of_a_calls_state_is_the_kernels(host_oracle):
     """state_words, uncertified_at and Header.parse read the buffer as the kernel's State
     and Header lay it out."""
-    at = (ctypes.c_longlong * 5)()
+    at = (ctypes.c_longlong * 3)()
     for n in (1, TILE - 1, TILE, TILE + 1, 5 * COLUMNS_TILE + 3, 40 * TILE + 17):
-        tiles, column_tiles = -(-n // TILE), -(-n // COLUMNS_TILE)
-        assert state_words(n) == host_oracle.state_layout(ctypes.c_longlong(tiles),
-                                                          ctypes.c_longlong(column_tiles), at)
-        assert at[0] == HEADER_WORDS and at[2] == uncertified_at(tiles)
-        assert list(at) == [HEADER_WORDS, HEADER_WORDS + 1, uncertified_at(tiles),
-                            uncertified_at(tiles) + tiles, uncertified_at(tiles) + tiles + 1]
+        tiles = -(-n // TILE)
+        assert state_words(n) == host_oracle.state_layout(ctypes.c_longlong(tiles), at)
+        assert list(at) == [HEADER_WORDS, HEADER_WORDS + 1, uncertified_at(tiles)]
+        assert state_words(n) == uncertified_at(tiles) + tiles
     words = np.zeros(HEADER_WORDS, dtype=np.uint32)
     firsts = np.array([5, 2**40 + 3, 7, 2**33], dtype=np.uint64)
     ranges = np.array([-1074, 1023, 1, 0], dtype=np.int32)
@@ -780,6 +824,7 @@ def test_the_rescan_writes_the_marked_tiles_exactly_and_nothing_else(host_oracle
     n = data.draw(st.integers(1, 1500), label="n")
     x = _finite_part(data.draw(scan_data(n, dtype, dist), label="x"))
     items = data.draw(st.sampled_from([1, 2, 3]), label="items")
+    per = data.draw(st.sampled_from([2, 3, 64]), label="per")
     every = data.draw(st.sampled_from([32 * items, 64 * items, 17, 100]), label="every")
     tiles = -(-n // every)
     marked = np.array(data.draw(st.lists(st.booleans(), min_size=tiles, max_size=tiles),
@@ -796,7 +841,7 @@ def test_the_rescan_writes_the_marked_tiles_exactly_and_nothing_else(host_oracle
         w = max(words_needed(lo, hi, n), 2)
         getattr(host_oracle, f"columns_{dtype}_{w}")(
             _ptr(x), _ptr(out), ctypes.c_longlong(reach), ctypes.c_int(lo), ctypes.c_int(items),
-            _ptr(marked), ctypes.c_longlong(every))
+            _ptr(marked), ctypes.c_longlong(every), ctypes.c_int(per))
     column = 32 * items
     for t in range(-(-reach // column)):  # a NumPy stand-in for writes_tile, tile by tile
         seg, stop = t * column, min((t + 1) * column, reach)
