@@ -402,6 +402,11 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
         else:
             results.append(PropertyResult(stuck, "fault", fault_message(err, status) + at, case,
                                           cause=Cause.FAULT.name))
+        returned = largest_returned(events, stuck)
+        if slow is None:
+            # The size reached is not shrunk: each try at a hang costs a whole --timeout.
+            results[-1].detail["largest n"] = returned
+            results[-1].minimal = not (case and case["n"] > 1)
         results[-1].seconds = round(max(0.0, spent - sum(r.seconds for r in done)), 2)
         if broke:
             results[-1].detail["checked"] = broke
@@ -417,6 +422,11 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
             broke = f"to n = {cap:,} ({what} at n = {slow.n:,})"
         elif n == 0 and empty:
             empty, broke = False, f"from n = 1 ({what} was at n = 0)"
+        elif n is not None and n >= 2 and stuck not in LARGE and status == "timeout" and returned:
+            # The sizes between the last that returned and the hang may hang too, each for a
+            # whole --timeout: the others are checked to the last that returned.
+            cap = min(n - 1, returned)
+            broke = f"to n = {cap:,} ({what} at n = {n:,})"
         elif n is not None and n >= 2 and stuck not in LARGE:
             cap, broke = n - 1, f"below n = {n:,} ({what} was there)"
         else:

@@ -68,7 +68,9 @@ class Variant:
     #: Kernel arguments a launch may set, allowed values first the default: they move time,
     #: never a bit of output, so compiled modules, name expressions and models ignore them.
     runtime_params: dict[str, tuple[int, ...]] = field(default_factory=dict)
-    racy: bool = False
+    #: The least block size at which the variant races (its race needs that many threads:
+    #: with one or two, no thread reads a cell another writes in the same step); 0: never.
+    racy: int = 0
     #: Same bits on every run even for rounding operators (decoupled look-back is not:
     #: its tile prefixes fold whatever predecessors had published).
     deterministic: bool = True
@@ -369,7 +371,7 @@ VARIANTS: dict[str, Variant] = {
             "hillis_steele_inplace", "hillis_steele_inplace.cu", ("hillis_steele_inplace",),
             inclusive=True, scope="block", model=models.build_hillis_steele_inplace,
             launch=_launch_single, capacity=lambda b, p: b, smem=_smem_elems(lambda b, p: b),
-            racy=True, doc="seed 001 algorithm 1: one buffer, no temporary - the race to catch",
+            racy=4, doc="seed 001 algorithm 1: one buffer, no temporary - the race to catch",
         ),
         Variant(
             "hillis_steele_double", "hillis_steele_double.cu", ("hillis_steele_double",),

@@ -59,8 +59,29 @@ def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
         fn = getattr(fn, part)
     if not callable(fn):
         raise ValueError(f"target {path!r} is not callable")
-    declared = getattr(fn, "scan_spec", None) or getattr(module, "SCAN_SPEC", None)
+    declared = None
+    for where, name in ((fn, "scan_spec"), (module, "SCAN_SPEC")):
+        declared = getattr(where, name, None)
+        if declared is None:
+            continue
+        if not isinstance(declared, TargetSpec):
+            raise ValueError(f"target {path!r}: its {name} is a {type(declared).__name__}; "
+                             f"it must be a scancheck.TargetSpec, as TargetSpec(dtypes="
+                             f"('float32',), op='add')")
+        break
     return Target(path, fn, spec or declared or TargetSpec(), locator=f"import:{path}")
+
+
+def _fixed_axis(name: str, declared: int | str | None, given: int | str | None) -> str:
+    """Why ``--axis`` cannot change a built-in's axis: scancheck calls it as its axis says."""
+    def text(axis: int | str | None) -> str:
+        return "none" if axis is None else str(axis)
+
+    how = ("on 1-D arrays, as fn(x)" if declared is None else
+           "as fn(x, axis), on every axis" if declared == "arg" else
+           f"as fn(x), scanning axis {declared}")
+    return (f"--axis {text(given)}: {name} is called {how}, so --axis can only be "
+            f"{text(declared)} for it; leave --axis out")
 
 
 def _import(path: str, module_name: str) -> Any:
@@ -223,6 +244,8 @@ def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
     merged = with_overrides(target.spec, overrides, target.name) if overrides else target.spec
     if imported:
         _check_callable_as(target.fn, merged, name)
+    elif merged.axis != target.spec.axis:
+        raise ValueError(_fixed_axis(target.name, target.spec.axis, merged.axis))
     # Every dtype a check may hand the target made now, as the whole table of built-ins
     # once made them here: ml_dtypes' bfloat16 takes about 0.9 s to load on a 2-core CPU,
     # which the first property's budget would otherwise spend.

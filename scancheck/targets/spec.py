@@ -92,6 +92,9 @@ class TargetSpec:
     accumulates: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
+        if isinstance(self.dtypes, str):  # a string is a sequence: of one-letter "dtypes"
+            raise ValueError(f"dtypes={self.dtypes!r} must be a tuple of dtype names, as "
+                             f"dtypes=({self.dtypes!r},)")
         if self.reverse not in (False, True, "flip", "suffix"):
             raise ValueError(f"reverse={self.reverse!r}; allowed: False, True, 'flip' "
                              f"(flip(scan(flip(x)))), 'suffix' (x[k] + ... + x[n-1])")

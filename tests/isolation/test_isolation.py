@@ -55,12 +55,15 @@ def test_a_target_that_never_returns_is_a_hang_at_the_size_it_hung(budget):
     # The case names the dtype it hung in: 'integers exact' draws int32 first.
     assert hang.status == "hang" and hang.smallest_case == {"n": 5, "dtype": "int32"}
     assert hang.diagnosis.startswith("the target gave no answer in 1 s at n = 5")
-    # The next property goes on in a new child below that size, says so, and (the target
-    # hangs from n = 4) is a hang of its own there: the smallest, so the diagnosis's.
-    assert below.status == "hang" and below.smallest_case == {"n": 4, "dtype": "float32"}
-    assert below.detail["checked"] == "below n = 5 (the target's hang in 'integers exact' was there)"
-    assert report.diagnosis.startswith("fault: hang in 'deterministic': the target gave no "
-                                       "answer in 1 s at n = 4")
+    # The next property goes on in a new child to the largest size that returned, and says
+    # so: the target hangs from n = 4, and every size between 2 and 5 could have cost another
+    # whole timeout.  The hang's n is the smallest found, not every smaller one checked.
+    assert hang.detail["largest n"] == 2 and not hang.minimal
+    assert below.status == "pass" and below.detail["largest n"] == 2
+    assert below.detail["checked"] == "to n = 2 (the target's hang in 'integers exact' at n = 5)"
+    assert report.diagnosis.startswith("fault: hang in 'integers exact': the target gave no "
+                                       "answer in 1 s at n = 5")
+    assert report.diagnosis.endswith("(smallest failing n found: 5; not every smaller n checked)")
 
 
 @pytest.mark.parametrize("locator, message", [

@@ -77,6 +77,12 @@ def test_bad_targets_are_refused_with_a_reason(call, message):
         call()
 
 
+def test_dtypes_given_as_one_string_are_refused_with_the_tuple_meant():
+    with pytest.raises(ValueError, match=r"dtypes='float32' must be a tuple of dtype names, "
+                       r"as dtypes=\('float32',\)"):
+        TargetSpec(dtypes="float32")
+
+
 def test_a_promotion_must_widen_and_name_known_dtypes():
     with pytest.raises(ValueError, match="no promotion"):
         TargetSpec(promote=(("int64", "int32"),))
@@ -384,6 +390,37 @@ def test_an_override_making_no_valid_spec_names_the_flags(user_file):
         resolve(f"{user_file}:running_max", overrides={"reverse": True, "indices": True})
     with pytest.raises(ValueError, match="colour is no TargetSpec field"):
         resolve("numpy.cumsum", overrides={"colour": "red"})
+
+
+@pytest.mark.parametrize("name, axis", [("numpy.cumsum", 0), ("numpy.cumsum", None),
+                                        ("model:blelloch", 0), ("model:blelloch", "arg")])
+def test_an_axis_override_cannot_change_how_a_built_in_is_called(name, axis):
+    """A built-in's axis is how scancheck calls it (fn(x, axis), or fn(x)), not a claim about
+    it: another would hand it what it does not take and blame it for the error."""
+    declared = resolve(name).spec.axis
+    given = "none" if axis is None else axis
+    with pytest.raises(ValueError, match=rf"--axis {given}: {re.escape(name)} is called .*so "
+                       rf"--axis can only be {'none' if declared is None else declared}"):
+        resolve(name, overrides={"axis": axis})
+    assert resolve(name, overrides={"axis": declared}).spec.axis == declared
+
+
+def test_an_axis_override_on_a_function_of_ones_own_declares_how_it_is_called(user_file):
+    t = resolve(f"{user_file}:running_max", overrides={"axis": 0})
+    assert t.spec.axis == 0
+
+
+@pytest.mark.parametrize("declared", ['{"op": "add"}', '"add"', "TargetSpec"])
+@pytest.mark.parametrize("where", ["fn.scan_spec", "SCAN_SPEC"])
+def test_a_declared_spec_that_is_no_target_spec_is_refused_naming_it(tmp_path, declared, where):
+    path = tmp_path / "specs.py"
+    path.write_text("import numpy as np\nfrom scancheck import TargetSpec\n\n"
+                    "def fn(x):\n    return np.cumsum(x)\n\n"
+                    f"{where} = {declared}\n")
+    name = where.split(".")[-1]
+    with pytest.raises(ValueError, match=rf"its {name} is a \w+; it must be a "
+                       r"scancheck.TargetSpec"):
+        resolve(f"{path}:fn")
 
 
 def test_an_op_override_builds_the_kernel_for_that_operator():

@@ -46,9 +46,12 @@ def _judgement(target: Target, x: np.ndarray, got: np.ndarray,
     if only is not None:
         judged.ok |= ~only
     first = np.flatnonzero(~judged.ok)
-    failure = None if not first.size else first_bad(
-        target, judged.ok, got, judged.reference.astype(got.dtype), str(judged.reason[first[0]]),
-        reason=RULE_REASONS[judged.rule[first[0]]])
+    failure = None
+    if first.size:
+        with np.errstate(over="ignore"):  # a reference past the format's range shows as inf
+            reference = judged.reference.astype(got.dtype)
+        failure = first_bad(target, judged.ok, got, reference, str(judged.reason[first[0]]),
+                            reason=RULE_REASONS[judged.rule[first[0]]])
     kept = None if failure is None else kept_rule_failure(target, x, got, failure.index)
     if kept is not None:
         return x, judged, kept
