@@ -46,15 +46,21 @@ class VariantResult:
         return self.interval_proof and (self.hazards > 0) == self.races and (
             self.kernel in ("equal to model", "within bound") or self.kernel.startswith("not run"))
 
+    def _hazards(self) -> int | str:
+        # The racy negative control's hazards are its verification: say so beside them, and
+        # below the block its race needs, why there are none.
+        racy = VARIANTS[self.name].racy
+        if not racy:
+            return self.hazards
+        return (f"{self.hazards} (racy by design)" if self.races
+                else f"{self.hazards} (races from block {racy})")
+
     def row(self) -> dict[str, object]:
         """The table's row, at most 120 columns wide with the others."""
         return {
             "variant": self.name,
             "proof": "pass" if self.interval_proof else "FAIL",
-            # The racy negative control's hazards are its verification: say so beside them.
-            "hazards": (f"{self.hazards} (racy by design)" if self.races and self.hazards
-                        else f"{self.hazards} (races from block {VARIANTS[self.name].racy})"
-                        if VARIANTS[self.name].racy and not self.races else self.hazards),
+            "hazards": self._hazards(),
             "work": self.work,
             "depth": self.depth,
             "float32/bound": (f"{self.float32_verdict} ({self.max_err_over_bound:.2g})"
