@@ -128,15 +128,13 @@ def _scan_name(dtype: str, words: int, items: int | None = None) -> str:
     return f"exact_scan<{_format(dtype)}, {words}, {items or ITEMS}>"
 
 
-def _columns_name(dtype: str, words: int, items: int | None = None) -> str:
-    return f"exact_scan_columns<{_format(dtype)}, {words}, {items or COLUMNS_ITEMS}>"
-
-
 def _columns_module(dtype: str, words: int) -> tuple[str, str, str, str]:
     """The column scan's kernels at ``words`` words, compiled as one module: the tiles' sums,
-    their prefixes, the list of tiles to write, the scan that writes them."""
-    return (f"column_sums<{_format(dtype)}, {words}, {COLUMNS_ITEMS}>",
-            f"column_prefixes<{words}>", "named_column_tiles", _columns_name(dtype, words))
+    their prefixes, the list of tiles to write, the scan that writes them (all on tiles of
+    :data:`COLUMNS_TILE` values)."""
+    shape = f"{_format(dtype)}, {words}, {COLUMNS_ITEMS}"
+    return (f"column_sums<{shape}>", f"column_prefixes<{words}>", "named_column_tiles",
+            f"exact_scan_columns<{shape}>")
 
 
 def _certified_name(dtype: str, items: int | None = None) -> str:

@@ -60,7 +60,7 @@ def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
     if not callable(fn):
         raise ValueError(f"target {path!r} is not callable")
     declared = None
-    for where, name in ((fn, "scan_spec"), (module, "SCAN_SPEC")):
+    for where, name in ((fn, "scan_spec"), (module, "SCAN_SPEC")) if spec is None else ():
         declared = getattr(where, name, None)
         if declared is None:
             continue

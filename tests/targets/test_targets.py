@@ -421,6 +421,8 @@ def test_a_declared_spec_that_is_no_target_spec_is_refused_naming_it(tmp_path, d
     with pytest.raises(ValueError, match=rf"its {name} is a \w+; it must be a "
                        r"scancheck.TargetSpec"):
         resolve(f"{path}:fn")
+    # A spec given in its place is the one checked: the declared one is not read.
+    assert resolve(f"{path}:fn", TargetSpec(op="max")).spec.op == "max"
 
 
 def test_an_op_override_builds_the_kernel_for_that_operator():
