@@ -469,9 +469,8 @@ def _launch_columns(call: _Call, words: int, base: int, n: int, every: int = 0) 
     module = _columns_module(call.dtype, words)
     sums_kernel, prefixes_kernel, named_kernel, scan_kernel = (
         _kernel(name, call.dev, module) for name in module)
-    # Two words a lane: the width rounded up to even, a tile (a 34-word sum is 272 bytes, a
-    # sixtieth of a tile of 2,048 float64 values).
-    sums = cp.empty(tiles * (words + words % 2), dtype=cp.uint64)
+    # A 34-word sum is 272 bytes, a sixtieth of a tile of 2,048 float64 values.
+    sums = cp.empty(tiles * _stride(words), dtype=cp.uint64)
     sums_smem = SUMS_WARPS * integers_smem(words)
     allow_shared_memory(sums_kernel, sums_smem)
     sums_kernel((_cdiv(tiles, SUMS_WARPS),), (32 * SUMS_WARPS,),
@@ -495,6 +494,12 @@ def _launch_columns(call: _Call, words: int, base: int, n: int, every: int = 0) 
     return tiles
 
 
+def _stride(words: int) -> int:
+    """Words between two integers of ``words`` words in the column scan's global arrays (the
+    kernel's Layout::kStride): two a lane, the width rounded up to even."""
+    return words + words % 2
+
+
 def _exclusive(sums: Any, count: int, words: int, kernel: Any) -> None:
     """``count`` integers of ``words`` words in ``sums`` (an even number of words apart), in
     place, to their exclusive prefix sums by ``column_prefixes`` (``kernel``): each chunk of
@@ -507,7 +512,7 @@ def _exclusive(sums: Any, count: int, words: int, kernel: Any) -> None:
     if chunks == 1:
         kernel(grid, block, (sums, np.int64(count), np.int32(CHUNK), sums, np.int32(2)))
         return
-    totals = cp.empty(chunks * (words + words % 2), dtype=cp.uint64)
+    totals = cp.empty(chunks * _stride(words), dtype=cp.uint64)
     kernel(grid, block, (sums, np.int64(count), np.int32(CHUNK), totals, np.int32(0)))
     _exclusive(totals, chunks, words, kernel)
     kernel(grid, block, (sums, np.int64(count), np.int32(CHUNK), totals, np.int32(1)))
