@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,14 @@ def library_missing(exc: ModuleNotFoundError, module: str) -> str | None:
     if top not in OPTIONAL_LIBRARIES or top == module.split(".")[0]:
         return None
     return None if importlib.util.find_spec(top) is not None else top
+
+
+def import_here(module: str) -> Any:
+    """``importlib.import_module(module)``, modules of the working directory importable too
+    (as under ``python -m``)."""
+    if os.getcwd() not in sys.path:
+        sys.path.append(os.getcwd())
+    return importlib.import_module(module)
 
 
 def module_from_file(file: str, what: str) -> Any:

@@ -397,9 +397,7 @@ PROBES: dict[str, Monoid] = {m.name: m for m in (
 def load_monoid(locator: str) -> Monoid:
     """The :class:`Monoid` named ``package.module:ATTR`` or ``path/to/file.py:ATTR``, or a
     ValueError naming the locator and what is wrong with it."""
-    import importlib
-
-    from .loading import is_file_form, module_from_file
+    from .loading import import_here, is_file_form, module_from_file
 
     module, _, attr = locator.rpartition(":") if is_file_form(locator) else locator.partition(":")
     if not module or not attr:
@@ -407,11 +405,14 @@ def load_monoid(locator: str) -> Monoid:
                          f"path/to/file.py:ATTR, ATTR a scancheck.Monoid")
     try:
         obj: Any = (module_from_file(module, f"op={locator!r}") if is_file_form(locator)
-                    else importlib.import_module(module))
-        for part in attr.split("."):
-            obj = getattr(obj, part)
-    except (ImportError, AttributeError) as exc:
+                    else import_here(module))
+    except ImportError as exc:
         raise ValueError(f"op={locator!r} cannot be loaded: {exc}") from None
+    for part in attr.split("."):
+        if not hasattr(obj, part):  # named as the user wrote it, not as it was loaded
+            raise ValueError(f"op={locator!r} cannot be loaded: {module} has no attribute "
+                             f"{part!r}")
+        obj = getattr(obj, part)
     if not isinstance(obj, Monoid):
         raise ValueError(f"op={locator!r} is a {type(obj).__name__}, not a scancheck.Monoid")
     obj.locator = locator

@@ -56,6 +56,13 @@ class ConformanceReport:
         return "slow" if any(r.status == "slow" for r in left) else "partial"
 
     @property
+    def exit_status(self) -> int:
+        """The command line's status for it: 0 where the target conforms, 1 where it fails, 3
+        where the budget ran out first with no failure found (neither a pass nor a failure:
+        nothing past the n reached was checked)."""
+        return 0 if self.passed else 3 if self.unfinished else 1
+
+    @property
     def summary(self) -> str:
         """One line: the diagnosis of a failure, or how far an unfinished check got."""
         left = self.unfinished

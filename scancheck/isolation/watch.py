@@ -197,4 +197,7 @@ def fault_message(stderr: str, status: str = "") -> str:
     keys = ("Error", "error", "illegal", "fault", "Killed", "Segmentation")
     hits = [ln for ln in lines if any(k in ln for k in keys)]
     died = status.replace("died", "the process died").strip() or "the process died"
+    if status == "ok":  # it ended well, yet before its checks did: something in it quit
+        died = ("the process exited with status 0 before its checks ended (does the target "
+                "call sys.exit or os._exit?)")
     return (hits[-1] if hits else died)[:400]

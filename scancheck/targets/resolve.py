@@ -17,9 +17,7 @@ writes is seen as such, not as whatever correct value the memory pool left there
 from __future__ import annotations
 
 import difflib
-import importlib
 import inspect
-import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -29,7 +27,13 @@ import numpy as np
 
 from ..core.arrays import as_dtype
 from ..core.dtypes import CUDA_SCALAR, DTYPES
-from ..core.loading import LibraryMissing, is_file_form, library_missing, module_from_file
+from ..core.loading import (
+    LibraryMissing,
+    import_here,
+    is_file_form,
+    library_missing,
+    module_from_file,
+)
 from . import builtin_tables
 from .kernel_targets import kernel_target, model_target
 from .spec import TargetSpec, over_tuples, with_overrides
@@ -85,10 +89,8 @@ def _fixed_axis(name: str, declared: int | str | None, given: int | str | None) 
 
 
 def _import(path: str, module_name: str) -> Any:
-    if os.getcwd() not in sys.path:  # as `python -m` would: modules of the working directory
-        sys.path.append(os.getcwd())
     try:
-        return importlib.import_module(module_name)
+        return import_here(module_name)
     except Exception as exc:  # a target that cannot be imported is a usage error, not a verdict
         lacking = (library_missing(exc, module_name) if isinstance(exc, ModuleNotFoundError)
                    else None)

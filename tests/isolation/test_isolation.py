@@ -47,6 +47,14 @@ def test_a_faulting_target_is_reported_and_the_session_goes_on(budget):
     assert check(resolve("numpy.cumsum"), ("integers exact",), budget=budget).passed
 
 
+def test_a_target_that_exits_with_status_0_is_a_fault_saying_so(budget, tmp_path):
+    (tmp_path / "quits.py").write_text("import sys\n\ndef scan(x):\n    sys.exit(0)\n")
+    report = check_isolated(f"{tmp_path / 'quits.py'}:scan", properties=("integers exact",),
+                            budget=budget, timeout=30)
+    assert report.verdict.cause.name == "FAULT"
+    assert "the process exited with status 0 before its checks ended" in report.summary
+
+
 def test_a_target_that_never_returns_is_a_hang_at_the_size_it_hung(budget):
     report = check_isolated("scancheck.testing:hanging_scan",
                             properties=("integers exact", "deterministic"), budget=budget,

@@ -45,6 +45,9 @@ class Failure:
     at: dict[str, Any] = field(default_factory=dict)
     #: The contract a failure of cause CONTRACT names (None for every other failure).
     contract: Contract | None = None
+    #: The absolute error the property allows at ``index``, where it judges by a bound (a
+    #: reproducer then tells a mended output from one still wrong with another value).
+    allowed: float | None = None
     #: What the failure shows: the criterion broken, or why no answer came.
     reason: Reason = field(kw_only=True)
 
@@ -52,7 +55,8 @@ class Failure:
         if self.index is None:
             return dict(self.at)
         return {**self.at, "index": self.index, "got": short(self.got),
-                "expected": short(self.expected)}
+                "expected": short(self.expected),
+                **({} if self.allowed is None else {"allowed error": self.allowed})}
 
 
 @dataclass

@@ -68,7 +68,7 @@ def bound_failure(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarr
                        got[k], want[k], reason=Reason.BEYOND_BOUND)
     return Failure(Cause.LOGIC, f"beyond the rounding bound of any summation order "
                    f"({rep.bound_fraction[k]:.3g}x the bound)", k, got[k], want[k],
-                   reason=Reason.BEYOND_BOUND)
+                   allowed=float(rep.bound[k]), reason=Reason.BEYOND_BOUND)
 
 
 def bound_fractions(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive: bool,
@@ -106,7 +106,15 @@ def _float_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                    draw: Callable[[int], np.ndarray] | None = None) -> Failure:
     """Attribute a float add failure at ``failure.index``: a logic error if ``steps`` data of
     the same size show it too, else precision lost, with the bits the target behaves like
-    (on the case's data of other seeds, or ``draw(seed)``'s)."""
+    (on the case's data of other seeds, or ``draw(seed)``'s).  The error the bound allows
+    there is kept: the attribution judges the same output of the same input."""
+    told = _float_told(target, case, x, got, want, failure, draw)
+    return replace(told, allowed=failure.allowed) if told.index == failure.index else told
+
+
+def _float_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
+                want: np.ndarray, failure: Failure,
+                draw: Callable[[int], np.ndarray] | None) -> Failure:
     k = failure.index
     assert k is not None
     detail = bound_fractions(x, got, want, target.spec.inclusive, k)

@@ -180,7 +180,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     for rep in reports:
         print_report(rep)
         print_known(rep)
-    statuses = {exit_status(rep) for rep in reports}
+    statuses = {rep.exit_status for rep in reports}
     # A failure outranks a target that could not be checked, which outranks an unfinished
     # check (no budget would check it).
     status = 1 if 1 in statuses else 2 if unchecked else max(statuses)
@@ -204,13 +204,6 @@ def cmd_check(args: argparse.Namespace) -> int:
             markdown(reports, args.report)
         print(f"report written to {args.report}")
     return status
-
-
-
-def exit_status(rep) -> int:
-    """0 where the target conforms, 1 where it fails, 3 where the budget ran out first with
-    no failure found (neither a pass nor a failure: nothing past the n reached was checked)."""
-    return 0 if rep.passed else 3 if rep.unfinished else 1
 
 
 

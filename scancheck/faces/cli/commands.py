@@ -6,6 +6,7 @@ each prints what it found and returns the exit status.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import sys
@@ -43,13 +44,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ...core.devices import gpu_available
 
         gpu, why = gpu_available()
+        device: list[dict] = []
         if gpu:
-            sizes = tuple(2**int(k) for k in args.log2_sizes)
+            sizes = tuple(2**int(k) for k in args.oracle_sizes)
             device = bench.device_oracle_throughput(sizes)
             print(format_table(device, title=f"exact oracle on {why} (median of 10)"))
-            if args.json:
-                with writing(args.json, "--json"), open(args.json, "w") as fh:
-                    json.dump({"cpu": rows, "device": device}, fh, indent=1)
+        else:
+            print(f"No GPU ({why}): the device oracle's table needs one.")
+        if args.json:
+            with writing(args.json, "--json"), open(args.json, "w") as fh:
+                json.dump({"cpu": rows, "device": device}, fh, indent=1)
         return 0
     from ...core.devices import gpu_available
 
@@ -129,6 +133,9 @@ def cmd_precision(args: argparse.Namespace) -> int:
         print(report())
         return 0
     output_path(args.plot if args.sweep else None, "--plot")
+    if args.sweep and args.plot and importlib.util.find_spec("matplotlib") is None:
+        raise ValueError("--plot needs matplotlib, which is not installed (pip install "
+                         "matplotlib, or scancheck's 'plot' extra)")
     if args.sweep and args.max_log2 is not None and args.max_log2 < 10:
         raise ValueError(f"--max-log2 {args.max_log2}: the sweep starts at 2**10; give 10 or "
                          f"more")

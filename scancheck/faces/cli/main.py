@@ -19,6 +19,7 @@ import shutil
 import sys
 from collections.abc import Callable
 
+from ...core.dtypes import DTYPES
 from .check import DEFAULT_BUDGET, cmd_check
 from .commands import (
     cmd_bench,
@@ -129,7 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reference", metavar="REF", help="a reference scan it was compared with")
     p.add_argument("--op", choices=["add", "max", "min"], default="add")
     p.add_argument("--exclusive", action="store_true", help="RESULT is an exclusive scan")
-    p.add_argument("--dtype", help="element dtype of text files (default float32)")
+    p.add_argument("--dtype", choices=DTYPES, metavar="DTYPE",
+                   help="element dtype of text files (default float32): "
+                        + ", ".join(DTYPES))
     p.add_argument("--json", help="also write the explanation to this file")
     p.set_defaults(func=cmd_explain)
 
@@ -151,7 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "did) with the largest n it reached, and the exit status is 3; a failure "
                    f"found is still shrunk.  Without it: about {DEFAULT_BUDGET:g} s of wall time, "
                    "searching past ladders walked whole, to 2**24 on a GPU and 2**20 on a CPU "
-                   "(a GPU target's sanitizer runs and checks past 2**31 come on top)")
+                   "(a GPU target's sanitizer runs and checks past 2**31 come on top).  A "
+                   "call that never returns is cut by --timeout, not by the budget")
     p.add_argument("--examples", type=positive(int),
                    help="Hypothesis examples per property at most (default: no cap but time)")
     p.add_argument("--max-n", type=positive(int),
@@ -161,7 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quick", action="store_true",
                    help="skip the sanitizers and the checks past 2**31 and 2**32")
     p.add_argument("--timeout", type=positive(float), default=60,
-                   help="seconds one case may run before it is a hang (default 60)")
+                   help="seconds one call of the target may run before it is a hang "
+                        "(default 60), whatever --budget is left")
     p.add_argument("--sanitize", nargs="*", choices=["racecheck", "synccheck", "memcheck", "initcheck"],
                    help="compute-sanitizer tools (default: all four for GPU targets)")
     p.add_argument("--json", help="write the reports to this file")
@@ -173,7 +178,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=positive(int), metavar="N", help="check each TARGET (or "
                    "control) N times with fresh seeds and print how stable its diagnosis is: "
                    "caught k of N, the primary diagnoses seen, the smallest n of each run "
-                   "(exit 1 where one was missed or got two); --json writes a line per run")
+                   "(exit 1 where one was missed or got two, or a TARGET failed, as check exits); --json "
+                   "writes a line per run")
     p.add_argument("--only", action="append", metavar="NAME", help="with --controls: "
                    "check only the controls whose name contains NAME (repeatable)")
     p.set_defaults(func=cmd_check)
@@ -214,7 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "dtype, rank, layout and combine takes beyond its second (a compile) not "
                    "counted (default 20)")
     p.add_argument("--timeout", type=positive(float), default=60,
-                   help="seconds one case may run before it is a hang (default 60)")
+                   help="seconds one call of the target may run before it is a hang "
+                        "(default 60), whatever --budget is left")
     p.add_argument("--only", metavar="REGEX", type=pattern,
                    help="only the targets whose name holds a match of REGEX (re.search: "
                         "'^numpy\\.cumsum$' is that one name alone)")
@@ -267,11 +274,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args = build_parser().parse_args(reverse_forms(sys.argv[1:] if argv is None else argv))
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # here, where a reader gone away is caught, not at exit
+        return status
     # Bad arguments, a target that cannot be loaded or cannot run on this machine, an
     # unsafe lock directory: exit 2 saying what was wrong, no traceback.  Only a target's
     # behaviour exits 1.
     except (ValueError, LockRefused) as exc:
         print(f"scancheck: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as SIGPIPE would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
 

@@ -53,6 +53,8 @@ class Run:
     seconds: float
     #: The causes found beside the primary one, each with evidence of its own.
     also: list[str] = field(default_factory=list)
+    #: The exit status ``scancheck check`` gives the run's report (0, 1 or 3).
+    status: int = 0
 
 
 @dataclass
@@ -113,7 +115,7 @@ def record(item: Item, run: int, rep: Any, caught: bool | None, seconds: float) 
     return Run(item.name, run, caught, rep.verdict_word, primary_of(rep),
                rep.summary, None if not case else case.get("n"), verdict.minimal,
                {k: v for k, v in (case or {}).items() if k != "x"} or None, round(seconds, 1),
-               list(verdict.also))
+               list(verdict.also), rep.exit_status)
 
 
 def check_once(item: Item, run: int, options: CheckOptions) -> Run:
@@ -178,9 +180,10 @@ def select(names: Sequence[str] | None, gpu: bool) -> list[Control]:
 
 
 def table(results: Sequence[Stability], repeat: int) -> tuple[str, int]:
-    """The table of every item's stability and a closing line, and the exit status: 0
-    where every item is stable, 1 where any control was missed or any item got two
-    primary diagnoses."""
+    """The table of every item's stability and a closing line, and the exit status: 1 where
+    any control was missed, any item got two primary diagnoses or any run of a target failed
+    (as ``scancheck check`` exits), else 3 where a target's run ran out of budget with no
+    failure found, else 0."""
     from ..tables import fit_columns, format_table
 
     rows = [s.row() for s in results]
@@ -191,7 +194,8 @@ def table(results: Sequence[Stability], repeat: int) -> tuple[str, int]:
     text = format_table(rows, title=f"\nstability over {repeat} runs each, fresh seeds")
     text += (f"\n{len(results) - len(unstable)} of {len(results)} stable"
              + (f"; not: {', '.join(unstable)}" if unstable else ""))
-    return text, 1 if unstable else 0
+    targets = {r.status for s in results if not s.control for r in s.runs}
+    return text, 1 if unstable or 1 in targets else max(targets, default=0)
 
 
 def repeated(controls: bool, only: Sequence[str] | None, targets: Sequence[str],

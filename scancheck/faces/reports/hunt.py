@@ -83,6 +83,9 @@ def _rows(part: str, only: str | None) -> list[Any]:
         rows = [r for r in rows if r.runs_on_gpu]
     if only:
         rows = [r for r in rows if re.search(only, r.name)]
+        if not rows:  # a hunt of nothing is a typo, not a clean result
+            raise ValueError(f"argument --only: no target of part {part!r} matches {only!r}; "
+                             f"'scancheck check --help' lists the built-in targets")
     return rows
 
 

@@ -193,25 +193,53 @@ def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files
                        promoted.get(x.dtype.name, x.dtype.name), k),
              'print(f"output {p}, column {col}: got", got[p, col], "exact", '
              'float(exact) if isinstance(exact, Fraction) else exact)\n',
-             _still(case, "got[p, col]")]
+             _still(case, "got[p, col]", _exact_rule(spec, promoted.get(x.dtype.name,
+                                                                        x.dtype.name),
+                                                     report.verdict.source))]
     return "".join(lines)
 
 
-def _still(case: dict[str, Any], output: str) -> str:
-    """Lines that hold ``output`` to what the check saw there: they print "still reproduces"
-    and exit with status 1 (as ``git bisect run`` reads a bad revision) while the call gives
-    it, and print "does not reproduce" otherwise."""
+def _still(case: dict[str, Any], output: str, exact_rule: bool) -> str:
+    """Lines that judge ``output`` as it is now against what the check saw there and against
+    ``exact``: "still reproduces" and exit status 1 (as ``git bisect run`` reads a bad
+    revision) while the call gives the value seen; "does not reproduce" and 0 once it gives a
+    right one: within the error the check allows there where it judges by a bound, else
+    exactly ``exact`` where that is the only right answer (``exact_rule``); "still wrong,
+    with another value" and 1 where it gives neither; and where neither criterion is known
+    here (a float output the check judged by its own rules), "another value" and 125, which
+    ``git bisect run`` skips: a check of that revision judges it."""
     if "got" not in case:
         return ""
     got = case["got"]
     seen = f"float({str(got)!r})" if isinstance(got, float) and not math.isfinite(got) \
         else repr(got)
-    return (f"seen = {seen}  # what the check saw there\n"
-            f"now = {output}\n"
-            "same = bool(np.all(now == seen)) or bool(np.all(np.isnan(np.asarray(now, "
-            "dtype=float))) and np.isnan(seen))\n"
-            "print('still reproduces' if same else 'does not reproduce')\n"
-            "raise SystemExit(1 if same else 0)\n")
+    lines = [f"seen = {seen}  # what the check saw there\n", f"now = {output}\n",
+             "same = bool(np.all(now == seen)) or bool(np.all(np.isnan(np.asarray(now, "
+             "dtype=float))) and np.isnan(seen))\n"]
+    allowed = case.get("allowed error")
+    if allowed is not None:
+        lines += [f"allowed = {allowed!r}  # the error the check allows there: the rounding "
+                  "bound of any summation order\n",
+                  "right = bool(np.isfinite(float(now)) and np.isfinite(float(exact)) and "
+                  "abs(Fraction(float(now)) - Fraction(exact)) <= allowed)\n"]
+    else:
+        lines.append("right = bool(now == exact) or (exact is not None and bool("
+                     "np.isnan(float(now)) and np.isnan(float(exact))))\n")
+    other = ('"still wrong, with another value", 1' if allowed is not None or exact_rule else
+             '"another value, not the exact one: check the target again to judge it", 125')
+    return "".join(lines) + (
+        "if same:\n    verdict, status = \"still reproduces\", 1\n"
+        "elif right:\n    verdict, status = \"does not reproduce\", 0\n"
+        f"else:\n    verdict, status = {other}\n"
+        "print(verdict)\nraise SystemExit(status)\n")
+
+
+def _exact_rule(spec: dict[str, Any], dtype: str, prop: str | None) -> bool:
+    """Whether the exact answer is the only right output of a scan of ``spec`` returning
+    ``dtype``, as property ``prop`` judged it: integers, max and min, and the outputs the
+    exactness certificate holds to it."""
+    return (as_dtype(dtype).kind in "iub" or get_operator(spec["op"]).family == "order"
+            or prop == "certified exact")
 
 
 def _expected(op: str, inclusive: bool, dtype: str, k: int, reverse: bool = False,
@@ -322,7 +350,9 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
                                first=int(initial and spec["inclusive"])))
         lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
                      f'float(exact) if isinstance(exact, Fraction) else exact)\n')
-        lines.append(_still(case, f"got_row[{k}]"))
+        lines.append(_still(case, f"got_row[{k}]",
+                            _exact_rule(spec, promoted.get(x.dtype.name, x.dtype.name),
+                                        verdict.source)))
     else:
         lines.append('print("got", got.shape, got.dtype)\n')
     return "".join(lines)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 
+import numpy as np
 import pytest
 
 from scancheck.faces.cli.main import main
@@ -31,6 +34,17 @@ def test_bench_oracle_prints_rates(capsys):
     assert all(r["elements/s"] > 0 for r in rows) and rows[0]["x mpmath"] == 1.0
 
 
+def test_bench_oracle_writes_its_json_without_a_gpu_too(capsys, monkeypatch, tmp_path):
+    from scancheck.faces.jobs import bench
+
+    rows = [{"input": "float32 normal(0, 1)", "elements/s": 2.5e7}]
+    monkeypatch.setattr(bench, "oracle_throughput", lambda: rows)
+    monkeypatch.setattr("scancheck.core.devices.gpu_available", lambda: (False, "none here"))
+    assert main(["bench", "--oracle", "--json", str(tmp_path / "o.json")]) == 0
+    assert "No GPU (none here)" in capsys.readouterr().out
+    assert json.loads((tmp_path / "o.json").read_text()) == {"cpu": rows, "device": []}
+
+
 @pytest.mark.parametrize("argv, message", [
     (["precision", "--n", "0"], "scancheck precision: error: argument --n: 0 is not a positive integer"),
     (["check", "numpy.cumsum", "--max-n", "0"], "argument --max-n: 0 is not a positive integer"),
@@ -47,6 +61,7 @@ def test_bench_oracle_prints_rates(capsys):
     (["verify", "--block", "2048"], "argument --block: '2048' is not a power of two from 1 to"),
     (["sanitize", "kogge_stone", "--block", "100"], "argument --block: '100' is not a power"),
     (["hunt", "--only", "("], "argument --only: '(' is no regular expression: missing )"),
+    (["explain", "x.txt", "y.txt", "--dtype", "floaty"], "argument --dtype: invalid choice"),
 ])
 def test_bad_options_exit_2_with_one_line_naming_the_argument(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -88,6 +103,40 @@ def test_a_sweep_below_its_first_size_is_refused_naming_the_flag(capsys):
     err = capsys.readouterr().err
     assert "--max-log2 8: the sweep starts at 2**10; give 10 or more" in err
     assert err.count("\n") == 1, err
+
+
+def test_a_hunt_whose_only_matches_no_target_is_refused(capsys):
+    assert main(["hunt", "--part", "cpu", "--only", "zzz"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --only: no target of part 'cpu' matches 'zzz'" in err, err
+
+
+def test_a_plot_without_matplotlib_is_refused_before_the_sweep(capsys, monkeypatch, tmp_path):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    assert main(["precision", "--sweep", "--plot", str(tmp_path / "p.png")]) == 2
+    out, err = capsys.readouterr()
+    assert "--plot needs matplotlib, which is not installed" in err and err.count("\n") == 1
+    assert out == ""  # refused before any table was computed
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
+    """As `scancheck explain ... | head -1` once the reader has gone: no traceback."""
+    x = np.arange(1, 2001, dtype=np.float64)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", np.cumsum(x))
+    read, write = os.pipe()
+    os.close(read)  # no reader: the first write fails
+    try:
+        out = subprocess.run([sys.executable, "-m", "scancheck", "explain", str(tmp_path / "x.npy"),
+                              str(tmp_path / "y.npy")], stdout=write, stderr=subprocess.PIPE,
+                             text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert out.returncode == 128 + 13 and out.stderr == "", out.stderr
 
 
 @pytest.mark.parametrize("target, message", [
@@ -565,6 +614,23 @@ def test_op_names_a_monoid_in_a_python_file(tmp_path, capsys):
         main(["check", f"{tmp_path / 'mono.py'}:plain", "--op", f"{tmp_path / 'no.py'}:AFFINE"])
     assert exc.value.code == 2
     assert "argument --op" in capsys.readouterr().err
+
+
+def test_op_names_a_monoid_of_the_working_directory_as_a_target_would(tmp_path, capsys,
+                                                                     monkeypatch):
+    """module:ATTR finds a module of the working directory for --op as for the TARGET; an
+    attribute missing is told by the name given, not by the name the file was loaded under."""
+    (tmp_path / "mono.py").write_text(_USER_MONOID_FILE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "mono", raising=False)
+    assert main(["check", "mono:plain", "--op", "mono:AFFINE", "--budget", "1",
+                 "--max-n", "64"]) == 0, capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "mono:plain", "--op", "mono.py:NOPE"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "mono.py has no attribute 'NOPE'" in err, err
+    assert "_scancheck_file_" not in err
 
 
 def test_a_budget_that_runs_out_exits_3_saying_how_far_every_property_got(capsys):

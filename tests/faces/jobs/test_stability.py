@@ -1,5 +1,6 @@
 """``check --repeat``: each item checked N times, what the runs agree on counted, and the
-exit status 1 exactly where a control was missed or an item got two primary diagnoses."""
+exit status 1 exactly where a control was missed, an item got two primary diagnoses or a
+target failed."""
 
 from __future__ import annotations
 
@@ -28,11 +29,14 @@ def _control(name: str):
 
 def _scripted(outcomes: dict[str, list[tuple[bool | None, str, int | None]]]):
     """A check that answers each item's runs from ``outcomes`` (caught, primary, n), in
-    the order of its runs, without any child process."""
+    the order of its runs, without any child process: a run with a primary diagnosis failed
+    (exit status 1), one without conformed, unless its n is -1 (the budget ran out: 3)."""
     def check(item: Item, run: int, options: CheckOptions) -> Run:
         caught, primary, n = outcomes[item.name][run]
-        return Run(item.name, run, caught, "DOES NOT CONFORM", primary, primary, n, True,
-                   None if n is None else {"n": n}, 0.0)
+        status = 3 if n == -1 else 1 if primary else 0
+        word = ("DOES NOT CONFORM", "conforms", "slow")[(1, 0, 3).index(status)]
+        return Run(item.name, run, caught, word, primary, primary, n, True,
+                   None if n is None else {"n": n}, 0.0, status=status)
     return check
 
 
@@ -53,7 +57,7 @@ def test_each_item_is_checked_repeat_times_and_each_run_logged(tmp_path):
     lines = [json.loads(line) for line in log.read_text().splitlines()]
     assert sorted((r["name"], r["run"]) for r in lines) == sorted(
         (n, k) for n in "at" for k in range(3))
-    assert table(found, 3)[1] == 0
+    assert table(found, 3)[1] == 1  # the target failed each run
     row = found[0].row()
     assert row["caught"] == "3 of 3" and row["smallest n"] == "65 every run"
 
@@ -85,6 +89,17 @@ def test_a_target_with_two_primary_diagnoses_is_unstable():
         {"t": [(None, "contract differs --nans skip", 5831), (None, "logic error", 5063)]}))
     assert found[0].primaries == ["contract differs --nans skip", "logic error"]
     assert table(found, 2)[1] == 1
+
+
+@pytest.mark.parametrize("runs, status", [
+    ([(None, "logic error", 9)] * 2, 1),  # stable, and wrong every run: fails as check does
+    ([(None, "", None)] * 2, 0),
+    ([(None, "", None), (None, "", -1)], 3),  # once out of budget with no failure found
+])
+def test_repeated_targets_exit_as_check_does(runs, status):
+    found = measure([Item("t")], 2, CheckOptions(), said=None, check=_scripted({"t": runs}))
+    assert found[0].stable
+    assert table(found, 2)[1] == status
 
 
 def test_the_primary_diagnosis_names_the_contracts_flag():

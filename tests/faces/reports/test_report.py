@@ -135,6 +135,42 @@ def test_each_failure_comes_with_a_snippet_that_reproduces_it(user_module, budge
     assert float(exact) == want or np.isnan(float(exact)) and np.isnan(want)
 
 
+def _run_snippet(snippet: str, where) -> tuple[int, str]:
+    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(where)), cwd=where, timeout=120)
+    return out.returncode, out.stdout.strip().splitlines()[-1]
+
+
+_MENDED = {
+    # A right answer other than the exact one's rounding: the sequential sum moved up an ulp,
+    # within the bound the check allows at an output past 64 terms.
+    "float64": "return np.nextafter(np.cumsum(x), np.inf)",
+    "int64": "return np.cumsum(x, dtype=x.dtype)",
+}
+
+
+@pytest.mark.parametrize("dtype, prop", [("int64", "integers exact"),
+                                         ("float64", "floats within bound")])
+def test_a_snippet_tells_a_mended_target_from_one_wrong_with_another_value(
+        user_module, budget, dtype, prop):
+    """The snippet judges the output as it is now: the value seen, a right one (exact, or
+    within the error the check allows there) or another wrong one, each by its own exit
+    status; a target mended with another rounding is not called wrong."""
+    spec = TargetSpec(dtypes=(dtype,))
+    rep = check(load_import_path("userscans:blocked", spec), properties=(prop,), budget=budget)
+    assert not rep.passed
+    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
+                        re.S).group(1)
+    assert ("allowed = " in snippet) == (dtype == "float64")
+    assert _run_snippet(snippet, user_module) == (1, "still reproduces")
+    body = "def blocked(x):\n    return np.cumsum(x, dtype=x.dtype) + x.dtype.type(7)\n"
+    (user_module / "userscans.py").write_text("import numpy as np\n\n" + body)
+    assert _run_snippet(snippet, user_module) == (1, "still wrong, with another value")
+    body = f"def blocked(x):\n    {_MENDED[dtype]}\n"
+    (user_module / "userscans.py").write_text("import numpy as np\n\n" + body)
+    assert _run_snippet(snippet, user_module) == (0, "does not reproduce")
+
+
 @pytest.mark.parametrize("fn, reverse", [("padded_max", False), ("padded_max_reverse", True)])
 def test_a_nan_rule_broken_on_an_input_opened_with_nan_is_reproduced_on_that_input(
         user_module, budget, fn, reverse):
