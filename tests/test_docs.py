@@ -180,3 +180,20 @@ def test_every_docs_path_named_in_the_code_and_the_pages_exists():
                       for m in _DOCS_PATH.findall(p.read_text(encoding="utf-8"))
                       if m not in _MADE_UP and not (ROOT / m).exists()})
     assert not missing, missing
+
+
+def test_each_reference_page_gets_its_generated_part_in_place_of_the_note():
+    """Sphinx's source-read fills a reference page: the marker and the note that tells a
+    reader of the Markdown source how to print the part are both replaced by it."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "scancheck_reference", ROOT / "docs" / "_ext" / "scancheck_reference.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    page = ROOT / "docs" / "reference" / "operators.md"
+    source = [page.read_text()]
+    assert "> *The reference here is generated" in source[0]
+    ext._fill(None, "reference/operators", source)
+    assert "<!-- generated" not in source[0] and "> *The reference here" not in source[0]
+    assert "| operator | family |" in source[0]

@@ -30,8 +30,9 @@ from collections.abc import Callable, Iterable
 from contextlib import contextmanager
 from typing import Any
 
-#: The marker a reference page holds where its generated part goes.
-MARKER = re.compile(r"^<!-- generated: ([a-z]+) -->$", re.MULTILINE)
+#: The marker a reference page holds where its generated part goes, and the quoted note
+#: below it that tells a reader of the source how to see that part: both replaced.
+MARKER = re.compile(r"^<!-- generated: ([a-z]+) -->\n(?:>.*\n)*", re.MULTILINE)
 #: Columns the usage lines are laid out in (as the command prints them on a wide terminal).
 USAGE_COLUMNS = 100
 
@@ -369,7 +370,7 @@ def _fill(app: Any, docname: str, source: list[str]) -> None:
         name = match.group(1)
         if name not in GENERATORS:
             raise ValueError(f"{docname}: no generator {name!r}; known: {', '.join(GENERATORS)}")
-        return GENERATORS[name]()
+        return GENERATORS[name]() + "\n"
 
     source[0] = MARKER.sub(replace, source[0])
 

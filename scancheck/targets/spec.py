@@ -157,8 +157,9 @@ class TargetSpec:
                 "bool" not in oper.dtypes):
             raise ValueError(f"dtypes include bool with op={self.op!r} and no promotion: in "
                              f"bool, + and * are a logical or and and; declare the integer "
-                             f"type it returns (promote=(('bool', 'int64'),), as NumPy and "
-                             f"torch do), or op='max' or 'min' for a running or or and")
+                             f"type it returns (promote=(('bool', 'int64'),), on the command line "
+                             f"--promote bool:int64, as NumPy and torch do), or op='max' or "
+                             f"'min' for a running or or and")
         promotable = oper.width == 1 and "bool" not in oper.dtypes and "int64" in oper.dtypes
         bad = [d for d in self.dtypes if self.output_dtype(d) not in oper.dtypes
                or (d == "bool" and oper.width != 1)]

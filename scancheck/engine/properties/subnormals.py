@@ -54,8 +54,8 @@ def flush_attributed(target: Target, x: np.ndarray, failure: Failure, ok_flush: 
                 if declared else
                 f"subnormals read as zero (DAZ or FTZ): every output is right once subnormal "
                 f"inputs and results read as zeros of their sign; a target that flushes by "
-                f"design declares TargetSpec(subnormals='flush'), or 'flush:{dt}' where {dt} "
-                f"alone flushes")
+                f"design declares subnormals='flush' (--subnormals flush), or 'flush:{dt}' "
+                f"where {dt} alone flushes")
     elif exact and (ok_flush | ok_keep | (False if some is None else some)).all():
         text = ("some subnormals read as zero and others kept (DAZ or FTZ on some values "
                 "only): every output is right once it and some of the subnormal inputs read as "

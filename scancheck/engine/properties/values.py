@@ -204,7 +204,7 @@ def _subnormals_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                        f"FTZ), and within the bound once subnormal inputs and results may be "
                        f"flushed, while the same input times 2**{low[1]}, which holds none, is "
                        f"right; a target that flushes by design declares "
-                       f"TargetSpec(subnormals='flush'); {witness or 'x has subnormals'}",
+                       f"subnormals='flush' (--subnormals flush); {witness or 'x has subnormals'}",
                        k, got[k], want[k], {**detail, "subnormals": "read as zero"},
                        reason=Reason.SUBNORMALS)
     high = scaled_out(raw, least=False)
