@@ -132,3 +132,13 @@ def test_the_command_line_exit_status_follows_the_verdict(tmp_path, capsys):
                  "--json", str(tmp_path / "e.json")]) == 1
     assert capsys.readouterr().out.startswith("not rounding (proven): output 2944")
     assert main(["explain", str(tmp_path / "x.npy"), str(tmp_path / "none.npy")]) == 2
+
+
+def test_an_infinity_no_order_reaches_is_told_so_not_as_a_multiple_of_the_bound():
+    x = np.random.default_rng(0).uniform(0, 1, 100).astype(np.float32)
+    got = np.cumsum(x, dtype=np.float32)
+    got[50] = np.inf
+    e = explain(x, got)
+    assert e.verdict == PROVEN and e.first_wrong == 50
+    assert "an infinity or NaN that no summation order reaches; 1 output is beyond" in e.headline
+    assert "inf" + "x" not in e.headline

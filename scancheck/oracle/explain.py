@@ -93,8 +93,9 @@ class Explanation:
         """The headline, then the numbers, one fact a line."""
         kind = f"{'inclusive' if self.inclusive else 'exclusive'} {self.op} scan"
         out = [f"{self.verdict}: {self.headline}",
-               f"  input: n = {self.n:,} {self.dtype}, {kind}; {self.certified:,} outputs "
-               f"certified exact (every summation order is exact there)"]
+               f"  input: n = {self.n:,} {self.dtype}, {kind}; {self.certified:,} "
+               f"output{'' if self.certified == 1 else 's'} certified exact (every summation "
+               f"order is exact there)"]
         if self.error:
             e = self.error
             out.append(f"  error against the exact scan: RMS {e['rms']:.4g}, max {e['max']:.4g}; "
@@ -149,14 +150,19 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
         e.headline = (f"output {k} is {_num(result[k])} where the exact sum is {_num(want[k])}, "
                       f"and every summation order gives the exact sum there (the exactness "
                       f"certificate): a correct scan cannot differ; "
-                      f"{wrong_certified.size:,} certified outputs differ")
+                      f"{wrong_certified.size:,} certified output"
+                      f"{'s differ' if wrong_certified.size != 1 else ' differs'}")
         return e
     if rep.verdict == Verdict.BEYOND_BOUND:
         k = int(rep.beyond[0])
         e.verdict, e.first_wrong = PROVEN, k
+        frac = rep.bound_fraction[k]
+        far = (f"{frac:.3g}x the rigorous bound of any summation order" if np.isfinite(frac)
+               else "an infinity or NaN that no summation order reaches")
+        beyond = rep.beyond.size
         e.headline = (f"output {k} is {_num(result[k])} where the exact sum is {_num(want[k])}: "
-                      f"{rep.bound_fraction[k]:.3g}x the rigorous bound of any summation order "
-                      f"(or an infinity no order can reach); {rep.beyond.size:,} outputs are beyond it")
+                      f"{far}; {beyond:,} output{'s are' if beyond > 1 else ' is'} beyond the "
+                      f"bound")
         return e
     if not np.any(diff[np.isfinite(diff)]) and rep.overflowed.size == 0:
         e.verdict, e.headline = EXACT, "equal to the exact scan at every output"

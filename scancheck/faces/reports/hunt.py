@@ -248,7 +248,7 @@ def table(found: list[Found]) -> str:
                    f"{detail(f)} | {f.largest_n:,} | {f.part} | {cell(f.versions)} |\n"
                    for f in found)
     told = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
-    return f"{len(found)} targets: {told}.\n\n" + head + body
+    return f"{len(found)} target{'' if len(found) == 1 else 's'}: {told}.\n\n" + head + body
 
 
 def merge(paths: list[Path]) -> list[Found]:
