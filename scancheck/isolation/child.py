@@ -158,7 +158,9 @@ def main(argv: list[str]) -> int:
             return 0
         if order.resolve and target.unavailable:  # the machine's, not the target's, verdict
             gpu_spec = " (its spec has device='gpu')" if target.spec.device == "gpu" else ""
-            emit(event="unavailable", message=f"target {target.name!r} cannot run here: "
+            called = (f"target {order.locator!r}" if order.locator == target.name
+                      else f"target {order.locator!r} ({target.name})")
+            emit(event="unavailable", message=f"{called} cannot run here: "
                  f"{target.unavailable}{gpu_spec}")
             return 0
         emit(event="target", target=target.name, spec=declared)

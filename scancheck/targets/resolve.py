@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -50,6 +51,12 @@ def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
         raise ValueError(f"target {path!r} must look like package.module:function or "
                          f"path/to/file.py:function")
     module_name, attr = path.rsplit(":", 1) if is_file_form(path) else path.split(":", 1)
+    if not module_name or not attr:
+        raise ValueError(f"target {path!r} names no {'function' if module_name else 'module'}: "
+                         f"give package.module:function or path/to/file.py:function")
+    if not is_file_form(path) and os.path.isfile(module_name):
+        raise ValueError(f"target {path!r}: {module_name} is a file but not a .py file; a "
+                         f"file target is path/to/file.py:function")
     writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         module = (module_from_file(module_name, f"target {path!r}") if is_file_form(path)

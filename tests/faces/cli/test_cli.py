@@ -157,6 +157,9 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
     # A function scancheck cannot call as the spec says: its signature, not a fault.
     ("operator:add", "add(a, b, /) cannot be called as fn(x) (missing a required argument"),
     ("os:getcwd", "getcwd() cannot be called as fn(x) (too many positional arguments)"),
+    ("numpy:", "target 'numpy:' names no function: give package.module:function"),
+    (":cumsum", "target ':cumsum' names no module"),
+    ("pyproject.toml:f", "pyproject.toml is a file but not a .py file"),
 ])
 def test_a_target_that_cannot_be_loaded_exits_2_not_1(target, message, capsys):
     """One line, once (one target's error is not echoed as its progress line), short: a
@@ -375,6 +378,16 @@ def test_an_unsafe_lock_directory_exits_2_not_a_traceback(capsys, monkeypatch):
     assert main(["check", "numpy.cumsum", "--quick"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("scancheck: error: /tmp/scancheck-locks-1 belongs to uid 0")
+
+
+def test_a_kernel_that_cannot_run_here_is_named_as_typed(capsys):
+    from scancheck.core.devices import gpu_available
+
+    if gpu_available()[0]:
+        pytest.skip("a GPU is here: the kernel can run")
+    assert main(["check", "kernel:blelloch", "--quick", "--budget", "1"]) == 2
+    assert "target 'kernel:blelloch' (scancheck:blelloch) cannot run here" in \
+        capsys.readouterr().err
 
 
 def test_device_gpu_where_cupy_or_a_gpu_is_missing_exits_2(capsys):
