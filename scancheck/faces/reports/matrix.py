@@ -207,11 +207,21 @@ def library_matrix(seconds: float, workers: int, max_n: int | None = None
         return list(pool.map(_library_cell, jobs))
 
 
-def library_table(cells: list[LibraryCell]) -> str:
-    """The cells as one plain-text table within 100 columns, and below it each diagnosis
-    (wrapped to 100 columns) of a cell that did not conform."""
+def missing_libraries() -> list[str]:
+    """The libraries of the matrix that cannot run here, in the matrix's order."""
+    targets = builtin_targets()
+    return list(dict.fromkeys(lib for lib, _, name in LIBRARY_SCANS
+                              if targets[name].unavailable))
+
+
+def library_table(cells: list[LibraryCell], missing: list[str] | None = None) -> str:
+    """The cells as one plain-text table within 100 columns, below it each diagnosis
+    (wrapped to 100 columns) of a cell that did not conform, and the ``missing`` libraries
+    named last."""
     import textwrap
 
+    absent = (f"\n\nnot installed here, so not in the table: {', '.join(missing)} (pip install "
+              f"-e '.[libs]')" if missing else "")
     if not cells:
         return ("no library of the matrix is installed here (pandas, polars, pyarrow, dask, "
                 "numba, jax): pip install -e '.[libs]'")
@@ -220,7 +230,8 @@ def library_table(cells: list[LibraryCell]) -> str:
              "s": f"{c.seconds:.1f}"} for c in cells]
     notes = [textwrap.fill(f"{c.library} {c.function} {c.dtype}: {c.diagnosis}", 100,
                            subsequent_indent="    ") for c in cells if c.diagnosis]
-    return format_table(fit_columns(rows, _WIDTHS)) + ("\n\n" + "\n".join(notes) if notes else "")
+    return (format_table(fit_columns(rows, _WIDTHS)) + ("\n\n" + "\n".join(notes) if notes else "")
+            + absent)
 
 
 def run_matrix(args: argparse.Namespace) -> int:
@@ -233,6 +244,6 @@ def run_matrix(args: argparse.Namespace) -> int:
         raise ValueError("argument TARGET: library scans are named with --markdown only; the "
                          "library table runs every one of its scans installed here")
     found = library_matrix(args.budget or 6.0, args.workers, args.max_n)
-    print(library_table(found))
+    print(library_table(found, missing_libraries()))
     return 0 if all(c.verdict == "conforms" for c in found) else 1
 

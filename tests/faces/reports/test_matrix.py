@@ -62,6 +62,16 @@ def test_the_library_table_fits_100_columns_however_long_its_cells():
     assert sum(line.startswith(("pyarrow ", "jax ")) for line in table) == 2
     assert "diagnosis far longer" in text  # below the table, wrapped
     assert "pip install -e '.[libs]'" in library_table([])
+    assert "pandas" not in text
+    named = library_table(cells, ["pandas", "dask"]).splitlines()[-1]
+    assert named.startswith("not installed here, so not in the table: pandas, dask")
+
+
+def test_the_libraries_not_installed_are_those_whose_scans_cannot_run_here():
+    from scancheck.faces.reports.matrix import LIBRARY_SCANS, missing_libraries
+
+    here, missing = {job[0] for job in library_jobs()}, set(missing_libraries())
+    assert here | missing == {lib for lib, _, _ in LIBRARY_SCANS} and not here & missing
 
 
 def test_the_library_matrix_runs_on_the_libraries_installed_here():
