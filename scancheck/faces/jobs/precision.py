@@ -121,11 +121,12 @@ def precision_table(x32: np.ndarray, gpu: bool) -> tuple[list[PrecisionRow], str
             name, where, dt, rep.rms, rep.l2, rep.max_abs,
             float(np.sqrt(np.mean(diff**2))), float(np.abs(diff).max()),
             rep.verdict.label))
-    return rows, conclusion(rows)
+    return rows, conclusion(rows, finite=bool(np.isfinite(x).all()))
 
 
-def conclusion(rows: list[PrecisionRow]) -> str:
-    """The sentence the measured errors support (never assumed)."""
+def conclusion(rows: list[PrecisionRow], finite: bool = True) -> str:
+    """The sentence the measured errors support (never assumed); ``finite``: whether the
+    data hold no infinity or NaN (whose outputs no error is measured on)."""
     seq = next(r for r in rows if r.scan == "sequential" and r.dtype == "float32")
     trees = [r for r in rows if r.dtype == "float32" and r.scan != "sequential"]
     best = min(trees, key=lambda r: r.rms)
@@ -150,7 +151,8 @@ def conclusion(rows: list[PrecisionRow]) -> str:
     exact64 = [r for r in f64 if r.max_err == 0]
     if exact64:
         lines.append(f"In float64 {len(exact64)} of {len(f64)} scans are exact on this data "
-                     f"(every prefix fits in 53 bits), so switching to double removes the error "
+                     f"({'every' if finite else 'every finite'} prefix fits in 53 bits), so "
+                     f"switching to double removes the error "
                      f"from the reference and the kernel alike.")
     lines.append("Every error is within its algorithm's rounding bound." if not beyond else "")
     return " ".join(s for s in lines if s)

@@ -44,6 +44,14 @@ def test_conclusion_reports_a_scan_beyond_its_bound():
     assert "logic errors" in conclusion(rows)
 
 
+def test_float64_exactness_is_claimed_of_the_finite_prefixes_alone_on_data_with_specials():
+    _, plain = precision_table(practical_data(4096), gpu=False)
+    assert "(every prefix fits in 53 bits)" in plain
+    _, specials = precision_table(practical_data(4096, "specials"), gpu=False)
+    assert "every prefix fits" not in specials
+    assert "(every finite prefix fits in 53 bits)" in specials
+
+
 def test_sweep_errors_stay_within_bounds_and_grow_slower_for_trees():
     swept = sweep([14, 17], gpu=False, max_tree_log2=17, max_model_log2=17)
     points = swept.points
