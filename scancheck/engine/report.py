@@ -115,7 +115,7 @@ class ConformanceReport:
             phase = ("sanitizers" if r.name.startswith("sanitizer:") else
                      "checks past 2**31" if r.name in LARGE else "properties")
             phases.setdefault(phase, []).append(r)
-        parts = [f"compile {self.prepare_seconds:.1f} s"] if self.prepare_seconds else []
+        parts = [f"loading the target {self.prepare_seconds:.1f} s"] if self.prepare_seconds else []
         for phase, rs in phases.items():
             each = ", ".join(f"{r.name.removeprefix('sanitizer: ')} {r.seconds:.1f}" for r in rs)
             parts.append(f"{phase} {sum(r.seconds for r in rs):.1f} s ({each})")
