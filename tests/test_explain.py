@@ -142,3 +142,21 @@ def test_an_infinity_no_order_reaches_is_told_so_not_as_a_multiple_of_the_bound(
     assert e.verdict == PROVEN and e.first_wrong == 50
     assert "an infinity or NaN that no summation order reaches; 1 output is beyond" in e.headline
     assert "inf" + "x" not in e.headline
+
+
+@pytest.mark.parametrize("convention", ["exclusive", "reverse", "wrong"])
+def test_a_result_right_under_another_convention_says_which(convention):
+    x = np.random.default_rng(1).integers(0, 1000, 500).astype(np.float32)
+    inclusive = np.cumsum(x, dtype=np.float32)
+    result = {"exclusive": np.r_[np.float32(0), inclusive[:-1]],
+              "reverse": np.cumsum(x[::-1], dtype=np.float32)[::-1].copy(),
+              "wrong": sums.dropped_partial_block(x)}[convention]
+    e = explain(x, result)
+    assert e.verdict == PROVEN
+    hints = {"exclusive": "as the exclusive scan it is exact: pass --exclusive",
+             "reverse": "as the reverse scan (output k from x[k] to the end) it is exact",
+             "wrong": ""}
+    assert e.hint.startswith(hints[convention]) and (not e.hint) == (convention == "wrong")
+    assert ("  hint: " + e.hint in e.lines()) == bool(e.hint)
+    assert explain(x, inclusive, inclusive=False).hint == ("as the inclusive scan it is exact: "
+                                                         "leave --exclusive out")

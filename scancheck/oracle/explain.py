@@ -88,6 +88,9 @@ class Explanation:
     #: RMS and max error of each real order on the same input.
     orders: dict[str, dict[str, float]] = field(default_factory=dict)
     reference: dict[str, Any] | None = None
+    #: Where a result proven wrong is right under another convention (exclusive for
+    #: inclusive, or a reverse scan), which, in words.
+    hint: str = ""
 
     def lines(self) -> list[str]:
         """The headline, then the numbers, one fact a line."""
@@ -109,6 +112,8 @@ class Explanation:
                        f"the reference's own error against the exact scan is RMS "
                        f"{r['reference rms']:.4g}, {r['share']:.1%} of the disagreement "
                        f"(the reference alone: {r['verdict']})")
+        if self.hint:
+            out.append(f"  hint: {self.hint}")
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -120,7 +125,29 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     """Judge ``result`` as the ``op`` scan of ``x``: "exact", "rounding", "suspicious" (inside
     the any-order bound but over :data:`SUSPICIOUS_FACTOR` times the rounding of every real
     order tried) or "not rounding (proven)", with the evidence; with ``reference``, how much
-    of the disagreement between the two is the reference's own error."""
+    of the disagreement between the two is the reference's own error.  A result proven wrong
+    that is right as the exclusive (or inclusive) scan, or as the reverse one, says so in
+    its ``hint``."""
+    e = _explain(x, result, reference, op, inclusive)
+    if e.verdict != PROVEN or not e.n:
+        return e
+    x, result = np.asarray(x), np.asarray(result)
+    other = "exclusive" if inclusive else "inclusive"
+    tries = ((f"as the {other} scan", "pass --exclusive" if inclusive else "leave --exclusive out",
+              x, result, not inclusive),
+             ("as the reverse scan (output k from x[k] to the end)",
+              "explain judges forward scans: reverse INPUT and RESULT", x[::-1], result[::-1],
+              inclusive))
+    for what, do, xs, rs, inc in tries:
+        again = _explain(xs, rs, None, op, inc)
+        if again.verdict != PROVEN:
+            e.hint = f"{what} it is {again.verdict}: {do}"
+            break
+    return e
+
+
+def _explain(x: Any, result: Any, reference: Any | None, op: str,
+             inclusive: bool) -> Explanation:
     oper = get_operator(op)
     if oper.family not in ("sum", "order"):
         raise ValueError(f"op={op!r}: explain takes add, max or min")
