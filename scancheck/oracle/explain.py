@@ -131,7 +131,9 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     e = _explain(x, result, reference, op, inclusive)
     if e.verdict != PROVEN or not e.n:
         return e
-    x, result = np.asarray(x), np.asarray(result)
+    oper = get_operator(op)  # the arrays on the host, as _explain read them
+    x = oper.host_elements(x, "x", allow_empty=True)
+    result = oper.host_elements(result, "result", allow_empty=True)
     other = "exclusive" if inclusive else "inclusive"
     tries = ((f"as the {other} scan", "pass --exclusive" if inclusive else "leave --exclusive out",
               x, result, not inclusive),
