@@ -70,7 +70,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="check this scan implementation's conformance, one test per property "
                          "(repeatable); without paths, only these tests run")
     group.addoption("--scan-budget", type=_positive(float, "seconds > 0"), default=30.0,
-                    help="seconds each conformance property may search (default 30)")
+                    help="seconds each conformance property may search (default 30): "
+                         "each property is a test of its own, where `scancheck check "
+                         "--budget` shares its seconds among a target's properties")
     group.addoption("--scan-examples", type=_positive(int, "an integer >= 1"), default=None,
                     help="Hypothesis examples per conformance property at most (default: no "
                          "cap, the budget's seconds end each search)")
