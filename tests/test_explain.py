@@ -160,3 +160,16 @@ def test_a_result_right_under_another_convention_says_which(convention):
     assert ("  hint: " + e.hint in e.lines()) == bool(e.hint)
     assert explain(x, inclusive, inclusive=False).hint == ("as the inclusive scan it is exact: "
                                                          "leave --exclusive out")
+
+
+def test_no_hint_on_one_output_nor_where_the_other_convention_is_merely_unproven():
+    x = np.array([5.0], dtype=np.float32)
+    assert explain(x, np.zeros(1, dtype=np.float32)).hint == ""  # exclusive [0]: thin evidence
+    y = np.random.default_rng(2).uniform(0, 1, 4000).astype(np.float32)
+    inclusive = np.cumsum(y, dtype=np.float32)
+    noisy = np.r_[np.float32(0), inclusive[:-1]]
+    noisy[1:] += (np.random.default_rng(5).standard_normal(3999) * 1e-4).astype(np.float32)
+    as_exclusive = explain(y, noisy, inclusive=False)
+    e = explain(y, noisy)
+    assert e.verdict == PROVEN
+    assert (e.hint != "") == (as_exclusive.verdict in (EXACT, ROUNDING)), (e.hint, as_exclusive)

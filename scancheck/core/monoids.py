@@ -406,7 +406,7 @@ def load_monoid(locator: str) -> Monoid:
     try:
         obj: Any = (module_from_file(module, f"op={locator!r}") if is_file_form(locator)
                     else import_here(module))
-    except ImportError as exc:
+    except (ImportError, AttributeError) as exc:  # the module's own import failing
         raise ValueError(f"op={locator!r} cannot be loaded: {exc}") from None
     for part in attr.split("."):
         if not hasattr(obj, part):  # named as the user wrote it, not as it was loaded

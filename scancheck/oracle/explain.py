@@ -96,9 +96,8 @@ class Explanation:
         """The headline, then the numbers, one fact a line."""
         kind = f"{'inclusive' if self.inclusive else 'exclusive'} {self.op} scan"
         out = [f"{self.verdict}: {self.headline}",
-               f"  input: n = {self.n:,} {self.dtype}, {kind}; {self.certified:,} "
-               f"output{'' if self.certified == 1 else 's'} certified exact (every summation "
-               f"order is exact there)"]
+               f"  input: n = {self.n:,} {self.dtype}, {kind}; {_outputs(self.certified)} "
+               f"certified exact (every summation order is exact there)"]
         if self.error:
             e = self.error
             out.append(f"  error against the exact scan: RMS {e['rms']:.4g}, max {e['max']:.4g}; "
@@ -140,9 +139,9 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
              ("as the reverse scan (output k from x[k] to the end)",
               "explain judges forward scans: reverse INPUT and RESULT", x[::-1], result[::-1],
               inclusive))
-    for what, do, xs, rs, inc in tries:
+    for what, do, xs, rs, inc in tries if e.n > 1 else ():  # one output is thin evidence
         again = _explain(xs, rs, None, op, inc)
-        if again.verdict != PROVEN:
+        if again.verdict in (EXACT, ROUNDING):  # right there, not merely unproven
             e.hint = f"{what} it is {again.verdict}: {do}"
             break
     return e
@@ -179,8 +178,8 @@ def _explain(x: Any, result: Any, reference: Any | None, op: str,
         e.headline = (f"output {k} is {_num(result[k])} where the exact sum is {_num(want[k])}, "
                       f"and every summation order gives the exact sum there (the exactness "
                       f"certificate): a correct scan cannot differ; "
-                      f"{wrong_certified.size:,} certified output"
-                      f"{'s differ' if wrong_certified.size != 1 else ' differs'}")
+                      f"{wrong_certified.size:,} certified "
+                      f"{'output differs' if wrong_certified.size == 1 else 'outputs differ'}")
         return e
     if rep.verdict == Verdict.BEYOND_BOUND:
         k = int(rep.beyond[0])
@@ -190,7 +189,7 @@ def _explain(x: Any, result: Any, reference: Any | None, op: str,
                else "an infinity or NaN that no summation order reaches")
         beyond = rep.beyond.size
         e.headline = (f"output {k} is {_num(result[k])} where the exact sum is {_num(want[k])}: "
-                      f"{far}; {beyond:,} output{'s are' if beyond > 1 else ' is'} beyond the "
+                      f"{far}; {_outputs(beyond)} {'is' if beyond == 1 else 'are'} beyond the "
                       f"bound")
         return e
     if not np.any(diff[np.isfinite(diff)]) and rep.overflowed.size == 0:
@@ -204,7 +203,7 @@ def _explain(x: Any, result: Any, reference: Any | None, op: str,
         floor = _rms(ulp(want, x.dtype.name) * np.ceil(np.log2(np.arange(1, n + 1) + 1)))
     typical = max(max(o["rms"] for o in e.orders.values()), floor)
     ratio = rep.rms / typical if typical else np.inf
-    over = (f"; {rep.overflowed.size:,} outputs overflowed where some summation order can"
+    over = (f"; {_outputs(rep.overflowed.size)} overflowed where some summation order can"
             if rep.overflowed.size else "")
     if ratio > SUSPICIOUS_FACTOR:
         e.verdict = SUSPICIOUS
@@ -238,7 +237,7 @@ def _explain_exact_type(x: np.ndarray, result: np.ndarray, want: np.ndarray,
         e.verdict, e.first_wrong = PROVEN, k
         e.headline = (f"output {k} is {_num(result[k])} where the exact answer is {_num(want[k])}; "
                       f"{base['op']} on {base['dtype']} rounds nothing, so any difference is a "
-                      f"logic error ({bad.size:,} outputs differ)")
+                      f"logic error ({_outputs(bad.size)} differ{'s' if bad.size == 1 else ''})")
     return e
 
 
@@ -266,6 +265,10 @@ def _reference(x: np.ndarray, reference: Any, result: np.ndarray, want: np.ndarr
     own = _rms(ref.astype(np.float64) - want.astype(np.float64))
     return {"rms disagreement": disagreement, "reference rms": own,
             "share": own / disagreement if disagreement else 0.0, "verdict": alone.verdict}
+
+
+def _outputs(count: int) -> str:
+    return f"{count:,} output{'' if count == 1 else 's'}"
 
 
 def _num(v: Any) -> str:

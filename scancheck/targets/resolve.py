@@ -54,13 +54,18 @@ def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
     if not module_name or not attr:
         raise ValueError(f"target {path!r} names no {'function' if module_name else 'module'}: "
                          f"give package.module:function or path/to/file.py:function")
-    if not is_file_form(path) and os.path.isfile(module_name):
-        raise ValueError(f"target {path!r}: {module_name} is a file but not a .py file; a "
-                         f"file target is path/to/file.py:function")
     writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         module = (module_from_file(module_name, f"target {path!r}") if is_file_form(path)
                   else _import(path, module_name))
+    except LibraryMissing:
+        raise
+    except ValueError:
+        if not is_file_form(path) and os.path.isfile(module_name):  # a file was meant
+            raise ValueError(f"target {path!r}: {module_name} is a file but no module; a file "
+                             f"target is path/to/file.py:function, its name ending in .py"
+                             ) from None
+        raise
     finally:
         sys.dont_write_bytecode = writes
     fn = module

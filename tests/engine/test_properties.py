@@ -662,3 +662,22 @@ def test_a_bug_of_some_sizes_is_not_cut_below_them():
     r = check_property(_target(band, TargetSpec(dtypes=("int32",))), "integers exact",
                        Budget(2, max_n=1024))
     assert r.status == "fail" and r.smallest_case["n"] % 64 == 7 and "drawn" not in r.smallest_case
+
+
+@pytest.mark.parametrize("accumulates", [(), (("float32", "float64"),)])
+def test_a_bound_failure_keeps_the_error_allowed_only_where_the_bound_is_the_criterion(
+        accumulates):
+    """The any-order bound at the failing output is what a reproducer may hold a new value
+    to, unless a declared accumulator holds the output to a tighter bound of its own."""
+    from scancheck.oracle.exact import exact_scan
+
+    x = np.random.default_rng(3).uniform(-1, 1, 200).astype(np.float32)
+    t = Target("t", lambda v: v, TargetSpec(dtypes=("float32",), accumulates=accumulates))
+    want = exact_scan(x)
+    got = want.copy()
+    got[100:] += np.float32(1)  # a term added: beyond every bound
+    failure = values.bound_failure(t, x, got, want)
+    assert failure is not None and failure.index == 100
+    assert (failure.allowed is None) == bool(accumulates)
+    if not accumulates:
+        assert 0 < failure.allowed < 1 and "allowed error" in failure.where()

@@ -121,7 +121,7 @@ def precision_table(x32: np.ndarray, gpu: bool) -> tuple[list[PrecisionRow], str
             name, where, dt, rep.rms, rep.l2, rep.max_abs,
             float(np.sqrt(np.mean(diff**2))), float(np.abs(diff).max()),
             rep.verdict.label))
-    return rows, conclusion(rows, finite=bool(np.isfinite(x).all()))
+    return rows, conclusion(rows, finite=bool(np.isfinite(x32).all()))
 
 
 def conclusion(rows: list[PrecisionRow], finite: bool = True) -> str:

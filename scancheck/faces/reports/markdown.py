@@ -217,11 +217,12 @@ def _still(case: dict[str, Any], output: str, exact_rule: bool) -> str:
              "same = bool(np.all(now == seen)) or bool(np.all(np.isnan(np.asarray(now, "
              "dtype=float))) and np.isnan(seen))\n"]
     allowed = case.get("allowed error")
-    if allowed is not None:
-        lines += [f"allowed = {allowed!r}  # the error the check allows there: the rounding "
+    if allowed is not None:  # the check's own test: off the exact answer rounded, by the bound
+        lines += [f"rounded = {case['expected']!r}  # the exact answer in the output's type\n",
+                  f"allowed = {allowed!r}  # the error the check allows there: the rounding "
                   "bound of any summation order\n",
-                  "right = bool(np.isfinite(float(now)) and np.isfinite(float(exact)) and "
-                  "abs(Fraction(float(now)) - Fraction(exact)) <= allowed)\n"]
+                  "right = bool(np.isfinite(float(now)) and np.isfinite(rounded) and "
+                  "abs(Fraction(float(now)) - Fraction(rounded)) <= allowed)\n"]
     else:
         lines.append("right = bool(now == exact) or (exact is not None and bool("
                      "np.isnan(float(now)) and np.isnan(float(exact))))\n")
@@ -235,10 +236,12 @@ def _still(case: dict[str, Any], output: str, exact_rule: bool) -> str:
 
 
 def _exact_rule(spec: dict[str, Any], dtype: str, prop: str | None) -> bool:
-    """Whether the exact answer is the only right output of a scan of ``spec`` returning
-    ``dtype``, as property ``prop`` judged it: integers, max and min, and the outputs the
-    exactness certificate holds to it."""
-    return (as_dtype(dtype).kind in "iub" or get_operator(spec["op"]).family == "order"
+    """Whether the snippet's ``exact`` is the only right output of a scan of ``spec``
+    returning ``dtype``, as property ``prop`` judged it: integer sums and products (exact in
+    Python's integers, wrapped as the type wraps) and the outputs the exactness certificate
+    holds to it.  Not max and min, whose identity and NaN rules the snippet leaves out."""
+    family = get_operator(spec["op"]).family
+    return (as_dtype(dtype).kind in "iub" and family in ("sum", "product")
             or prop == "certified exact")
 
 
@@ -257,6 +260,8 @@ def _expected(op: str, inclusive: bool, dtype: str, k: int, reverse: bool = Fals
     if nans != "propagate":  # 'ignore' and 'skip' leave the NaN inputs out of the scan
         vals += "vals = vals[~np.isnan(vals)]  # the spec's NaN rule leaves NaN inputs out\n"
     family = get_operator(op).family
+    if family == "order" and as_dtype(dtype).kind in "iub":  # Python's integers: no rounding
+        return f"exact = {op}((int(v) for v in {prefix}), default=None)\n"
     if family == "order":
         return vals + (f"exact = float('nan') if np.isnan(vals).any() else {op}(vals.tolist(), "
                        f"default=None)  # ties of -0 and +0: see the spec's zero order\n")

@@ -159,7 +159,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
     ("os:getcwd", "getcwd() cannot be called as fn(x) (too many positional arguments)"),
     ("numpy:", "target 'numpy:' names no function: give package.module:function"),
     (":cumsum", "target ':cumsum' names no module"),
-    ("pyproject.toml:f", "pyproject.toml is a file but not a .py file"),
+    ("pyproject.toml:f", "pyproject.toml is a file but no module"),
 ])
 def test_a_target_that_cannot_be_loaded_exits_2_not_1(target, message, capsys):
     """One line, once (one target's error is not echoed as its progress line), short: a
@@ -644,6 +644,29 @@ def test_op_names_a_monoid_of_the_working_directory_as_a_target_would(tmp_path, 
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "mono.py has no attribute 'NOPE'" in err, err
     assert "_scancheck_file_" not in err
+
+
+def test_an_op_module_failing_at_import_is_a_usage_error(tmp_path, capsys, monkeypatch):
+    (tmp_path / "badmono.py").write_text("import numpy as np\n\nnp.not_there\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "badmono", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "numpy.cumsum", "--op", "badmono:M"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "op='badmono:M' cannot be loaded" in err, err
+
+
+def test_a_module_target_beside_a_file_of_its_bare_name_loads(tmp_path, capsys, monkeypatch):
+    """A built program `prefix` beside prefix.py: the module is what prefix:scan names."""
+    (tmp_path / "prefix.py").write_text("import numpy as np\n\ndef scan(x):\n"
+                                        "    return np.cumsum(x, dtype=x.dtype)\n")
+    (tmp_path / "prefix").write_bytes(b"\x7fELF")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "prefix", raising=False)
+    assert main(["check", "prefix:scan", "--quick", "--budget", "1", "--max-n", "64"]) == 0, \
+        capsys.readouterr()
 
 
 def test_a_budget_that_runs_out_exits_3_saying_how_far_every_property_got(capsys):

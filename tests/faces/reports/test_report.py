@@ -171,6 +171,29 @@ def test_a_snippet_tells_a_mended_target_from_one_wrong_with_another_value(
     assert _run_snippet(snippet, user_module) == (0, "does not reproduce")
 
 
+def test_a_snippet_without_a_criterion_of_its_own_does_not_call_a_mended_scan_wrong(
+        user_module, budget):
+    """An exclusive max whose output 0 is x[0]: the snippet's exact max of no values has no
+    identity, so the mended scan is "another value" (125, skipped by git bisect), not wrong."""
+    (user_module / "maxes.py").write_text(
+        "import numpy as np\n\ndef excl(x):\n"
+        "    out = np.r_[x[:1], np.maximum.accumulate(x)[:-1]].astype(x.dtype)\n"
+        "    return out\n")
+    spec = TargetSpec(op="max", inclusive=False, dtypes=("int64",))
+    rep = check(load_import_path("maxes:excl", spec), properties=("integers exact",),
+                budget=budget)
+    assert not rep.passed
+    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
+                        re.S).group(1)
+    assert "exact = max((int(v) for v in" in snippet  # integers compared as integers
+    (user_module / "maxes.py").write_text(
+        "import numpy as np\n\ndef excl(x):\n    lo = np.iinfo(x.dtype).min\n"
+        "    return np.r_[[lo], np.maximum.accumulate(x)[:-1]].astype(x.dtype)\n")
+    sys.modules.pop("maxes", None)
+    status, last = _run_snippet(snippet, user_module)
+    assert status in (0, 125) and last != "still wrong, with another value", last
+
+
 @pytest.mark.parametrize("fn, reverse", [("padded_max", False), ("padded_max_reverse", True)])
 def test_a_nan_rule_broken_on_an_input_opened_with_nan_is_reproduced_on_that_input(
         user_module, budget, fn, reverse):
