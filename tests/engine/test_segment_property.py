@@ -88,7 +88,7 @@ def test_the_unsegmented_scan_of_segmented_data_is_caught_per_segment():
     t = Target("ignores", lambda x, s: np.cumsum(x, dtype=x.dtype),
                TargetSpec(segments="flags", dtypes=("int64",)))
     rep = check(t, properties=("segments",), budget=Budget(2, max_n=4096))
-    assert not rep.passed and "segment 1 of 2" in rep.diagnosis, rep.diagnosis
+    assert not rep.passed and "segment 2 of 2" in rep.diagnosis, rep.diagnosis
 
 
 def test_index_overflow_model_is_right_below_2_31(budget):

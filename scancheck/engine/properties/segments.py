@@ -172,11 +172,12 @@ def _differs_again(target: Target, x: np.ndarray, desc: np.ndarray, got: np.ndar
 
 
 def _segment_name(layout: Layout, desc: np.ndarray, ids: np.ndarray, s: int) -> str:
-    """How a person finds segment ``s``: a group by its label, a segment by its number."""
+    """How a person finds segment ``s`` (an index from 0): a group by its label, a segment by
+    its place counted from 1 ("segment 2 of 3" is the middle one)."""
     if layout.kind == "groups":
         return f"group {np.unique(desc)[s]}"
     count = desc.size - 1 if layout.kind == "offsets" else int(ids[-1]) + 1
-    return f"segment {s} of {count}"
+    return f"segment {s + 1} of {count}"
 
 
 def shrink(target: Target, x: np.ndarray, layout: Layout, failure: Failure,
