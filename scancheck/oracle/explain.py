@@ -127,12 +127,18 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     of the disagreement between the two is the reference's own error.  A result proven wrong
     that is right as the exclusive (or inclusive) scan, or as the reverse one, says so in
     its ``hint``."""
+    oper = get_operator(op)
+    if oper.family not in ("sum", "order"):
+        raise ValueError(f"op={op!r}: explain takes add, max or min")
+    # On the host once: the other conventions below read them again.
+    x = oper.host_elements(x, "x", allow_empty=True)
+    result = oper.host_elements(result, "result", allow_empty=True)
+    if result.shape != x.shape or result.dtype != x.dtype:
+        raise ValueError(f"result has shape {result.shape} and dtype {result.dtype}; expected "
+                         f"{x.shape} and {x.dtype} like x")
     e = _explain(x, result, reference, op, inclusive)
     if e.verdict != PROVEN or not e.n:
         return e
-    oper = get_operator(op)  # the arrays on the host, as _explain read them
-    x = oper.host_elements(x, "x", allow_empty=True)
-    result = oper.host_elements(result, "result", allow_empty=True)
     other = "exclusive" if inclusive else "inclusive"
     tries = ((f"as the {other} scan", "pass --exclusive" if inclusive else "leave --exclusive out",
               x, result, not inclusive),
@@ -147,16 +153,10 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     return e
 
 
-def _explain(x: Any, result: Any, reference: Any | None, op: str,
+def _explain(x: np.ndarray, result: np.ndarray, reference: Any | None, op: str,
              inclusive: bool) -> Explanation:
+    """:func:`explain` of host arrays already checked against each other, without a hint."""
     oper = get_operator(op)
-    if oper.family not in ("sum", "order"):
-        raise ValueError(f"op={op!r}: explain takes add, max or min")
-    x = oper.host_elements(x, "x", allow_empty=True)
-    result = oper.host_elements(result, "result", allow_empty=True)
-    if result.shape != x.shape or result.dtype != x.dtype:
-        raise ValueError(f"result has shape {result.shape} and dtype {result.dtype}; expected "
-                         f"{x.shape} and {x.dtype} like x")
     base = dict(n=int(x.shape[0]), dtype=x.dtype.name, op=oper.name, inclusive=inclusive)
     want = exact_scan(x, oper, inclusive)
     if oper.family != "sum" or not is_float(x.dtype):

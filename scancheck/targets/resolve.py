@@ -58,14 +58,6 @@ def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
     try:
         module = (module_from_file(module_name, f"target {path!r}") if is_file_form(path)
                   else _import(path, module_name))
-    except LibraryMissing:
-        raise
-    except ValueError:
-        if not is_file_form(path) and os.path.isfile(module_name):  # a file was meant
-            raise ValueError(f"target {path!r}: {module_name} is a file but no module; a file "
-                             f"target is path/to/file.py:function, its name ending in .py"
-                             ) from None
-        raise
     finally:
         sys.dont_write_bytecode = writes
     fn = module
@@ -110,6 +102,10 @@ def _import(path: str, module_name: str) -> Any:
             raise LibraryMissing(f"target {path!r} cannot run here: its module "
                                  f"{module_name!r} imports {lacking}, which is not installed"
                                  ) from None
+        if os.path.isfile(module_name):  # no module of that name: a file was meant
+            raise ValueError(f"target {path!r}: {module_name} is a file but no module; a file "
+                             f"target is path/to/file.py:function, its name ending in .py"
+                             ) from None
         raise ValueError(f"target {path!r}: module {module_name!r} cannot be imported "
                          f"({type(exc).__name__}: {exc})") from None
 

@@ -35,14 +35,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    from ...core.devices import gpu_available
     from ..jobs import bench
 
     output_path(args.json, "--json")
     if args.oracle:
         rows = bench.oracle_throughput()
         print(format_table(rows, title="exact oracle throughput on this CPU (best of 5)"))
-        from ...core.devices import gpu_available
-
         gpu, why = gpu_available()
         device: list[dict] = []
         if gpu:
@@ -55,8 +54,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
             with writing(args.json, "--json"), open(args.json, "w") as fh:
                 json.dump({"cpu": rows, "device": device}, fh, indent=1)
         return 0
-    from ...core.devices import gpu_available
-
     gpu, why = gpu_available()
     if not gpu:
         print(f"No GPU ({why}): the GPU benchmark needs one; try --oracle.")

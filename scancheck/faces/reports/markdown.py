@@ -174,6 +174,7 @@ def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files
         imports += "import cupy as cp\n"
         args, get = "cp.asarray(x), cp.asarray(seg)", "cp.asnumpy"
     promoted = dict(map(tuple, spec.get("promote", ())))
+    out_dtype = promoted.get(x.dtype.name, x.dtype.name)  # the type the target returns
     from ...oracle.segmented import segment_ids
 
     ids = segment_ids(kind, np.array(desc["values"], dtype=desc["dtype"]), x.shape[0])
@@ -189,13 +190,10 @@ def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files
              if spec.get("reverse") else "",
              "row = x.reshape(len(x), -1)[members, col]  # the segment alone, in scan order\n",
              f"k = int(np.flatnonzero(members == p)[0])  # {k}: its place in the segment\n",
-             _expected(spec["op"], spec["inclusive"],
-                       promoted.get(x.dtype.name, x.dtype.name), k),
+             _expected(spec["op"], spec["inclusive"], out_dtype, k),
              'print(f"output {p}, column {col}: got", got[p, col], "exact", '
              'float(exact) if isinstance(exact, Fraction) else exact)\n',
-             _still(case, "got[p, col]", _exact_rule(spec, promoted.get(x.dtype.name,
-                                                                        x.dtype.name),
-                                                     report.verdict.source))]
+             _still(case, "got[p, col]", _exact_rule(spec, out_dtype, report.verdict.source))]
     return "".join(lines)
 
 
@@ -347,17 +345,15 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
         else:
             lines.append("row, got_row = x, got\n")
         promoted = dict(map(tuple, report.spec.get("promote", ())))
+        out_dtype = promoted.get(x.dtype.name, x.dtype.name)  # the type the target returns
         spec = report.spec
         initial = bool(spec.get("initial"))  # x holds the initial value first: inclusive
-        lines.append(_expected(spec["op"], spec["inclusive"] or initial,
-                               promoted.get(x.dtype.name, x.dtype.name), k,
+        lines.append(_expected(spec["op"], spec["inclusive"] or initial, out_dtype, k,
                                bool(spec.get("reverse")), spec.get("nans", "propagate"),
                                first=int(initial and spec["inclusive"])))
         lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
                      f'float(exact) if isinstance(exact, Fraction) else exact)\n')
-        lines.append(_still(case, f"got_row[{k}]",
-                            _exact_rule(spec, promoted.get(x.dtype.name, x.dtype.name),
-                                        verdict.source)))
+        lines.append(_still(case, f"got_row[{k}]", _exact_rule(spec, out_dtype, verdict.source)))
     else:
         lines.append('print("got", got.shape, got.dtype)\n')
     return "".join(lines)
