@@ -109,10 +109,12 @@ class Case:
         its draw from its ``skip`` on."""
         return replace(self, n=n)
 
-    def anew(self, n: int) -> Case:
+    def anew(self, n: int, distribution: str | None = None) -> Case:
         """The case drawn at ``n`` elements from another seed (one its own and ``n`` decide):
-        other data of its distribution, where :meth:`with_n` keeps its draw's first values."""
-        return replace(self, n=n, seed=(self.seed * 1_000_003 + n) % 2**32, drawn=0, skip=0)
+        other data of its distribution (or of ``distribution``), where :meth:`with_n` keeps
+        its draw's first values."""
+        return replace(self, n=n, seed=(self.seed * 1_000_003 + n) % 2**32, drawn=0, skip=0,
+                       distribution=distribution or self.distribution)
 
     def cut(self, n: int) -> Case:
         """The first ``n`` elements of this case's input (for a forward 1-D scan, outputs

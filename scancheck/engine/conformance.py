@@ -201,7 +201,8 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
             stats["short of n"] = found.short_of
         if found.failing is None:
             break
-        result, moved = _failed(prop, found, check, told, stats, budget.seconds)
+        result, moved = _failed(prop, found, check, told, stats, budget.seconds,
+                                row.data_for(spec.op)[0])
         if result.why == Reason.MEMORY_TAKEN:
             # The GPU's memory taken elsewhere: no evidence either way, so the search stops
             # short, claiming nothing from this n on; a failure found before it stands.
@@ -371,11 +372,12 @@ PREFIX_WALK = 300
 
 
 def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
-            told: Callable[[Case, Failure], Failure], stats: dict[str, Any], seconds: float
-            ) -> tuple[PropertyResult, bool]:
+            told: Callable[[Case, Failure], Failure], stats: dict[str, Any], seconds: float,
+            plain: str) -> tuple[PropertyResult, bool]:
     """The failure ``found``, taken down to the smallest n known to fail (:func:`shrink`,
     from every case the search saw fail; a wrong answer along the residues of each block
-    too, and with every smaller n checked while ``seconds`` last) and attributed there
+    too, on the ``plain`` data where its own pass there, and with every smaller n checked
+    while ``seconds`` last) and attributed there
     (``told``: the failures the search and the shrinking discard never are), as the
     property's result; and whether it moves the search rather than ends it (the target
     gave no answer there)."""
@@ -400,7 +402,8 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
         # A case with no answer (an exception, memory) is where the target stops
         # answering, not a wrong answer of some sizes: its threshold is the search's.
         shrunk = shrink(fails, found.failed or [case], seconds,
-                        bands=not isinstance(failure, NoAnswer), tails=prop in PREFIXED)
+                        bands=not isinstance(failure, NoAnswer), tails=prop in PREFIXED,
+                        plain=plain if prop in PREFIXED else None)
         case, minimal = shrunk.case, shrunk.minimal
         again = last.get(case.n) or (None if case == found.failing else check(case))
         if again is not None:

@@ -293,12 +293,14 @@ class Shrunk:
 
 
 def shrink(fails: Callable[[Case], bool], failed: list[Case], seconds: float,
-           walk: int = 300, bands: bool = True, tails: bool = False) -> Shrunk:
+           walk: int = 300, bands: bool = True, tails: bool = False,
+           plain: str | None = None) -> Shrunk:
     """The smallest n known to fail, from every case a search saw fail (``failed``; the
     smallest n of them first, not run again): taken down by :func:`smallest_failing`, then
     (where ``bands``) along the sizes of the same residue modulo each block 2**j (n - t *
     2**j, bisected on t; with ``tails``, a 1-D input, also the case's own input without its
-    first t * 2**j elements, j from 0; where those pass, drawn there from another seed), again
+    first t * 2**j elements, j from 0; where those pass, drawn there from another seed, and
+    then of the ``plain`` distribution), again
     until none of them fails, and every n from ``walk`` up to it
     checked, smallest first, while ``seconds`` last -- the first that fails is the
     smallest, and where the walk reaches it, it is (:attr:`Shrunk.minimal`).  Without
@@ -321,9 +323,13 @@ def shrink(fails: Callable[[Case], bool], failed: list[Case], seconds: float,
     # Down m elements: drawn at n - m (the first values of the same draw), or (``tails``)
     # this input less its first m; where neither fails, drawn at n - m from another seed:
     # the smaller sizes of one draw share its values, and a failure only some data show (an
-    # overflow in the last tile, say) may show on none of them.
+    # overflow in the last tile, say) may show on none of them.  Last, the plain data: a
+    # logic error first met on data that show it one draw in three (overflowing sums whose
+    # bound is infinite) shows on them at every size it strikes, whatever the seed.
     downs = (lambda c, m: c.with_n(c.n - m), *((Case.dropped,) if tails else ()),
-             lambda c, m: c.anew(c.n - m))
+             lambda c, m: c.anew(c.n - m),
+             lambda c, m: c.anew(c.n - m, plain) if plain not in (None, c.distribution)
+             else None)
     # One element at a time only as this input less its first ones: a case drawn anew one
     # smaller moves a special out of the tile, where the input itself keeps it.
     singly = (Case.dropped,)
@@ -334,8 +340,8 @@ def shrink(fails: Callable[[Case], bool], failed: list[Case], seconds: float,
             step = 1 << j
             if best.n - step <= walk:
                 continue
-            down = next((d for d in (singly if j == 0 else downs) if failing(d(best, step))),
-                        None)
+            down = next((d for d in (singly if j == 0 else downs)
+                         if (smaller := d(best, step)) is not None and failing(smaller)), None)
             if down is None:
                 continue
             # Fails one step down: bisect for the last step that fails, as for a bug that

@@ -331,8 +331,10 @@ class ErrorReport:
 
     @property
     def bound_fraction(self) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            frac = np.where(self.bound > 0, self.abs_err / self.bound, np.where(self.abs_err > 0, np.inf, 0))
+        # An error over a tiny bound may be a fraction past the largest float: infinite.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            frac = np.where(self.bound > 0, self.abs_err / self.bound,
+                            np.where(self.abs_err > 0, np.inf, 0))
         return np.where(self.measured, frac, 0.0)
 
     @property

@@ -199,6 +199,23 @@ def test_a_shrink_draws_from_another_seed_where_its_own_draws_smaller_pass():
     assert shrunk.case.n == 5063 and shrunk.minimal and shrunk.case.seed != 3
 
 
+def test_a_shrink_goes_on_down_on_the_plain_data_where_no_draw_of_its_own_fails():
+    """A logic error of a band first met on overflowing data, which show it on one draw in
+    a few (the bound of a sum that overflowed is infinite): where no smaller draw of them
+    fails, the plain data, which show it at every size of the band, take it to 5063."""
+    seen = Case(5255, "float64", "overflow", 3, drawn=12_999, skip=6_848)
+
+    def fails(c):
+        return in_band(c.n) and (c.distribution == "integers" or c == seen)
+
+    assert shrink(fails, [seen], seconds=30.0, tails=True).case == seen
+    shrunk = shrink(fails, [seen], seconds=30.0, tails=True, plain="integers")
+    assert (shrunk.case.n, shrunk.case.distribution, shrunk.minimal) == (5063, "integers", True)
+    # Data of its own that fail smaller are kept: the plain data are the last resort.
+    other = shrink(lambda c: in_band(c.n), [seen], seconds=30.0, tails=True, plain="integers")
+    assert (other.case.n, other.case.distribution) == (5063, "overflow")
+
+
 def test_a_shrink_keeps_a_failing_tail_where_a_case_drawn_smaller_moves_it():
     """A bug of the last partial tile (a NaN read as zero there, in the band) fails on
     the data whose special the draw put in that tile: drawn anew at the smaller sizes of

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -119,6 +120,17 @@ def test_report_summary_numbers():
     x = np.ones(4, dtype=np.float64)
     rep = classify(x, np.array([1, 2, 3, 5], dtype=np.float64), sequential_depths(4))
     assert rep.max_abs == 1 and rep.l2 == 1 and rep.rms == 0.5 and rep.worst_index == 3
+
+
+def test_an_error_past_a_tiny_bound_is_the_worst_without_a_warning():
+    """Far wrong where the bound is tiny (a sum of two values near 1e-300, which may round):
+    its fraction of the bound is past the largest float, an infinity, told without NumPy's
+    overflow warning."""
+    x = np.array([1e-300, 3e-300], dtype=np.float64)
+    rep = classify(x, np.array([1e-300, 1e300]), [0, 1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rep.worst_index == 1 and rep.bound_fraction[1] == np.inf
 
 
 def test_classify_refuses_mismatched_shapes_and_integer_data():
