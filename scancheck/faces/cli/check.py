@@ -157,7 +157,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.controls:
         return run_controls(args)
     if not args.targets:
-        print("scancheck: error: name at least one TARGET, or --controls", file=sys.stderr)
+        print("scancheck check: error: name at least one TARGET, or --controls", file=sys.stderr)
         return 2
     refuse_unavailable(args.targets)
     options = replace(check_options(args), overrides=overrides)
@@ -195,7 +195,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 row["GPU"] = gpu[name]
         print(format_table(rows, title="\nsummary"))
     for _, why in unchecked:
-        print(f"scancheck: error: {why}", file=sys.stderr)
+        print(f"scancheck check: error: {why}", file=sys.stderr)
     write_json(args.json, reports, unchecked)
     if args.report and reports:
         from ..reports.markdown import markdown

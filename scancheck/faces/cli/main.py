@@ -280,8 +280,8 @@ def main(argv: list[str] | None = None) -> int:
     # Bad arguments, a target that cannot be loaded or cannot run on this machine, an
     # unsafe lock directory: exit 2 saying what was wrong, no traceback.  Only a target's
     # behaviour exits 1.
-    except (ValueError, LockRefused) as exc:
-        print(f"scancheck: error: {exc}", file=sys.stderr)
+    except (ValueError, LockRefused) as exc:  # named as argparse names its own errors
+        print(f"scancheck {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as SIGPIPE would
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -377,7 +377,7 @@ def test_an_unsafe_lock_directory_exits_2_not_a_traceback(capsys, monkeypatch):
     monkeypatch.setattr(scancheck.isolation.parent, "check_isolated", refused)
     assert main(["check", "numpy.cumsum", "--quick"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("scancheck: error: /tmp/scancheck-locks-1 belongs to uid 0")
+    assert err.startswith("scancheck check: error: /tmp/scancheck-locks-1 belongs to uid 0")
 
 
 def test_a_kernel_that_cannot_run_here_is_named_as_typed(capsys):
