@@ -59,8 +59,9 @@ __all__ = ["LARGE", "PROPERTIES", "Budget", "CheckOptions", "ConformanceReport",
 def check_property(target: Target, prop: str, budget: Budget | None = None,
                    on_case: Callable[..., None] | None = None) -> PropertyResult:
     """Search within ``budget`` for the smallest case on which ``target`` breaks ``prop``
-    (``on_case(n, dtype)`` is called before each case, ``on_case(n)`` by the checks past
-    2**31: a heartbeat for watchdogs, and where a fault stops the process, its case).  The
+    (``on_case(n, dtype, data=..., seed=...)``, the case's description, is called before
+    each case, ``on_case(n)`` by the checks past 2**31: a heartbeat for watchdogs, and where
+    a fault stops the process, its case).  The
     target is handed copies (:meth:`Target.run`) and judged on its input as it was; one that
     writes into its input fails with that cause, wherever in the property the write shows.
     Where the target gives no answer (it refuses the empty input, raises, or runs out of
@@ -147,14 +148,14 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
 
     def check(case: Case) -> Failure | None:
         if on_case is not None:
-            on_case(case.n, case.dtype)
+            on_case(**case.describe())
         return guarded(case.n, partial(row.check, checked, case))
 
     def judged(target: Target, case: Case) -> Failure | None:
         """The check of ``case`` on ``target`` (the one searched, or another view of it),
         its failure attributed."""
         if on_case is not None:
-            on_case(case.n, case.dtype)
+            on_case(**case.describe())
         out = guarded(case.n, partial(row.check, target, case))
         return guarded(case.n, out.told) if isinstance(out, Untold) else out
 
@@ -479,8 +480,8 @@ def run_plan(target: Target, plan: Plan, on_event: Callable[..., None] | None = 
     """The properties of ``plan`` checked on ``target`` in order, each within its share of
     the plan's budget (:meth:`~scancheck.engine.options.Plan.share`): the one loop of a check,
     in this process and in each child of an isolated one.  ``on_event(kind, **what)`` is told
-    as it happens: ``"start"`` (``property``), ``"case"`` (``n`` and, where the case has one,
-    ``dtype``, before each case: a heartbeat for watchdogs) and ``"result"`` (``result``,
+    as it happens: ``"start"`` (``property``), ``"case"`` (``n`` and, where the case has them,
+    ``dtype``, ``data``, ``seed``, before each case: a heartbeat for watchdogs) and ``"result"`` (``result``,
     the PropertyResult).  With ``contain``, an exception that ends a property (a GPU
     target's, or one raised outside a case) is that property's fault; without, it ends the
     loop (a child's parent reports it and goes on in a fresh process)."""
@@ -488,9 +489,9 @@ def run_plan(target: Target, plan: Plan, on_event: Callable[..., None] | None = 
         target = replace(target, spec=replace(target.spec, allows_empty=False))
     last: dict[str, Any] = {}  # the case the property is in: a fault that ends it was there
 
-    def on_case(n: int, dtype: str | None = None) -> None:
+    def on_case(n: int, dtype: str | None = None, **case: Any) -> None:
         last.clear()
-        last.update(n=n, **({"dtype": dtype} if dtype else {}))
+        last.update(n=n, **({"dtype": dtype} if dtype else {}), **case)
         if on_event is not None:
             on_event("case", **last)
 

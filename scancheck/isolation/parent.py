@@ -56,6 +56,9 @@ _TOOL_CAUSE = {"racecheck": (Cause.RACE, "data race"), "synccheck": (Cause.RACE,
 
 
 
+#: What a child's "case" event tells of the case it was in (:meth:`Case.describe`): kept in
+#: the smallest case of a fault or hang there, so that its input can be drawn again.
+_CASE_KEYS = ("dtype", "data", "seed", "drawn", "skip")
 #: What turns pooling off in the child of a sanitizer run.
 _NO_POOLS = {"SCANCHECK_NO_MEMORY_POOL": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
              "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "XLA_PYTHON_CLIENT_ALLOCATOR": "platform"}
@@ -381,12 +384,13 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
         stuck = props[len(results)]
         last = next((ev for ev in reversed(events) if ev["event"] in ("case", "call")), None)
         at = f" at n = {last['n']:,}" if last else ""
-        # Where it stopped: the size of its last call, and the dtype of the case around it
-        # where that call was the case's own (a twin or a fresh input may be of another).
+        # Where it stopped: the size of its last call, and the case around it (its dtype and
+        # data, to be drawn again) where that call was the case's own (a twin or a fresh
+        # input may be of another).
         around = next((ev for ev in reversed(events) if ev["event"] in ("case", "start")), {})
         case = {"n": last["n"]} if last else None
-        if case and around.get("n") == case["n"] and "dtype" in around:
-            case["dtype"] = around["dtype"]
+        if case and around.get("n") == case["n"]:
+            case.update((k, v) for k, v in around.items() if k in _CASE_KEYS)
         slow = slow_call(events, timeout) if status == "timeout" else None
         if slow is not None:
             results.append(PropertyResult(stuck, "slow", slow.told(timeout), detail={

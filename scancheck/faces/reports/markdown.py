@@ -12,8 +12,10 @@ import base64
 import datetime
 import importlib.metadata
 import math
+import os
 import platform
 import subprocess
+import textwrap
 import zlib
 from pathlib import Path
 from typing import Any
@@ -90,7 +92,7 @@ def _literal(x: np.ndarray, files: Path, name: str) -> str:
         return (f"{head}x = np.frombuffer(zlib.decompress(base64.b64decode(\n{body}\n)), "
                 f"dtype={make}).reshape({tuple(x.shape)}).copy()\n")
     files.mkdir(parents=True, exist_ok=True)
-    path = files / f"{name}.npy"
+    path = (files / f"{name}.npy").resolve()  # found from any folder the snippet runs in
     np.save(path, x.view(np.uint16) if dtype == "bfloat16" else x)
     view = ".view(ml_dtypes.bfloat16)" if dtype == "bfloat16" else ""
     return f'{head}x = np.load("{path}"){view}  # {x.size:,} elements\n'
@@ -120,16 +122,37 @@ def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str
 
 def _imported(path: str) -> tuple[str]:
     """Lines that import the function of ``package.module:fn`` or ``path/to/file.py:fn``
-    (the file loaded from where it is, as scancheck loads it) under its own name."""
+    (the file loaded from where the check loaded it, whatever the folder the snippet runs
+    in) under its own name, or exit 125 where it cannot be loaded: ``git bisect run`` skips a
+    revision it cannot test."""
     file = is_file_form(path)
     module, fn = path.rsplit(":", 1) if file else path.split(":", 1)
     head = fn.split(".")[0]
     if not file:
-        return (f"from {module} import {head}\n",)
-    return ("import importlib.util\n"
-            f"_spec = importlib.util.spec_from_file_location('target', {module!r})\n"
-            "_module = importlib.util.module_from_spec(_spec)\n"
-            f"_spec.loader.exec_module(_module)\n{head} = _module.{head}\n",)
+        load = f"from {module} import {head}\n"
+    else:
+        load = ("import importlib.util\n"
+                f"_spec = importlib.util.spec_from_file_location('target', "
+                f"{os.path.abspath(module)!r})\n"
+                "_module = importlib.util.module_from_spec(_spec)\n"
+                f"_spec.loader.exec_module(_module)\n{head} = _module.{head}\n")
+    return ("try:\n" + textwrap.indent(load, "    ") +
+            "except Exception as exc:  # no target to test here: git bisect run skips it\n"
+            "    print('the target cannot be loaded:', repr(exc))\n"
+            "    raise SystemExit(125)\n",)
+
+
+#: The modules a snippet may use, each imported where its body names it.
+_HEADER = (("import base64\n", "base64."), ("import math\n", "math."),
+           ("import zlib\n", "zlib."), ("from fractions import Fraction\n", "Fraction"),
+           ("import mpmath\n", "mpmath."), ("import numpy as np\n", "np."))
+
+
+def _snippet(lines: list[str]) -> str:
+    """The snippet of ``lines``, under the imports of the modules they use and no other (a
+    reader's environment with NumPy alone runs one that needs nothing else)."""
+    body = "".join(lines)
+    return "".join(imp for imp, used in _HEADER if used in body) + "\n" + body
 
 
 #: Lines finding ``members``, the rows of the segment that holds row ``p``, from the
@@ -180,8 +203,7 @@ def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files
     ids = segment_ids(kind, np.array(desc["values"], dtype=desc["dtype"]), x.shape[0])
     members = np.flatnonzero(ids == ids[p])
     k = int(np.flatnonzero((members[::-1] if spec.get("reverse") else members) == p)[0])
-    lines = ["import base64, math, zlib\nfrom fractions import Fraction\n\nimport mpmath\n"
-             "import numpy as np\n", imports, _literal(x, files, name),
+    lines = [imports, _literal(x, files, name),
              f"seg = np.array({desc['values']!r}, dtype=np.{desc['dtype']})  # {kind}\n",
              f"got = {get}({fn}({args})).reshape(len(x), -1)\n",
              f"p, col = {p}, {col}  # the failing output: row p, column col of (T, -1)\n",
@@ -194,7 +216,7 @@ def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files
              'print(f"output {p}, column {col}: got", got[p, col], "exact", '
              'float(exact) if isinstance(exact, Fraction) else exact)\n',
              _still(case, "got[p, col]", _exact_rule(spec, out_dtype, report.verdict.source))]
-    return "".join(lines)
+    return _snippet(lines)
 
 
 def _still(case: dict[str, Any], output: str, exact_rule: bool) -> str:
@@ -321,21 +343,19 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
         return _monoid_reproducer(report, case, verdict.source)
     x, axis = _input_of(report, case, verdict.source)
     imports, call = _call(report.target, report.spec, axis)
-    lines = ["import base64, math, zlib\nfrom fractions import Fraction\n\nimport mpmath\n"
-             "import numpy as np\n",
-             imports, _literal(x, files, name), f"got = np.asarray({call})\n"]
+    lines = [imports, _literal(x, files, name), f"got = np.asarray({call})\n"]
     made = []  # the input the call got, from the case's: first opened with NaN, then flipped
     if case.get("lead nans"):  # the NaN rule's own case
         made.append(f"x[:{case['lead nans']}] = np.nan  # the case's input, opened with NaN\n")
     if case.get("reversed"):  # checked as the forward scan of its input reversed
         made.append(f"x[...] = np.flip(x, {axis or 0}).copy()  # the input the call got\n")
-    lines[3:3] = made
+    lines[2:2] = made
     written = case.get("input index")
     if written is not None:  # the call changes x: show the element before and after
         at = ", ".join(map(str, written)) if isinstance(written, list) else str(written)
         lines[-1] = "before = x.copy()\n" + lines[-1]
         lines.append(f'print("x[{at}] was", before[{at}], "is", x[{at}], "after the call")\n')
-        return "".join(lines)
+        return _snippet(lines)
     k = case.get("index")
     if k is not None:
         if axis is not None:
@@ -355,8 +375,11 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
                      f'float(exact) if isinstance(exact, Fraction) else exact)\n')
         lines.append(_still(case, f"got_row[{k}]", _exact_rule(spec, out_dtype, verdict.source)))
     else:
+        if verdict.findings and verdict.findings[0].status in ("fault", "hang"):
+            # No value to hold the output to: the call itself is what the check saw fail.
+            lines.insert(-1, f"# In the check this call did not return: {verdict.text}\n")
         lines.append('print("got", got.shape, got.dtype)\n')
-    return "".join(lines)
+    return _snippet(lines)
 
 
 def markdown(reports: list[ConformanceReport], path: str | Path) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -169,6 +170,45 @@ def test_a_snippet_tells_a_mended_target_from_one_wrong_with_another_value(
     body = f"def blocked(x):\n    {_MENDED[dtype]}\n"
     (user_module / "userscans.py").write_text("import numpy as np\n\n" + body)
     assert _run_snippet(snippet, user_module) == (0, "does not reproduce")
+
+
+def test_a_file_targets_snippet_runs_from_any_folder_and_skips_where_the_file_is_gone(
+        tmp_path, budget, monkeypatch):
+    """A target named by a relative path: its snippet loads the file the check loaded,
+    run from another folder too, where a file of that name is another's (exit 1, still
+    reproduces); with NumPy alone importable (no mpmath, which an integer sum never needs);
+    and where the file is gone it exits 125, which ``git bisect run`` skips."""
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "mine" / "scans.py").write_text(_USER_SCANS)
+    (tmp_path / "other" / "scans.py").write_text("raise RuntimeError('not this one')\n")
+    monkeypatch.chdir(tmp_path / "mine")
+    rep = check(load_import_path("scans.py:blocked", TargetSpec(dtypes=("int64",))),
+                properties=("integers exact",), budget=budget)
+    assert not rep.passed
+    snippet = re.search(r"```python\n(.*?)```", markdown([rep], tmp_path / "report.md"),
+                        re.S).group(1)
+    assert "mpmath" not in snippet
+    numpy_alone = "import sys; sys.modules['mpmath'] = None\n" + snippet
+    assert _run_snippet(numpy_alone, tmp_path / "other") == (1, "still reproduces")
+    (tmp_path / "mine" / "scans.py").unlink()
+    status, last = _run_snippet(snippet, tmp_path / "other")
+    assert status == 125 and last.startswith("the target cannot be loaded: FileNotFoundError")
+
+
+def test_a_crash_is_reproduced_on_the_input_it_crashed_on(tmp_path, budget):
+    """A target that aborts: its report's snippet rebuilds the case the process died in (its
+    data drawn again, not n alone), says so, and the call aborts again."""
+    from scancheck.isolation.parent import check_isolated
+
+    rep = check_isolated("scancheck.testing:crashing_scan", properties=("integers exact",),
+                         budget=budget, timeout=30)
+    assert rep.verdict.findings[0].status == "fault"
+    snippet = re.search(r"```python\n(.*?)```", markdown([rep], tmp_path / "report.md"),
+                        re.S).group(1)
+    assert "# In the check this call did not return: fault in 'integers exact'" in snippet
+    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, timeout=120)
+    assert out.returncode == -signal.SIGABRT, out.stderr
 
 
 def test_a_snippet_without_a_criterion_of_its_own_does_not_call_a_mended_scan_wrong(
