@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from scancheck.adapters import builtin_targets
-from scancheck.engine.cases import DEFAULT_MAX_N
+from scancheck.engine.cases import DEFAULT_MAX_N, Case
 from scancheck.engine.conformance import LARGE, PROPERTIES, check, check_property, not_applicable
 from scancheck.engine.properties import TABLE
 from scancheck.faces.jobs.gpusuite import JIT_TARGETS, SUITE_MAX_N
@@ -323,4 +323,7 @@ def test_an_exception_that_ends_a_property_in_this_process_names_the_case_it_was
     rep = check(Target("breaks", breaks_from_1, TargetSpec()), ("integers exact",), budget=budget)
     (fault,) = rep.results
     assert fault.status == "fault" and fault.cause == "FAULT", fault
-    assert fault.smallest_case == {"n": 1, "dtype": "int32"}, fault  # the ladder's first
+    case = fault.smallest_case
+    assert (case["n"], case["dtype"]) == (1, "int32"), fault  # the ladder's first
+    # ... and its data, to be drawn again.
+    assert Case(1, "int32", case["data"], case["seed"]).data("add").shape == (1,)
