@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..core.devices import gpu_memory
+from ..targets.spec import spec_flag
 from ..targets.target import Target, raised_by_target
 from .cases import Case
 from .diagnosis import Cause, Reason, is_device_memory_error, is_resource_error
@@ -50,7 +51,8 @@ def raised(target: Target, exc: Exception, n: int) -> Failure | None:
                          f"{where}", independent=True, reason=Reason.OUT_OF_MEMORY)
     if n == 0:
         return NoAnswer(Cause.LOGIC, f"raised {type(exc).__name__} on an empty input "
-                         f"({str(exc)[:120]}); the scan of nothing is an empty array",
+                         f"({str(exc)[:120]}); the scan of nothing is an empty array, or "
+                         f"declare {spec_flag('allows_empty').replace('--', '--no-', 1)}",
                          reason=Reason.EMPTY_REFUSED)
     if target.spec.device == "gpu":
         return None

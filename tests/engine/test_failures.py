@@ -5,8 +5,10 @@ cost more than these checks."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -15,7 +17,8 @@ from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check, check_property
 from scancheck.engine.diagnosis import Cause, is_resource_error
 from scancheck.engine.no_answer import raised
-from scancheck.targets.spec import TargetSpec
+from scancheck.faces.cli.spec_flags import add_spec_flags, spec_overrides
+from scancheck.targets.spec import TargetSpec, with_overrides
 from scancheck.targets.target import Target
 
 SMALL = Budget(0.2, max_n=4096)
@@ -40,6 +43,17 @@ def _scan(empty: Exception | None = None, raises: Exception | None = None, at: i
         return out
 
     return Target("user scan", fn, TargetSpec(dtypes=("int32", "float64"), device=device))
+
+
+def test_an_empty_input_refused_names_the_flag_that_declares_it_and_so_declared_conforms():
+    target = _scan(empty=ValueError("no data"))
+    (r,) = check(target, ("integers exact",), budget=SMALL).results
+    flag = r.diagnosis.rpartition("declare ")[2]
+    assert r.status == "fail" and r.smallest_case["n"] == 0 and flag.startswith("--no-")
+    parser = argparse.ArgumentParser()
+    add_spec_flags(parser)
+    spec = with_overrides(target.spec, spec_overrides(parser.parse_args([flag])))
+    assert check(replace(target, spec=spec), ("integers exact",), budget=SMALL).passed
 
 
 def test_an_empty_input_refused_ends_no_search_the_wrong_answer_past_it_is_found():
