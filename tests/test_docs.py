@@ -197,3 +197,34 @@ def test_each_reference_page_gets_its_generated_part_in_place_of_the_note():
     ext._fill(None, "reference/operators", source)
     assert "<!-- generated" not in source[0] and "> *The reference here" not in source[0]
     assert "| operator | family |" in source[0]
+
+
+def _reference_ext():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "scancheck_reference", ROOT / "docs" / "_ext" / "scancheck_reference.py")
+    ext = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ext)
+    return ext
+
+
+@pytest.mark.parametrize("page", sorted(_reference_ext().GENERATORS))
+def test_every_reference_page_prints_from_the_command_line_or_names_what_it_needs(page):
+    """`python docs/_ext/scancheck_reference.py NAME` after `pip install -e '.[test]'`, which
+    installs no Sphinx: a page prints as the guide has it, or (the pages that read the code's
+    ``#:`` comments as autodoc does) says in one line that it needs the docs extra."""
+    script = ROOT / "docs" / "_ext" / "scancheck_reference.py"
+    blocked = ("import runpy, sys; sys.modules['sphinx'] = None; "
+               f"sys.argv = [{str(script)!r}, {page!r}]; runpy.run_path(sys.argv[0], "
+               "run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True,
+                          cwd=ROOT)
+    if page in ("spec", "diagnoses"):
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.endswith("is not installed: pip install -e '.[docs]'\n")
+        note = (ROOT / "docs" / "reference" / f"{page}.md").read_text()
+        assert "pip install -e '.[docs]'" in note  # the page's note says so too
+    else:
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == _reference_ext().GENERATORS[page]() + "\n"

@@ -140,8 +140,72 @@ def test_an_infinity_no_order_reaches_is_told_so_not_as_a_multiple_of_the_bound(
     got[50] = np.inf
     e = explain(x, got)
     assert e.verdict == PROVEN and e.first_wrong == 50
-    assert "an infinity or NaN that no summation order reaches; 1 output is beyond" in e.headline
+    assert ("an infinity where the exact sum is finite, which no summation order reaches; 1 "
+            "output is beyond") in e.headline
     assert "inf" + "x" not in e.headline
+
+
+def _nan_read_as(x, value):
+    return np.cumsum(np.where(np.isnan(x), x.dtype.type(value), x), dtype=x.dtype)
+
+
+@pytest.mark.parametrize("how", ["read as 2", "ignored", "skipped", "ignored, identity first"])
+def test_a_finite_output_where_the_exact_scan_is_nan_says_the_nan_input_was_lost(how):
+    """Not "an infinity or NaN that no summation order reaches": the output is a number where
+    every order gives NaN, so the NaN input was skipped or read as one; where the result is
+    a declared NaN rule's scan, the hint names the rule and its flags."""
+    x = np.array([1, np.nan, 3, 4], np.float32)
+    if how == "ignored, identity first":
+        x[:2] = np.nan, 2
+    ignored = _nan_read_as(x, 0)  # numpy.nancumsum: each NaN input's output repeats the last
+    result = {"read as 2": _nan_read_as(x, 2), "ignored": ignored,
+              "skipped": np.where(np.isnan(x), x, ignored),
+              "ignored, identity first": ignored}[how]
+    e = explain(x, result)
+    k = int(np.flatnonzero(np.isnan(np.cumsum(x)) & ~np.isnan(result))[0])
+    j = int(np.flatnonzero(np.isnan(x))[0])
+    assert e.verdict == PROVEN and e.first_wrong == k, e.lines()
+    assert (f"a finite output where the exact scan is NaN: the NaN input at index {j} was "
+            f"skipped or read as some number") in e.headline, e.headline
+    assert "no summation order reaches" not in e.headline
+    flags = {"read as 2": None, "ignored": "--nans ignore", "skipped": "--nans skip",
+             "ignored, identity first": "--nans ignore --nan-prefix identity"}[how]
+    if flags is None:
+        assert e.hint == ""
+    else:
+        assert e.hint.startswith("as a scan that ") and "it is exact: explain propagates NaN" \
+            in e.hint and f"declare {flags} when checking it" in e.hint, e.hint
+    # A NaN rule fits max too, and the same words tell a max that dropped the NaN.
+    m = explain(x, np.fmax.accumulate(x), op="max")
+    assert m.verdict == PROVEN and f"the NaN input at index {j} was skipped" in m.headline
+    assert "--nans ignore" in m.hint, m.hint
+
+
+def test_each_way_an_infinity_goes_wrong_is_told_as_it_is():
+    """Finite where the exact sum is infinite (an infinite input lost), NaN or an infinity of
+    the other sign where it is infinite, an infinity where +inf and -inf or a NaN input make
+    NaN: no wording says the other direction."""
+    x = np.array([1, np.inf, 3], np.float32)
+    lost = _nan_read_as(np.where(np.isinf(x), np.float32(np.nan), x), 5)
+    e = explain(x, lost)
+    assert "a finite output where the exact sum is infinite: the infinite input at index 1 " \
+           "was skipped or read as some number" in e.headline, e.headline
+    flipped = np.cumsum(x)
+    flipped[1:] = -flipped[1:]
+    assert "an infinity of the other sign, which no summation order reaches" in explain(
+        x, flipped).headline
+    nan = np.cumsum(x)
+    nan[1:] = np.nan
+    assert "a NaN where the exact sum is infinite, which no summation order reaches" in \
+        explain(x, nan).headline
+    both = np.array([1, np.inf, -np.inf, 2], np.float32)
+    e = explain(both, np.cumsum(np.where(both < 0, np.float32(0), both)))  # -inf lost
+    assert e.verdict == PROVEN and "an infinity where the exact scan is NaN (+inf and -inf " \
+        "meet in the prefix, at indices 1, 2): an infinity was skipped" in e.headline, e.headline
+    y = np.array([1, np.nan, 3], np.float32)
+    e = explain(y, np.cumsum(np.where(np.isnan(y), np.float32(np.inf), y)))
+    assert "an infinity where the exact scan is NaN: the NaN input at index 1 was skipped" in \
+        e.headline, e.headline
 
 
 @pytest.mark.parametrize("convention", ["exclusive", "reverse", "wrong"])

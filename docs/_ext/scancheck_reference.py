@@ -24,7 +24,6 @@ import dataclasses
 import io
 import os
 import re
-import sys
 import tokenize
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
@@ -381,4 +380,14 @@ def setup(app: Any) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(GENERATORS[sys.argv[1]]())
+    cli = argparse.ArgumentParser(description="Print one reference page's generated Markdown.")
+    cli.add_argument("page", choices=GENERATORS, help="the page")
+    page = cli.parse_args().page
+    try:
+        print(GENERATORS[page]())
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] != "sphinx":
+            raise
+        # The spec and diagnoses pages read the code's #: comments as autodoc does.
+        cli.exit(2, f"{cli.prog}: error: the {page} page reads the code's #: comments with "
+                    f"Sphinx, which is not installed: pip install -e '.[docs]'\n")

@@ -19,7 +19,6 @@ target answers.
 from __future__ import annotations
 
 import enum
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -269,9 +268,6 @@ def _where(case: dict[str, Any] | None, minimal: bool = True) -> str:
     if not case or "n" not in case:
         return ""
     index = f", index {case['index']}" if "index" in case else ""
-    if "segments" in case and "shape" in case:  # shrunk within the case: fewer elements
-        size = math.prod(case["shape"])
-        index = (f", shrunk to {size:,} elements" if size != case["n"] else "") + index
     if not minimal:
         return f" (smallest failing n found: {case['n']}{index}; not every smaller n checked)"
     return f" (smallest case n={case['n']}{index})"

@@ -448,11 +448,13 @@ def classify(
     # A partial sum that overflows stays infinite (or meets the other sign's infinity: NaN)
     # in every later combine; where no order can overflow that is a proven error.
     # +inf needs a +inf in the prefix or positive terms that reach the threshold in some
-    # order, and no -inf (which turns it into NaN); -inf likewise; NaN both.
+    # order, and no -inf (which turns it into NaN); -inf likewise; NaN both.  A finite answer
+    # needs an infinity no order reaches: none in the prefix (an infinite input stays, in
+    # every order), where the exact sum only rounds past the threshold.
     up, down, p_inf, n_inf, nan = _infinities_in_reach(x, depths, inclusive)
     can = np.where(cp == np.inf, up & ~n_inf, np.where(cp == -np.inf, down & ~p_inf,
                                                        np.where(np.isnan(cp), up & down,
-                                                                up | down)))
+                                                                (up | down) & ~p_inf & ~n_inf)))
     overflowed = wrong_special & can & ~nan
     # Where the exact sum itself rounds to infinity, a finite answer is rounding only if it
     # has that sign and lies within the bound of it: |answer| + gamma_d * sum|x| reaches the

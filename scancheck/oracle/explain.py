@@ -125,8 +125,8 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     the any-order bound but over :data:`SUSPICIOUS_FACTOR` times the rounding of every real
     order tried) or "not rounding (proven)", with the evidence; with ``reference``, how much
     of the disagreement between the two is the reference's own error.  A result proven wrong
-    that is right as the exclusive (or inclusive) scan, or as the reverse one, says so in
-    its ``hint``."""
+    that is right as the exclusive (or inclusive) scan, as the reverse one, or as a scan that
+    skips or ignores NaN inputs, says so in its ``hint``."""
     oper = get_operator(op)
     if oper.family not in ("sum", "order"):
         raise ValueError(f"op={op!r}: explain takes add, max or min")
@@ -139,18 +139,69 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     e = _explain(x, result, reference, op, inclusive)
     if e.verdict != PROVEN or not e.n:
         return e
+    # A NaN rule first: where the input holds NaN it is the likelier convention.
+    e.hint = _nan_rule_hint(x, result, oper.name, inclusive)
     other = "exclusive" if inclusive else "inclusive"
     tries = ((f"as the {other} scan", "pass --exclusive" if inclusive else "leave --exclusive out",
               x, result, not inclusive),
              ("as the reverse scan (output k from x[k] to the end)",
               "explain judges forward scans: reverse INPUT and RESULT", x[::-1], result[::-1],
               inclusive))
-    for what, do, xs, rs, inc in tries if e.n > 1 else ():  # one output is thin evidence
+    for what, do, xs, rs, inc in tries if e.n > 1 and not e.hint else ():  # one output is thin evidence
         again = _explain(xs, rs, None, op, inc)
         if again.verdict in (EXACT, ROUNDING):  # right there, not merely unproven
             e.hint = f"{what} it is {again.verdict}: {do}"
             break
     return e
+
+
+#: What a NaN input is read as when a NaN rule leaves it out: -0.0 for add, so that adding
+#: it changes no bit of any sum (a -0.0 sum included).
+_NAN_READ_AS = {"add": -0.0, "max": -np.inf, "min": np.inf}
+#: Under --nan-prefix identity, what an output whose whole prefix is NaN holds.
+_PREFIX_VALUE = {"add": 0.0, "max": -np.inf, "min": np.inf}
+#: The NaN rules scancheck check takes as declared, tried in this order: the flags, what a
+#: scan that keeps the rule does, and which outputs the rule itself decides ("each", the
+#: NaN inputs', or "prefix", those whose whole prefix is NaN) and what they hold.
+_NAN_RULES = (
+    ("--nans skip", "skips NaN (NaN at each NaN input, the others scanned without them)",
+     "each", "nan"),
+    ("--nans ignore", "ignores NaN (NaN inputs left out; NaN while the whole prefix is NaN)",
+     "prefix", "nan"),
+    ("--nans ignore --nan-prefix identity", "ignores NaN (NaN inputs left out; the identity "
+     "while the whole prefix is NaN)", "prefix", "identity"),
+)
+
+
+def _nan_rule_hint(x: np.ndarray, result: np.ndarray, op: str, inclusive: bool) -> str:
+    """Where ``result`` is exact or rounding as an inclusive scan that keeps a declared NaN
+    rule (:data:`_NAN_RULES`) in place of IEEE propagation, that rule and its flags in
+    words; "" where the input has no NaN or no rule fits."""
+    if not inclusive or not is_float(x.dtype) or not np.isnan(x).any():
+        return ""  # the rules are declared for inclusive scans (targets.contracts)
+    isnan = np.isnan(x)
+    decides = {"each": isnan, "prefix": np.logical_and.accumulate(isnan)}
+    clean = np.where(isnan, x.dtype.type(_NAN_READ_AS[op]), x).astype(x.dtype)
+    want = exact_scan(clean, get_operator(op), True)
+    fits = []
+    for flags, does, which, owed in _NAN_RULES:
+        decided = decides[which]
+        held = result[decided]
+        kept = np.isnan(held) if owed == "nan" else held == held.dtype.type(_PREFIX_VALUE[op])
+        if not kept.all():
+            continue
+        # The rule's own outputs are right: the rest is judged as the scan of ``clean``.
+        rest = np.where(decided, want, result).astype(result.dtype)
+        again = _explain(clean, rest, None, op, True)
+        if again.verdict in (EXACT, ROUNDING):
+            fits.append((flags, does, again.verdict))
+    if not fits:
+        return ""
+    flags, does, verdict = fits[0]
+    more = (f" (or {' or '.join(f for f, _, _ in fits[1:])}: this input does not tell them "
+            f"apart)" if len(fits) > 1 else "")
+    return (f"as a scan that {does} it is {verdict}: explain propagates NaN, as IEEE "
+            f"arithmetic does; declare {flags} when checking it{more}")
 
 
 def _explain(x: np.ndarray, result: np.ndarray, reference: Any | None, op: str,
@@ -186,7 +237,7 @@ def _explain(x: np.ndarray, result: np.ndarray, reference: Any | None, op: str,
         e.verdict, e.first_wrong = PROVEN, k
         frac = rep.bound_fraction[k]
         far = (f"{frac:.3g}x the rigorous bound of any summation order" if np.isfinite(frac)
-               else "an infinity or NaN that no summation order reaches")
+               else _special(x, result, want, k, inclusive))
         beyond = rep.beyond.size
         e.headline = (f"output {k} is {_num(result[k])} where the exact sum is {_num(want[k])}: "
                       f"{far}; {_outputs(beyond)} {'is' if beyond == 1 else 'are'} beyond the "
@@ -218,6 +269,46 @@ def _explain(x: np.ndarray, result: np.ndarray, reference: Any | None, op: str,
     return e
 
 
+def _special(x: np.ndarray, result: np.ndarray, want: np.ndarray, k: int, inclusive: bool
+             ) -> str:
+    """Why output ``k``, non-finite where the exact sum is finite, finite or infinite where it
+    is NaN, finite where it is infinite or an infinity of the other sign, is beyond every
+    summation order, in words: which way it went wrong and which inputs the result lost."""
+    r, w = float(result[k]), float(want[k])
+    prefix = x[:k + 1] if inclusive else x[:k]
+    got = "a finite output" if np.isfinite(r) else "an infinity" if np.isinf(r) else "a NaN"
+    nans, infs = np.flatnonzero(np.isnan(prefix)), np.flatnonzero(np.isinf(prefix))
+    if np.isnan(w) and nans.size:
+        return (f"{got} where the exact scan is NaN: the NaN {_inputs(nans)} skipped or read "
+                f"as some number")
+    if np.isnan(w):  # no NaN input: +inf and -inf meet in the prefix, NaN in every order
+        return (f"{got} where the exact scan is NaN (+inf and -inf meet in the prefix, at "
+                f"{_indices(infs)}): an infinity was skipped or read as some number")
+    if np.isinf(r) and np.isinf(w):
+        return "an infinity of the other sign, which no summation order reaches"
+    if np.isfinite(r) and np.isinf(w) and infs.size:
+        return (f"{got} where the exact sum is infinite: the infinite {_inputs(infs)} skipped "
+                f"or read as some number")
+    if np.isfinite(r) and np.isinf(w):  # the exact sum of finite inputs overflows
+        return (f"{got} where the exact sum overflows, farther from the threshold than any "
+                f"summation order rounds")
+    return (f"{got} where the exact sum is {'infinite' if np.isinf(w) else 'finite'}, which no "
+            f"summation order reaches")
+
+
+def _inputs(where: np.ndarray) -> str:
+    """Inputs at ``where``, with the verb: "input at index 1 was", "inputs at indices 1, 4 were"."""
+    one = where.size == 1
+    return f"input{'' if one else 's'} at {_indices(where)} {'was' if one else 'were'}"
+
+
+def _indices(where: np.ndarray) -> str:
+    """Input indices in words, the first three of more."""
+    shown = ", ".join(str(int(i)) for i in where[:3])
+    more = f" and {where.size - 3:,} more" if where.size > 3 else ""
+    return f"{'index' if where.size == 1 else 'indices'} {shown}{more}"
+
+
 def _explain_exact_type(x: np.ndarray, result: np.ndarray, want: np.ndarray,
                         base: dict[str, Any]) -> Explanation:
     """Max, min and integer add round nothing: any difference is proven (at a zero answer a
@@ -235,9 +326,13 @@ def _explain_exact_type(x: np.ndarray, result: np.ndarray, want: np.ndarray,
     if bad.size:
         k = int(bad[0])
         e.verdict, e.first_wrong = PROVEN, k
-        e.headline = (f"output {k} is {_num(result[k])} where the exact answer is {_num(want[k])}; "
-                      f"{base['op']} on {base['dtype']} rounds nothing, so any difference is a "
-                      f"logic error ({_outputs(bad.size)} differ{'s' if bad.size == 1 else ''})")
+        nans = np.flatnonzero(np.isnan(x[:k + 1] if base["inclusive"] else x[:k])
+                              if is_float(x.dtype) else [])
+        lost = (f": the NaN {_inputs(nans)} skipped or read as some number"
+                if nans.size and not np.isnan(result[k]) else "")
+        e.headline = (f"output {k} is {_num(result[k])} where the exact answer is {_num(want[k])}"
+                      f"{lost}; {base['op']} on {base['dtype']} rounds nothing, so any difference "
+                      f"is a logic error ({_outputs(bad.size)} differ{'s' if bad.size == 1 else ''})")
     return e
 
 

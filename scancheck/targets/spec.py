@@ -95,11 +95,15 @@ class TargetSpec:
         if isinstance(self.dtypes, str):  # a string is a sequence: of one-letter "dtypes"
             raise ValueError(f"dtypes={self.dtypes!r} must be a tuple of dtype names, as "
                              f"dtypes=({self.dtypes!r},)")
-        if self.reverse not in (False, True, "flip", "suffix"):
+        for name in _BOOL_FIELDS:
+            # Strictly bool: inclusive="no" or 0 would read as a truth value and be
+            # checked, and reported, as a declaration never made.
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}={getattr(self, name)!r} must be True or False")
+        if not (isinstance(self.reverse, bool) or (isinstance(self.reverse, str)
+                                                   and self.reverse in ("flip", "suffix"))):
             raise ValueError(f"reverse={self.reverse!r}; allowed: False, True, 'flip' "
                              f"(flip(scan(flip(x)))), 'suffix' (x[k] + ... + x[n-1])")
-        if not isinstance(self.combine, bool):
-            raise TypeError(f"combine={self.combine!r} must be True or False")
         if not (self.axis is None or self.axis == "arg" or isinstance(self.axis, int)):
             raise ValueError(f"axis={self.axis!r} must be None (1-D), an int (the axis it "
                              f"scans) or 'arg' (it takes the axis as an argument)")
@@ -256,6 +260,9 @@ def monoid_of(spec: TargetSpec) -> Monoid | None:
     return None
 
 
+#: The fields declared as a plain bool (True or False, nothing else); ``reverse`` also
+#: takes a convention's name.
+_BOOL_FIELDS = tuple(f.name for f in dataclasses.fields(TargetSpec) if f.type in ("bool", bool))
 #: The contracts of scans of numbers: no rule of a monoid over tuples.
 _NUMBER_RULES = ("nans", "nan_prefix", "overflow", "ndim", "accumulates", "zeros", "subnormals")
 #: The contracts the segments property does not read yet (nans='skip' neither).

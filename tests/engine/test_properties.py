@@ -374,6 +374,45 @@ def test_equal_zeros_may_come_back_either_way_unless_the_spec_orders_them(budget
     assert r.reason == "UNDECLARED" and r.detail["contract"] == "--zeros either"
 
 
+def _selecting(compare):
+    """A running max or min by ``b if compare(b, a) else a``: ``a`` the running value, ``b``
+    the next element."""
+    def scan(x):
+        out = x.copy()
+        for k in range(1, x.size):
+            out[k] = x[k] if compare(x[k], out[k - 1]) else out[k - 1]
+        return out
+    scan.__name__ = f"selecting_by_{compare.__name__}"  # a target's name is its identity
+    return scan
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("keeps", ["earlier", "later"])
+def test_a_zero_order_kept_is_told_by_the_tie_it_keeps_and_a_functor_that_keeps_it(
+        op, keeps):
+    """A scan declared zeros='ordered' whose ties of -0 and +0 keep one operand: the
+    diagnosis says which, and the functor it names computes the scan's own outputs."""
+    import operator
+    import re
+
+    strict, loose = (operator.gt, operator.ge) if op == "max" else (operator.lt, operator.le)
+    fn = _selecting(strict if keeps == "earlier" else loose)
+    # A search of its own: the ladder alone may draw no tie this scan gets wrong.
+    spec = TargetSpec(op=op, dtypes=("float32",), zeros="ordered", max_n=2**10)
+    r = check_property(_target(fn, spec), "floats within bound", Budget(2))
+    assert r.status == "fail" and r.detail["contract"] == "--zeros either", r
+    m = re.search(r"ties of zeros (keep|take) the (\w+), as (b ([<>]=?) a) \? b : a does "
+                  r"for a running value a and next element b", r.diagnosis)
+    assert m and m[2] == keeps, r.diagnosis
+    named = _selecting({">": operator.gt, ">=": operator.ge, "<": operator.lt,
+                        "<=": operator.le}[m[4]])
+    from scancheck.engine.strategies import generate_data
+
+    for seed in range(5):
+        x = generate_data(np.random.default_rng(seed), 300, "float32", "zeros")
+        assert (np.signbit(named(x)) == np.signbit(fn(x))).all() and (named(x) == fn(x)).all()
+
+
 def test_an_open_zero_order_allows_only_a_zero_sign_the_prefix_holds():
     """Per output: -0 and +0 are equal, but a max returns an operand, so a zero answer may
     come back only with a sign some zero of its prefix has (an exclusive output's prefix

@@ -54,10 +54,10 @@ def test_a_segmented_control_shrinks_to_a_few_segments(control):
     (result,) = [r for r in rep.results if r.status == "fail"]
     assert result.name == "segments"
     case = result.smallest_case
-    # The verdict names the case (rebuilt from n and its seed) and what it was shrunk to.
+    # n is the elements of the input shrunk to (the seed draws the case at 'drawn'): the
+    # verdict tells no other size.
     size = int(np.prod(case["shape"]))
-    assert (f"shrunk to {size:,} elements" in rep.verdict.line) == (size != case["n"]), (
-        rep.verdict.line)
+    assert size == case["n"] and "shrunk to" not in rep.verdict.line, rep.verdict.line
     if case.get("segments") == "groups":  # the fewest labels and elements that still merge
         assert len(set(case["groups"])) <= 2 and case["shape"][0] <= 4, case
         return
@@ -123,3 +123,39 @@ def test_a_column_of_a_segmented_scan_is_told_in_plain_numbers():
     r = check_property(target, "segments", Budget(1))
     assert r.status == "fail" and re.search(r"column \[\d+(, \d+)*\]", r.diagnosis), r.diagnosis
     assert "np." not in r.diagnosis
+
+
+def _seg_tiled(x, offsets):
+    """A segmented sum that misses a segment's reset where it starts on a tile of 16."""
+    out = np.cumsum(x, dtype=x.dtype)
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        if a < b and a % 16:
+            out[a:b] -= out[a - 1] if a else 0
+    return out
+
+
+def test_a_segmented_case_names_its_segment_from_1_and_n_as_its_shape():
+    """The case cell agrees with the prose: the segment counted from 1 (the failing output
+    lies in it), n the elements of the input it failed on, the drawn size beside it."""
+    import re
+
+    t = Target("tiled", _seg_tiled, TargetSpec(segments="offsets", dtypes=("int64",)))
+    rep = check(t, properties=("segments",), budget=Budget(2, max_n=4096))
+    (result,) = [r for r in rep.results if r.status == "fail"]
+    case = result.smallest_case
+    assert case["n"] == int(np.prod(case["shape"])), case
+    assert case.get("drawn", case["n"]) >= case["n"] and case.get("drawn") != case["n"], case
+    told = int(re.search(r"segment (\d+) of", result.diagnosis)[1])
+    offsets = case["offsets"]
+    assert case["segment"] == told and offsets[told - 1] <= case["index"] < offsets[told], (
+        case, result.diagnosis)
+    assert f"(smallest case n={case['n']}, index {case['index']})" in rep.verdict.line
+
+
+def test_a_group_is_named_by_its_label_in_the_case_too():
+    (control,) = [c for c in SEG_CONTROLS if c.name == "group labels narrowed to int32"]
+    r = check_property(resolve(control.locator, control.spec), "segments", Budget(2))
+    case = r.smallest_case
+    assert r.status == "fail" and "segment" not in case, case
+    assert case["group"] == case["groups"][case["index"]], case
+    assert f"group {case['group']} (" in r.diagnosis, r.diagnosis

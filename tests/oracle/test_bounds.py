@@ -308,6 +308,15 @@ def test_only_the_overflows_some_order_can_make_are_rounding():
                        "nan": Verdict.BEYOND_BOUND}
 
 
+@pytest.mark.parametrize("x", [[1, np.inf, -np.inf], [1, np.inf, 2], [MAX32, -np.inf, MAX32]])
+def test_a_finite_answer_past_an_infinite_input_is_never_rounding(x):
+    """An infinite input stays infinite (or meets the other sign's: NaN) in every order: a
+    finite output after one is proven wrong, whatever terms could overflow beside it."""
+    x = np.array(x, dtype=np.float32)
+    got = np.array([x[0], x[1], 5.0], dtype=np.float32)
+    assert classify(x, got, sequential_depths(3)).verdicts[2] == Verdict.BEYOND_BOUND
+
+
 def test_an_overflow_that_meets_an_infinity_of_the_other_sign_is_rounding():
     """float16 partial sums that overflow to +inf before a -inf arrives give NaN where the
     exact prefix is -inf: rounding (some order overflows).  Without terms that can reach the

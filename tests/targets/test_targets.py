@@ -83,6 +83,26 @@ def test_dtypes_given_as_one_string_are_refused_with_the_tuple_meant():
         TargetSpec(dtypes="float32")
 
 
+@pytest.mark.parametrize("field", ["inclusive", "deterministic", "allows_empty", "indices",
+                                   "initial", "combine", "reverse"])
+@pytest.mark.parametrize("value", ["no", "False", 0, 1, None, np.True_])
+def test_a_flag_field_takes_a_bool_alone(field, value):
+    """inclusive="no" is truthy: accepted, it would be checked (and told) as declared."""
+    allowed = ("False, True, 'flip'" if field == "reverse" else "True or False")
+    with pytest.raises(ValueError, match=rf"^{field}={re.escape(repr(value))}\W.*"
+                       rf"{re.escape(allowed)}"):
+        TargetSpec(**{field: value})
+    assert getattr(TargetSpec(**{field: False}), field) is False
+
+
+def test_every_built_in_target_s_spec_declares_its_flags_as_bools():
+    from scancheck.targets.spec import _BOOL_FIELDS
+
+    for name, t in builtin_targets().items():
+        assert all(type(getattr(t.spec, f)) is bool for f in _BOOL_FIELDS), name
+        assert type(t.spec.reverse) is bool or t.spec.reverse in ("flip", "suffix"), name
+
+
 def test_a_promotion_must_widen_and_name_known_dtypes():
     with pytest.raises(ValueError, match="no promotion"):
         TargetSpec(promote=(("int64", "int32"),))

@@ -58,8 +58,9 @@ def segments_check(target: Target, case: Case) -> Failure | None:
     if heads:
         failure.at["memory"] = memory
     if failure.cause == Cause.NONDETERMINISM:
-        return failure
+        return _sized(failure, x, case)
     x, layout, failure = shrink(target, x, layout, failure, memory)
+    failure = _sized(failure, x, case)
     if heads:
         failure.at["memory"] = memory
         if memory["layout"] != "C":
@@ -74,6 +75,15 @@ def segments_check(target: Target, case: Case) -> Failure | None:
             failure.cause = Cause.SPECIALS
             failure.diagnosis += (f"; {failure.got} where IEEE arithmetic gives "
                                   f"{failure.expected}, the segment holding NaN or infinities")
+    return failure
+
+
+def _sized(failure: Failure, x: np.ndarray, case: Case) -> Failure:
+    """``failure`` whose case says n, the elements of the input ``x`` it failed on (the
+    product of its shape), and where the case drew more, the n its seed draws from."""
+    failure.at["n"] = int(x.size)
+    if x.size != case.n:  # whole (T, H, ...) rows of it, or shrunk: the seed draws at case.n
+        failure.at["drawn"] = case.n
     return failure
 
 
@@ -153,12 +163,15 @@ def judge(target: Target, x: np.ndarray, layout: Layout, again: bool = False) ->
     head = (f", column {[int(i) for i in np.unravel_index(col, x.shape[1:])]}" if x.ndim > 1
             else "")
     span = (f"elements {members[0]}..{members[-1]}" if layout.kind != "groups" else
-            f"{members.size} elements")
+            f"{members.size} element{'' if members.size == 1 else 's'}")
     diagnosis = (f"{name} ({span} of {x.shape[0]}){head}, output {p}: {why}"
                  + (" (a reverse scan: output k combines its segment from k to the end)"
                     if spec.reverse else ""))
+    # The segment as the diagnosis names it: a group by its label, a segment counted from 1.
+    which = ({"group": int(np.unique(desc)[s])} if layout.kind == "groups"
+             else {"segment": s + 1})
     return Failure(Cause.LOGIC, diagnosis, p, shown, wanted,
-                   at={**at, "segment": s, **({"column": col} if x.ndim > 1 else {})},
+                   at={**at, **which, **({"column": col} if x.ndim > 1 else {})},
                    reason=reason)
 
 

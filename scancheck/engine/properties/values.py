@@ -311,9 +311,42 @@ CONVENTIONS = (
      None),
     ("reverse", True, "a reverse scan (output k combines x[{first}] .. x[n-1])", "--reverse",
      None),
-    ("zeros", "either", "-0 and +0 as equal (a tie of zeros may give either, as b > a ? b : a "
-     "gives the earlier)", "--zeros either", "zeros"),
+    ("zeros", "either", "-0 and +0 as equal ({ties})", "--zeros either", "zeros"),
 )
+#: Per operator, the compare-and-select whose ties of -0 and +0 keep the earlier operand and
+#: the one whose ties take the later, ``a`` the running value and ``b`` the next element
+#: (``max_np`` and ``min_np`` in core/combines.py: the earlier wins).
+TIE_FUNCTORS = {"max": ("b > a ? b : a", "b >= a ? b : a"),
+                "min": ("b < a ? b : a", "b <= a ? b : a")}
+
+
+def zero_ties(spec: TargetSpec, x: np.ndarray, got: np.ndarray) -> str:
+    """Which zero ``got``, a max or min scan of finite ``x`` under ``spec``, gives where
+    its prefix ties -0 with +0, in words: the earlier or the later zero in scan order (with
+    the functor that does so), or either where its outputs do both or hold no such tie."""
+    xs, gs = (x[::-1], got[::-1]) if spec.reverse else (x, got)
+    n = xs.size
+    at = np.arange(n)
+    zero = xs == 0
+    # A zero answer of a max (min) scan of finite inputs: every element before the prefix's
+    # first zero is below (above) it and none after is past it, so each later zero is a tie.
+    first = np.minimum.accumulate(np.where(zero, at, n))
+    last = np.maximum.accumulate(np.where(zero, at, -1))
+    if not spec.inclusive:  # output k's prefix ends before x[k]
+        first, last = np.r_[n, first[:-1]], np.r_[-1, last[:-1]]
+    tie = (gs == 0) & (last >= 0)
+    tie[tie] = np.signbit(xs[first[tie]]) != np.signbit(xs[last[tie]])
+    sign = np.signbit(gs[tie])
+    if spec.op not in TIE_FUNCTORS or not tie.any():
+        return "a tie of zeros may give either"
+    earlier, later = TIE_FUNCTORS[spec.op]
+    if (sign == np.signbit(xs[first[tie]])).all():
+        return (f"its ties of zeros keep the earlier, as {earlier} does for a running value a "
+                f"and next element b")
+    if (sign == np.signbit(xs[last[tie]])).all():
+        return (f"its ties of zeros take the later, as {later} does for a running value a and "
+                f"next element b")
+    return "its ties of zeros give either, now the earlier, now the later"
 
 
 def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
@@ -343,7 +376,8 @@ def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
         if not _follows(target, other, name, x, got) or not all(
                 _follows_on(target, other, name, v) for v in _fresh(spec, x.size, dist)):
             continue
-        behaviour = behaviour.format(first="k" if spec.inclusive else "k+1")
+        behaviour = behaviour.format(first="k" if spec.inclusive else "k+1",
+                                     ties=zero_ties(spec, x, got) if name == "zeros" else "")
         return Failure(Cause.CONTRACT, f"{behaviour}, where its spec declares "
                        f"{name}={getattr(spec, name)}: declare {flag}",
                        detail={"contract": flag},

@@ -40,14 +40,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     output_path(args.json, "--json")
     if args.oracle:
-        rows = bench.oracle_throughput()
-        print(format_table(rows, title="exact oracle throughput on this CPU (best of 5)"))
         gpu, why = gpu_available()
+        dists, cpu, on_device = bench.oracle_request(args.oracle_dists, args.oracle_sizes, gpu,
+                                                     why)
+        rows = bench.oracle_throughput(sizes=tuple(2**k for k in cpu), dists=dists)
+        print(bench.throughput_text(rows, "exact oracle throughput on this CPU (best of 5)"))
         device: list[dict] = []
         if gpu:
-            sizes = tuple(2**int(k) for k in args.oracle_sizes)
-            device = bench.device_oracle_throughput(sizes)
-            print(format_table(device, title=f"exact oracle on {why} (median of 10)"))
+            device = bench.device_oracle_throughput(tuple(2**k for k in on_device), dists=dists)
+            print(bench.throughput_text(device, f"exact oracle on {why} (median of 10)"))
         else:
             print(f"No GPU ({why}): the device oracle's table needs one.")
         if args.json:
@@ -59,6 +60,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"No GPU ({why}): the GPU benchmark needs one; try --oracle.")
         return 2
     log2_sizes = tuple(int(k) for k in args.log2_sizes)
+    # The oracle's flags checked before anything is timed: a mistyped name fails at once.
+    odists, _, osizes = bench.oracle_request(args.oracle_dists or None, args.oracle_sizes,
+                                             True)
     if args.tune:
         from ...kernels.tune import write_sweep_table
 
@@ -84,9 +88,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     oracle: list[dict] = []
     floats = tuple(d for d in args.dtypes if d.startswith("float"))
     if floats and args.oracle_dists != []:  # none given: no oracle table
-        oracle = bench.oracle_table(tuple(int(k) for k in args.oracle_sizes),
-                                    None if args.oracle_dists is None else
-                                    tuple(args.oracle_dists), floats)
+        oracle = bench.oracle_table(osizes, odists, floats)
         print()
         print(bench.oracle_text(oracle))
     if args.json:
@@ -242,7 +244,8 @@ def cmd_hunt(args: argparse.Namespace) -> int:
                              f"hunt-PART.json files the parts wrote)")
         found = merge([Path(p) for p in args.merge])
     else:
-        found = hunt(args.part, Path(args.out), args.jobs, args.budget, args.only, args.timeout)
+        found = hunt(args.part, Path(args.out), args.jobs, args.budget, args.only, args.timeout,
+                     max_n=args.max_n)
     text = table(found)
     if args.write:
         page = open(args.write).read() if os.path.isfile(args.write) else ""

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import sys
 from collections.abc import Callable
+from typing import Any, NoReturn
 
 from ...core.dtypes import DTYPES
 from .check import DEFAULT_BUDGET, cmd_check
@@ -31,7 +33,17 @@ from .commands import (
     cmd_sanitize,
     cmd_verify,
 )
-from .spec_flags import add_spec_flags, block_size, pattern, positive, reverse_forms
+from .spec_flags import (
+    add_spec_flags,
+    block_size,
+    misplaced_convention,
+    pattern,
+    positive,
+    reverse_forms,
+)
+
+#: The metavar of the positional arguments that are targets (check's and matrix's).
+TARGET = "TARGET"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,7 +52,7 @@ class _Parser(argparse.ArgumentParser):
 
     epilog_from: Callable[[], str] | None = None
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         sys.exit(2)
 
@@ -48,6 +60,59 @@ class _Parser(argparse.ArgumentParser):
         if self.epilog_from is not None:
             self.epilog = self.epilog_from()
         return super().format_help()
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        # Where argparse refuses a choice, with the action and the value at hand (no
+        # message to read): a flag of several values takes a TARGET after them for one more.
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as exc:
+            if action.nargs not in ("+", "*") or not self._takes_targets() or not (
+                    isinstance(value, str) and _looks_like_target(value)):
+                raise
+            flag = action.option_strings[-1]
+            raise argparse.ArgumentError(
+                action, f"{exc.message}; {value!r} looks like a {TARGET}: put {TARGET} first, "
+                        f"or end {flag}'s values with --") from None
+
+    def _takes_targets(self) -> bool:
+        return any(a.metavar == TARGET for a in self._actions if not a.option_strings)
+
+
+def _looks_like_target(text: str) -> bool:
+    """Whether ``text`` has a target's form: module:function, file.py, FILE.cu, a file that
+    exists, or a built-in name."""
+    if ":" in text or text.endswith((".py", ".cu")) or os.path.exists(text):
+        return True
+    from ...adapters import names  # only for a value already refused: loads every table
+
+    return text in names()
+
+
+class _Version(argparse.Action):
+    """``--version``: prints the installed distribution's version and exits 0 (read only
+    then: it walks the installed distributions)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        import importlib.metadata
+
+        try:
+            version = importlib.metadata.version("scancheck")
+        except importlib.metadata.PackageNotFoundError:  # run from a source tree
+            version = "(not installed: pip install -e . gives it a version)"
+        print(f"scancheck {version}")
+        parser.exit(0)
+
+
+def _plain(text: str) -> str:
+    """``text`` with its reST inline markup as the text it marks: ``x`` as x, :role:`x` as x
+    (``~a.b`` as b), for help a terminal shows."""
+    text = re.sub(r":[a-z]+:`(~?)([^`]*)`",
+                  lambda m: m.group(2).split(".")[-1] if m.group(1) else m.group(2), text)
+    return re.sub(r"``([^`]+)``", r"\1", text)
 
 
 #: Columns help is laid out in at most (a wide terminal still gets lines one can read).
@@ -84,7 +149,9 @@ def _builtin_epilog() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="scancheck", description=__doc__, formatter_class=_formatter)
+    parser = _Parser(prog="scancheck", description=_plain(__doc__ or ""),
+                     formatter_class=_formatter)
+    parser.add_argument("--version", action=_Version, help="print scancheck's version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("verify", help="verify every registered scan variant")
@@ -109,8 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--oracle-dists", nargs="*", metavar="DIST",
                    help="data distributions the exact oracle is timed on (default: all; "
                         "none given: no oracle table)")
-    p.add_argument("--oracle-sizes", nargs="+", default=["20", "24", "28"], metavar="LOG2",
-                   help="log2 of the sizes the exact oracle is timed at (default 20 24 28)")
+    p.add_argument("--oracle-sizes", nargs="+", metavar="LOG2",
+                   help="log2 of the sizes the exact oracle is timed at: the CPU table those up "
+                        "to 22 (default 20), the device table each (default 20 24 28)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("precision", help="seed 004's float32 'bug', reproduced and explained")
@@ -140,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Check that each TARGET computes what it declares.",
                        formatter_class=_formatter)
     p.epilog_from = _builtin_epilog  # type: ignore[attr-defined]
-    p.add_argument("targets", nargs="*", metavar="TARGET", help="a built-in name (below), "
+    p.add_argument("targets", nargs="*", metavar=TARGET, help="a built-in name (below), "
                    "kernel:VARIANT, model:VARIANT, FILE.cu, package.module:function or "
                    "path/to/file.py:function")
     p.add_argument("--controls", action="store_true", help="run the negative controls, print the score")
@@ -222,6 +290,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=positive(float), default=60,
                    help="seconds one call of the target may run before it is a hang "
                         "(default 60), whatever --budget is left")
+    p.add_argument("--max-n", type=positive(int),
+                   help="largest n each target's check searches (default 2**24 for GPU "
+                        "targets, 2**20 for CPU ones)")
     p.add_argument("--only", metavar="REGEX", type=pattern,
                    help="only the targets whose name holds a match of REGEX (re.search: "
                         "'^numpy\\.cumsum$' is that one name alone)")
@@ -249,7 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
     """The matrix's options on ``parser``."""
-    parser.add_argument("targets", nargs="*", metavar="TARGET",
+    parser.add_argument("targets", nargs="*", metavar=TARGET,
                         help="with --markdown: library scans (default: every one here)")
     parser.add_argument("--budget", type=positive(float), metavar="SECONDS",
                         help="seconds a cell of the library table may take (default 6), or "
@@ -272,7 +343,15 @@ def main(argv: list[str] | None = None) -> int:
     if wrong is not None:
         print(f"scancheck: error: {wrong}", file=sys.stderr)
         return 2
-    args = build_parser().parse_args(reverse_forms(sys.argv[1:] if argv is None else argv))
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    args, left = parser.parse_known_args(reverse_forms(argv))
+    if left:  # as parse_args, but a convention mistyped after --reverse is told as such
+        wrong = misplaced_convention(argv, left)
+        if wrong is not None:  # named as the command's own errors are
+            print(f"scancheck {args.command}: error: {wrong}", file=sys.stderr)
+            return 2
+        parser.error(f"unrecognized arguments: {' '.join(left)}")
     try:
         status = args.func(args)
         sys.stdout.flush()  # here, where a reader gone away is caught, not at exit

@@ -14,7 +14,11 @@ from ...core.dtypes import DTYPES, FLOAT_DTYPES, INPUT_DTYPES
 from ...core.operators import TARGET_OPERATORS
 from ...core.rules import NAN_PREFIXES, NAN_RULES, SUBNORMAL_RULES, ZERO_ORDERS, flushed_dtypes
 
-__all__ = ["add_spec_flags", "positive", "reverse_forms", "spec_overrides"]
+__all__ = ["add_spec_flags", "misplaced_convention", "positive", "reverse_forms",
+           "spec_overrides"]
+
+#: The conventions ``--reverse`` may name (a bare ``--reverse`` names none).
+REVERSE_CONVENTIONS = ("flip", "suffix")
 
 
 def spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -130,10 +134,14 @@ def _reverse(text: str) -> str | bool:
     (``true``: none named, the bare flag)."""
     if text == "true":
         return True
-    if text not in ("flip", "suffix"):
-        raise argparse.ArgumentTypeError(f"invalid choice: {text!r} (choose from 'flip', "
-                                         f"'suffix', or none: --reverse alone)")
+    if text not in REVERSE_CONVENTIONS:
+        raise argparse.ArgumentTypeError(_no_convention(text))
     return text
+
+
+def _no_convention(text: str) -> str:
+    return (f"invalid choice: {text!r} (choose from "
+            f"{', '.join(map(repr, REVERSE_CONVENTIONS))}, or none: --reverse alone)")
 
 
 def _subnormal_rule(text: str) -> str:
@@ -236,7 +244,7 @@ def reverse_forms(argv: list[str]) -> list[str]:
     for i, arg in enumerate(argv):
         if arg == "--":
             return out + argv[i:]
-        if out and out[-1] == "--reverse" and arg in ("flip", "suffix"):
+        if out and out[-1] == "--reverse" and arg in REVERSE_CONVENTIONS:
             out[-1] = f"--reverse={arg}"
             continue
         if out and out[-1] == "--reverse":
@@ -245,3 +253,13 @@ def reverse_forms(argv: list[str]) -> list[str]:
     if out and out[-1] == "--reverse":
         out[-1] = "--reverse=true"
     return out
+
+
+def misplaced_convention(argv: list[str], left: list[str]) -> str | None:
+    """The usage error of ``--reverse`` where a word of ``left`` (those the parser placed
+    nowhere) followed a bare ``--reverse`` in ``argv``: a convention mistyped, not a target
+    (the targets came before); None where none did."""
+    end = argv.index("--") if "--" in argv else len(argv)  # past it, every word a target
+    after = {word for flag, word in zip(argv[:end], argv[1:end]) if flag == "--reverse"}
+    wrong = next((word for word in left if word in after), None)
+    return None if wrong is None else f"argument --reverse: {_no_convention(wrong)}"

@@ -266,6 +266,8 @@ def oracle_table(log2_sizes: tuple[int, ...], dists: tuple[str, ...] | None = No
 
     from ...engine.strategies import DISTRIBUTIONS
 
+    if dists is not None:  # a name refused before any array is drawn
+        oracle_request(list(dists), None, True)
     rows = []
     for dtype, k in _sizes_that_fit("oracle", dtypes, log2_sizes, []):
         n = 2**k
@@ -432,34 +434,100 @@ def oracle_text(rows: list[dict[str, Any]], width: int = WIDTH) -> str:
         "\n" + textwrap.fill(note, width)
 
 
-def oracle_throughput(n: int = 1_000_000, mp_n: int = 20_000, reps: int = 5) -> list[dict]:
-    """Exact-oracle elements per second on this CPU next to mpmath's running sum: float32
-    data of every distribution, and float64 normal(0, 1) and wide data."""
+#: The CPU table's size where none is given (log2), and the largest it times: the CPU
+#: oracle scans about 10^7 float32 a second, and the table times every distribution 5 times.
+CPU_ORACLE_LOG2 = 20
+CPU_ORACLE_MAX_LOG2 = 22
+#: The device table's sizes where none is given (log2).
+DEVICE_ORACLE_LOG2 = (20, 24, 28)
+#: The log2 sizes --oracle-sizes may name: the device oracle's arrays past 2^32 elements
+#: fit no GPU's memory.
+ORACLE_LOG2_RANGE = range(1, 33)
+
+
+def oracle_request(dists: list[str] | None, log2_sizes: list[str] | None, gpu: bool,
+                   why: str = "") -> tuple[tuple[str, ...] | None, tuple[int, ...], tuple[int, ...]]:
+    """``bench --oracle``'s --oracle-dists and --oracle-sizes as the tables use them: the
+    distributions (None: the defaults), the CPU table's log2 sizes and the device table's
+    (none without a GPU); a ValueError naming the argument and what is allowed where a name
+    is unknown, a size is no log2 in :data:`ORACLE_LOG2_RANGE`, or a size no table times."""
+    from ...engine.strategies import DISTRIBUTIONS
+
+    if dists is not None:
+        bad = [d for d in dists if d not in DISTRIBUTIONS]
+        if bad or not dists:
+            raise ValueError(f"--oracle-dists {' '.join(bad) if bad else 'given no name'}: "
+                             f"{'unknown' if bad else 'leave it out for all'}; allowed: "
+                             f"{', '.join(DISTRIBUTIONS)}")
+    if log2_sizes is None:
+        return (None if dists is None else tuple(dists), (CPU_ORACLE_LOG2,),
+                DEVICE_ORACLE_LOG2 if gpu else ())
+    sizes = []
+    for v in log2_sizes:
+        k = int(v) if str(v).strip().isdigit() else None
+        if k not in ORACLE_LOG2_RANGE:
+            raise ValueError(f"--oracle-sizes {v}: not a log2 size; allowed: whole numbers "
+                             f"{ORACLE_LOG2_RANGE[0]} to {ORACLE_LOG2_RANGE[-1]} (20 is 2^20 "
+                             f"elements)")
+        sizes.append(k)
+    cpu = tuple(k for k in sizes if k <= CPU_ORACLE_MAX_LOG2)
+    past = [str(k) for k in sizes if k > CPU_ORACLE_MAX_LOG2]
+    if past and not gpu:  # given, and timed by no table: refused, not left out unsaid
+        raise ValueError(f"--oracle-sizes {' '.join(past)}: past {CPU_ORACLE_MAX_LOG2} (2^"
+                         f"{CPU_ORACLE_MAX_LOG2} elements), the largest the CPU table times, and "
+                         f"the device table needs a GPU ({why or 'none here'}); allowed here: "
+                         f"{ORACLE_LOG2_RANGE[0]} to {CPU_ORACLE_MAX_LOG2}")
+    return None if dists is None else tuple(dists), cpu, tuple(sizes) if gpu else ()
+
+
+def oracle_throughput(n: int = 2**CPU_ORACLE_LOG2, mp_n: int = 20_000, reps: int = 5,
+                      dists: tuple[str, ...] | None = None,
+                      sizes: tuple[int, ...] | None = None) -> list[dict]:
+    """Exact-oracle elements per second on this CPU next to mpmath's running sum, at ``n``
+    elements (at each of ``sizes`` where given; () times mpmath alone): float32 data of every
+    distribution, and float64 normal(0, 1) and wide data; or float32 and float64 of ``dists``."""
     import mpmath
 
     from ...engine.strategies import DISTRIBUTIONS, generate_data
     from ...oracle.exact import exact_scan
 
-    rng = np.random.default_rng(0)
-    cases = {"float32 normal(0, 1)": rng.standard_normal(n).astype(np.float32)}
-    cases.update({f"float32 {dist}": generate_data(rng, n, "float32", dist)
-                  for dist in DISTRIBUTIONS})
-    cases["float64 normal(0, 1)"] = rng.standard_normal(n)
-    cases["float64 wide"] = generate_data(rng, n, "float64", "wide")
-    small = rng.integers(0, 1000, mp_n).astype(np.float32).tolist()
+    small = np.random.default_rng(0).integers(0, 1000, mp_n).astype(np.float32).tolist()
     t0 = time.perf_counter()
     acc = mpmath.mpf(0)
     for v in small:
         acc += v
         float(acc)
     mp_rate = mp_n / (time.perf_counter() - t0)
-    rows = [{"input": "mpmath running sum (float32 ints)", "elements/s": mp_rate, "x mpmath": 1.0}]
-    exact_scan(cases["float32 normal(0, 1)"][:100])  # the first call compiles (or loads) it
-    for label, x in cases.items():
-        best = min(_seconds(exact_scan, x) for _ in range(reps))
-        rows.append({"input": f"exact_scan, {label}", "elements/s": n / best,
-                     "x mpmath": n / best / mp_rate})
+    rows = [{"input": "mpmath running sum (float32 ints)", "n": _size(mp_n),
+             "elements/s": mp_rate, "x mpmath": 1.0}]
+    exact_scan(np.ones(100, np.float32))  # the first call compiles (or loads) it
+    for m in (n,) if sizes is None else sizes:
+        rng = np.random.default_rng(0)
+        if dists is None:
+            cases = {"float32 normal(0, 1)": rng.standard_normal(m).astype(np.float32)}
+            cases.update({f"float32 {dist}": generate_data(rng, m, "float32", dist)
+                          for dist in DISTRIBUTIONS})
+            cases["float64 normal(0, 1)"] = rng.standard_normal(m)
+            cases["float64 wide"] = generate_data(rng, m, "float64", "wide")
+        else:
+            cases = {f"{dtype} {dist}": generate_data(rng, m, dtype, dist)
+                     for dtype in ("float32", "float64") for dist in dists}
+        for label, x in cases.items():
+            best = min(_seconds(exact_scan, x) for _ in range(reps))
+            rows.append({"input": f"exact_scan, {label}", "n": _size(m), "elements/s": m / best,
+                         "x mpmath": m / best / mp_rate})
     return rows
+
+
+def _size(n: int) -> str:
+    """n as the tables show it: 2^k for a power of two, else with thousands separators."""
+    return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else f"{n:,}"
+
+
+def throughput_text(rows: list[dict[str, Any]], title: str, width: int = WIDTH) -> str:
+    """:func:`oracle_throughput`'s or :func:`device_oracle_throughput`'s rows as tables of at
+    most ``width`` columns, keyed by input and n."""
+    return fit_tables(rows, ("input", "n"), title, width)
 
 
 #: The device oracle's benchmark data: (label, dtype, distribution of strategies.generate_data).
@@ -470,22 +538,26 @@ DEVICE_ORACLE_CASES = (("float32 normal(0, 1)", "float32", "normal"),
                        ("float64 wide", "float64", "wide"))
 
 
-def device_oracle_throughput(sizes: tuple[int, ...] = (2**24, 2**28), reps: int = 10) -> list[dict]:
+def device_oracle_throughput(sizes: tuple[int, ...] = (2**24, 2**28), reps: int = 10,
+                             dists: tuple[str, ...] | None = None) -> list[dict]:
     """The exact oracle on the GPU, whole (exponent pass, width, scan, rounding), against a
-    device copy and torch.cumsum of the same array timed in the same run."""
+    device copy and torch.cumsum of the same array timed in the same run: on
+    :data:`DEVICE_ORACLE_CASES`, or with ``dists`` float32 and float64 data of those."""
     import cupy as cp
 
     from ...engine.strategies import generate_data
 
+    cases = DEVICE_ORACLE_CASES if dists is None else tuple(
+        (f"{dtype} {dist}", dtype, dist) for dtype in ("float32", "float64") for dist in dists)
     rows = []
-    for label, dtype, dist in DEVICE_ORACLE_CASES:
+    for label, dtype, dist in cases:
         for n in sizes:
             if dist == "normal":
                 x = cp.random.default_rng(0).standard_normal(n, dtype=cp.float64).astype(dtype)
             else:  # generated on the host once, tiled: the oracle's speed, not the generator's
                 part = generate_data(np.random.default_rng(0), min(n, 2**22), dtype, dist)
                 x = cp.tile(cp.asarray(part), -(-n // part.size))[:n]
-            rows.append({"input": label, "n": f"2^{n.bit_length() - 1}", **_time_oracle(x, reps)})
+            rows.append({"input": label, "n": _size(n), **_time_oracle(x, reps)})
             del x
             cp.get_default_memory_pool().free_all_blocks()
     return rows

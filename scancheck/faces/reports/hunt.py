@@ -99,10 +99,11 @@ def _mode(row: Any) -> str:
 
 
 def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None,
-         timeout: float = 60.0, log: Any = print) -> list[Found]:
+         timeout: float = 60.0, log: Any = print, max_n: int | None = None) -> list[Found]:
     """Check every library target of ``part`` that can run here, ``jobs`` at once, each
-    within ``budget`` seconds (no sanitizer, no check past 2**31); write each new finding's
-    reproducer under ``out`` and run it once; return the table's lines."""
+    within ``budget`` seconds and to ``max_n`` at most (None: its device's default; no
+    sanitizer, no check past 2**31); write each new finding's reproducer under ``out`` and
+    run it once; return the table's lines."""
     from ...adapters import known_for
     from ...adapters.known import explain, unexplained, unseen
     from ...engine.cases import Budget
@@ -123,7 +124,7 @@ def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None
     # The budget bounds each target's whole check, shared among its properties, as
     # `scancheck check --budget` does: given to each property, a check of k properties would
     # take k times it.
-    options = CheckOptions(budget=Budget(budget, bounded=True), seconds=budget,
+    options = CheckOptions(budget=Budget(budget, max_n=max_n, bounded=True), seconds=budget,
                            timeout=timeout, large=False, sanitize=(), workers=1)
 
     def check(row: Any) -> Found:

@@ -37,8 +37,8 @@ def test_bench_oracle_prints_rates(capsys):
 def test_bench_oracle_writes_its_json_without_a_gpu_too(capsys, monkeypatch, tmp_path):
     from scancheck.faces.jobs import bench
 
-    rows = [{"input": "float32 normal(0, 1)", "elements/s": 2.5e7}]
-    monkeypatch.setattr(bench, "oracle_throughput", lambda: rows)
+    rows = [{"input": "float32 normal(0, 1)", "n": 2**20, "elements/s": 2.5e7}]
+    monkeypatch.setattr(bench, "oracle_throughput", lambda **kw: rows)
     monkeypatch.setattr("scancheck.core.devices.gpu_available", lambda: (False, "none here"))
     assert main(["bench", "--oracle", "--json", str(tmp_path / "o.json")]) == 0
     assert "No GPU (none here)" in capsys.readouterr().out
@@ -712,3 +712,104 @@ def test_a_target_that_could_not_be_checked_outranks_an_unfinished_one(tmp_path,
     records = json.loads(report.read_text())
     assert [r["target"] for r in records] == ["numpy.cumsum", "nosuch.module:fn"]
     assert "cannot be imported" in records[1]["not checked"]
+
+
+# -- what the command line says of itself and of its own misuse --------------------------
+
+def _commands():
+    from scancheck.faces.cli.main import build_parser
+
+    parser = build_parser()
+    return parser, parser._subparsers._group_actions[0].choices
+
+
+def test_the_advice_of_an_unfinished_check_names_only_flags_each_command_showing_it_takes():
+    """A check whose budget ran out advises more --budget or a smaller --max-n: check, hunt
+    and matrix each show that summary, and each takes every flag it names."""
+    from scancheck.engine.diagnosis import PropertyResult
+    from scancheck.engine.report import ConformanceReport
+
+    rep = ConformanceReport("t", {}, [PropertyResult("integers exact", "partial", "...",
+                                                     detail={"largest n": 299})])
+    named = set(re.findall(r"(?<![\w-])--[a-z][a-z-]*", rep.summary))
+    assert "--max-n" in named, rep.summary
+    _, commands = _commands()
+    for name in ("check", "hunt", "matrix"):
+        takes = {s for a in commands[name]._actions for s in a.option_strings}
+        assert named <= takes, f"scancheck {name} lacks {named - takes}: {rep.summary}"
+
+
+def test_version_prints_the_installed_version_and_exits_0():
+    import importlib.metadata
+
+    out = subprocess.run([sys.executable, "-m", "scancheck", "--version"],
+                         capture_output=True, text=True)
+    assert (out.returncode, out.stderr) == (0, "")
+    assert out.stdout == f"scancheck {importlib.metadata.version('scancheck')}\n"
+
+
+def test_every_help_is_plain_text_without_rest_markup(monkeypatch):
+    """The module docstring the main help shows is reST (for the guide): ``x`` and :role:`x`
+    are shown as their text."""
+    monkeypatch.setenv("COLUMNS", "100")
+    parser, commands = _commands()
+    for name, command in [("scancheck", parser), *commands.items()]:
+        text = command.format_help()
+        assert "``" not in text and not re.search(r":[a-z]+:`", text), f"{name} --help:\n{text}"
+    assert "scancheck: the command line." in parser.format_help()
+
+
+@pytest.mark.parametrize("word", ["sideways", "true", "flip,suffix"])
+def test_a_word_after_reverse_that_is_no_target_is_told_as_its_bad_value(word, capsys):
+    """A bare --reverse takes the next word as a target; where that word is left over (the
+    targets came first), it was meant as a convention: told so, naming those there are."""
+    assert main(["check", "numpy.cumsum", "--reverse", word]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith(f"scancheck check: error: argument --reverse: invalid choice: {word!r}")
+    assert "'flip'" in err and "'suffix'" in err and "--reverse alone" in err
+
+
+def test_other_words_left_over_are_still_unrecognized(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["check", "numpy.cumsum", "--reverse", "flip", "sideways"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and "unrecognized arguments: sideways" in err, err
+
+
+@pytest.mark.parametrize("flag, value, looks", [
+    ("--dtypes", "float32", "rev.py:rcumsum"),
+    ("--dtypes", "float32", "rev.py"),
+    ("--dtypes", "int8", "numpy.cumsum"),
+    ("--sanitize", "racecheck", "scan.cu"),
+    ("--dtypes", "float32", "EXISTING"),
+])
+def test_a_target_taken_for_a_value_of_a_multi_value_flag_is_told_where_to_go(
+        flag, value, looks, capsys, tmp_path):
+    if looks == "EXISTING":
+        looks = str(tmp_path / "scans")
+        (tmp_path / "scans").write_text("")
+    with pytest.raises(SystemExit) as exc:
+        main(["check", flag, value, looks])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1, err
+    assert f"argument {flag}: invalid choice: {looks!r}" in err
+    assert f"{looks!r} looks like a TARGET: put TARGET first, or end {flag}'s values with --" in err
+    # Both ways the hint gives are ones the parser takes.
+    from scancheck.faces.cli.main import build_parser
+
+    for argv in (["check", looks, flag, value], ["check", flag, value, "--", looks]):
+        args = build_parser().parse_args(argv)
+        assert args.targets == [looks] and value in getattr(args, "spec_dtypes", args.sanitize)
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "numpy.cumsum", "--dtypes", "float128"],   # no target
+    ["bench", "--dtypes", "rev.py:rcumsum"],             # a command that takes none
+    ["check", "numpy.cumsum", "--device", "rev.py:f"],   # a flag of one value
+])
+def test_a_bad_value_that_is_no_misplaced_target_gets_no_hint(argv, capsys):
+    with pytest.raises(SystemExit):
+        main(argv)
+    err = capsys.readouterr().err
+    assert "invalid choice" in err and "TARGET" not in err, err

@@ -102,3 +102,55 @@ def test_the_sweep_table_fits_a_terminal():
     assert rows[0]["timed"] == f"16 of {len(cands)}" and rows[0]["best x memcpy"] == 1.0
     text = bench.fit_tables(rows, ("dtype", "n"), "tuning run")
     assert _widest(text) <= bench.WIDTH and len(text.splitlines()) == 3 + len(rows)
+
+
+def test_oracle_dists_and_sizes_are_refused_naming_the_argument_and_what_is_allowed():
+    """bench --oracle on a CPU: an unknown distribution, a size that is no log2, and one past
+    what the CPU table times (the device table's, with no GPU) are usage errors."""
+    import re
+
+    import pytest
+
+    from scancheck.engine.strategies import DISTRIBUTIONS
+
+    allowed = ", ".join(DISTRIBUTIONS)
+    with pytest.raises(ValueError, match=rf"^--oracle-dists foo: unknown; allowed: "
+                                         rf"{re.escape(allowed)}$"):
+        bench.oracle_request(["foo"], ["10"], gpu=False)
+    with pytest.raises(ValueError, match=r"^--oracle-dists given no name"):
+        bench.oracle_request([], None, gpu=False)
+    for bad in ("x", "0", "-3", "99"):
+        with pytest.raises(ValueError, match=rf"^--oracle-sizes {bad}: not a log2 size; allowed"):
+            bench.oracle_request(None, [bad], gpu=False)
+    past = bench.CPU_ORACLE_MAX_LOG2 + 1
+    with pytest.raises(ValueError, match=rf"^--oracle-sizes {past}: past "
+                                         rf"{bench.CPU_ORACLE_MAX_LOG2} .*needs a GPU \(none "
+                                         rf"here\); allowed here: 1 to "
+                                         rf"{bench.CPU_ORACLE_MAX_LOG2}$"):
+        bench.oracle_request(None, ["10", str(past)], gpu=False, why="none here")
+    # On a GPU the device table times every size; the CPU table those it can.
+    assert bench.oracle_request(["wide"], ["10", str(past)], gpu=True) == (
+        ("wide",), (10,), (10, past))
+    assert bench.oracle_request(None, None, gpu=False) == (None, (bench.CPU_ORACLE_LOG2,), ())
+
+
+def test_the_cpu_oracle_table_times_the_sizes_and_distributions_asked_and_says_n():
+    dists, cpu, device = bench.oracle_request(["integers", "wide"], ["10", "11"], gpu=False)
+    assert device == ()
+    rows = bench.oracle_throughput(sizes=tuple(2**k for k in cpu), dists=dists, mp_n=200, reps=1)
+    timed = {(r["input"], r["n"]) for r in rows[1:]}
+    assert timed == {(f"exact_scan, {t} {d}", f"2^{k}") for t in ("float32", "float64")
+                     for d in dists for k in cpu}
+    assert all(r["elements/s"] > 0 for r in rows) and rows[0]["x mpmath"] == 1.0
+    text = bench.throughput_text(rows, "exact oracle throughput on this CPU")
+    assert _widest(text) <= bench.WIDTH and "2^11" in text, text
+
+
+def test_the_device_oracle_table_fits_a_terminal():
+    """Its rows as device_oracle_throughput makes them (a made-up run: the timing needs a GPU)."""
+    rows = [{"input": label, "n": f"2^{k}", "oracle ms": 123.456789, "elements/s": 1.23e10,
+             "x memcpy time": 2.5, "torch.cumsum ms": 12.3456, "x torch.cumsum time": 10.0001}
+            for label, _, _ in bench.DEVICE_ORACLE_CASES for k in (24, 28)]
+    text = bench.throughput_text(rows, "exact oracle on an NVIDIA H100 80GB HBM3 (median of 10)")
+    assert _widest(text) <= bench.WIDTH, text
+    assert all(label in text for label, _, _ in bench.DEVICE_ORACLE_CASES)

@@ -203,3 +203,22 @@ def test_a_new_finding_without_a_reproducer_says_why(broken, tmp_path, monkeypat
     (line,) = hunt("cpu", tmp_path, jobs=1, budget=1, log=lambda *a, **k: None)
     assert line.verdict == NEW and not line.reproducer and line.reproduced == NO_CALL
     assert NO_CALL in table([line])
+
+
+def test_a_hunts_max_n_is_the_largest_n_each_targets_check_searches(tmp_path, monkeypatch):
+    """--max-n, as the advice of a check whose budget ran out names it, caps every target's
+    search; without it each searches to its device's default."""
+    from scancheck.isolation.parent import UsageError
+
+    given = []
+
+    def record(name, options):
+        given.append(options)
+        raise UsageError("recorded")
+
+    monkeypatch.setattr("scancheck.isolation.parent.check_isolated", record)
+    argv = ["hunt", "--part", "cpu", "--only", r"^numpy\.cumsum$", "--jobs", "1",
+            "--out", str(tmp_path)]
+    main([*argv, "--max-n", "4097"])
+    main(argv)
+    assert [o.budget.max_n for o in given] == [4097, None]
