@@ -434,8 +434,9 @@ def oracle_text(rows: list[dict[str, Any]], width: int = WIDTH) -> str:
         "\n" + textwrap.fill(note, width)
 
 
-#: The CPU table's size where none is given (log2), and the largest it times: the CPU
-#: oracle scans about 10^7 float32 a second, and the table times every distribution 5 times.
+#: The CPU table's size where none is given (log2), and the largest it times: past the
+#: caches the CPU oracle scans some 3e7 float32 a second (3e8 at 2^20, on a 2-core x86
+#: machine), and the table times every distribution 5 times.
 CPU_ORACLE_LOG2 = 20
 CPU_ORACLE_MAX_LOG2 = 22
 #: The device table's sizes where none is given (log2).
