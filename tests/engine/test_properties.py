@@ -720,3 +720,34 @@ def test_a_bound_failure_keeps_the_error_allowed_only_where_the_bound_is_the_cri
     assert (failure.allowed is None) == bool(accumulates)
     if not accumulates:
         assert 0 < failure.allowed < 1 and "allowed error" in failure.where()
+
+
+def _clamped(x):
+    """An integer sum that clamps each prefix to the type's range: a saturating add."""
+    info = np.iinfo(x.dtype)
+    return np.clip(np.cumsum(x.astype(object)), info.min, info.max).astype(x.dtype)
+
+
+def _wrapped_off_by_one_past_the_limit(x):
+    """Two's complement, one too small wherever a prefix left the type's range."""
+    with np.errstate(over="ignore"):
+        out = np.cumsum(x, dtype=x.dtype)
+    info = np.iinfo(x.dtype)
+    past = np.cumsum(x.astype(object))
+    out[(past > info.max) | (past < info.min)] -= 1
+    return out
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_an_integer_sum_stuck_at_the_types_limit_is_told_a_saturating_add(dtype):
+    """At the type's limit where the prefix's sum lies past it: a saturating add, said so;
+    a wrong answer past the limit that is no limit is not told one."""
+    spec = TargetSpec(dtypes=(dtype,))
+    budget = Budget(5.0, max_n=4096)
+    sat = check_property(Target("clamped", _clamped, spec), "integers exact", budget)
+    assert sat.status == "fail" and sat.diagnosis.endswith("which wraps (a saturating add?)")
+    got = sat.smallest_case["got"]
+    assert got in (np.iinfo(dtype).max, np.iinfo(dtype).min), sat.smallest_case
+    off = check_property(Target("off", _wrapped_off_by_one_past_the_limit, spec),
+                         "integers exact", budget)
+    assert off.status == "fail" and "saturating" not in off.diagnosis, off.diagnosis

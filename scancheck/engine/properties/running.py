@@ -168,6 +168,8 @@ def bits_differ(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
     flushing named where it explains the difference."""
     failure = first_bad(target, agree(target, x, got, want), got, want,
                          "differs from the exact scan")
+    if failure is not None and target.spec.family == "sum" and got.dtype.kind in "iu":
+        return _saturated(target.spec, x, failure)
     if failure is None or target.spec.family != "order" or not is_float(x.dtype):
         return failure
     spec = target.spec
@@ -183,6 +185,22 @@ def bits_differ(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
             and failure.expected == 0):
         failure.diagnosis += (f": {failure.got} where the spec's zero order (zeros='ordered', "
                               f"-0 < +0) gives {failure.expected}")
+    return failure
+
+
+def _saturated(spec: Any, x: np.ndarray, failure: Failure) -> Failure:
+    """An integer sum's ``failure``, saying so where its output is the type's limit and the
+    prefix's sum lies past that limit: a saturating add, where two's complement wraps."""
+    k = failure.index
+    if x.ndim != 1 or spec.reverse or k is None or failure.got is None:
+        return failure
+    info = np.iinfo(x.dtype)
+    total = int(x[:k + 1 if spec.inclusive else k].astype(object).sum())  # Python's: no wrap
+    if (failure.got, total > info.max, total < info.min) in ((info.max, True, False),
+                                                             (info.min, False, True)):
+        end = "largest" if failure.got == info.max else "smallest"
+        failure.diagnosis += (f": {failure.got}, the {end} {x.dtype.name}, where the prefix "
+                              f"sums to {total} past it, which wraps (a saturating add?)")
     return failure
 
 
