@@ -55,11 +55,14 @@ def import_here(module: str) -> Any:
 def module_from_file(file: str, what: str) -> Any:
     """The module of the Python file ``file``, loaded once per process under a name of its
     own (its stem and a hash of its absolute path), so that it shadows no importable module
-    and two files of one stem stay apart.  A ValueError starting with ``what`` (the argument
-    that named the file) where it is no file or cannot be imported."""
+    and two files of one stem stay apart; the modules beside it importable from it, as under
+    ``python file``.  A ValueError starting with ``what`` (the argument that named the file)
+    where it is no file or cannot be imported."""
     where = Path(file).resolve()
     if not where.is_file():
         raise ValueError(f"{what}: {file} is not a file")
+    if str(where.parent) not in sys.path:  # last: a module beside it shadows no installed one
+        sys.path.append(str(where.parent))
     stem = "".join(c if c.isalnum() else "_" for c in where.stem)
     name = f"{FILE_MODULE}{stem}_{hashlib.sha256(str(where).encode()).hexdigest()[:12]}"
     if name in sys.modules:

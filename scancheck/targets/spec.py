@@ -11,10 +11,12 @@ import dataclasses
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from ..core.arrays import as_dtype, dtype_name
 from ..core.dtypes import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, is_float
 from ..core.monoids import Monoid, load_monoid, monoid_locator
-from ..core.operators import builtin_operator, get_operator
+from ..core.operators import TARGET_OPERATORS, builtin_operator, get_operator
 from ..core.rules import check_rules
 from .contracts import MAX_RANK, check_contracts
 
@@ -123,6 +125,10 @@ class TargetSpec:
                                  f"widen, integers (and bool) to integers, floats to floats")
         if self.device not in DEVICES:
             raise ValueError(f"device={self.device!r} must be one of {', '.join(DEVICES)}")
+        if self.max_n is not None and (isinstance(self.max_n, bool) or not isinstance(
+                self.max_n, int | np.integer) or self.max_n < 1):
+            raise ValueError(f"max_n={self.max_n!r} must be None (any n) or the largest n the "
+                             f"target takes, an integer >= 1")
         if over_tuples(self):
             if self.segments is not None:
                 raise ValueError(f"segments={self.segments!r} with combine={self.combine}, "
@@ -130,7 +136,11 @@ class TargetSpec:
                                  f"add, mul, max, min and logaddexp, not over tuples")
             self._check_monoid()
             return
-        oper = get_operator(self.op)
+        try:
+            oper = get_operator(self.op)
+        except ValueError:  # named as the field it is given by
+            raise ValueError(f"op={self.op!r} is unknown; allowed: {', '.join(TARGET_OPERATORS)}"
+                             ) from None
         if self.reverse and not oper.commutative:
             raise ValueError(f"reverse=True with op={self.op!r}: a reverse scan of a "
                              f"non-commutative operator is not defined here; use add, max or min")

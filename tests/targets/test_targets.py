@@ -95,6 +95,19 @@ def test_a_flag_field_takes_a_bool_alone(field, value):
     assert getattr(TargetSpec(**{field: False}), field) is False
 
 
+@pytest.mark.parametrize("value", ["big", 0, -3, True, 2.5])
+def test_max_n_takes_none_or_a_positive_integer_alone(value):
+    """A max_n the search cannot compare with n would fail the check as the target's fault."""
+    with pytest.raises(ValueError, match=rf"^max_n={re.escape(repr(value))} must be None"):
+        TargetSpec(max_n=value)
+    assert TargetSpec(max_n=np.int64(7)).max_n == 7 and TargetSpec().max_n is None
+
+
+def test_an_unknown_op_is_named_as_the_field_it_was_given_by():
+    with pytest.raises(ValueError, match=r"^op='plus' is unknown; allowed: add, "):
+        TargetSpec(op="plus")
+
+
 def test_every_built_in_target_s_spec_declares_its_flags_as_bools():
     from scancheck.targets.spec import _BOOL_FIELDS
 

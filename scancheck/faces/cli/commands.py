@@ -289,7 +289,8 @@ def load_array(path: str, dtype: str | None = None, argname: str = "INPUT") -> n
             wide = np.array([float(t) for t in text], dtype=np.float64)
         except ValueError as exc:
             raise ValueError(f"{argname}: {file} is not a list of numbers ({exc})") from None
-        a = wide.astype(as_dtype(dtype or "float32"))
+        with np.errstate(invalid="ignore", over="ignore"):  # told below, as not held exactly
+            a = wide.astype(as_dtype(dtype or "float32"))
         if not np.array_equal(a.astype(np.float64), wide, equal_nan=True):
             raise ValueError(f"{argname}: {file} has values that {a.dtype.name} cannot hold "
                              f"exactly; pass --dtype float64")

@@ -346,12 +346,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
     args, left = parser.parse_known_args(reverse_forms(argv))
-    if left:  # as parse_args, but a convention mistyped after --reverse is told as such
-        wrong = misplaced_convention(argv, left)
-        if wrong is not None:  # named as the command's own errors are
-            print(f"scancheck {args.command}: error: {wrong}", file=sys.stderr)
-            return 2
-        parser.error(f"unrecognized arguments: {' '.join(left)}")
+    if left:  # as parse_args, but a convention mistyped after --reverse is told as such,
+        # and either named as the command's own errors are
+        wrong = misplaced_convention(argv, left) or f"unrecognized arguments: {' '.join(left)}"
+        print(f"scancheck {args.command}: error: {wrong}", file=sys.stderr)
+        return 2
     try:
         status = args.func(args)
         sys.stdout.flush()  # here, where a reader gone away is caught, not at exit

@@ -131,9 +131,10 @@ def _imported(path: str) -> tuple[str]:
     if not file:
         load = f"from {module} import {head}\n"
     else:
-        load = ("import importlib.util\n"
-                f"_spec = importlib.util.spec_from_file_location('target', "
-                f"{os.path.abspath(module)!r})\n"
+        where = os.path.abspath(module)
+        load = ("import importlib.util, sys\n"
+                f"sys.path.append({os.path.dirname(where)!r})  # the modules beside it\n"
+                f"_spec = importlib.util.spec_from_file_location('target', {where!r})\n"
                 "_module = importlib.util.module_from_spec(_spec)\n"
                 f"_spec.loader.exec_module(_module)\n{head} = _module.{head}\n")
     return ("try:\n" + textwrap.indent(load, "    ") +

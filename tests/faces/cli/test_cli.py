@@ -770,11 +770,13 @@ def test_a_word_after_reverse_that_is_no_target_is_told_as_its_bad_value(word, c
     assert "'flip'" in err and "'suffix'" in err and "--reverse alone" in err
 
 
-def test_other_words_left_over_are_still_unrecognized(capsys):
-    with pytest.raises(SystemExit) as exc:
-        main(["check", "numpy.cumsum", "--reverse", "flip", "sideways"])
+@pytest.mark.parametrize("argv, left", [
+    (["check", "numpy.cumsum", "--reverse", "flip", "sideways"], "sideways"),
+    (["check", "--bogus", "numpy.cumsum"], "--bogus"), (["verify", "--bogus"], "--bogus")])
+def test_other_words_left_over_are_unrecognized_by_the_subcommand(argv, left, capsys):
+    assert main(argv) == 2
     err = capsys.readouterr().err
-    assert exc.value.code == 2 and "unrecognized arguments: sideways" in err, err
+    assert err == f"scancheck {argv[0]}: error: unrecognized arguments: {left}\n", err
 
 
 @pytest.mark.parametrize("flag, value, looks", [
@@ -813,3 +815,17 @@ def test_a_bad_value_that_is_no_misplaced_target_gets_no_hint(argv, capsys):
         main(argv)
     err = capsys.readouterr().err
     assert "invalid choice" in err and "TARGET" not in err, err
+
+
+def test_explain_of_values_the_dtype_cannot_hold_is_one_error_line_without_a_warning(
+        tmp_path, capsys):
+    import warnings
+
+    (tmp_path / "x.txt").write_text("1, nan, 3\n")
+    (tmp_path / "r.txt").write_text("1, 3, 4\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["explain", str(tmp_path / "x.txt"), str(tmp_path / "r.txt"),
+                     "--dtype", "int32"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "int32 cannot hold exactly" in err, err

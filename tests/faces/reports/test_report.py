@@ -174,15 +174,20 @@ def test_a_snippet_tells_a_mended_target_from_one_wrong_with_another_value(
 
 def test_a_file_targets_snippet_runs_from_any_folder_and_skips_where_the_file_is_gone(
         tmp_path, budget, monkeypatch):
-    """A target named by a relative path: its snippet loads the file the check loaded,
-    run from another folder too, where a file of that name is another's (exit 1, still
-    reproduces); with NumPy alone importable (no mpmath, which an integer sum never needs);
-    and where the file is gone it exits 125, which ``git bisect run`` skips."""
+    """A target named by a relative path: its snippet loads the file the check loaded (and
+    the module beside it that the file imports), run from another folder too, where a file
+    of that name is another's (exit 1, still reproduces); with NumPy alone importable (no
+    mpmath, which an integer sum never needs); and where the file is gone it exits 125,
+    which ``git bisect run`` skips."""
     (tmp_path / "mine").mkdir()
     (tmp_path / "other").mkdir()
-    (tmp_path / "mine" / "scans.py").write_text(_USER_SCANS)
+    # The scans in a module beside the target's file, which imports them from there.
+    (tmp_path / "mine" / "scans_beside_the_target.py").write_text(_USER_SCANS)
+    (tmp_path / "mine" / "scans.py").write_text("from scans_beside_the_target import blocked\n")
     (tmp_path / "other" / "scans.py").write_text("raise RuntimeError('not this one')\n")
     monkeypatch.chdir(tmp_path / "mine")
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the check puts the file's folder there
+    monkeypatch.delitem(sys.modules, "scans_beside_the_target", raising=False)
     rep = check(load_import_path("scans.py:blocked", TargetSpec(dtypes=("int64",))),
                 properties=("integers exact",), budget=budget)
     assert not rep.passed
