@@ -55,14 +55,12 @@ def import_here(module: str) -> Any:
 def module_from_file(file: str, what: str) -> Any:
     """The module of the Python file ``file``, loaded once per process under a name of its
     own (its stem and a hash of its absolute path), so that it shadows no importable module
-    and two files of one stem stay apart; the modules beside it importable from it, as under
-    ``python file``.  A ValueError starting with ``what`` (the argument that named the file)
-    where it is no file or cannot be imported."""
+    and two files of one stem stay apart; the modules beside it importable as it loads, as
+    under ``python file``.  A ValueError starting with ``what`` (the argument that named the
+    file) where it is no file or cannot be imported."""
     where = Path(file).resolve()
     if not where.is_file():
         raise ValueError(f"{what}: {file} is not a file")
-    if str(where.parent) not in sys.path:  # last: a module beside it shadows no installed one
-        sys.path.append(str(where.parent))
     stem = "".join(c if c.isalnum() else "_" for c in where.stem)
     name = f"{FILE_MODULE}{stem}_{hashlib.sha256(str(where).encode()).hexdigest()[:12]}"
     if name in sys.modules:
@@ -72,6 +70,12 @@ def module_from_file(file: str, what: str) -> Any:
         raise ValueError(f"{what}: {file} cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look a module up by its name
+    # Its folder on the path while it loads, last: the modules beside it that it imports
+    # load, and none shadows an installed module, nor, once it is loaded, any import after.
+    folder = str(where.parent)
+    added = folder not in sys.path
+    if added:
+        sys.path.append(folder)
     try:
         spec.loader.exec_module(module)
     except Exception as exc:
@@ -82,6 +86,9 @@ def module_from_file(file: str, what: str) -> Any:
                                  f"not installed") from None
         raise ValueError(f"{what}: {file} cannot be imported "
                          f"({type(exc).__name__}: {exc})") from None
+    finally:
+        if added:
+            sys.path.remove(folder)
     return module
 
 

@@ -70,7 +70,7 @@ def test_a_field_left_out_of_the_json_takes_its_default():
     ({"workers": True}, "CheckOptions field 'workers': True is not an integer or null"),
     ({"overrides": [["op", "max"]]}, "CheckOptions field 'overrides': .* is not an object of "
                                      "TargetSpec fields"),
-    ({"spec": {"op": "nope"}}, "CheckOptions field 'spec': operator='nope' is unknown"),
+    ({"spec": {"op": "nope"}}, "CheckOptions field 'spec': op='nope' is unknown"),
     ({"spec": {"speed": 1}}, "CheckOptions field 'spec': .* is not a TargetSpec's JSON object "
                              "or null .*'speed'"),
     ({"budget": {"seconds": -1}}, "CheckOptions field 'budget': budget=-1 seconds must be a "
