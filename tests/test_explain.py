@@ -237,3 +237,17 @@ def test_no_hint_on_one_output_nor_where_the_other_convention_is_merely_unproven
     e = explain(y, noisy)
     assert e.verdict == PROVEN
     assert (e.hint != "") == (as_exclusive.verdict in (EXACT, ROUNDING)), (e.hint, as_exclusive)
+
+
+def test_a_nan_on_one_side_of_the_reference_alone_is_counted_not_left_out():
+    """The RMS figures are of finite differences: where the result or the reference holds a
+    NaN the other does not, that is counted beside them, and told."""
+    x = np.array([1, np.nan, 3], np.float32)
+    dropped = np.array([1, 1, 4], np.float32)  # the NaN read as 0
+    ieee = np.array([1, np.nan, np.nan], np.float32)
+    e = explain(x, dropped, reference=ieee)
+    assert e.reference["special disagreements"] == 2 and e.reference["reference special errors"] == 0
+    assert "2 outputs NaN or infinite on one side alone" in "\n".join(e.lines())
+    wrong_reference = explain(x, ieee, reference=dropped)
+    assert wrong_reference.reference["reference special errors"] == 2
+    assert explain(x, ieee, reference=ieee).reference["special disagreements"] == 0

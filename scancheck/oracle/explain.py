@@ -107,10 +107,15 @@ class Explanation:
             out.append(f"  rounding of a real order, {name}: RMS {o['rms']:.4g}, max {o['max']:.4g}")
         if self.reference:
             r = self.reference
-            out.append(f"  against the reference: RMS disagreement {r['rms disagreement']:.4g}; "
-                       f"the reference's own error against the exact scan is RMS "
-                       f"{r['reference rms']:.4g}, {r['share']:.1%} of the disagreement "
-                       f"(the reference alone: {r['verdict']})")
+
+            def special(count: int) -> str:
+                return f" and {_outputs(count)} NaN or infinite on one side alone" if count else ""
+
+            out.append(f"  against the reference: RMS disagreement {r['rms disagreement']:.4g}"
+                       f"{special(r['special disagreements'])}; the reference's own error "
+                       f"against the exact scan is RMS {r['reference rms']:.4g}"
+                       f"{special(r['reference special errors'])}, {r['share']:.1%} of the "
+                       f"disagreement's RMS (the reference alone: {r['verdict']})")
         if self.hint:
             out.append(f"  hint: {self.hint}")
         return out
@@ -358,8 +363,19 @@ def _reference(x: np.ndarray, reference: Any, result: np.ndarray, want: np.ndarr
     alone = explain(x, ref, inclusive=inclusive)
     disagreement = _rms(result.astype(np.float64) - ref.astype(np.float64))
     own = _rms(ref.astype(np.float64) - want.astype(np.float64))
+    # The RMS figures are of finite differences: a NaN or infinity on one side alone is
+    # counted apart, not left out unsaid.
     return {"rms disagreement": disagreement, "reference rms": own,
-            "share": own / disagreement if disagreement else 0.0, "verdict": alone.verdict}
+            "share": own / disagreement if disagreement else 0.0, "verdict": alone.verdict,
+            "special disagreements": _specials_differ(result, ref),
+            "reference special errors": _specials_differ(ref, want)}
+
+
+def _specials_differ(a: np.ndarray, b: np.ndarray) -> int:
+    """How many outputs hold a NaN or an infinity on one side that the other does not."""
+    a, b = a.astype(np.float64), b.astype(np.float64)
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    return int((~same & ~(np.isfinite(a) & np.isfinite(b))).sum())
 
 
 def _outputs(count: int) -> str:
