@@ -93,6 +93,13 @@ def finite_twin(x: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(x), x, x.dtype.type(TWIN_VALUE)).astype(x.dtype)
 
 
+def made_from_specials(nan: float, pos: float, neg: float, finite: float | None = None
+                       ) -> dict[str, float | None]:
+    """How an input judged in a case's place is made from the case's: each NaN, +inf and -inf
+    replaced by a number, and each finite value kept (``finite`` None) or made ``finite``."""
+    return {"nan": nan, "+inf": pos, "-inf": neg, "finite": finite}
+
+
 def special_places(x: np.ndarray) -> np.ndarray:
     """1 where ``x`` holds a NaN or an infinity, 0 elsewhere, in ``x``'s dtype: each prefix sum
     is a count, exact in any order while it fits the significand (2048 in float16), so a sum

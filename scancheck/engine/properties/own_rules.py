@@ -18,7 +18,7 @@ from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause, Reason
 from .base import Failure, short, untold
-from .nan_rules import kept_rule_failure
+from .nan_rules import kept_rule_failure, made_from_specials
 from .running import declared_view, first_bad, run, run_case
 from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
 
@@ -216,6 +216,7 @@ def own_specials_check(target: Target, case: Case) -> Failure | None:
         wrong.diagnosis += (f" (the same input with NaN, +inf and -inf replaced by {nan:g}, "
                             f"{pos:g} and {neg:g}; there output {k} showed as "
                             f"{failure.got} where {failure.expected} was due)")
+        wrong.at["input made"] = made_from_specials(nan, pos, neg)
         return wrong
     failure = told(target, case, x, judged, failure)
     assert failure is not None

@@ -31,7 +31,14 @@ from ..diagnosis import Cause, Reason
 from ..strategies import generate_data
 from .accumulation import accumulated_failure, accumulator
 from .base import Check, Contract, Failure, untold
-from .nan_rules import finite_twin, kept_rule_failure, longer_input, special_places
+from .nan_rules import (
+    TWIN_VALUE,
+    finite_twin,
+    kept_rule_failure,
+    longer_input,
+    made_from_specials,
+    special_places,
+)
 from .running import agree, bits_differ, exact_answer, first_bad, on_outputs, promoted, run
 from .subnormals import flush_explains, flushes, scaled_out, subnormal_witness
 
@@ -519,10 +526,13 @@ def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     return untold(failure, partial(_specials_failure, target, case, x, got, want, failure))
 
 
-#: The finite inputs a wrong special is checked against, each with the words that tell it:
-#: a value bug either shows on (at or before the special) explains the special.
-_TWINS = ((finite_twin, "the same input with its NaNs and infinities replaced by 1"),
-          (special_places, "1 at each NaN or infinity of the input, 0 elsewhere"))
+#: The finite inputs a wrong special is checked against, each with the words that tell it
+#: and how it is made from the case's input (the case's "input made", which its reproducer
+#: applies): a value bug either shows on (at or before the special) explains the special.
+_TWINS = ((finite_twin, "the same input with its NaNs and infinities replaced by 1",
+           made_from_specials(TWIN_VALUE, TWIN_VALUE, TWIN_VALUE)),
+          (special_places, "1 at each NaN or infinity of the input, 0 elsewhere",
+           made_from_specials(1.0, 1.0, 1.0, finite=0.0)))
 
 
 def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
@@ -537,7 +547,7 @@ def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray
     # A sum's twin keeps the case's finite values, whose rounding bound can hide a lost tile
     # of a long input; its count of specials cannot.
     twins = _TWINS if target.spec.family == "sum" else _TWINS[:1]
-    for make, told in twins:
+    for make, told, made in twins:
         twin = make(x)
         twin_got, twin_bad = run(target, twin)
         wrong = twin_bad or judge_output(target, case, twin, twin_got)
@@ -551,6 +561,7 @@ def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray
         if wrong is not None and (wrong.index is None or failure.index is None
                                   or wrong.index <= failure.index):
             wrong.diagnosis = f"{wrong.diagnosis} ({told}; here it shows as a wrong NaN or infinity)"
+            wrong.at["input made"] = made
             return wrong
     # inf - inf in a correction term is a compensated sum's, only where the rest is right
     # up to k (a carry that subtracts an infinite input makes the same NaN): like the

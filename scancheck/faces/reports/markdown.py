@@ -348,6 +348,13 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
     made = []  # the input the call got, from the case's: first opened with NaN, then flipped
     if case.get("lead nans"):  # the NaN rule's own case
         made.append(f"x[:{case['lead nans']}] = np.nan  # the case's input, opened with NaN\n")
+    made_as = case.get("input made")
+    if made_as:  # judged on an input made from the case's: its specials replaced
+        finite = "x" if made_as["finite"] is None else repr(made_as["finite"])
+        made.append(f"x[...] = np.where(np.isnan(x), {made_as['nan']!r}, np.where(np.isposinf(x), "
+                    f"{made_as['+inf']!r}, np.where(np.isneginf(x), {made_as['-inf']!r}, "
+                    f"{finite})))  # the input judged: the case's, its NaN and infinities "
+                    f"replaced\n")
     if case.get("reversed"):  # checked as the forward scan of its input reversed
         made.append(f"x[...] = np.flip(x, {axis or 0}).copy()  # the input the call got\n")
     lines[2:2] = made

@@ -69,6 +69,12 @@ _USER_SCANS = textwrap.dedent('''
         out[2:] += x.dtype.type(initial)
         return out
 
+    def naive_logsumexp(x):
+        """log(cumsum(exp(x))) in float32: -inf where exp underflows, as for -1000."""
+        with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+            return np.log(np.cumsum(np.exp(x.astype(np.float32)), dtype=np.float32)
+                          ).astype(x.dtype)
+
     def rows_c_only(x, axis):
         """Reads its input as C-contiguous, whatever its strides."""
         flat = np.frombuffer(np.ascontiguousarray(x).tobytes(), dtype=x.dtype)
@@ -121,6 +127,8 @@ def _reproduced(snippet: str, out: subprocess.CompletedProcess) -> None:
      "floats within bound"),
     ("infinities_dropped", TargetSpec(dtypes=("float64",)), "nan and inf"),
     ("initial_added_twice", TargetSpec(initial=True, dtypes=("int64",)), "integers exact"),
+    # Judged on the input with its specials replaced, which the snippet makes as the check did.
+    ("naive_logsumexp", TargetSpec(op="logaddexp", dtypes=("float64",)), "nan and inf"),
 ])
 def test_each_failure_comes_with_a_snippet_that_reproduces_it(user_module, budget, fn, spec, prop):
     target = load_import_path(f"userscans:{fn}", spec)
