@@ -15,6 +15,7 @@ from scancheck.engine.conformance import check_property
 from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import values
 from scancheck.engine.properties.extremes import extreme_agree
+from scancheck.engine.properties.nan_rules import finite_twin
 from scancheck.targets.resolve import resolve
 from scancheck.targets.spec import TargetSpec
 from scancheck.targets.target import Target
@@ -105,7 +106,7 @@ def test_a_lost_tile_is_a_logic_error_where_the_finite_twin_hides_it_within_the_
     x = case.data("add")
     first = int(np.flatnonzero(~np.isfinite(x))[0])
     assert first < 256 and np.isinf(x[first])  # the case's premise: its infinity is lost
-    twin = values.finite_twin(x)
+    twin = finite_twin(x)
     assert values.judge_output(t, case, twin, t(twin)) is None  # the first twin sees nothing
     told = values.specials_check(t, case).told()
     assert told.cause == Cause.LOGIC and not told.independent, told

@@ -86,26 +86,35 @@ def kept_rule_failure(target: Target, x: np.ndarray, got: np.ndarray, k: int | N
 TWIN_VALUE = 1.0
 
 
-def finite_twin(x: np.ndarray) -> np.ndarray:
-    """``x`` with every NaN and infinity made :data:`TWIN_VALUE`, the rest as it is: the
-    same sizes and places, and nothing a NaN rule decides (infinities of both signs make a
-    NaN of their own)."""
-    return np.where(np.isfinite(x), x, x.dtype.type(TWIN_VALUE)).astype(x.dtype)
-
-
 def made_from_specials(nan: float, pos: float, neg: float, finite: float | None = None
                        ) -> dict[str, float | None]:
-    """How an input judged in a case's place is made from the case's: each NaN, +inf and -inf
-    replaced by a number, and each finite value kept (``finite`` None) or made ``finite``."""
+    """How an input judged in a case's place is made from the case's (:func:`remade`): each
+    NaN, +inf and -inf replaced by a number, and each finite value kept (``finite`` None) or
+    made ``finite``."""
     return {"nan": nan, "+inf": pos, "-inf": neg, "finite": finite}
 
 
-def special_places(x: np.ndarray) -> np.ndarray:
-    """1 where ``x`` holds a NaN or an infinity, 0 elsewhere, in ``x``'s dtype: each prefix sum
-    is a count, exact in any order while it fits the significand (2048 in float16), so a sum
-    that loses or misplaces a special's tile shows on it even where :func:`finite_twin`'s
-    values hide the loss within the rounding bound."""
-    return (~np.isfinite(x)).astype(x.dtype)
+def remade(x: np.ndarray, made: dict[str, float | None]) -> np.ndarray:
+    """``x`` made as :func:`made_from_specials`'s ``made`` says, in ``x``'s dtype."""
+    finite = x if made["finite"] is None else x.dtype.type(made["finite"])
+    return np.where(np.isnan(x), made["nan"], np.where(np.isposinf(x), made["+inf"], np.where(
+        np.isneginf(x), made["-inf"], finite))).astype(x.dtype)
+
+
+#: The finite twin: every NaN and infinity made :data:`TWIN_VALUE`, the rest as it is (the
+#: same sizes and places, and nothing a NaN rule decides: infinities of both signs make a
+#: NaN of their own).
+FINITE_TWIN = made_from_specials(TWIN_VALUE, TWIN_VALUE, TWIN_VALUE)
+#: 1 where the input holds a NaN or an infinity, 0 elsewhere: each prefix sum is a count,
+#: exact in any order while it fits the significand (2048 in float16), so a sum that loses
+#: or misplaces a special's tile shows on it even where the finite twin's values hide the
+#: loss within the rounding bound.
+SPECIAL_PLACES = made_from_specials(1.0, 1.0, 1.0, finite=0.0)
+
+
+def finite_twin(x: np.ndarray) -> np.ndarray:
+    """``x`` made as :data:`FINITE_TWIN`."""
+    return remade(x, FINITE_TWIN)
 
 
 def longer_input(x: np.ndarray, max_n: int | None) -> np.ndarray:

@@ -18,7 +18,7 @@ from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause, Reason
 from .base import Failure, short, untold
-from .nan_rules import kept_rule_failure, made_from_specials
+from .nan_rules import kept_rule_failure, made_from_specials, remade
 from .running import declared_view, first_bad, run, run_case
 from .subnormals import flush_attributed, flushes, indices_agree, indices_some, new_subnormals
 
@@ -194,9 +194,8 @@ def own_specials_check(target: Target, case: Case) -> Failure | None:
     if (failure is None or failure.cause == Cause.CONTRACT
             or failure.reason in (Reason.SUBNORMALS, Reason.NEVER_WRITTEN)):
         return told(target, case, x, judged, failure)
-    nan, pos, neg = stand_ins(float(finfo(x.dtype).max))
-    twin = np.where(np.isnan(x), nan, np.where(np.isposinf(x), pos, np.where(
-        np.isneginf(x), neg, x))).astype(x.dtype)
+    made = made_from_specials(*stand_ins(float(finfo(x.dtype).max)))
+    twin = remade(x, made)
     twin_got, bad = run(target, twin)
     if bad is not None:
         return bad
@@ -213,10 +212,11 @@ def own_specials_check(target: Target, case: Case) -> Failure | None:
         target, case, twin, twin_judged, wrong)
     finite = all(v is not None and np.isfinite(v) for v in (failure.got, failure.expected))
     if wrong is not None and (finite or wrong.cause != Cause.PRECISION):
-        wrong.diagnosis += (f" (the same input with NaN, +inf and -inf replaced by {nan:g}, "
-                            f"{pos:g} and {neg:g}; there output {k} showed as "
-                            f"{failure.got} where {failure.expected} was due)")
-        wrong.at["input made"] = made_from_specials(nan, pos, neg)
+        wrong.diagnosis += (f" (the same input with NaN, +inf and -inf replaced by "
+                            f"{made['nan']:g}, {made['+inf']:g} and {made['-inf']:g}; there "
+                            f"output {k} showed as {failure.got} where {failure.expected} was "
+                            f"due)")
+        wrong.at["input made"] = made
         return wrong
     failure = told(target, case, x, judged, failure)
     assert failure is not None

@@ -31,14 +31,7 @@ from ..diagnosis import Cause, Reason
 from ..strategies import generate_data
 from .accumulation import accumulated_failure, accumulator
 from .base import Check, Contract, Failure, untold
-from .nan_rules import (
-    TWIN_VALUE,
-    finite_twin,
-    kept_rule_failure,
-    longer_input,
-    made_from_specials,
-    special_places,
-)
+from .nan_rules import FINITE_TWIN, SPECIAL_PLACES, kept_rule_failure, longer_input, remade
 from .running import agree, bits_differ, exact_answer, first_bad, on_outputs, promoted, run
 from .subnormals import flush_explains, flushes, scaled_out, subnormal_witness
 
@@ -526,13 +519,11 @@ def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     return untold(failure, partial(_specials_failure, target, case, x, got, want, failure))
 
 
-#: The finite inputs a wrong special is checked against, each with the words that tell it
-#: and how it is made from the case's input (the case's "input made", which its reproducer
-#: applies): a value bug either shows on (at or before the special) explains the special.
-_TWINS = ((finite_twin, "the same input with its NaNs and infinities replaced by 1",
-           made_from_specials(TWIN_VALUE, TWIN_VALUE, TWIN_VALUE)),
-          (special_places, "1 at each NaN or infinity of the input, 0 elsewhere",
-           made_from_specials(1.0, 1.0, 1.0, finite=0.0)))
+#: The finite inputs a wrong special is checked against, each as it is made from the case's
+#: input (the case's "input made", which its reproducer applies) with the words that tell
+#: it: a value bug either shows on (at or before the special) explains the special.
+_TWINS = ((FINITE_TWIN, "the same input with its NaNs and infinities replaced by 1"),
+          (SPECIAL_PLACES, "1 at each NaN or infinity of the input, 0 elsewhere"))
 
 
 def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
@@ -547,8 +538,8 @@ def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray
     # A sum's twin keeps the case's finite values, whose rounding bound can hide a lost tile
     # of a long input; its count of specials cannot.
     twins = _TWINS if target.spec.family == "sum" else _TWINS[:1]
-    for make, told, made in twins:
-        twin = make(x)
+    for made, told in twins:
+        twin = remade(x, made)
         twin_got, twin_bad = run(target, twin)
         wrong = twin_bad or judge_output(target, case, twin, twin_got)
         if twin_bad is None and wrong is not None and wrong.cause == Cause.LOGIC:
