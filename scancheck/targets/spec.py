@@ -18,6 +18,7 @@ from ..core.dtypes import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, is_float
 from ..core.monoids import Monoid, load_monoid, monoid_locator
 from ..core.operators import TARGET_OPERATORS, builtin_operator, get_operator
 from ..core.rules import check_rules
+from ..oracle.monoid_scan import REVERSE_CONVENTIONS
 from .contracts import MAX_RANK, check_contracts
 
 #: Where a target's arrays live: "cpu", NumPy arrays; "gpu", CuPy arrays.
@@ -103,7 +104,7 @@ class TargetSpec:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name}={getattr(self, name)!r} must be True or False")
         if not (isinstance(self.reverse, bool) or (isinstance(self.reverse, str)
-                                                   and self.reverse in ("flip", "suffix"))):
+                                                   and self.reverse in REVERSE_CONVENTIONS)):
             raise ValueError(f"reverse={self.reverse!r}; allowed: False, True, 'flip' "
                              f"(flip(scan(flip(x)))), 'suffix' (x[k] + ... + x[n-1])")
         if not (self.axis is None or self.axis == "arg" or isinstance(self.axis, int)):

@@ -144,7 +144,7 @@ def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, due: Leave
         if fits(monoid, other):
             return (f"the target follows reverse={other!r} ({REVERSE_CONVENTIONS[other]}), "
                     f"not the declared reverse={conv!r}")
-    for other in ([None] if conv else ["flip", "suffix"]):
+    for other in ([None] if conv else list(REVERSE_CONVENTIONS)):
         if fits(monoid, other):
             return (f"the target scans {'forward' if other is None else 'in reverse'} "
                     f"({'out[k] combines x[:k+1]' if other is None else REVERSE_CONVENTIONS[other]})"
@@ -262,7 +262,7 @@ def _told_spread(monoid: Monoid, x: Leaves, g: Leaves, inclusive: bool, conv: st
                         f"the target scans {'forward' if other is None else 'in reverse'}, "
                         f"not {'forward' if conv is None else f'in reverse ({conv!r})'} as "
                         f"declared")
-        for other in (None, "flip", "suffix") if other != conv]
+        for other in (None, *REVERSE_CONVENTIONS) if other != conv]
     if not monoid.commutative:
         tries.append((_swapped(monoid), conv, "every output is the scan with combine's operands "
                       "swapped, combine(b, a) where combine(a, b) is due (operand order)"))

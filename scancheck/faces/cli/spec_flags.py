@@ -13,12 +13,10 @@ from typing import Any
 from ...core.dtypes import DTYPES, FLOAT_DTYPES, INPUT_DTYPES
 from ...core.operators import TARGET_OPERATORS
 from ...core.rules import NAN_PREFIXES, NAN_RULES, SUBNORMAL_RULES, ZERO_ORDERS, flushed_dtypes
+from ...oracle.monoid_scan import REVERSE_CONVENTIONS
 
 __all__ = ["add_spec_flags", "misplaced_convention", "positive", "reverse_forms",
            "spec_overrides"]
-
-#: The conventions ``--reverse`` may name (a bare ``--reverse`` names none).
-REVERSE_CONVENTIONS = ("flip", "suffix")
 
 
 def spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
