@@ -22,6 +22,7 @@ from ...oracle.exact import (
     recurrence_enclosure,
     recurrence_magnitudes,
 )
+from ...targets.spec import TargetSpec
 from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause, Reason
@@ -188,7 +189,7 @@ def bits_differ(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
     return failure
 
 
-def _saturated(spec: Any, x: np.ndarray, failure: Failure) -> Failure:
+def _saturated(spec: TargetSpec, x: np.ndarray, failure: Failure) -> Failure:
     """An integer sum's ``failure``, saying so where its output is the type's limit and the
     prefix's sum lies past that limit: a saturating add, where two's complement wraps."""
     k = failure.index

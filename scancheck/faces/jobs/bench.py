@@ -481,12 +481,11 @@ def oracle_request(dists: list[str] | None, log2_sizes: list[str] | None, gpu: b
     return None if dists is None else tuple(dists), cpu, tuple(sizes) if gpu else ()
 
 
-def oracle_throughput(n: int = 2**CPU_ORACLE_LOG2, mp_n: int = 20_000, reps: int = 5,
-                      dists: tuple[str, ...] | None = None,
-                      sizes: tuple[int, ...] | None = None) -> list[dict]:
-    """Exact-oracle elements per second on this CPU next to mpmath's running sum, at ``n``
-    elements (at each of ``sizes`` where given; () times mpmath alone): float32 data of every
-    distribution, and float64 normal(0, 1) and wide data; or float32 and float64 of ``dists``."""
+def oracle_throughput(sizes: tuple[int, ...] = (2**CPU_ORACLE_LOG2,), mp_n: int = 20_000,
+                      reps: int = 5, dists: tuple[str, ...] | None = None) -> list[dict]:
+    """Exact-oracle elements per second on this CPU next to mpmath's running sum, at each of
+    ``sizes`` (() times mpmath alone): float32 data of every distribution, and float64
+    normal(0, 1) and wide data; or float32 and float64 of ``dists``."""
     import mpmath
 
     from ...engine.strategies import DISTRIBUTIONS, generate_data
@@ -502,7 +501,7 @@ def oracle_throughput(n: int = 2**CPU_ORACLE_LOG2, mp_n: int = 20_000, reps: int
     rows = [{"input": "mpmath running sum (float32 ints)", "n": _size(mp_n),
              "elements/s": mp_rate, "x mpmath": 1.0}]
     exact_scan(np.ones(100, np.float32))  # the first call compiles (or loads) it
-    for m in (n,) if sizes is None else sizes:
+    for m in sizes:
         rng = np.random.default_rng(0)
         if dists is None:
             cases = {"float32 normal(0, 1)": rng.standard_normal(m).astype(np.float32)}

@@ -30,7 +30,7 @@ def test_precision_prints_the_table_and_the_conclusion(capsys):
 def test_bench_oracle_prints_rates(capsys):
     from scancheck.faces.jobs import bench
 
-    rows = bench.oracle_throughput(n=20_000, mp_n=2000, reps=1)
+    rows = bench.oracle_throughput(sizes=(20_000,), mp_n=2000, reps=1)
     assert all(r["elements/s"] > 0 for r in rows) and rows[0]["x mpmath"] == 1.0
 
 
