@@ -209,6 +209,18 @@ def _reference_ext():
     return ext
 
 
+def test_a_reference_page_read_in_part_stops_quietly():
+    """`... scancheck_reference.py operators | head -c 0`: the reader has gone before the page
+    is written, and the script stops without a traceback, as one killed by SIGPIPE would."""
+    script = ROOT / "docs" / "_ext" / "scancheck_reference.py"
+    proc = subprocess.Popen([sys.executable, str(script), "operators"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()  # long before the script has imported scancheck and made the page
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 141 and not err, err
+
+
 @pytest.mark.parametrize("page", sorted(_reference_ext().GENERATORS))
 def test_every_reference_page_prints_from_the_command_line_or_names_what_it_needs(page):
     """`python docs/_ext/scancheck_reference.py NAME` after `pip install -e '.[test]'`, which

@@ -24,6 +24,7 @@ import dataclasses
 import io
 import os
 import re
+import sys
 import tokenize
 from collections.abc import Callable, Iterable
 from contextlib import contextmanager
@@ -384,7 +385,10 @@ if __name__ == "__main__":
     cli.add_argument("page", choices=GENERATORS, help="the page")
     page = cli.parse_args().page
     try:
-        print(GENERATORS[page]())
+        print(GENERATORS[page](), flush=True)
+    except BrokenPipeError:  # the reader went away (`| head`): stop quietly, as SIGPIPE would
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(128 + 13)
     except ModuleNotFoundError as exc:
         if (exc.name or "").partition(".")[0] != "sphinx":
             raise

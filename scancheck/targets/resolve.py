@@ -184,6 +184,16 @@ def _unknown_target(name: str, known: list[str]) -> str:
     return f"target {name!r} is none of {forms}{hint}"
 
 
+def unknown_name(name: str) -> str | None:
+    """The usage error of ``name`` where it is none of the target forms (no built-in, and no
+    prefix, ``.cu`` or ``:`` of the other forms), told before anything is loaded; else None
+    (whether such a target loads is for its check to find)."""
+    bare = name.removeprefix("builtin:")
+    if bare.endswith(".cu") or ":" in bare or builtin_tables.find(bare) is not None:
+        return None
+    return _unknown_target(bare, builtin_tables.names())
+
+
 def _check_callable_as(fn: Any, spec: TargetSpec, name: str) -> None:
     """Raise a ValueError naming the signature and the flags unless a 1-D or N-D scan of
     numbers can call ``fn`` as ``spec`` says (fn(x), fn(x, axis), fn(x, initial=v)); a

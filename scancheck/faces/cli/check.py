@@ -217,10 +217,15 @@ def round_robin(items: list) -> dict[Any, str]:
 
 
 def refuse_unavailable(names: list[str]) -> None:
-    """A ValueError naming each built-in target that cannot run on this machine (its library
-    or a GPU missing), before any check starts: a long run is not spent to learn that."""
+    """A ValueError naming a target that is none of the target forms, or each built-in
+    target that cannot run on this machine (its library or a GPU missing), before any check
+    starts: a long run is not spent to learn that."""
     from ...adapters import row
+    from ...targets.resolve import unknown_name
 
+    unknown = [why for name in names if (why := unknown_name(name))]
+    if unknown:
+        raise ValueError(f"argument TARGET: nothing was checked: {'; '.join(unknown)}")
     # Each name loads its own library's table alone, and no library is imported to ask.
     found = [(name, row(name)) for name in names]
     unrun = [f"{name!r} ({why})" for name, r in found if r is not None and (why := r.unavailable())]

@@ -70,19 +70,39 @@ class _Parser(argparse.ArgumentParser):
             if action.nargs not in ("+", "*") or not self._takes_targets() or not (
                     isinstance(value, str) and _looks_like_target(value)):
                 raise
-            flag = action.option_strings[-1]
-            raise argparse.ArgumentError(
-                action, f"{exc.message}; {value!r} looks like a {TARGET}: put {TARGET} first, "
-                        f"or end {flag}'s values with --") from None
+            raise self._target_first(action, exc, value) from None
+
+    def _get_value(self, action: argparse.Action, text: str) -> Any:
+        # Where a flag's type refuses a value (--ndim numpy.cumsum), as _check_value does; a
+        # value of the flag's own form with a colon in it (--promote bool:int65) is no TARGET.
+        try:
+            return super()._get_value(action, text)
+        except argparse.ArgumentError as exc:
+            if not action.option_strings or not self._takes_targets() or not _looks_like_target(
+                    text, colon_form=False):
+                raise
+            raise self._target_first(action, exc, text) from None
+
+    def _target_first(self, action: argparse.Action, exc: argparse.ArgumentError,
+                      value: str) -> argparse.ArgumentError:
+        """``exc`` with the hint that ``value`` may be the TARGET, put after the flag."""
+        flag = action.option_strings[-1]
+        more = f", or end {flag}'s values with --" if action.nargs in ("+", "*") else ""
+        return argparse.ArgumentError(
+            action, f"{exc.message}; {value!r} looks like a {TARGET}: put {TARGET} first{more}")
 
     def _takes_targets(self) -> bool:
         return any(a.metavar == TARGET for a in self._actions if not a.option_strings)
 
 
-def _looks_like_target(text: str) -> bool:
-    """Whether ``text`` has a target's form: module:function, file.py, FILE.cu, a file that
-    exists, or a built-in name."""
-    if ":" in text or text.endswith((".py", ".cu")) or os.path.exists(text):
+def _looks_like_target(text: str, colon_form: bool = True) -> bool:
+    """Whether ``text`` has a target's form: module:function (with ``colon_form``; else only
+    a dotted module's or a path's), file.py, FILE.cu, a file that exists, or a built-in
+    name."""
+    head = text.rpartition(":")[0]
+    if ":" in text and (colon_form or "." in head or "/" in head):
+        return True
+    if text.endswith((".py", ".cu")) or os.path.exists(text):
         return True
     from ...adapters import names  # only for a value already refused: loads every table
 

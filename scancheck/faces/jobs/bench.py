@@ -308,9 +308,7 @@ def _sizes_that_fit(name: str, dtypes: tuple[str, ...], log2_sizes: tuple[int, .
 @functools.cache
 def _oracle_data(dtype: str, dist: str) -> np.ndarray:
     """2^22 host values of ``dist``, drawn once per run (the generator is slow)."""
-    from ...engine.strategies import generate_data
-
-    return generate_data(np.random.default_rng(0), 2**22, dtype, dist)
+    return oracle_data(np.random.default_rng(0), 2**22, dtype, dist)
 
 
 def _oracle_input(n: int, dtype: str, dist: str) -> Any:
@@ -446,20 +444,34 @@ DEVICE_ORACLE_LOG2 = (20, 24, 28)
 ORACLE_LOG2_RANGE = range(1, 33)
 
 
+def oracle_dists() -> tuple[str, ...]:
+    """The distributions --oracle-dists may name: normal(0, 1), then the strategies' own."""
+    from ...engine.strategies import DISTRIBUTIONS
+
+    return ("normal", *DISTRIBUTIONS)
+
+
+def oracle_data(rng: np.random.Generator, n: int, dtype: str, dist: str) -> np.ndarray:
+    """n host values of ``dtype`` drawn from ``dist``, one of :func:`oracle_dists`."""
+    from ...engine.strategies import generate_data
+
+    if dist == "normal":
+        return rng.standard_normal(n).astype(dtype)
+    return generate_data(rng, n, dtype, dist)
+
+
 def oracle_request(dists: list[str] | None, log2_sizes: list[str] | None, gpu: bool,
                    why: str = "") -> tuple[tuple[str, ...] | None, tuple[int, ...], tuple[int, ...]]:
     """``bench --oracle``'s --oracle-dists and --oracle-sizes as the tables use them: the
     distributions (None: the defaults), the CPU table's log2 sizes and the device table's
     (none without a GPU); a ValueError naming the argument and what is allowed where a name
     is unknown, a size is no log2 in :data:`ORACLE_LOG2_RANGE`, or a size no table times."""
-    from ...engine.strategies import DISTRIBUTIONS
-
     if dists is not None:
-        bad = [d for d in dists if d not in DISTRIBUTIONS]
+        bad = [d for d in dists if d not in oracle_dists()]
         if bad or not dists:
             raise ValueError(f"--oracle-dists {' '.join(bad) if bad else 'given no name'}: "
                              f"{'unknown' if bad else 'leave it out for all'}; allowed: "
-                             f"{', '.join(DISTRIBUTIONS)}")
+                             f"{', '.join(oracle_dists())}")
     if log2_sizes is None:
         return (None if dists is None else tuple(dists), (CPU_ORACLE_LOG2,),
                 DEVICE_ORACLE_LOG2 if gpu else ())
@@ -488,7 +500,6 @@ def oracle_throughput(sizes: tuple[int, ...] = (2**CPU_ORACLE_LOG2,), mp_n: int 
     normal(0, 1) and wide data; or float32 and float64 of ``dists``."""
     import mpmath
 
-    from ...engine.strategies import DISTRIBUTIONS, generate_data
     from ...oracle.exact import exact_scan
 
     small = np.random.default_rng(0).integers(0, 1000, mp_n).astype(np.float32).tolist()
@@ -504,13 +515,12 @@ def oracle_throughput(sizes: tuple[int, ...] = (2**CPU_ORACLE_LOG2,), mp_n: int 
     for m in sizes:
         rng = np.random.default_rng(0)
         if dists is None:
-            cases = {"float32 normal(0, 1)": rng.standard_normal(m).astype(np.float32)}
-            cases.update({f"float32 {dist}": generate_data(rng, m, "float32", dist)
-                          for dist in DISTRIBUTIONS})
-            cases["float64 normal(0, 1)"] = rng.standard_normal(m)
-            cases["float64 wide"] = generate_data(rng, m, "float64", "wide")
+            cases = {f"float32 {dist}": oracle_data(rng, m, "float32", dist)
+                     for dist in oracle_dists()}
+            cases["float64 normal"] = oracle_data(rng, m, "float64", "normal")
+            cases["float64 wide"] = oracle_data(rng, m, "float64", "wide")
         else:
-            cases = {f"{dtype} {dist}": generate_data(rng, m, dtype, dist)
+            cases = {f"{dtype} {dist}": oracle_data(rng, m, dtype, dist)
                      for dtype in ("float32", "float64") for dist in dists}
         for label, x in cases.items():
             best = min(_seconds(exact_scan, x) for _ in range(reps))
@@ -545,18 +555,12 @@ def device_oracle_throughput(sizes: tuple[int, ...] = (2**24, 2**28), reps: int 
     :data:`DEVICE_ORACLE_CASES`, or with ``dists`` float32 and float64 data of those."""
     import cupy as cp
 
-    from ...engine.strategies import generate_data
-
     cases = DEVICE_ORACLE_CASES if dists is None else tuple(
         (f"{dtype} {dist}", dtype, dist) for dtype in ("float32", "float64") for dist in dists)
     rows = []
     for label, dtype, dist in cases:
         for n in sizes:
-            if dist == "normal":
-                x = cp.random.default_rng(0).standard_normal(n, dtype=cp.float64).astype(dtype)
-            else:  # generated on the host once, tiled: the oracle's speed, not the generator's
-                part = generate_data(np.random.default_rng(0), min(n, 2**22), dtype, dist)
-                x = cp.tile(cp.asarray(part), -(-n // part.size))[:n]
+            x = _oracle_input(n, dtype, dist)
             rows.append({"input": label, "n": _size(n), **_time_oracle(x, reps)})
             del x
             cp.get_default_memory_pool().free_all_blocks()

@@ -170,6 +170,19 @@ def test_a_target_that_cannot_be_loaded_exits_2_not_1(target, message, capsys):
     assert target not in out, out
 
 
+def test_a_name_of_no_target_form_is_refused_before_any_target_is_checked(capsys):
+    """`check GOOD BAD` where BAD is none of the forms: told at once, GOOD left unchecked (not
+    checked for its whole budget first and BAD told after)."""
+    import time
+
+    t0 = time.monotonic()
+    assert main(["check", "numpy.cumsum", "numpy.cumsun", "--budget", "30"]) == 2
+    out, err = capsys.readouterr()
+    assert time.monotonic() - t0 < 20 and out == "", out
+    assert err.startswith("scancheck check: error: argument TARGET: nothing was checked: "
+                          "target 'numpy.cumsun' is none of") and err.count("\n") == 1, err
+
+
 def test_check_says_how_far_it_looked_and_the_one_diagnosis(capsys):
     status = main(["check", "scancheck.controls.sums:exclusive_scan_with_wrong_first_output",
                    "--budget", "1", "--max-n", "4096", "--quick"])
@@ -803,6 +816,35 @@ def test_a_target_taken_for_a_value_of_a_multi_value_flag_is_told_where_to_go(
     for argv in (["check", looks, flag, value], ["check", flag, value, "--", looks]):
         args = build_parser().parse_args(argv)
         assert args.targets == [looks] and value in getattr(args, "spec_dtypes", args.sanitize)
+
+
+@pytest.mark.parametrize("flag, refusal, more", [
+    ("--ndim", "is not a positive integer", ", or end --ndim's values with --"),
+    ("--promote", "must be IN:OUT, as bool:int64", ", or end --promote's values with --"),
+    ("--accumulates", "must be IN:OUT, as bool:int64", ", or end --accumulates's values with --"),
+    ("--budget", "is not a positive, finite number", ""),
+])
+def test_a_target_taken_for_a_flags_value_of_another_type_is_told_where_to_go(
+        flag, refusal, more, capsys):
+    """The flags whose values are typed (numbers, IN:OUT pairs) give the same hint as those
+    of choices: `check --ndim numpy.cumsum` was numpy.cumsum refused as a count."""
+    with pytest.raises(SystemExit) as exc:
+        main(["check", flag, "numpy.cumsum"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1, err
+    assert err.endswith(f"argument {flag}: 'numpy.cumsum' {refusal}; 'numpy.cumsum' looks like "
+                        f"a TARGET: put TARGET first{more}\n"), err
+
+
+@pytest.mark.parametrize("argv", [
+    ["check", "numpy.cumsum", "--promote", "bool:int65"],  # the flag's own form, a bad dtype
+    ["check", "numpy.cumsum", "--ndim", "two"],
+])
+def test_a_bad_typed_value_that_is_no_misplaced_target_gets_no_hint(argv, capsys):
+    with pytest.raises(SystemExit):
+        main(argv)
+    err = capsys.readouterr().err
+    assert argv[-2] in err and "TARGET" not in err, err
 
 
 @pytest.mark.parametrize("argv", [

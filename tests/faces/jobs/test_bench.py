@@ -3,6 +3,8 @@ named as skipped (the timings themselves need a GPU: the GPU suite's bench part)
 
 from __future__ import annotations
 
+import numpy as np
+
 from scancheck.faces.jobs import bench
 
 
@@ -113,7 +115,7 @@ def test_oracle_dists_and_sizes_are_refused_naming_the_argument_and_what_is_allo
 
     from scancheck.engine.strategies import DISTRIBUTIONS
 
-    allowed = ", ".join(DISTRIBUTIONS)
+    allowed = ", ".join(("normal", *DISTRIBUTIONS))
     with pytest.raises(ValueError, match=rf"^--oracle-dists foo: unknown; allowed: "
                                          rf"{re.escape(allowed)}$"):
         bench.oracle_request(["foo"], ["10"], gpu=False)
@@ -135,7 +137,7 @@ def test_oracle_dists_and_sizes_are_refused_naming_the_argument_and_what_is_allo
 
 
 def test_the_cpu_oracle_table_times_the_sizes_and_distributions_asked_and_says_n():
-    dists, cpu, device = bench.oracle_request(["integers", "wide"], ["10", "11"], gpu=False)
+    dists, cpu, device = bench.oracle_request(["normal", "wide"], ["10", "11"], gpu=False)
     assert device == ()
     rows = bench.oracle_throughput(sizes=tuple(2**k for k in cpu), dists=dists, mp_n=200, reps=1)
     timed = {(r["input"], r["n"]) for r in rows[1:]}
@@ -144,6 +146,18 @@ def test_the_cpu_oracle_table_times_the_sizes_and_distributions_asked_and_says_n
     assert all(r["elements/s"] > 0 for r in rows) and rows[0]["x mpmath"] == 1.0
     text = bench.throughput_text(rows, "exact oracle throughput on this CPU")
     assert _widest(text) <= bench.WIDTH and "2^11" in text, text
+
+
+def test_the_oracle_data_of_normal_is_normal_and_of_the_others_the_strategies():
+    """The default table's normal(0, 1) rows can be asked for by name, and the strategies'
+    distributions are drawn by the strategies' own generator."""
+    from scancheck.engine.strategies import generate_data
+
+    x = bench.oracle_data(np.random.default_rng(0), 10_000, "float32", "normal")
+    assert x.dtype == np.float32 and abs(float(x.mean())) < 0.05 and 0.95 < x.std() < 1.05
+    np.testing.assert_array_equal(
+        bench.oracle_data(np.random.default_rng(3), 100, "float64", "wide"),
+        generate_data(np.random.default_rng(3), 100, "float64", "wide"))
 
 
 def test_the_device_oracle_table_fits_a_terminal():
