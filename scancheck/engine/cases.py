@@ -21,6 +21,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ..core.arrays import KeptArrays
+from ..core.counts import is_count
 from ..core.operators import get_operator
 from .strategies import BLOCKS_LOG2, generate_data, generate_flagged, generate_pairs
 
@@ -54,7 +55,7 @@ class Budget:
             value = getattr(self, name)
             if value is None and name == "max_n":
                 continue
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            if not is_count(value):
                 raise ValueError(f"{name}={value!r} must be a positive integer")
 
     def top(self, device: str, *caps: int | None) -> int:

@@ -20,6 +20,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..core.counts import is_count
+
 if TYPE_CHECKING:
     from ..targets.spec import TargetSpec
     from .cases import Budget
@@ -110,8 +112,7 @@ class CheckOptions:
                 if tool not in SANITIZER_TOOLS:
                     raise ValueError(f"sanitize={tool!r} is unknown; allowed: "
                                      f"{', '.join(SANITIZER_TOOLS)}")
-        if self.workers is not None and (isinstance(self.workers, bool) or not isinstance(
-                self.workers, int) or self.workers < 1):
+        if self.workers is not None and not is_count(self.workers):
             raise ValueError(f"workers={self.workers!r} must be a positive integer")
         if self.spec is not None:
             from ..targets.spec import TargetSpec

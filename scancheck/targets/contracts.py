@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..core.arrays import as_dtype
+from ..core.counts import is_count
 from ..core.dtypes import FLOAT_DTYPES, INT_DTYPES, is_float
 from ..core.rules import NAN_PREFIXES
 
@@ -80,8 +81,7 @@ def check_contracts(spec: Any) -> None:
                              f"targets that scan an axis of N-D arrays")
         axis = spec.axis if isinstance(spec.axis, int) else 0
         for rank in spec.ndim:
-            if isinstance(rank, bool) or not isinstance(rank, int) or not (
-                    1 <= rank <= MAX_RANK) or not -rank <= axis < rank:
+            if not is_count(rank) or rank > MAX_RANK or not -rank <= axis < rank:
                 raise ValueError(f"ndim={spec.ndim!r}: each rank must be an integer in "
                                  f"1..{MAX_RANK} "
                                  f"that has axis {spec.axis!r}")

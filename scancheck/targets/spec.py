@@ -11,9 +11,8 @@ import dataclasses
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from ..core.arrays import as_dtype, dtype_name
+from ..core.counts import is_count
 from ..core.dtypes import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, is_float
 from ..core.monoids import Monoid, load_monoid, monoid_locator
 from ..core.operators import TARGET_OPERATORS, builtin_operator, get_operator
@@ -126,8 +125,7 @@ class TargetSpec:
                                  f"widen, integers (and bool) to integers, floats to floats")
         if self.device not in DEVICES:
             raise ValueError(f"device={self.device!r} must be one of {', '.join(DEVICES)}")
-        if self.max_n is not None and (isinstance(self.max_n, bool) or not isinstance(
-                self.max_n, int | np.integer) or self.max_n < 1):
+        if self.max_n is not None and not is_count(self.max_n):
             raise ValueError(f"max_n={self.max_n!r} must be None (any n) or the largest n the "
                              f"target takes, an integer >= 1")
         if over_tuples(self):

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from ...controls import Control
+from ...core.counts import is_count
 from ...engine.options import CheckOptions
 
 
@@ -139,7 +140,7 @@ def measure(items: Sequence[Item], repeat: int, options: CheckOptions, jobs: int
     """Every item checked ``repeat`` times, ``jobs`` checks at once (run by run: the first
     run of every item before any second one); each run as it ends appended to ``log`` as
     one JSON line and told to ``said``.  The stability of each item, in the items' order."""
-    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+    if not is_count(repeat):
         raise ValueError(f"repeat={repeat!r} must be a positive integer")
     found = {item.name: Stability(item.name, item.control is not None) for item in items}
     todo = [(item, run) for run in range(repeat) for item in items]
