@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from typing import Any
 
-from ...adapters import builtin_targets
+from ...adapters import builtin_targets, row
 from ...engine.cases import Budget
 from ...engine.checks import PROPERTIES, not_applicable
 from ...engine.conformance import check
@@ -208,10 +208,10 @@ def library_matrix(seconds: float, workers: int, max_n: int | None = None
 
 
 def missing_libraries() -> list[str]:
-    """The libraries of the matrix that cannot run here, in the matrix's order."""
-    targets = builtin_targets()
+    """The libraries of the matrix that cannot run here, in the matrix's order (asked of each
+    scan's row: no target is built, no library imported)."""
     return list(dict.fromkeys(lib for lib, _, name in LIBRARY_SCANS
-                              if targets[name].unavailable))
+                              if row(name).unavailable()))
 
 
 def library_table(cells: list[LibraryCell], missing: list[str] | None = None) -> str:
