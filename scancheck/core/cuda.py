@@ -141,6 +141,19 @@ def _cached_nvrtc(code: str, options: tuple[str, ...], names: tuple[str, ...] | 
     return binary, mapping
 
 
+def _function(kernel: Any) -> int:
+    """The CUfunction of a CuPy RawKernel, or of a Function a module loaded."""
+    return int(getattr(kernel, "kernel", kernel).ptr)
+
+
+def thread_limit(kernel: Any) -> int:
+    """The most threads a block of ``kernel`` may have on this device, as its registers allow
+    (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)."""
+    from cupy.cuda import driver
+
+    return int(driver.funcGetAttribute(0, _function(kernel)))
+
+
 def allow_shared_memory(kernel: Any, nbytes: int) -> None:
     """Let ``kernel`` (a CuPy RawKernel, or a Function an :class:`IeeeModule` loaded) launch
     with ``nbytes`` of dynamic shared memory, past the 48 KiB every kernel may use (up to

@@ -12,9 +12,11 @@ from typing import Any
 
 from ..core.cuda import (
     NVRTC_OPTIONS,
+    LaunchError,
     allow_shared_memory,
     device_smem_limit,
     expand_source,
+    thread_limit,
 )
 from ..core.operators import Operator, get_operator
 from .registry import VARIANTS, Launch, Variant, get_variant, instantiations
@@ -104,8 +106,11 @@ def plan(
     out = cp.empty_like(xd) if out is None else out
     kernels = compiled_kernels(var, xd.dtype.name, oper, resolved, narrow)
     smem = var.smem(block, xd.itemsize * oper.width, resolved)
-    for k in kernels.values():
+    for entry, k in kernels.items():
         allow_shared_memory(k, smem)
+        if block > (limit := thread_limit(k)):
+            raise LaunchError(f"block={block} is over the {limit} threads a block of {entry} may "
+                              f"have at {resolved} (its registers); allowed: up to {limit}")
     return Launch(var, kernels, xd, out, n, block, resolved, smem)
 
 

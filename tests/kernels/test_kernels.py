@@ -355,6 +355,30 @@ def test_lookback_rounds_of_every_span_fold_their_tiles_in_order(span, op, dtype
 
 
 @pytest.mark.gpu
+def test_a_block_larger_than_its_registers_allow_is_refused_before_it_runs():
+    """The look-back over the int64 recurrence's (a, b) pairs needs some 100 registers a
+    thread (sm_90), so a block of 1024 threads needs more than an SM's 65,536: a LaunchError
+    naming the limit, not the driver's launch failure; a block within it runs, the model's
+    bits."""
+    from scancheck.core.cuda import LaunchError, thread_limit
+    from scancheck.kernels.launch import compiled_kernels, plan
+
+    var = get_variant("decoupled_lookback")
+    kernel = compiled_kernels(var, "int64", "recurrence", var.resolve_params(None))
+    limit = thread_limit(kernel["decoupled_lookback"])
+    assert limit < 1024, limit  # else this test refuses nothing
+    rng = np.random.default_rng(5)
+    n = 50_000
+    x = np.stack([rng.choice([-1, 1], n), rng.integers(-3, 4, n)], axis=1).astype(np.int64)
+    with pytest.raises(LaunchError, match=rf"^block=1024 is over the {limit} threads a block of "
+                                          rf"decoupled_lookback may have .*allowed: up to {limit}$"):
+        plan(x, var, "recurrence", 1024)
+    block = 1 << (limit.bit_length() - 1)
+    assert_same_bits(plan(x, var, "recurrence", block)(),
+                     var.build_model(n, block).run(x, "recurrence"))
+
+
+@pytest.mark.gpu
 @pytest.mark.slow
 @pytest.mark.parametrize("name", GRID)
 def test_grid_scans_of_a_million_equal_the_model(name):
