@@ -194,8 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="time every candidate launch of the look-back instead, into PATH, and "
                         "write this device's launch table beside it")
     p.add_argument("--oracle-dists", nargs="*", metavar="DIST",
-                   help="data distributions the exact oracle is timed on (default: all; "
-                        "none given: no oracle table)")
+                   help="data distributions the exact oracle is timed on: normal, or those of "
+                        "the strategies (default: all; none given: the scans' table alone, "
+                        "which --oracle refuses)")
     p.add_argument("--oracle-sizes", nargs="+", metavar="LOG2",
                    help="log2 of the sizes the exact oracle is timed at: the CPU table those up "
                         "to 22 (default 20), the device table each (default 20 24 28)")
