@@ -5,6 +5,7 @@ check got and where its time went, as a person reads it and as JSON.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -161,7 +162,7 @@ class ConformanceReport:
                                       "smallest case": f.smallest_case,
                                       "properties": f.properties, "explains": f.explained}
                                      for f in verdict.findings]}
-        return json.dumps(d, default=jsonable, indent=1)
+        return json.dumps(strict_json(d), default=jsonable, indent=1, allow_nan=False)
 
 
 
@@ -169,6 +170,21 @@ def _detail(d: dict[str, Any]) -> str:
     return ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}" for k, v in d.items()
                      if not isinstance(v, list))  # curves are the report's plots
 
+
+
+def strict_json(v: Any) -> Any:
+    """``v`` with every infinity and NaN as the text "inf", "-inf" or "nan" (arrays and NumPy
+    scalars first as lists and numbers): standard JSON has no such numbers, and parsers
+    other than Python's refuse the Infinity and NaN that ``json`` writes by default."""
+    if isinstance(v, np.ndarray | np.generic):
+        v = v.tolist()
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else "inf" if v > 0 else "-inf"
+    if isinstance(v, dict):
+        return {k: strict_json(e) for k, e in v.items()}
+    if isinstance(v, list | tuple):
+        return [strict_json(e) for e in v]
+    return v
 
 
 def jsonable(v: Any) -> Any:

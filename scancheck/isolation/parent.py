@@ -397,9 +397,14 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
                 "largest n": largest_returned(events, stuck), "timed out at n": slow.n,
                 "seconds predicted": round(slow.predicted, 1)}, timeout=timeout))
         elif status == "timeout":
+            # "The calls before it were fast" only where some call returned.
+            returned_any = any(ev["event"] == "return" for ev in events) or any(
+                r.status == "pass" for r in results)
             hint = (" (a block waiting on one never scheduled?)" if job.on_gpu
                     else " (one call ran past --timeout where the calls before it were fast: "
-                    "a loop that never ends)")
+                    "a loop that never ends)" if returned_any
+                    else " (its first call ran past --timeout: a loop that never ends, or a "
+                    "target slower than --timeout allows at any n)")
             results.append(PropertyResult(stuck, "hang", f"the target gave no answer in "
                                           f"{timeout:g} s{at}{hint}", case,
                                           cause=Cause.FAULT.name))

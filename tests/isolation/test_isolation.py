@@ -84,6 +84,19 @@ def test_a_target_that_never_returns_is_a_hang_at_the_size_it_hung(budget):
     assert report.diagnosis.endswith("(smallest failing n found: 5; not every smaller n checked)")
 
 
+def test_a_target_whose_first_call_never_returns_is_not_said_to_have_been_fast(budget, tmp_path):
+    """No call returned, so none was fast before the one that ran past --timeout: the hang
+    says its first call did, and that a target this slow at every n reads the same."""
+    (tmp_path / "sleepy.py").write_text("import time\n\ndef scan(x):\n    time.sleep(60)\n")
+    report = check_isolated(f"{tmp_path / 'sleepy.py'}:scan", properties=("integers exact",),
+                            budget=budget, timeout=1)
+    (hang,) = report.results
+    assert hang.status == "hang", hang
+    assert "(its first call ran past --timeout: a loop that never ends, or a target slower " \
+           "than --timeout allows at any n)" in hang.diagnosis, hang.diagnosis
+    assert "before it were fast" not in hang.diagnosis
+
+
 @pytest.mark.parametrize("locator, message", [
     ("nope_mod:fn", "module 'nope_mod' cannot be imported"),
     ("scancheck.controls.sums:no_such_scan", "has no attribute 'no_such_scan'"),

@@ -133,9 +133,8 @@ def accumulation_precision(target: Target, dtype: str, top: int = 2**30) -> Accu
         n = x.shape[0]
         if float(np.max(want, initial=0)) < 2.0**p:  # every order is exact: nothing to tell
             return AccumulationFound(Accumulation.UNDETERMINED, {
-                ACCUMULATION_KEY.format(dtype): f"undetermined: the {n} outputs that max_n "
-                                                f"{min(target.spec.max_n or top, top)} allows "
-                                                f"stay below 2**{p}"})
+                ACCUMULATION_KEY.format(dtype): f"undetermined: every prefix stays below "
+                                                f"2**{p} at the largest n checked ({n:,})"})
     else:
         x = _product_probe(target, dtype, wider)
         exact = np.cumprod(x.astype(np.float64))  # exact: odd parts below 2**53

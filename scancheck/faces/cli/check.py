@@ -149,6 +149,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         if overrides:  # each control declares what it computes: a flag would unmake it
             raise ValueError(f"argument --controls: spec flags apply to TARGETs, not to the "
                              f"negative controls ({', '.join(map(spec_flag, overrides))} given)")
+    if args.report and (args.repeat is not None or args.only or args.controls):
+        by = "--repeat" if args.repeat is not None else "--only" if args.only else "--controls"
+        raise ValueError(f"argument --report: {by} writes no report (a report is of TARGETs "
+                         f"checked once); leave --report out, or take --json")
     if args.repeat is not None or args.only:
         from ..jobs.stability import repeated
 

@@ -164,7 +164,7 @@ def cmd_precision(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from ...engine.report import jsonable
+    from ...engine.report import jsonable, strict_json
     from ...oracle.explain import PROVEN, SUSPICIOUS, explain
 
     output_path(args.json, "--json")
@@ -175,7 +175,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     e = explain(x, result, ref, op=args.op, inclusive=not args.exclusive)
     if args.json:
         with writing(args.json, "--json"), open(args.json, "w") as fh:
-            json.dump(e.to_json(), fh, indent=1, default=jsonable)
+            json.dump(strict_json(e.to_json()), fh, indent=1, default=jsonable, allow_nan=False)
     for line in e.lines():  # each wrapped to the tables' width, under its own indent
         indent = line[:len(line) - len(line.lstrip())]
         print(textwrap.fill(line, TABLE_WIDTH, subsequent_indent=indent + "  ",

@@ -55,6 +55,8 @@ class Cell:
     largest_n: int
     #: The dtype the scan returns (the input's, unless the target promotes it).
     returns: str = ""
+    #: The check's exit status: 0 conforms, 1 fails, 3 the budget ran out first.
+    status: int = 0
 
 
 def library_targets() -> list[str]:
@@ -89,7 +91,8 @@ def check_cell(name: str, dtype: str, seconds: float) -> Cell:
                 "conforms" if not failing else (verdict.cause.label if verdict.cause else "fails"),
                 "n/a" if rows == "skip" else ("conforms" if rows == "pass" else rows),
                 worst, accumulation,
-                "" if not failing else verdict.line, rep.largest_n, target.spec.output_dtype(dtype))
+                "" if not failing else verdict.line, rep.largest_n, target.spec.output_dtype(dtype),
+                rep.exit_status)
 
 
 def _cell(args: tuple[str, str, float]) -> Cell:
@@ -155,6 +158,8 @@ class LibraryCell:
     largest_n: int
     seconds: float
     diagnosis: str = ""
+    #: The check's exit status: 0 conforms, 1 fails, 3 the budget ran out first.
+    status: int = 0
 
 
 def library_jobs(max_n: int | None = None) -> list[tuple[str, str, str, str]]:
@@ -182,7 +187,7 @@ def library_cell(job: tuple[str, str, str, str], seconds: float,
         verdict = rep.verdict.cause.label if rep.verdict.cause else "fails"
     return LibraryCell(lib, fn, dtype, contract_flags(target.spec, dtype) or "-", verdict,
                        rep.reached, round(rep.seconds, 1),
-                       "" if rep.passed else rep.summary)
+                       "" if rep.passed else rep.summary, rep.exit_status)
 
 
 def _warm(target: Any, props: tuple[str, ...]) -> None:
@@ -234,16 +239,23 @@ def library_table(cells: list[LibraryCell], missing: list[str] | None = None) ->
             + absent)
 
 
+def matrix_status(cells: list[Cell] | list[LibraryCell]) -> int:
+    """The exit status of a matrix, as ``check``'s of several targets: 1 where a cell fails,
+    else 3 where a cell's budget ran out first, else 0."""
+    statuses = {c.status for c in cells}
+    return 1 if 1 in statuses else 3 if 3 in statuses else 0
+
+
 def run_matrix(args: argparse.Namespace) -> int:
-    """Print the matrix ``args`` ask for; 0 where every cell conforms."""
+    """Print the matrix ``args`` ask for; its status as :func:`matrix_status` says."""
     if args.markdown:
         cells = matrix(args.targets or library_targets(), args.budget or 3.0, args.workers)
         print(markdown(cells))
-        return 0 if all(c.verdict == "conforms" for c in cells) else 1
+        return matrix_status(cells)
     if args.targets:
         raise ValueError("argument TARGET: library scans are named with --markdown only; the "
                          "library table runs every one of its scans installed here")
     found = library_matrix(args.budget or 6.0, args.workers, args.max_n)
     print(library_table(found, missing_libraries()))
-    return 0 if all(c.verdict == "conforms" for c in found) else 1
+    return matrix_status(found)
 

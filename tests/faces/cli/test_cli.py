@@ -871,3 +871,20 @@ def test_explain_of_values_the_dtype_cannot_hold_is_one_error_line_without_a_war
                      "--dtype", "int32"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "int32 cannot hold exactly" in err, err
+
+
+@pytest.mark.parametrize("argv, by", [
+    (["numpy.cumsum", "--repeat", "2"], "--repeat"),
+    (["--controls", "--only", "sums"], "--only"),
+    (["--controls"], "--controls"),
+])
+def test_report_with_a_mode_that_writes_none_is_refused_not_ignored(argv, by, capsys, tmp_path):
+    """--report beside --repeat, --only or --controls: those modes print stabilities or
+    catches and write no Markdown report; saying so beats an asked-for file that never
+    appears."""
+    report = tmp_path / "r.md"
+    assert main(["check", *argv, "--report", str(report), "--budget", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"scancheck check: error: argument --report: {by} writes no report (a report "
+                   f"is of TARGETs checked once); leave --report out, or take --json\n"), err
+    assert not report.exists()

@@ -90,3 +90,18 @@ def test_the_library_matrix_runs_on_the_libraries_installed_here():
     for c in cells:
         assert c.verdict in ("conforms", "slow", "partial") or c.diagnosis, c
         assert 0 <= c.largest_n <= 2**10
+
+
+def test_a_matrix_exits_as_check_does_a_cell_out_of_budget_is_no_failure():
+    """A cell whose budget ran out before the top of its ladder (the library table's "partial")
+    makes the matrix exit 3, as `check` does, not 1; a cell that fails makes it 1 whatever
+    else the matrix holds; all conforming, 0."""
+    from scancheck.faces.reports.matrix import library_cell, matrix_status
+
+    short = library_cell(("numpy", "cumsum", "numpy.cumsum", "float32"), 0.01)
+    assert short.status == 3 and short.verdict != "conforms", short
+    wrong = library_cell(("scancheck", "exclusive", "scancheck.controls.sums:"
+                          "exclusive_scan_with_wrong_first_output", "float32"), 0.5, max_n=64)
+    assert wrong.status == 1, wrong
+    assert matrix_status([short]) == 3 and matrix_status([short, wrong]) == 1
+    assert matrix_status([]) == 0

@@ -457,3 +457,23 @@ def test_a_pandas_deviation_is_reproduced_with_pandas_own_call(tmp_path):
     assert not rep.passed and rep.verdict.cause.name == "CONTRACT", rep.diagnosis
     text = markdown([rep], tmp_path / "r.md")
     assert "pd.Series(x).cumsum().to_numpy()" in text and "resolve(" not in text
+
+
+def test_the_json_report_is_standard_json_its_infinities_named(tmp_path, budget, monkeypatch):
+    """A scan whose first output is -inf: the failing case's values hold it, and the report's
+    JSON names it "-inf", as standard JSON (and every parser but Python's default) requires,
+    not as the bare -Infinity json writes."""
+    (tmp_path / "minus.py").write_text("import numpy as np\n\n\ndef scan(x):\n"
+                                       "    y = np.cumsum(x)\n    y[:1] = -np.inf\n    return y\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    rep = check(load_import_path("minus:scan", TargetSpec(dtypes=("float32",))),
+                properties=("floats within bound",), budget=budget)
+    assert not rep.passed
+
+    def refuse(name):
+        raise ValueError(f"{name} is no JSON number")
+
+    text = rep.to_json()
+    data = json.loads(text, parse_constant=refuse)
+    assert '"-inf"' in text, text[:2000]
+    assert data["verdict"]["word"] == "DOES NOT CONFORM"
