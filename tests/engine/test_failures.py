@@ -17,7 +17,7 @@ from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check, check_property
 from scancheck.engine.diagnosis import Cause, is_resource_error
 from scancheck.engine.no_answer import raised
-from scancheck.faces.cli.spec_flags import add_spec_flags, spec_overrides
+from scancheck.faces.spec_flags import add_spec_flags, spec_overrides
 from scancheck.targets.spec import TargetSpec, with_overrides
 from scancheck.targets.target import Target
 

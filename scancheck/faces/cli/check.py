@@ -16,8 +16,8 @@ from typing import Any
 
 from ...engine.options import CheckOptions
 from ..progress import Progress
+from ..spec_flags import spec_overrides
 from ..tables import fit_columns, format_table
-from .spec_flags import spec_overrides
 
 
 def print_known(rep) -> None:

@@ -22,6 +22,14 @@ from collections.abc import Callable
 from typing import Any, NoReturn
 
 from ...core.dtypes import DTYPES
+from ..spec_flags import (
+    add_spec_flags,
+    block_size,
+    misplaced_convention,
+    pattern,
+    positive,
+    reverse_forms,
+)
 from .check import DEFAULT_BUDGET, cmd_check
 from .commands import (
     cmd_bench,
@@ -32,14 +40,6 @@ from .commands import (
     cmd_precision,
     cmd_sanitize,
     cmd_verify,
-)
-from .spec_flags import (
-    add_spec_flags,
-    block_size,
-    misplaced_convention,
-    pattern,
-    positive,
-    reverse_forms,
 )
 
 #: The metavar of the positional arguments that are targets (check's and matrix's).

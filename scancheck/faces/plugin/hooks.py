@@ -83,6 +83,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--scan-large", action="store_true",
                     help="also check past 2**31 and 2**32 elements, one test per target (off "
                          "by default: it needs most of a GPU's memory and takes minutes)")
+    group.addoption("--scan-spec", metavar="FLAGS", default="",
+                    help="what the target computes, as the spec flags of `scancheck check` in "
+                         "one argument: --scan-spec='--reverse --op max' (each replaces that "
+                         "field of every --scan-target's declared spec)")
     group.addoption("--scan-sanitize", action="append", default=[], choices=TOOLS,
                     metavar="TOOL",
                     help=f"also run the target under this compute-sanitizer tool, one test each "
@@ -175,11 +179,15 @@ def pytest_configure(config: pytest.Config) -> None:
     if (wrong_import := shadowed()) is not None:  # before a target is blamed for it
         raise pytest.UsageError(f"scancheck: {wrong_import}")
     timeout = config.getoption("scan_timeout")
+    try:
+        given = spec_overrides(config)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
     # A user's target loads in a child of its own (a second or more each): all at once.
     theirs = [t for t in dict.fromkeys(targets) if not _is_local(t)]
     with ThreadPoolExecutor(max_workers=max(1, len(theirs))) as pool:
-        loaded = dict(zip(theirs, pool.map(lambda t: _known_skips(t, timeout), theirs)))
-    found = {t: loaded[t] if t in loaded else _known_skips(t, timeout) for t in targets}
+        loaded = dict(zip(theirs, pool.map(lambda t: _known_skips(t, timeout, given), theirs)))
+    found = {t: loaded[t] if t in loaded else _known_skips(t, timeout, given) for t in targets}
     wrong = [f"--scan-target {t}: {error}" for t, (_, error) in found.items() if error]
     if wrong:
         raise pytest.UsageError("\n".join(wrong))
@@ -193,23 +201,51 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput["scancheck_known"] = node.config.stash.get(_KNOWN, {})
 
 
+class _SpecFlags(argparse.ArgumentParser):
+    """The spec flags of ``scancheck check``, a mistake a ValueError naming --scan-spec."""
+
+    def error(self, message: str) -> Any:
+        raise ValueError(f"--scan-spec: {message}")
+
+
+def spec_overrides(config: pytest.Config) -> dict[str, Any]:
+    """The TargetSpec fields ``--scan-spec`` names, and their values (none: {}); a ValueError
+    saying what was wrong with it."""
+    import shlex
+
+    from ..spec_flags import add_spec_flags
+    from ..spec_flags import spec_overrides as overrides
+
+    text = config.getoption("scan_spec")
+    if not text.strip():
+        return {}
+    parser = _SpecFlags(prog="--scan-spec", add_help=False, allow_abbrev=False)
+    add_spec_flags(parser)
+    try:
+        return overrides(parser.parse_args(shlex.split(text)))
+    except argparse.ArgumentError as exc:
+        raise ValueError(f"--scan-spec: {exc}") from None
+
+
 def _is_local(locator: str) -> bool:
     """Whether ``locator`` names one of scancheck's own targets (resolved here, cheaply)."""
     return locator.startswith(_LOCAL_PREFIXES) or (":" not in locator
                                                    and not locator.endswith(".cu"))
 
 
-def _known_skips(locator: str, timeout: float) -> tuple[dict[str, str], str | None]:
-    """The checks of ``locator`` that skip without a child (check -> why), and what is wrong
-    where it cannot name a target at all (else None).  scancheck's own targets resolve in
-    this process; any other loads in a child, which may crash or hang without harm here."""
+def _known_skips(locator: str, timeout: float, overrides: dict[str, Any]
+                 ) -> tuple[dict[str, str], str | None]:
+    """The checks of ``locator`` (its spec as ``overrides`` amend it) that skip without a
+    child (check -> why), and what is wrong where it cannot name a target at all (else None).
+    scancheck's own targets resolve in this process; any other loads in a child, which may
+    crash or hang without harm here."""
     from ...engine.checks import PROPERTIES, not_applicable
 
     if _is_local(locator):
         from ...targets.resolve import resolve
 
         try:
-            target = resolve(locator)
+            target = resolve(locator, overrides=overrides)
         except ValueError as exc:
             return {}, str(exc)
         unavailable, spec = target.unavailable, target.spec
@@ -220,7 +256,8 @@ def _known_skips(locator: str, timeout: float) -> tuple[dict[str, str], str | No
 
         try:  # resolved and prepared, nothing run
             report = check_isolated(locator, CheckOptions(properties=(), large=False,
-                                                          sanitize=(), timeout=timeout))
+                                                          sanitize=(), timeout=timeout,
+                                                          overrides=overrides))
         except EnvironmentProblem as exc:
             unavailable, spec = str(exc), None
         except UsageError as exc:
@@ -278,6 +315,10 @@ def run_check(config: pytest.Config, locator: str, check: str) -> tuple[str, str
         return "pass", ""
     lines = [f"{report.target}: {check}: {', '.join(r.status for r in failed)}",
              f"verdict: {report.diagnosis}"]
+    from ...engine.diagnosis import Cause
+
+    if report.verdict.cause is Cause.CONTRACT:  # its advice names check's flags
+        lines.append("(under pytest, the flags it names go in one argument: --scan-spec='...')")
     for r in failed:
         named = f"{r.name}: " if len(report.results) > 1 else ""
         for f in (*r.more, r):  # the failures that moved its search too, each once
@@ -299,7 +340,8 @@ def check_options(config: pytest.Config, check: str) -> CheckOptions:
     what = dict(properties=(), large=True, sanitize=()) if check == LARGE_CHECK else (
         dict(properties=(), large=False, sanitize=(check,)) if check in TOOLS else
         dict(properties=(check,), large=False, sanitize=()))
-    return CheckOptions(budget=budget, timeout=config.getoption("scan_timeout"), **what)
+    return CheckOptions(budget=budget, timeout=config.getoption("scan_timeout"),
+                        overrides=spec_overrides(config), **what)
 
 
 def _shown_case(case: dict[str, Any] | None) -> str:

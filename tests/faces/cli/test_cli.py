@@ -265,7 +265,7 @@ def test_a_budget_given_bounds_the_ladders_and_the_default_walks_them_whole():
 
 
 def _spec_overrides(*argv: str) -> dict:
-    from scancheck.faces.cli.spec_flags import spec_overrides as overrides
+    from scancheck.faces.spec_flags import spec_overrides as overrides
 
     return overrides(_check_args(*argv))
 

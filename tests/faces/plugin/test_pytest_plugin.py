@@ -136,6 +136,36 @@ def test_large_and_sanitizer_checks_are_tests_of_their_own(pytester, monkeypatch
         ("numpy.cumsum", (), False, ("racecheck",)), ("numpy.cumsum", (), True, ())]
 
 
+def test_scan_spec_declares_the_contract_check_flags_would(pytester):
+    """A reverse cumsum fails as a forward scan, its diagnosis naming --reverse; given
+    --scan-spec='--reverse', the flag `scancheck check` would take, it conforms."""
+    pytester.makepyfile(rev="import numpy as np\n\n\ndef scan(x):\n"
+                            "    return np.cumsum(x[::-1], dtype=x.dtype)[::-1]\n")
+    quick = ("--scan-budget", "0.5", "--scan-max-n", "64", "-k", "integers-exact",
+             "--noconftest", "-p", "no:cacheprovider")
+    plain = pytester.runpytest_subprocess("--scan-target=rev:scan", *quick, timeout=120)
+    plain.assert_outcomes(failed=1, deselected=len(PROPERTIES) - 1)
+    plain.stdout.fnmatch_lines(["*declare --reverse*", "(under pytest, the flags it names go "
+                                "in one argument: --scan-spec='...')"])
+    declared = pytester.runpytest_subprocess("--scan-target=rev:scan", "--scan-spec=--reverse",
+                                             *quick, timeout=120)
+    declared.assert_outcomes(passed=1, deselected=len(PROPERTIES) - 1)
+
+
+# Older pytest releases warn of their own hook wrapper where a usage error ends the parse.
+@pytest.mark.filterwarnings("ignore::pluggy.PluggyTeardownRaisedWarning")
+@pytest.mark.parametrize("flags, message", [
+    ("--op sum", "--scan-spec: argument --op: *"),
+    ("--revers", "--scan-spec: unrecognized arguments: --revers"),
+    ("--max-n 5", "--scan-spec: unrecognized arguments: --max-n 5"),
+])
+def test_a_scan_spec_that_is_no_spec_flags_is_a_usage_error(pytester, engine, flags, message):
+    result = pytester.runpytest_inprocess("--scan-target=numpy.cumsum", f"--scan-spec={flags}",
+                                          "--noconftest")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+
+
 def test_the_plugin_imports_no_engine_at_start_up():
     code = ("import sys, scancheck.faces.plugin.hooks; "
             "print(sorted(m for m in ('numpy', 'numba', 'hypothesis') if m in sys.modules))")

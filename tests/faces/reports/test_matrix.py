@@ -9,7 +9,6 @@ import pytest
 
 from scancheck.adapters import builtin_targets
 from scancheck.faces.cli.main import build_parser
-from scancheck.faces.cli.spec_flags import spec_overrides
 from scancheck.faces.reports.matrix import (
     LIBRARY_DTYPES,
     LIBRARY_SCANS,
@@ -18,6 +17,7 @@ from scancheck.faces.reports.matrix import (
     library_jobs,
     library_table,
 )
+from scancheck.faces.spec_flags import spec_overrides
 from scancheck.targets.spec import CONTRACT_FIELDS, TargetSpec, contract_flags, with_overrides
 
 _BUILTINS = builtin_targets()

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ...core.dtypes import DTYPES, FLOAT_DTYPES, INPUT_DTYPES
-from ...core.operators import TARGET_OPERATORS
-from ...core.rules import NAN_PREFIXES, NAN_RULES, SUBNORMAL_RULES, ZERO_ORDERS, flushed_dtypes
-from ...oracle.monoid_scan import REVERSE_CONVENTIONS
+from ..core.dtypes import DTYPES, FLOAT_DTYPES, INPUT_DTYPES
+from ..core.operators import TARGET_OPERATORS
+from ..core.rules import NAN_PREFIXES, NAN_RULES, SUBNORMAL_RULES, ZERO_ORDERS, flushed_dtypes
+from ..oracle.monoid_scan import REVERSE_CONVENTIONS
 
 __all__ = ["add_spec_flags", "misplaced_convention", "positive", "reverse_forms",
            "spec_overrides"]
@@ -24,7 +24,7 @@ def spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
     the target's own declared spec (a flag not given leaves its field as declared)."""
     from dataclasses import fields
 
-    from ...targets.spec import TargetSpec
+    from ..targets.spec import TargetSpec
 
     given = {f.name: getattr(args, _SPEC_DEST + f.name) for f in fields(TargetSpec)
              if hasattr(args, _SPEC_DEST + f.name)}
@@ -43,7 +43,7 @@ def spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def block_size(text: str) -> int:
     """An argparse type: threads per block, a power of two of at most ``MAX_THREADS``, else a
     one-line usage error (a model built at another size computes no scan)."""
-    from ...core.cuda import MAX_THREADS, check_block
+    from ..core.cuda import MAX_THREADS, check_block
 
     try:
         value = int(text)
@@ -90,7 +90,7 @@ def _axis(text: str) -> str:
 
 def _segments(text: str) -> str:
     """A --segments value: a segment kind, or 'none' (one unbroken sequence)."""
-    from ...targets.spec import SEGMENT_KINDS
+    from ..targets.spec import SEGMENT_KINDS
 
     if text in (*SEGMENT_KINDS, "none"):
         return text
@@ -113,7 +113,7 @@ def _promotion(text: str) -> tuple[str, str]:
 def _operator(text: str) -> str:
     """An --op value: a built-in operator's name, or module:ATTR naming a scancheck.Monoid."""
     if ":" in text:
-        from ...core.monoids import load_monoid
+        from ..core.monoids import load_monoid
 
         try:
             load_monoid(text)
@@ -160,8 +160,8 @@ _SPEC_DEST = "spec_"
 def add_spec_flags(p: argparse.ArgumentParser) -> None:
     """A flag per TargetSpec field (``--accepts-max-n`` for ``max_n``), each left unset
     unless given, so that only the fields named replace the target's declared spec."""
-    from ...targets.contracts import OVERFLOW_RULES
-    from ...targets.spec import DEVICES, SEGMENT_KINDS
+    from ..targets.contracts import OVERFLOW_RULES
+    from ..targets.spec import DEVICES, SEGMENT_KINDS
 
     g = p.add_argument_group(
         "what the target computes", "each flag replaces that field of the target's own spec "
@@ -228,7 +228,7 @@ def add_spec_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _spec_flag(group: Any, field_name: str, **kw: Any) -> None:
-    from ...targets.spec import spec_flag
+    from ..targets.spec import spec_flag
 
     group.add_argument(spec_flag(field_name), dest=_SPEC_DEST + field_name,
                        default=argparse.SUPPRESS, **kw)
