@@ -26,11 +26,15 @@ def format_table(rows: list[dict[str, object]], title: str | None = None) -> str
     return "\n".join(lines)
 
 
-def fit_columns(rows: list[dict], widths: dict[str, int]) -> list[dict]:
+def fit_columns(rows: list[dict], widths: dict[str, int], ends: tuple[str, ...] = ()
+                ) -> list[dict]:
     """``rows`` with the named columns cut to their widths (an ellipsis where cut), so that
-    a :func:`format_table` of them fits a terminal."""
-    def cut(v: object, w: int) -> object:
+    a :func:`format_table` of them fits a terminal; the columns in ``ends`` keep their ends
+    (a target's function, not the start of its path)."""
+    def cut(k: str, v: object, w: int) -> object:
         text = str(v)
-        return text if len(text) <= w else text[:w - 1] + "…"
+        if len(text) <= w:
+            return text
+        return "…" + text[len(text) - w + 1:] if k in ends else text[:w - 1] + "…"
 
-    return [{k: cut(v, widths[k]) if k in widths else v for k, v in r.items()} for r in rows]
+    return [{k: cut(k, v, widths[k]) if k in widths else v for k, v in r.items()} for r in rows]

@@ -189,11 +189,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     # check (no budget would check it).
     status = 1 if 1 in statuses else 2 if unchecked else max(statuses)
     if reports:
+        # Targets' names whole where they fit beside 20 columns of diagnosis, else their
+        # ends: two names that differ at their ends stay told apart (the diagnoses are whole
+        # above).
+        name = min(max(26, *(len(r.target) for r in reports)), 48)
         rows = fit_columns([{"target": r.target,
                              "verdict": r.verdict_word.replace("DOES NOT CONFORM", "FAILS"),
                              "largest n": f"{r.reached:,}", "seconds": round(r.seconds),
                              "diagnosis": r.summary} for r in reports],
-                           {"target": 26, "diagnosis": 36})
+                           {"target": name, "diagnosis": min(36, 68 - name)}, ends=("target",))
         if gpu:  # which GPU ran what
             for row, (name, _) in zip(rows, ran):
                 row["GPU"] = gpu[name]

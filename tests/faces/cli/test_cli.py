@@ -888,3 +888,20 @@ def test_report_with_a_mode_that_writes_none_is_refused_not_ignored(argv, by, ca
     assert err == (f"scancheck check: error: argument --report: {by} writes no report (a report "
                    f"is of TARGETs checked once); leave --report out, or take --json\n"), err
     assert not report.exists()
+
+
+def test_the_summary_shows_long_target_names_whole_within_100_columns(capsys, tmp_path):
+    """Two targets whose names differ only at their ends (48 characters) are told apart in
+    the summary, its lines within 100 columns, a failure's diagnosis cut to fit."""
+    (tmp_path / "longnames.py").write_text(
+        "import numpy as np\n\n\ndef wrong_above_1000_elements_variant_a(x):\n"
+        "    return np.cumsum(x, dtype=x.dtype)\n\n\n"
+        "def wrong_above_1000_elements_variant_b(x):\n"
+        "    return np.r_[x[:0], np.cumsum(x, dtype=x.dtype)[:-1] * 0 + 1]\n")
+    names = [f"{tmp_path / 'longnames.py'}:wrong_above_1000_elements_variant_{v}" for v in "ab"]
+    assert main(["check", *names, "--quick", "--budget", "1", "--max-n", "64"]) == 1
+    out = capsys.readouterr().out
+    summary = out[out.index("\nsummary"):].splitlines()[1:]
+    assert all(len(line) <= 100 for line in summary), summary
+    tails = [n[-40:] for n in names]  # each row shows its name's end whole
+    assert [sum(t in line for line in summary) for t in tails] == [1, 1], summary
