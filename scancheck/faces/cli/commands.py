@@ -292,8 +292,11 @@ def load_array(path: str, dtype: str | None = None, argname: str = "INPUT") -> n
         with np.errstate(invalid="ignore", over="ignore"):  # told below, as not held exactly
             a = wide.astype(as_dtype(dtype or "float32"))
         if not np.array_equal(a.astype(np.float64), wide, equal_nan=True):
-            raise ValueError(f"{argname}: {file} has values that {a.dtype.name} cannot hold "
-                             f"exactly; pass --dtype float64")
+            k = int(np.flatnonzero(~((a.astype(np.float64) == wide)
+                                     | (np.isnan(wide) & np.isnan(a.astype(np.float64)))))[0])
+            raise ValueError(f"{argname}: {file}'s text is read as float64, and {a.dtype.name} "
+                             f"changes some of its values ({text[k]} to {a[k].item()!r}); pass --dtype "
+                             f"float64, or give {a.dtype.name} data as a .npy file")
     if dtype is not None and a.dtype != as_dtype(dtype):
         raise ValueError(f"{argname}: {file} holds {a.dtype.name}, not {dtype}")
     if a.ndim != 1:
