@@ -197,6 +197,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("reverse max declared forward", _CON + "reverse_running_max", Cause.CONTRACT,
             "declare --reverse", "integers exact and floats within bound: every output is the "
             "forward max of the input flipped, flipped back"),
+    Control("max declared a sum", _CON + "running_max", Cause.CONTRACT, "declare --op max",
+            "integers exact and the float value properties: every output is the running "
+            "maximum's, on its case and on fresh inputs of both signs, and so declared, on a "
+            "longer one"),
     Control("N-D sum flipping its accumulation type between calls", _CON +
             "rows_flipping_their_accumulation_type", Cause.NONDETERMINISM, "bits differ",
             "rows, which runs each right batched scan again where the spec is deterministic "

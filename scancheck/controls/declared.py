@@ -52,6 +52,11 @@ def exclusive_sum(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def running_max(x: np.ndarray) -> np.ndarray:
+    """A right running maximum, declared a sum (the operator's flag left out)."""
+    return np.maximum.accumulate(x)
+
+
 def reverse_running_max(x: np.ndarray) -> np.ndarray:
     """A right reverse running maximum (output k is the max of x[k:]), declared forward."""
     return np.maximum.accumulate(x[::-1])[::-1].copy()
@@ -342,6 +347,7 @@ for fn, spec in (
     (sum_reading_a_late_nan_as_zero, TargetSpec(dtypes=_FLOATS)),
     (exclusive_sum, TargetSpec(dtypes=("int32", "float32"))),
     (reverse_running_max, TargetSpec(op="max", dtypes=("int16", "float64"))),
+    (running_max, TargetSpec(dtypes=("int32", "float32"))),
     (float32_sum_declaring_float64_accumulation,
      TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),))),
     (rows_flipping_their_accumulation_type, TargetSpec(dtypes=("float32",), axis="arg")),

@@ -531,6 +531,29 @@ def test_a_scan_of_another_convention_is_named_with_its_flag():
     assert kept.cause == Cause.CONTRACT and "declare --reverse" in kept.diagnosis
 
 
+def test_a_scan_under_another_operator_is_named_with_its_op_flag():
+    """A running max and min checked as the default sum, a sum declared max: each told the
+    operator it computes, and conforming once so declared."""
+    for fn, op, flag in ((controls.running_max, "add", "--op max"),
+                         (np.minimum.accumulate, "add", "--op min"),
+                         (lambda x: np.cumsum(x, dtype=x.dtype), "max", "--op add")):
+        kept = _convention(fn, 40, op=op)
+        assert kept.cause == Cause.CONTRACT and f"declare {flag}" in kept.diagnosis
+        rep = check(_target(fn, op=flag.split()[1], dtypes=("int32", "float32")),
+                    ("integers exact", "floats within bound"), budget=Budget(1.0, max_n=256))
+        assert rep.passed, rep.diagnosis
+
+
+def test_an_operator_kept_on_one_dtype_only_is_no_contract():
+    """A running max on int32 and a sum on int64, declared a sum of both: a logic error, no
+    operator named (the fresh inputs cover every declared dtype)."""
+    def max_on_int32(x):
+        return np.maximum.accumulate(x) if x.dtype == np.int32 else np.cumsum(x, dtype=x.dtype)
+    rep = check(_target(max_on_int32, dtypes=("int32", "int64")), ("integers exact",),
+                budget=Budget(1.0, max_n=256))
+    assert rep.verdict.cause == Cause.LOGIC and "--op" not in rep.verdict.line, rep.verdict.line
+
+
 def test_a_convention_kept_at_some_sizes_or_read_off_one_output_is_no_contract():
     """Exclusive at n <= 40 only, a sum that zeros its first output (the exclusive scan's
     at n = 1), a max over bool that writes the whole input's max (the reverse max's where

@@ -312,6 +312,12 @@ CONVENTIONS = (
     ("reverse", True, "a reverse scan (output k combines x[{first}] .. x[n-1])", "--reverse",
      None),
     ("zeros", "either", "-0 and +0 as equal ({ties})", "--zeros either", "zeros"),
+    # Another operator of the shared vocabulary (a cummax checked as the default sum, a
+    # cumsum declared max): max and min are exact on every dtype, a float sum is read
+    # within its rounding bound.
+    ("op", "max", "a running maximum (each output the largest of its prefix)", "--op max", None),
+    ("op", "min", "a running minimum (each output the smallest of its prefix)", "--op min", None),
+    ("op", "add", "a running sum", "--op add", None),
 )
 #: Per operator, the compare-and-select whose ties of -0 and +0 keep the earlier operand and
 #: the one whose ties take the later, ``a`` the running value and ``b`` the next element
