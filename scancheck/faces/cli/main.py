@@ -52,6 +52,12 @@ class _Parser(argparse.ArgumentParser):
 
     epilog_from: Callable[[], str] | None = None
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # A flag is taken whole: an abbreviation a script relies on would change meaning, or
+        # fail, once a flag that shares its start is added.
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: error: {message}", file=sys.stderr)
         sys.exit(2)

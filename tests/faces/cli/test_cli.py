@@ -105,6 +105,13 @@ def test_a_sweep_below_its_first_size_is_refused_naming_the_flag(capsys):
     assert err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize("argv", [["check", "numpy.cumsum", "--budg", "1"],
+                                  ["bench", "--oracle-size", "20"]])
+def test_a_flag_is_taken_whole_never_abbreviated(argv, capsys):
+    assert main(argv) == 2
+    assert f"unrecognized arguments: {argv[-2]} {argv[-1]}" in capsys.readouterr().err
+
+
 def test_a_hunt_whose_only_matches_no_target_is_refused(capsys):
     assert main(["hunt", "--part", "cpu", "--only", "zzz"]) == 2
     err = capsys.readouterr().err
