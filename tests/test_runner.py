@@ -77,7 +77,7 @@ def collected(request, tmp_path_factory) -> list[tuple[str, str]]:
         return mine
     tmp_path = tmp_path_factory.mktemp("order")
     (tmp_path / "scancheck_order.py").write_text(_MARKS)
-    files = [str(ROOT / "tests" / f) for f in ("test_controls.py", "oracle/test_laws.py",
+    files = [str(ROOT / "tests" / f) for f in ("controls/test_controls.py", "oracle/test_laws.py",
                                                "adapters/test_torch_scans.py")]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         p for p in (str(tmp_path), os.environ.get("PYTHONPATH", "")) if p))
@@ -178,7 +178,7 @@ def test_n_auto_steals_work_unless_a_dist_mode_was_given():
 def test_workers_start_without_initialising_cuda(pytester):
     """xdist hands out no test before every worker has started, so a worker leaves CUDA to
     its first GPU test; the controller tells it whether GPU tests run."""
-    pytester.makeconftest((ROOT / "conftest.py").read_text())
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text())
     pytester.makepyfile(
         """
         import ctypes
@@ -202,7 +202,7 @@ def test_workers_start_without_initialising_cuda(pytester):
 def test_a_gpu_sessions_workers_end_without_the_interpreters_exit(pytester, tmp_path):
     """Where GPU tests run, each worker's process ends after its session, before the atexit
     handlers CUDA, JAX and torch leave; without GPU tests it exits as Python does."""
-    pytester.makeconftest((ROOT / "conftest.py").read_text())
+    pytester.makeconftest((ROOT / "tests" / "conftest.py").read_text())
     pytester.makepyfile(
         f"""
         import atexit

@@ -13,8 +13,7 @@ from scancheck.engine.properties import PROPERTIES
 
 pytest_plugins = ["pytester"]
 
-#: One cheap property per run: a few tiny cases, the target in a child.  No conftest: this
-#: repository's own would load for the suite's directory, which lies in it.
+#: One cheap property per run: a few tiny cases, the target in a child, no conftest.
 QUICK = ("--scan-budget", "0.2", "--scan-max-n", "64", "-k", "nan-and-inf", "--noconftest")
 
 TARGETS = """
@@ -185,3 +184,23 @@ def test_a_property_alone_gives_no_cause_the_whole_check_refutes(pytester, engin
     result.assert_outcomes(failed=1, deselected=len(PROPERTIES) - 1)
     out = result.stdout.str()
     assert "less exponent range" in out and "subnormals read as zero (DAZ" not in out, out
+
+
+def test_a_session_from_another_folder_gets_none_of_the_projects_test_setup(pytester):
+    """The suite lies in the package; from a source checkout (an editable install) pytest
+    loads the conftest of every folder above it, the checkout's own included.  That one sets
+    nothing up (the project's is tests/conftest.py): no Hypothesis profile of the project's,
+    no header, and the session's Hypothesis settings are the user's."""
+    pytester.makepyfile(probe="""
+        from hypothesis import settings
+
+        def pytest_report_header(config):
+            return [f"profile seen: {settings._current_profile}"]
+        """)
+    result = pytester.runpytest_subprocess("--scan-target=numpy.cumsum", "-p", "probe",
+                                           "-p", "no:cacheprovider",
+                                           *(q for q in QUICK if q != "--noconftest"))
+    out = result.stdout.str()
+    assert "profile seen: default" in out, out
+    assert "hypothesis profile:" not in out and "scancheck: no GPU" not in out, out
+    result.assert_outcomes(passed=1)
