@@ -133,10 +133,7 @@ class ConformanceReport:
         out = []
         for r in self.results:
             for f in (*r.more, r):
-                case = f.smallest_case or {}
-                # The input and a segment description whole are a reproducer's, not a cell's.
-                where = ", ".join(f"{k}={v}" for k, v in case.items()
-                                  if k not in ("x", "description"))
+                where = case_text(f.smallest_case)
                 text = f.diagnosis or _detail(f.detail)
                 by = next((g for g in verdict.findings
                            if f.name in g.explained and g.cause != cause_of(f)), None)
@@ -164,6 +161,12 @@ class ConformanceReport:
                                      for f in verdict.findings]}
         return json.dumps(strict_json(d), default=jsonable, indent=1, allow_nan=False)
 
+
+
+def case_text(case: dict[str, Any] | None) -> str:
+    """A smallest case as ``key=value, ...`` (n, dtype, data, seed, and where and what it
+    got); the input and a segment description whole are a reproducer's, not a line's."""
+    return ", ".join(f"{k}={v}" for k, v in (case or {}).items() if k not in ("x", "description"))
 
 
 def _detail(d: dict[str, Any]) -> str:

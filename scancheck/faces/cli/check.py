@@ -94,6 +94,8 @@ def print_report(rep) -> None:
                        f"checked {rep.reached:,})"))
     import textwrap
 
+    from ...engine.report import case_text
+
     verdict = rep.verdict
     print(textwrap.fill(f"verdict: {rep.verdict_word}"
                         + (f" - {rep.summary}" if rep.summary else ""), TABLE_WIDTH,
@@ -103,6 +105,11 @@ def print_report(rep) -> None:
         for k, finding in enumerate(verdict.findings, 1):
             print(textwrap.fill(f"{k}. {finding.folded()}", TABLE_WIDTH, initial_indent="  ",
                                 subsequent_indent="     ", break_on_hyphens=False))
+        case = case_text(verdict.findings[0].smallest_case)
+        if case:  # whole: the table's column cuts it short
+            print(textwrap.fill(f"smallest case (cause 1): {case} (--report FILE.md writes a "
+                                f"script that rebuilds it)", TABLE_WIDTH,
+                                subsequent_indent="  ", break_on_hyphens=False))
     if rep.notes:  # whole: the table's detail column cuts them short
         print("found beside the verdict:")
         for note in rep.notes:

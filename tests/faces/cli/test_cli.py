@@ -912,3 +912,16 @@ def test_the_summary_shows_long_target_names_whole_within_100_columns(capsys, tm
     assert all(len(line) <= 100 for line in summary), summary
     tails = [n[-40:] for n in names]  # each row shows its name's end whole
     assert [sum(t in line for line in summary) for t in tails] == [1, 1], summary
+
+
+def test_the_primary_causes_smallest_case_is_printed_whole(capsys):
+    """The table's column cuts a case short: the line under the causes gives the primary
+    one's whole, with the element it got wrong and the value it should have held."""
+    assert main(["check", "scancheck.controls.sums:off_by_one_at_block_boundaries", "--budget",
+                 "2", "--max-n", "256", "--dtypes", "int32"]) == 1
+    out = capsys.readouterr().out
+    text = out[out.index("smallest case (cause 1): "):out.index("\ntime: ")]
+    line = " ".join(text.split())
+    case = dict(kv.split("=") for kv in line.split(": ", 1)[1].split(" (")[0].split(", "))
+    assert {"n", "dtype", "data", "seed", "index", "got", "expected"} <= case.keys(), line
+    assert int(case["n"]) >= 65 and case["dtype"] == "int32" and case["got"] != case["expected"]
