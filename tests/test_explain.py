@@ -209,22 +209,25 @@ def test_each_way_an_infinity_goes_wrong_is_told_as_it_is():
         e.headline, e.headline
 
 
-@pytest.mark.parametrize("convention", ["exclusive", "reverse", "wrong"])
+@pytest.mark.parametrize("convention", ["exclusive", "reverse", "max", "min", "wrong"])
 def test_a_result_right_under_another_convention_says_which(convention):
     x = np.random.default_rng(1).integers(0, 1000, 500).astype(np.float32)
     inclusive = np.cumsum(x, dtype=np.float32)
     result = {"exclusive": np.r_[np.float32(0), inclusive[:-1]],
               "reverse": np.cumsum(x[::-1], dtype=np.float32)[::-1].copy(),
+              "max": np.maximum.accumulate(x), "min": np.minimum.accumulate(x),
               "wrong": sums.dropped_partial_block(x)}[convention]
     e = explain(x, result)
     assert e.verdict == PROVEN
     hints = {"exclusive": "as the exclusive scan it is exact: pass --exclusive",
              "reverse": "as the reverse scan (output k from x[k] to the end) it is exact",
-             "wrong": ""}
+             "max": "as the running maximum it is exact: pass --op max",
+             "min": "as the running minimum it is exact: pass --op min", "wrong": ""}
     assert e.hint.startswith(hints[convention]) and (not e.hint) == (convention == "wrong")
     assert ("  hint: " + e.hint in e.lines()) == bool(e.hint)
     assert explain(x, inclusive, inclusive=False).hint == ("as the inclusive scan it is exact: "
                                                          "leave --exclusive out")
+    assert explain(x, inclusive, op="max").hint == "as the running sum it is exact: pass --op add"
 
 
 def test_no_hint_on_one_output_nor_where_the_other_convention_is_merely_unproven():

@@ -130,8 +130,9 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     the any-order bound but over :data:`SUSPICIOUS_FACTOR` times the rounding of every real
     order tried) or "not rounding (proven)", with the evidence; with ``reference``, how much
     of the disagreement between the two is the reference's own error.  A result proven wrong
-    that is right as the exclusive (or inclusive) scan, as the reverse one, or as a scan that
-    skips or ignores NaN inputs, says so in its ``hint``."""
+    that is right as the exclusive (or inclusive) scan, as the reverse one, as the scan of
+    another of add, max and min, or as a scan that skips or ignores NaN inputs, says so in
+    its ``hint``."""
     oper = get_operator(op)
     if oper.family not in ("sum", "order"):
         raise ValueError(f"op={op!r}: explain takes add, max or min")
@@ -140,25 +141,30 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     result = oper.host_elements(result, "result", allow_empty=True)
     if result.shape != x.shape or result.dtype != x.dtype:
         raise ValueError(f"result has shape {result.shape} and dtype {result.dtype}; expected "
-                         f"{x.shape} and {x.dtype} like x")
+                         f"{x.shape} and {x.dtype}, the input's")
     e = _explain(x, result, reference, op, inclusive)
     if e.verdict != PROVEN or not e.n:
         return e
     # A NaN rule first: where the input holds NaN it is the likelier convention.
     e.hint = _nan_rule_hint(x, result, oper.name, inclusive)
     other = "exclusive" if inclusive else "inclusive"
-    tries = ((f"as the {other} scan", "pass --exclusive" if inclusive else "leave --exclusive out",
-              x, result, not inclusive),
+    tries = [(f"as the {other} scan", "pass --exclusive" if inclusive else "leave --exclusive out",
+              x, result, not inclusive, op),
              ("as the reverse scan (output k from x[k] to the end)",
               "explain judges forward scans: reverse INPUT and RESULT", x[::-1], result[::-1],
-              inclusive))
-    for what, do, xs, rs, inc in tries if e.n > 1 and not e.hint else ():  # one output is thin evidence
-        again = _explain(xs, rs, None, op, inc)
+              inclusive, op)]
+    tries += [(f"as the {_OP_WORDS[o]}", f"pass --op {o}", x, result, inclusive, o)
+              for o in _OP_WORDS if o != oper.name]
+    for what, do, xs, rs, inc, o in tries if e.n > 1 and not e.hint else ():  # one output is thin evidence
+        again = _explain(xs, rs, None, o, inc)
         if again.verdict in (EXACT, ROUNDING):  # right there, not merely unproven
             e.hint = f"{what} it is {again.verdict}: {do}"
             break
     return e
 
+
+#: The operators explain judges, as a hint names a result that is another one's scan.
+_OP_WORDS = {"add": "running sum", "max": "running maximum", "min": "running minimum"}
 
 #: What a NaN input is read as when a NaN rule leaves it out: -0.0 for add, so that adding
 #: it changes no bit of any sum (a -0.0 sum included).
