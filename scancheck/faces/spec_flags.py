@@ -190,10 +190,10 @@ def add_spec_flags(p: argparse.ArgumentParser) -> None:
     add("nan_prefix", choices=tuple(NAN_PREFIXES), help="with --nans ignore: what an output "
         "whose whole prefix is NaN holds, NaN or the identity (nancumsum, pyarrow)")
     add("subnormals", type=_subnormal_rule, metavar="RULE",
-        help=f"floats: whether subnormals read as zero, {', '.join(SUBNORMAL_RULES)} or "
-             f"flush:DTYPE,... (the dtypes that flush: flush:float32 for -ftz=true on NVIDIA "
-             f"GPUs); add, mul, logaddexp and the recurrence may flush, max, min and "
-             f"cummax/cummin must flush every one")
+        help="floats: how the target treats subnormals: keep (IEEE, the default), flush "
+             "(read as zero, in every float dtype) or flush:DTYPE,... (the dtypes that flush: "
+             "flush:float32 for -ftz=true on NVIDIA GPUs); add, mul, logaddexp and the "
+             "recurrence may flush, max, min and cummax/cummin must flush every one")
     add("promote", nargs="*", type=_promotion, metavar="IN:OUT",
         help="the target returns OUT for input of IN (bool:int64 int32:int64, as numpy.cumsum "
         "does without dtype=); the exact scan is taken in OUT; none given: no promotion")

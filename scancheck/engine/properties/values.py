@@ -557,7 +557,9 @@ def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray
         # its own.
         if wrong is not None and (wrong.index is None or failure.index is None
                                   or wrong.index <= failure.index):
-            wrong.diagnosis = f"{wrong.diagnosis} ({told}; here it shows as a wrong NaN or infinity)"
+            # Its index, got and expected are the twin's: the diagnosis says which input.
+            wrong.diagnosis = (f"{wrong.diagnosis} (shown on {told}; the input drawn, with its "
+                               f"specials, gets a wrong NaN or infinity there)")
             wrong.at["input made"] = made
             return wrong
     # inf - inf in a correction term is a compensated sum's, only where the rest is right

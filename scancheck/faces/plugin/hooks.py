@@ -318,7 +318,10 @@ def run_check(config: pytest.Config, locator: str, check: str) -> tuple[str, str
     from ...engine.diagnosis import Cause
 
     if report.verdict.cause is Cause.CONTRACT:  # its advice names check's flags
-        lines.append("(under pytest, the flags it names go in one argument: --scan-spec='...')")
+        flags = next((r.detail["contract"] for r in failed
+                      if isinstance(r.detail.get("contract"), str)), "...")
+        lines.append(f"(under pytest, the flags it names go in one argument: "
+                     f"--scan-spec='{flags}')")
     for r in failed:
         named = f"{r.name}: " if len(report.results) > 1 else ""
         for f in (*r.more, r):  # the failures that moved its search too, each once

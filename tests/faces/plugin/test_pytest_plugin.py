@@ -145,7 +145,7 @@ def test_scan_spec_declares_the_contract_check_flags_would(pytester):
     plain = pytester.runpytest_subprocess("--scan-target=rev:scan", *quick, timeout=120)
     plain.assert_outcomes(failed=1, deselected=len(PROPERTIES) - 1)
     plain.stdout.fnmatch_lines(["*declare --reverse*", "(under pytest, the flags it names go "
-                                "in one argument: --scan-spec='...')"])
+                                "in one argument: --scan-spec='--reverse')"])
     declared = pytester.runpytest_subprocess("--scan-target=rev:scan", "--scan-spec=--reverse",
                                              *quick, timeout=120)
     declared.assert_outcomes(passed=1, deselected=len(PROPERTIES) - 1)
