@@ -11,6 +11,7 @@ import sys
 import numpy as np
 import pytest
 
+from scancheck.engine.diagnosis import Cause
 from scancheck.faces.cli.main import main
 
 
@@ -925,3 +926,25 @@ def test_the_primary_causes_smallest_case_is_printed_whole(capsys):
     case = dict(kv.split("=") for kv in line.split(": ", 1)[1].split(" (")[0].split(", "))
     assert {"n", "dtype", "data", "seed", "index", "got", "expected"} <= case.keys(), line
     assert int(case["n"]) >= 65 and case["dtype"] == "int32" and case["got"] != case["expected"]
+
+
+def test_the_controls_score_names_what_it_left_out_and_a_miss_its_verdict(capsys, monkeypatch):
+    """A 'control' that is a right scan is missed: its row says what the check found
+    (conforms), the score line counts it, says how many GPU controls did not run, and that
+    a budget below check's default was given."""
+    import scancheck.controls as controls
+    from scancheck.core.devices import gpu_available
+
+    if gpu_available()[0]:
+        pytest.skip("counts the controls a machine without a GPU leaves out")
+    right = controls.Control("a right sum", "numpy.cumsum", Cause.LOGIC, "logic error", "-")
+    caught = next(c for c in controls.CONTROLS if c.name == "max declared a sum")
+    gpu = next(c for c in controls.CONTROLS if c.gpu)
+    monkeypatch.setattr(controls, "CONTROLS", (right, caught, gpu))
+    assert main(["check", "--controls", "--budget", "1", "--max-n", "64"]) == 1
+    out = capsys.readouterr().out
+    row = next(ln for ln in out.splitlines() if ln.startswith("a right sum  "))
+    assert "conforms" in row and row.rstrip().endswith("NO"), row
+    assert ("score: 1 of 2 negative controls caught with the right diagnosis (1 not run: no GPU)"
+            in out), out
+    assert "(at --budget 1: the controls are scored at check's default budget" in out, out
