@@ -207,3 +207,11 @@ def test_scancheck_known_lists_every_bug_within_100_columns(capsys):
     assert all(bug.key in out for bug in BUGS)
     assert all(bug.link in out for bug in BUGS if bug.link)
     assert max(map(len, out.splitlines())) <= 100
+    # Each reproducer by its whole path, which opens from any folder.
+    from pathlib import Path
+
+    import scancheck
+
+    root = Path(scancheck.__file__).resolve().parents[1]
+    text = " ".join(out.split())
+    assert all(f"({root / bug.reproducer})" in text for bug in BUGS), text

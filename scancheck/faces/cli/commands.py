@@ -204,8 +204,8 @@ def cmd_known(args: argparse.Namespace) -> int:
                 if installed else "not installed")
         row = {"bug": bug.key, "library": bug.library, "affects": versions(bug), "here": here,
                "status": bug.status.split(":")[0]}
+        script = root / bug.reproducer
         if args.reproduce:
-            script = root / bug.reproducer
             if not installed or (bug.gpu and not gpu) or not script.is_file():
                 row["reproducer"] = "not run: " + ("not installed" if not installed else "no GPU"
                                                    if script.is_file() else "no source tree")
@@ -216,13 +216,16 @@ def cmd_known(args: argparse.Namespace) -> int:
                 row["reproducer"] = out[-1] if done.returncode == 0 else (
                     f"exit {done.returncode}: {out[-1]}")
         rows.append(row)
+        # Whole, so that it opens from any folder; named in the tree where it is not there.
+        where = str(script) if script.is_file() else f"{bug.reproducer} in scancheck's source tree"
         links.append(f"{bug.key}: {bug.link or 'not reported upstream'} -- {bug.title} "
-                     f"({bug.reproducer})")
+                     f"({where})")
     print(format_table(fit_columns(rows, {"bug": 30, "status": 21, "reproducer": 30}),
                        title="known bugs of the libraries scancheck checks"))
     import textwrap
 
-    print("\n" + "\n".join(textwrap.fill(ln, TABLE_WIDTH, subsequent_indent="    ")
+    print("\n" + "\n".join(textwrap.fill(ln, TABLE_WIDTH, subsequent_indent="    ",
+                                          break_long_words=False, break_on_hyphens=False)
                             for ln in links))
     return 0
 
