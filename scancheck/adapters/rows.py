@@ -69,6 +69,15 @@ class Row:
                 return missing
         return no_gpu() if self.gpu else None
 
+    def lacking(self) -> tuple[str, ...]:
+        """What this machine lacks to run the target: the top-level packages of its missing
+        modules, else ("a GPU",) where it needs one and none is found; () where it runs here
+        or no machine runs it (:attr:`refused`)."""
+        if self.refused:
+            return ()
+        missing = tuple(dict.fromkeys(m.partition(".")[0] for m in self.needs if _missing(m)))
+        return missing or (("a GPU",) if self.gpu and no_gpu() else ())
+
     def target(self, here: bool = True) -> Target:
         """The row as a target a check runs (a child re-creates it by its name), unavailable
         where it cannot run here; ``here=False``: as if everything it needs were found."""

@@ -160,17 +160,33 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
 
 
 def _builtin_epilog() -> str:
-    """The built-in target names, read from the table of built-in targets, quoted where the
-    shell needs it and never broken across lines."""
-    from ...adapters import names
+    """The built-in target names this machine can run, read from the table of built-in
+    targets, quoted where the shell needs it and never broken across lines; then how many
+    more need each package (or a GPU) it lacks."""
+    from ...adapters import all_rows
 
-    lines = ["built-in targets (each where its library, and for GPU ones a GPU, is found):", ""]
-    for name in names():
+    here, lacked = [], {}
+    for r in all_rows():
+        lacks = r.lacking()
+        if lacks:
+            for what in lacks:
+                lacked[what] = lacked.get(what, 0) + 1
+        elif not r.refused:
+            here.append(r.name)
+    lines = ["built-in targets this machine can run:", ""]
+    for name in here:
         item = f"'{name}'" if " " in name or "(" in name else name
         if len(lines[-1]) + len(item) + 3 > _HELP_WIDTH - 2:
             lines[-1] += ","
             lines.append("")
         lines[-1] += (", " if lines[-1] else "  ") + item
+    if lacked:
+        import textwrap
+
+        need = ", ".join(f"{what} ({count})" for what, count in sorted(lacked.items()))
+        lines += ["", *textwrap.wrap(f"and more that need what this machine lacks, by what they "
+                                     f"need: {need}; docs/conformance-matrix.md lists every one",
+                                     _HELP_WIDTH - 2)]
     return "\n".join(lines) + "\n"
 
 
