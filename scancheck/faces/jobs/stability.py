@@ -192,7 +192,8 @@ def table(results: Sequence[Stability], repeat: int) -> tuple[str, int]:
         rows = [{k: v for k, v in r.items() if k != "caught"} for r in rows]
     rows = fit_columns(rows, {"item": 34, "primary diagnoses": 34, "smallest n": 40})
     unstable = [s.name for s in results if not s.stable]
-    text = format_table(rows, title=f"\nstability over {repeat} runs each, fresh seeds")
+    runs = f"{repeat} runs each, fresh seeds" if repeat > 1 else "1 run"
+    text = format_table(rows, title=f"\nstability over {runs}")
     text += (f"\n{len(results) - len(unstable)} of {len(results)} stable"
              + (f"; not: {', '.join(unstable)}" if unstable else ""))
     targets = {r.status for s in results if not s.control for r in s.runs}
