@@ -349,6 +349,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("N-D scan counting a negative axis from the front", _ROWS +
             "negative_axis_from_the_front", Cause.LOGIC, "axis -", "rows, which hands a target "
             "of any axis a negative one half the time (it handed 0 and up)"),
+    Control("N-D scan along axis 0 whatever axis it is given", _ROWS +
+            "first_axis_whatever_the_axis", Cause.LOGIC, "it scans axis 0 where it is given",
+            "rows: each of its rows is right along axis 0, none along the axis it was given"),
     Control("N-D scan refusing a negative axis", _ROWS + "negative_axis_refused", Cause.FAULT,
             "refuses a negative axis", "rows: the same call with the axis counted from the "
             "front (it was a fault of the case, shape and axis unnamed)"),

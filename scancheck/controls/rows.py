@@ -91,6 +91,13 @@ def negative_axis_from_the_front(x: np.ndarray, axis: int) -> np.ndarray:
         return np.cumsum(x, axis=-axis - 1 if axis < 0 else axis, dtype=x.dtype)
 
 
+def first_axis_whatever_the_axis(x: np.ndarray, axis: int) -> np.ndarray:
+    """An N-D sum that scans axis 0 whatever axis it is given (the argument read and
+    dropped): right on 1-D input and wherever axis 0 is asked for."""
+    with np.errstate(all="ignore"):
+        return np.cumsum(x, axis=0, dtype=x.dtype)
+
+
 def saturating_along_an_axis(x: np.ndarray, axis: int) -> np.ndarray:
     """A sum right on 1-D input whose N-D path stores with saturation (PTX's
     ``cvt.satfinite``): a prefix that overflows comes back as the largest finite float, an
@@ -147,6 +154,7 @@ for fn, spec in (
     (initial_value_in_the_first_tile_only, TargetSpec(inclusive=False, initial=True)),
     (initial_value_from_the_last_element, TargetSpec(inclusive=False, initial=True)),
     (negative_axis_from_the_front, TargetSpec(axis="arg")),
+    (first_axis_whatever_the_axis, TargetSpec(axis="arg", dtypes=("int32", "float32"))),
     (negative_axis_refused, TargetSpec(axis="arg")),
     (saturating_along_an_axis, TargetSpec(axis="arg", dtypes=("float32",))),
     (cumprod_carried_across_rows, TargetSpec(op="mul", dtypes=_FLOATS, axis="arg")),

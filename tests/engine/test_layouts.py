@@ -189,3 +189,25 @@ def test_after_a_negative_axis_refused_the_search_goes_on_along_the_front_axes(b
     assert res.status == "fail" and res.cause == "LOGIC", res
     assert res.smallest_case["axis"] >= 0
     assert [m.diagnosis.endswith("it refuses a negative axis") for m in res.more] == [True]
+
+
+def test_rows_right_along_another_axis_name_it():
+    """A scan along axis 0 whatever axis it is given: each case that fails, axis 0 of two
+    elements or more, is told the axis its rows are right along; one off by one is right
+    along no axis and gets no such words."""
+    from scancheck.engine.properties.rows import rows_check
+
+    first = Target("axis 0", rows.first_axis_whatever_the_axis, TargetSpec(axis="arg"))
+    off = Target("off by one", lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype) + 1,
+                 TargetSpec(axis="arg"))
+    told = 0
+    for seed in range(40):
+        case = Case(12, "int32", "integers", seed)
+        failure = rows_check(first, case)
+        if failure is not None and batch(case).x.shape[0] > 1:  # else axis 0 scans nothing
+            assert failure.cause.name == "LOGIC" and "it scans axis 0 where it is given axis" in \
+                failure.diagnosis, failure.diagnosis
+            told += 1
+        wrong = rows_check(off, case)
+        assert wrong is None or "it scans axis" not in wrong.diagnosis, wrong.diagnosis
+    assert told >= 5

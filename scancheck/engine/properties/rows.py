@@ -134,7 +134,24 @@ def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Fail
 
 def _judged_rows(target: Target, case: Case, b: Batch, got: Any, at: dict[str, Any]
                  ) -> Failure | None:
-    """The target's answer ``got`` on the batch ``b`` judged row by row (see rows_check)."""
+    """The target's answer ``got`` on the batch ``b`` judged row by row (see rows_check); a
+    wrong answer whose rows are right along another axis says which."""
+    failure = _row_failure(target, case, b, got, at)
+    if (failure is None or failure.cause != Cause.LOGIC or target.spec.indices
+            or failure.reason not in (Reason.WRONG_VALUE, Reason.CERTIFICATE,
+                                      Reason.BEYOND_BOUND)):
+        return failure
+    other = _axis_scanned(target, promoted(target, b.x), got, b.axis)
+    if other is not None:
+        failure.diagnosis += (f"; every row along axis {other} is right: it scans axis {other}"
+                              + (f" where it is given axis {b.axis}" if target.spec.axis == "arg"
+                                 else f", not {b.axis}: declare --axis {other}"))
+    return failure
+
+
+def _row_failure(target: Target, case: Case, b: Batch, got: Any, at: dict[str, Any]
+                 ) -> Failure | None:
+    """The row-by-row verdict of :func:`_judged_rows`, before its look along other axes."""
     spec = target.spec
     out = spec.output_dtype(b.x.dtype)
     if not spec.indices and got.shape == b.x.shape and got.dtype.name != out:
@@ -239,6 +256,19 @@ def _in_layout_of(view: np.ndarray, values: np.ndarray) -> np.ndarray:
                                           view.strides)
     out[...] = values
     return out
+
+
+def _axis_scanned(target: Target, x: np.ndarray, got: np.ndarray, axis: int) -> int | None:
+    """Another axis, of two elements or more, along which every row of ``got`` is ``x``'s
+    right scan (exact, or within the bound), or None."""
+    for other in range(x.ndim):
+        if other == axis % x.ndim or x.shape[other] < 2:
+            continue
+        def rows(a: np.ndarray, other: int = other) -> np.ndarray:
+            return np.ascontiguousarray(np.moveaxis(a, other, -1)).reshape(-1, x.shape[other])
+        if not row_verdicts(target, rows(x), rows(got))[0].any():
+            return other
+    return None
 
 
 def _differs_again(target: Target, b: Any, got: Any, at: dict[str, Any]) -> Failure | None:
