@@ -376,6 +376,18 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
                         "here at every dtype it declares, as Markdown (the GPU suite's matrix)")
 
 
+def _did_you_mean(parser: argparse.ArgumentParser, command: str, left: list[str]) -> str:
+    """" (did you mean --budget?)" for the flags among ``left`` that are close to one of
+    ``command``'s own, or ""."""
+    import difflib
+
+    sub = parser._subparsers._group_actions[0].choices[command]  # type: ignore[union-attr]
+    flags = [f for a in sub._actions for f in a.option_strings if f.startswith("--")]
+    near = [m[0] for arg in left if arg.startswith("--")
+            if (m := difflib.get_close_matches(arg.partition("=")[0], flags, n=1))]
+    return f" (did you mean {' or '.join(dict.fromkeys(near))}?)" if near else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``scancheck`` console script."""
     from ...core.loading import shadowed
@@ -391,7 +403,8 @@ def main(argv: list[str] | None = None) -> int:
     args, left = parser.parse_known_args(reverse_forms(argv))
     if left:  # as parse_args, but a convention mistyped after --reverse is told as such,
         # and either named as the command's own errors are
-        wrong = misplaced_convention(argv, left) or f"unrecognized arguments: {' '.join(left)}"
+        wrong = misplaced_convention(argv, left) or (f"unrecognized arguments: {' '.join(left)}"
+                                                     + _did_you_mean(parser, args.command, left))
         print(f"scancheck {args.command}: error: {wrong}", file=sys.stderr)
         return 2
     try:

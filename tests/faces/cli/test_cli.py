@@ -109,8 +109,13 @@ def test_a_sweep_below_its_first_size_is_refused_naming_the_flag(capsys):
 @pytest.mark.parametrize("argv", [["check", "numpy.cumsum", "--budg", "1"],
                                   ["bench", "--oracle-size", "20"]])
 def test_a_flag_is_taken_whole_never_abbreviated(argv, capsys):
+    """Refused, with the flag of the command that is nearest, and none where none is near."""
     assert main(argv) == 2
-    assert f"unrecognized arguments: {argv[-2]} {argv[-1]}" in capsys.readouterr().err
+    meant = {"--budg": "--budget", "--oracle-size": "--oracle-sizes"}[argv[-2]]
+    assert (f"unrecognized arguments: {argv[-2]} {argv[-1]} (did you mean {meant}?)"
+            in capsys.readouterr().err)
+    assert main(["check", "numpy.cumsum", "--zzzz", "1"]) == 2
+    assert capsys.readouterr().err.endswith("unrecognized arguments: --zzzz 1\n")
 
 
 def test_a_hunt_whose_only_matches_no_target_is_refused(capsys):
