@@ -255,3 +255,12 @@ def test_a_nan_on_one_side_of_the_reference_alone_is_counted_not_left_out():
     wrong_reference = explain(x, ieee, reference=dropped)
     assert wrong_reference.reference["reference special errors"] == 2
     assert explain(x, ieee, reference=ieee).reference["special disagreements"] == 0
+
+
+def test_a_hint_tries_only_the_operators_of_the_inputs_dtype():
+    """A wrong running max of bool: proven so, and no sum tried (add takes no bool)."""
+    x = np.array([0, 1, 0, 0, 1, 1, 0, 1] * 8, dtype=bool)
+    wrong = np.maximum.accumulate(x)
+    wrong[5] = False
+    e = explain(x, wrong, op="max")
+    assert e.verdict == PROVEN and e.hint == "", e.lines()

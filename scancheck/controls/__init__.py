@@ -199,8 +199,8 @@ CONTROLS: tuple[Control, ...] = (
             "forward max of the input flipped, flipped back"),
     Control("max declared a sum", _CON + "running_max", Cause.CONTRACT, "declare --op max",
             "integers exact and the float value properties: every output is the running "
-            "maximum's, on its case and on fresh inputs of both signs, and so declared, on a "
-            "longer one"),
+            "maximum's, on its case and on fresh inputs of both signs; declared --op max, a "
+            "longer case conforms"),
     Control("N-D sum flipping its accumulation type between calls", _CON +
             "rows_flipping_their_accumulation_type", Cause.NONDETERMINISM, "bits differ",
             "rows, which runs each right batched scan again where the spec is deterministic "

@@ -154,7 +154,7 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
               "explain judges forward scans: reverse INPUT and RESULT", x[::-1], result[::-1],
               inclusive, op)]
     tries += [(f"as the {_OP_WORDS[o]}", f"pass --op {o}", x, result, inclusive, o)
-              for o in _OP_WORDS if o != oper.name]
+              for o in _OP_WORDS if o != oper.name and x.dtype.name in get_operator(o).dtypes]
     for what, do, xs, rs, inc, o in tries if e.n > 1 and not e.hint else ():  # one output is thin evidence
         again = _explain(xs, rs, None, o, inc)
         if again.verdict in (EXACT, ROUNDING):  # right there, not merely unproven

@@ -193,13 +193,15 @@ def test_after_a_negative_axis_refused_the_search_goes_on_along_the_front_axes(b
 
 def test_rows_right_along_another_axis_name_it():
     """A scan along axis 0 whatever axis it is given: each case that fails, axis 0 of two
-    elements or more, is told the axis its rows are right along; one off by one is right
-    along no axis and gets no such words."""
+    elements or more, is told the axis its rows are right along; one off by one, and one of the
+    flat buffer (right along the one long axis of a small case), get no such words."""
     from scancheck.engine.properties.rows import rows_check
 
     first = Target("axis 0", rows.first_axis_whatever_the_axis, TargetSpec(axis="arg"))
     off = Target("off by one", lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype) + 1,
                  TargetSpec(axis="arg"))
+    flat = Target("flat", lambda x, axis: np.cumsum(x.ravel(), dtype=x.dtype).reshape(x.shape),
+                  TargetSpec(axis="arg"))
     told = 0
     for seed in range(40):
         case = Case(12, "int32", "integers", seed)
@@ -208,6 +210,35 @@ def test_rows_right_along_another_axis_name_it():
             assert failure.cause.name == "LOGIC" and "it scans axis 0 where it is given axis" in \
                 failure.diagnosis, failure.diagnosis
             told += 1
-        wrong = rows_check(off, case)
-        assert wrong is None or "it scans axis" not in wrong.diagnosis, wrong.diagnosis
+        for other in (off, flat):
+            wrong = rows_check(other, case)
+            assert wrong is None or "it scans axis" not in wrong.diagnosis, wrong.diagnosis
     assert told >= 5
+
+
+def test_a_fixed_axis_to_declare_is_named_only_where_it_holds_at_every_rank():
+    """Declared axis -1, a scan along axis -2 is told to declare -2 (and conforms so
+    declared); one along axis 0, which is -2 at rank 2 and -3 at rank 3, is told the axis it
+    scanned in the case, and no declaration."""
+    from scancheck.engine.properties.rows import rows_check
+
+    def along(axis):
+        return lambda x: np.cumsum(x, axis=axis, dtype=x.dtype)
+    spec = {"dtypes": ("int32",), "axis": -1, "ndim": (2, 3)}
+    minus_2 = Target("-2", along(-2), TargetSpec(**spec))
+    zero = Target("0", along(0), TargetSpec(**spec))
+    seen = 0
+    for seed in range(30):
+        case = Case(12, "int32", "integers", seed)
+        b = batch(case, fixed_axis=-1, ranks=(2, 3))
+        if b.x.shape[-2] < 2 or b.x.shape[0] < 2 or b.x.size == 0:
+            continue
+        told = rows_check(minus_2, case).diagnosis
+        assert "declare --axis -2" in told, told
+        if b.x.ndim == 3:
+            told = rows_check(zero, case).diagnosis
+            assert "it scans axis 0 (of 3 axes), not -1" in told and "declare" not in told, told
+        seen += 1
+    assert seen >= 5
+    declared = Target("-2", along(-2), TargetSpec(**{**spec, "axis": -2}))
+    assert all(rows_check(declared, Case(12, "int32", "integers", s)) is None for s in range(10))

@@ -141,11 +141,22 @@ def _judged_rows(target: Target, case: Case, b: Batch, got: Any, at: dict[str, A
             or failure.reason not in (Reason.WRONG_VALUE, Reason.CERTIFICATE,
                                       Reason.BEYOND_BOUND)):
         return failure
-    other = _axis_scanned(target, promoted(target, b.x), got, b.axis)
-    if other is not None:
-        failure.diagnosis += (f"; every row along axis {other} is right: it scans axis {other}"
-                              + (f" where it is given axis {b.axis}" if target.spec.axis == "arg"
-                                 else f", not {b.axis}: declare --axis {other}"))
+    other = _axis_scanned(target, b.x, got, b.axis)
+    if other is None:
+        return failure
+    failure.diagnosis += f"; every row along axis {other} is right: it scans axis {other}"
+    fixed = target.spec.axis
+    if fixed == "arg":
+        failure.diagnosis += f" where it is given axis {b.axis}"
+        return failure
+    # A fixed axis to declare only where it holds at another rank too (as counted from the
+    # end where the spec counts so): read off one rank, 0 and -ndim are the same axis.
+    ndim = b.x.ndim
+    declared = other - ndim if isinstance(fixed, int) and fixed < 0 else other
+    if ndim < 8 and _right_again(target, ndim + 1, b.x.dtype, fixed, declared % (ndim + 1)):
+        failure.diagnosis += f", not {fixed}: declare --axis {declared}"
+    else:
+        failure.diagnosis += f" (of {ndim} axes), not {fixed}"
     return failure
 
 
@@ -259,16 +270,38 @@ def _in_layout_of(view: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _axis_scanned(target: Target, x: np.ndarray, got: np.ndarray, axis: int) -> int | None:
-    """Another axis, of two elements or more, along which every row of ``got`` is ``x``'s
-    right scan (exact, or within the bound), or None."""
+    """Another axis along which every row of ``got`` (the target's answer on ``x``, given
+    ``axis``) is right, exact or within the bound, and again on a fresh input whose every
+    axis has two elements: a case with one long axis cannot tell a scan along it from one of
+    the flat buffer.  None where there is none."""
     for other in range(x.ndim):
-        if other == axis % x.ndim or x.shape[other] < 2:
-            continue
-        def rows(a: np.ndarray, other: int = other) -> np.ndarray:
-            return np.ascontiguousarray(np.moveaxis(a, other, -1)).reshape(-1, x.shape[other])
-        if not row_verdicts(target, rows(x), rows(got))[0].any():
+        if (other != axis % x.ndim and x.shape[other] > 1
+                and _right_along(target, promoted(target, x), got, other)
+                and _right_again(target, x.ndim, x.dtype, axis, other)):
             return other
     return None
+
+
+def _right_along(target: Target, x: np.ndarray, got: np.ndarray, axis: int) -> bool:
+    """Whether every row of ``got`` along ``axis`` is the right scan of ``x``'s."""
+    def rows(a: np.ndarray) -> np.ndarray:
+        return np.ascontiguousarray(np.moveaxis(a, axis, -1)).reshape(-1, x.shape[axis])
+    xs, gs = rows(x), rows(got)
+    # A few rows first: a wrong answer is wrong along every axis nearly always.
+    return not row_verdicts(target, xs[:8], gs[:8])[0].any() and not row_verdicts(
+        target, xs, gs)[0].any()
+
+
+def _right_again(target: Target, ndim: int, dtype: np.dtype, given: int, other: int) -> bool:
+    """Whether the target, given axis ``given`` of fresh integers in [1, 8) of shape
+    (2, 2, ...) of rank ``ndim``, answers rows right along ``other``; False where it raises."""
+    v = np.random.default_rng(ndim).integers(1, 8, [2] * ndim).astype(dtype)
+    try:
+        g = target(v, given)
+    except Exception:  # noqa: BLE001 - no answer is no evidence of an axis
+        return False
+    g = np.asarray(g)
+    return g.shape == v.shape and _right_along(target, promoted(target, v), g, other)
 
 
 def _differs_again(target: Target, b: Any, got: Any, at: dict[str, Any]) -> Failure | None:

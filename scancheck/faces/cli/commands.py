@@ -301,7 +301,8 @@ def load_array(path: str, dtype: str | None = None, argname: str = "INPUT") -> n
                              f"changes some of its values ({text[k]} to {a[k].item()!r}); pass --dtype "
                              f"float64, or give {a.dtype.name} data as a .npy file")
     if dtype is not None and a.dtype != as_dtype(dtype):
-        raise ValueError(f"{argname}: {file} holds {a.dtype.name}, INPUT {dtype}: explain compares "
+        given = "--dtype" if argname == "INPUT" else "INPUT"
+        raise ValueError(f"{argname}: {file} holds {a.dtype.name}, {given} {dtype}: explain compares "
                          f"arrays of one dtype (the exact scan it computes itself); cast one of "
                          f"them to the other's dtype")
     if a.ndim != 1:
