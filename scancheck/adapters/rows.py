@@ -63,10 +63,9 @@ class Row:
         """Why this target cannot run here, or None."""
         if self.refused:
             return self.refused
-        for module in self.needs:
-            missing = _missing(module)
-            if missing:
-                return missing
+        missing = self._missing()
+        if missing:
+            return missing[0][1]
         return no_gpu() if self.gpu else None
 
     def lacking(self) -> tuple[str, ...]:
@@ -75,8 +74,12 @@ class Row:
         or no machine runs it (:attr:`refused`)."""
         if self.refused:
             return ()
-        missing = tuple(dict.fromkeys(m.partition(".")[0] for m in self.needs if _missing(m)))
+        missing = tuple(dict.fromkeys(m.partition(".")[0] for m, _ in self._missing()))
         return missing or (("a GPU",) if self.gpu and no_gpu() else ())
+
+    def _missing(self) -> list[tuple[str, str]]:
+        """Each module of :attr:`needs` not found here, with why, in their order."""
+        return [(module, why) for module in self.needs if (why := _missing(module))]
 
     def target(self, here: bool = True) -> Target:
         """The row as a target a check runs (a child re-creates it by its name), unavailable

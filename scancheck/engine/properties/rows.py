@@ -274,9 +274,10 @@ def _axis_scanned(target: Target, x: np.ndarray, got: np.ndarray, axis: int) -> 
     ``axis``) is right, exact or within the bound, and again on a fresh input whose every
     axis has two elements: a case with one long axis cannot tell a scan along it from one of
     the flat buffer.  None where there is none."""
+    wide = promoted(target, x)
     for other in range(x.ndim):
         if (other != axis % x.ndim and x.shape[other] > 1
-                and _right_along(target, promoted(target, x), got, other)
+                and _right_along(target, wide, got, other)
                 and _right_again(target, x.ndim, x.dtype, axis, other)):
             return other
     return None

@@ -163,15 +163,15 @@ def _builtin_epilog() -> str:
     """The built-in target names this machine can run, read from the table of built-in
     targets, quoted where the shell needs it and never broken across lines; then how many
     more need each package (or a GPU) it lacks."""
+    from collections import Counter
+
     from ...adapters import all_rows
 
-    here, lacked = [], {}
+    here, lacked = [], Counter[str]()
     for r in all_rows():
         lacks = r.lacking()
-        if lacks:
-            for what in lacks:
-                lacked[what] = lacked.get(what, 0) + 1
-        elif not r.refused:
+        lacked.update(lacks)
+        if not lacks and not r.refused:
             here.append(r.name)
     lines = ["built-in targets this machine can run:", ""]
     for name in here:

@@ -43,6 +43,8 @@ _LOCAL_PREFIXES = ("builtin:", "kernel:", "model:", "scancheck:")
 _PICKS = pytest.StashKey[list]()
 #: Per target, the checks answered without a child: check name -> why it skips.
 _KNOWN = pytest.StashKey[dict]()
+#: The TargetSpec fields --scan-spec names, parsed once a process.
+_SPEC = pytest.StashKey[dict]()
 #: The check that runs the checks past 2**31 and 2**32 elements, all in one child.
 LARGE_CHECK = "large"
 
@@ -216,15 +218,17 @@ def spec_overrides(config: pytest.Config) -> dict[str, Any]:
     from ..spec_flags import add_spec_flags
     from ..spec_flags import spec_overrides as overrides
 
+    if _SPEC in config.stash:  # each test's options ask again
+        return config.stash[_SPEC]
     text = config.getoption("scan_spec")
-    if not text.strip():
-        return {}
     parser = _SpecFlags(prog="--scan-spec", add_help=False, allow_abbrev=False)
     add_spec_flags(parser)
     try:
-        return overrides(parser.parse_args(shlex.split(text)))
+        given = overrides(parser.parse_args(shlex.split(text))) if text.strip() else {}
     except argparse.ArgumentError as exc:
         raise ValueError(f"--scan-spec: {exc}") from None
+    config.stash[_SPEC] = given
+    return given
 
 
 def _is_local(locator: str) -> bool:
