@@ -352,6 +352,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("N-D scan along axis 0 whatever axis it is given", _ROWS +
             "first_axis_whatever_the_axis", Cause.LOGIC, "it scans axis 0 where it is given",
             "rows: each of its rows is right along axis 0, none along the axis it was given"),
+    Control("N-D scan of its input flattened (numpy.cumsum without an axis)", _ROWS +
+            "flattened_whatever_the_axis", Cause.CONTRACT, "flattened in C order", "rows: its "
+            "1-D answer is the right scan of the input flattened, there and on a fresh input of "
+            "two elements an axis (it was a logic error of the shape alone)"),
     Control("N-D scan refusing a negative axis", _ROWS + "negative_axis_refused", Cause.FAULT,
             "refuses a negative axis", "rows: the same call with the axis counted from the "
             "front (it was a fault of the case, shape and axis unnamed)"),

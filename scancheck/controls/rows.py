@@ -98,6 +98,14 @@ def first_axis_whatever_the_axis(x: np.ndarray, axis: int) -> np.ndarray:
         return np.cumsum(x, axis=0, dtype=x.dtype)
 
 
+def flattened_whatever_the_axis(x: np.ndarray, axis: int) -> np.ndarray:
+    """An N-D sum that scans its input flattened in C order whatever axis it is given
+    (``numpy.cumsum`` without its axis): a 1-D answer of the input's size, right on 1-D
+    input."""
+    with np.errstate(all="ignore"):
+        return np.cumsum(x, dtype=x.dtype)
+
+
 def saturating_along_an_axis(x: np.ndarray, axis: int) -> np.ndarray:
     """A sum right on 1-D input whose N-D path stores with saturation (PTX's
     ``cvt.satfinite``): a prefix that overflows comes back as the largest finite float, an
@@ -155,6 +163,7 @@ for fn, spec in (
     (initial_value_from_the_last_element, TargetSpec(inclusive=False, initial=True)),
     (negative_axis_from_the_front, TargetSpec(axis="arg")),
     (first_axis_whatever_the_axis, TargetSpec(axis="arg", dtypes=("int32", "float32"))),
+    (flattened_whatever_the_axis, TargetSpec(axis="arg", dtypes=("int32", "float32"))),
     (negative_axis_refused, TargetSpec(axis="arg")),
     (saturating_along_an_axis, TargetSpec(axis="arg", dtypes=("float32",))),
     (cumprod_carried_across_rows, TargetSpec(op="mul", dtypes=_FLOATS, axis="arg")),

@@ -216,6 +216,32 @@ def test_rows_right_along_another_axis_name_it():
     assert told >= 5
 
 
+def test_a_scan_of_the_flattened_input_is_told_as_a_contract():
+    """A 1-D answer that is the right scan of the input flattened in C order, there and on a
+    fresh input, is numpy.cumsum's contract without an axis; a 1-D answer of the same size
+    one off, or a flat scan only of small inputs, is a wrong shape and no more."""
+    from scancheck.engine.properties.rows import rows_check
+
+    spec = TargetSpec(axis="arg", dtypes=("int32",))
+    flat = Target("flat", rows.flattened_whatever_the_axis, spec)
+    off = Target("off", lambda x, axis: np.cumsum(x, dtype=x.dtype) + 1, spec)
+    small = Target("small", lambda x, axis: np.cumsum(x, dtype=x.dtype) if x.size < 2**x.ndim
+                   else np.cumsum(x, axis=axis, dtype=x.dtype)[..., :1].ravel(), spec)
+    told = 0
+    for seed in range(30):
+        case = Case(12, "int32", "integers", seed)
+        if batch(case).x.ndim < 2 or batch(case).x.size == 0:
+            continue
+        failure = rows_check(flat, case)
+        assert failure.cause.name == "CONTRACT" and "flattened in C order" in \
+            failure.diagnosis, failure.diagnosis
+        told += 1
+        for other in (off, small):
+            wrong = rows_check(other, case)
+            assert wrong is None or wrong.cause.name == "LOGIC", wrong.diagnosis
+    assert told >= 5
+
+
 def test_a_fixed_axis_to_declare_is_named_only_where_it_holds_at_every_rank():
     """Declared axis -1, a scan along axis -2 is told to declare -2 (and conforms so
     declared); one along axis 0, which is -2 at rank 2 and -3 at rank 3, is told the axis it

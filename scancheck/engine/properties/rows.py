@@ -173,6 +173,11 @@ def _row_failure(target: Target, case: Case, b: Batch, got: Any, at: dict[str, A
         None if got.shape == b.x.shape else
         f"returned shape {got.shape} for input of shape {b.x.shape}")
     if wrong:
+        if not spec.indices and _flattens(target, b.x, got, b.axis):
+            return Failure(Cause.CONTRACT, f"{wrong}: it scans its input flattened in C order "
+                           f"(as numpy.cumsum does without an axis) whatever the axis; declare "
+                           f"no --axis to check it as a scan of 1-D arrays", at=at,
+                           reason=Reason.UNDECLARED)
         return Failure(Cause.LOGIC, wrong, at=at, reason=Reason.SHAPE)
     x = promoted(target, b.x)
     if x.size == 0:
@@ -291,6 +296,25 @@ def _right_along(target: Target, x: np.ndarray, got: np.ndarray, axis: int) -> b
     # A few rows first: a wrong answer is wrong along every axis nearly always.
     return not row_verdicts(target, xs[:8], gs[:8])[0].any() and not row_verdicts(
         target, xs, gs)[0].any()
+
+
+def _flattens(target: Target, x: np.ndarray, got: Any, axis: int) -> bool:
+    """Whether ``got``, the target's answer on the N-D ``x``, is the right scan of ``x``
+    flattened in C order, and so is its answer on a fresh input whose every axis has two
+    elements (a case of one long axis cannot tell a flat scan from one along it)."""
+    def flat_scan(v: np.ndarray, g: Any) -> bool:
+        g = np.asarray(g)
+        return (v.ndim > 1 and g.shape == (v.size,) and v.size > 0
+                and not row_verdicts(target, promoted(target, v).reshape(1, -1),
+                                     g.reshape(1, -1))[0].any())
+
+    if not flat_scan(x, got):
+        return False
+    v = np.random.default_rng(x.ndim).integers(1, 8, [2] * x.ndim).astype(x.dtype)
+    try:
+        return flat_scan(v, target(v, axis))
+    except Exception:  # noqa: BLE001 - no answer is no evidence of a flat scan
+        return False
 
 
 def _right_again(target: Target, ndim: int, dtype: np.dtype, given: int, other: int) -> bool:

@@ -190,17 +190,19 @@ def test_a_session_from_another_folder_gets_none_of_the_projects_test_setup(pyte
     """The suite lies in the package; from a source checkout (an editable install) pytest
     loads the conftest of every folder above it, the checkout's own included.  That one sets
     nothing up (the project's is tests/conftest.py): no Hypothesis profile of the project's,
-    no header, and the session's Hypothesis settings are the user's."""
-    pytester.makepyfile(probe="""
-        from hypothesis import settings
-
-        def pytest_report_header(config):
-            return [f"profile seen: {settings._current_profile}"]
-        """)
+    no header, and the session's Hypothesis settings are the ones Hypothesis alone picks in
+    the same environment (its own ``ci`` profile where a CI variable is set)."""
+    seen = ("from hypothesis import settings\n"
+            "def seen():\n"
+            "    return f'profile seen: {settings._current_profile} {settings().max_examples}'\n")
+    pytester.makepyfile(probe=seen + "def pytest_report_header(config):\n"
+                                     "    return [seen()]\n")
+    alone = subprocess.run([sys.executable, "-c", seen + "print(seen())"], check=True,
+                           capture_output=True, text=True, cwd=pytester.path).stdout.strip()
     result = pytester.runpytest_subprocess("--scan-target=numpy.cumsum", "-p", "probe",
                                            "-p", "no:cacheprovider",
                                            *(q for q in QUICK if q != "--noconftest"))
     out = result.stdout.str()
-    assert "profile seen: default" in out, out
+    assert alone in out, (alone, out)
     assert "hypothesis profile:" not in out and "scancheck: no GPU" not in out, out
     result.assert_outcomes(passed=1)
