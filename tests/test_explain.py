@@ -264,3 +264,27 @@ def test_a_hint_tries_only_the_operators_of_the_inputs_dtype():
     wrong[5] = False
     e = explain(x, wrong, op="max")
     assert e.verdict == PROVEN and e.hint == "", e.lines()
+
+
+def test_a_promoting_scan_is_judged_in_its_results_dtype(tmp_path, capsys):
+    """A result of a dtype that holds every input value is judged with the input promoted to
+    it: int32 sums past 2**31 right in int64, and a scan that wrapped in int32 first proven
+    wrong; a narrower result, or a reference of another dtype than the result's, refused."""
+    x = np.full(4, 2**30, dtype=np.int32)
+    right = explain(x, np.cumsum(x, dtype=np.int64))
+    assert right.verdict == EXACT and right.promoted_from == "int32" and right.dtype == "int64"
+    assert "(the int32 input promoted, as the result is)" in right.lines()[1]
+    wrapped = explain(x, np.cumsum(x, dtype=np.int32).astype(np.int64))
+    assert wrapped.verdict == PROVEN and wrapped.first_wrong == 1
+    assert explain(x, np.cumsum(x, dtype=np.int32)).promoted_from == ""
+    with pytest.raises(ValueError, match="a dtype that holds every int32 value"):
+        explain(x, np.cumsum(x).astype(np.int16))
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "r.npy", np.cumsum(x, dtype=np.int64))
+    np.save(tmp_path / "narrow.npy", np.cumsum(x).astype(np.int16))
+    assert main(["explain", str(tmp_path / "x.npy"), str(tmp_path / "r.npy")]) == 0
+    assert capsys.readouterr().out.startswith("exact: ")
+    with pytest.raises(ValueError, match="RESULT: .* holds int16, INPUT int32: explain takes"):
+        load_array(str(tmp_path / "narrow.npy"), "int32", "RESULT")
+    with pytest.raises(ValueError, match="--reference: .* holds int32, RESULT int64"):
+        load_array(str(tmp_path / "x.npy"), "int64", "--reference")

@@ -88,6 +88,9 @@ class Explanation:
     #: RMS and max error of each real order on the same input.
     orders: dict[str, dict[str, float]] = field(default_factory=dict)
     reference: dict[str, Any] | None = None
+    #: The input's dtype where the result's is a wider one, in which the input is judged
+    #: (a promoting scan's); "" where the two are one.
+    promoted_from: str = ""
     #: Where a result proven wrong is right under another convention (exclusive for
     #: inclusive, or a reverse scan), which, in words.
     hint: str = ""
@@ -95,8 +98,10 @@ class Explanation:
     def lines(self) -> list[str]:
         """The headline, then the numbers, one fact a line."""
         kind = f"{'inclusive' if self.inclusive else 'exclusive'} {self.op} scan"
+        promoted = (f" (the {self.promoted_from} input promoted, as the result is)"
+                    if self.promoted_from else "")
         out = [f"{self.verdict}: {self.headline}",
-               f"  input: n = {self.n:,} {self.dtype}, {kind}; {_outputs(self.certified)} "
+               f"  input: n = {self.n:,} {self.dtype}{promoted}, {kind}; {_outputs(self.certified)} "
                f"certified exact (every summation order is exact there)"]
         if self.error:
             e = self.error
@@ -139,10 +144,15 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     # On the host once: the other conventions below read them again.
     x = oper.host_elements(x, "x", allow_empty=True)
     result = oper.host_elements(result, "result", allow_empty=True)
-    if result.shape != x.shape or result.dtype != x.dtype:
+    given = x.dtype
+    if result.shape != x.shape or not np.can_cast(x.dtype, result.dtype, "safe"):
         raise ValueError(f"result has shape {result.shape} and dtype {result.dtype}; expected "
-                         f"{x.shape} and {x.dtype}, the input's")
+                         f"{x.shape} and {x.dtype}, the input's, or a dtype that holds every "
+                         f"{x.dtype} value (a promoting scan's)")
+    x = x.astype(result.dtype, copy=False)
     e = _explain(x, result, reference, op, inclusive)
+    if given != x.dtype:
+        e.promoted_from = given.name
     if e.verdict != PROVEN or not e.n:
         return e
     # A NaN rule first: where the input holds NaN it is the likelier convention.
@@ -365,7 +375,7 @@ def _reference(x: np.ndarray, reference: Any, result: np.ndarray, want: np.ndarr
     ref = get_operator("add").host_elements(reference, "reference", allow_empty=True)
     if ref.shape != x.shape or ref.dtype != x.dtype:
         raise ValueError(f"reference has shape {ref.shape} and dtype {ref.dtype}; expected "
-                         f"{x.shape} and {x.dtype} like x")
+                         f"{x.shape} and {x.dtype}, the result's")
     alone = explain(x, ref, inclusive=inclusive)
     disagreement = _rms(result.astype(np.float64) - ref.astype(np.float64))
     own = _rms(ref.astype(np.float64) - want.astype(np.float64))

@@ -169,9 +169,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     output_path(args.json, "--json")
     x = load_array(args.input, args.dtype, "INPUT")
-    dtype = x.dtype.name
-    result = load_array(args.result, dtype, "RESULT")
-    ref = load_array(args.reference, dtype, "--reference") if args.reference else None
+    result = load_array(args.result, x.dtype.name, "RESULT")
+    ref = (load_array(args.reference, result.dtype.name, "--reference") if args.reference
+           else None)
     e = explain(x, result, ref, op=args.op, inclusive=not args.exclusive)
     if args.json:
         with writing(args.json, "--json"), open(args.json, "w") as fh:
@@ -266,10 +266,23 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     return run_matrix(args)
 
 
+#: What each of explain's arrays must hold, beside the array it is measured against.
+_DTYPE_RULES = {
+    "INPUT": ("--dtype", lambda given, held: given == held,
+              "--dtype names the dtype a text file is read as; give no --dtype with a .npy file"),
+    "RESULT": ("INPUT", lambda given, held: np.can_cast(given, held, "safe"),
+               "explain takes a RESULT of INPUT's dtype, or of one that holds every INPUT value "
+               "(a promoting scan's, in which INPUT is judged)"),
+    "--reference": ("RESULT", lambda given, held: given == held,
+                    "a reference is compared with RESULT in RESULT's dtype; cast it to that"),
+}
+
+
 def load_array(path: str, dtype: str | None = None, argname: str = "INPUT") -> np.ndarray:
     """A 1-D array from ``.npy``, ``.npz`` (its only array, or ``file.npz:key``) or text
     (whitespace or comma separated; ``dtype``, float32 by default, must hold every value
-    exactly)."""
+    exactly); a saved array's dtype must be what ``argname``'s rule allows beside
+    ``dtype``."""
     file, _, key = path.partition(".npz:")
     if key:
         file += ".npz"
@@ -300,11 +313,9 @@ def load_array(path: str, dtype: str | None = None, argname: str = "INPUT") -> n
             raise ValueError(f"{argname}: {file}'s text is read as float64, and {a.dtype.name} "
                              f"changes some of its values ({text[k]} to {a[k].item()!r}); pass --dtype "
                              f"float64, or give {a.dtype.name} data as a .npy file")
-    if dtype is not None and a.dtype != as_dtype(dtype):
-        given = "--dtype" if argname == "INPUT" else "INPUT"
-        raise ValueError(f"{argname}: {file} holds {a.dtype.name}, {given} {dtype}: explain compares "
-                         f"arrays of one dtype (the exact scan it computes itself); cast one of "
-                         f"them to the other's dtype")
+    beside, allowed, rule = _DTYPE_RULES[argname]
+    if dtype is not None and not allowed(as_dtype(dtype), a.dtype):
+        raise ValueError(f"{argname}: {file} holds {a.dtype.name}, {beside} {dtype}: {rule}")
     if a.ndim != 1:
         raise ValueError(f"{argname}: {file} holds an array of shape {a.shape}; explain takes 1-D")
     return a

@@ -237,7 +237,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("explain", help="is a computed scan's error rounding or a bug?")
     p.add_argument("input", metavar="INPUT", help=".npy, .npz[:KEY] or a text file of numbers")
-    p.add_argument("result", metavar="RESULT", help="the computed scan of INPUT, same forms")
+    p.add_argument("result", metavar="RESULT", help="the computed scan of INPUT, same forms; of "
+                   "INPUT's dtype or a wider one (INPUT is then judged promoted to it)")
     p.add_argument("--reference", metavar="REF", help="a reference scan it was compared with")
     p.add_argument("--op", choices=["add", "max", "min"], default="add")
     p.add_argument("--exclusive", action="store_true", help="RESULT is an exclusive scan")
