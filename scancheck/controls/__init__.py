@@ -267,6 +267,11 @@ CONTROLS: tuple[Control, ...] = (
     Control("wrong on its first call", _SUMS + "wrong_on_its_first_call", Cause.LOGIC,
             "logic error", "any property, on the first call of a process, which is never an "
             "empty input (n = 0 comes second): every later call is right", process_state=True),
+    Control("tile carry read stale now and then", _SUMS + "stale_carry_now_and_then",
+            Cause.LOGIC, "wrong in some runs only", "every value property, which runs its "
+            "smallest case again: right in another run, no rounding, NaN rule or contract "
+            "comes and goes (its NaN cases were told NaN semantics broken, and the bounds' "
+            "probe on other data an error growing with the values)"),
     Control("sum started from the smallest normal", _SUMS + "sum_from_the_smallest_normal",
             Cause.LOGIC, "no lost precision explains it", "floats within bound on tiny data at "
             "n = 1, and on every seed the error within the type's own precision: no narrower "

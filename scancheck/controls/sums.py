@@ -202,6 +202,20 @@ def varying_tiles_into_one_buffer(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def stale_carry_now_and_then(x: np.ndarray) -> np.ndarray:
+    """A blocked scan each of whose tiles after the first, with chance 1/32 on every call,
+    adds the offset of the tile before its own (a carry read before its producer wrote it,
+    as a missing barrier or fence lets happen): wrong in some runs of an input, right in
+    others."""
+    local = tiles(x, BLOCK)
+    with np.errstate(all="ignore"):
+        offsets = np.zeros(local.shape[0], dtype=x.dtype)
+        offsets[1:] = np.add.accumulate(local[:-1, -1], dtype=x.dtype)
+        stale = np.random.default_rng().random(offsets.size) < 1 / 32
+        read = np.where(stale, np.r_[offsets[:1], offsets[:-1]], offsets)
+        return (local + read[:, None]).ravel()[:x.size]
+
+
 #: Whether :func:`wrong_on_its_first_call` has been called in this process.
 _WARM: list[bool] = []
 
@@ -323,6 +337,7 @@ for fn, spec in (
     (tile_size_varying_between_runs, TargetSpec()),
     (varying_tiles_into_one_buffer, TargetSpec()),
     (wrong_on_its_first_call, TargetSpec()),
+    (stale_carry_now_and_then, TargetSpec()),
     (least_integer_read_as_zero, TargetSpec(dtypes=("int32", "int64", "float32"))),
     (sum_from_the_smallest_normal, TargetSpec(dtypes=_FLOATS)),
     (block_totals_from_the_exclusive_scan, TargetSpec(inclusive=False)),

@@ -27,7 +27,7 @@ from ..targets.spec import TargetSpec, over_tuples, with_overrides
 from ..targets.target import InputWritten, NotAnArray, Target, forward, seeded
 from .cases import Budget, Case
 from .checks import LARGE, not_applicable
-from .diagnosis import Cause, PropertyResult, Reason
+from .diagnosis import INTERMITTENT, Cause, PropertyResult, Reason
 from .large import LARGE_SIZES, check_large
 from .large_batches import BATCH_CHECKS, check_batch
 from .large_segments import SEGMENT_CHECKS, check_segments_large
@@ -370,6 +370,13 @@ PREFIXED = frozenset(("integers exact", "certified exact", "floats within bound"
                       "indices", "recurrence"))
 #: A cut case's prefixes walked one by one up to this n (past it, bisected).
 PREFIX_WALK = 300
+#: Runs of the smallest failing case again before it is told: one of them right makes the
+#: failure intermittent.  A failure in one run of 20 is seen right in one of four runs 98
+#: times in 100; one in every other run, 94.
+RERUNS = 4
+#: Causes a case's own evidence decides, which a run of the same input that comes out right
+#: refutes: no rounding, NaN rule or contract comes and goes between runs.
+_RERUN_CAUSES = (Cause.LOGIC, Cause.PRECISION, Cause.SPECIALS, Cause.CONTRACT)
 
 
 def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
@@ -420,12 +427,27 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
             case = smallest_failing(fails, case.cut(k + 1), PREFIX_WALK)
             failure, minimal = last.get(case.n) or failure, case.n <= PREFIX_WALK
     assert failure is not None
-    failure = told(case, failure)
+    right = 0
+    if (prop != "deterministic" and not isinstance(failure, NoAnswer)
+            and failure.cause in _RERUN_CAUSES):
+        right = sum(check(case) is None for _ in range(RERUNS))
+    failure = intermittent(failure, right) if right else told(case, failure)
     return PropertyResult(prop, "fault" if failure.cause == Cause.FAULT else "fail",
                           failure.diagnosis, {**case.describe(), **failure.where()},
                           {**failure.detail, **stats}, cause=failure.cause.name,
                           reason=failure.reason.name, independent=failure.independent,
                           minimal=minimal), isinstance(failure, NoAnswer)
+
+
+def intermittent(failure: Failure, right: int) -> Failure:
+    """``failure``, whose case came out right in ``right`` of :data:`RERUNS` more runs, as a
+    logic error that comes and goes: no attribution by other data is made (a probe run would
+    see whichever runs it happened to get)."""
+    return Failure(Cause.LOGIC, f"{failure.diagnosis}; right in {right} of {RERUNS} more runs "
+                   f"of the same input: {INTERMITTENT}", failure.index,
+                   failure.got, failure.expected, failure.detail,
+                   at={**failure.at, "reruns right": f"{right} of {RERUNS}"},
+                   allowed=failure.allowed, reason=failure.reason)
 
 
 def _searched(result: PropertyResult, earlier: list[PropertyResult], empty: bool,

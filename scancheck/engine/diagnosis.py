@@ -104,6 +104,11 @@ class Reason(enum.Enum):
         return self.value
 
 
+#: What a wrong answer that another run of the same input gets right shows, in words: the
+#: case's own evidence of a logic error that comes and goes.
+INTERMITTENT = ("wrong in some runs only, which no rounding or NaN rule explains (a race, or a "
+                "read of memory not yet written?)")
+
 #: Statuses of a property whose bounded budget ran out before the top of its sizes, no
 #: failure found: "slow" (the target's own calls took most of the time) or "partial"
 #: (checking their answers did).  Neither is a pass past the n it reached, nor a failure.

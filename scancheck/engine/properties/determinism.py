@@ -7,7 +7,7 @@ from ...core.arrays import same_bits
 from ...core.dtypes import is_float
 from ...targets.target import Target
 from ..cases import Case
-from ..diagnosis import Cause, Reason
+from ..diagnosis import INTERMITTENT, Cause, Reason
 from .base import Failure
 from .running import first_bad, run
 from .values import judge_output
@@ -47,9 +47,7 @@ def determinism_check(target: Target, case: Case) -> Failure | None:
             # would see whichever runs they happened to get).
             failure = judged[wrong]
             failure.cause = Cause.LOGIC
-            failure.diagnosis += ("; right in another run of the same input: no lost precision "
-                                  "comes and goes like that, the bits differ between runs (a "
-                                  "race?)")
+            failure.diagnosis += f"; right in another run of the same input: {INTERMITTENT}"
             return failure
         failure = judge_output(target, case, x, runs[wrong]) or judged[wrong]
         failure.diagnosis += "; and the bits differ between runs (a race?)"

@@ -204,9 +204,10 @@ def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files
     ids = segment_ids(kind, np.array(desc["values"], dtype=desc["dtype"]), x.shape[0])
     members = np.flatnonzero(ids == ids[p])
     k = int(np.flatnonzero((members[::-1] if spec.get("reverse") else members) == p)[0])
+    got = f"got = {get}({fn}({args})).reshape(len(x), -1)\n"
     lines = [imports, _literal(x, files, name),
              f"seg = np.array({desc['values']!r}, dtype=np.{desc['dtype']})  # {kind}\n",
-             f"got = {get}({fn}({args})).reshape(len(x), -1)\n",
+             got,
              f"p, col = {p}, {col}  # the failing output: row p, column col of (T, -1)\n",
              _MEMBERS[kind],
              "members = members[::-1]  # a reverse scan: from the segment's end\n"
@@ -216,11 +217,17 @@ def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files
              _expected(spec["op"], spec["inclusive"], out_dtype, k),
              'print(f"output {p}, column {col}: got", got[p, col], "exact", '
              'float(exact) if isinstance(exact, Fraction) else exact)\n',
-             _still(case, "got[p, col]", _exact_rule(spec, out_dtype, report.verdict.source))]
+             _still(case, "got[p, col]", _exact_rule(spec, out_dtype, report.verdict.source),
+                    again=got)]
     return _snippet(lines)
 
 
-def _still(case: dict[str, Any], output: str, exact_rule: bool) -> str:
+#: Calls a snippet makes at most of a case the check saw right in another run, until one
+#: comes out wrong: a bug that strikes one call in 32 shows within 200 but 2 times in 1,000.
+REPRODUCER_RUNS = 200
+
+
+def _still(case: dict[str, Any], output: str, exact_rule: bool, again: str = "") -> str:
     """Lines that judge ``output`` as it is now against what the check saw there and against
     ``exact``: "still reproduces" and exit status 1 (as ``git bisect run`` reads a bad
     revision) while the call gives the value seen; "does not reproduce" and 0 once it gives a
@@ -228,25 +235,34 @@ def _still(case: dict[str, Any], output: str, exact_rule: bool) -> str:
     exactly ``exact`` where that is the only right answer (``exact_rule``); "still wrong,
     with another value" and 1 where it gives neither; and where neither criterion is known
     here (a float output the check judged by its own rules), "another value" and 125, which
-    ``git bisect run`` skips: a check of that revision judges it."""
+    ``git bisect run`` skips: a check of that revision judges it.  Where the check saw the
+    case right in another run, ``again`` (lines that call the target anew) runs until the
+    output is wrong, :data:`REPRODUCER_RUNS` calls at most."""
     if "got" not in case:
         return ""
     got = case["got"]
     seen = f"float({str(got)!r})" if isinstance(got, float) and not math.isfinite(got) \
         else repr(got)
-    lines = [f"seen = {seen}  # what the check saw there\n", f"now = {output}\n",
-             "same = bool(np.all(now == seen)) or bool(np.all(np.isnan(np.asarray(now, "
-             "dtype=float))) and np.isnan(seen))\n"]
+    lines = [f"seen = {seen}  # what the check saw there\n"]
+    judge = [f"now = {output}\n", "same = bool(np.all(now == seen)) or bool(np.all(np.isnan("
+             "np.asarray(now, dtype=float))) and np.isnan(seen))\n"]
     allowed = case.get("allowed error")
     if allowed is not None:  # the check's own test: off the exact answer rounded, by the bound
         lines += [f"rounded = {case['expected']!r}  # the exact answer in the output's type\n",
                   f"allowed = {allowed!r}  # the error the check allows there: the rounding "
-                  "bound of any summation order\n",
-                  "right = bool(np.isfinite(float(now)) and np.isfinite(rounded) and "
-                  "abs(Fraction(float(now)) - Fraction(rounded)) <= allowed)\n"]
+                  "bound of any summation order\n"]
+        judge.append("right = bool(np.isfinite(float(now)) and np.isfinite(rounded) and "
+                     "abs(Fraction(float(now)) - Fraction(rounded)) <= allowed)\n")
     else:
-        lines.append("right = bool(now == exact) or (exact is not None and bool("
+        judge.append("right = bool(now == exact) or (exact is not None and bool("
                      "np.isnan(float(now)) and np.isnan(float(exact))))\n")
+    lines += judge
+    if case.get("reruns right") and again:
+        body = "".join("    " + ln for ln in (again + "".join(judge)).splitlines(True))
+        lines.append(f"runs = 1\n# The check saw this case right in {case['reruns right']} more "
+                     f"runs: wrong in some runs only, it is called until it shows wrong.\n"
+                     f"while right and runs < {REPRODUCER_RUNS}:\n{body}    runs += 1\n"
+                     f'print("calls:", runs)\n')
     other = ('"still wrong, with another value", 1' if allowed is not None or exact_rule else
              '"another value, not the exact one: check the target again to judge it", 125')
     return "".join(lines) + (
@@ -368,10 +384,12 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
     if k is not None:
         if axis is not None:
             r = tuple(case.get("row", ()))
-            lines.append(f"row, got_row = np.moveaxis(x, {axis}, -1)[{r}], "
-                         f"np.moveaxis(got, {axis}, -1)[{r}]\n")
+            rows = (f"row, got_row = np.moveaxis(x, {axis}, -1)[{r}], "
+                    f"np.moveaxis(got, {axis}, -1)[{r}]\n")
         else:
-            lines.append("row, got_row = x, got\n")
+            rows = "row, got_row = x, got\n"
+        again = lines[-1] + rows  # the call, and the row it judges
+        lines.append(rows)
         promoted = dict(map(tuple, report.spec.get("promote", ())))
         out_dtype = promoted.get(x.dtype.name, x.dtype.name)  # the type the target returns
         spec = report.spec
@@ -381,7 +399,8 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
                                first=int(initial and spec["inclusive"])))
         lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
                      f'float(exact) if isinstance(exact, Fraction) else exact)\n')
-        lines.append(_still(case, f"got_row[{k}]", _exact_rule(spec, out_dtype, verdict.source)))
+        lines.append(_still(case, f"got_row[{k}]", _exact_rule(spec, out_dtype, verdict.source),
+                            again))
     else:
         if verdict.findings and verdict.findings[0].status in ("fault", "hang"):
             # No value to hold the output to: the call itself is what the check saw fail.

@@ -180,6 +180,25 @@ def test_a_snippet_tells_a_mended_target_from_one_wrong_with_another_value(
     assert _run_snippet(snippet, user_module) == (0, "does not reproduce")
 
 
+def test_a_failure_right_in_another_run_is_called_again_until_it_shows(user_module, budget):
+    """A case the check saw right in another run: its snippet calls the target until the
+    output is wrong (here the fifth call of a process, one wrong value), then judges it."""
+    (user_module / "now_and_then.py").write_text(
+        "import itertools\nimport numpy as np\n\n_calls = itertools.count(1)\n\n\n"
+        "def scan(x):\n    out = np.cumsum(x, dtype=x.dtype)\n"
+        "    if next(_calls) % 5 == 0:\n        out[-1:] += x.dtype.type(7)\n    return out\n")
+    rep = check(load_import_path("now_and_then:scan", TargetSpec(dtypes=("int64",))),
+                properties=("integers exact",), budget=budget)
+    assert rep.verdict.smallest_case["reruns right"].endswith(" of 4"), rep.verdict.smallest_case
+    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
+                        re.S).group(1)
+    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(user_module)), cwd=user_module,
+                         timeout=120)
+    assert out.returncode == 1 and "calls: 5\nstill reproduces" in out.stdout, out
+    sys.modules.pop("now_and_then", None)
+
+
 def test_a_file_targets_snippet_runs_from_any_folder_and_skips_where_the_file_is_gone(
         tmp_path, budget, monkeypatch):
     """A target named by a relative path: its snippet loads the file the check loaded (and
