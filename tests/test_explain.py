@@ -288,3 +288,20 @@ def test_a_promoting_scan_is_judged_in_its_results_dtype(tmp_path, capsys):
         load_array(str(tmp_path / "narrow.npy"), "int32", "RESULT")
     with pytest.raises(ValueError, match="--reference: .* holds int32, RESULT int64"):
         load_array(str(tmp_path / "x.npy"), "int64", "--reference")
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_outputs_whose_exact_sums_wrap_are_counted_and_said(dtype):
+    """An integer sum judged wrapped says how many outputs passed the dtype's range (exact
+    in int64 below 64 bits, in Python's integers at 64); one that stays in range says
+    nothing of it, nor does max."""
+    top = np.iinfo(dtype).max
+    x = np.array([top, 1, 1, -3, 5], dtype=dtype)
+    wrapped = np.cumsum(x, dtype=dtype)
+    e = explain(x, wrapped)
+    assert e.verdict == EXACT and e.wrapped == 3, e.lines()  # top+1, top+2, top+4
+    assert any(ln.startswith("  3 outputs wrapped: their exact sums lie outside") for ln in
+               e.lines())
+    assert explain(x[1:], np.cumsum(x[1:], dtype=dtype)).wrapped == 0
+    assert explain(x, np.maximum.accumulate(x), op="max").wrapped == 0
+    assert "rounds nothing" in explain(x, np.maximum.accumulate(x), op="max").lines()[1]

@@ -197,6 +197,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("reverse max declared forward", _CON + "reverse_running_max", Cause.CONTRACT,
             "declare --reverse", "integers exact and floats within bound: every output is the "
             "forward max of the input flipped, flipped back"),
+    Control("sum declared reverse", _CON + "forward_running_sum", Cause.CONTRACT,
+            "declare --no-reverse", "integers exact and the float value properties, on the "
+            "forward view a reverse scan is judged by: every output of the view is its reverse "
+            "scan's, so the target's own are the forward scan's (it was a logic error)"),
     Control("max declared a sum", _CON + "running_max", Cause.CONTRACT, "declare --op max",
             "integers exact and the float value properties: every output is the running "
             "maximum's, on its case and on fresh inputs of both signs; declared --op max, a "

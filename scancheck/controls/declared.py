@@ -62,6 +62,12 @@ def reverse_running_max(x: np.ndarray) -> np.ndarray:
     return np.maximum.accumulate(x[::-1])[::-1].copy()
 
 
+def forward_running_sum(x: np.ndarray) -> np.ndarray:
+    """A right forward running sum (output k is the sum of x[:k + 1]), declared reverse."""
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
 def _sum_reading_nans_as_zero(x: np.ndarray, signed: bool) -> np.ndarray:
     """The running sum of ``x`` with its NaNs of sign bit ``signed`` read as 0."""
     with np.errstate(all="ignore"):
@@ -348,6 +354,7 @@ for fn, spec in (
     (exclusive_sum, TargetSpec(dtypes=("int32", "float32"))),
     (reverse_running_max, TargetSpec(op="max", dtypes=("int16", "float64"))),
     (running_max, TargetSpec(dtypes=("int32", "float32"))),
+    (forward_running_sum, TargetSpec(reverse=True, dtypes=("int32", "float32"))),
     (float32_sum_declaring_float64_accumulation,
      TargetSpec(dtypes=("float32",), accumulates=(("float32", "float64"),))),
     (rows_flipping_their_accumulation_type, TargetSpec(dtypes=("float32",), axis="arg")),

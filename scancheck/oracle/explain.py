@@ -91,6 +91,9 @@ class Explanation:
     #: The input's dtype where the result's is a wider one, in which the input is judged
     #: (a promoting scan's); "" where the two are one.
     promoted_from: str = ""
+    #: Outputs of an integer sum whose exact value lies outside the dtype's range: judged
+    #: wrapped, as the dtype's arithmetic wraps them.
+    wrapped: int = 0
     #: Where a result proven wrong is right under another convention (exclusive for
     #: inclusive, or a reverse scan), which, in words.
     hint: str = ""
@@ -100,9 +103,11 @@ class Explanation:
         kind = f"{'inclusive' if self.inclusive else 'exclusive'} {self.op} scan"
         promoted = (f" (the {self.promoted_from} input promoted, as the result is)"
                     if self.promoted_from else "")
+        why = ("every summation order is exact there" if self.op == "add" else
+               "a running maximum or minimum rounds nothing")
         out = [f"{self.verdict}: {self.headline}",
                f"  input: n = {self.n:,} {self.dtype}{promoted}, {kind}; {_outputs(self.certified)} "
-               f"certified exact (every summation order is exact there)"]
+               f"certified exact ({why})"]
         if self.error:
             e = self.error
             out.append(f"  error against the exact scan: RMS {e['rms']:.4g}, max {e['max']:.4g}; "
@@ -121,6 +126,11 @@ class Explanation:
                        f"against the exact scan is RMS {r['reference rms']:.4g}"
                        f"{special(r['reference special errors'])}, {r['share']:.1%} of the "
                        f"disagreement's RMS (the reference alone: {r['verdict']})")
+        if self.wrapped:
+            out.append(f"  {_outputs(self.wrapped)} wrapped: {'its' if self.wrapped == 1 else 'their'} "
+                       f"exact sums lie outside {self.dtype}'s range, and are judged as "
+                       f"{self.dtype} arithmetic wraps them (a scan that must not wrap is wrong "
+                       f"there)")
         if self.hint:
             out.append(f"  hint: {self.hint}")
         return out
@@ -155,6 +165,8 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     e = _explain(x, result, reference, op, inclusive)
     if given != x.dtype:
         e.promoted_from = given.name
+    if oper.name == "add":
+        e.wrapped = _wrapped(x, inclusive)
     if e.verdict != PROVEN or not e.n:
         return e
     # A NaN rule first: where the input holds NaN it is the likelier convention.
@@ -173,6 +185,20 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
             e.hint = f"{what} it is {again.verdict}: {do}"
             break
     return e
+
+
+def _wrapped(x: np.ndarray, inclusive: bool) -> int:
+    """How many outputs of the sum of integers ``x`` have an exact value outside its dtype's
+    range (0 for floats): in int64 for narrower types, in Python's integers for 64-bit ones."""
+    if x.dtype.kind not in "iu" or not x.size:
+        return 0
+    info = np.iinfo(x.dtype)
+    if x.dtype.itemsize < 8:
+        sums = np.cumsum(x, dtype=np.int64)
+    else:
+        sums = np.cumsum(x.astype(object))
+    sums = sums if inclusive else sums[:-1]
+    return int(np.count_nonzero((sums < info.min) | (sums > info.max)))
 
 
 #: The operators explain judges, as a hint names a result that is another one's scan.

@@ -311,6 +311,8 @@ CONVENTIONS = (
      None),
     ("reverse", True, "a reverse scan (output k combines x[{first}] .. x[n-1])", "--reverse",
      None),
+    ("reverse", False, "a forward scan (output k combines x[0] .. x[{last}])", "--no-reverse",
+     None),
     ("zeros", "either", "-0 and +0 as equal ({ties})", "--zeros either", "zeros"),
     # Another operator of the shared vocabulary (a cummax checked as the default sum, a
     # cumsum declared max): max and min are exact on every dtype, a float sum is read
@@ -365,13 +367,18 @@ def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
     None where none is, where a fresh call raises, on a view of the target (reversed,
     seeded), and on bool, whose max and min agree with too many wrong answers."""
     spec = target.spec
+    # The forward view of a scan declared reverse (how a reverse scan is judged): a reverse
+    # scan there is a forward one of the target's own.
+    mirrored = (target.declared is not None and target.declared.reverse
+                and replace(target.declared, reverse=False) == spec)
     if (spec.axis is not None or spec.segments is not None or spec.initial or spec.indices
-            or target.declared not in (None, spec) or not x.size or dtype == "bool"
-            or (is_float(x.dtype) and not np.isfinite(x).all())):
+            or target.declared not in (None, spec) and not mirrored or not x.size
+            or dtype == "bool" or (is_float(x.dtype) and not np.isfinite(x).all())):
         return None
     for name, value, behaviour, flag, dist in CONVENTIONS:
         if getattr(spec, name) == value or (name == "reverse" and x.size < 2) or (
-                dist is not None and not is_float(x.dtype)):
+                dist is not None and not is_float(x.dtype)) or (
+                mirrored and (name, value) != ("reverse", True)):
             continue
         try:
             other = replace(target, spec=replace(spec, **{name: value}))
@@ -382,10 +389,15 @@ def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
         if not _follows(target, other, name, x, got) or not all(
                 _follows_on(target, other, name, v) for v in _fresh(spec, x.size, dist)):
             continue
+        said = f"{name}={getattr(spec, name)}"
+        if mirrored:  # told in the target's own terms; the fields stay the view's
+            _, _, behaviour, flag, _ = next(c for c in CONVENTIONS if c[:2] == ("reverse", False))
+            said = "reverse=True"
         behaviour = behaviour.format(first="k" if spec.inclusive else "k+1",
+                                     last="k" if spec.inclusive else "k-1",
                                      ties=zero_ties(spec, x, got) if name == "zeros" else "")
         return Failure(Cause.CONTRACT, f"{behaviour}, where its spec declares "
-                       f"{name}={getattr(spec, name)}: declare {flag}",
+                       f"{said}: declare {flag}",
                        detail={"contract": flag},
                        contract=Contract(behaviour, flag, ((name, value),)),
                        reason=Reason.UNDECLARED)

@@ -225,9 +225,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("precision", help="seed 004's float32 'bug', reproduced and explained")
-    p.add_argument("--n", type=positive(int), default=1_000_000)
-    p.add_argument("--distribution", default="integers")
-    p.add_argument("--seed", type=int, default=8)
+    p.add_argument("--n", type=positive(int), default=1_000_000,
+                   help="elements of the scan (default: the practical's 1,000,000)")
+    p.add_argument("--distribution", default="integers", metavar="DIST",
+                   help="the data, one of the check's distributions (default: integers, the "
+                        "practical's integer-valued floats in [0, 1000); another name is "
+                        "refused with the list)")
+    p.add_argument("--seed", type=int, default=8, help="seed of the data (default 8)")
     p.add_argument("--practical", action="store_true",
                    help="the practical's own data, reference and RMS: its two figures judged")
     p.add_argument("--sweep", action="store_true", help="also sweep n from 2^10 up")
@@ -240,7 +244,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("result", metavar="RESULT", help="the computed scan of INPUT, same forms; of "
                    "INPUT's dtype or a wider one (INPUT is then judged promoted to it)")
     p.add_argument("--reference", metavar="REF", help="a reference scan it was compared with")
-    p.add_argument("--op", choices=["add", "max", "min"], default="add")
+    p.add_argument("--op", choices=["add", "max", "min"], default="add",
+                   help="the operator RESULT scans with (default add)")
     p.add_argument("--exclusive", action="store_true", help="RESULT is an exclusive scan")
     p.add_argument("--dtype", choices=DTYPES, metavar="DTYPE",
                    help="element dtype of text files (default float32): "

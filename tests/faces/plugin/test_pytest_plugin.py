@@ -103,6 +103,18 @@ def test_unknown_targets_are_one_usage_error(pytester, engine):
         "--scan-target scan_targets:no_such_scan: *scan_targets has no attribute 'no_such_scan'"])
 
 
+def test_a_target_its_spec_cannot_call_names_the_plugins_argument(pytester, engine):
+    """A 1-D scan given an axis: the signature error names check's flag, and the line under
+    it how pytest takes that flag."""
+    pytester.makepyfile(one_d="def scan(x):\n    return x")
+    result = pytester.runpytest_inprocess("--scan-target=one_d:scan", "--scan-spec=--axis arg",
+                                          "--noconftest")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cannot be called as fn(x, axis)*",
+                                 "(flags of scancheck check named above go, under pytest, in "
+                                 "one argument: --scan-spec='--axis arg', say)"])
+
+
 def test_large_and_sanitizer_checks_are_tests_of_their_own(pytester, monkeypatch, engine):
     from scancheck.engine.conformance import ConformanceReport
     from scancheck.engine.diagnosis import PropertyResult
