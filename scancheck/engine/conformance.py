@@ -371,8 +371,8 @@ PREFIXED = frozenset(("integers exact", "certified exact", "floats within bound"
 #: A cut case's prefixes walked one by one up to this n (past it, bisected).
 PREFIX_WALK = 300
 #: Runs of the smallest failing case again before it is told: one of them right makes the
-#: failure intermittent.  A failure in one run of 20 is seen right in one of four runs 98
-#: times in 100; one in every other run, 94.
+#: failure intermittent.  A failure that comes in one run of two is seen right in one of
+#: four more runs 94 times in 100; one that comes in nine runs of ten, 34 times.
 RERUNS = 4
 #: Causes a case's own evidence decides, which a run of the same input that comes out right
 #: refutes: no rounding, NaN rule or contract comes and goes between runs.
