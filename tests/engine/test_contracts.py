@@ -557,8 +557,9 @@ def test_an_operator_kept_on_one_dtype_only_is_no_contract():
 def test_a_convention_kept_at_some_sizes_or_read_off_one_output_is_no_contract():
     """Exclusive at n <= 40 only, a sum that zeros its first output (the exclusive scan's
     at n = 1), a max over bool that writes the whole input's max (the reverse max's where
-    the last element is the largest), and a forward scan declared reverse: none is told a
-    convention, each the wrong value it is."""
+    the last element is the largest): none is told a convention, each the wrong value it is.
+    A forward scan declared reverse is told --no-reverse, never --reverse (which the forward
+    view it is judged by would read off)."""
     def exclusive_up_to_40(x):
         return controls.exclusive_sum(x) if x.size <= 40 else np.cumsum(x, dtype=x.dtype)
 
@@ -576,7 +577,8 @@ def test_a_convention_kept_at_some_sizes_or_read_off_one_output_is_no_contract()
             assert failure is None or failure.contract is None, failure.diagnosis
     forward = _target(np.maximum.accumulate, op="max", dtypes=("int32",), reverse=True)
     rep = check(forward, ("integers exact",), budget=Budget(1.0, max_n=64))
-    assert rep.verdict.cause == Cause.LOGIC and "--reverse" not in rep.verdict.line
+    assert rep.verdict.cause == Cause.CONTRACT and "declare --no-reverse" in rep.verdict.line
+    assert "declare --reverse" not in rep.verdict.line
     first = _target(first_zeroed, dtypes=("float32",))
     rep = check(first, ("floats within bound", "nan and inf"), budget=Budget(1.0, max_n=64))
     assert rep.verdict.cause == Cause.LOGIC and "--exclusive" not in rep.verdict.line

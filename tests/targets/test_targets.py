@@ -135,9 +135,12 @@ def test_a_reverse_scan_is_checked_as_the_forward_scan_it_mirrors(budget):
         np.flip(x, axis), axis=axis, dtype=x.dtype), axis), rev)
     assert check(flipped, ("integers exact", "floats within bound", "rows"),
                  budget=replace(budget, max_n=2**16)).passed
-    forward_only = Target("forward cumsum declared reverse",
-                          lambda x: np.cumsum(x, dtype=x.dtype), TargetSpec(reverse=True))
-    rep = check(forward_only, properties=("integers exact",), budget=budget)
+    def last_off(x):
+        out = np.cumsum(x[::-1], dtype=x.dtype)[::-1].copy()
+        out[1:][-1:] += 1  # from n = 2 on, its last output (x[n-1] alone) is 1 high
+        return out
+    rep = check(Target("reverse cumsum, last output off", last_off, TargetSpec(reverse=True)),
+                properties=("integers exact",), budget=budget)
     case = rep.verdict.smallest_case
     # Reported in the target's own indices: output n-1 of a reverse scan is x[n-1] alone.
     assert not rep.passed and case["n"] == 2 and case["index"] == 1
