@@ -207,13 +207,13 @@ def stale_carry_now_and_then(x: np.ndarray) -> np.ndarray:
     adds the offset of the tile before its own (a carry read before its producer wrote it,
     as a missing barrier or fence lets happen): wrong in some runs of an input, right in
     others."""
-    local = tiles(x, BLOCK)
+    def carries(last: np.ndarray, _: np.ndarray) -> np.ndarray:
+        offsets = np.add.accumulate(last, dtype=x.dtype)
+        before = np.r_[np.zeros(1, x.dtype), offsets[:-1]]  # each tile's predecessor's
+        return np.where(np.random.default_rng().random(offsets.size) < 1 / 32, before, offsets)
+
     with np.errstate(all="ignore"):
-        offsets = np.zeros(local.shape[0], dtype=x.dtype)
-        offsets[1:] = np.add.accumulate(local[:-1, -1], dtype=x.dtype)
-        stale = np.random.default_rng().random(offsets.size) < 1 / 32
-        read = np.where(stale, np.r_[offsets[:1], offsets[:-1]], offsets)
-        return (local + read[:, None]).ravel()[:x.size]
+        return blocked(x, carries)
 
 
 #: Whether :func:`wrong_on_its_first_call` has been called in this process.

@@ -431,7 +431,7 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
     if (prop != "deterministic" and not isinstance(failure, NoAnswer)
             and failure.cause in _RERUN_CAUSES):
         right = sum(check(case) is None for _ in range(RERUNS))
-    failure = intermittent(failure, right) if right else told(case, failure)
+    failure = _intermittent(failure, right) if right else told(case, failure)
     return PropertyResult(prop, "fault" if failure.cause == Cause.FAULT else "fail",
                           failure.diagnosis, {**case.describe(), **failure.where()},
                           {**failure.detail, **stats}, cause=failure.cause.name,
@@ -439,7 +439,7 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
                           minimal=minimal), isinstance(failure, NoAnswer)
 
 
-def intermittent(failure: Failure, right: int) -> Failure:
+def _intermittent(failure: Failure, right: int) -> Failure:
     """``failure``, whose case came out right in ``right`` of :data:`RERUNS` more runs, as a
     logic error that comes and goes: no attribution by other data is made (a probe run would
     see whichever runs it happened to get)."""

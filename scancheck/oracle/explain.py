@@ -146,10 +146,9 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     order tried) or "not rounding (proven)", with the evidence; with ``reference``, how much
     of the disagreement between the two is the reference's own error.  A ``result`` of a
     wider dtype that holds every value of ``x``'s is judged with ``x`` promoted to it, as a
-    promoting scan computes.  A result proven wrong
-    that is right as the exclusive (or inclusive) scan, as the reverse one, as the scan of
-    another of add, max and min, or as a scan that skips or ignores NaN inputs, says so in
-    its ``hint``."""
+    promoting scan computes.  A result proven wrong that is right as the exclusive (or
+    inclusive) scan, as the reverse one, as the scan of another of add, max and min, or as a
+    scan that skips or ignores NaN inputs, says so in its ``hint``."""
     oper = get_operator(op)
     if oper.family not in ("sum", "order"):
         raise ValueError(f"op={op!r}: explain takes add, max or min")

@@ -303,30 +303,37 @@ def _flattens(target: Target, x: np.ndarray, got: Any, axis: int) -> bool:
     flattened in C order, and so is its answer on a fresh input whose every axis has two
     elements (a case of one long axis cannot tell a flat scan from one along it)."""
     def flat_scan(v: np.ndarray, g: Any) -> bool:
-        g = np.asarray(g)
+        g = np.asarray(g)  # the case's answer as the target gave it
         return (v.ndim > 1 and g.shape == (v.size,) and v.size > 0
                 and not row_verdicts(target, promoted(target, v).reshape(1, -1),
                                      g.reshape(1, -1))[0].any())
 
     if not flat_scan(x, got):
         return False
-    v = np.random.default_rng(x.ndim).integers(1, 8, [2] * x.ndim).astype(x.dtype)
-    try:
-        return flat_scan(v, target(v, axis))
-    except Exception:  # noqa: BLE001 - no answer is no evidence of a flat scan
-        return False
+    fresh = _fresh_answer(target, x.ndim, x.dtype, axis)
+    return fresh is not None and flat_scan(*fresh)
 
 
 def _right_again(target: Target, ndim: int, dtype: np.dtype, given: int, other: int) -> bool:
     """Whether the target, given axis ``given`` of fresh integers in [1, 8) of shape
     (2, 2, ...) of rank ``ndim``, answers rows right along ``other``; False where it raises."""
+    fresh = _fresh_answer(target, ndim, dtype, given)
+    if fresh is None:
+        return False
+    v, g = fresh
+    return g.shape == v.shape and _right_along(target, promoted(target, v), g, other)
+
+
+def _fresh_answer(target: Target, ndim: int, dtype: np.dtype, given: int
+                  ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Fresh integers in [1, 8) of shape (2, 2, ...) of rank ``ndim`` and the target's answer
+    on them, given axis ``given``; None where it raises (no answer is no evidence of how it
+    reads its axes)."""
     v = np.random.default_rng(ndim).integers(1, 8, [2] * ndim).astype(dtype)
     try:
-        g = target(v, given)
-    except Exception:  # noqa: BLE001 - no answer is no evidence of an axis
-        return False
-    g = np.asarray(g)
-    return g.shape == v.shape and _right_along(target, promoted(target, v), g, other)
+        return v, np.asarray(target(v, given))
+    except Exception:  # noqa: BLE001 - see above
+        return None
 
 
 def _differs_again(target: Target, b: Any, got: Any, at: dict[str, Any]) -> Failure | None:

@@ -307,9 +307,9 @@ def load_array(path: str, dtype: str | None = None, argname: str = "INPUT") -> n
             raise ValueError(f"{argname}: {file} is not a list of numbers ({exc})") from None
         with np.errstate(invalid="ignore", over="ignore"):  # told below, as not held exactly
             a = wide.astype(as_dtype(dtype or "float32"))
-        if not np.array_equal(a.astype(np.float64), wide, equal_nan=True):
-            k = int(np.flatnonzero(~((a.astype(np.float64) == wide)
-                                     | (np.isnan(wide) & np.isnan(a.astype(np.float64)))))[0])
+        back = a.astype(np.float64)
+        if not np.array_equal(back, wide, equal_nan=True):
+            k = int(np.flatnonzero(~((back == wide) | (np.isnan(wide) & np.isnan(back))))[0])
             raise ValueError(f"{argname}: {file}'s text is read as float64, and {a.dtype.name} "
                              f"changes some of its values ({text[k]} to {a[k].item()!r}); pass --dtype "
                              f"float64, or give {a.dtype.name} data as a .npy file")
