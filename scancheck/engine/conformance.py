@@ -31,7 +31,7 @@ from .diagnosis import INTERMITTENT, Cause, PropertyResult, Reason
 from .large import LARGE_SIZES, check_large
 from .large_batches import BATCH_CHECKS, check_batch
 from .large_segments import SEGMENT_CHECKS, check_segments_large
-from .no_answer import NoAnswer, raised
+from .no_answer import NoAnswer, raised, size_limit
 from .options import CheckOptions, Plan
 from .properties import (
     ACCUMULATION_KEY,
@@ -245,6 +245,11 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         # raised.
         stats["largest n"] = min(stats["largest n"], cap)
         result.detail.update(stats)
+        case = result.smallest_case or {}
+        if (result.why == Reason.RAISED and cap >= 1
+                and case.get("n") == cap + 1 == stats["largest n"] + 1):
+            result.diagnosis += size_limit(check, Case(case["n"], case["dtype"], case["data"],
+                                                       case["seed"]))
         return _searched(result, earlier, empty, cap)
     # The budget ran out on the ladder: nothing past its reach is told, and no probe below
     # (they run at the ladder's top, 2**20 elements for the accumulation probe) is run.
@@ -370,6 +375,9 @@ PREFIXED = frozenset(("integers exact", "certified exact", "floats within bound"
                       "indices", "recurrence"))
 #: A cut case's prefixes walked one by one up to this n (past it, bisected).
 PREFIX_WALK = 300
+#: The longest tail of a failing prefix tried alone: the values a wrong output needs (a
+#: NaN and the value before it, say) sit just before it.
+TAIL_WALK = 16
 #: Runs of the smallest failing case again before it is told: one of them right makes the
 #: failure intermittent.  A failure that comes in one run of two is seen right in one of
 #: four more runs 94 times in 100; one that comes in nine runs of ten, 34 times.
@@ -431,12 +439,37 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
     if (prop != "deterministic" and not isinstance(failure, NoAnswer)
             and failure.cause in _RERUN_CAUSES):
         right = sum(check(case) is None for _ in range(RERUNS))
-    failure = _intermittent(failure, right) if right else told(case, failure)
+    if right:
+        failure = _intermittent(failure, right)
+    else:
+        case, failure = _tail(prop, case, told(case, failure), check, told)
     return PropertyResult(prop, "fault" if failure.cause == Cause.FAULT else "fail",
                           failure.diagnosis, {**case.describe(), **failure.where()},
                           {**failure.detail, **stats}, cause=failure.cause.name,
                           reason=failure.reason.name, independent=failure.independent,
                           minimal=minimal), isinstance(failure, NoAnswer)
+
+
+def _tail(prop: str, case: Case, failure: Failure, check: Callable[[Case], Failure | None],
+          told: Callable[[Case, Failure], Failure]) -> tuple[Case, Failure]:
+    """The shortest tail of ``case`` (its input less its first elements, at most
+    :data:`TAIL_WALK` kept) that fails told as ``failure`` is; ``case`` and ``failure``
+    where none does.  A NaN an output gets wrong shows alone, where the prefix walk kept
+    the values before it; a tail told otherwise (too short to refute a contract, say) is no
+    smaller case of the same failure."""
+    if not (prop in PREFIXED and not isinstance(failure, NoAnswer) and case.n > 1
+            and failure.index == case.n - 1):
+        return case, failure
+    for m in range(1, min(case.n, TAIL_WALK + 1)):
+        tail = case.dropped(case.n - m)
+        wrong = check(tail)
+        if wrong is None or isinstance(wrong, NoAnswer):
+            continue
+        wrong = told(tail, wrong)
+        if (wrong.cause, wrong.reason, wrong.contract) == (
+                failure.cause, failure.reason, failure.contract):
+            return tail, wrong
+    return case, failure
 
 
 def _intermittent(failure: Failure, right: int) -> Failure:

@@ -5,6 +5,8 @@ answers instead of ending it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from ..core.devices import gpu_memory
@@ -59,6 +61,19 @@ def raised(target: Target, exc: Exception, n: int) -> Failure | None:
     return NoAnswer(Cause.FAULT, f"raised {type(exc).__name__} ({str(exc)[:200]})",
                     reason=Reason.RAISED)
 
+
+
+def size_limit(check: Callable[[Case], Failure | None], raised_at: Case) -> str:
+    """A hint for a target that raised at ``raised_at`` and answered every n below it: where
+    it raises at n + 1 and 2n on the same data too, the flag that declares the largest n it
+    takes; "" where it answers at either (it raises at some sizes only: n % 7 == 3, say)."""
+    for m in (raised_at.n + 1, 2 * raised_at.n):
+        f = check(Case(m, raised_at.dtype, raised_at.distribution, raised_at.seed))
+        if not (isinstance(f, NoAnswer) and f.reason == Reason.RAISED):
+            return ""
+    cap = raised_at.n - 1
+    return (f"; it answered every case of 1 to {cap:,} elements and raised at each larger n "
+            f"tried: where that is its limit, declare {spec_flag('max_n')} {cap}")
 
 
 def memory_taken(target: Target) -> str | None:

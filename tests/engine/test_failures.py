@@ -115,12 +115,37 @@ def test_an_exception_at_some_size_is_a_fault_there_and_wrong_answers_below_it_a
     wrong, fault = rep.results
     assert wrong.cause == "LOGIC" and wrong.smallest_case["n"] == 100
     assert fault.status == "fault" and fault.smallest_case["n"] == 3000
-    assert fault.diagnosis == "raised ValueError (boom)" and fault.detail["largest n"] == 2999
+    assert fault.diagnosis.startswith("raised ValueError (boom); it answered every case of 1 "
+                                      "to 2,999 elements") and fault.detail["largest n"] == 2999
     verdict = rep.verdict
-    assert verdict.line == ("fault: fault in 'deterministic': raised ValueError (boom) (smallest "
-                            "case n=3000); also logic error in 'integers exact': differs from "
-                            "the exact scan (smallest case n=100, index 99)")
+    assert verdict.line.startswith("fault: fault in 'deterministic': raised ValueError (boom);")
+    assert verdict.line.endswith("(smallest case n=3000); also logic error in 'integers exact': "
+                                 "differs from the exact scan (smallest case n=100, index 99)")
     assert [f.folded() for f in verdict.findings][1].endswith("-- explains: integers exact")
+
+
+def test_raising_at_every_size_past_some_n_names_the_flag_that_declares_that_limit():
+    target = _scan(raises=ValueError("at most 2999 elements"), at=3000)
+    (r,) = check(target, ("integers exact",), budget=SMALL).results
+    assert r.status == "fault" and r.smallest_case["n"] == 3000
+    flag = r.diagnosis.rpartition("declare ")[2]
+    assert flag == "--accepts-max-n 2999"
+    parser = argparse.ArgumentParser()
+    add_spec_flags(parser)
+    spec = with_overrides(target.spec, spec_overrides(parser.parse_args(flag.split())))
+    assert check(replace(target, spec=spec), ("integers exact",), budget=SMALL).passed
+
+
+def test_raising_at_some_sizes_only_is_told_no_limit():
+    def fn(x: np.ndarray) -> np.ndarray:
+        if x.size % 7 == 3:
+            raise ValueError("n % 7 == 3")
+        return np.cumsum(x, dtype=x.dtype)
+
+    (r,) = check(Target("user scan", fn, TargetSpec(dtypes=("int32",))), ("integers exact",),
+                 budget=SMALL).results
+    assert r.status == "fault" and r.smallest_case["n"] == 3
+    assert r.diagnosis == "raised ValueError (n % 7 == 3)"
 
 
 def test_scancheck_s_own_errors_are_not_blamed_on_the_target(monkeypatch):

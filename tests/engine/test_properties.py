@@ -714,6 +714,35 @@ def test_a_failure_at_an_early_output_is_cut_to_the_prefix_that_shows_it():
                          r.smallest_case["seed"], r.smallest_case.get("drawn", 0)).data("add")[0])
 
 
+def _case_data(told: dict) -> np.ndarray:
+    return Case(told["n"], told["dtype"], told["data"], told["seed"], told.get("drawn", 0),
+                told.get("skip", 0)).data("add")
+
+
+def test_a_nan_ignored_is_told_on_the_shortest_tail_that_shows_it():
+    """fmax ignores a NaN after a number: the two elements [x, nan] show it, whatever values
+    the prefix walk left before them."""
+    spec = TargetSpec(op="max", dtypes=("float32", "float64"))
+    r = check_property(_target(np.fmax.accumulate, spec), "nan and inf", Budget(2, max_n=4096))
+    assert r.status == "fail" and r.cause == "CONTRACT" and r.smallest_case["n"] == 2, r
+    x = _case_data(r.smallest_case)
+    assert not np.isnan(x[0]) and np.isnan(x[1])
+
+
+def _nans_zeroed(x):
+    out = np.cumsum(x, dtype=x.dtype)
+    out[np.isnan(out)] = 0
+    return out
+
+
+def test_a_tail_told_as_another_cause_is_not_the_smallest_case():
+    """[nan] alone reads as nancumsum's contract (the identity while the prefix is NaN); a
+    NaN zeroed after a number refutes it, and the case told is the shortest tail that does."""
+    r = check_property(_target(_nans_zeroed, FLOATS), "nan and inf", Budget(2, max_n=4096))
+    assert r.status == "fail" and r.cause == "SPECIALS" and r.smallest_case["n"] == 2, r
+    assert np.isnan(np.cumsum(_case_data(r.smallest_case))[-1])
+
+
 def test_a_bug_of_some_sizes_is_not_cut_below_them():
     """A wrong output only where n % 64 == 7 and n > 64: a prefix of the failing input has
     another size, and passes; the n told is one of the band."""

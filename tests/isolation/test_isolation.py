@@ -320,7 +320,9 @@ def test_an_exception_in_a_child_fails_its_case_and_the_search_goes_on_below(bud
         Plan(("integers exact", "deterministic"), budget))
     for r in results:
         assert r.status == "fault" and r.smallest_case["n"] == 4, r
-        assert r.diagnosis == "raised ValueError (too long)" and "checked" not in r.detail
+        assert r.diagnosis == ("raised ValueError (too long); it answered every case of "
+                               "1 to 3 elements and raised at each larger n tried: where that is its "
+                               "limit, declare --accepts-max-n 3") and "checked" not in r.detail
         assert r.detail["searched"] == "n = 0 to 3 (raised at n = 4)"
     assert [f.properties for f in diagnose(results).findings] == [
         ["integers exact", "deterministic"]]
