@@ -361,6 +361,12 @@ CONTROLS: tuple[Control, ...] = (
     Control("N-D scan along axis 0 whatever axis it is given", _ROWS +
             "first_axis_whatever_the_axis", Cause.LOGIC, "it scans axis 0 where it is given",
             "rows: each of its rows is right along axis 0, none along the axis it was given"),
+    Control("2-D scan declared along its last axis that scans axis 0", _ROWS +
+            "first_axis_declared_last", Cause.CONTRACT, "scans axis -2", "integers exact and "
+            "each 1-D property: the row of shape (1, n) a 1-D case reaches it as comes back "
+            "unchanged, and a fresh (2, 2) input is scanned along axis 0 (it was a logic error "
+            "of the 1-D case beside the rows' contract)",
+            spec=TargetSpec(axis=-1, ndim=(2,))),
     Control("N-D scan of its input flattened (numpy.cumsum without an axis)", _ROWS +
             "flattened_whatever_the_axis", Cause.CONTRACT, "flattened in C order", "rows: its "
             "1-D answer is the right scan of the input flattened, there and on a fresh input of "

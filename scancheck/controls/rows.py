@@ -98,6 +98,14 @@ def first_axis_whatever_the_axis(x: np.ndarray, axis: int) -> np.ndarray:
         return np.cumsum(x, axis=0, dtype=x.dtype)
 
 
+def first_axis_declared_last(x: np.ndarray) -> np.ndarray:
+    """A sum of 2-D arrays only, declared along their last axis (as ``DataFrame.cumsum(axis=1)``
+    is), that scans axis 0: a 1-D case reaches it as one row of shape (1, n), which it
+    returns unchanged."""
+    with np.errstate(all="ignore"):
+        return np.cumsum(x, axis=0, dtype=x.dtype)
+
+
 def flattened_whatever_the_axis(x: np.ndarray, axis: int) -> np.ndarray:
     """An N-D sum that scans its input flattened in C order whatever axis it is given
     (``numpy.cumsum`` without its axis): a 1-D answer of the input's size, right on 1-D

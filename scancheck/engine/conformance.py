@@ -48,6 +48,7 @@ from .properties.axes import front_axes
 from .properties.base import Contract
 from .properties.monoid_judgement import monoid_summary
 from .properties.monoids import nonempty_batches
+from .properties.rows import axis_told
 from .report import ConformanceReport
 from .search import search, shrink, smallest_failing
 from .strategies import CONFIRMING
@@ -160,11 +161,14 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         return guarded(case.n, out.told) if isinstance(out, Untold) else out
 
     def told(case: Case, failure: Failure) -> Failure:
-        """``failure``, found on ``case``, attributed where its check left that to be made;
-        a contract it names stands only where it makes the target right (see
-        :func:`contract_checked`)."""
+        """``failure``, found on ``case``, attributed where its check left that to be made
+        (a 1-D case's wrong value, of a target of higher ranks only, as the axis it scans
+        where that is another: :func:`~.properties.rows.axis_told`); a contract it names
+        stands only where it makes the target right (see :func:`contract_checked`)."""
         out = guarded(case.n, failure.told) if isinstance(failure, Untold) else failure
         assert out is not None
+        if prop in PREFIXED and not tuples:
+            out = axis_told(checked, case.dtype, out)
         if out.cause == Cause.CONTRACT and out.contract is not None:
             out = contract_checked(out, case, checked, top, judged)
         return out

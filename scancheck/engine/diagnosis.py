@@ -229,7 +229,8 @@ class Finding:
     @property
     def line(self) -> str:
         """The cause, what went wrong, and its smallest case."""
-        return f"{self.cause.label}: {self.text}{_where(self.smallest_case, self.minimal)}"
+        return _headline(self.cause, self.status, self.text) + _where(self.smallest_case,
+                                                                       self.minimal)
 
     def folded(self) -> str:
         """The line, and the properties it explains folded after it (one of another cause
@@ -257,14 +258,23 @@ class Diagnosis:
     also: list[str] = field(default_factory=list)
     #: Each distinct cause once, the primary first, with the properties it explains.
     findings: list[Finding] = field(default_factory=list)
+    #: The primary property's status: a fault's text names it ("fault in 'segments': ...").
+    status: str = "fail"
 
     @property
     def line(self) -> str:
         """One line for a person: the primary cause first, independent ones after it."""
         if self.cause is None:
             return ""
-        head = f"{self.cause.label}: {self.text}{_where(self.smallest_case, self.minimal)}"
+        head = _headline(self.cause, self.status, self.text) + _where(self.smallest_case,
+                                                                       self.minimal)
         return "; ".join([head, *(f"also {a}" for a in self.also)])
+
+
+def _headline(cause: Cause, status: str, text: str) -> str:
+    """A finding's cause and what went wrong: a fault's text, which begins with the word,
+    alone (not "fault: fault in ...")."""
+    return text if status == "fault" else f"{cause.label}: {text}"
 
 
 def _where(case: dict[str, Any] | None, minimal: bool = True) -> str:
@@ -339,7 +349,7 @@ def diagnose(results: list[PropertyResult]) -> Diagnosis:
         left = rest
     primary = findings[0]
     out = Diagnosis(primary.cause, primary.source, primary.text, primary.smallest_case,
-                    primary.minimal, findings=findings)
+                    primary.minimal, findings=findings, status=primary.status)
     out.same_cause = [p for p in primary.properties if p != primary.source]
     out.explained = list(primary.explained)
     out.also = [_also(f) for f in findings[1:]]

@@ -184,15 +184,18 @@ def test_a_target_taking_one_rank_conforms_declared_and_is_told_its_ranks(budget
 def test_a_target_fixed_on_an_axis_1_d_arrays_lack_takes_the_ranks_that_have_it(axis, budget):
     """Declared on axis 1 (or -2) with no ranks, it takes "any" rank that has that axis: its
     1-D cases come as one row of rank 2, and no rank is asked of it that lacks the axis (a
-    right np.cumsum(x, axis=1) is not to be told "declare --ndim 2 3 4"); along the wrong axis it is
-    wrong."""
+    right np.cumsum(x, axis=1) is not to be told "declare --ndim 2 3 4"); along another fixed
+    axis it is told that axis to declare, and so declared it conforms."""
     def along(k):
         return lambda x: np.cumsum(x, axis=k, dtype=x.dtype)
 
     spec = dict(dtypes=("int32", "float64"), axis=axis)
     assert check(_target(along(axis), **spec), budget=budget).passed
-    wrong = check(_target(along(0 if axis == 1 else -1), **spec), budget=budget)
-    assert wrong.verdict.cause.name == "LOGIC", wrong.diagnosis
+    other = 0 if axis == 1 else -1
+    wrong = check(_target(along(other), **spec), budget=budget)
+    assert wrong.verdict.cause.name == "CONTRACT", wrong.diagnosis
+    assert f"declare --axis {other} (" in wrong.diagnosis, wrong.diagnosis
+    assert check(_target(along(other), **{**spec, "axis": other}), budget=budget).passed
 
 
 def test_a_diagnosis_suggests_no_flag_the_declared_spec_refuses(budget):

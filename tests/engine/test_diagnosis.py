@@ -69,7 +69,7 @@ def test_a_fault_does_not_explain_wrong_answers_from_runs_that_did_not_fault():
                   _fail("integers exact", Cause.LOGIC, 65),
                   _fail("past 2**32", None, 2**32 + 17, status="hang", text="no answer")])
     assert d.cause == Cause.FAULT and d.source == "past 2**31"
-    assert d.line.startswith("fault: fault in 'past 2**31': illegal address")
+    assert d.line.startswith("fault in 'past 2**31': illegal address")
     assert d.same_cause == ["past 2**32"] and d.also[0].startswith("logic error in 'integers exact'")
 
 

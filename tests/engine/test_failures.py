@@ -118,7 +118,7 @@ def test_an_exception_at_some_size_is_a_fault_there_and_wrong_answers_below_it_a
     assert fault.diagnosis.startswith("raised ValueError (boom); it answered every case of 1 "
                                       "to 2,999 elements") and fault.detail["largest n"] == 2999
     verdict = rep.verdict
-    assert verdict.line.startswith("fault: fault in 'deterministic': raised ValueError (boom);")
+    assert verdict.line.startswith("fault in 'deterministic': raised ValueError (boom);")
     assert verdict.line.endswith("(smallest case n=3000); also logic error in 'integers exact': "
                                  "differs from the exact scan (smallest case n=100, index 99)")
     assert [f.folded() for f in verdict.findings][1].endswith("-- explains: integers exact")

@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from scancheck.controls import rows
 from scancheck.core.dtypes import DTYPES
-from scancheck.engine.cases import Case
+from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check_property
 from scancheck.engine.layouts import LAYOUTS, SHAPES, batch, laid_out, memory_of
 from scancheck.engine.strategies import generate_data
@@ -243,28 +245,50 @@ def test_a_scan_of_the_flattened_input_is_told_as_a_contract():
 
 
 def test_a_fixed_axis_to_declare_is_named_only_where_it_holds_at_every_rank():
-    """Declared axis -1, a scan along axis -2 is told to declare -2 (and conforms so
-    declared); one along axis 0, which is -2 at rank 2 and -3 at rank 3, is told the axis it
-    scanned in the case, and no declaration."""
+    """Declared axis -1, a scan along axis -2 is told to declare -2, and one along axis 0
+    (-2 at rank 2, -3 at rank 3) to declare 0, each a contract that conforms so declared;
+    one along axis 0 at rank 3 but the last axis at rank 2 keeps no fixed axis: it is told
+    the axis it scanned in the case, and no declaration."""
     from scancheck.engine.properties.rows import rows_check
 
     def along(axis):
         return lambda x: np.cumsum(x, axis=axis, dtype=x.dtype)
+
+    def shifting(x):
+        return np.cumsum(x, axis=0 if x.ndim == 3 else -1, dtype=x.dtype)
     spec = {"dtypes": ("int32",), "axis": -1, "ndim": (2, 3)}
-    minus_2 = Target("-2", along(-2), TargetSpec(**spec))
-    zero = Target("0", along(0), TargetSpec(**spec))
     seen = 0
     for seed in range(30):
         case = Case(12, "int32", "integers", seed)
         b = batch(case, fixed_axis=-1, ranks=(2, 3))
         if b.x.shape[-2] < 2 or b.x.shape[0] < 2 or b.x.size == 0:
             continue
-        told = rows_check(minus_2, case).diagnosis
-        assert "declare --axis -2" in told, told
+        for axis, declared in ((-2, -2), (0, 0)):
+            told = rows_check(Target(str(axis), along(axis), TargetSpec(**spec)), case)
+            assert told.cause.name == "CONTRACT" and told.detail["contract"] == (
+                f"--axis {declared}"), told.diagnosis
         if b.x.ndim == 3:
-            told = rows_check(zero, case).diagnosis
-            assert "it scans axis 0 (of 3 axes), not -1" in told and "declare" not in told, told
+            told = rows_check(Target("shifting", shifting, TargetSpec(**spec)), case)
+            assert told.cause.name == "LOGIC", told.diagnosis
+            assert "it scans axis 0 (of 3 axes), not -1" in told.diagnosis
+            assert "declare" not in told.diagnosis
         seen += 1
     assert seen >= 5
-    declared = Target("-2", along(-2), TargetSpec(**{**spec, "axis": -2}))
-    assert all(rows_check(declared, Case(12, "int32", "integers", s)) is None for s in range(10))
+    for axis in (-2, 0):
+        declared = Target(str(axis), along(axis), TargetSpec(**{**spec, "axis": axis}))
+        assert all(rows_check(declared, Case(12, "int32", "integers", s)) is None
+                   for s in range(10))
+
+
+def test_a_1d_property_of_a_2d_only_target_tells_the_axis_it_scans():
+    """A target of rank 2 alone, declared along its last axis, gets a 1-D case as one row
+    of shape (1, n); scanning axis 0 it returns that row unchanged.  The 1-D property tells
+    the axis it scans, as rows does, and so declared it conforms."""
+    def along_0(x):
+        return np.cumsum(x, axis=0, dtype=x.dtype)
+    spec = TargetSpec(dtypes=("int32",), axis=-1, ndim=(2,))
+    r = check_property(Target("along 0", along_0, spec), "integers exact", Budget(1, max_n=256))
+    assert r.status == "fail" and r.cause == "CONTRACT", r
+    assert r.detail["contract"] == "--axis -2" and r.smallest_case["n"] == 2
+    declared = Target("along 0", along_0, replace(spec, axis=-2))
+    assert check_property(declared, "integers exact", Budget(1, max_n=256)).status == "pass"

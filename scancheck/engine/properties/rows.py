@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.arrays import as_dtype
 from ...core.dtypes import is_float
 from ...oracle.bounds import (
     Judgement,
@@ -23,7 +24,7 @@ from ...oracle.exact import (
 )
 from ...oracle.logsumexp import judge_logsumexp
 from ...oracle.products import judge_products
-from ...targets.contracts import nan_view, rule_owes, viewed
+from ...targets.contracts import MAX_RANK, nan_view, rule_owes, viewed
 from ...targets.spec import TargetSpec, ranks_taken
 from ...targets.target import NotAnArray, Target
 from ..cases import Case
@@ -31,7 +32,7 @@ from ..diagnosis import Cause, Reason, is_resource_error
 from ..layouts import Batch, batch
 from .accumulation import accumulated_beyond, accumulated_words, rounded_twice
 from .axes import negative_axis_refused
-from .base import Failure, Told
+from .base import Contract, Failure, Told
 from .extremes import extreme_agree, extreme_some
 from .nan_rules import contract_failure, finite_twin, longer_input, nan_rule_kept, rule_stands
 from .own_rules import RULE_REASONS, indices_shape_failure
@@ -138,26 +139,86 @@ def _judged_rows(target: Target, case: Case, b: Batch, got: Any, at: dict[str, A
     wrong answer whose rows are right along another axis says which."""
     failure = _row_failure(target, case, b, got, at)
     if (failure is None or failure.cause != Cause.LOGIC or target.spec.indices
-            or failure.reason not in (Reason.WRONG_VALUE, Reason.CERTIFICATE,
-                                      Reason.BEYOND_BOUND)):
+            or failure.reason not in _WRONG_VALUES):
         return failure
     other = _axis_scanned(target, b.x, got, b.axis)
     if other is None:
         return failure
-    failure.diagnosis += f"; every row along axis {other} is right: it scans axis {other}"
     fixed = target.spec.axis
-    if fixed == "arg":
-        failure.diagnosis += f" where it is given axis {b.axis}"
+    # Rows of one element are right along any axis: then the fresh input is the evidence.
+    told = None if fixed == "arg" else _axis_contract(
+        target, b.x.ndim, b.x.dtype, other, failure,
+        f"every row along axis {other} of " + (f"shape {list(b.x.shape)}" if b.x.shape[other] > 1
+                                                else "a fresh input") + " is right")
+    if told is None:
+        failure.diagnosis += (f"; every row along axis {other} is right: it scans axis {other}"
+                              + (f" where it is given axis {b.axis}" if fixed == "arg" else
+                                 f" (of {b.x.ndim} axes), not {fixed}"))
         return failure
-    # A fixed axis to declare only where it holds at another rank too (as counted from the
-    # end where the spec counts so): read off one rank, 0 and -ndim are the same axis.
-    ndim = b.x.ndim
-    declared = other - ndim if isinstance(fixed, int) and fixed < 0 else other
-    if ndim < 8 and _right_again(target, ndim + 1, b.x.dtype, fixed, declared % (ndim + 1)):
-        failure.diagnosis += f", not {fixed}: declare --axis {declared}"
-    else:
-        failure.diagnosis += f" (of {ndim} axes), not {fixed}"
+    return told
+
+
+#: What a wrong answer shows where another axis may explain it: a value, not a shape or rule.
+_WRONG_VALUES = (Reason.WRONG_VALUE, Reason.CERTIFICATE, Reason.BEYOND_BOUND)
+
+
+def axis_told(target: Target, dtype: str, failure: Failure) -> Failure:
+    """``failure``, a wrong value of a 1-D case that a target of a fixed axis and of higher
+    ranks only got as one row of the least rank it takes, as the axis to declare where it
+    scans another one (its rows along it right on a fresh input of two elements an axis,
+    at every rank it takes); ``failure`` itself otherwise."""
+    spec = target.spec
+    ranks = ranks_taken(spec.axis, spec.ndim)
+    if not (isinstance(spec.axis, int) and ranks and 1 not in ranks and not spec.indices
+            and failure.cause == Cause.LOGIC and failure.reason in _WRONG_VALUES):
+        return failure
+    r, kind = min(ranks), as_dtype(dtype)
+    for other in range(r):
+        if other != spec.axis % r and _right_again(target, r, kind, spec.axis, other):
+            told = _axis_contract(target, r, kind, other, failure,
+                                  f"a 1-D case reaches it as one row of rank {r}; every row "
+                                  f"along axis {other} of a fresh input is right")
+            if told is not None:
+                return told
     return failure
+
+
+def _axis_contract(target: Target, ndim: int, dtype: np.dtype, other: int, failure: Failure,
+                   seen: str) -> Failure | None:
+    """``failure`` of a target declared a fixed axis, which scanned axis ``other`` of a
+    rank-``ndim`` input (``seen``: the evidence, in words), as the contract that declares
+    the axis it scans; None where no fixed axis holds at every rank it takes."""
+    fixed = target.spec.axis
+    assert isinstance(fixed, int)
+    declared = _axis_to_declare(target, ndim, dtype, fixed, other)
+    if declared is None:
+        return None
+    flag = f"--axis {declared}"
+    behaviour = f"scans axis {declared}"
+    return Failure(Cause.CONTRACT, f"{behaviour} ({seen}), where its spec declares "
+                   f"axis={fixed}: declare {flag}", failure.index, failure.got,
+                   failure.expected, {"contract": flag}, at=failure.at,
+                   contract=Contract(behaviour, flag, (("axis", declared),)),
+                   reason=Reason.UNDECLARED)
+
+
+def _axis_to_declare(target: Target, ndim: int, dtype: np.dtype, fixed: int, other: int
+                     ) -> int | None:
+    """The fixed axis to declare for a target declared ``fixed`` that scanned axis
+    ``other`` of a rank-``ndim`` input: ``other`` counted as the spec counts (from the end
+    where it is negative), else the other way, whichever holds at another rank it takes too
+    (0 and -ndim are one axis at one rank; where it takes this rank alone, either is);
+    None where neither does."""
+    counts = (other - ndim, other) if fixed < 0 else (other, other - ndim)
+    if target.spec.ndim and set(target.spec.ndim) == {ndim}:
+        return counts[0]
+    ranks = [r for r in target.spec.ndim if r != ndim][:2] or (
+        [ndim + 1] if ndim < MAX_RANK else [])
+    for declared in counts:
+        if ranks and all(-r <= declared < r and _right_again(target, r, dtype, fixed,
+                                                              declared % r) for r in ranks):
+            return declared
+    return None
 
 
 def _row_failure(target: Target, case: Case, b: Batch, got: Any, at: dict[str, Any]
@@ -281,8 +342,7 @@ def _axis_scanned(target: Target, x: np.ndarray, got: np.ndarray, axis: int) -> 
     the flat buffer.  None where there is none."""
     wide = promoted(target, x)
     for other in range(x.ndim):
-        if (other != axis % x.ndim and x.shape[other] > 1
-                and _right_along(target, wide, got, other)
+        if (other != axis % x.ndim and _right_along(target, wide, got, other)
                 and _right_again(target, x.ndim, x.dtype, axis, other)):
             return other
     return None

@@ -56,9 +56,9 @@ def test_faults_exits_and_hangs_are_failures_and_the_session_goes_on(pytester):
     result.assert_outcomes(failed=3, deselected=3 * len(PROPERTIES) - 3)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines_random([
-        "*verdict: fault: fault in 'nan and inf': the process died (killed by SIGSEGV)*",
+        "*verdict: fault in 'nan and inf': the process died (killed by SIGSEGV)*",
         "diagnosis: the process died (killed by SIGSEGV) at n = *",
-        "*verdict: fault: fault in 'nan and inf': the process died (exit status 3)*",
+        "*verdict: fault in 'nan and inf': the process died (exit status 3)*",
         "*verdict: fault: hang in 'nan and inf': the target gave no answer in 1 s*",
         "smallest case: n=*",
     ])
