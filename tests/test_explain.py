@@ -90,6 +90,22 @@ def test_a_reference_s_own_rounding_is_measured():
     assert r["verdict"] == ROUNDING and r["share"] > 0.9  # the disagreement is the reference's
 
 
+def test_a_wider_reference_is_judged_in_its_own_dtype_and_a_narrower_refused(tmp_path):
+    """A float64 reference of a float32 result (the usual one) is taken and judged with the
+    input promoted; its own error is far below the float32 result's, so the disagreement is
+    the result's.  A float16 reference holds too little, and is refused."""
+    x = _data(100_000, "float32", "uniform", seed=2)
+    result = np.cumsum(x, dtype=np.float32)
+    e = explain(x, result, reference=np.cumsum(x, dtype=np.float64))
+    r = e.reference
+    assert r["dtype"] == "float64" and r["share"] < 1e-3, r
+    assert any(ln.startswith("  against the reference (float64): ") for ln in e.lines())
+    with pytest.raises(ValueError, match="a dtype that holds every float32 value"):
+        explain(x, result, reference=result.astype(np.float16))
+    np.save(tmp_path / "ref.npy", np.cumsum(x, dtype=np.float64))
+    assert load_array(str(tmp_path / "ref.npy"), "float32", "--reference").dtype == np.float64
+
+
 def test_max_and_min_round_nothing():
     x = _data(300, "float64", "uniform")
     good = np.maximum.accumulate(x)
@@ -269,7 +285,7 @@ def test_a_hint_tries_only_the_operators_of_the_inputs_dtype():
 def test_a_promoting_scan_is_judged_in_its_results_dtype(tmp_path, capsys):
     """A result of a dtype that holds every input value is judged with the input promoted to
     it: int32 sums past 2**31 right in int64, and a scan that wrapped in int32 first proven
-    wrong; a narrower result, or a reference of another dtype than the result's, refused."""
+    wrong; a narrower result, or a reference narrower than the result, refused."""
     x = np.full(4, 2**30, dtype=np.int32)
     right = explain(x, np.cumsum(x, dtype=np.int64))
     assert right.verdict == EXACT and right.promoted_from == "int32" and right.dtype == "int64"

@@ -121,7 +121,9 @@ class Explanation:
             def special(count: int) -> str:
                 return f" and {_outputs(count)} NaN or infinite on one side alone" if count else ""
 
-            out.append(f"  against the reference: RMS disagreement {r['rms disagreement']:.4g}"
+            wider = f" ({r['dtype']})" if r["dtype"] != self.dtype else ""
+            out.append(f"  against the reference{wider}: RMS disagreement "
+                       f"{r['rms disagreement']:.4g}"
                        f"{special(r['special disagreements'])}; the reference's own error "
                        f"against the exact scan is RMS {r['reference rms']:.4g}"
                        f"{special(r['reference special errors'])}, {r['share']:.1%} of the "
@@ -144,7 +146,8 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     """Judge ``result`` as the ``op`` scan of ``x``: "exact", "rounding", "suspicious" (inside
     the any-order bound but over :data:`SUSPICIOUS_FACTOR` times the rounding of every real
     order tried) or "not rounding (proven)", with the evidence; with ``reference``, how much
-    of the disagreement between the two is the reference's own error.  A ``result`` of a
+    of the disagreement between the two is the reference's own error (a reference of a
+    dtype that holds every ``result`` value is judged in its own).  A ``result`` of a
     wider dtype that holds every value of ``x``'s is judged with ``x`` promoted to it, as a
     promoting scan computes.  A result proven wrong that is right as the exclusive (or
     inclusive) scan, as the reverse one, as the scan of another of add, max and min, or as a
@@ -400,15 +403,18 @@ def _orders(x: np.ndarray, want: np.ndarray, inclusive: bool) -> dict[str, dict[
 def _reference(x: np.ndarray, reference: Any, result: np.ndarray, want: np.ndarray,
                inclusive: bool) -> dict[str, Any]:
     ref = get_operator("add").host_elements(reference, "reference", allow_empty=True)
-    if ref.shape != x.shape or ref.dtype != x.dtype:
+    if ref.shape != x.shape or not np.can_cast(x.dtype, ref.dtype, "safe"):
         raise ValueError(f"reference has shape {ref.shape} and dtype {ref.dtype}; expected "
-                         f"{x.shape} and {x.dtype}, the result's")
-    alone = explain(x, ref, inclusive=inclusive)
+                         f"{x.shape} and {x.dtype}, the result's, or a dtype that holds every "
+                         f"{x.dtype} value (a float64 reference of a float32 result)")
+    alone = explain(x, ref, inclusive=inclusive)  # a wider one judged with x promoted
+    if ref.dtype != x.dtype:  # its own error against the exact scan rounded to its dtype
+        want = exact_scan(x.astype(ref.dtype), get_operator("add"), inclusive)
     disagreement = _rms(result.astype(np.float64) - ref.astype(np.float64))
     own = _rms(ref.astype(np.float64) - want.astype(np.float64))
     # The RMS figures are of finite differences: a NaN or infinity on one side alone is
     # counted apart, not left out unsaid.
-    return {"rms disagreement": disagreement, "reference rms": own,
+    return {"dtype": ref.dtype.name, "rms disagreement": disagreement, "reference rms": own,
             "share": own / disagreement if disagreement else 0.0, "verdict": alone.verdict,
             "special disagreements": _specials_differ(result, ref),
             "reference special errors": _specials_differ(ref, want)}

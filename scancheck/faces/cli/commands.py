@@ -273,8 +273,9 @@ _DTYPE_RULES = {
     "RESULT": ("INPUT", lambda given, held: np.can_cast(given, held, "safe"),
                "explain takes a RESULT of INPUT's dtype, or of one that holds every INPUT value "
                "(a promoting scan's, in which INPUT is judged)"),
-    "--reference": ("RESULT", lambda given, held: given == held,
-                    "a reference is compared with RESULT in RESULT's dtype; cast it to that"),
+    "--reference": ("RESULT", lambda given, held: np.can_cast(given, held, "safe"),
+                    "a reference is of RESULT's dtype, or of one that holds every RESULT value "
+                    "(float64 for a float32 RESULT)"),
 }
 
 

@@ -243,7 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", metavar="INPUT", help=".npy, .npz[:KEY] or a text file of numbers")
     p.add_argument("result", metavar="RESULT", help="the computed scan of INPUT, same forms; of "
                    "INPUT's dtype or a wider one (INPUT is then judged promoted to it)")
-    p.add_argument("--reference", metavar="REF", help="a reference scan it was compared with")
+    p.add_argument("--reference", metavar="REF", help="a reference scan it was compared with, of "
+                   "RESULT's dtype or a wider one (float64 for a float32 RESULT)")
     p.add_argument("--op", choices=["add", "max", "min"], default="add",
                    help="the operator RESULT scans with (default add)")
     p.add_argument("--exclusive", action="store_true", help="RESULT is an exclusive scan")
