@@ -249,11 +249,11 @@ def _check_property(target: Target, prop: str, budget: Budget | None,
         # raised.
         stats["largest n"] = min(stats["largest n"], cap)
         result.detail.update(stats)
-        case = result.smallest_case or {}
+        at = result.smallest_case or {}
         if (result.why == Reason.RAISED and cap >= 1
-                and case.get("n") == cap + 1 == stats["largest n"] + 1):
-            result.diagnosis += size_limit(check, Case(case["n"], case["dtype"], case["data"],
-                                                       case["seed"]))
+                and at.get("n") == cap + 1 == stats["largest n"] + 1):
+            result.diagnosis += size_limit(check, Case(at["n"], at["dtype"], at["data"],
+                                                       at["seed"]))
         return _searched(result, earlier, empty, cap)
     # The budget ran out on the ladder: nothing past its reach is told, and no probe below
     # (they run at the ladder's top, 2**20 elements for the accumulation probe) is run.
