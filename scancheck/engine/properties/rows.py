@@ -141,13 +141,14 @@ def _judged_rows(target: Target, case: Case, b: Batch, got: Any, at: dict[str, A
     if (failure is None or failure.cause != Cause.LOGIC or target.spec.indices
             or failure.reason not in _WRONG_VALUES):
         return failure
-    other = _axis_scanned(target, b.x, got, b.axis)
+    fresh = _Fresh(target, b.x.dtype)
+    other = _axis_scanned(target, b.x, got, b.axis, fresh)
     if other is None:
         return failure
     fixed = target.spec.axis
     # Rows of one element are right along any axis: then the fresh input is the evidence.
     told = None if fixed == "arg" else _axis_contract(
-        target, b.x.ndim, b.x.dtype, other, failure,
+        target, b.x.ndim, other, failure, fresh,
         f"every row along axis {other} of " + (f"shape {list(b.x.shape)}" if b.x.shape[other] > 1
                                                 else "a fresh input") + " is right")
     if told is None:
@@ -172,10 +173,10 @@ def axis_told(target: Target, dtype: str, failure: Failure) -> Failure:
     if not (isinstance(spec.axis, int) and ranks and 1 not in ranks and not spec.indices
             and failure.cause == Cause.LOGIC and failure.reason in _WRONG_VALUES):
         return failure
-    r, kind = min(ranks), as_dtype(dtype)
+    r, fresh = min(ranks), _Fresh(target, as_dtype(dtype))
     for other in range(r):
-        if other != spec.axis % r and _right_again(target, r, kind, spec.axis, other):
-            told = _axis_contract(target, r, kind, other, failure,
+        if other != spec.axis % r and fresh.right_along(r, spec.axis, other):
+            told = _axis_contract(target, r, other, failure, fresh,
                                   f"a 1-D case reaches it as one row of rank {r}; every row "
                                   f"along axis {other} of a fresh input is right")
             if told is not None:
@@ -183,14 +184,14 @@ def axis_told(target: Target, dtype: str, failure: Failure) -> Failure:
     return failure
 
 
-def _axis_contract(target: Target, ndim: int, dtype: np.dtype, other: int, failure: Failure,
+def _axis_contract(target: Target, ndim: int, other: int, failure: Failure, fresh: _Fresh,
                    seen: str) -> Failure | None:
     """``failure`` of a target declared a fixed axis, which scanned axis ``other`` of a
     rank-``ndim`` input (``seen``: the evidence, in words), as the contract that declares
     the axis it scans; None where no fixed axis holds at every rank it takes."""
     fixed = target.spec.axis
     assert isinstance(fixed, int)
-    declared = _axis_to_declare(target, ndim, dtype, fixed, other)
+    declared = _axis_to_declare(target, ndim, fixed, other, fresh)
     if declared is None:
         return None
     flag = f"--axis {declared}"
@@ -202,7 +203,7 @@ def _axis_contract(target: Target, ndim: int, dtype: np.dtype, other: int, failu
                    reason=Reason.UNDECLARED)
 
 
-def _axis_to_declare(target: Target, ndim: int, dtype: np.dtype, fixed: int, other: int
+def _axis_to_declare(target: Target, ndim: int, fixed: int, other: int, fresh: _Fresh
                      ) -> int | None:
     """The fixed axis to declare for a target declared ``fixed`` that scanned axis
     ``other`` of a rank-``ndim`` input: ``other`` counted as the spec counts (from the end
@@ -215,8 +216,8 @@ def _axis_to_declare(target: Target, ndim: int, dtype: np.dtype, fixed: int, oth
     ranks = [r for r in target.spec.ndim if r != ndim][:2] or (
         [ndim + 1] if ndim < MAX_RANK else [])
     for declared in counts:
-        if ranks and all(-r <= declared < r and _right_again(target, r, dtype, fixed,
-                                                              declared % r) for r in ranks):
+        if ranks and all(-r <= declared < r and fresh.right_along(r, fixed, declared % r)
+                         for r in ranks):
             return declared
     return None
 
@@ -335,7 +336,8 @@ def _in_layout_of(view: np.ndarray, values: np.ndarray) -> np.ndarray:
     return out
 
 
-def _axis_scanned(target: Target, x: np.ndarray, got: np.ndarray, axis: int) -> int | None:
+def _axis_scanned(target: Target, x: np.ndarray, got: np.ndarray, axis: int, fresh: _Fresh
+                  ) -> int | None:
     """Another axis along which every row of ``got`` (the target's answer on ``x``, given
     ``axis``) is right, exact or within the bound, and again on a fresh input whose every
     axis has two elements: a case with one long axis cannot tell a scan along it from one of
@@ -343,7 +345,7 @@ def _axis_scanned(target: Target, x: np.ndarray, got: np.ndarray, axis: int) -> 
     wide = promoted(target, x)
     for other in range(x.ndim):
         if (other != axis % x.ndim and _right_along(target, wide, got, other)
-                and _right_again(target, x.ndim, x.dtype, axis, other)):
+                and fresh.right_along(x.ndim, axis, other)):
             return other
     return None
 
@@ -374,14 +376,25 @@ def _flattens(target: Target, x: np.ndarray, got: Any, axis: int) -> bool:
     return fresh is not None and flat_scan(*fresh)
 
 
-def _right_again(target: Target, ndim: int, dtype: np.dtype, given: int, other: int) -> bool:
-    """Whether the target, given axis ``given`` of fresh integers in [1, 8) of shape
-    (2, 2, ...) of rank ``ndim``, answers rows right along ``other``; False where it raises."""
-    fresh = _fresh_answer(target, ndim, dtype, given)
-    if fresh is None:
-        return False
-    v, g = fresh
-    return g.shape == v.shape and _right_along(target, promoted(target, v), g, other)
+class _Fresh:
+    """The target's answers on fresh integers of one dtype (:func:`_fresh_answer`), each
+    asked of it once, however many axes are tried against it."""
+
+    def __init__(self, target: Target, dtype: np.dtype) -> None:
+        self.target, self.dtype = target, dtype
+        self._answers: dict[tuple[int, int], tuple[np.ndarray, np.ndarray] | None] = {}
+
+    def right_along(self, ndim: int, given: int, other: int) -> bool:
+        """Whether the target, given axis ``given`` of the fresh input of rank ``ndim``,
+        answers rows right along ``other``; False where it raised."""
+        if (ndim, given) not in self._answers:
+            self._answers[ndim, given] = _fresh_answer(self.target, ndim, self.dtype, given)
+        fresh = self._answers[ndim, given]
+        if fresh is None:
+            return False
+        v, g = fresh
+        return g.shape == v.shape and _right_along(self.target, promoted(self.target, v), g,
+                                                   other)
 
 
 def _fresh_answer(target: Target, ndim: int, dtype: np.dtype, given: int
