@@ -76,16 +76,21 @@ def _shape(rng: np.random.Generator, n: int, kind: str, ranks: tuple[int, ...] =
 
 
 def batch(case: Case, axis: int | None = None, fixed_axis: int | None = None,
-          data_seed: int | None = None, ranks: tuple[int, ...] = ()) -> Batch:
+          data_seed: int | None = None, ranks: tuple[int, ...] = (),
+          layout: str | None = None) -> Batch:
     """The batched input of ``case``; ``fixed_axis`` for a target that scans one axis only;
     ``data_seed`` other values in the same shape and layout (the case's seed by default);
-    ``ranks`` the ranks the target takes (its spec's ``ndim``; () for any)."""
+    ``ranks`` the ranks the target takes (its spec's ``ndim``; () for any); ``layout`` (of
+    :data:`LAYOUTS`) in place of the drawn one, the shape, axis and values kept."""
+    if layout is not None and layout not in LAYOUTS:
+        raise ValueError(f"layout={layout!r} is unknown; allowed: {', '.join(LAYOUTS)}")
     rng = np.random.default_rng([case.seed, 0xBA7C])
     kinds = list(SHAPES)
     weights = np.array(list(SHAPES.values()))
     kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
     dims, drawn_axis = _shape(rng, max(case.n, 1), kind, tuple(ranks))
-    layout = LAYOUTS[int(rng.integers(0, len(LAYOUTS)))]
+    drawn = LAYOUTS[int(rng.integers(0, len(LAYOUTS)))]
+    layout = drawn if layout is None else layout
     rank = len(dims)
     ax = drawn_axis if fixed_axis is None else fixed_axis % rank
     if axis is not None:

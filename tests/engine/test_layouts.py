@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -14,6 +15,7 @@ from scancheck.core.dtypes import DTYPES
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check_property
 from scancheck.engine.layouts import LAYOUTS, SHAPES, batch, laid_out, memory_of
+from scancheck.engine.properties.rows import rows_check
 from scancheck.engine.strategies import generate_data
 from scancheck.oracle.exact import exact_scan, exact_scan_axis
 from scancheck.targets.spec import TargetSpec
@@ -47,6 +49,45 @@ def test_the_same_case_gives_the_same_batch_and_other_data_the_same_layout():
     assert a.describe() == b.describe() and np.array_equal(a.x, b.x)
     c = batch(Case(500, "int32", "uniform", 7), data_seed=8)
     assert c.describe() == a.describe() and not np.array_equal(c.x, a.x)
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from(LAYOUTS))
+def test_a_layout_asked_for_keeps_the_drawn_shape_axis_and_values(seed, layout):
+    case = Case(40, "int32", "uniform", seed)
+    drawn, asked = batch(case), batch(case, layout=layout)
+    assert asked.layout == layout and (asked.x.shape, asked.axis, asked.shape_class) == (
+        drawn.x.shape, drawn.axis, drawn.shape_class)
+    assert np.array_equal(asked.x, drawn.x)
+
+
+def test_an_unknown_layout_is_refused_by_name():
+    with pytest.raises(ValueError, match=r"layout='diagonal' is unknown; allowed: C, F"):
+        batch(Case(40, "int32", "uniform", 0), layout="diagonal")
+
+
+def test_a_wrong_row_whose_layout_plays_no_part_is_shown_in_c_order(budget):
+    """A carry dropped from column 5 on in every row past the second is wrong in every
+    layout: its smallest case is shown in C order, whatever layout the search drew; a scan
+    that ignores strides keeps the layout it breaks in."""
+    def dropped(x):
+        out = np.cumsum(x, axis=-1, dtype=x.dtype)
+        if x.ndim == 2 and x.shape[0] > 2 and x.shape[1] > 5:
+            out[2:, 5:] -= x[2:, 4:5]
+        return out
+
+    spec = TargetSpec(dtypes=("int32",), axis=-1, ndim=(2,))
+    r = check_property(Target("dropped", dropped, spec), "rows", budget)
+    assert r.status == "fail" and r.cause == "LOGIC" and r.smallest_case["layout"] == "C", r
+    assert "C layout" in r.diagnosis
+    target = Target("dropped", dropped, spec)
+    case = next(c for seed in range(1000) if (
+        b := batch(c := Case(40, "int32", "steps", seed), fixed_axis=-1, ranks=(2,))
+    ).layout == "reversed" and b.x.shape[0] > 2 and b.x.shape[1] > 5)
+    found = rows_check(target, case)
+    assert found.at["layout"] == "reversed" and found.told().at["layout"] == "C"
+    r = check_property(Target("c-only", rows.strides_ignored, TargetSpec(axis="arg")),
+                       "rows", budget)
+    assert r.smallest_case["layout"] != "C" and r.cause == "LOGIC"
 
 
 @given(st.integers(0, 2**32 - 1), st.sampled_from(DTYPES), st.sampled_from(["add", "max", "min"]),

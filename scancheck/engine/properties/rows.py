@@ -32,7 +32,7 @@ from ..diagnosis import Cause, Reason, is_resource_error
 from ..layouts import Batch, batch
 from .accumulation import accumulated_beyond, accumulated_words, rounded_twice
 from .axes import negative_axis_refused
-from .base import Contract, Failure, Told
+from .base import Contract, Failure, Told, untold
 from .extremes import extreme_agree, extreme_some
 from .nan_rules import contract_failure, finite_twin, longer_input, nan_rule_kept, rule_stands
 from .own_rules import RULE_REASONS, indices_shape_failure
@@ -105,12 +105,41 @@ def row_verdicts(target: Target, xs: np.ndarray, gs: Any) -> tuple[np.ndarray, T
         gs[r, k], ws[r, k])
 
 
-def rows_check(target: Target, case: Case, data_seed: int | None = None) -> Failure | None:
-    """Every row of a batched input (a shape, layout and axis drawn from the case) against
-    the exact scan of that row, by the criteria of the 1-D properties, all rows at once."""
+def rows_check(target: Target, case: Case, data_seed: int | None = None,
+               layout: str | None = None) -> Failure | None:
+    """Every row of a batched input (a shape, layout and axis drawn from the case, or
+    ``layout`` in place of the drawn one) against the exact scan of that row, by the
+    criteria of the 1-D properties, all rows at once.  A failure in a drawn layout other
+    than C order is told in C order where the same input fails there told alike: the
+    layout then plays no part in it."""
+    failure = _rows_failure(target, case, data_seed, layout)
+    if failure is None or layout is not None or failure.at.get("layout") in (None, PLAIN):
+        return failure
+    return untold(failure, lambda: _plainer(target, case, data_seed, failure))
+
+
+#: The layout a failure is shown in where its own plays no part.
+PLAIN = "C"
+
+
+def _plainer(target: Target, case: Case, data_seed: int | None, failure: Failure) -> Failure:
+    """``failure``, or the same case's in C order where that is told the same (cause,
+    reason and contract)."""
+    try:
+        plain = _rows_failure(target, case, data_seed, PLAIN)
+    except Exception:  # noqa: BLE001 - no answer in C order: the drawn layout's stands
+        return failure
+    same = plain is not None and (plain.cause, plain.reason, plain.contract) == (
+        failure.cause, failure.reason, failure.contract)
+    return plain if same else failure
+
+
+def _rows_failure(target: Target, case: Case, data_seed: int | None, layout: str | None
+                  ) -> Failure | None:
+    """The verdict of :func:`rows_check` on ``case`` in ``layout`` (None: the drawn one)."""
     spec = target.spec
     b = batch(case, fixed_axis=spec.axis if isinstance(spec.axis, int) else None,
-              data_seed=data_seed, ranks=ranks_taken(spec.axis, spec.ndim))
+              data_seed=data_seed, ranks=ranks_taken(spec.axis, spec.ndim), layout=layout)
     if target.front_axes and b.axis < 0:
         b = replace(b, axis=b.axis % b.x.ndim)
     at = b.describe()
@@ -464,7 +493,8 @@ def _rows_attribution(target: Target, case: Case, failure: Failure) -> Failure:
         return failure
     steps = replace(case, distribution="steps")
     # A negative axis refused is no wrong answer on 'steps' data.
-    probe = next((p for s in range(3) if (p := rows_check(target, steps, case.seed + s))
+    probe = next((p for s in range(3) if (p := rows_check(target, steps, case.seed + s,
+                                                           failure.at.get("layout")))
                   and p.reason != Reason.REFUSED_AXIS), None)
     if probe is not None:
         failure.cause = Cause.LOGIC
