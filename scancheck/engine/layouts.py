@@ -89,8 +89,8 @@ def batch(case: Case, axis: int | None = None, fixed_axis: int | None = None,
     weights = np.array(list(SHAPES.values()))
     kind = kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))]
     dims, drawn_axis = _shape(rng, max(case.n, 1), kind, tuple(ranks))
-    drawn = LAYOUTS[int(rng.integers(0, len(LAYOUTS)))]
-    layout = drawn if layout is None else layout
+    drawn = LAYOUTS[int(rng.integers(0, len(LAYOUTS)))]  # drawn either way: the draws after
+    layout = drawn if layout is None else layout        # it are the case's own
     rank = len(dims)
     ax = drawn_axis if fixed_axis is None else fixed_axis % rank
     if axis is not None:
