@@ -4,11 +4,13 @@ inverse, so that a child process can load again what the parent was handed as an
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,61 @@ def import_here(module: str) -> Any:
     return importlib.import_module(module)
 
 
+def shadowed_beside(file: str | Path) -> list[str]:
+    """The top-level packages the Python file ``file`` imports that its folder, on sys.path,
+    shadows: installed ones (found with that folder off the path) whose name is a directory
+    there that is no package of its own (a clone of the package's repository, say), which
+    an import finds first, as an empty namespace package, where the installed one is
+    found by an editable install's finder."""
+    import ast
+
+    where = Path(file).resolve()
+    try:
+        tree = ast.parse(where.read_text())
+    except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+        return []
+    names = {alias.name.split(".")[0] for node in ast.walk(tree)
+             if isinstance(node, ast.Import) for alias in node.names}
+    names |= {node.module.split(".")[0] for node in ast.walk(tree)
+              if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module}
+    beside = [n for n in sorted(names) if (where.parent / n).is_dir()
+              and not (where.parent / n / "__init__.py").exists()]
+    with _off_path(where.parent):
+        return [n for n in beside if _installed(n)]
+
+
+def _installed(name: str) -> bool:
+    """Whether an import of ``name`` finds a module or a regular package."""
+    if name in sys.modules:
+        return getattr(sys.modules[name], "__file__", None) is not None
+    try:
+        found = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    return found is not None and found.origin is not None
+
+
+@contextlib.contextmanager
+def _off_path(folder: str | Path) -> Iterator[None]:
+    """sys.path without ``folder`` (every entry naming it, the current directory's ''
+    too), for the block's length."""
+    saved = sys.path[:]
+    real = os.path.realpath(folder)
+    sys.path[:] = [p for p in saved if os.path.realpath(p) != real]
+    try:
+        yield
+    finally:
+        sys.path[:] = saved
+
+
+def import_unshadowed(packages: list[str], folder: str | Path) -> None:
+    """Import ``packages`` with ``folder`` off sys.path: as installed, not as directories
+    there (:func:`shadowed_beside`)."""
+    with _off_path(folder):
+        for package in packages:
+            importlib.import_module(package)
+
+
 def module_from_file(file: str, what: str) -> Any:
     """The module of the Python file ``file``, loaded once per process under a name of its
     own (its stem and a hash of its absolute path), so that it shadows no importable module
@@ -72,11 +129,14 @@ def module_from_file(file: str, what: str) -> Any:
     sys.modules[name] = module  # dataclasses and pickling look a module up by its name
     # Its folder on the path while it loads, last: the modules beside it that it imports
     # load, and none shadows an installed module, nor, once it is loaded, any import after.
+    # A directory there named as an installed package it imports would, as an empty
+    # namespace package, where that package is not imported yet: it is imported first.
     folder = str(where.parent)
     added = folder not in sys.path
-    if added:
-        sys.path.append(folder)
     try:
+        if added:
+            import_unshadowed(shadowed_beside(where), folder)
+            sys.path.append(folder)
         spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
@@ -87,7 +147,7 @@ def module_from_file(file: str, what: str) -> Any:
         raise ValueError(f"{what}: {file} cannot be imported "
                          f"({type(exc).__name__}: {exc})") from None
     finally:
-        if added:
+        if added and folder in sys.path:
             sys.path.remove(folder)
     return module
 

@@ -283,6 +283,11 @@ def _where(case: dict[str, Any] | None, minimal: bool = True) -> str:
     if not case or "n" not in case:
         return ""
     index = f", index {case['index']}" if "index" in case else ""
+    if "shape" in case and "row" in case:
+        # An N-D case's n is the size its shape was drawn at, not its number of elements.
+        shape = f"shape {case['shape']} (drawn at n={case['n']}){index}"
+        return (f" (smallest failing case found: {shape}; not every smaller n checked)"
+                if not minimal else f" (smallest case of {shape})")
     if not minimal:
         return f" (smallest failing n found: {case['n']}{index}; not every smaller n checked)"
     return f" (smallest case n={case['n']}{index})"

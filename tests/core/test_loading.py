@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
+import textwrap
 
 import pytest
 
-from scancheck.core.loading import module_from_file
+from scancheck.core.loading import module_from_file, shadowed_beside
 
 
 def test_a_file_imports_the_modules_beside_it_from_any_working_folder(tmp_path, monkeypatch):
@@ -29,3 +31,44 @@ def test_a_file_imports_the_modules_beside_it_from_any_working_folder(tmp_path, 
 def test_a_file_that_is_not_there_is_named(tmp_path):
     with pytest.raises(ValueError, match=r"^target: .*nowhere\.py is not a file$"):
         module_from_file(str(tmp_path / "nowhere.py"), "target")
+
+
+def test_a_directory_beside_named_as_an_installed_package_it_imports_is_found(tmp_path):
+    (tmp_path / "numpy").mkdir()  # a clone of numpy's repository: no package of its own
+    (tmp_path / "pytest").mkdir()
+    (tmp_path / "pytest" / "__init__.py").write_text("")  # a package: imported as it is
+    (tmp_path / "mine.py").write_text("import numpy as np\nfrom pytest import approx\n"
+                                      "import json\n")
+    assert shadowed_beside(tmp_path / "mine.py") == ["numpy"]
+    (tmp_path / "broken.py").write_text("import numpy as\n")
+    assert shadowed_beside(tmp_path / "broken.py") == []
+
+
+def test_a_package_an_editable_install_finds_is_loaded_as_installed_beside_its_clone(tmp_path):
+    """An editable install's finder comes after the path's: a directory of the package's
+    name in the target's folder (its clone, no package of its own) would be imported as an
+    empty namespace package in its place, the folder on the path, or the current one."""
+    real = tmp_path / "site" / "editable_pkg_for_scancheck"
+    real.mkdir(parents=True)
+    (real / "__init__.py").write_text("VALUE = 42\n")
+    (tmp_path / "work" / "editable_pkg_for_scancheck").mkdir(parents=True)
+    (tmp_path / "work" / "mine.py").write_text(
+        "from editable_pkg_for_scancheck import VALUE\n")
+    script = textwrap.dedent(f"""
+        import importlib.abc, importlib.util, sys
+
+        class Editable(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name == "editable_pkg_for_scancheck":
+                    return importlib.util.spec_from_file_location(
+                        name, {str(real / "__init__.py")!r},
+                        submodule_search_locations=[{str(real)!r}])
+
+        sys.meta_path.append(Editable())
+        sys.path.insert(0, "")
+        from scancheck.core.loading import module_from_file
+        print(module_from_file("mine.py", "target").VALUE)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], cwd=tmp_path / "work",
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "42", out.stderr[-2000:]

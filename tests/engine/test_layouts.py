@@ -14,6 +14,7 @@ from scancheck.controls import rows
 from scancheck.core.dtypes import DTYPES
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check_property
+from scancheck.engine.diagnosis import diagnose
 from scancheck.engine.layouts import LAYOUTS, SHAPES, batch, laid_out, memory_of
 from scancheck.engine.properties.rows import rows_check
 from scancheck.engine.strategies import generate_data
@@ -79,6 +80,11 @@ def test_a_wrong_row_whose_layout_plays_no_part_is_shown_in_c_order(budget):
     r = check_property(Target("dropped", dropped, spec), "rows", budget)
     assert r.status == "fail" and r.cause == "LOGIC" and r.smallest_case["layout"] == "C", r
     assert "C layout" in r.diagnosis
+    # Its n is the size the shape was drawn at, not its number of elements: the shape is named.
+    case = r.smallest_case
+    assert diagnose([r]).findings[0].line.endswith(
+        f"(smallest case of shape {case['shape']} (drawn at n={case['n']}), index "
+        f"{case['index']})")
     target = Target("dropped", dropped, spec)
     case = next(c for seed in range(1000) if (
         b := batch(c := Case(40, "int32", "steps", seed), fixed_axis=-1, ranks=(2,))

@@ -14,6 +14,7 @@ from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check_property
 from scancheck.engine.diagnosis import Cause
 from scancheck.engine.properties import values
+from scancheck.engine.properties.base import prefix_error
 from scancheck.engine.properties.extremes import extreme_agree
 from scancheck.engine.properties.nan_rules import finite_twin
 from scancheck.targets.resolve import resolve
@@ -805,3 +806,9 @@ def test_an_integer_sum_stuck_at_the_types_limit_is_told_a_saturating_add(dtype)
     off = check_property(Target("off", _wrapped_off_by_one_past_the_limit, spec),
                          "integers exact", budget)
     assert off.status == "fail" and "saturating" not in off.diagnosis, off.diagnosis
+
+
+def test_an_error_as_large_as_the_prefix_is_said_so_not_as_a_power_two_to_the_minus_zero():
+    assert prefix_error(5) == "relative error 2**-5 of the prefix's magnitude"
+    for bits in (0, -1, -3):
+        assert prefix_error(bits) == "an error as large as the prefix's magnitude or more"

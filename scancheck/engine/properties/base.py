@@ -108,6 +108,13 @@ class Property:
         return dict(self.by_op).get(op, self.distributions)
 
 
+def prefix_error(bits: int) -> str:
+    """A relative error of 2**-bits of a prefix's magnitude, in words (bits <= 0: as large
+    as that magnitude or more, not 2**-0 or 2**--1)."""
+    return (f"relative error 2**-{bits} of the prefix's magnitude" if bits > 0 else
+            "an error as large as the prefix's magnitude or more")
+
+
 def short(v: Any) -> Any:
     """``v`` as a Python number or nested list, as a report shows it."""
     v = np.asarray(v)

@@ -32,7 +32,7 @@ from ..diagnosis import Cause, Reason, is_resource_error
 from ..layouts import Batch, batch
 from .accumulation import accumulated_beyond, accumulated_words, rounded_twice
 from .axes import negative_axis_refused
-from .base import Contract, Failure, Told, untold
+from .base import Contract, Failure, Told, prefix_error, untold
 from .extremes import extreme_agree, extreme_some
 from .nan_rules import contract_failure, finite_twin, longer_input, nan_rule_kept, rule_stands
 from .own_rules import RULE_REASONS, indices_shape_failure
@@ -481,8 +481,7 @@ def _too_far(row: np.ndarray, k: int, inclusive: bool, failure: Failure) -> Fail
     if not (np.isfinite(got) and scale > 0 and abs(got - want) >= scale / 16):
         return None
     bits = int(np.floor(-np.log2(abs(got - want) / scale)))
-    failure.diagnosis += (f"; relative error 2**-{max(bits, 0)} of the prefix's magnitude, too "
-                          f"large for lost precision")
+    failure.diagnosis += f"; {prefix_error(bits)}, too large for lost precision"
     return failure
 
 

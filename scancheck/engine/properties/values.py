@@ -30,7 +30,7 @@ from ..cases import Case
 from ..diagnosis import Cause, Reason
 from ..strategies import generate_data
 from .accumulation import accumulated_failure, accumulator
-from .base import Check, Contract, Failure, untold
+from .base import Check, Contract, Failure, prefix_error, untold
 from .nan_rules import FINITE_TWIN, SPECIAL_PLACES, kept_rule_failure, longer_input, remade
 from .running import agree, bits_differ, exact_answer, first_bad, on_outputs, promoted, run
 from .subnormals import flush_explains, flushes, scaled_out, subnormal_witness
@@ -158,9 +158,9 @@ def _float_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
     bits = int(np.floor(-np.log2(worst))) if worst > 0 else p
     detail["behaves like bits"] = bits
     if bits < 4:
-        return Failure(Cause.LOGIC, f"{failure.diagnosis}; relative error 2**-{bits} of the "
-                       f"prefix's magnitude, too large for lost precision (data with tiny "
-                       f"partial sums pass: an error that grows with the values)", k, got[k],
+        return Failure(Cause.LOGIC, f"{failure.diagnosis}; {prefix_error(bits)}, too large "
+                       f"for lost precision (data with tiny partial sums pass: an error that "
+                       f"grows with the values)", k, got[k],
                        want[k], detail, reason=failure.reason)
     if bits >= p and failure.reason != Reason.ACCUMULATOR:
         # As precise as the type itself on every seed, yet beyond the bound of any order:

@@ -85,7 +85,9 @@ NOT_SEARCH = 1.5
 
 
 
-def print_report(rep) -> None:
+def print_report(rep, report: str | None = None) -> None:
+    """A target's report on the terminal: its properties' table, the verdict and causes, and
+    the smallest case, said to be rebuilt by the script in ``report`` (the --report file)."""
     rows = fit_columns(rep.rows(), {"property": 22, "diagnosis / detail": 40,
                                     "smallest failing case": 21})
     # The n the summary says too: every property checked to it (one cut short by its
@@ -107,8 +109,9 @@ def print_report(rep) -> None:
                                 subsequent_indent="     ", break_on_hyphens=False))
         case = case_text(verdict.findings[0].smallest_case)
         if case:  # whole: the table's column cuts it short
-            print(textwrap.fill(f"smallest case (cause 1): {case} (--report FILE.md writes a "
-                                f"script that rebuilds it)", TABLE_WIDTH,
+            where = (f"{report} holds a script that rebuilds it" if report else
+                     "--report FILE.md writes a script that rebuilds it")
+            print(textwrap.fill(f"smallest case (cause 1): {case} ({where})", TABLE_WIDTH,
                                 subsequent_indent="  ", break_on_hyphens=False))
     if rep.notes:  # whole: the table's detail column cuts them short
         print("found beside the verdict:")
@@ -189,7 +192,7 @@ def cmd_check(args: argparse.Namespace) -> int:
            if not isinstance(r, UsageError)]
     reports = [r for _, r in ran]
     for rep in reports:
-        print_report(rep)
+        print_report(rep, args.report)
         print_known(rep)
     statuses = {rep.exit_status for rep in reports}
     # A failure outranks a target that could not be checked, which outranks an unfinished

@@ -24,7 +24,7 @@ import numpy as np
 
 from ...adapters import reproducer_call
 from ...core.arrays import as_dtype
-from ...core.loading import is_file_form
+from ...core.loading import is_file_form, shadowed_beside
 from ...core.operators import get_operator
 from ...engine.cases import Case
 from ...engine.report import ConformanceReport
@@ -133,8 +133,16 @@ def _imported(path: str) -> tuple[str]:
         load = f"from {module} import {head}\n"
     else:
         where = os.path.abspath(module)
-        load = ("import importlib.util, sys\n"
-                f"sys.path.append({os.path.dirname(where)!r})  # the modules beside it\n"
+        # A directory beside the file named as an installed package it imports would shadow
+        # that package once the folder is on the path: such packages are imported first.
+        folder, real = os.path.dirname(where), os.path.dirname(os.path.realpath(where))
+        shadowed = shadowed_beside(where)
+        first = (f"_path = sys.path[:]  # {folder} off the path: its "
+                 f"{', '.join(n + '/' for n in shadowed)} is no package\n"
+                 f"sys.path[:] = [p for p in _path if os.path.realpath(p) != {real!r}]\n"
+                 f"import {', '.join(shadowed)}\nsys.path[:] = _path\n") if shadowed else ""
+        load = (f"import importlib.util, {'os, ' if shadowed else ''}sys\n" + first +
+                f"sys.path.append({folder!r})  # the modules beside it\n"
                 f"_spec = importlib.util.spec_from_file_location('target', {where!r})\n"
                 "_module = importlib.util.module_from_spec(_spec)\n"
                 f"_spec.loader.exec_module(_module)\n{head} = _module.{head}\n")

@@ -937,6 +937,18 @@ def test_the_primary_causes_smallest_case_is_printed_whole(capsys):
     case = dict(kv.split("=") for kv in line.split(": ", 1)[1].split(" (")[0].split(", "))
     assert {"n", "dtype", "data", "seed", "index", "got", "expected"} <= case.keys(), line
     assert int(case["n"]) >= 65 and case["dtype"] == "int32" and case["got"] != case["expected"]
+    assert "(--report FILE.md writes a script that rebuilds it)" in line
+
+
+def test_the_smallest_case_names_the_report_that_rebuilds_it_where_one_is_written(capsys,
+                                                                                  tmp_path):
+    report = tmp_path / "r.md"
+    assert main(["check", "scancheck.controls.sums:off_by_one_at_block_boundaries", "--budget",
+                 "2", "--max-n", "256", "--dtypes", "int32", "--report", str(report)]) == 1
+    out = capsys.readouterr().out
+    line = " ".join(out[out.index("smallest case (cause 1): "):out.index("\ntime: ")].split())
+    assert f"({report} holds a script that rebuilds it)" in line and "FILE.md" not in line
+    assert "python" in report.read_text()
 
 
 def test_the_controls_score_names_what_it_left_out_and_a_miss_its_verdict(capsys, monkeypatch):

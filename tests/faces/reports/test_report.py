@@ -228,6 +228,25 @@ def test_a_file_targets_snippet_runs_from_any_folder_and_skips_where_the_file_is
     assert status == 125 and last.startswith("the target cannot be loaded: FileNotFoundError")
 
 
+def test_a_file_targets_snippet_runs_beside_a_clone_named_as_a_package_it_imports(
+        tmp_path, budget, monkeypatch):
+    """A target file importing scancheck (for its SCAN_SPEC) beside a clone of scancheck's
+    repository, a directory ``scancheck/`` that is no package: the snippet, run in that
+    folder, imports the installed scancheck, not an empty namespace package of that name
+    (exit 1, still reproduces, not 125 for a target it could not load)."""
+    (tmp_path / "scancheck").mkdir()
+    (tmp_path / "mine.py").write_text("from scancheck import TargetSpec\n" + _USER_SCANS +
+                                      "SCAN_SPEC = TargetSpec(dtypes=('int64',))\n")
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    rep = check(load_import_path(f"{tmp_path / 'mine.py'}:blocked", TargetSpec(dtypes=("int64",))),
+                properties=("integers exact",), budget=budget)
+    assert not rep.passed
+    snippet = re.search(r"```python\n(.*?)```", markdown([rep], tmp_path / "report.md"),
+                        re.S).group(1)
+    assert "import scancheck\n" in snippet
+    assert _run_snippet(snippet, tmp_path) == (1, "still reproduces")
+
+
 def test_a_crash_is_reproduced_on_the_input_it_crashed_on(tmp_path, budget):
     """A target that aborts: its report's snippet rebuilds the case the process died in (its
     data drawn again, not n alone), says so, and the call aborts again."""
