@@ -27,6 +27,7 @@ from ...core.arrays import as_dtype
 from ...core.loading import is_file_form, shadowed_beside
 from ...core.operators import get_operator
 from ...engine.cases import Case
+from ...engine.diagnosis import Finding
 from ...engine.report import ConformanceReport
 
 #: Inputs up to this many bytes are written into the snippet; larger ones beside the report.
@@ -355,10 +356,12 @@ def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: st
                    f"[..., {case.get('index')}] for v in got])\n")
 
 
-def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
-    """A Python snippet that reproduces the report's primary failure, or None where the
-    failure has no case to rebuild (a fault in the target's set-up, say)."""
-    verdict = report.verdict
+def reproducer(report: ConformanceReport, files: Path, name: str,
+               finding: Finding | None = None) -> str | None:
+    """A Python snippet that reproduces one of the report's causes (``finding``; default:
+    its primary one), or None where its failure has no case to rebuild (a fault in the
+    target's set-up, say)."""
+    verdict = report.verdict if finding is None else finding
     case = verdict.smallest_case or {}
     if report.spec.get("segments") and verdict.source == "segments":
         return _segmented_reproducer(report, case, files, name)
@@ -411,7 +414,7 @@ def reproducer(report: ConformanceReport, files: Path, name: str) -> str | None:
         lines.append(_still(case, f"got_row[{k}]", _exact_rule(spec, out_dtype, verdict.source),
                             again))
     else:
-        if verdict.findings and verdict.findings[0].status in ("fault", "hang"):
+        if verdict.status in ("fault", "hang"):
             # No value to hold the output to: the call itself is what the check saw fail.
             lines.insert(-1, f"# In the check this call did not return: {verdict.text}\n")
         lines.append('print("got", got.shape, got.dtype)\n')
@@ -445,11 +448,15 @@ def markdown(reports: list[ConformanceReport], path: str | Path) -> str:
         out += [f"| {row['property']} | {row['verdict']} | {_cell(row['diagnosis / detail'])} | "
                 f"{_cell(row['smallest failing case'])} |" for row in r.rows()]
         out += _curve(r, files, f"bounds-{i}", path.parent)
-        snippet = None if r.passed or r.unfinished else reproducer(r, files, f"case-{i}")
-        if snippet:
-            how = ("the case drawn again from its monoid and seed" if "load_monoid" in snippet
-                   else "NumPy and the target's own library; no scancheck")
-            out += ["", f"Reproduce it ({how}):", "", "```python", snippet.rstrip(), "```"]
+        causes = [] if r.passed or r.unfinished else verdict.findings or [None]
+        for k, finding in enumerate(causes):  # a snippet for each cause
+            snippet = reproducer(r, files, f"case-{i}" + (f"-{k + 1}" if k else ""), finding)
+            if snippet:
+                how = ("the case drawn again from its monoid and seed" if "load_monoid" in
+                       snippet else "NumPy and the target's own library; no scancheck")
+                what = f"cause {k + 1}" if len(causes) > 1 else "it"
+                out += ["", f"Reproduce {what} ({how}):", "", "```python", snippet.rstrip(),
+                        "```"]
     out += ["", "## Environment", "", "| | |", "|---|---|"]
     out += [f"| {k} | {_cell(v)} |" for k, v in environment().items()]
     text = "\n".join(out) + "\n"

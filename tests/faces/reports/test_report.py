@@ -247,6 +247,33 @@ def test_a_file_targets_snippet_runs_beside_a_clone_named_as_a_package_it_import
     assert _run_snippet(snippet, tmp_path) == (1, "still reproduces")
 
 
+def test_each_cause_of_a_report_comes_with_a_snippet_of_its_own(tmp_path, budget, monkeypatch):
+    """A scan that raises on an empty input and is wrong from 41 elements on: two causes,
+    two snippets, the first raising as the target did on nothing, the second showing the
+    wrong output (exit 1, still reproduces)."""
+    (tmp_path / "two_bugs.py").write_text(textwrap.dedent("""
+        import numpy as np
+
+        def scan(x):
+            if x.size == 0:
+                raise ValueError("nothing to scan")
+            out = np.cumsum(x, dtype=x.dtype)
+            out[40:] += 1
+            return out
+    """))
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    rep = check(load_import_path(f"{tmp_path / 'two_bugs.py'}:scan", TargetSpec(dtypes=("int64",))),
+                properties=("integers exact",), budget=budget)
+    assert len(rep.verdict.findings) == 2, rep.verdict.findings
+    text = markdown([rep], tmp_path / "report.md")
+    snippets = re.findall(r"Reproduce cause (\d) .*?```python\n(.*?)```", text, re.S)
+    assert [k for k, _ in snippets] == ["1", "2"]
+    out = subprocess.run([sys.executable, "-c", snippets[0][1]], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=120)
+    assert out.returncode == 1 and "ValueError: nothing to scan" in out.stderr
+    assert _run_snippet(snippets[1][1], tmp_path) == (1, "still reproduces")
+
+
 def test_a_crash_is_reproduced_on_the_input_it_crashed_on(tmp_path, budget):
     """A target that aborts: its report's snippet rebuilds the case the process died in (its
     data drawn again, not n alone), says so, and the call aborts again."""
