@@ -304,7 +304,10 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
     longer = case.with_n(m) if m > case.n else replace(case, seed=case.seed + 1)
     others = [case, longer]
     if case.distribution in CONFIRMING:
-        others.append(replace(longer, distribution=CONFIRMING[case.distribution]))
+        # Drawn whole: a tail of the draw (a dropped case's) would leave out the values the
+        # confirming kind puts first.
+        others.append(replace(longer, distribution=CONFIRMING[case.distribution], skip=0,
+                              drawn=0))
     for other in others:
         wrong = judged(declared, other)
         if wrong is None or isinstance(wrong, NoAnswer):

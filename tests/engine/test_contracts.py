@@ -642,3 +642,21 @@ def test_a_promotion_kept_at_every_size_is_a_contract():
     failure = _promotion(late, 5063)
     assert failure.cause != Cause.CONTRACT and "so declared, this case is still wrong" in (
         failure.diagnosis)
+
+
+def test_a_max_keeping_neither_nan_rule_is_one_logic_error_on_its_shortest_tail(budget):
+    """A running max by ``v > m`` drops a NaN after a number and keeps one that comes
+    first: declared --nans ignore, a NaN-first input refutes it.  The two-element tail
+    ``[x, nan]`` is told that logic error too, its confirming NaN-first case drawn whole
+    (a tail of that draw left the leading NaN out, and the contract stood)."""
+    def greater_than(x):
+        out, m = np.empty_like(x), None
+        for i, v in enumerate(x):
+            m = v if m is None or v > m else m
+            out[i] = m
+        return out
+
+    r = check_property(_target(greater_than, op="max", dtypes=("float64",)), "nan and inf",
+                       budget)
+    assert r.cause == "LOGIC" and "it keeps neither on every input" in r.diagnosis, r
+    assert r.smallest_case["n"] == 2 and r.smallest_case["index"] == 1, r.smallest_case
