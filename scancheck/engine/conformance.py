@@ -382,6 +382,8 @@ PREFIXED = frozenset(("integers exact", "certified exact", "floats within bound"
                       "indices", "recurrence"))
 #: A cut case's prefixes walked one by one up to this n (past it, bisected).
 PREFIX_WALK = 300
+#: The largest smallest case whose n is walked again on the property's plainest data.
+PLAIN_WALK = 4096
 #: The longest tail of a failing prefix tried alone: the values a wrong output needs (a
 #: NaN and the value before it, say) sit just before it.
 TAIL_WALK = 16
@@ -449,12 +451,46 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
     if right:
         failure = _intermittent(failure, right)
     else:
-        case, failure = _tail(prop, case, told(case, failure), check, told)
+        case, failure, walked = _plain_data(prop, case, told(case, failure), check, told, plain,
+                                            seconds)
+        minimal = minimal or walked
+        case, failure = _tail(prop, case, failure, check, told)
     return PropertyResult(prop, "fault" if failure.cause == Cause.FAULT else "fail",
                           failure.diagnosis, {**case.describe(), **failure.where()},
                           {**failure.detail, **stats}, cause=failure.cause.name,
                           reason=failure.reason.name, independent=failure.independent,
                           minimal=minimal), isinstance(failure, NoAnswer)
+
+
+def _plain_data(prop: str, case: Case, failure: Failure,
+                check: Callable[[Case], Failure | None],
+                told: Callable[[Case, Failure], Failure], plain: str, seconds: float
+                ) -> tuple[Case, Failure, bool]:
+    """The smallest case of the property's ``plain`` data (values a reader follows: integers
+    below 1,000, steps of at most 3) that fails, where that failure is told as ``failure``
+    is and comes at the case's n or below: a logic error found on 'uniform' int32 data,
+    whose sums wrap to numbers of ten digits, is shown on small ones.  Every smaller n of
+    the plain data is checked first (True: the case returned is the smallest of its data);
+    ``case`` and ``failure`` (False) where the walk meets another failure first, passes the
+    case's n, or outlasts ``seconds``."""
+    if (prop not in PREFIXED or isinstance(failure, NoAnswer) or failure.cause != Cause.LOGIC
+            or case.distribution == plain or case.n > PLAIN_WALK):
+        return case, failure, False
+    deadline = time.monotonic() + seconds
+    for n in range(1, case.n + 1):
+        if time.monotonic() > deadline:
+            break
+        shown = Case(n, case.dtype, plain, case.seed)
+        wrong = check(shown)
+        if wrong is None:
+            continue
+        if not isinstance(wrong, NoAnswer):
+            wrong = told(shown, wrong)
+            if (wrong.cause, wrong.reason, wrong.contract) == (
+                    failure.cause, failure.reason, failure.contract):
+                return shown, wrong, True
+        break
+    return case, failure, False
 
 
 def _tail(prop: str, case: Case, failure: Failure, check: Callable[[Case], Failure | None],

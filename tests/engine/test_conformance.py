@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from scancheck.adapters import builtin_targets
-from scancheck.engine.cases import DEFAULT_MAX_N, Case
+from scancheck.engine.cases import DEFAULT_MAX_N, Budget, Case
 from scancheck.engine.conformance import LARGE, PROPERTIES, check, check_property, not_applicable
 from scancheck.engine.properties import TABLE
 from scancheck.faces.jobs.gpusuite import JIT_TARGETS, SUITE_MAX_N
@@ -327,3 +327,26 @@ def test_an_exception_that_ends_a_property_in_this_process_names_the_case_it_was
     assert (case["n"], case["dtype"]) == (1, "int32"), fault  # the ladder's first
     # ... and its data, to be drawn again.
     assert Case(1, "int32", case["data"], case["seed"]).data("add").shape == (1,)
+
+
+def test_a_logic_error_found_on_wrapping_data_is_shown_on_the_plainest_data():
+    """A carry that skips the block before it past the third block of 256 is wrong on any
+    data: its smallest case is shown on the property's plainest data (integers below 1,000,
+    whose int32 sums never wrap), at the same threshold n, every smaller n of those data
+    checked, whatever data the search first met it on."""
+    import numpy as np
+
+    from scancheck.targets.target import Target
+
+    def blocked(x):
+        out = np.cumsum(x, dtype=x.dtype)
+        for b in range(3, (x.size + 255) // 256):
+            out[b * 256:] -= x[(b - 1) * 256:b * 256].sum(dtype=x.dtype)
+        return out
+
+    target = Target("blocked", blocked, TargetSpec(dtypes=("int32",)))
+    r = check_property(target, "integers exact", Budget(seconds=5))  # time to walk every n
+    assert r.cause == "LOGIC" and r.minimal, r
+    case = r.smallest_case
+    assert (case["n"], case["index"], case["data"]) == (769, 768, "integers"), case
+    assert abs(case["got"]) < 10**6 and abs(case["expected"]) < 10**6

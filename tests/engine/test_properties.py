@@ -13,7 +13,7 @@ from scancheck.core.rules import arg_extreme_scan, extreme_scan
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check_property
 from scancheck.engine.diagnosis import Cause
-from scancheck.engine.properties import values
+from scancheck.engine.properties import TABLE, values
 from scancheck.engine.properties.base import prefix_error
 from scancheck.engine.properties.extremes import extreme_agree
 from scancheck.engine.properties.nan_rules import finite_twin
@@ -51,15 +51,20 @@ def _nan_read_as_zero_from_65(x):
 def test_only_the_failure_reported_is_attributed(prop, fn, budget, monkeypatch):
     """Wrong from n = 65: the ladder finds it past there, the walk takes it down.  Only the
     failure reported is attributed (a steps probe, 16 seeds of data, the input without its
-    specials), as it would have been where it was found."""
+    specials), as it would have been where it was found; and, a logic error found on other
+    data than the property's plainest, the one the plain data's walk reaches (the case
+    shown where it is told the same)."""
     told = []
     for name in ("_float_failure", "_specials_failure"):
         real = getattr(values, name)
         monkeypatch.setattr(values, name, lambda t, case, *a, real=real:
-                            told.append(case.n) or real(t, case, *a))
+                            told.append((case.n, case.distribution)) or real(t, case, *a))
     r = check_property(_target(fn, FLOATS), prop, budget)
-    assert r.status == "fail" and r.smallest_case["n"] >= 65, r
-    assert told == [r.smallest_case["n"]], (told, r)
+    case = r.smallest_case
+    assert r.status == "fail" and case["n"] >= 65, r
+    plain = TABLE[prop].data_for("add")[0]
+    assert told[-1] == (case["n"], case["data"]) and (
+        len(told) == 1 or len(told) == 2 and told[1][1] == plain and r.cause == "LOGIC"), (told, r)
     assert ("'steps' data" if fn is sums.off_by_one_at_block_boundaries else
             "NaN or infinity not propagated") in r.diagnosis
 
