@@ -129,8 +129,9 @@ def module_from_file(file: str, what: str) -> Any:
     sys.modules[name] = module  # dataclasses and pickling look a module up by its name
     # Its folder on the path while it loads, last: the modules beside it that it imports
     # load, and none shadows an installed module, nor, once it is loaded, any import after.
-    # A directory there named as an installed package it imports would, as an empty
-    # namespace package, where that package is not imported yet: it is imported first.
+    # A directory there named as an installed package the file imports (not imported yet)
+    # would be imported as an empty namespace package in its place: such packages are
+    # imported first, with the folder off the path.
     folder = str(where.parent)
     added = folder not in sys.path
     try:
