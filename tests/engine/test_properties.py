@@ -817,3 +817,27 @@ def test_an_error_as_large_as_the_prefix_is_said_so_not_as_a_power_two_to_the_mi
     assert prefix_error(5) == "relative error 2**-5 of the prefix's magnitude"
     for bits in (0, -1, -3):
         assert prefix_error(bits) == "an error as large as the prefix's magnitude or more"
+
+
+@pytest.mark.parametrize("dtype, narrow", [("float32", "float16"), ("float64", "float32")])
+def test_a_sum_kept_in_a_narrower_type_is_told_which(dtype, narrow):
+    """A sum whose every output is a value of a narrower type, some inputs not, is named
+    after that type; one that loses precision otherwise (a float16 carry between tiles of
+    8, its outputs no float16 values) is not."""
+    def kept_narrow(x):
+        return np.cumsum(x.astype(narrow), dtype=narrow).astype(x.dtype)
+
+    def narrow_carry(x):
+        out = np.cumsum(x, dtype=x.dtype)
+        for lo in range(8, x.size, 8):
+            out[lo:] += np.float16(out[lo - 1]).astype(x.dtype) - out[lo - 1]
+        return out
+
+    spec = TargetSpec(dtypes=(dtype,))
+    budget = Budget(seconds=2)
+    told = check_property(_target(kept_narrow, spec), "floats within bound", budget)
+    assert told.cause == "PRECISION" and (
+        f"every output is a {narrow} value where some inputs are not: as if summed or "
+        f"stored in {narrow}") in told.diagnosis, told
+    other = check_property(_target(narrow_carry, spec), "floats within bound", budget)
+    assert other.status == "fail" and "every output is a" not in other.diagnosis, other

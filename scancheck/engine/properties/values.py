@@ -139,14 +139,15 @@ def _float_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
         return Failure(Cause.LOGIC, text, k, got[k], want[k], detail,
                        reason=probe.reason if unwritten else failure.reason)
     p = SIGNIFICAND_BITS[x.dtype.name]
+    narrower = _narrower_words(x, got, want, target.spec.inclusive)
     if not np.isfinite(got[k]):
         reach = abs_sums(x, target.spec.inclusive)[k] / overflow_threshold(x.dtype.name)
         return Failure(Cause.PRECISION, f"{failure.diagnosis}: an infinity or NaN where no "
                        f"summation order can overflow (the prefix's magnitudes sum to "
                        f"{reach:.3g} of the overflow threshold), while data with tiny partial "
                        f"sums are exact: some intermediate has less range than "
-                       f"{x.dtype.name} (a narrower type, or an overflow guard set too low)",
-                       k, got[k], want[k], detail, reason=failure.reason)
+                       f"{x.dtype.name} (a narrower type, or an overflow guard set too "
+                       f"low){narrower}", k, got[k], want[k], detail, reason=failure.reason)
     # At the smallest failing n one lossy step shows (one carry, say), its error at most
     # 2**-bits of what it rounds: the worst of 16 seeds comes within a few percent of that.
     worst = _relative_error(x, got, want, target.spec.inclusive)
@@ -172,8 +173,33 @@ def _float_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                        f"precision: no lost precision explains it (a term added or left out, "
                        f"as an offset)", k, got[k], want[k], detail, reason=failure.reason)
     return Failure(Cause.PRECISION, f"{failure.diagnosis}; behaves like about {bits} significand "
-                   f"bits ({x.dtype.name} has {p}), and data with tiny partial sums are exact",
-                   k, got[k], want[k], detail, reason=failure.reason)
+                   f"bits ({x.dtype.name} has {p}), and data with tiny partial sums are "
+                   f"exact{narrower}", k, got[k], want[k], detail, reason=failure.reason)
+
+
+#: The narrower float types a wider one's scan may keep its sums in, narrowest range first.
+NARROWER: dict[str, tuple[str, ...]] = {"float32": ("float16", "bfloat16"),
+                                        "float64": ("float16", "bfloat16", "float32")}
+
+
+def _narrower_words(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive: bool) -> str:
+    """Where every output of a float sum of ``x`` is a value of one narrower type, some input
+    is not, and each infinity it returns for a finite sum has a prefix whose magnitudes sum
+    past that type's largest value: the words naming it ('' where no such type fits)."""
+    if x.size < 1:
+        return ""
+    reach = abs_sums(x.astype(np.float64), inclusive)
+    lost = np.isinf(got) & np.isfinite(want)
+    for name in NARROWER.get(x.dtype.name, ()):
+        t = as_dtype(name)
+        with np.errstate(over="ignore", invalid="ignore"):
+            holds = np.array_equal(got.astype(t).astype(got.dtype), got, equal_nan=True)
+            needs = not np.array_equal(x.astype(t).astype(x.dtype), x, equal_nan=True)
+        top = float(np.finfo(t).max)
+        if holds and needs and bool(np.all(reach[lost] > top)):
+            return (f"; every output is a {name} value where some inputs are not: as if "
+                    f"summed or stored in {name} (largest finite value {top:,.0f})")
+    return ""
 
 
 def _sum_failure(target: Target, x: np.ndarray) -> Failure | None:
