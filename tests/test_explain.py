@@ -321,3 +321,22 @@ def test_outputs_whose_exact_sums_wrap_are_counted_and_said(dtype):
     assert explain(x[1:], np.cumsum(x[1:], dtype=dtype)).wrapped == 0
     assert explain(x, np.maximum.accumulate(x), op="max").wrapped == 0
     assert "rounds nothing" in explain(x, np.maximum.accumulate(x), op="max").lines()[1]
+
+
+@pytest.mark.parametrize("dtype, narrow", [("float32", "float16"), ("float32", "bfloat16"),
+                                           ("float64", "float32")])
+def test_a_sum_kept_in_a_narrower_type_is_named_in_the_hint(dtype, narrow):
+    """A running sum kept in a narrower type, whose every output is a value of it while the
+    inputs are not, is proven wrong and the hint names the type; a sum whose carry alone is
+    rounded (most outputs no value of it) gets no such hint."""
+    from scancheck.core.arrays import as_dtype
+
+    x = np.random.default_rng(3).random(3000).astype(dtype)
+    kept = np.cumsum(x.astype(as_dtype(narrow)), dtype=as_dtype(narrow)).astype(dtype)
+    e = explain(x, kept)
+    assert e.verdict == PROVEN and e.hint == (
+        f"every output is a {narrow} value where some inputs are not: as if summed or stored "
+        f"in {narrow}"), e.hint
+    carried = np.cumsum(x, dtype=dtype)
+    carried[1000:] += (carried[999].astype(as_dtype(narrow)).astype(dtype) - carried[999]) * 64
+    assert "value where some inputs are not" not in (explain(x, carried).hint or "")

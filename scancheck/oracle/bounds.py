@@ -195,6 +195,32 @@ def flush_allowance(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
     return out if inclusive else shifted(out, 0.0)
 
 
+#: The narrower float types a wider one's scan may keep its sums in, fewest significand bits
+#: first: a bfloat16 value in float16's range is a float16 value too.
+NARROWER: dict[str, tuple[str, ...]] = {"float32": ("bfloat16", "float16"),
+                                        "float64": ("bfloat16", "float16", "float32")}
+
+
+def narrower_type(x: np.ndarray, got: np.ndarray, want: np.ndarray,
+                  inclusive: bool = True) -> str | None:
+    """The narrower float type (:data:`NARROWER`) every output ``got`` of a sum of ``x`` is a
+    value of, where some input is not one and each infinity ``got`` holds for a finite exact
+    prefix ``want`` has a prefix whose magnitudes sum past that type's largest value: what
+    the sum was kept in.  None where no such type fits (or ``x`` is empty)."""
+    if x.size < 1:
+        return None
+    reach = abs_sums(x.astype(np.float64), inclusive)
+    lost = np.isinf(got) & np.isfinite(want)
+    for name in NARROWER.get(dtype_name(x.dtype), ()):
+        t = as_dtype(name)
+        with np.errstate(over="ignore", invalid="ignore"):
+            holds = np.array_equal(got.astype(t).astype(got.dtype), got, equal_nan=True)
+            needs = not np.array_equal(x.astype(t).astype(x.dtype), x, equal_nan=True)
+        if holds and needs and bool(np.all(reach[lost] > float(finfo(name).max))):
+            return name
+    return None
+
+
 def abs_sums(x: np.ndarray, inclusive: bool = True) -> np.ndarray:
     """Upper bounds on sum|x_i| of each prefix (finite terms): the float64 running sum, whose
     k-th value errs by at most gamma_(k-1) of the true sum, inflated by 4*k*2**-53 to cover

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core.dtypes import is_float
 from ..core.operators import exclusive_of, get_operator
-from .bounds import Verdict, certified, classify, sequential_depths, ulp
+from .bounds import Verdict, certified, classify, narrower_type, sequential_depths, ulp
 from .exact import exact_scan
 
 EXACT, ROUNDING, SUSPICIOUS, PROVEN = "exact", "rounding", "suspicious", "not rounding (proven)"
@@ -173,6 +173,11 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
         return e
     # A NaN rule first: where the input holds NaN it is the likelier convention.
     e.hint = _nan_rule_hint(x, result, oper.name, inclusive)
+    if not e.hint and oper.name == "add" and is_float(x.dtype):
+        kept = narrower_type(x, result, exact_scan(x, oper, inclusive), inclusive)
+        if kept is not None:
+            e.hint = (f"every output is a {kept} value where some inputs are not: as if "
+                      f"summed or stored in {kept}")
     other = "exclusive" if inclusive else "inclusive"
     tries = [(f"as the {other} scan", "pass --exclusive" if inclusive else "leave --exclusive out",
               x, result, not inclusive, op),

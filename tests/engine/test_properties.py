@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from scancheck.controls import declared, operators, sums
+from scancheck.core.arrays import as_dtype
 from scancheck.core.rules import arg_extreme_scan, extreme_scan
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check_property
@@ -819,13 +820,15 @@ def test_an_error_as_large_as_the_prefix_is_said_so_not_as_a_power_two_to_the_mi
         assert prefix_error(bits) == "an error as large as the prefix's magnitude or more"
 
 
-@pytest.mark.parametrize("dtype, narrow", [("float32", "float16"), ("float64", "float32")])
+@pytest.mark.parametrize("dtype, narrow", [("float32", "float16"), ("float32", "bfloat16"),
+                                           ("float64", "float32")])
 def test_a_sum_kept_in_a_narrower_type_is_told_which(dtype, narrow):
     """A sum whose every output is a value of a narrower type, some inputs not, is named
     after that type; one that loses precision otherwise (a float16 carry between tiles of
     8, its outputs no float16 values) is not."""
     def kept_narrow(x):
-        return np.cumsum(x.astype(narrow), dtype=narrow).astype(x.dtype)
+        t = as_dtype(narrow)
+        return np.cumsum(x.astype(t), dtype=t).astype(x.dtype)
 
     def narrow_carry(x):
         out = np.cumsum(x, dtype=x.dtype)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ...core.arrays import as_dtype
-from ...core.dtypes import SIGNIFICAND_BITS, is_float
+from ...core.dtypes import SIGNIFICAND_BITS, finfo, is_float
 from ...core.operators import get_operator, shifted
 from ...core.rules import NAN_RULES
 from ...oracle.bounds import (
@@ -21,6 +21,7 @@ from ...oracle.bounds import (
     certified,
     classify,
     log_depths,
+    narrower_type,
     overflow_threshold,
     sequential_depths,
 )
@@ -177,29 +178,13 @@ def _float_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                    f"exact{narrower}", k, got[k], want[k], detail, reason=failure.reason)
 
 
-#: The narrower float types a wider one's scan may keep its sums in, narrowest range first.
-NARROWER: dict[str, tuple[str, ...]] = {"float32": ("float16", "bfloat16"),
-                                        "float64": ("float16", "bfloat16", "float32")}
-
-
 def _narrower_words(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive: bool) -> str:
-    """Where every output of a float sum of ``x`` is a value of one narrower type, some input
-    is not, and each infinity it returns for a finite sum has a prefix whose magnitudes sum
-    past that type's largest value: the words naming it ('' where no such type fits)."""
-    if x.size < 1:
-        return ""
-    reach = abs_sums(x.astype(np.float64), inclusive)
-    lost = np.isinf(got) & np.isfinite(want)
-    for name in NARROWER.get(x.dtype.name, ()):
-        t = as_dtype(name)
-        with np.errstate(over="ignore", invalid="ignore"):
-            holds = np.array_equal(got.astype(t).astype(got.dtype), got, equal_nan=True)
-            needs = not np.array_equal(x.astype(t).astype(x.dtype), x, equal_nan=True)
-        top = float(np.finfo(t).max)
-        if holds and needs and bool(np.all(reach[lost] > top)):
-            return (f"; every output is a {name} value where some inputs are not: as if "
-                    f"summed or stored in {name} (largest finite value {top:,.0f})")
-    return ""
+    """The narrower type a float sum was kept in (:func:`narrower_type`), in words; '' where
+    none fits."""
+    name = narrower_type(x, got, want, inclusive)
+    return "" if name is None else (
+        f"; every output is a {name} value where some inputs are not: as if summed or stored "
+        f"in {name} (largest finite value {float(finfo(name).max):,.0f})")
 
 
 def _sum_failure(target: Target, x: np.ndarray) -> Failure | None:
