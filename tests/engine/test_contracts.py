@@ -660,3 +660,14 @@ def test_a_max_keeping_neither_nan_rule_is_one_logic_error_on_its_shortest_tail(
                        budget)
     assert r.cause == "LOGIC" and "it keeps neither on every input" in r.diagnosis, r
     assert r.smallest_case["n"] == 2 and r.smallest_case["index"] == 1, r.smallest_case
+
+
+def test_a_contract_read_off_a_wrong_output_keeps_that_output_in_its_case(budget):
+    """An exclusive sum declared inclusive: the contract's smallest case names the output it
+    was read off, the value the target gave there and the spec's, as a logic error's does
+    (the report's snippet compares them)."""
+    r = check_property(_target(controls.exclusive_sum, dtypes=("int32",)), "integers exact",
+                       budget)
+    case = r.smallest_case
+    assert r.cause == "CONTRACT" and "declare --exclusive" in r.diagnosis, r
+    assert case["index"] < case["n"] and case["got"] != case["expected"], case

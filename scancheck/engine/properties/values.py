@@ -418,10 +418,14 @@ def other_convention(target: Target, x: np.ndarray, got: np.ndarray, dtype: str
 def _convention_or(failure: Failure | None, target: Target, x: np.ndarray, got: np.ndarray,
                    dtype: str) -> Failure | None:
     """``failure``, or where it is a logic error another convention explains (see
-    :func:`other_convention`), that contract's failure."""
+    :func:`other_convention`), that contract's failure, at the output ``failure`` found
+    wrong (its value and the spec's beside it)."""
     if failure is None or failure.cause != Cause.LOGIC:
         return failure
-    return other_convention(target, x, got, dtype) or failure
+    told = other_convention(target, x, got, dtype)
+    if told is None:
+        return failure
+    return replace(told, index=failure.index, got=failure.got, expected=failure.expected)
 
 
 def _fresh(spec: TargetSpec, n: int, dist: str | None = None) -> list[np.ndarray]:
