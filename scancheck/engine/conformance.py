@@ -319,11 +319,12 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
                  f"a longer case (n = {other.n:,}, {other.distribution} {other.dtype} data)")
         same = other is case
         detail = {k: v for k, v in failure.detail.items() if k != "contract"}
-        told = (f"does as the spec declares ({wrong.contract.behaviour}): it keeps neither "
-                f"on every input" if back else f"is still wrong: {wrong.diagnosis}")
-        return Failure(Cause.LOGIC if back else wrong.cause,
-                       f"{contract.behaviour} at n = {case.n:,}, as {contract.flag} would "
-                       f"declare; so declared, {where} {told}",
+        seen = f"{contract.behaviour} at n = {case.n:,}, as {contract.flag} would declare"
+        # The one that keeps neither is said first: each half alone reads as a contract.
+        text = (f"keeps neither on every input: {seen}, while {where} "
+                f"{_as_doing(wrong.contract.behaviour)}, as its spec declares" if back else
+                f"{seen}; so declared, {where} is still wrong: {wrong.diagnosis}")
+        return Failure(Cause.LOGIC if back else wrong.cause, text,
                        wrong.index if same else failure.index,
                        wrong.got if same else failure.got,
                        wrong.expected if same else failure.expected,
@@ -332,6 +333,15 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
                        at=wrong.at if same else failure.at,
                        reason=Reason.WRONG_VALUE if back else wrong.reason)
     return failure
+
+
+def _as_doing(behaviour: str) -> str:
+    """A contract's behaviour ("propagates NaN (...)", "an inclusive scan (...)", "-0 and +0
+    as equal (...)") as what a case does: "is an inclusive scan (...)", "takes -0 and +0 as
+    equal (...)"."""
+    if behaviour.startswith(("a ", "an ")):
+        return f"is {behaviour}"
+    return f"takes {behaviour}" if behaviour.startswith("-0") else behaviour
 
 
 def _declares_back(wrong: Failure, contract: Contract, spec: TargetSpec) -> bool:
@@ -469,12 +479,14 @@ def _plain_data(prop: str, case: Case, failure: Failure,
     """The smallest case of the property's ``plain`` data (values a reader follows: integers
     below 1,000, steps of at most 3) that fails, where that failure is told as ``failure``
     is and comes at the case's n or below: a logic error found on 'uniform' int32 data,
-    whose sums wrap to numbers of ten digits, is shown on small ones.  Every smaller n of
+    whose sums wrap to numbers of ten digits, is shown on small ones, and one of N-D rows
+    found on subnormals (which read as a flush to zero) on integers.  Every smaller n of
     the plain data is checked first (True: the case returned is the smallest of its data);
     ``case`` and ``failure`` (False) where the walk meets another failure first, passes the
     case's n, or outlasts ``seconds``."""
-    if (prop not in PREFIXED or isinstance(failure, NoAnswer) or failure.cause != Cause.LOGIC
-            or case.distribution == plain or case.n > PLAIN_WALK):
+    if (prop not in (*PREFIXED, "rows") or isinstance(failure, NoAnswer)
+            or failure.cause != Cause.LOGIC or case.distribution == plain
+            or case.n > PLAIN_WALK):
         return case, failure, False
     deadline = time.monotonic() + seconds
     for n in range(1, case.n + 1):

@@ -176,8 +176,8 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     if not e.hint and oper.name == "add" and is_float(x.dtype):
         kept = narrower_type(x, result, exact_scan(x, oper, inclusive), inclusive)
         if kept is not None:
-            e.hint = (f"every output is a {kept} value where some inputs are not: as if "
-                      f"summed or stored in {kept}")
+            e.hint = (f"every output is a {kept} value where some inputs are not: rounded "
+                      f"in {kept}, as if summed or stored in it, not in {x.dtype.name}")
     other = "exclusive" if inclusive else "inclusive"
     tries = [(f"as the {other} scan", "pass --exclusive" if inclusive else "leave --exclusive out",
               x, result, not inclusive, op),

@@ -339,3 +339,21 @@ def test_a_1d_property_of_a_2d_only_target_tells_the_axis_it_scans():
     assert r.detail["contract"] == "--axis -2" and r.smallest_case["n"] == 2
     declared = Target("along 0", along_0, replace(spec, axis=-2))
     assert check_property(declared, "integers exact", Budget(1, max_n=256)).status == "pass"
+
+
+def test_a_batched_logic_error_is_shown_on_the_plainest_data():
+    """A scan along an axis that writes into a copy of its output (an axis that is not the
+    last, or an order other than C) returns zeros there: whatever data the search met it on
+    (subnormals, where a zero reads as a flush), its case is shown on integers."""
+    def lost_writes(x, axis):
+        out = np.zeros_like(x)
+        n = x.shape[axis]
+        dst = np.moveaxis(out, axis, -1).reshape(-1, n)  # a copy unless the axis is last
+        np.cumsum(np.moveaxis(x, axis, -1).reshape(-1, n), axis=1, dtype=x.dtype, out=dst)
+        return out
+
+    spec = TargetSpec(dtypes=("float32",), axis="arg", allows_empty=False)
+    r = check_property(Target("lost", lost_writes, spec), "rows", Budget(seconds=5))
+    case = r.smallest_case
+    assert r.cause == "LOGIC" and case["data"] == "integers" and r.minimal, r
+    assert case["got"] == 0 and case["expected"] != 0, case
