@@ -819,10 +819,6 @@ __global__ void exponent_range(const Bits* __restrict__ in, long long n,
 namespace scancheck {
 namespace columns {
 
-// Words a W-word integer takes in global memory: an even number, so that a warp moves it
-// two words a lane.
-__host__ __device__ constexpr int stored_words(int w) { return w + (w & 1); }
-
 // Word k of one thread's integer lives at p[k * S].  On the device a warp's 32 integers
 // interleave (S = 32): lane l's word k sits 8 bytes past lane l-1's, so a warp reading
 // each lane's word k, whatever k each lane reads, hits every bank evenly.
@@ -998,7 +994,8 @@ struct Layout {
   // lanes' carry counts (32 * W bytes).
   static constexpr int kIntegerBytes = 8 * (32 * W + W) + 32 * W;
   static constexpr int kBytes = 8 * kStageWords + kIntegerBytes;
-  static constexpr int kStride = stored_words(W);
+  // Words of a tile's sum in global memory: two a lane.
+  static constexpr int kStride = W + (W & 1);
   static_assert(kStride <= 64, "a warp holds an integer at two words a lane");
   static_assert(ITEMS <= 127, "a lane's carry counts are signed chars");
 };
@@ -1227,7 +1224,7 @@ template <int W>
 __global__ void column_prefixes(unsigned long long* a, long long count, int per,
                                 unsigned long long* totals, int mode) {
   using namespace scancheck::columns;
-  constexpr int kStride = stored_words(W);
+  constexpr int kStride = W + (W & 1);
   const int lane = threadIdx.x % 32;
   const long long chunk = static_cast<long long>(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
   const long long first = chunk * per;
