@@ -165,7 +165,8 @@ CONTROLS: tuple[Control, ...] = (
             "sizes past 5000", seconds=15.0),
     Control("integer sum checking overflow at some sizes",
             _BAND + "sum_raising_on_overflow_at_some_sizes", Cause.LOGIC,
-            "so declared, a longer case", "integers exact, at n > 5000 with n % 64 == 7 on data "
+            "keeps neither on every input: checks overflow", "integers exact, at n > 5000 with "
+            "n % 64 == 7 on data "
             "whose prefixes leave the type: it raises there, as overflow='raise' would "
             "declare, but declared so, a longer case wraps ('declare --overflow raise' would "
             "be wrong advice)", seconds=5.0),

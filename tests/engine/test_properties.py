@@ -844,3 +844,14 @@ def test_a_sum_kept_in_a_narrower_type_is_told_which(dtype, narrow):
         f"stored in {narrow}") in told.diagnosis, told
     other = check_property(_target(narrow_carry, spec), "floats within bound", budget)
     assert other.status == "fail" and "every output is a" not in other.diagnosis, other
+
+
+def test_a_failure_at_an_output_with_no_values_there_names_the_output_alone():
+    """A checked overflow read off output 1 (it raised there): no got=None, expected=None."""
+    from scancheck.engine.diagnosis import Reason
+    from scancheck.engine.properties.base import Failure
+
+    raised = Failure(Cause.LOGIC, "checks overflow", 1, reason=Reason.WRONG_VALUE)
+    assert raised.where() == {"index": 1}
+    wrong = Failure(Cause.LOGIC, "differs", 1, 3, 4, reason=Reason.WRONG_VALUE)
+    assert wrong.where() == {"index": 1, "got": 3, "expected": 4}

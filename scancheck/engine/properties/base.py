@@ -54,8 +54,10 @@ class Failure:
     def where(self) -> dict[str, Any]:
         if self.index is None:
             return dict(self.at)
-        return {**self.at, "index": self.index, "got": short(self.got),
-                "expected": short(self.expected),
+        # A refusal read off an output (a checked overflow raised) has no values there.
+        values = {} if self.got is None and self.expected is None else {
+            "got": short(self.got), "expected": short(self.expected)}
+        return {**self.at, "index": self.index, **values,
                 **({} if self.allowed is None else {"allowed error": self.allowed})}
 
 
