@@ -498,8 +498,7 @@ def _plain_data(prop: str, case: Case, failure: Failure,
             continue
         if not isinstance(wrong, NoAnswer):
             wrong = told(shown, wrong)
-            if (wrong.cause, wrong.reason, wrong.contract) == (
-                    failure.cause, failure.reason, failure.contract):
+            if failure.told_alike(wrong):
                 return shown, wrong, True
         break
     return case, failure, False
@@ -521,8 +520,7 @@ def _tail(prop: str, case: Case, failure: Failure, check: Callable[[Case], Failu
         if wrong is None or isinstance(wrong, NoAnswer):
             continue
         wrong = told(tail, wrong)
-        if (wrong.cause, wrong.reason, wrong.contract) == (
-                failure.cause, failure.reason, failure.contract):
+        if failure.told_alike(wrong):
             return tail, wrong
     return case, failure
 

@@ -51,6 +51,12 @@ class Failure:
     #: What the failure shows: the criterion broken, or why no answer came.
     reason: Reason = field(kw_only=True)
 
+    def told_alike(self, other: Failure | None) -> bool:
+        """Whether ``other`` is this failure told again (on a smaller or plainer case): the
+        same cause, reason and contract."""
+        return other is not None and (other.cause, other.reason, other.contract) == (
+            self.cause, self.reason, self.contract)
+
     def where(self) -> dict[str, Any]:
         if self.index is None:
             return dict(self.at)

@@ -129,9 +129,7 @@ def _plainer(target: Target, case: Case, data_seed: int | None, failure: Failure
         plain = _rows_failure(target, case, data_seed, PLAIN)
     except Exception:  # noqa: BLE001 - no answer in C order: the drawn layout's stands
         return failure
-    same = plain is not None and (plain.cause, plain.reason, plain.contract) == (
-        failure.cause, failure.reason, failure.contract)
-    return plain if same else failure
+    return plain if failure.told_alike(plain) else failure
 
 
 def _rows_failure(target: Target, case: Case, data_seed: int | None, layout: str | None
