@@ -321,8 +321,8 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
         detail = {k: v for k, v in failure.detail.items() if k != "contract"}
         seen = f"{contract.behaviour} at n = {case.n:,}, as {contract.flag} would declare"
         # The one that keeps neither is said first: each half alone reads as a contract.
-        text = (f"keeps neither on every input: {seen}, while {where} "
-                f"{_as_doing(wrong.contract.behaviour)}, as its spec declares" if back else
+        text = (f"keeps neither on every input: {seen}, while {where} does as its spec "
+                f"declares: {wrong.contract.behaviour}" if back else
                 f"{seen}; so declared, {where} is still wrong: {wrong.diagnosis}")
         return Failure(Cause.LOGIC if back else wrong.cause, text,
                        wrong.index if same else failure.index,
@@ -333,15 +333,6 @@ def contract_checked(failure: Failure, case: Case, target: Target, top: int,
                        at=wrong.at if same else failure.at,
                        reason=Reason.WRONG_VALUE if back else wrong.reason)
     return failure
-
-
-def _as_doing(behaviour: str) -> str:
-    """A contract's behaviour ("propagates NaN (...)", "an inclusive scan (...)", "-0 and +0
-    as equal (...)") as what a case does: "is an inclusive scan (...)", "takes -0 and +0 as
-    equal (...)"."""
-    if behaviour.startswith(("a ", "an ")):
-        return f"is {behaviour}"
-    return f"takes {behaviour}" if behaviour.startswith("-0") else behaviour
 
 
 def _declares_back(wrong: Failure, contract: Contract, spec: TargetSpec) -> bool:
