@@ -140,7 +140,6 @@ def _float_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
         return Failure(Cause.LOGIC, text, k, got[k], want[k], detail,
                        reason=probe.reason if unwritten else failure.reason)
     p = SIGNIFICAND_BITS[x.dtype.name]
-    narrower = _narrower_words(x, got, want, target.spec.inclusive)
     if not np.isfinite(got[k]):
         reach = abs_sums(x, target.spec.inclusive)[k] / overflow_threshold(x.dtype.name)
         return Failure(Cause.PRECISION, f"{failure.diagnosis}: an infinity or NaN where no "
@@ -148,7 +147,8 @@ def _float_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                        f"{reach:.3g} of the overflow threshold), while data with tiny partial "
                        f"sums are exact: some intermediate has less range than "
                        f"{x.dtype.name} (a narrower type, or an overflow guard set too "
-                       f"low){narrower}", k, got[k], want[k], detail, reason=failure.reason)
+                       f"low){_narrower_words(x, got, want, target.spec.inclusive)}", k,
+                       got[k], want[k], detail, reason=failure.reason)
     # At the smallest failing n one lossy step shows (one carry, say), its error at most
     # 2**-bits of what it rounds: the worst of 16 seeds comes within a few percent of that.
     worst = _relative_error(x, got, want, target.spec.inclusive)
@@ -175,7 +175,8 @@ def _float_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                        f"as an offset)", k, got[k], want[k], detail, reason=failure.reason)
     return Failure(Cause.PRECISION, f"{failure.diagnosis}; behaves like about {bits} significand "
                    f"bits ({x.dtype.name} has {p}), and data with tiny partial sums are "
-                   f"exact{narrower}", k, got[k], want[k], detail, reason=failure.reason)
+                   f"exact{_narrower_words(x, got, want, target.spec.inclusive)}", k, got[k],
+                   want[k], detail, reason=failure.reason)
 
 
 def _narrower_words(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive: bool) -> str:
