@@ -94,6 +94,9 @@ class Explanation:
     #: Outputs of an integer sum whose exact value lies outside the dtype's range: judged
     #: wrapped, as the dtype's arithmetic wraps them.
     wrapped: int = 0
+    #: A float sum proven wrong whose every output is a value of one narrower type, some
+    #: inputs not (:func:`~scancheck.oracle.bounds.narrower_type`): that type; "" otherwise.
+    kept_in: str = ""
     #: Where a result proven wrong is right under another convention (exclusive for
     #: inclusive, or a reverse scan), which, in words.
     hint: str = ""
@@ -173,11 +176,9 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
         return e
     # A NaN rule first: where the input holds NaN it is the likelier convention.
     e.hint = _nan_rule_hint(x, result, oper.name, inclusive)
-    if not e.hint and oper.name == "add" and is_float(x.dtype):
-        kept = narrower_type(x, result, exact_scan(x, oper, inclusive), inclusive)
-        if kept is not None:
-            e.hint = (f"every output is a {kept} value where some inputs are not: rounded "
-                      f"in {kept}, as if summed or stored in it, not in {x.dtype.name}")
+    if not e.hint and e.kept_in:
+        e.hint = (f"every output is a {e.kept_in} value where some inputs are not: rounded "
+                  f"in {e.kept_in}, as if summed or stored in it, not in {x.dtype.name}")
     other = "exclusive" if inclusive else "inclusive"
     tries = [(f"as the {other} scan", "pass --exclusive" if inclusive else "leave --exclusive out",
               x, result, not inclusive, op),
@@ -279,6 +280,8 @@ def _explain(x: np.ndarray, result: np.ndarray, reference: Any | None, op: str,
     wrong_certified = np.flatnonzero(where & (result != want) & ~(np.isnan(result) & np.isnan(want)))
     if reference is not None:
         e.reference = _reference(x, reference, result, want, inclusive)
+    if wrong_certified.size or rep.verdict == Verdict.BEYOND_BOUND:
+        e.kept_in = narrower_type(x, result, want, inclusive) or ""
     if wrong_certified.size:
         k = int(wrong_certified[0])
         e.verdict, e.first_wrong = PROVEN, k
