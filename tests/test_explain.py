@@ -106,6 +106,27 @@ def test_a_wider_reference_is_judged_in_its_own_dtype_and_a_narrower_refused(tmp
     assert load_array(str(tmp_path / "ref.npy"), "float32", "--reference").dtype == np.float64
 
 
+@pytest.mark.parametrize("ref_dtype, scans", [("float32", 1), ("float64", 2)])
+def test_a_reference_costs_one_exact_scan_of_its_own_dtype_at_most(monkeypatch, ref_dtype,
+                                                                     scans):
+    """The exact scan is the costly step: a reference of the result's dtype is judged against
+    the result's exact scan, a wider one against one more, of the promoted input."""
+    import scancheck.oracle.explain as module
+
+    dtypes = []
+    real = module.exact_scan
+
+    def counted(x, *args, **kwargs):
+        dtypes.append(x.dtype.name)
+        return real(x, *args, **kwargs)
+
+    monkeypatch.setattr(module, "exact_scan", counted)
+    x = _data(5_000, "float32", "uniform", seed=3)
+    e = explain(x, np.cumsum(x, dtype=np.float32), reference=np.cumsum(x, dtype=ref_dtype))
+    assert e.verdict in (EXACT, ROUNDING) and e.reference["dtype"] == ref_dtype
+    assert dtypes == ["float32", "float64"][:scans]
+
+
 def test_max_and_min_round_nothing():
     x = _data(300, "float64", "uniform")
     good = np.maximum.accumulate(x)

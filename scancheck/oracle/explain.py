@@ -262,11 +262,13 @@ def _nan_rule_hint(x: np.ndarray, result: np.ndarray, op: str, inclusive: bool) 
 
 
 def _explain(x: np.ndarray, result: np.ndarray, reference: Any | None, op: str,
-             inclusive: bool) -> Explanation:
-    """:func:`explain` of host arrays already checked against each other, without a hint."""
+             inclusive: bool, want: np.ndarray | None = None) -> Explanation:
+    """:func:`explain` of host arrays already checked against each other, without a hint;
+    ``want``, where given, is the exact scan of ``x``."""
     oper = get_operator(op)
     base = dict(n=int(x.shape[0]), dtype=x.dtype.name, op=oper.name, inclusive=inclusive)
-    want = exact_scan(x, oper, inclusive)
+    if want is None:
+        want = exact_scan(x, oper, inclusive)
     if oper.family != "sum" or not is_float(x.dtype):
         return _explain_exact_type(x, result, want, base)
     where = certified(x, inclusive)
@@ -415,9 +417,12 @@ def _reference(x: np.ndarray, reference: Any, result: np.ndarray, want: np.ndarr
         raise ValueError(f"reference has shape {ref.shape} and dtype {ref.dtype}; expected "
                          f"{x.shape} and {x.dtype}, the result's, or a dtype that holds every "
                          f"{x.dtype} value (a float64 reference of a float32 result)")
-    alone = explain(x, ref, inclusive=inclusive)  # a wider one judged with x promoted
-    if ref.dtype != x.dtype:  # its own error against the exact scan rounded to its dtype
-        want = exact_scan(x.astype(ref.dtype), get_operator("add"), inclusive)
+    # A wider reference is judged with x promoted, against the exact scan rounded to its
+    # dtype: one exact scan of its own, none where its dtype is the result's.
+    if ref.dtype != x.dtype:
+        x = x.astype(ref.dtype)
+        want = exact_scan(x, get_operator("add"), inclusive)
+    alone = _explain(x, ref, None, "add", inclusive, want)
     disagreement = _rms(result.astype(np.float64) - ref.astype(np.float64))
     own = _rms(ref.astype(np.float64) - want.astype(np.float64))
     # The RMS figures are of finite differences: a NaN or infinity on one side alone is
