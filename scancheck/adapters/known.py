@@ -81,11 +81,21 @@ class KnownBug:
         return None
 
     def affects(self, version: str | None) -> bool:
-        """Whether ``version`` (None: unknown) is among those it affects."""
+        """Whether ``version`` (None: unknown) is among those seen to have it: from
+        :attr:`since` up to :attr:`fixed`."""
         if version is None:
             return True
-        return _key(version) >= _key(self.since) and (self.fixed is None
-                                                       or _key(version) < _key(self.fixed))
+        return _key(version) >= _key(self.since) and self.unfixed(version)
+
+    def unfixed(self, version: str | None) -> bool:
+        """Whether ``version`` (None: unknown) comes before the fix, if any: a failure of its
+        symptoms there is this bug, on a version older than :attr:`since` too (:attr:`since`
+        is the first version seen, not one known to be the first affected)."""
+        return version is None or self.fixed is None or _key(version) < _key(self.fixed)
+
+    def older(self, version: str | None) -> bool:
+        """Whether ``version`` predates the first version seen to have it."""
+        return version is not None and _key(version) < _key(self.since)
 
     def matches(self, target: str, result: Any) -> bool:
         """Whether the failing property result ``result`` of ``target`` is this bug (one of
@@ -125,7 +135,7 @@ def explain(report: Any, bugs: list[KnownBug]) -> list[tuple[KnownBug, Any]]:
     installed version, with that failure."""
     found = []
     for bug in bugs:
-        if not bug.affects(bug.installed()):
+        if not bug.unfixed(bug.installed()):
             continue
         hit = next((f for f in _failures(report) if bug.matches(report.target, f)), None)
         if hit is not None:
@@ -146,15 +156,19 @@ def unseen(report: Any, bugs: list[KnownBug]) -> list[KnownBug]:
 def unexplained(report: Any, bugs: list[KnownBug]) -> list[Any]:
     """The failures of ``report`` that none of ``bugs`` explains on the installed version:
     every failure a bug's symptoms match, not only the first (:func:`explain` names one)."""
-    live = [b for b in bugs if b.affects(b.installed())]
+    live = [b for b in bugs if b.unfixed(b.installed())]
     return [f for f in _failures(report) if not any(b.matches(report.target, f) for b in live)]
 
 
 def lines(report: Any, bugs: list[KnownBug]) -> list[str]:
     """What a check says of the known bugs on its target: "known upstream: <link>" beside
     each failure one explains, "fixed in <version>?" for one that did not reproduce."""
-    out = [f"{hit.name}: {bug.told} ({bug.title}; {bug.status})"
-           for bug, hit in explain(report, bugs)]
+    out = []
+    for bug, hit in explain(report, bugs):
+        installed = bug.installed()
+        seen = (f"; seen from {bug.library} {bug.since} on, {installed} here"
+                if bug.older(installed) else "")
+        out.append(f"{hit.name}: {bug.told} ({bug.title}; {bug.status}{seen})")
     for bug in unseen(report, bugs):
         version = bug.installed() or "the installed version"
         seen_on = (f", on the {len(bug.witnesses)} case{'s' * (len(bug.witnesses) > 1)} it "
@@ -166,17 +180,18 @@ def lines(report: Any, bugs: list[KnownBug]) -> list[str]:
 
 
 def versions(bug: KnownBug) -> str:
-    """The versions a bug affects, as a person reads them."""
+    """The versions a bug was seen in (from :attr:`KnownBug.since` up to its fix), as a person
+    reads them."""
     if bug.since in ("0", ""):
         return f"< {bug.fixed}" if bug.fixed else "all seen"
     return f">= {bug.since}" + (f", < {bug.fixed}" if bug.fixed else "")
 
 
 def gallery(bugs: list[KnownBug]) -> str:
-    """The findings gallery: one Markdown row per bug -- library, versions affected, status
+    """The findings gallery: one Markdown row per bug -- library, versions seen with it, status
     (new here, known upstream with its link, fixed in a version), its reproducer and what
     it needs to run."""
-    head = ("| finding | library | versions affected | status | reproducer | runs on |\n"
+    head = ("| finding | library | versions seen | status | reproducer | runs on |\n"
             "|---|---|---|---|---|---|\n")
     rows = []
     for b in bugs:

@@ -102,6 +102,21 @@ def test_a_version_outside_the_range_is_not_explained():
     assert explain(Report("numpy.cumsum", [failing()]), [fixed]) == []
 
 
+def test_a_version_older_than_any_seen_is_explained_and_named_but_not_called_fixed():
+    """``since`` is the first version seen to have the bug: an older one failing alike is
+    this bug, not a new finding, and says which version it is; passing there is not a fix."""
+    import numpy as np
+
+    later = replace(BUG, since="999.0")
+    assert not later.affects(np.__version__) and later.unfixed(np.__version__)
+    rep = Report("numpy.cumsum", [failing()])
+    assert explain(rep, [later]) == [(later, rep.results[0])] and not unexplained(rep, [later])
+    assert f"seen from numpy 999.0 on, {np.__version__} here" in lines(rep, [later])[0]
+    assert "seen from" not in lines(rep, [BUG])[0]
+    passed = Report("numpy.cumsum", [PropertyResult("probe monoids", "pass")])
+    assert unseen(passed, [later]) == [] and lines(passed, [later]) == []
+
+
 def test_a_known_bug_that_did_not_reproduce_says_fixed_in_this_version():
     import numpy as np
 
@@ -158,15 +173,21 @@ def _reproducer_says(bug: KnownBug) -> tuple[str, str]:
 CPU = [b for b in BUGS if not b.gpu and b.key not in NO_VERDICT]
 
 
+def _agrees(bug, last, installed):
+    """Whether a reproducer's verdict line is the registry's: "still reproduces" on a version
+    seen with the bug, "fixed in" past its fix, either on a version older than any seen."""
+    if bug.older(installed) and bug.unfixed(installed):
+        return True
+    return (last == "still reproduces") == bug.affects(installed)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("bug", CPU, ids=[b.key for b in CPU])
 def test_each_cpu_reproducer_says_what_the_registry_expects(bug):
     """Run where its library is installed: "still reproduces" on a version the registry
     says it affects, "fixed in <version>" otherwise."""
     last, installed = _reproducer_says(bug)
-    expected = bug.affects(installed) and bug.key != "pytorch/pytorch#137943"
-    if bug.key != "pytorch/pytorch#137943":  # seen on CUDA alone; CPU tensors conform
-        assert (last == "still reproduces") == expected, (last, installed)
+    assert _agrees(bug, last, installed), (last, installed)
 
 
 GPU = [pytest.param(b, id=b.key, marks=[pytest.mark.gpu, pytest.mark.findings])
@@ -178,7 +199,7 @@ def test_each_gpu_reproducer_says_what_the_registry_expects(bug):
     """On a GPU where its library is installed: "still reproduces" on a version the registry
     says it affects, "fixed in <version>" otherwise."""
     last, installed = _reproducer_says(bug)
-    assert (last == "still reproduces") == bug.affects(installed), (last, installed)
+    assert _agrees(bug, last, installed), (last, installed)
 
 
 def test_the_plugin_marks_an_affected_test_a_strict_xfail_that_only_the_bug_satisfies(monkeypatch):
@@ -197,6 +218,11 @@ def test_the_plugin_marks_an_affected_test_a_strict_xfail_that_only_the_bug_sati
     with pytest.raises(KnownUpstream, match="example.invalid"):
         raise_if_known(Report("numpy.cumsum", [failing()]))
     raise_if_known(Report("numpy.cumsum", [failing(cause="FAULT")]))  # not the bug: returns
+    # On a version older than any seen with it, the bug may not be there yet: not strict.
+    monkeypatch.setattr(adapters, "known_for", lambda name: [replace(BUG, since="999.0")])
+    item.markers.clear()
+    mark_known([item])
+    assert item.markers[0].kwargs["strict"] is False
 
 
 def test_scancheck_known_lists_every_bug_within_100_columns(capsys):

@@ -200,9 +200,11 @@ def cmd_known(args: argparse.Namespace) -> int:
     rows, links = [], []
     for bug in known_bugs():
         installed = bug.installed()
-        here = ((f"{installed}, " + ("affected" if bug.affects(installed) else "not affected"))
+        here = ((f"{installed}, " + ("affected" if bug.affects(installed) else
+                                     "older than any seen with it" if bug.unfixed(installed) else
+                                     "not affected"))
                 if installed else "not installed")
-        row = {"bug": bug.key, "library": bug.library, "affects": versions(bug), "here": here,
+        row = {"bug": bug.key, "library": bug.library, "seen in": versions(bug), "here": here,
                "status": bug.status.split(":")[0]}
         script = root / bug.reproducer
         if args.reproduce:
