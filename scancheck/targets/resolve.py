@@ -196,15 +196,18 @@ def unknown_name(name: str) -> str | None:
 
 def _check_callable_as(fn: Any, spec: TargetSpec, name: str) -> None:
     """Raise a ValueError naming the signature and the flags unless a 1-D or N-D scan of
-    numbers can call ``fn`` as ``spec`` says (fn(x), fn(x, axis), fn(x, initial=v)); a
-    function it cannot inspect, or over tuples or segments, is left to its first call."""
-    if over_tuples(spec) or spec.segments is not None:
+    numbers can call ``fn`` as ``spec`` says (fn(x), fn(x, axis), fn(x, initial=v), fn(x,
+    offsets) and the other segment descriptions); a function it cannot inspect, or over
+    tuples, is left to its first call."""
+    if over_tuples(spec):
         return
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
         return
-    args = ("x", "axis") if spec.axis == "arg" else ("x",)
+    args: tuple[str, ...] = ("x", "axis") if spec.axis == "arg" else ("x",)
+    if spec.segments is not None:
+        args = ("x", spec.segments.partition(":")[0])
     kwargs = {"initial": "v"} if spec.initial else {}
     try:
         signature.bind(*args, **kwargs)
@@ -213,8 +216,8 @@ def _check_callable_as(fn: Any, spec: TargetSpec, name: str) -> None:
         raise ValueError(f"target {name!r}: {getattr(fn, '__name__', 'the function')}"
                          f"{signature} cannot be called as {call} ({exc}); scancheck calls "
                          f"fn(x), fn(x, axis) with --axis arg, fn(x, initial=v) with "
-                         f"--initial (tuples: --op MODULE:MONOID, --combine; --segments "
-                         f"KIND)") from None
+                         f"--initial, fn(x, offsets) with --segments offsets (flags, keys, "
+                         f"groups alike; tuples: --op MODULE:MONOID, --combine)") from None
 
 
 def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,

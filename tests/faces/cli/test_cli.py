@@ -183,6 +183,17 @@ def test_a_target_that_cannot_be_loaded_exits_2_not_1(target, message, capsys):
     assert target not in out, out
 
 
+def test_a_function_that_takes_no_segment_description_is_told_so_not_faulted(tmp_path, capsys):
+    """--segments hands fn(x, offsets): a one-argument function is a usage error naming its
+    signature, not a fault of the target on its first segmented call."""
+    (tmp_path / "one.py").write_text("import numpy as np\n\ndef scan(x):\n    return np.cumsum(x)\n")
+    target = f"{tmp_path / 'one.py'}:scan"
+    assert main(["check", target, "--segments", "flags", "--quick", "--budget", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "scan(x) cannot be called as fn(x, flags) (too many positional arguments)" in err, err
+    assert err.count("\n") == 1, err
+
+
 def test_a_name_of_no_target_form_is_refused_before_any_target_is_checked(capsys):
     """`check GOOD BAD` where BAD is none of the forms: told at once, GOOD left unchecked (not
     checked for its whole budget first and BAD told after)."""
