@@ -417,6 +417,13 @@ CONTROLS: tuple[Control, ...] = (
     Control("segmented (T, H) scan resetting only its first 8 heads",
             _SEG + "heads_past_the_first_tile_never_reset", Cause.LOGIC, "column [8]",
             "segments, whose (T, H) inputs now have 9 and 33 heads too (they had 6 at most)"),
+    Control("segmented sum turning an infinite total NaN", _SEG + "infinity_plus_finite_as_nan",
+            Cause.SPECIALS, "where IEEE arithmetic gives", "segments, which tells a wrong NaN "
+            "or infinity by whether finite data in the same segments are right (it was told "
+            "'precision lost' beside it)", misread="precision lost",
+            # An infinity then a finite value in one segment, no NaN before: the search's
+            # 'specials' draws meet it, not the ladder's few cases.
+            seconds=5.0),
     Control("segment keys narrowed to int8", _SEG + "keys_narrowed_to_int8", Cause.LOGIC,
             "segment", "segments, on keys whose neighbours differ only past their low 8, 16 "
             "or 24 bits (they were drawn in -3..10)"),

@@ -85,6 +85,18 @@ def chunked_dropping_carry_after_empty_last_segment(x: np.ndarray, offsets: np.n
     return out
 
 
+def infinity_plus_finite_as_nan(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """A segmented sum whose running total, once infinite, turns NaN at the next finite value
+    (a compensated sum subtracting inf from inf, as pandas' groupby().cumsum() does): every
+    finite total is right."""
+    heads = _heads(offsets, x.shape[0])
+    with np.errstate(all="ignore"):
+        out = _runs(x, heads)
+        turned = np.concatenate([[False], np.isinf(out[:-1]) & np.isfinite(x[1:])]) & ~heads
+    out[_runs(turned.astype(np.int64), heads) > 0] = np.nan  # NaN to its segment's end
+    return out
+
+
 def tile_varying_between_runs(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """A segmented sum that scans each segment in tiles whose size changes from run to run,
     each tile's total carried on in order: each run right within the bound, its rounding not
@@ -193,6 +205,7 @@ for fn, spec in (
                                                    dtypes=_SEG.dtypes)),
     (chunked_dropping_carry_after_empty_last_segment, _SEG),
     (tile_varying_between_runs, _SEG),
+    (infinity_plus_finite_as_nan, TargetSpec(segments="offsets", dtypes=("float32", "float64"))),
     (strides_ignored_along_segments, TargetSpec(segments="offsets", axis=0,
                                                 dtypes=_SEG.dtypes)),
     (heads_past_the_first_tile_never_reset, TargetSpec(segments="offsets", axis=0,

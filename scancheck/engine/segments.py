@@ -70,8 +70,10 @@ class Layout:
         return np.repeat(keys, lengths)
 
     def describe(self, limit: int = 40) -> dict[str, Any]:
-        """As a smallest case shows it: the description whole where it is short."""
-        d: dict[str, Any] = {"segments": self.kind, "layout": self.shape_class}
+        """As a smallest case shows it: the description whole where it is short, and the class
+        it was drawn in (a shrunk one may no longer be of it: 'drawn as', not 'layout', which
+        a case keeps for the memory layout)."""
+        d: dict[str, Any] = {"segments": self.kind, "drawn as": self.shape_class}
         desc = self.description()
         if desc.size <= limit:
             d[self.kind] = desc.tolist()
@@ -189,7 +191,7 @@ def shrunk_layouts(layout: Layout) -> Iterator[tuple[Layout, np.ndarray]]:
     """Smaller layouts than ``layout``, each with the positions (along axis 0) of the
     elements it keeps, fewest segments first: halves, quarters ... of the segments
     removed or joined to the segment before them, then each segment emptied, cut to one
-    element, halved."""
+    element, to its first or its later half, or to all but its first element."""
     if layout.labels is not None:
         labels = np.asarray(layout.labels)
         groups = list(dict.fromkeys(labels.tolist()))
@@ -231,12 +233,16 @@ def shrunk_layouts(layout: Layout) -> Iterator[tuple[Layout, np.ndarray]]:
                       [k for i, k in enumerate(layout.keys) if i not in gone]
                       if layout.keys else None)
     for i in segs:
-        for new_len in ((0,) if layout.kind == "offsets" else ()) + (1, lengths[i] // 2):
+        # Its first elements, or its last ones: a bug that needs an element late in its
+        # segment (an infinity after finite values) is kept by the latter.
+        cuts = [(0, n) for n in ((0,) if layout.kind == "offsets" else ()) + (1, lengths[i] // 2)]
+        cuts += [(lengths[i] - n, n) for n in (lengths[i] - lengths[i] // 2, lengths[i] - 1)]
+        for skip, new_len in dict.fromkeys(cuts):
             if not 0 <= new_len < lengths[i]:
                 continue
             new = lengths[:i] + [new_len] + lengths[i + 1:]
             spans = [np.arange(starts[j], starts[j + 1]) for j in segs if j != i]
-            spans.insert(i, np.arange(starts[i], starts[i] + new_len))
+            spans.insert(i, np.arange(starts[i] + skip, starts[i] + skip + new_len))
             yield keeping(new, spans, list(layout.keys) if layout.keys else None)
 
 

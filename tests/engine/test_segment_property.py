@@ -159,3 +159,50 @@ def test_a_group_is_named_by_its_label_in_the_case_too():
     assert r.status == "fail" and "segment" not in case, case
     assert case["group"] == case["groups"][case["index"]], case
     assert f"group {case['group']} (" in r.diagnosis, r.diagnosis
+
+
+def _per_segment(x, offsets, step):
+    """Each segment of ``x`` scanned by ``step(total, value)`` from its first value on."""
+    out = np.empty_like(x)
+    for a, b in zip(offsets[:-1], offsets[1:]):
+        total = None
+        for k in range(a, b):
+            total = x[k] if total is None else step(total, x[k])
+            out[k] = total
+    return out
+
+
+def _inf_then_nan(x, offsets):
+    """pandas' groupby().cumsum() as seen: an infinite running sum plus a finite value is
+    NaN (a compensated sum subtracting inf from inf); every finite sum is right."""
+    def step(total, v):
+        return x.dtype.type(np.nan) if np.isinf(total) and np.isfinite(v) else total + v
+
+    with np.errstate(invalid="ignore"):
+        return _per_segment(x, offsets, step)
+
+
+def _leaks(x, offsets):
+    """Each segment after the first starts from the previous segment's last output."""
+    out = np.empty_like(x)
+    carry = x.dtype.type(0)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for a, b in zip(offsets[:-1], offsets[1:]):
+            out[a:b] = carry + np.cumsum(x[a:b], dtype=x.dtype)
+            carry = out[b - 1] if b > a else carry
+    return out
+
+
+@pytest.mark.parametrize("fn, cause", [(_inf_then_nan, Cause.SPECIALS), (_leaks, Cause.LOGIC)])
+def test_a_nan_or_infinity_failure_is_told_by_whether_finite_data_fail_too(fn, cause):
+    """A wrong NaN or infinity in a segment is NaN/inf semantics where the same segments of
+    finite data are right, and never 'precision lost'; a logic error that a NaN or infinity
+    merely carried stays a logic error."""
+    t = Target(fn.__name__, fn, TargetSpec(segments="offsets", dtypes=("float32",)))
+    told = set()
+    for seed in range(40):
+        failure = segments_check(t, Case(24, "float32", "specials", seed))
+        if failure is not None and np.isinf(failure.expected) != np.isinf(failure.got):
+            told.add(failure.cause)
+            assert "precision lost" not in failure.diagnosis, failure.diagnosis
+    assert told == {cause}, told

@@ -68,6 +68,24 @@ def test_a_layout_is_described_as_its_kind_says(kind):
             assert np.bincount(ids, minlength=len(lay.lengths)).tolist() == list(lay.lengths)
 
 
+def test_a_segment_shrinks_to_its_later_elements_too():
+    """A bug that needs an element late in its segment (an infinity after finite values)
+    shrinks: a segment is cut to its later half and to all but its first element too."""
+    kept = [keep.tolist() for _, keep in shrunk_layouts(Layout((7,), "offsets", "x"))]
+    assert [3, 4, 5, 6] in kept and [1, 2, 3, 4, 5, 6] in kept, kept
+
+
+def test_a_shrunk_layout_names_the_class_it_was_drawn_in_not_a_shape_it_lost():
+    """Shrinking an 'empty segments' layout can drop every empty segment: its case says how
+    it was drawn, under a key of its own ('layout' is the memory layout's)."""
+    drawn = (draw_layout(np.random.default_rng(seed), 12, "offsets") for seed in range(200))
+    lay = next(d for d in drawn if d.shape_class == "empty segments")
+    lost = [small for small, _ in shrunk_layouts(lay) if 0 not in small.lengths]
+    assert lost, lay
+    case = lost[0].describe()
+    assert case["drawn as"] == "empty segments" and "layout" not in case, case
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_shrunk_layout_is_smaller_and_keeps_its_elements(kind):
     lay = draw_layout(np.random.default_rng(3), 200, kind)

@@ -65,17 +65,35 @@ def segments_check(target: Target, case: Case) -> Failure | None:
         failure.at["memory"] = memory
         if memory["layout"] != "C":
             failure.diagnosis += f" (input of shape {list(x.shape)}, {memory['layout']} layout)"
-    if is_float(x.dtype) and spec.family == "sum" and failure.cause == Cause.LOGIC and (
-            failure.reason in (Reason.BEYOND_BOUND, Reason.CERTIFICATE, Reason.ACCUMULATOR)):
-        failure = _steps_attribution(target, x, layout, failure, memory)
-    if is_float(x.dtype) and not np.isfinite(x).all() and failure.cause != Cause.INPUT_WRITTEN:
-        special = np.isnan(failure.got) != np.isnan(failure.expected) or (
-            np.isinf(failure.got) != np.isinf(failure.expected))
-        if special:  # as 'nan and inf' tells it of an unsegmented scan
+    if _special(x, failure):
+        # As 'nan and inf' tells it of an unsegmented scan, unless finite data in the same
+        # segments fail too: then the NaN or infinity only carried a logic error.
+        if _wrong_on_steps(target, x, layout, memory):
+            failure.diagnosis += ("; wrong also on 'steps' data (finite) in the same segments, "
+                                  "so not its NaN or infinity handling")
+        else:
             failure.cause = Cause.SPECIALS
             failure.diagnosis += (f"; {failure.got} where IEEE arithmetic gives "
                                   f"{failure.expected}, the segment holding NaN or infinities")
+    elif is_float(x.dtype) and spec.family == "sum" and failure.cause == Cause.LOGIC and (
+            failure.reason in (Reason.BEYOND_BOUND, Reason.CERTIFICATE, Reason.ACCUMULATOR)):
+        if _wrong_on_steps(target, x, layout, memory):
+            failure.diagnosis += ("; wrong also on 'steps' data in the same segments, so no "
+                                  "rounding explains it")
+        else:
+            failure.cause = Cause.PRECISION
+            failure.diagnosis += "; right on 'steps' data in the same segments: precision lost"
     return failure
+
+
+def _special(x: np.ndarray, failure: Failure) -> bool:
+    """Whether ``failure``, on float data holding a NaN or an infinity, gave a NaN or an
+    infinity where the exact scan has none, or none where it has one."""
+    if (not is_float(x.dtype) or np.isfinite(x).all() or failure.cause == Cause.INPUT_WRITTEN
+            or failure.got is None or failure.expected is None):
+        return False
+    return bool(np.isnan(failure.got) != np.isnan(failure.expected)
+                or np.isinf(failure.got) != np.isinf(failure.expected))
 
 
 def _sized(failure: Failure, x: np.ndarray, case: Case) -> Failure:
@@ -218,17 +236,13 @@ def shrink(target: Target, x: np.ndarray, layout: Layout, failure: Failure,
     return x, layout, failure
 
 
-def _steps_attribution(target: Target, x: np.ndarray, layout: Layout, failure: Failure,
-                       memory: dict[str, Any]) -> Failure:
-    """A logic error if the same shape, segments and memory layout on 'steps' data (every
-    sum of adjacent elements in [-3, 3], exact in any order) fail too, else precision lost."""
+def _wrong_on_steps(target: Target, x: np.ndarray, layout: Layout,
+                    memory: dict[str, Any]) -> bool:
+    """Whether the same shape, segments and memory layout on 'steps' data (finite, every sum
+    of adjacent elements in [-3, 3], exact in any order) fail too, for one of three seeds."""
     for seed in range(3):
         steps = generate_data(np.random.default_rng(seed), x.size, x.dtype.name,
                               "steps").reshape(x.shape)
         if judge(target, laid_out(steps, memory), layout) is not None:
-            failure.diagnosis += ("; wrong also on 'steps' data in the same segments, so no "
-                                  "rounding explains it")
-            return failure
-    failure.cause = Cause.PRECISION
-    failure.diagnosis += "; right on 'steps' data in the same segments: precision lost"
-    return failure
+            return True
+    return False
