@@ -127,6 +127,21 @@ def test_a_reference_costs_one_exact_scan_of_its_own_dtype_at_most(monkeypatch, 
     assert dtypes == ["float32", "float64"][:scans]
 
 
+def test_a_reference_s_share_is_over_the_same_finite_outputs_and_none_without_disagreement():
+    """A sum kept in float16 overflows to inf past 65,504: its finite outputs agree with a
+    float32 reference, so there is no finite disagreement to take a share of (none is
+    printed, not "0.0%"), and the reference's own error is measured on the same outputs."""
+    x = np.full(400, 256, np.float32)  # exact in float16 up to 255 * 256, then inf
+    with np.errstate(over="ignore"):
+        result = np.cumsum(x.astype(np.float16), dtype=np.float16).astype(np.float32)
+    e = explain(x, result, reference=np.cumsum(x, dtype=np.float32))
+    r = e.reference
+    assert r["special disagreements"] > 0 and r["rms disagreement"] == 0.0, r
+    assert r["share"] is None and r["reference rms"] == 0.0, r
+    (line,) = [ln for ln in e.lines() if ln.startswith("  against the reference")]
+    assert "% of the disagreement" not in line and "finite on every side" in line, line
+
+
 def test_max_and_min_round_nothing():
     x = _data(300, "float64", "uniform")
     good = np.maximum.accumulate(x)

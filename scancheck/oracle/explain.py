@@ -125,12 +125,16 @@ class Explanation:
                 return f" and {_outputs(count)} NaN or infinite on one side alone" if count else ""
 
             wider = f" ({r['dtype']})" if r["dtype"] != self.dtype else ""
+            share = "" if r["share"] is None else (
+                f", {_percent(r['share'])} of the disagreement's RMS")
+            apart = ("; RMS over the outputs finite on every side" if
+                     r["special disagreements"] or r["reference special errors"] else "")
             out.append(f"  against the reference{wider}: RMS disagreement "
                        f"{r['rms disagreement']:.4g}"
                        f"{special(r['special disagreements'])}; the reference's own error "
                        f"against the exact scan is RMS {r['reference rms']:.4g}"
-                       f"{special(r['reference special errors'])}, {r['share']:.1%} of the "
-                       f"disagreement's RMS (the reference alone: {r['verdict']})")
+                       f"{special(r['reference special errors'])}{share} (the reference "
+                       f"alone: {r['verdict']}{apart})")
         if self.wrapped:
             out.append(f"  {_outputs(self.wrapped)} wrapped: {'its' if self.wrapped == 1 else 'their'} "
                        f"exact sums lie outside {self.dtype}'s range, and are judged as "
@@ -423,12 +427,15 @@ def _reference(x: np.ndarray, reference: Any, result: np.ndarray, want: np.ndarr
         x = x.astype(ref.dtype)
         want = exact_scan(x, get_operator("add"), inclusive)
     alone = _explain(x, ref, None, "add", inclusive, want)
-    disagreement = _rms(result.astype(np.float64) - ref.astype(np.float64))
-    own = _rms(ref.astype(np.float64) - want.astype(np.float64))
-    # The RMS figures are of finite differences: a NaN or infinity on one side alone is
-    # counted apart, not left out unsaid.
+    got, ref64, exact = (a.astype(np.float64) for a in (result, ref, want))
+    # Both RMS figures are over the same outputs, those finite on every side: a NaN or an
+    # infinity on one side alone is counted apart, not left out unsaid, and where no finite
+    # output disagrees there is no share to give (None).
+    both = np.isfinite(got) & np.isfinite(ref64) & np.isfinite(exact)
+    disagreement = _rms(got[both] - ref64[both])
+    own = _rms(ref64[both] - exact[both])
     return {"dtype": ref.dtype.name, "rms disagreement": disagreement, "reference rms": own,
-            "share": own / disagreement if disagreement else 0.0, "verdict": alone.verdict,
+            "share": own / disagreement if disagreement else None, "verdict": alone.verdict,
             "special disagreements": _specials_differ(result, ref),
             "reference special errors": _specials_differ(ref, want)}
 
@@ -438,6 +445,11 @@ def _specials_differ(a: np.ndarray, b: np.ndarray) -> int:
     a, b = a.astype(np.float64), b.astype(np.float64)
     same = (a == b) | (np.isnan(a) & np.isnan(b))
     return int((~same & ~(np.isfinite(a) & np.isfinite(b))).sum())
+
+
+def _percent(share: float) -> str:
+    """A share as a percentage, two significant digits where it is under 0.1%."""
+    return f"{share:.1%}" if share >= 1e-3 else f"{share * 100:.2g}%"
 
 
 def _outputs(count: int) -> str:
