@@ -201,7 +201,7 @@ def cmd_known(args: argparse.Namespace) -> int:
     for bug in known_bugs():
         installed = bug.installed()
         here = ((f"{installed}, " + ("affected" if bug.affects(installed) else
-                                     "older than any seen with it" if bug.unfixed(installed) else
+                                     "older than seen" if bug.unfixed(installed) else
                                      "not affected"))
                 if installed else "not installed")
         row = {"bug": bug.key, "library": bug.library, "seen in": versions(bug), "here": here,
