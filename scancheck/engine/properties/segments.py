@@ -14,6 +14,7 @@ import numpy as np
 from ...core.arrays import dtype_name, same_bits
 from ...core.dtypes import is_float
 from ...oracle.segmented import gather_rows, segment_ids, segment_rows
+from ...targets.spec import TargetSpec
 from ...targets.target import Target
 from ..cases import Case
 from ..diagnosis import Cause, Reason
@@ -40,17 +41,8 @@ def segments_check(target: Target, case: Case) -> Failure | None:
     target's output judged segment by segment; a failure shrunk to fewer segments and
     elements (:func:`shrink`)."""
     spec = target.spec
-    rng = np.random.default_rng([case.seed, 0x5E6])
-    heads = () if spec.axis is None else HEADS[int(rng.integers(len(HEADS)))]
-    width = int(np.prod(heads, dtype=np.int64))
-    t = case.n // width if case.n >= width else min(case.n, 1)
-    kind, _, index_dtype = spec.segments.partition(":")
-    layout = draw_layout(rng, t, kind, index_dtype or None)
-    x = generate_data(np.random.default_rng(case.seed), t * width, case.dtype,
-                      case.distribution).reshape((t, *heads))
-    # (T, H, ...) in one of the memory layouts the rows property draws, shrunk in it too.
-    memory = memory_of(rng, LAYOUTS[int(rng.integers(len(LAYOUTS)))], x.ndim) if heads else {
-        "layout": "C"}
+    x, layout, memory = drawn(spec, case)
+    heads = x.shape[1:]
     failure = judge(target, laid_out(x, memory), layout,
                     again=spec.deterministic and is_float(x.dtype))
     if failure is None:
@@ -84,6 +76,24 @@ def segments_check(target: Target, case: Case) -> Failure | None:
             failure.cause = Cause.PRECISION
             failure.diagnosis += "; right on 'steps' data in the same segments: precision lost"
     return failure
+
+
+def drawn(spec: TargetSpec, case: Case) -> tuple[np.ndarray, Layout, dict[str, Any]]:
+    """The input (C order, (T, H, ...) where the spec scans an axis of a batch), its segment
+    layout and the memory layout it is handed in, as the case's seed draws them: what the
+    target got first, rebuilt bit for bit (a report's script rebuilds a fault's so)."""
+    rng = np.random.default_rng([case.seed, 0x5E6])
+    heads = () if spec.axis is None else HEADS[int(rng.integers(len(HEADS)))]
+    width = int(np.prod(heads, dtype=np.int64))
+    t = case.n // width if case.n >= width else min(case.n, 1)
+    kind, _, index_dtype = spec.segments.partition(":")
+    layout = draw_layout(rng, t, kind, index_dtype or None)
+    x = generate_data(np.random.default_rng(case.seed), t * width, case.dtype,
+                      case.distribution).reshape((t, *heads))
+    # (T, H, ...) in one of the memory layouts the rows property draws, shrunk in it too.
+    memory = memory_of(rng, LAYOUTS[int(rng.integers(len(LAYOUTS)))], x.ndim) if heads else {
+        "layout": "C"}
+    return x, layout, memory
 
 
 def _special(x: np.ndarray, failure: Failure) -> bool:

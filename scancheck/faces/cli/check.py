@@ -109,9 +109,12 @@ def print_report(rep, report: str | None = None) -> None:
                                 subsequent_indent="     ", break_on_hyphens=False))
         case = case_text(verdict.findings[0].smallest_case)
         if case:  # whole: the table's column cuts it short
-            where = (f"{report} holds a script that rebuilds it" if report else
-                     "--report FILE.md writes a script that rebuilds it")
-            print(textwrap.fill(f"smallest case (cause 1): {case} ({where})", TABLE_WIDTH,
+            from ..reports.markdown import rebuilds
+
+            where = ("" if not rebuilds(rep, verdict.findings[0]) else
+                     f" ({report} holds a script that rebuilds it)" if report else
+                     " (--report FILE.md writes a script that rebuilds it)")
+            print(textwrap.fill(f"smallest case (cause 1): {case}{where}", TABLE_WIDTH,
                                 subsequent_indent="  ", break_on_hyphens=False))
     if rep.notes:  # whole: the table's detail column cuts them short
         print("found beside the verdict:")

@@ -180,15 +180,17 @@ _MEMBERS = {
 }
 
 
-def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files: Path,
+def _segmented_reproducer(report: ConformanceReport, verdict: Any, files: Path,
                           name: str) -> str | None:
     """The shrunk input and its segment description as literals, the call ``fn(x, seg)``,
     and the failing output beside the exact scan of its segment alone, in plain NumPy and
-    Python (None where the case was too large to be kept whole)."""
+    Python; where the case kept no input (a fault, or too large to keep whole), the input
+    its seed drew and the call (:func:`_segmented_call`)."""
     spec = report.spec
+    case = verdict.smallest_case or {}
     desc = case.get("description")
     if "x" not in case or desc is None or case.get("index") is None:
-        return None
+        return _segmented_call(report, verdict, files, name)
     kind = spec["segments"].partition(":")[0]
     x = np.array(case["x"], dtype=as_dtype(case["dtype"])).reshape(case["shape"])
     if "memory" in case:  # handed in that memory layout, which the literal keeps
@@ -196,17 +198,7 @@ def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files
 
         x = laid_out(x, case["memory"])
     p, col = int(case["index"]), int(case.get("column", 0))
-    path = report.target[len("import:"):] if report.target.startswith("import:") else \
-        report.target
-    if ":" in path and not path.startswith(("kernel:", "model:", "cu:", "scancheck:")):
-        imports, fn = (*_imported(path), path.rsplit(":", 1)[1])
-    else:  # a built-in: scancheck's resolver finds its function
-        imports = "from scancheck.targets.resolve import resolve\n"
-        fn = f"resolve({report.target!r}).fn"
-    args, get = "x, seg", "np.asarray"
-    if spec.get("device") == "gpu":
-        imports += "import cupy as cp\n"
-        args, get = "cp.asarray(x), cp.asarray(seg)", "cp.asnumpy"
+    imports, fn, args, get = _segmented_fn(report)
     promoted = dict(map(tuple, spec.get("promote", ())))
     out_dtype = promoted.get(x.dtype.name, x.dtype.name)  # the type the target returns
     from ...oracle.segmented import segment_ids
@@ -227,9 +219,49 @@ def _segmented_reproducer(report: ConformanceReport, case: dict[str, Any], files
              _expected(spec["op"], spec["inclusive"], out_dtype, k),
              'print(f"output {p}, column {col}: got", got[p, col], "exact", '
              'float(exact) if isinstance(exact, Fraction) else exact)\n',
-             _still(case, "got[p, col]", _exact_rule(spec, out_dtype, report.verdict.source),
+             _still(case, "got[p, col]", _exact_rule(spec, out_dtype, verdict.source),
                     again=got)]
     return _snippet(lines)
+
+
+def _segmented_fn(report: ConformanceReport) -> tuple[str, str, str, str]:
+    """A segmented target's imports, its function, the arguments ``fn(x, seg)`` is called
+    with and the function that brings its output to the host."""
+    path = report.target[len("import:"):] if report.target.startswith("import:") else \
+        report.target
+    if ":" in path and not path.startswith(("kernel:", "model:", "cu:", "scancheck:")):
+        imports, fn = (*_imported(path), path.rsplit(":", 1)[1])
+    else:  # a built-in: scancheck's resolver finds its function
+        imports = "from scancheck.targets.resolve import resolve\n"
+        fn = f"resolve({report.target!r}).fn"
+    if report.spec.get("device") == "gpu":
+        return imports + "import cupy as cp\n", fn, "cp.asarray(x), cp.asarray(seg)", "cp.asnumpy"
+    return imports, fn, "x, seg", "np.asarray"
+
+
+def _segmented_call(report: ConformanceReport, verdict: Any, files: Path,
+                    name: str) -> str | None:
+    """The input and segment description the case's seed drew, rebuilt bit for bit, and the
+    call ``fn(x, seg)`` (a fault's, an empty input refused: no output to hold to an exact
+    scan); None where the case names no seed."""
+    case = verdict.smallest_case or {}
+    if not {"n", "dtype", "data", "seed"} <= set(case):
+        return None
+    from ...engine.layouts import laid_out
+    from ...engine.properties.segments import drawn
+    from ...targets.spec import spec_from_json
+
+    c = Case(int(case["n"]), case["dtype"], case["data"], int(case["seed"]))
+    x, layout, memory = drawn(spec_from_json(report.spec), c)
+    desc = layout.description()
+    imports, fn, args, get = _segmented_fn(report)
+    kind = report.spec["segments"].partition(":")[0]
+    note = verdict.text if verdict.status in ("fault", "hang") else ""
+    return _snippet([imports, _literal(laid_out(x, memory), files, name),
+                     f"seg = np.array({desc.tolist()!r}, dtype=np.{desc.dtype})  # {kind}\n",
+                     f"# In the check this call did not return: {note}\n" if note else "",
+                     f"got = {get}({fn}({args}))\n",
+                     'print("got", got.shape, got.dtype)\n'])
 
 
 #: Calls a snippet makes at most of a case the check saw right in another run, until one
@@ -356,6 +388,19 @@ def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: st
                    f"[..., {case.get('index')}] for v in got])\n")
 
 
+def rebuilds(report: ConformanceReport, finding: Finding | None = None) -> bool:
+    """Whether :func:`reproducer` gives a snippet for ``finding`` (default: the report's
+    primary cause): its case names the seed that drew its input, or a segmented case keeps
+    its input whole; not for a recurrence."""
+    verdict = report.verdict if finding is None else finding
+    case = verdict.smallest_case or {}
+    seeded = {"n", "dtype", "data", "seed"} <= set(case)
+    if report.spec.get("segments"):
+        return verdict.source == "segments" and (seeded or (
+            "x" in case and case.get("description") is not None and "index" in case))
+    return verdict.source is not None and seeded and report.spec.get("op") != "recurrence"
+
+
 def reproducer(report: ConformanceReport, files: Path, name: str,
                finding: Finding | None = None) -> str | None:
     """A Python snippet that reproduces one of the report's causes (``finding``; default:
@@ -363,11 +408,10 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
     target's set-up, say)."""
     verdict = report.verdict if finding is None else finding
     case = verdict.smallest_case or {}
-    if report.spec.get("segments") and verdict.source == "segments":
-        return _segmented_reproducer(report, case, files, name)
-    if verdict.source is None or not {"n", "dtype", "data", "seed"} <= set(case) \
-            or report.spec.get("op") == "recurrence" or report.spec.get("segments"):
+    if not rebuilds(report, verdict):
         return None
+    if report.spec.get("segments"):
+        return _segmented_reproducer(report, verdict, files, name)
     if verdict.source in ("operator laws", "monoid scan", "probe monoids"):
         return _monoid_reproducer(report, case, verdict.source)
     x, axis = _input_of(report, case, verdict.source)

@@ -421,6 +421,37 @@ def test_a_segmented_failure_is_reproduced_with_its_segments(tmp_path, budget, f
     _same_as_case(rep, got, exact)
 
 
+_SEGMENTED_FAULTS = """
+import numpy as np
+
+
+def one_past(x, offsets):
+    heads = np.zeros(len(x), dtype=bool)
+    heads[offsets[:-1]] = True  # an offset equal to len(x): an IndexError
+    return np.cumsum(x, dtype=x.dtype)
+"""
+
+
+def test_a_segmented_fault_is_reproduced_from_the_input_its_seed_drew(tmp_path, capsys):
+    """A target raising on its segments keeps no shrunk input: the snippet rebuilds the one
+    the case's seed drew and makes the call that raised; the terminal says so only where a
+    snippet is written."""
+    from scancheck.faces.cli.main import main
+
+    (tmp_path / "segfault.py").write_text(_SEGMENTED_FAULTS)
+    target = f"{tmp_path / 'segfault.py'}:one_past"
+    report = tmp_path / "report.md"
+    main(["check", target, "--segments", "offsets", "--dtypes", "int32", "--no-allows-empty",
+          "--budget", "2", "--max-n", "64", "--report", str(report)])
+    out = capsys.readouterr().out
+    assert "fault in 'segments': raised IndexError" in out, out
+    assert f"({report} holds a script that rebuilds it)" in " ".join(out.split()), out
+    snippet = re.search(r"```python\n(.*?)```", report.read_text(), re.S).group(1)
+    done = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert done.returncode == 1 and "IndexError" in done.stderr, (done.stdout, done.stderr)
+
+
 SEG_CONTROLS = ["carry_not_reset_after_empty_segment", "reset_one_late_on_a_tile_boundary",
                 "reverse_flipping_data_not_offsets",
                 "chunked_dropping_carry_after_empty_last_segment"]
