@@ -220,7 +220,7 @@ def cmd_known(args: argparse.Namespace) -> int:
         rows.append(row)
         # Whole, so that it opens from any folder; named in the tree where it is not there.
         where = str(script) if script.is_file() else f"{bug.reproducer} in scancheck's source tree"
-        links.append(f"{bug.key}: {bug.link or 'not reported upstream'} -- {bug.title} "
+        links.append(f"{bug.key}: {bug.link or bug.status.split(':')[0]} -- {bug.title} "
                      f"({where})")
     print(format_table(fit_columns(rows, {"bug": 30, "status": 21, "reproducer": 30}),
                        title="known bugs of the libraries scancheck checks"))

@@ -209,8 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="log2 of the sizes (default 16 20 24 28 30; those over free device "
                         "memory are skipped)")
     p.add_argument("--dtypes", nargs="+", default=["float32", "float64", "int32", "int64"],
-                   choices=["float32", "float64", "int32", "int64"])
-    p.add_argument("--reps", type=positive(int), default=20)
+                   choices=["float32", "float64", "int32", "int64"],
+                   help="element types of the scans' table (default: all four)")
+    p.add_argument("--reps", type=positive(int), default=20,
+                   help="timed runs of each scan after its warm-up, the median kept "
+                        "(default 20)")
     p.add_argument("--json", help="also write the rows to this file")
     p.add_argument("--tune", metavar="PATH",
                    help="time every candidate launch of the look-back instead, into PATH, and "
@@ -332,7 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default; those that cannot run here are listed so)")
     p.add_argument("--jobs", type=positive(int), default=max(1, (os.cpu_count() or 2) - 2),
                    help="targets checked at once, each in a process of its own (default: "
-                   "the cores less two)")
+                   "the cores less two, at least 1)")
     p.add_argument("--budget", type=positive(float), default=20.0, metavar="SECONDS",
                    help="seconds each target's check may take, what its first call of each "
                    "dtype, rank, layout and combine takes beyond its second (a compile) not "
@@ -355,13 +358,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_hunt)
 
     p = sub.add_parser("sanitize", help="run one kernel under compute-sanitizer")
-    p.add_argument("variant")
-    p.add_argument("--n", type=positive(int), default=256)
+    p.add_argument("variant", help="a kernel of scancheck's table (scancheck verify lists "
+                   "them)")
+    p.add_argument("--n", type=positive(int), default=256,
+                   help="elements of the input it scans (default 256)")
     p.add_argument("--block", type=block_size, default=256,
                    help="threads per block, a power of two (default 256)")
-    p.add_argument("--dtype", default="float32")
-    p.add_argument("--op", default="add")
-    p.add_argument("--tools", nargs="+", default=["racecheck", "synccheck"])
+    p.add_argument("--dtype", default="float32",
+                   help="its element type (default float32)")
+    p.add_argument("--op", default="add", help="its operator (default add)")
+    p.add_argument("--tools", nargs="+", default=["racecheck", "synccheck"],
+                   choices=["racecheck", "synccheck", "memcheck", "initcheck"], metavar="TOOL",
+                   help="compute-sanitizer tools, each run apart: racecheck, synccheck, "
+                        "memcheck, initcheck (default: racecheck synccheck)")
     p.set_defaults(func=cmd_sanitize)
     for command in sub.choices.values():  # every command's help fits the same width
         command.formatter_class = _formatter

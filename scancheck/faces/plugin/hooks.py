@@ -192,8 +192,8 @@ def pytest_configure(config: pytest.Config) -> None:
     found = {t: loaded[t] if t in loaded else _known_skips(t, timeout, given) for t in targets}
     wrong = [f"--scan-target {t}: {error}" for t, (_, error) in found.items() if error]
     if wrong:
-        wrong.append("(flags of scancheck check named above go, under pytest, in one argument: "
-                     "--scan-spec='--axis arg', say)")
+        wrong.append("(where a flag of scancheck check is named above, it goes, under pytest, "
+                     "in one argument: --scan-spec='--axis arg', say)")
         raise pytest.UsageError("\n".join(wrong))
     config.stash[_KNOWN] = {t: skips for t, (skips, _) in found.items()}
 

@@ -983,3 +983,15 @@ def test_the_controls_score_names_what_it_left_out_and_a_miss_its_verdict(capsys
             in out), out
     assert "(at --budget 1, below check's default of 30 s at which the controls are scored" in \
         " ".join(out.split()), out
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    """`scancheck COMMAND --help` describes each argument: none is a bare name."""
+    import argparse
+
+    from scancheck.faces.cli.main import build_parser
+
+    (sub,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    bare = [f"{name} {a.option_strings or a.dest}" for name, command in sub.choices.items()
+            for a in command._actions if not a.help and not isinstance(a, argparse._HelpAction)]
+    assert not bare, bare

@@ -111,8 +111,9 @@ def test_a_target_its_spec_cannot_call_names_the_plugins_argument(pytester, engi
                                           "--noconftest")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*cannot be called as fn(x, axis)*",
-                                 "(flags of scancheck check named above go, under pytest, in "
-                                 "one argument: --scan-spec='--axis arg', say)"])
+                                 "(where a flag of scancheck check is named above, it goes, "
+                                 "under pytest, in one argument: --scan-spec='--axis arg', "
+                                 "say)"])
 
 
 def test_large_and_sanitizer_checks_are_tests_of_their_own(pytester, monkeypatch, engine):
