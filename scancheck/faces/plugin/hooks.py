@@ -333,6 +333,16 @@ def run_check(config: pytest.Config, locator: str, check: str) -> tuple[str, str
         for f in (*r.more, r):  # the failures that moved its search too, each once
             lines += [f"{named}diagnosis: {f.diagnosis}",
                       f"{named}smallest case: {_shown_case(f.smallest_case)}"]
+    from ..reports.markdown import rebuilds, reproducer
+
+    if rebuilds(report):  # a large input's .npy goes beside it, in a folder of its own
+        import tempfile
+        from pathlib import Path
+
+        folder = Path(tempfile.mkdtemp(prefix="scancheck-case-"))
+        snippet = reproducer(report, folder, "case")
+        if snippet:
+            lines += ["a standalone script that reproduces it:", snippet.rstrip("\n")]
     return "fail", "\n".join(lines)
 
 

@@ -219,3 +219,25 @@ def test_a_session_from_another_folder_gets_none_of_the_projects_test_setup(pyte
     assert alone in out, (alone, out)
     assert "hypothesis profile:" not in out and "scancheck: no GPU" not in out, out
     result.assert_outcomes(passed=1)
+
+
+def test_a_failure_carries_a_standalone_script_that_reproduces_it(pytester, engine):
+    """The failing test's text holds the report's script: run alone, it says "still
+    reproduces" and exits 1."""
+    pytester.makepyfile(blocked="import numpy as np\n\n"
+                        "def scan(x):\n"
+                        "    out = np.cumsum(x, dtype=x.dtype)\n"
+                        "    out[40:] -= out[39] if len(x) > 40 else 0\n"
+                        "    return out\n")
+    result = pytester.runpytest_inprocess("--scan-target=blocked.py:scan", "--scan-budget", "1",
+                                          "--scan-max-n", "256", "-k", "integers-exact",
+                                          "--noconftest")
+    result.assert_outcomes(failed=1, deselected=len(PROPERTIES) - 1)
+    out = result.stdout.str()
+    start = out.index("a standalone script that reproduces it:\n") + len(
+        "a standalone script that reproduces it:\n")
+    script = out[start:out.index("raise SystemExit(status)", start) + len("raise SystemExit(status)")]
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1 and done.stdout.splitlines()[-1] == "still reproduces", (
+        done.stdout, done.stderr)
