@@ -181,15 +181,15 @@ _MEMBERS = {
 
 
 def _segmented_reproducer(report: ConformanceReport, verdict: Any, files: Path,
-                          name: str) -> str | None:
+                          name: str) -> str:
     """The shrunk input and its segment description as literals, the call ``fn(x, seg)``,
     and the failing output beside the exact scan of its segment alone, in plain NumPy and
-    Python; where the case kept no input (a fault, or too large to keep whole), the input
-    its seed drew and the call (:func:`_segmented_call`)."""
+    Python; for a call that raised, the input its seed drew and the call
+    (:func:`_segmented_call`)."""
     spec = report.spec
     case = verdict.smallest_case or {}
     desc = case.get("description")
-    if "x" not in case or desc is None or case.get("index") is None:
+    if case.get("index") is None:
         return _segmented_call(report, verdict, files, name)
     kind = spec["segments"].partition(":")[0]
     x = np.array(case["x"], dtype=as_dtype(case["dtype"])).reshape(case["shape"])
@@ -239,19 +239,16 @@ def _segmented_fn(report: ConformanceReport) -> tuple[str, str, str, str]:
     return imports, fn, "x, seg", "np.asarray"
 
 
-def _segmented_call(report: ConformanceReport, verdict: Any, files: Path,
-                    name: str) -> str | None:
+def _segmented_call(report: ConformanceReport, verdict: Any, files: Path, name: str) -> str:
     """The input and segment description the case's seed drew, rebuilt bit for bit, and the
-    call ``fn(x, seg)`` (a fault's, an empty input refused: no output to hold to an exact
-    scan); None where the case names no seed."""
+    call ``fn(x, seg)`` that raised (a fault, an empty input refused: no output to hold to
+    an exact scan)."""
     case = verdict.smallest_case or {}
-    if not {"n", "dtype", "data", "seed"} <= set(case):
-        return None
     from ...engine.layouts import laid_out
     from ...engine.properties.segments import drawn
     from ...targets.spec import spec_from_json
 
-    c = Case(int(case["n"]), case["dtype"], case["data"], int(case["seed"]))
+    c = Case(int(case.get("drawn") or case["n"]), case["dtype"], case["data"], int(case["seed"]))
     x, layout, memory = drawn(spec_from_json(report.spec), c)
     desc = layout.description()
     imports, fn, args, get = _segmented_fn(report)
@@ -395,9 +392,9 @@ def rebuilds(report: ConformanceReport, finding: Finding | None = None) -> bool:
     verdict = report.verdict if finding is None else finding
     case = verdict.smallest_case or {}
     seeded = {"n", "dtype", "data", "seed"} <= set(case)
-    if report.spec.get("segments"):
-        return verdict.source == "segments" and (seeded or (
-            "x" in case and case.get("description") is not None and "index" in case))
+    if report.spec.get("segments"):  # a wrong output's input kept whole, or a call that raised
+        kept = "x" in case and case.get("description") is not None and "index" in case
+        return verdict.source == "segments" and (kept or (seeded and "index" not in case))
     return verdict.source is not None and seeded and report.spec.get("op") != "recurrence"
 
 
