@@ -335,12 +335,15 @@ def run_check(config: pytest.Config, locator: str, check: str) -> tuple[str, str
                       f"{named}smallest case: {_shown_case(f.smallest_case)}"]
     from ..reports.markdown import rebuilds, reproducer
 
-    if rebuilds(report):  # a large input's .npy goes beside it, in a folder of its own
+    if rebuilds(report):
+        import re
         import tempfile
         from pathlib import Path
 
-        folder = Path(tempfile.mkdtemp(prefix="scancheck-case-"))
-        snippet = reproducer(report, folder, "case")
+        # A large input goes to a .npy file, made only then, named after the test (a rerun's
+        # replaces it, as its script does).
+        folder = Path(tempfile.gettempdir()) / "scancheck-cases"
+        snippet = reproducer(report, folder, re.sub(r"[^\w.-]+", "_", f"{locator}-{check}")[-100:])
         if snippet:
             lines += ["a standalone script that reproduces it:", snippet.rstrip("\n")]
     return "fail", "\n".join(lines)
