@@ -11,6 +11,7 @@ import pytest
 
 from scancheck.adapters import builtin_targets
 from scancheck.controls import CONTROLS
+from scancheck.controls.segmented import infinity_plus_finite_as_nan
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check, check_property
 from scancheck.engine.diagnosis import Cause
@@ -161,27 +162,6 @@ def test_a_group_is_named_by_its_label_in_the_case_too():
     assert f"group {case['group']} (" in r.diagnosis, r.diagnosis
 
 
-def _per_segment(x, offsets, step):
-    """Each segment of ``x`` scanned by ``step(total, value)`` from its first value on."""
-    out = np.empty_like(x)
-    for a, b in zip(offsets[:-1], offsets[1:]):
-        total = None
-        for k in range(a, b):
-            total = x[k] if total is None else step(total, x[k])
-            out[k] = total
-    return out
-
-
-def _inf_then_nan(x, offsets):
-    """pandas' groupby().cumsum() as seen: an infinite running sum plus a finite value is
-    NaN (a compensated sum subtracting inf from inf); every finite sum is right."""
-    def step(total, v):
-        return x.dtype.type(np.nan) if np.isinf(total) and np.isfinite(v) else total + v
-
-    with np.errstate(invalid="ignore"):
-        return _per_segment(x, offsets, step)
-
-
 def _leaks(x, offsets):
     """Each segment after the first starts from the previous segment's last output."""
     out = np.empty_like(x)
@@ -193,7 +173,8 @@ def _leaks(x, offsets):
     return out
 
 
-@pytest.mark.parametrize("fn, cause", [(_inf_then_nan, Cause.SPECIALS), (_leaks, Cause.LOGIC)])
+@pytest.mark.parametrize("fn, cause", [(infinity_plus_finite_as_nan, Cause.SPECIALS),
+                                       (_leaks, Cause.LOGIC)])
 def test_a_nan_or_infinity_failure_is_told_by_whether_finite_data_fail_too(fn, cause):
     """A wrong NaN or infinity in a segment is NaN/inf semantics where the same segments of
     finite data are right, and never 'precision lost'; a logic error that a NaN or infinity
