@@ -242,3 +242,17 @@ def test_scancheck_known_lists_every_bug_within_100_columns(capsys):
     root = Path(scancheck.__file__).resolve().parents[1]
     text = " ".join(out.split())
     assert all(f"({root / bug.reproducer})" in text for bug in BUGS), text
+
+
+def test_known_reproduce_gives_each_scripts_last_line_whole(capsys, monkeypatch):
+    """The table's cell cuts a reproducer's verdict; its detail line gives it whole."""
+    from scancheck.faces.cli.main import main
+
+    (bug,) = [b for b in BUGS if b.key == "jax-ml/ml_dtypes#401"]
+    monkeypatch.setattr(adapters, "known_bugs", lambda: [bug])
+    assert main(["known", "--reproduce"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    done = subprocess.run([sys.executable, str(ROOT / bug.reproducer)], capture_output=True,
+                          text=True, timeout=600)
+    last = done.stdout.strip().splitlines()[-1]
+    assert f"its script printed: {last}" in text, text

@@ -220,8 +220,9 @@ def cmd_known(args: argparse.Namespace) -> int:
         rows.append(row)
         # Whole, so that it opens from any folder; named in the tree where it is not there.
         where = str(script) if script.is_file() else f"{bug.reproducer} in scancheck's source tree"
+        said = f"; its script printed: {row['reproducer']}" if "reproducer" in row else ""
         links.append(f"{bug.key}: {bug.link or bug.status.split(':')[0]} -- {bug.title} "
-                     f"({where})")
+                     f"({where}){said}")
     print(format_table(fit_columns(rows, {"bug": 30, "status": 21, "reproducer": 30}),
                        title="known bugs of the libraries scancheck checks"))
     import textwrap
