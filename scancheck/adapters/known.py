@@ -83,9 +83,7 @@ class KnownBug:
     def affects(self, version: str | None) -> bool:
         """Whether ``version`` (None: unknown) is among those seen to have it: from
         :attr:`since` up to :attr:`fixed`."""
-        if version is None:
-            return True
-        return _key(version) >= _key(self.since) and self.unfixed(version)
+        return not self.older(version) and self.unfixed(version)
 
     def unfixed(self, version: str | None) -> bool:
         """Whether ``version`` (None: unknown) comes before the fix, if any: a failure of its

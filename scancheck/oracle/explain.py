@@ -171,7 +171,10 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
                          f"{x.shape} and {x.dtype}, the input's, or a dtype that holds every "
                          f"{x.dtype} value (a promoting scan's)")
     x = x.astype(result.dtype, copy=False)
-    e = _explain(x, result, reference, op, inclusive)
+    want = exact_scan(x, oper, inclusive)
+    e = _explain(x, result, reference, op, inclusive, want)
+    if e.verdict == PROVEN and oper.family == "sum" and is_float(x.dtype):
+        e.kept_in = narrower_type(x, result, want, inclusive) or ""
     if given != x.dtype:
         e.promoted_from = given.name
     if oper.name == "add":
@@ -286,8 +289,6 @@ def _explain(x: np.ndarray, result: np.ndarray, reference: Any | None, op: str,
     wrong_certified = np.flatnonzero(where & (result != want) & ~(np.isnan(result) & np.isnan(want)))
     if reference is not None:
         e.reference = _reference(x, reference, result, want, inclusive)
-    if wrong_certified.size or rep.verdict == Verdict.BEYOND_BOUND:
-        e.kept_in = narrower_type(x, result, want, inclusive) or ""
     if wrong_certified.size:
         k = int(wrong_certified[0])
         e.verdict, e.first_wrong = PROVEN, k
