@@ -24,6 +24,7 @@ import numpy as np
 
 from ...adapters import reproducer_call
 from ...core.arrays import as_dtype
+from ...core.dtypes import is_float
 from ...core.loading import is_file_form, shadowed_beside
 from ...core.operators import get_operator
 from ...engine.cases import Case
@@ -266,25 +267,29 @@ def _segmented_call(report: ConformanceReport, verdict: Any, files: Path, name: 
 REPRODUCER_RUNS = 200
 
 
-def _still(case: dict[str, Any], output: str, exact_rule: bool, again: str = "") -> str:
+def _still(case: dict[str, Any], output: str, exact_rule: bool, again: str = "",
+           signed_zero: bool = False) -> str:
     """Lines that judge ``output`` as it is now against what the check saw there and against
     ``exact``: "still reproduces" and exit status 1 (as ``git bisect run`` reads a bad
-    revision) while the call gives the value seen; "does not reproduce" and 0 once it gives a
-    right one: within the error the check allows there where it judges by a bound, else
-    exactly ``exact`` where that is the only right answer (``exact_rule``); "still wrong,
-    with another value" and 1 where it gives neither; and where neither criterion is known
-    here (a float output the check judged by its own rules), "another value" and 125, which
-    ``git bisect run`` skips: a check of that revision judges it.  Where the check saw the
-    case right in another run, ``again`` (lines that call the target anew) runs until the
-    output is wrong, :data:`REPRODUCER_RUNS` calls at most."""
+    revision) while the call gives the value seen, a zero's sign included; "does not
+    reproduce" and 0 once it gives a right one: within the error the check allows there where
+    it judges by a bound, else exactly ``exact`` (a zero of its sign where ``signed_zero``)
+    where that is the only right answer (``exact_rule``); "still wrong, with another value"
+    and 1 where it gives neither; and where neither criterion is known here (a float output
+    the check judged by its own rules), "another value" and 125, which ``git bisect run``
+    skips: a check of that revision judges it.  Where the check saw the case right in
+    another run, ``again`` (lines that call the target anew) runs until the output is wrong,
+    :data:`REPRODUCER_RUNS` calls at most."""
     if "got" not in case:
         return ""
     got = case["got"]
     seen = f"float({str(got)!r})" if isinstance(got, float) and not math.isfinite(got) \
         else repr(got)
     lines = [f"seen = {seen}  # what the check saw there\n"]
-    judge = [f"now = {output}\n", "same = bool(np.all(now == seen)) or bool(np.all(np.isnan("
-             "np.asarray(now, dtype=float))) and np.isnan(seen))\n"]
+    # -0.0 == 0.0: a mend that turns the zero seen into the other one is not the value seen.
+    judge = [f"now = {output}\n", "same = bool(np.all(now == seen) and np.all(np.signbit(now) "
+             "== np.signbit(seen))) or bool(np.all(np.isnan(np.asarray(now, dtype=float))) and "
+             "np.isnan(seen))\n"]
     allowed = case.get("allowed error")
     if allowed is not None:  # the check's own test: off the exact answer rounded, by the bound
         lines += [f"rounded = {case['expected']!r}  # the exact answer in the output's type\n",
@@ -292,6 +297,10 @@ def _still(case: dict[str, Any], output: str, exact_rule: bool, again: str = "")
                   "bound of any summation order\n"]
         judge.append("right = bool(np.isfinite(float(now)) and np.isfinite(rounded) and "
                      "abs(Fraction(float(now)) - Fraction(rounded)) <= allowed)\n")
+    elif signed_zero:
+        judge.append("right = bool(now == exact and np.signbit(now) == np.signbit(exact)) or ("
+                     "exact is not None and bool(np.isnan(float(now)) and np.isnan(float(exact))"
+                     "))\n")
     else:
         judge.append("right = bool(now == exact) or (exact is not None and bool("
                      "np.isnan(float(now)) and np.isnan(float(exact))))\n")
@@ -322,11 +331,13 @@ def _exact_rule(spec: dict[str, Any], dtype: str, prop: str | None) -> bool:
 
 
 def _expected(op: str, inclusive: bool, dtype: str, k: int, reverse: bool = False,
-              nans: str = "propagate", first: int = 0) -> str:
+              nans: str = "propagate", first: int = 0, zeros: str = "either",
+              wraps: bool = True) -> str:
     """Lines computing ``exact``, the right value of output k of a scan in ``dtype`` (the
     type the target returns), in plain Python: of ``row[first:]``, forward or (``reverse``)
-    from output k to the end, under the spec's NaN rule; NaN and infinities as IEEE
-    arithmetic has them."""
+    from output k to the end, under the spec's NaN and zero rules; NaN and infinities as IEEE
+    arithmetic has them; an integer sum or product wrapped as the type wraps, or (not
+    ``wraps``) in Python's integers."""
     if reverse:
         prefix = f"row[{k}:]" if inclusive else f"row[{k + 1}:]"
     else:
@@ -338,10 +349,16 @@ def _expected(op: str, inclusive: bool, dtype: str, k: int, reverse: bool = Fals
     family = get_operator(op).family
     if family == "order" and as_dtype(dtype).kind in "iub":  # Python's integers: no rounding
         return f"exact = {op}((int(v) for v in {prefix}), default=None)\n"
+    if family == "order" and zeros == "ordered":
+        return vals + (f"exact = float('nan') if np.isnan(vals).any() else {op}(vals.tolist(), "
+                       f"key=lambda v: (v, math.copysign(1.0, v)), default=None)"
+                       f"  # -0 < +0, as the spec's zeros='ordered' declares\n")
     if family == "order":
         return vals + (f"exact = float('nan') if np.isnan(vals).any() else {op}(vals.tolist(), "
-                       f"default=None)  # ties of -0 and +0: see the spec's zero order\n")
+                       f"default=None)  # -0 and +0 tie: either is right (zeros='either')\n")
     fold = "math.prod" if family == "product" else "sum"
+    if as_dtype(dtype).kind in "iu" and not wraps:
+        return f"exact = {fold}(int(v) for v in {prefix})  # in Python's integers: no wrapping\n"
     if as_dtype(dtype).kind in "iu":
         bits = as_dtype(dtype).itemsize * 8
         lo = int(np.iinfo(as_dtype(dtype)).min)
@@ -434,6 +451,19 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
         lines.append(f'print("x[{at}] was", before[{at}], "is", x[{at}], "after the call")\n')
         return _snippet(lines)
     k = case.get("index")
+    spec = report.spec
+    promoted = dict(map(tuple, spec.get("promote", ())))
+    out_dtype = promoted.get(x.dtype.name, x.dtype.name)  # the type the target returns
+    # Declared overflow='raise' and a prefix that leaves the type: the one right answer is
+    # to raise, so a call that raises mends it.
+    must_raise = (k is not None and case.get("expected") is None
+                  and spec.get("overflow") == "raise" and as_dtype(out_dtype).kind in "iu"
+                  and get_operator(spec["op"]).family in ("sum", "product"))
+    if must_raise:
+        lines[-1] = (f"try:\n    {lines[-1]}except Exception as exc:  # declared overflow="
+                     f"'raise': output {k}'s prefix leaves {out_dtype}\n"
+                     f"    print('raised', type(exc).__name__ + ':', exc)\n"
+                     f"    print('does not reproduce')\n    raise SystemExit(0)\n")
     if k is not None:
         if axis is not None:
             r = tuple(case.get("row", ()))
@@ -443,17 +473,23 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
             rows = "row, got_row = x, got\n"
         again = lines[-1] + rows  # the call, and the row it judges
         lines.append(rows)
-        promoted = dict(map(tuple, report.spec.get("promote", ())))
-        out_dtype = promoted.get(x.dtype.name, x.dtype.name)  # the type the target returns
-        spec = report.spec
         initial = bool(spec.get("initial"))  # x holds the initial value first: inclusive
+        zeros = spec.get("zeros", "either")
         lines.append(_expected(spec["op"], spec["inclusive"] or initial, out_dtype, k,
                                bool(spec.get("reverse")), spec.get("nans", "propagate"),
-                               first=int(initial and spec["inclusive"])))
-        lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
-                     f'float(exact) if isinstance(exact, Fraction) else exact)\n')
+                               first=int(initial and spec["inclusive"]), zeros=zeros,
+                               wraps=not must_raise))
+        if must_raise:
+            info = np.iinfo(as_dtype(out_dtype))
+            lines.append(f'print("output {k}: got", got_row[{k}], "exact", exact, "(outside '
+                         f'{out_dtype}, {info.min} to {info.max}: the call must raise)")\n')
+        else:
+            lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
+                         f'float(exact) if isinstance(exact, Fraction) else exact)\n')
         lines.append(_still(case, f"got_row[{k}]", _exact_rule(spec, out_dtype, verdict.source),
-                            again))
+                            again, signed_zero=zeros == "ordered"
+                            and get_operator(spec["op"]).family == "order"
+                            and is_float(out_dtype)))
     else:
         if verdict.status in ("fault", "hang"):
             # No value to hold the output to: the call itself is what the check saw fail.

@@ -180,6 +180,50 @@ def test_a_snippet_tells_a_mended_target_from_one_wrong_with_another_value(
     assert _run_snippet(snippet, user_module) == (0, "does not reproduce")
 
 
+_MENDS = {
+    # A max declared zeros='ordered' (-0 < +0) that keeps -0 on a tie: the mend returns +0,
+    # which equals the -0 seen.
+    "max": (TargetSpec(op="max", dtypes=("float64",), zeros="ordered"),
+            "out = np.maximum.accumulate(x)\n    z = np.maximum.accumulate(x == 0)\n"
+            "    out[(out == 0) & z] = -0.0\n    return out",
+            "return np.maximum.accumulate(x) + 1.0",
+            "out = np.maximum.accumulate(x)\n    pos = np.maximum.accumulate((x == 0) & "
+            "~np.signbit(x))\n    out[(out == 0) & pos] = 0.0\n    return out"),
+    # A product declared overflow='raise' that wraps: the mend raises, the one right answer
+    # where a prefix leaves the type.
+    "mul": (TargetSpec(op="mul", dtypes=("int32",), overflow="raise"),
+            "return np.cumprod(x, dtype=x.dtype)",
+            "return np.cumprod(x, dtype=x.dtype) + 1",
+            "exact = np.cumprod(x.astype(object))\n    if any(abs(v) > 2**31 - 1 for v in "
+            "exact):\n        raise OverflowError('int32 product overflows')\n"
+            "    return exact.astype(x.dtype)"),
+}
+
+
+@pytest.mark.parametrize("op", _MENDS)
+def test_a_snippet_reads_a_mend_as_mended_where_only_one_answer_is_right(user_module, budget,
+                                                                         op):
+    """A zero of the other sign, where the spec orders zeros, is not the value seen, and a
+    call that raises where overflow='raise' is declared and a prefix leaves the type is the
+    right answer: each mend reads "does not reproduce"; another wrong product "still wrong",
+    another max is left to a check (the snippet leaves max's identity rules out)."""
+    spec, buggy, other, mended = _MENDS[op]
+    module = user_module / "mendable.py"
+    module.write_text(f"import numpy as np\n\ndef scan(x):\n    {buggy}\n")
+    rep = check(load_import_path("mendable:scan", spec), budget=budget)
+    sys.modules.pop("mendable", None)
+    assert not rep.passed
+    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
+                        re.S).group(1)
+    assert _run_snippet(snippet, user_module) == (1, "still reproduces")
+    module.write_text(f"import numpy as np\n\ndef scan(x):\n    {other}\n")
+    assert _run_snippet(snippet, user_module) == (
+        (1, "still wrong, with another value") if op == "mul" else
+        (125, "another value, not the exact one: check the target again to judge it"))
+    module.write_text(f"import numpy as np\n\ndef scan(x):\n    {mended}\n")
+    assert _run_snippet(snippet, user_module) == (0, "does not reproduce")
+
+
 def test_a_failure_right_in_another_run_is_called_again_until_it_shows(user_module, budget):
     """A case the check saw right in another run: its snippet calls the target until the
     output is wrong (here the fifth call of a process, one wrong value), then judges it."""
