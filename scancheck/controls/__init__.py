@@ -178,6 +178,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("right but slow", _BAND + "slow_but_right", None, "slow, not hung",
             "the times of its calls at n/2 and n/4, which predict the timeout it passes at "
             "2**20 (not a hang)", timeout=1.0, reach=2**20),
+    Control("right, allocating as it goes", _BAND + "allocating_but_right", None,
+            "allocates as it goes", "its memory, grown by hundreds of MiB in the call past 3000 "
+            "elements that passes the timeout, where the calls before it took microseconds "
+            "(not a hang)", timeout=1.0),
     Control("hung past 3000 elements", _BAND + "hung_past_some_size", Cause.FAULT, "hang",
             "the ladder's first size past 3000, where the calls before it took microseconds: "
             "a hang, not a slow call", timeout=1.0),

@@ -1,8 +1,8 @@
 """Broken scans whose bug only a narrow band of sizes shows, each of which one contract
 (a NaN rule, a promotion, subnormals read as zero, checked overflow, a reverse convention)
-may seem to explain on some case; and scans that give no answer in time, one slow and one
-hung.  Each must be told what it is, whichever property meets it first
-(:mod:`scancheck.controls`).
+may seem to explain on some case; and scans that give no answer in time: two slow (one whose
+calls' times predict it, one whose memory grows meanwhile) and one hung.  Each must be told
+what it is, whichever property meets it first (:mod:`scancheck.controls`).
 """
 
 from __future__ import annotations
@@ -152,12 +152,31 @@ def hung_past_some_size(x: np.ndarray) -> np.ndarray:
         return np.add.accumulate(x, dtype=x.dtype)
 
 
+#: Sizes from which :func:`allocating_but_right` keeps buffers as it goes.
+ALLOCATE_FROM = 3000
+
+
+def allocating_but_right(x: np.ndarray) -> np.ndarray:
+    """A right sum that from 3000 elements on keeps an 8 MiB buffer every 20 ms for three
+    seconds before it answers (a worker that stages as it goes), and answers at once below:
+    past a timeout of one second its memory has grown by some 400 MiB while the calls before
+    took microseconds, so no growth of their times predicts it.  Slow, not hung."""
+    if x.size >= ALLOCATE_FROM:
+        kept, end = [], time.monotonic() + 3.0
+        while time.monotonic() < end:
+            kept.append(np.ones(2**20))  # written, so resident
+            time.sleep(0.02)
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
 for fn, spec in (
     (blocked_sum_losing_its_last_offset, TargetSpec()),
     (dtype_widened_at_some_sizes, TargetSpec(dtypes=("float32",))),
     (underflow_guard_too_high, TargetSpec(dtypes=("float32", "float64"))),
     (slow_but_right, TargetSpec(dtypes=("float32",))),
     (hung_past_some_size, TargetSpec(dtypes=("float32",))),
+    (allocating_but_right, TargetSpec(dtypes=("float32",))),
     (sum_raising_on_overflow_at_some_sizes, TargetSpec(dtypes=("int32", "int64"))),
     (reverse_flipped_at_some_sizes, TargetSpec(combine=True, reverse="suffix")),
 ):

@@ -34,7 +34,7 @@ from ..engine.diagnosis import Cause, PropertyResult, Reason
 from ..engine.options import CheckOptions, Plan
 from ..targets.spec import TargetSpec, spec_from_json
 from .child import ORDER, SIZE_MARK, Order, python_command
-from .watch import fault_message, largest_returned, slow_call, watch
+from .watch import Memory, fault_message, growing_call, largest_returned, slow_call, watch
 
 if TYPE_CHECKING:
     from ..engine.report import ConformanceReport
@@ -392,10 +392,16 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
         if case and around.get("n") == case["n"]:
             case.update((k, v) for k, v in around.items() if k in _CASE_KEYS)
         slow = slow_call(events, timeout) if status == "timeout" else None
+        memory = Memory.of(events)
+        growing = growing_call(events) if status == "timeout" and slow is None else None
         if slow is not None:
             results.append(PropertyResult(stuck, "slow", slow.told(timeout), detail={
                 "largest n": largest_returned(events, stuck), "timed out at n": slow.n,
                 "seconds predicted": round(slow.predicted, 1)}, timeout=timeout))
+        elif growing is not None:
+            results.append(PropertyResult(stuck, "slow", growing.told(timeout), detail={
+                "largest n": largest_returned(events, stuck), "timed out at n": growing.n,
+                "memory grown": growing.memory.grew_in_call()}, timeout=timeout))
         elif status == "timeout":
             # "The calls before it were fast" only where some call returned.
             returned_any = any(ev["event"] == "return" for ev in events) or any(
@@ -409,10 +415,13 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
                                           f"{timeout:g} s{at}{hint}", case,
                                           cause=Cause.FAULT.name))
         else:
-            results.append(PropertyResult(stuck, "fault", fault_message(err, status) + at, case,
-                                          cause=Cause.FAULT.name))
+            held = (f", holding {memory.told()} (a SIGKILL not sent by scancheck is most often "
+                    f"the kernel's, out of memory)"
+                    if memory is not None and status == "died (killed by SIGKILL)" else "")
+            results.append(PropertyResult(stuck, "fault", fault_message(err, status) + at + held,
+                                          case, cause=Cause.FAULT.name))
         returned = largest_returned(events, stuck)
-        if slow is None:
+        if slow is None and growing is None:
             # The size reached is not shrunk: each try at a hang costs a whole --timeout.
             results[-1].detail["largest n"] = returned
             results[-1].minimal = not (case and case["n"] > 1)
@@ -421,8 +430,9 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
             results[-1].detail["checked"] = broke
         if progress is not None:
             progress.finish(stuck, results[-1].status)
-        what = (f"a call past the {timeout:g} s timeout in '{stuck}'" if slow is not None
-                else f"the target's {results[-1].status} in '{stuck}'")
+        what = (f"a call past the {timeout:g} s timeout in '{stuck}'"
+                if slow is not None or growing is not None else f"the target's {results[-1].status} in "
+                f"'{stuck}'")
         n = last["n"] if last else None
         if slow is not None and stuck not in LARGE:
             # Calls past the last that returned in time grow slower still: the others are

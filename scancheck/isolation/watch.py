@@ -28,6 +28,61 @@ SMALL_N = 1024
 #: The calls a slow call's time is predicted from lie within this factor below its n.
 NEAR = 8
 
+#: A call past the timeout whose process grew by this many resident bytes meanwhile was
+#: allocating as it went, not stuck in a loop: a hang (a spin on a flag, a wait that never
+#: ends) holds its memory still.
+GROWING = 128 * 2**20
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A watched child's resident memory in bytes, as read from ``/proc`` while it ran: its
+    peak, its last reading, the reading when its last call of the target began (None before
+    any), and the machine's whole memory (None where unknown)."""
+
+    peak: int
+    last: int
+    at_call: int | None
+    machine: int | None
+
+    @staticmethod
+    def of(events: list[dict]) -> Memory | None:
+        """The readings :func:`watch` appended to ``events``, or None where it took none."""
+        ev = next((e for e in reversed(events) if e["event"] == "memory"), None)
+        return None if ev is None else Memory(ev["peak"], ev["last"], ev["at call"],
+                                              ev["machine"])
+
+    def grew_in_call(self) -> int:
+        """Bytes the child grew by since its last call began (0 where no call began)."""
+        return 0 if self.at_call is None else max(0, self.last - self.at_call)
+
+    def told(self) -> str:
+        """The peak, and the machine's memory beside it where known."""
+        whole = f" of this machine's {gib(self.machine)}" if self.machine else ""
+        return f"{gib(self.peak)} resident at its peak{whole}"
+
+
+def gib(nbytes: int) -> str:
+    return f"{nbytes / 2**30:.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.0f} MiB"
+
+
+def resident(pid: int) -> int | None:
+    """Resident bytes of process ``pid`` (None where ``/proc`` does not say: not Linux, or
+    the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def machine_memory() -> int | None:
+    """The machine's physical memory in bytes, or None where the OS does not say."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (OSError, ValueError, AttributeError):
+        return None
+
 
 
 @dataclass(frozen=True)
@@ -89,6 +144,34 @@ def slow_call(events: list[dict], timeout: float) -> SlowCall | None:
 
 
 
+@dataclass(frozen=True)
+class GrowingCall:
+    """A call that ran past the timeout at ``n`` elements while its process's resident
+    memory grew by :data:`GROWING` or more."""
+
+    n: int
+    memory: Memory
+
+    def told(self, timeout: float) -> str:
+        """What happened, and the timeout that would give a verdict there."""
+        grown = self.memory.grew_in_call()
+        return (f"a call at n = {self.n:,} ran past the {timeout:g} s timeout, its memory "
+                f"growing by {gib(grown)} meanwhile (to {gib(self.memory.last)}): a call that "
+                f"allocates as it goes, slow or short of memory, not one stuck in a loop; give "
+                f"--timeout {math.ceil(4 * timeout)} for a verdict there")
+
+
+def growing_call(events: list[dict]) -> GrowingCall | None:
+    """The call a child killed for running past the timeout was in, where its memory grew
+    by :data:`GROWING` or more since that call began; None where it was in no call or held
+    its memory (a hang)."""
+    memory = Memory.of(events)
+    call = next((ev for ev in reversed(events) if ev["event"] in ("call", "return")), None)
+    if memory is None or call is None or call["event"] != "call":
+        return None
+    return GrowingCall(int(call["n"]), memory) if memory.grew_in_call() >= GROWING else None
+
+
 def largest_returned(events: list[dict], prop: str) -> int:
     """The largest n of a call that returned since ``prop`` started in a child's events."""
     start = max((i for i, ev in enumerate(events)
@@ -103,15 +186,18 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
     ``on_event`` as it comes), and kill its
     whole process group where it hangs: when one call of the target's own code (between its
     "call" and "return" events) runs ``timeout`` seconds, or when nothing at all happens for
-    ten times that (start-up gets at least two minutes).  Returns the events,
-    "ok" / "died (...)" / "timeout", and the child's stderr.  ``fork``: a child of
-    :mod:`scancheck.isolation.child` is forked from this process's zygote where it has one."""
+    ten times that (start-up gets at least two minutes).  Returns the events, with the
+    child's resident memory read as it ran appended as one event "memory"
+    (:meth:`Memory.of` reads it), "ok" / "died (...)" / "timeout", and the child's stderr.
+    ``fork``: a child of :mod:`scancheck.isolation.child` is forked from this process's
+    zygote where it has one."""
     with tempfile.NamedTemporaryFile("r", suffix=".jsonl", delete=False) as fh:
         path = fh.name
     cmd = [path if c == "{out}" else c for c in cmd]
     events: list[dict] = []
     quiet = max(10 * timeout, 120.0)
     since, limit = time.time(), quiet
+    rss: dict[str, int | None] = {"peak": None, "last": None, "at call": None}
     with tempfile.NamedTemporaryFile("w+", suffix=".err") as err:
         proc = start_child(cmd, err, fork)
         with open(path) as progress:
@@ -128,9 +214,14 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
                         on_event(events[-1])
                     since = time.time()
                     limit = timeout if events[-1]["event"] == "call" else quiet
+                    if events[-1]["event"] == "call":
+                        rss["at call"] = rss["last"]
 
             status = "ok"
             while True:
+                now = resident(proc.pid)
+                if now:  # a process that has ended reads 0 until it is reaped
+                    rss["last"], rss["peak"] = now, max(now, rss["peak"] or 0)
                 read()
                 if proc.poll() is not None:
                     if proc.returncode != 0:
@@ -146,6 +237,9 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
         err.seek(0)
         stderr = err.read()
     os.unlink(path)
+    if rss["peak"] is not None:
+        events.append({"event": "memory", "peak": rss["peak"], "last": rss["last"],
+                       "at call": rss["at call"], "machine": machine_memory()})
     return events, status, stderr
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
+import textwrap
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -30,7 +32,7 @@ from scancheck.isolation.parent import (
     plan,
     run_properties,
 )
-from scancheck.isolation.watch import SMALL_N, slow_call
+from scancheck.isolation.watch import GROWING, SMALL_N, growing_call, slow_call, watch
 from scancheck.targets.resolve import resolve
 from scancheck.targets.spec import TargetSpec, spec_from_json
 
@@ -369,6 +371,43 @@ def test_a_call_whose_time_the_calls_at_n_over_2_and_4_predict_is_slow():
     assert "slow, not hung" in told and "--timeout 4" in told
     # A compiling call that grows slowly is still slow where a linear growth reaches it.
     assert slow_call(_calls((2**18, 20.0), (2**19, 35.0), hung_at=786_429), 60.0) is not None
+
+
+def _memory(events, at_call, last, peak=None):
+    return events + [{"event": "memory", "peak": peak or last, "last": last,
+                      "at call": at_call, "machine": 16 * 2**30}]
+
+
+def test_a_call_past_the_timeout_whose_memory_grows_is_working_not_hung():
+    """Grown by GROWING since the call began: slow; grown less, or killed outside a call: no
+    such call (a hang where nothing else predicts the time)."""
+    fast = _calls((2**18, 0.001), (2**19, 0.002), hung_at=2**20)
+    grew = growing_call(_memory(fast, 2**28, 2**28 + GROWING))
+    assert grew is not None and grew.n == 2**20
+    told = grew.told(60.0)
+    assert "allocates as it goes" in told and "by 128 MiB" in told and "--timeout 240" in told
+    assert growing_call(_memory(fast, 2**28, 2**28 + GROWING - 1)) is None
+    assert growing_call(_memory(_calls((2**19, 0.5)), 2**28, 2**30)) is None
+    assert growing_call(fast) is None  # no readings (not Linux)
+
+
+def test_the_watcher_reads_a_childs_memory_as_it_runs(tmp_path):
+    """A child that takes 256 MiB once its call began is read as grown by more than
+    GROWING (the reading at the call's start may lag it a little), and no more."""
+    script = tmp_path / "grow.py"
+    script.write_text(textwrap.dedent("""\
+        import json, sys, time
+        import numpy as np
+        with open(sys.argv[1], "w") as out:
+            out.write(json.dumps({"event": "call", "n": 5, "t": time.time()}) + "\\n")
+        time.sleep(0.2)
+        kept = np.ones(2**25)
+        time.sleep(5)
+        """))
+    events, status, _ = watch([sys.executable, str(script), "{out}"], 1.5)
+    assert status == "timeout"
+    grew = growing_call(events)
+    assert grew is not None and GROWING < grew.memory.grew_in_call() < 300 * 2**20
 
 
 @pytest.mark.parametrize("events", [
