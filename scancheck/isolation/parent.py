@@ -393,7 +393,9 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
             case.update((k, v) for k, v in around.items() if k in _CASE_KEYS)
         slow = slow_call(events, timeout) if status == "timeout" else None
         memory = Memory.of(events)
-        growing = growing_call(events) if status == "timeout" and slow is None else None
+        # A GPU target's host memory says nothing of a kernel that spins on the device.
+        growing = (growing_call(events) if status == "timeout" and slow is None
+                   and not job.on_gpu else None)
         if slow is not None:
             results.append(PropertyResult(stuck, "slow", slow.told(timeout), detail={
                 "largest n": largest_returned(events, stuck), "timed out at n": slow.n,
