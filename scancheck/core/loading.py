@@ -109,6 +109,29 @@ def import_unshadowed(packages: list[str], folder: str | Path) -> None:
             importlib.import_module(package)
 
 
+def raised_at(exc: BaseException, file: str | None) -> str:
+    """" at line N of the file": where ``file``'s own code raised ``exc`` last (a module
+    raising as it loads, say in a spec of one of its functions); "" where no frame of its
+    traceback is in ``file``."""
+    if file is None:
+        return ""
+    tb, line = exc.__traceback__, None
+    while tb is not None:
+        if os.path.abspath(tb.tb_frame.f_code.co_filename) == os.path.abspath(file):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return "" if line is None else f" at line {line} of {os.path.basename(file)}"
+
+
+def module_origin(module_name: str) -> str | None:
+    """The file an importable module would load from, or None where none is found."""
+    try:
+        spec = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None else None
+
+
 def module_from_file(file: str, what: str) -> Any:
     """The module of the Python file ``file``, loaded once per process under a name of its
     own (its stem and a hash of its absolute path), so that it shadows no importable module
@@ -146,7 +169,7 @@ def module_from_file(file: str, what: str) -> Any:
             raise LibraryMissing(f"{what} cannot run here: {file} imports {lacking}, which is "
                                  f"not installed") from None
         raise ValueError(f"{what}: {file} cannot be imported "
-                         f"({type(exc).__name__}: {exc})") from None
+                         f"({type(exc).__name__}{raised_at(exc, str(where))}: {exc})") from None
     finally:
         if added and folder in sys.path:
             sys.path.remove(folder)

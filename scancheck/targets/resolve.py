@@ -34,6 +34,8 @@ from ..core.loading import (
     is_file_form,
     library_missing,
     module_from_file,
+    module_origin,
+    raised_at,
 )
 from . import builtin_tables
 from .kernel_targets import kernel_target, model_target
@@ -63,7 +65,10 @@ def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
     fn = module
     for part in attr.split("."):
         if not hasattr(fn, part):
-            raise ValueError(f"target {path!r}: {module_name} has no attribute {attr!r}")
+            names = [n for n in dir(fn) if not n.startswith("_") and callable(getattr(fn, n))]
+            close = difflib.get_close_matches(part, names, n=3, cutoff=0.6)
+            hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
+            raise ValueError(f"target {path!r}: {module_name} has no attribute {attr!r}{hint}")
         fn = getattr(fn, part)
     if not callable(fn):
         raise ValueError(f"target {path!r} is not callable")
@@ -107,7 +112,8 @@ def _import(path: str, module_name: str) -> Any:
                              f"target is path/to/file.py:function, its name ending in .py"
                              ) from None
         raise ValueError(f"target {path!r}: module {module_name!r} cannot be imported "
-                         f"({type(exc).__name__}: {exc})") from None
+                         f"({type(exc).__name__}{raised_at(exc, module_origin(module_name))}: "
+                         f"{exc})") from None
 
 
 def cu_prelude(dtype: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -398,11 +399,28 @@ def test_two_files_of_one_name_stay_apart(tmp_path):
 
 @pytest.mark.parametrize("tail, message", [
     ("missing.py:fn", "missing.py is not a file"),
-    ("user-scans.py:nothing", "has no attribute 'nothing'"),
+    ("user-scans.py:nothing", "has no attribute 'nothing'$"),
+    ("user-scans.py:running_maxx", "has no attribute 'running_maxx'; did you mean "
+                                   "'running_max'\\?"),
 ])
 def test_a_missing_file_or_function_is_a_usage_error_naming_it(user_file, tail, message):
     with pytest.raises(ValueError, match=message):
         resolve(f"{user_file.parent / tail}")
+
+
+@pytest.mark.parametrize("form", ["file", "module"])
+def test_a_module_that_raises_as_it_loads_is_told_with_its_line(tmp_path, monkeypatch, form):
+    """A spec one of its functions cannot have raises as the module loads: the error names
+    that line of the module, whichever of its functions was asked for."""
+    (tmp_path / "two_specs.py").write_text(
+        "from scancheck import TargetSpec\n\ndef good(x):\n    return x\n\ndef bad(x):\n"
+        "    return x\n\nbad.scan_spec = TargetSpec(op='logaddexp', dtypes=('int32',))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name = f"{tmp_path / 'two_specs.py'}:good" if form == "file" else "two_specs:good"
+    with pytest.raises(ValueError, match=r"cannot be imported \(ValueError at line 9 of "
+                                         r"two_specs.py: dtypes=\('int32',\) with op='logaddexp'"):
+        resolve(name)
+    sys.modules.pop("two_specs", None)
 
 
 def test_overrides_replace_only_the_fields_they_name(user_file):
