@@ -159,7 +159,7 @@ def measure(items: Sequence[Item], repeat: int, options: CheckOptions, jobs: int
             if said is not None:
                 mark = "" if got.caught is None else " caught" if got.caught else " MISSED"
                 said(f"[{done}/{len(todo)}] {got.name} run {got.run + 1} ({got.seconds:.0f} s)"
-                     f"{mark}: {got.line[:100]}")
+                     f"{mark}: {(got.line or got.verdict)[:100]}")
     return [found[item.name] for item in items]
 
 

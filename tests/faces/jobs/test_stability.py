@@ -122,6 +122,13 @@ def test_select_names_what_matches_nothing_and_leaves_gpu_controls_out():
     assert select(["missing barrier"], gpu=False) == []
 
 
+def test_each_run_is_told_as_it_ends_a_conforming_one_by_its_verdict():
+    said: list[str] = []
+    measure([Item("t")], 2, CheckOptions(), said=said.append,
+            check=_scripted({"t": [(None, "", None), (None, "logic error", 9)]}))
+    assert sorted(line.split(": ", 1)[1] for line in said) == ["conforms", "logic error"]
+
+
 def test_repeat_must_be_a_positive_integer():
     with pytest.raises(ValueError, match="repeat=0"):
         measure([Item("t")], 0, CheckOptions())
