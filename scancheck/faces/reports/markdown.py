@@ -211,15 +211,18 @@ def _segmented_reproducer(report: ConformanceReport, verdict: Any, files: Path,
     lines = [imports, _literal(x, files, name),
              f"seg = np.array({desc['values']!r}, dtype=np.{desc['dtype']})  # {kind}\n",
              got,
-             f"p, col = {p}, {col}  # the failing output: row p, column col of (T, -1)\n",
+             f"p, col = {p}, {col}  # the failing output: row p, column col of (T, -1)\n"
+             if x.ndim > 1 else f"p, col = {p}, 0  # the failing output p (one column: x is "
+             f"1-D)\n",
              _MEMBERS[kind],
              "members = members[::-1]  # a reverse scan: from the segment's end\n"
              if spec.get("reverse") else "",
              "row = x.reshape(len(x), -1)[members, col]  # the segment alone, in scan order\n",
              f"k = int(np.flatnonzero(members == p)[0])  # {k}: its place in the segment\n",
              _expected(spec["op"], spec["inclusive"], out_dtype, k),
-             'print(f"output {p}, column {col}: got", got[p, col], "exact", '
-             'float(exact) if isinstance(exact, Fraction) else exact)\n',
+             'print(f"output {p}' + (', column {col}' if x.ndim > 1 else '') +
+             ': got", got[p, col], "exact", float(exact) if isinstance(exact, Fraction) else '
+             'exact)\n',
              _still(case, "got[p, col]", _exact_rule(spec, out_dtype, verdict.source),
                     again=got)]
     return _snippet(lines)

@@ -430,13 +430,16 @@ def _segment_snippet_run(report_text: str, where) -> tuple[str, str]:
                          cwd=where, timeout=120)
     assert "seen = " in snippet, snippet
     _reproduced(snippet, out)
-    return snippet, re.search(r"output \d+, column \d+: got (\S+) exact (\S+)", out.stdout
-                              ).groups()
+    column, got, exact = re.search(r"output \d+(, column \d+)?: got (\S+) exact (\S+)",
+                                   out.stdout).groups()
+    return snippet, (got, exact, column is not None)
 
 
-def _same_as_case(rep, got: str, exact: str) -> None:
-    """The snippet's output is the report's wrong one, and its exact value the oracle's."""
+def _same_as_case(rep, got: str, exact: str, column: bool) -> None:
+    """The snippet's output is the report's wrong one, and its exact value the oracle's; it
+    names a column where the input has more than one dimension."""
     case = rep.verdict.smallest_case
+    assert column == (len(case["shape"]) > 1), case["shape"]
     dt = np.dtype(case["dtype"])
     read = int if dt.kind in "iu" else float  # int64 values past 2**53
     assert np.asarray(read(got)).astype(dt) == np.asarray(case["got"]).astype(dt), (got, case)
@@ -460,9 +463,9 @@ def test_a_segmented_failure_is_reproduced_with_its_segments(tmp_path, budget, f
                 properties=("segments",), budget=budget)
     assert not rep.passed and rep.verdict.source == "segments"
     text = markdown([rep], tmp_path / "report.md")
-    snippet, (got, exact) = _segment_snippet_run(text, tmp_path)
+    snippet, told = _segment_snippet_run(text, tmp_path)
     assert "scancheck" not in snippet and "seg = np.array(" in snippet
-    _same_as_case(rep, got, exact)
+    _same_as_case(rep, *told)
 
 
 _SEGMENTED_FAULTS = """
@@ -509,8 +512,8 @@ def test_each_segmented_control_is_reproduced_standalone(tmp_path, name):
     (control,) = [c for c in CONTROLS if c.locator.endswith(":" + name)]
     rep, caught = control.check(isolated=False, budget=Budget(3))
     assert caught
-    _, (got, exact) = _segment_snippet_run(markdown([rep], tmp_path / "report.md"), tmp_path)
-    _same_as_case(rep, got, exact)
+    _, told = _segment_snippet_run(markdown([rep], tmp_path / "report.md"), tmp_path)
+    _same_as_case(rep, *told)
 
 
 # -- the plain library call of every built-in library target ----------------------------
