@@ -1,10 +1,10 @@
 """Where the look-back's time goes on this device.  From the repo root on a GPU machine:
 
-    python .ci/device/anatomy.py [LOG2 ...]        (default: 28 30)
+    python .ci/device/anatomy.py [--tuned] [LOG2 ...]        (default: 28 30)
 
-For each dtype and size, the tuned launch and its neighbours (8 to 32 values a thread, with
-and without the L2 prefetch), each as a fraction of a device-to-device copy measured in the
-same run (x memcpy, median of 10):
+For each dtype and size, the tuned launch and (without --tuned) its neighbours (8 to 32
+values a thread, with and without the L2 prefetch), each as a fraction of a device-to-device
+copy measured in the same run (x memcpy, median of 10):
   full     the look-back kernel as it is;
   nolook   the same kernel with its look-back left out (each tile's prefix the identity):
            what the tiles' loads, block scans and stores reach alone;
@@ -17,6 +17,7 @@ changes.  Their outputs are not checked (nolook's are not a scan).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import functools
 import sys
@@ -65,8 +66,9 @@ def variants(folder: Path) -> list[str]:
     return names
 
 
-def one(dtype: str, n: int, table, probes: list[str], sms: int) -> None:
-    """The lines of one dtype at n elements."""
+def one(dtype: str, n: int, table, probes: list[str], sms: int, tuned_only: bool) -> None:
+    """The lines of one dtype at n elements: the tuned launch, and its neighbours unless
+    ``tuned_only``."""
     var = VARIANTS["decoupled_lookback"]
     x = cp.arange(n, dtype=dtype) % 7
     out = cp.empty_like(x)
@@ -84,7 +86,7 @@ def one(dtype: str, n: int, table, probes: list[str], sms: int) -> None:
     launches = [(block, dict(params))]
     shapes = (((128, 16), (256, 16), (256, 8), (512, 8)) if x.itemsize == 8 else
               ((128, 32), (256, 32), (256, 16), (512, 16)))
-    for b, items in shapes:
+    for b, items in () if tuned_only else shapes:
         for prefetch in (0, 6144):
             launch = (b, {**params, "items": items, "hoist": 1, "prefetch_kib": prefetch})
             if launch not in launches:
@@ -98,7 +100,11 @@ def one(dtype: str, n: int, table, probes: list[str], sms: int) -> None:
 
 
 def main() -> None:
-    sizes = [int(a) for a in sys.argv[1:]] or [28, 30]
+    cli = argparse.ArgumentParser(description="Where the look-back's time goes on this device.")
+    cli.add_argument("--tuned", action="store_true", help="the tuned launch only")
+    cli.add_argument("log2", nargs="*", type=int, default=[28, 30], help="sizes, as log2")
+    args = cli.parse_args()
+    sizes = args.log2
     table = device_table()
     sms = cp.cuda.Device().attributes["MultiProcessorCount"]
     name = cp.cuda.runtime.getDeviceProperties(0)["name"].decode()
@@ -108,7 +114,7 @@ def main() -> None:
         probes = variants(Path(tmp))
         for k in sizes:
             for dtype in ("float32", "float64", "int32", "int64"):
-                one(dtype, 2**k, table, probes, sms)
+                one(dtype, 2**k, table, probes, sms, args.tuned)
                 cp.get_default_memory_pool().free_all_blocks()
     print(f"total {time.time() - t0:.0f} s")
 
