@@ -419,7 +419,7 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
         else:
             held = (f", holding {memory.told()} (a SIGKILL not sent by scancheck is most often "
                     f"the kernel's, out of memory)"
-                    if memory is not None and status == "died (killed by SIGKILL)" else "")
+                    if memory is not None and memory.killed_from_outside else "")
             results.append(PropertyResult(stuck, "fault", fault_message(err, status) + at + held,
                                           case, cause=Cause.FAULT.name))
         returned = largest_returned(events, stuck)
@@ -432,9 +432,9 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
             results[-1].detail["checked"] = broke
         if progress is not None:
             progress.finish(stuck, results[-1].status)
-        what = (f"a call past the {timeout:g} s timeout in '{stuck}'"
-                if slow is not None or growing is not None else f"the target's {results[-1].status} in "
-                f"'{stuck}'")
+        timed = slow is not None or growing is not None
+        what = (f"a call past the {timeout:g} s timeout in '{stuck}'" if timed
+                else f"the target's {results[-1].status} in '{stuck}'")
         n = last["n"] if last else None
         if slow is not None and stuck not in LARGE:
             # Calls past the last that returned in time grow slower still: the others are

@@ -38,19 +38,27 @@ GROWING = 128 * 2**20
 class Memory:
     """A watched child's resident memory in bytes, as read from ``/proc`` while it ran: its
     peak, its last reading, the reading when its last call of the target began (None before
-    any), and the machine's whole memory (None where unknown)."""
+    any), and the machine's whole memory (None where unknown); and the signal that ended it
+    where the watcher did not (None where it ended otherwise)."""
 
     peak: int
     last: int
     at_call: int | None
     machine: int | None
+    signal: int | None = None
 
     @staticmethod
     def of(events: list[dict]) -> Memory | None:
         """The readings :func:`watch` appended to ``events``, or None where it took none."""
         ev = next((e for e in reversed(events) if e["event"] == "memory"), None)
         return None if ev is None else Memory(ev["peak"], ev["last"], ev["at call"],
-                                              ev["machine"])
+                                              ev["machine"], ev.get("signal"))
+
+    @property
+    def killed_from_outside(self) -> bool:
+        """Whether a SIGKILL the watcher did not send ended it (most often the kernel's, out
+        of memory)."""
+        return self.signal == signal.SIGKILL
 
     def grew_in_call(self) -> int:
         """Bytes the child grew by since its last call began (0 where no call began)."""
@@ -63,6 +71,7 @@ class Memory:
 
 
 def gib(nbytes: int) -> str:
+    """``nbytes`` in GiB, or in MiB below one GiB."""
     return f"{nbytes / 2**30:.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.0f} MiB"
 
 
@@ -238,8 +247,11 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
         stderr = err.read()
     os.unlink(path)
     if rss["peak"] is not None:
+        died_of = (-proc.returncode if status != "timeout" and proc.returncode is not None
+                   and proc.returncode < 0 else None)  # a signal the watcher did not send
         events.append({"event": "memory", "peak": rss["peak"], "last": rss["last"],
-                       "at call": rss["at call"], "machine": machine_memory()})
+                       "at call": rss["at call"], "machine": machine_memory(),
+                       "signal": died_of})
     return events, status, stderr
 
 

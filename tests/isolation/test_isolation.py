@@ -32,7 +32,14 @@ from scancheck.isolation.parent import (
     plan,
     run_properties,
 )
-from scancheck.isolation.watch import GROWING, SMALL_N, growing_call, slow_call, watch
+from scancheck.isolation.watch import (
+    GROWING,
+    SMALL_N,
+    Memory,
+    growing_call,
+    slow_call,
+    watch,
+)
 from scancheck.targets.resolve import resolve
 from scancheck.targets.spec import TargetSpec, spec_from_json
 
@@ -408,6 +415,17 @@ def test_the_watcher_reads_a_childs_memory_as_it_runs(tmp_path):
     assert status == "timeout"
     grew = growing_call(events)
     assert grew is not None and GROWING < grew.memory.grew_in_call() < 300 * 2**20
+    assert not Memory.of(events).killed_from_outside  # the watcher's own SIGKILL
+
+
+def test_a_sigkill_the_watcher_did_not_send_is_told_apart(tmp_path):
+    script = tmp_path / "killed.py"
+    script.write_text("import os, signal, time\ntime.sleep(0.2)\n"
+                      "os.kill(os.getpid(), signal.SIGKILL)\n")
+    events, status, _ = watch([sys.executable, str(script), "{out}"], 30)
+    memory = Memory.of(events)
+    assert status == "died (killed by SIGKILL)" and memory is not None
+    assert memory.killed_from_outside and "resident at its peak of this machine's" in memory.told()
 
 
 @pytest.mark.parametrize("events", [
