@@ -273,9 +273,19 @@ def each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
                     print(f"[{done}/{len(items)}] {result}", flush=True)
                 continue
             rep = result[0] if isinstance(result, tuple) else result
-            verdict = "conforms" if rep.passed else _cut(rep.summary, 100)
+            verdict = "conforms" if rep.passed else _cut(known_first(rep) + rep.summary, 100)
             print(f"[{done}/{len(items)}] {rep.target} ({rep.seconds:.0f} s): {verdict}", flush=True)
     return reports
+
+
+def known_first(rep: Any) -> str:
+    """"known (KEY, ...): " where known bugs of the installed version explain failures of
+    ``rep``, so that a long check tells them as each target ends; "" where none does."""
+    from ...adapters import known_for
+    from ...adapters.known import explain
+
+    keys = list(dict.fromkeys(bug.key for bug, _ in explain(rep, known_for(rep.target))))
+    return f"known ({', '.join(keys)}): " if keys else ""
 
 
 

@@ -995,3 +995,29 @@ def test_every_option_of_every_command_says_what_it_does():
     bare = [f"{name} {a.option_strings or a.dest}" for name, command in sub.choices.items()
             for a in command._actions if not a.help and not isinstance(a, argparse._HelpAction)]
     assert not bare, bare
+
+
+def test_a_known_bug_is_told_on_its_targets_line_as_the_target_ends(monkeypatch, capsys):
+    """A long check tells a known bug as soon as its target's check ends, ahead of the
+    diagnosis (which the line cuts), not only in the reports printed once all have ended."""
+    from types import SimpleNamespace
+
+    import scancheck.adapters as adapters
+    from scancheck.adapters.known import KnownBug, Symptom
+    from scancheck.engine.diagnosis import PropertyResult
+    from scancheck.faces.cli.check import each
+
+    bug = KnownBug("up/stream#1", "https://example.invalid/1", "a scan is wrong", "numpy",
+                   ("numpy",), "1.0", None, ("numpy.cumsum",),
+                   (Symptom("probe monoids", Cause.LOGIC),), "open", "docs/findings/x.py")
+    monkeypatch.setattr(adapters, "known_for", lambda name: [bug] if name == "numpy.cumsum" else [])
+    failed = PropertyResult("probe monoids", "fail", "wrong at output 3", smallest_case={"n": 9},
+                            cause="LOGIC")
+    reports = {name: SimpleNamespace(target=name, passed=False, seconds=1.0, results=[failed],
+                                     summary="logic error: wrong at output 3")
+               for name in ("numpy.cumsum", "numpy.cumprod")}
+    each(list(reports), reports.get, 1)
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("numpy.cumsum (1 s): known (up/stream#1): logic error: wrong at "
+                           "output 3")
+    assert out[1].endswith("numpy.cumprod (1 s): logic error: wrong at output 3")
