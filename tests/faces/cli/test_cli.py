@@ -509,7 +509,8 @@ def test_a_file_target_needing_a_missing_library_cannot_run_here(tmp_path, capsy
     assert "numpy.cumsum" in out and "conforms" in out
     assert "imports polars, which is not installed" in err
     # A module no scan target needs as a library is the user's to mend, not the machine's.
-    assert "typo.py cannot be imported (ModuleNotFoundError: No module named 'nump')" in err
+    assert ("typo.py cannot be imported (ModuleNotFoundError at line 1 of typo.py: No module "
+            "named 'nump')") in err
     if len(targets) == 4:
         assert f"target '{gpu}:scan' cannot run here" in err and "device='gpu'" in err
 
