@@ -185,6 +185,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("hung past 3000 elements", _BAND + "hung_past_some_size", Cause.FAULT, "hang",
             "the ladder's first size past 3000, where the calls before it took microseconds: "
             "a hang, not a slow call", timeout=1.0),
+    Control("hung after allocating", _BAND + "hung_after_allocating", Cause.FAULT, "hang",
+            "its memory, grown by 256 MiB as its call past 3000 elements began and still as "
+            "it is killed: a hang, not a call that allocates as it goes", timeout=1.0),
     Control("NaN-dropping max", _CON + "nan_dropping_max", Cause.CONTRACT,
             "declare --nans ignore", "nan and inf: the NaN rule it keeps (C fmax) is named, "
             "with its flag; the same data without NaNs pass"),

@@ -1,7 +1,8 @@
 """Broken scans whose bug only a narrow band of sizes shows, each of which one contract
 (a NaN rule, a promotion, subnormals read as zero, checked overflow, a reverse convention)
 may seem to explain on some case; and scans that give no answer in time: two slow (one whose
-calls' times predict it, one whose memory grows meanwhile) and one hung.  Each must be told
+calls' times predict it, one whose memory grows meanwhile) and two hung (one of them after
+taking its buffers).  Each must be told
 what it is, whichever property meets it first (:mod:`scancheck.controls`).
 """
 
@@ -170,6 +171,18 @@ def allocating_but_right(x: np.ndarray) -> np.ndarray:
         return np.add.accumulate(x, dtype=x.dtype)
 
 
+def hung_after_allocating(x: np.ndarray) -> np.ndarray:
+    """A sum that from 3000 elements on takes 256 MiB of buffers at once, then waits forever
+    (a worker that never signals), and answers at once, rightly, below: its memory grew in
+    the call, but not as it was killed, so a hang, not a call that allocates as it goes."""
+    if x.size >= ALLOCATE_FROM:
+        kept = np.ones(2**25)  # written, so resident
+        while kept.size:
+            time.sleep(1.0)
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
 for fn, spec in (
     (blocked_sum_losing_its_last_offset, TargetSpec()),
     (dtype_widened_at_some_sizes, TargetSpec(dtypes=("float32",))),
@@ -177,6 +190,7 @@ for fn, spec in (
     (slow_but_right, TargetSpec(dtypes=("float32",))),
     (hung_past_some_size, TargetSpec(dtypes=("float32",))),
     (allocating_but_right, TargetSpec(dtypes=("float32",))),
+    (hung_after_allocating, TargetSpec(dtypes=("float32",))),
     (sum_raising_on_overflow_at_some_sizes, TargetSpec(dtypes=("int32", "int64"))),
     (reverse_flipped_at_some_sizes, TargetSpec(combine=True, reverse="suffix")),
 ):

@@ -36,14 +36,17 @@ GROWING = 128 * 2**20
 
 @dataclass(frozen=True)
 class Memory:
-    """A watched child's resident memory in bytes, as read from ``/proc`` while it ran: its
-    peak, its last reading, the reading when its last call of the target began (None before
-    any), and the machine's whole memory (None where unknown); and the signal that ended it
-    where the watcher did not (None where it ended otherwise)."""
+    """A watched child's resident memory in bytes, as read from ``/proc`` every poll while it
+    ran: its peak, its last reading, the last reading before its last call of the target
+    began and the last one at least half a timeout before the end of that call (each None
+    where no call began), the memory it may take (the machine's, or its container's limit;
+    None where unknown); and the signal that ended it where the watcher did not (None where
+    it ended otherwise)."""
 
     peak: int
     last: int
     at_call: int | None
+    mid_call: int | None
     machine: int | None
     signal: int | None = None
 
@@ -52,7 +55,7 @@ class Memory:
         """The readings :func:`watch` appended to ``events``, or None where it took none."""
         ev = next((e for e in reversed(events) if e["event"] == "memory"), None)
         return None if ev is None else Memory(ev["peak"], ev["last"], ev["at call"],
-                                              ev["machine"], ev.get("signal"))
+                                              ev["mid call"], ev["machine"], ev.get("signal"))
 
     @property
     def killed_from_outside(self) -> bool:
@@ -64,9 +67,14 @@ class Memory:
         """Bytes the child grew by since its last call began (0 where no call began)."""
         return 0 if self.at_call is None else max(0, self.last - self.at_call)
 
+    def grew_late(self) -> int:
+        """Bytes the child grew by in the last half timeout of its last call (0 where no
+        call began): a call that allocated once, then spun, grew early only."""
+        return 0 if self.mid_call is None else max(0, self.last - self.mid_call)
+
     def told(self) -> str:
         """The peak, and the machine's memory beside it where known."""
-        whole = f" of this machine's {gib(self.machine)}" if self.machine else ""
+        whole = f" of the {gib(self.machine)} this machine allows" if self.machine else ""
         return f"{gib(self.peak)} resident at its peak{whole}"
 
 
@@ -85,12 +93,26 @@ def resident(pid: int) -> int | None:
         return None
 
 
+#: Where a Linux container's memory limit is read (cgroup v2, then v1).
+CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+
+
 def machine_memory() -> int | None:
-    """The machine's physical memory in bytes, or None where the OS does not say."""
+    """The memory this process's children may take, in bytes: the machine's physical memory,
+    or its container's limit where that is less; None where the OS does not say."""
     try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (OSError, ValueError, AttributeError):
         return None
+    for path in CGROUP_LIMITS:
+        try:
+            with open(path) as fh:
+                text = fh.read().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            return min(total, int(text))
+    return total
 
 
 
@@ -172,13 +194,17 @@ class GrowingCall:
 
 def growing_call(events: list[dict]) -> GrowingCall | None:
     """The call a child killed for running past the timeout was in, where its memory grew
-    by :data:`GROWING` or more since that call began; None where it was in no call or held
-    its memory (a hang)."""
+    by :data:`GROWING` or more since that call began and by half that in the call's last
+    half timeout, still growing as it was killed; None where it was in no call, at
+    :data:`SMALL_N` elements or fewer, or held its memory at the end (a hang, also one that
+    allocated its buffers first)."""
     memory = Memory.of(events)
     call = next((ev for ev in reversed(events) if ev["event"] in ("call", "return")), None)
-    if memory is None or call is None or call["event"] != "call":
+    if memory is None or call is None or call["event"] != "call" or call["n"] <= SMALL_N:
         return None
-    return GrowingCall(int(call["n"]), memory) if memory.grew_in_call() >= GROWING else None
+    if memory.grew_in_call() < GROWING or 2 * memory.grew_late() < GROWING:
+        return None
+    return GrowingCall(int(call["n"]), memory)
 
 
 def largest_returned(events: list[dict], prop: str) -> int:
@@ -207,6 +233,7 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
     quiet = max(10 * timeout, 120.0)
     since, limit = time.time(), quiet
     rss: dict[str, int | None] = {"peak": None, "last": None, "at call": None}
+    in_call: list[tuple[float, int]] = []  # (time, reading) since the last call began
     with tempfile.NamedTemporaryFile("w+", suffix=".err") as err:
         proc = start_child(cmd, err, fork)
         with open(path) as progress:
@@ -225,12 +252,14 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
                     limit = timeout if events[-1]["event"] == "call" else quiet
                     if events[-1]["event"] == "call":
                         rss["at call"] = rss["last"]
+                        in_call.clear()
 
             status = "ok"
             while True:
                 now = resident(proc.pid)
                 if now:  # a process that has ended reads 0 until it is reaped
                     rss["last"], rss["peak"] = now, max(now, rss["peak"] or 0)
+                    in_call.append((time.time(), now))
                 read()
                 if proc.poll() is not None:
                     if proc.returncode != 0:
@@ -249,9 +278,13 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
     if rss["peak"] is not None:
         died_of = (-proc.returncode if status != "timeout" and proc.returncode is not None
                    and proc.returncode < 0 else None)  # a signal the watcher did not send
+        mid = None
+        if rss["at call"] is not None and in_call:
+            half = in_call[-1][0] - timeout / 2
+            mid = next((r for t, r in reversed(in_call) if t <= half), rss["at call"])
         events.append({"event": "memory", "peak": rss["peak"], "last": rss["last"],
-                       "at call": rss["at call"], "machine": machine_memory(),
-                       "signal": died_of})
+                       "at call": rss["at call"], "mid call": mid,
+                       "machine": machine_memory(), "signal": died_of})
     return events, status, stderr
 
 
