@@ -109,27 +109,18 @@ def import_unshadowed(packages: list[str], folder: str | Path) -> None:
             importlib.import_module(package)
 
 
-def raised_at(exc: BaseException, file: str | None) -> str:
-    """" at line N of the file": where ``file``'s own code raised ``exc`` last (a module
-    raising as it loads, say in a spec of one of its functions); "" where no frame of its
-    traceback is in ``file``."""
-    if file is None:
-        return ""
-    tb, line = exc.__traceback__, None
+def raised_at(exc: BaseException, file: str | None = None, module: str | None = None) -> str:
+    """" at line N of F": where the code of ``file`` (or of the module named ``module``)
+    raised ``exc`` last, F that file's name (a module raising as it loads, say in a spec of
+    one of its functions); "" where no frame of its traceback is that code's."""
+    tb, where = exc.__traceback__, None
     while tb is not None:
-        if os.path.abspath(tb.tb_frame.f_code.co_filename) == os.path.abspath(file):
-            line = tb.tb_lineno
+        code = tb.tb_frame.f_code
+        if (file is not None and os.path.abspath(code.co_filename) == os.path.abspath(file)
+                or module is not None and tb.tb_frame.f_globals.get("__name__") == module):
+            where = (tb.tb_lineno, os.path.basename(code.co_filename))
         tb = tb.tb_next
-    return "" if line is None else f" at line {line} of {os.path.basename(file)}"
-
-
-def module_origin(module_name: str) -> str | None:
-    """The file an importable module would load from, or None where none is found."""
-    try:
-        spec = importlib.util.find_spec(module_name)
-    except (ImportError, ValueError):
-        return None
-    return spec.origin if spec is not None else None
+    return "" if where is None else f" at line {where[0]} of {where[1]}"
 
 
 def module_from_file(file: str, what: str) -> Any:
@@ -169,7 +160,8 @@ def module_from_file(file: str, what: str) -> Any:
             raise LibraryMissing(f"{what} cannot run here: {file} imports {lacking}, which is "
                                  f"not installed") from None
         raise ValueError(f"{what}: {file} cannot be imported "
-                         f"({type(exc).__name__}{raised_at(exc, str(where))}: {exc})") from None
+                         f"({type(exc).__name__}{raised_at(exc, file=str(where))}: {exc})"
+                         ) from None
     finally:
         if added and folder in sys.path:
             sys.path.remove(folder)

@@ -34,7 +34,6 @@ from ..core.loading import (
     is_file_form,
     library_missing,
     module_from_file,
-    module_origin,
     raised_at,
 )
 from . import builtin_tables
@@ -65,8 +64,9 @@ def load_import_path(path: str, spec: TargetSpec | None = None) -> Target:
     fn = module
     for part in attr.split("."):
         if not hasattr(fn, part):
-            names = [n for n in dir(fn) if not n.startswith("_") and callable(getattr(fn, n))]
-            close = difflib.get_close_matches(part, names, n=3, cutoff=0.6)
+            # Names only: reading each attribute may import (a lazy module's __getattr__).
+            close = difflib.get_close_matches(part, [n for n in dir(fn) if not n.startswith("_")],
+                                              n=3, cutoff=0.6)
             hint = f"; did you mean {' or '.join(map(repr, close))}?" if close else ""
             raise ValueError(f"target {path!r}: {module_name} has no attribute {attr!r}{hint}")
         fn = getattr(fn, part)
@@ -112,7 +112,7 @@ def _import(path: str, module_name: str) -> Any:
                              f"target is path/to/file.py:function, its name ending in .py"
                              ) from None
         raise ValueError(f"target {path!r}: module {module_name!r} cannot be imported "
-                         f"({type(exc).__name__}{raised_at(exc, module_origin(module_name))}: "
+                         f"({type(exc).__name__}{raised_at(exc, module=module_name)}: "
                          f"{exc})") from None
 
 

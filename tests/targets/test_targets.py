@@ -423,6 +423,23 @@ def test_a_module_that_raises_as_it_loads_is_told_with_its_line(tmp_path, monkey
     sys.modules.pop("two_specs", None)
 
 
+def test_a_package_that_raises_as_it_loads_is_a_usage_error_imported_once(tmp_path,
+                                                                            monkeypatch):
+    (tmp_path / "raising_pkg").mkdir()
+    (tmp_path / "raising_pkg" / "__init__.py").write_text(
+        "import builtins\nbuiltins.raising_pkg_loads = getattr(builtins, 'raising_pkg_loads', 0) "
+        "+ 1\nraise RuntimeError('boom')\n")
+    (tmp_path / "raising_pkg" / "mod.py").write_text("def fn(x):\n    return x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import builtins
+
+    with pytest.raises(ValueError, match=r"module 'raising_pkg.mod' cannot be imported "
+                                         r"\(RuntimeError: boom\)"):
+        resolve("raising_pkg.mod:fn")
+    assert builtins.raising_pkg_loads == 1
+    del builtins.raising_pkg_loads
+
+
 def test_overrides_replace_only_the_fields_they_name(user_file):
     t = resolve(f"{user_file}:running_max", overrides={"dtypes": ["float32"], "nans": "propagate"})
     assert (t.spec.op, t.spec.dtypes) == ("max", ("float32",))

@@ -100,6 +100,7 @@ def integers_checked(target: Target, case: Case) -> Failure | None:
         failure = _checked(target, edge, first_overflow(edge, spec.op, spec.inclusive, out), out)
         if failure is not None:
             failure.diagnosis += f" (on the input {edge.tolist()}, a prefix at the limits)"
+            failure.at["edge input"] = edge.tolist()  # the input judged, not the one drawn
             return failure
     return None
 

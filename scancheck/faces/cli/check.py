@@ -279,13 +279,17 @@ def each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
 
 
 def known_first(rep: Any) -> str:
-    """"known (KEY, ...): " where known bugs of the installed version explain failures of
-    ``rep``, so that a long check tells them as each target ends; "" where none does."""
+    """"known (KEY, ...): " where known bugs of the installed version explain every failure
+    of ``rep``, "new beside known (KEY, ...): " where they explain some, so that a long check
+    tells them as each target ends; "" where none does."""
     from ...adapters import known_for
-    from ...adapters.known import explain
+    from ...adapters.known import explain, unexplained
 
-    keys = list(dict.fromkeys(bug.key for bug, _ in explain(rep, known_for(rep.target))))
-    return f"known ({', '.join(keys)}): " if keys else ""
+    bugs = known_for(rep.target)
+    keys = ", ".join(dict.fromkeys(bug.key for bug, _ in explain(rep, bugs)))
+    if not keys:
+        return ""
+    return f"new beside known ({keys}): " if unexplained(rep, bugs) else f"known ({keys}): "
 
 
 

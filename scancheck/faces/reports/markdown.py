@@ -56,7 +56,10 @@ def environment() -> dict[str, str]:
 
 def _input_of(report: ConformanceReport, case: dict[str, Any], prop: str
               ) -> tuple[np.ndarray, int | None]:
-    """The failing input, rebuilt bit for bit from its case (and the axis of a batched one)."""
+    """The failing input, rebuilt bit for bit from its case (and the axis of a batched one):
+    the input at a type's limits it names where it was judged on one."""
+    if "edge input" in case:
+        return np.array(case["edge input"], dtype=as_dtype(case["dtype"])), None
     c = Case(int(case["n"]), case["dtype"], case["data"], int(case["seed"]),
              int(case.get("drawn", 0)), int(case.get("skip", 0)))
     if prop == "rows":
@@ -199,6 +202,7 @@ def _segmented_reproducer(report: ConformanceReport, verdict: Any, files: Path,
 
         x = laid_out(x, case["memory"])
     p, col = int(case["index"]), int(case.get("column", 0))
+    zeros = spec.get("zeros", "either")
     imports, fn, args, get = _segmented_fn(report)
     promoted = dict(map(tuple, spec.get("promote", ())))
     out_dtype = promoted.get(x.dtype.name, x.dtype.name)  # the type the target returns
@@ -219,12 +223,12 @@ def _segmented_reproducer(report: ConformanceReport, verdict: Any, files: Path,
              if spec.get("reverse") else "",
              "row = x.reshape(len(x), -1)[members, col]  # the segment alone, in scan order\n",
              f"k = int(np.flatnonzero(members == p)[0])  # {k}: its place in the segment\n",
-             _expected(spec["op"], spec["inclusive"], out_dtype, k),
+             _expected(spec["op"], spec["inclusive"], out_dtype, k, zeros=zeros),
              'print(f"output {p}' + (', column {col}' if x.ndim > 1 else '') +
              ': got", got[p, col], "exact", float(exact) if isinstance(exact, Fraction) else '
              'exact)\n',
              _still(case, "got[p, col]", _exact_rule(spec, out_dtype, verdict.source),
-                    again=got)]
+                    again=got, signed_zero=_signed_zero(spec, out_dtype))]
     return _snippet(lines)
 
 
@@ -323,6 +327,13 @@ def _still(case: dict[str, Any], output: str, exact_rule: bool, again: str = "",
         "print(verdict)\nraise SystemExit(status)\n")
 
 
+def _signed_zero(spec: dict[str, Any], dtype: str) -> bool:
+    """Whether the right output of a scan of ``spec`` returning ``dtype`` is a zero of one
+    sign where it is a zero: a float max or min declared zeros='ordered' (-0 < +0)."""
+    return (spec.get("zeros", "either") == "ordered" and is_float(dtype)
+            and get_operator(spec["op"]).family == "order")
+
+
 def _exact_rule(spec: dict[str, Any], dtype: str, prop: str | None) -> bool:
     """Whether the snippet's ``exact`` is the only right output of a scan of ``spec``
     returning ``dtype``, as property ``prop`` judged it: integer sums and products (exact in
@@ -375,6 +386,71 @@ def _expected(op: str, inclusive: bool, dtype: str, k: int, reverse: bool = Fals
                        "vals.tolist())  # no rounding\n")
     return vals + ("exact = (sum(Fraction(v) for v in vals.tolist()) if np.isfinite(vals).all() "
                    "else float(np.sum(vals)))  # no rounding; NaN and infinities as IEEE\n")
+
+
+def _must_raise(spec: dict[str, Any], x: np.ndarray, case: dict[str, Any], axis: int | None,
+                row: tuple, out_dtype: str) -> bool:
+    """Whether the one right answer of the case's call is to raise: the spec declares
+    overflow='raise' for an integer sum or product, and some output's exact prefix in the
+    case's row (of ``x`` as the call gets it) leaves ``out_dtype``."""
+    if (spec.get("overflow") != "raise" or as_dtype(out_dtype).kind not in "iu"
+            or get_operator(spec["op"]).family not in ("sum", "product")):
+        return False
+    from ...engine.properties.overflow import first_overflow
+
+    values = x if axis is None else np.moveaxis(x, axis, -1)[row]
+    if case.get("reversed"):  # the call gets it flipped
+        values = values[::-1]
+    if spec.get("reverse"):  # its outputs are the suffixes
+        values = values[::-1]
+    inclusive = bool(spec["inclusive"] or spec.get("initial"))
+    return first_overflow(np.ascontiguousarray(values), spec["op"], inclusive, out_dtype) is not None
+
+
+def _raise_expected(case: dict[str, Any], call: str, row_x: str, row_got: str, k: int,
+                    exact: str, out_dtype: str, identity: int) -> list[str]:
+    """The lines from the call on where the one right answer is to raise (declared
+    overflow='raise', a prefix leaving ``out_dtype``): "still reproduces" (1) while it returns
+    the value seen, "still wrong, with another value" (1) while it returns another, "does not
+    reproduce" (0) once it raises where the same call on an input of the identity returns,
+    and 125 (``git bisect run``'s skip) where that call raises too: it raises for another
+    reason.  A case the check saw right in other runs is called until it returns."""
+    info = np.iinfo(as_dtype(out_dtype))
+    reruns = case.get("reruns right")
+    again = ("runs = 1\n"
+             f"# The check saw this case raise in {reruns} more runs: wrong in some runs "
+             f"only, it is called until it returns.\n"
+             f"while isinstance(got, Exception) and runs < {REPRODUCER_RUNS}:\n"
+             "    got = call()\n    runs += 1\n"
+             'print("calls:", runs)\n') if reruns else ""
+    return [
+        "\n\ndef call():\n    \"\"\"The target on x: its output, or what it raised.\"\"\"\n"
+        f"    try:\n        return np.asarray({call})\n"
+        f"    except Exception as exc:  # declared overflow='raise': right where a prefix "
+        f"leaves {out_dtype}\n        return exc\n\n\n",
+        "got = call()\n",
+        f"row = {row_x}\n",
+        exact,
+        f'print("output {k}\'s exact prefix", exact, "lies outside {out_dtype} ({info.min} to '
+        f'{info.max}): declared overflow=\'raise\', the call must raise")\n',
+        f"seen = {case['got']!r}  # what the check saw there\n",
+        again,
+        "if isinstance(got, Exception):\n"
+        '    print("raised", type(got).__name__ + ":", got)\n'
+        f"    x_case, x = x, np.full_like(x, {identity!r})  # no prefix leaves {out_dtype} here\n"
+        "    plain = call()\n    x = x_case\n"
+        "    if isinstance(plain, Exception):\n"
+        f'        verdict, status = "raised where no prefix leaves {out_dtype} too: check the '
+        f'target again to judge it", 125\n'
+        "    else:\n"
+        '        verdict, status = "does not reproduce", 0\n'
+        "else:\n"
+        f"    now = {row_got}[{k}]\n"
+        f'    print("output {k}: got", now)\n'
+        '    verdict, status = (("still reproduces", 1) if now == seen else\n'
+        '                       ("still wrong, with another value", 1))\n'
+        "print(verdict)\nraise SystemExit(status)\n",
+    ]
 
 
 def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: str) -> str:
@@ -457,42 +533,31 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
     spec = report.spec
     promoted = dict(map(tuple, spec.get("promote", ())))
     out_dtype = promoted.get(x.dtype.name, x.dtype.name)  # the type the target returns
-    # Declared overflow='raise' and a prefix that leaves the type: the one right answer is
-    # to raise, so a call that raises mends it.
-    must_raise = (k is not None and case.get("expected") is None
-                  and spec.get("overflow") == "raise" and as_dtype(out_dtype).kind in "iu"
-                  and get_operator(spec["op"]).family in ("sum", "product"))
-    if must_raise:
-        lines[-1] = (f"try:\n    {lines[-1]}except Exception as exc:  # declared overflow="
-                     f"'raise': output {k}'s prefix leaves {out_dtype}\n"
-                     f"    print('raised', type(exc).__name__ + ':', exc)\n"
-                     f"    print('does not reproduce')\n    raise SystemExit(0)\n")
+    initial = bool(spec.get("initial"))  # x holds the initial value first: inclusive
+    zeros = spec.get("zeros", "either")
     if k is not None:
         if axis is not None:
             r = tuple(case.get("row", ()))
-            rows = (f"row, got_row = np.moveaxis(x, {axis}, -1)[{r}], "
-                    f"np.moveaxis(got, {axis}, -1)[{r}]\n")
+            row_x, row_got = f"np.moveaxis(x, {axis}, -1)[{r}]", f"np.moveaxis(got, {axis}, -1)[{r}]"
         else:
-            rows = "row, got_row = x, got\n"
+            r, row_x, row_got = (), "x", "got"
+        must_raise = _must_raise(spec, x, case, axis, r, out_dtype)
+        exact = _expected(spec["op"], spec["inclusive"] or initial, out_dtype, k,
+                          bool(spec.get("reverse")), spec.get("nans", "propagate"),
+                          first=int(initial and spec["inclusive"]), zeros=zeros,
+                          wraps=not must_raise)
+        if must_raise:
+            lines[-1:] = _raise_expected(case, call, row_x, row_got, k, exact, out_dtype,
+                                         int(get_operator(spec["op"]).identity(out_dtype)))
+            return _snippet(lines)
+        rows = f"row, got_row = {row_x}, {row_got}\n"
         again = lines[-1] + rows  # the call, and the row it judges
         lines.append(rows)
-        initial = bool(spec.get("initial"))  # x holds the initial value first: inclusive
-        zeros = spec.get("zeros", "either")
-        lines.append(_expected(spec["op"], spec["inclusive"] or initial, out_dtype, k,
-                               bool(spec.get("reverse")), spec.get("nans", "propagate"),
-                               first=int(initial and spec["inclusive"]), zeros=zeros,
-                               wraps=not must_raise))
-        if must_raise:
-            info = np.iinfo(as_dtype(out_dtype))
-            lines.append(f'print("output {k}: got", got_row[{k}], "exact", exact, "(outside '
-                         f'{out_dtype}, {info.min} to {info.max}: the call must raise)")\n')
-        else:
-            lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
-                         f'float(exact) if isinstance(exact, Fraction) else exact)\n')
+        lines.append(exact)
+        lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
+                     f'float(exact) if isinstance(exact, Fraction) else exact)\n')
         lines.append(_still(case, f"got_row[{k}]", _exact_rule(spec, out_dtype, verdict.source),
-                            again, signed_zero=zeros == "ordered"
-                            and get_operator(spec["op"]).family == "order"
-                            and is_float(out_dtype)))
+                            again, signed_zero=_signed_zero(spec, out_dtype)))
     else:
         if verdict.status in ("fault", "hang"):
             # No value to hold the output to: the call itself is what the check saw fail.

@@ -1014,11 +1014,17 @@ def test_a_known_bug_is_told_on_its_targets_line_as_the_target_ends(monkeypatch,
     monkeypatch.setattr(adapters, "known_for", lambda name: [bug] if name == "numpy.cumsum" else [])
     failed = PropertyResult("probe monoids", "fail", "wrong at output 3", smallest_case={"n": 9},
                             cause="LOGIC")
-    reports = {name: SimpleNamespace(target=name, passed=False, seconds=1.0, results=[failed],
-                                     summary="logic error: wrong at output 3")
-               for name in ("numpy.cumsum", "numpy.cumprod")}
+    other = PropertyResult("indices", "fail", "wrong index", smallest_case={"n": 2},
+                           cause="LOGIC")
+    reports = {name: SimpleNamespace(target=name.split()[0], passed=False, seconds=1.0,
+                                     results=results, summary="logic error: wrong at output 3")
+               for name, results in (("numpy.cumsum", [failed]), ("numpy.cumsum new", [
+                   failed, other]), ("numpy.cumprod", [failed]))}
     each(list(reports), reports.get, 1)
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("numpy.cumsum (1 s): known (up/stream#1): logic error: wrong at "
                            "output 3")
-    assert out[1].endswith("numpy.cumprod (1 s): logic error: wrong at output 3")
+    # A failure no known bug explains is not hidden behind one that does.
+    assert out[1].endswith("numpy.cumsum (1 s): new beside known (up/stream#1): logic error: "
+                           "wrong at output 3")
+    assert out[2].endswith("numpy.cumprod (1 s): logic error: wrong at output 3")

@@ -191,6 +191,16 @@ _MENDS = {
             "~np.signbit(x))\n    out[(out == 0) & pos] = 0.0\n    return out"),
     # A product declared overflow='raise' that wraps: the mend raises, the one right answer
     # where a prefix leaves the type.
+    # A check off by one (> max + 1): it fails on an input at the type's limits, which the
+    # snippet rebuilds, not the case drawn beside it.
+    "add": (TargetSpec(op="add", dtypes=("int32",), overflow="raise"),
+            "exact = np.cumsum(x.astype(object))\n    if any(v > 2**31 or v < -2**31 - 1 for v "
+            "in exact):\n        raise OverflowError('int32 sum overflows')\n"
+            "    return np.cumsum(x, dtype=x.dtype)",
+            "return np.cumsum(x, dtype=x.dtype) + 1",
+            "exact = np.cumsum(x.astype(object))\n    if any(abs(v + 0.5) > 2**31 for v in "
+            "exact):\n        raise OverflowError('int32 sum overflows')\n"
+            "    return exact.astype(x.dtype)"),
     "mul": (TargetSpec(op="mul", dtypes=("int32",), overflow="raise"),
             "return np.cumprod(x, dtype=x.dtype)",
             "return np.cumprod(x, dtype=x.dtype) + 1",
@@ -218,10 +228,30 @@ def test_a_snippet_reads_a_mend_as_mended_where_only_one_answer_is_right(user_mo
     assert _run_snippet(snippet, user_module) == (1, "still reproduces")
     module.write_text(f"import numpy as np\n\ndef scan(x):\n    {other}\n")
     assert _run_snippet(snippet, user_module) == (
-        (1, "still wrong, with another value") if op == "mul" else
+        (1, "still wrong, with another value") if op != "max" else
         (125, "another value, not the exact one: check the target again to judge it"))
     module.write_text(f"import numpy as np\n\ndef scan(x):\n    {mended}\n")
     assert _run_snippet(snippet, user_module) == (0, "does not reproduce")
+    if op != "max":  # a raise for another reason, on any input, mends nothing
+        module.write_text("def scan(x):\n    raise TypeError('scan() takes no arrays now')\n")
+        assert _run_snippet(snippet, user_module) == (
+            125, "raised where no prefix leaves int32 too: check the target again to judge it")
+
+
+def test_a_must_raise_case_right_in_other_runs_is_called_until_it_returns(tmp_path):
+    """A case the check saw raise rightly in other runs: the lines call the target until it
+    returns (here on its third call), then judge that output."""
+    from scancheck.faces.reports.markdown import _raise_expected
+
+    lines = _raise_expected({"got": -2, "reruns right": "2 of 4"}, "scan(x)", "x", "got", 1,
+                            "exact = 2**40  # outside int32\n", "int32", 1)
+    script = ("import itertools\nimport numpy as np\n_calls = itertools.count(1)\n\n\n"
+              "def scan(x):\n    if next(_calls) % 3:\n        raise OverflowError('int32')\n"
+              "    return np.array([7, -2], dtype=np.int32)\n\n\n"
+              "x = np.array([2**20, 2**20], dtype=np.int32)\n" + "".join(lines))
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=60)
+    assert out.returncode == 1 and "calls: 3\noutput 1: got -2\nstill reproduces" in out.stdout, out
 
 
 def test_a_failure_right_in_another_run_is_called_again_until_it_shows(user_module, budget):
