@@ -498,6 +498,28 @@ def test_a_segmented_failure_is_reproduced_with_its_segments(tmp_path, budget, f
     _same_as_case(rep, *told)
 
 
+def test_a_segmented_snippet_orders_zeros_as_the_spec_declares(tmp_path, budget):
+    """A segmented max declared zeros='ordered' that keeps -0 over a later +0: the exact
+    answer printed is +0, and the mended target does not reproduce."""
+    keeps_first = ("def segmax(x, flags):\n    out, acc = np.empty_like(x), None\n"
+                   "    for i, v in enumerate(x):\n"
+                   "        acc = v if i == 0 or flags[i] or v > acc or np.isnan(v) else acc\n"
+                   "        out[i] = acc\n    return out\n")
+    (tmp_path / "segz.py").write_text("import numpy as np\n\n\n" + keeps_first)
+    spec = TargetSpec(op="max", dtypes=("float64",), segments="flags", zeros="ordered")
+    rep = check(load_import_path(f"{tmp_path / 'segz.py'}:segmax", spec),
+                properties=("segments",), budget=budget)
+    assert not rep.passed and rep.verdict.source == "segments"
+    snippet = re.search(r"```python\n(.*?)```", markdown([rep], tmp_path / "report.md"),
+                        re.S).group(1)
+    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=120)
+    assert out.returncode == 1 and re.search(r"got -0\.0 exact 0\.0\nstill reproduces", out.stdout)
+    mended = keeps_first.replace("v > acc", "(v, not np.signbit(v)) > (acc, not np.signbit(acc))")
+    (tmp_path / "segz.py").write_text("import numpy as np\n\n\n" + mended)
+    assert _run_snippet(snippet, tmp_path) == (0, "does not reproduce")
+
+
 _SEGMENTED_FAULTS = """
 import numpy as np
 
