@@ -28,9 +28,9 @@ SMALL_N = 1024
 #: The calls a slow call's time is predicted from lie within this factor below its n.
 NEAR = 8
 
-#: A call past the timeout whose process grew by this many resident bytes meanwhile was
-#: allocating as it went, not stuck in a loop: a hang (a spin on a flag, a wait that never
-#: ends) holds its memory still.
+#: A call past the timeout whose process grew by this many resident bytes meanwhile, and by
+#: half as many in its last half timeout, was allocating as it went, not stuck in a loop: a
+#: hang (a spin on a flag, a wait that never ends) holds its memory still at the end.
 GROWING = 128 * 2**20
 
 
