@@ -431,8 +431,8 @@ def _raise_expected(case: dict[str, Any], call: str, row_x: str, row_got: str, k
         "got = call()\n",
         f"row = {row_x}\n",
         exact,
-        f'print("output {k}\'s exact prefix", exact, "lies outside {out_dtype} ({info.min} to '
-        f'{info.max}): declared overflow=\'raise\', the call must raise")\n',
+        f'print("output {k}: exact prefix", exact, "- a prefix of x leaves {out_dtype} '
+        f'({info.min} to {info.max}): declared overflow=\'raise\', the call must raise")\n',
         f"seen = {case['got']!r}  # what the check saw there\n",
         again,
         "if isinstance(got, Exception):\n"
