@@ -43,10 +43,18 @@ def run(target: Target, x: np.ndarray) -> tuple[np.ndarray | None, Failure | Non
         return None, Failure(Cause.LOGIC, f"returned shape {got.shape} for input of shape "
                              f"{x.shape}" + (f" (and dtype {got.dtype}, not {out})"
                                              if dtype_name(got.dtype) != out else ""),
-                             reason=Reason.SHAPE)
+                             at=returned(got), reason=Reason.SHAPE)
     if dtype_name(got.dtype) != out:
-        return None, dtype_failure(target, dtype_name(x.dtype), dtype_name(got.dtype))
+        failure = dtype_failure(target, dtype_name(x.dtype), dtype_name(got.dtype))
+        failure.at.update(returned(got))
+        return None, failure
     return got, None
+
+
+def returned(got: np.ndarray) -> dict[str, Any]:
+    """A case's record of the shape and dtype an output came back in (a reproducer holds the
+    call to them)."""
+    return {"returned shape": list(got.shape), "returned dtype": dtype_name(got.dtype)}
 
 
 def dtype_failure(target: Target, given: str, returned: str) -> Failure:

@@ -346,17 +346,41 @@ def _exact_rule(spec: dict[str, Any], dtype: str, prop: str | None) -> bool:
 
 def _expected(op: str, inclusive: bool, dtype: str, k: int, reverse: bool = False,
               nans: str = "propagate", first: int = 0, zeros: str = "either",
-              wraps: bool = True) -> str:
+              wraps: bool = True, index_of: bool = False, nan_prefix: str = "nan") -> str:
+    """:func:`_exact_of`'s lines, then, for a float scan declared nans='skip' or 'ignore',
+    the NaN its rule puts there: at a NaN input (skip), or where the whole prefix is NaN
+    (ignore: NaN, or the operator's identity under nan_prefix='identity')."""
+    lines = _exact_of(op, inclusive, dtype, k, reverse, nans, first, zeros, wraps, index_of)
+    if nans == "propagate" or index_of or not is_float(dtype):
+        return lines
+    if nans == "skip":
+        at = k if reverse else first + k
+        return lines + (f"if np.isnan(float(row[{at}])):\n    exact = float('nan')  # skip: "
+                        f"NaN at each NaN input\n")
+    held = (f"float({str(float(get_operator(op).identity(dtype)))!r})"
+            if nan_prefix == "identity" else "float('nan')")
+    return lines + (f"if not vals.size:\n    exact = {held}  # ignore: the whole prefix is NaN "
+                    f"(nan_prefix={nan_prefix!r})\n")
+
+
+def _exact_of(op: str, inclusive: bool, dtype: str, k: int, reverse: bool = False,
+              nans: str = "propagate", first: int = 0, zeros: str = "either",
+              wraps: bool = True, index_of: bool = False) -> str:
     """Lines computing ``exact``, the right value of output k of a scan in ``dtype`` (the
     type the target returns), in plain Python: of ``row[first:]``, forward or (``reverse``)
     from output k to the end, under the spec's NaN and zero rules; NaN and infinities as IEEE
     arithmetic has them; an integer sum or product wrapped as the type wraps, or (not
-    ``wraps``) in Python's integers."""
+    ``wraps``) in Python's integers; with ``index_of``, the index a cummax or cummin returns
+    there (the last position of the running extreme, ties and NaNs to the later)."""
     if reverse:
         prefix = f"row[{k}:]" if inclusive else f"row[{k + 1}:]"
     else:
         end = first + k + 1 if inclusive else first + k
         prefix = f"row[:{end}]"
+    if index_of:
+        return (f"vals = {prefix}.tolist()\nnans = [j for j, v in enumerate(vals) if v != v]\n"
+                f"exact = nans[-1] if nans else max(j for j, v in enumerate(vals) if v == {op}("
+                f"vals))  # the last position of the running {op}: ties and NaNs to the later\n")
     vals = f"vals = {prefix}.astype(float)\n"
     if nans != "propagate":  # 'ignore' and 'skip' leave the NaN inputs out of the scan
         vals += "vals = vals[~np.isnan(vals)]  # the spec's NaN rule leaves NaN inputs out\n"
@@ -509,7 +533,13 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
         return _monoid_reproducer(report, case, verdict.source)
     x, axis = _input_of(report, case, verdict.source)
     imports, call = _call(report.target, report.spec, axis)
-    lines = [imports, _literal(x, files, name), f"got = np.asarray({call})\n"]
+    # A cummax/cummin with indices returns (values, indices): the part the failure is in.
+    index_of = bool(report.spec.get("indices")) and verdict.reason == "INDICES"
+    if report.spec.get("indices"):
+        call += f"[{int(index_of)}]"
+    part = (f"  # of (values, indices), the {'indices' if index_of else 'values'}"
+            if report.spec.get("indices") else "")
+    lines = [imports, _literal(x, files, name), f"got = np.asarray({call}){part}\n"]
     made = []  # the input the call got, from the case's: first opened with NaN, then flipped
     if case.get("lead nans"):  # the NaN rule's own case
         made.append(f"x[:{case['lead nans']}] = np.nan  # the case's input, opened with NaN\n")
@@ -545,7 +575,8 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
         exact = _expected(spec["op"], spec["inclusive"] or initial, out_dtype, k,
                           bool(spec.get("reverse")), spec.get("nans", "propagate"),
                           first=int(initial and spec["inclusive"]), zeros=zeros,
-                          wraps=not must_raise)
+                          wraps=not must_raise, index_of=index_of,
+                          nan_prefix=spec.get("nan_prefix", "nan"))
         if must_raise:
             lines[-1:] = _raise_expected(case, call, row_x, row_got, k, exact, out_dtype,
                                          int(get_operator(spec["op"]).identity(out_dtype)))
@@ -556,8 +587,21 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
         lines.append(exact)
         lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
                      f'float(exact) if isinstance(exact, Fraction) else exact)\n')
-        lines.append(_still(case, f"got_row[{k}]", _exact_rule(spec, out_dtype, verdict.source),
-                            again, signed_zero=_signed_zero(spec, out_dtype)))
+        lines.append(_still(case, f"got_row[{k}]",
+                            index_of or _exact_rule(spec, out_dtype, verdict.source), again,
+                            signed_zero=_signed_zero(spec, out_dtype) and not index_of))
+    elif "returned dtype" in case:  # the output's shape or dtype is what failed
+        seen = (tuple(case["returned shape"]), case["returned dtype"])
+        lines.append(
+            f'print("got", got.shape, got.dtype, "for", x.shape, x.dtype, "(its spec says '
+            f'{out_dtype})")\n'
+            f"seen = {seen!r}  # the shape and dtype the check saw\n"
+            "now = (got.shape, str(got.dtype))\n"
+            "if now == seen:\n    verdict, status = \"still reproduces\", 1\n"
+            f"elif now == (x.shape, {out_dtype!r}):\n"
+            "    verdict, status = \"does not reproduce\", 0\n"
+            "else:\n    verdict, status = \"still wrong, with another shape or dtype\", 1\n"
+            "print(verdict)\nraise SystemExit(status)\n")
     else:
         if verdict.status in ("fault", "hang"):
             # No value to hold the output to: the call itself is what the check saw fail.

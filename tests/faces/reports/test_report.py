@@ -238,6 +238,54 @@ def test_a_snippet_reads_a_mend_as_mended_where_only_one_answer_is_right(user_mo
             125, "raised where no prefix leaves int32 too: check the target again to judge it")
 
 
+_JUDGED = {
+    # A cummax with indices keeping the first of tied maxima: the snippet holds the indices,
+    # not the values, to the last position of the running max.
+    "indices": (TargetSpec(op="max", dtypes=("int64",), indices=True),
+                "v = np.maximum.accumulate(x)\n    first = np.array([int(np.flatnonzero("
+                "x[:i + 1] == v[i])[{pick}]) for i in range(x.size)], dtype=np.int64)\n"
+                "    return v, first",
+                {"buggy": "0", "mended": "-1"}, None),
+    # A sum returning int64 for int32 (NumPy's default): the snippet holds the call to the
+    # declared dtype.
+    "dtype": (TargetSpec(op="add", dtypes=("int32",)), "return np.cumsum(x{pick})",
+              {"buggy": "", "other": ").astype(np.float64", "mended": ", dtype=x.dtype"},
+              "still wrong, with another shape or dtype"),
+    # Declared NaN rules: NaN at a NaN input (skip), NaN where the whole prefix is NaN
+    # (ignore): the snippet's exact answer follows them.
+    "skip": (TargetSpec(op="add", dtypes=("float64",), nans="skip"),
+             "out = np.cumsum(np.where(np.isnan(x), 0, x))\n    {pick}return out",
+             {"buggy": "", "mended": "out[np.isnan(x)] = np.nan\n    "}, None),
+    "ignore": (TargetSpec(op="max", dtypes=("float64",), nans="ignore"),
+               "out = np.fmax.accumulate(x)\n    {pick}return out",
+               {"buggy": "out[np.isnan(out)] = -np.inf\n    ", "mended": ""}, None),
+}
+
+
+@pytest.mark.parametrize("what", _JUDGED)
+def test_a_snippet_judges_an_index_or_a_dtype_as_the_check_did(user_module, budget, what):
+    spec, body, picks, other_told = _JUDGED[what]
+    module = user_module / "judged.py"
+
+    def write(state: str) -> None:
+        module.write_text("import numpy as np\n\ndef scan(x):\n    "
+                          + body.replace("{pick}", picks[state]) + "\n")
+
+    write("buggy")
+    rep = check(load_import_path("judged:scan", spec),
+                budget=replace(budget, seconds=max(budget.seconds, 1.0)))
+    sys.modules.pop("judged", None)
+    assert not rep.passed
+    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
+                        re.S).group(1)
+    assert _run_snippet(snippet, user_module) == (1, "still reproduces")
+    write("mended")
+    assert _run_snippet(snippet, user_module) == (0, "does not reproduce")
+    if other_told is not None:
+        write("other")
+        assert _run_snippet(snippet, user_module) == (1, other_told)
+
+
 def test_a_must_raise_case_right_in_other_runs_is_called_until_it_returns(tmp_path):
     """A case the check saw raise rightly in other runs: the lines call the target until it
     returns (here on its third call), then judge that output."""
