@@ -392,7 +392,6 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
         if case and around.get("n") == case["n"]:
             case.update((k, v) for k, v in around.items() if k in _CASE_KEYS)
         slow = slow_call(events, timeout) if status == "timeout" else None
-        memory = Memory.of(events)
         # A GPU target's host memory says nothing of a kernel that spins on the device, and
         # past 2**31 a call writes gigabytes before it may spin.
         growing = (growing_call(events) if status == "timeout" and slow is None
@@ -418,6 +417,7 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
                                           f"{timeout:g} s{at}{hint}", case,
                                           cause=Cause.FAULT.name))
         else:
+            memory = Memory.of(events)
             held = (f", holding {memory.told()} (a SIGKILL not sent by scancheck is most often "
                     f"the kernel's, out of memory)"
                     if memory is not None and memory.killed_from_outside else "")

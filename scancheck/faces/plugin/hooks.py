@@ -333,19 +333,18 @@ def run_check(config: pytest.Config, locator: str, check: str) -> tuple[str, str
         for f in (*r.more, r):  # the failures that moved its search too, each once
             lines += [f"{named}diagnosis: {f.diagnosis}",
                       f"{named}smallest case: {_shown_case(f.smallest_case)}"]
-    from ..reports.markdown import rebuilds, reproducer
+    import re
+    import tempfile
+    from pathlib import Path
 
-    if rebuilds(report):
-        import re
-        import tempfile
-        from pathlib import Path
+    from ..reports.markdown import reproducer
 
-        # A large input goes to a .npy file, made only then, named after the test (a rerun's
-        # replaces it, as its script does).
-        folder = Path(tempfile.gettempdir()) / "scancheck-cases"
-        snippet = reproducer(report, folder, re.sub(r"[^\w.-]+", "_", f"{locator}-{check}")[-100:])
-        if snippet:
-            lines += ["a standalone script that reproduces it:", snippet.rstrip("\n")]
+    # A large input goes to a .npy file, made only then, named after the test (a rerun's
+    # replaces it, as its script does); a failure with no case to rebuild gets no script.
+    folder = Path(tempfile.gettempdir()) / "scancheck-cases"
+    snippet = reproducer(report, folder, re.sub(r"[^\w.-]+", "_", f"{locator}-{check}")[-100:])
+    if snippet:
+        lines += ["a standalone script that reproduces it:", snippet.rstrip("\n")]
     return "fail", "\n".join(lines)
 
 

@@ -304,12 +304,10 @@ def _still(case: dict[str, Any], output: str, exact_rule: bool, again: str = "",
                   "bound of any summation order\n"]
         judge.append("right = bool(np.isfinite(float(now)) and np.isfinite(rounded) and "
                      "abs(Fraction(float(now)) - Fraction(rounded)) <= allowed)\n")
-    elif signed_zero:
-        judge.append("right = bool(now == exact and np.signbit(now) == np.signbit(exact)) or ("
-                     "exact is not None and bool(np.isnan(float(now)) and np.isnan(float(exact))"
-                     "))\n")
     else:
-        judge.append("right = bool(now == exact) or (exact is not None and bool("
+        equal = ("now == exact and np.signbit(now) == np.signbit(exact)" if signed_zero
+                 else "now == exact")
+        judge.append(f"right = bool({equal}) or (exact is not None and bool("
                      "np.isnan(float(now)) and np.isnan(float(exact))))\n")
     lines += judge
     if case.get("reruns right") and again:
