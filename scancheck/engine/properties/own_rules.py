@@ -128,6 +128,7 @@ def _logsumexp_told(target: Target, case: Case, x: np.ndarray, judged: Judgement
     k = failure.index
     if failure.reason == Reason.BEYOND_BOUND:
         err = judged.error[k]
+        failure.allowed = float(judged.bound[k])  # a reproducer holds a mend to it
         failure.diagnosis += f" ({err / judged.bound[k]:.3g}x the bound, off by {err:.3g})"
         if err < 0.5:  # a factor e**0.5 in the sum: no term lost or counted twice
             failure.cause = Cause.PRECISION

@@ -27,6 +27,7 @@ from ...core.arrays import as_dtype
 from ...core.dtypes import is_float
 from ...core.loading import is_file_form, shadowed_beside
 from ...core.operators import get_operator
+from ...core.rules import flushed_dtypes
 from ...engine.cases import Case
 from ...engine.diagnosis import Finding
 from ...engine.report import ConformanceReport
@@ -228,7 +229,8 @@ def _segmented_reproducer(report: ConformanceReport, verdict: Any, files: Path,
              ': got", got[p, col], "exact", float(exact) if isinstance(exact, Fraction) else '
              'exact)\n',
              _still(case, "got[p, col]", _exact_rule(spec, out_dtype, verdict.source),
-                    again=got, signed_zero=_signed_zero(spec, out_dtype))]
+                    again=got, zero=_zero_rule(spec, out_dtype),
+                    family=get_operator(spec["op"]).family)]
     return _snippet(lines)
 
 
@@ -275,17 +277,19 @@ REPRODUCER_RUNS = 200
 
 
 def _still(case: dict[str, Any], output: str, exact_rule: bool, again: str = "",
-           signed_zero: bool = False) -> str:
+           zero: str = "", family: str = "sum") -> str:
     """Lines that judge ``output`` as it is now against what the check saw there and against
     ``exact``: "still reproduces" and exit status 1 (as ``git bisect run`` reads a bad
     revision) while the call gives the value seen, a zero's sign included; "does not
     reproduce" and 0 once it gives a right one: within the error the check allows there where
-    it judges by a bound, else exactly ``exact`` (a zero of its sign where ``signed_zero``)
-    where that is the only right answer (``exact_rule``); "still wrong, with another value"
-    and 1 where it gives neither; and where neither criterion is known here (a float output
-    the check judged by its own rules), "another value" and 125, which ``git bisect run``
-    skips: a check of that revision judges it.  Where the check saw the case right in
-    another run, ``again`` (lines that call the target anew) runs until the output is wrong,
+    it judges by a bound (off the exact answer rounded to the output's type for a sum, off
+    ``exact`` for a log-sum-exp, as the check measures each), else exactly ``exact`` where
+    that is the only right answer (``exact_rule``), a zero of its sign under ``zero`` "sign",
+    of a sign the prefix has (``signs``) under "held"; "still wrong, with another value" and
+    1 where it gives neither; and where neither criterion is known here (a float output the
+    check judged by its own rules), "another value" and 125, which ``git bisect run`` skips:
+    a check of that revision judges it.  Where the check saw the case right in another run,
+    ``again`` (lines that call the target anew) runs until the output is wrong,
     :data:`REPRODUCER_RUNS` calls at most."""
     if "got" not in case:
         return ""
@@ -298,15 +302,23 @@ def _still(case: dict[str, Any], output: str, exact_rule: bool, again: str = "",
              "== np.signbit(seen))) or bool(np.all(np.isnan(np.asarray(now, dtype=float))) and "
              "np.isnan(seen))\n"]
     allowed = case.get("allowed error")
-    if allowed is not None:  # the check's own test: off the exact answer rounded, by the bound
+    if allowed is not None and family == "logsumexp":  # the check's own test: off the
+        # float64 reference, which ``exact`` (to 60 digits) stands in for, by its bound
+        lines.append(f"allowed = {allowed!r}  # the error the check allows there: its bound "
+                     f"on a log-sum-exp of these terms\n")
+        judge.append("right = bool(np.isfinite(float(now)) and mpmath.isfinite(exact) and "
+                     "abs(float(now) - float(exact)) <= allowed)\n")
+    elif allowed is not None:  # the check's own test: off the exact answer rounded, by the bound
         lines += [f"rounded = {case['expected']!r}  # the exact answer in the output's type\n",
                   f"allowed = {allowed!r}  # the error the check allows there: the rounding "
                   "bound of any summation order\n"]
         judge.append("right = bool(np.isfinite(float(now)) and np.isfinite(rounded) and "
                      "abs(Fraction(float(now)) - Fraction(rounded)) <= allowed)\n")
     else:
-        equal = ("now == exact and np.signbit(now) == np.signbit(exact)" if signed_zero
-                 else "now == exact")
+        equal = {"": "now == exact",
+                 "sign": "now == exact and np.signbit(now) == np.signbit(exact)",
+                 "held": "now == exact and (now != 0 or math.copysign(1.0, now) in signs)"
+                 }[zero]
         judge.append(f"right = bool({equal}) or (exact is not None and bool("
                      "np.isnan(float(now)) and np.isnan(float(exact))))\n")
     lines += judge
@@ -325,20 +337,25 @@ def _still(case: dict[str, Any], output: str, exact_rule: bool, again: str = "",
         "print(verdict)\nraise SystemExit(status)\n")
 
 
-def _signed_zero(spec: dict[str, Any], dtype: str) -> bool:
-    """Whether the right output of a scan of ``spec`` returning ``dtype`` is a zero of one
-    sign where it is a zero: a float max or min declared zeros='ordered' (-0 < +0)."""
-    return (spec.get("zeros", "either") == "ordered" and is_float(dtype)
-            and get_operator(spec["op"]).family == "order")
+def _zero_rule(spec: dict[str, Any], dtype: str) -> str:
+    """Which zero is right where the right output of a scan of ``spec`` returning ``dtype``
+    is a zero, as :func:`_still` reads it: of one sign ("sign": a float max or min declared
+    zeros='ordered', -0 < +0), of a sign its prefix has ("held": zeros='either', a max or min
+    returns an operand), or either ("")."""
+    if not (is_float(dtype) and get_operator(spec["op"]).family == "order"):
+        return ""
+    return "sign" if spec.get("zeros", "either") == "ordered" else "held"
 
 
 def _exact_rule(spec: dict[str, Any], dtype: str, prop: str | None) -> bool:
     """Whether the snippet's ``exact`` is the only right output of a scan of ``spec``
     returning ``dtype``, as property ``prop`` judged it: integer sums and products (exact in
-    Python's integers, wrapped as the type wraps) and the outputs the exactness certificate
-    holds to it.  Not max and min, whose identity and NaN rules the snippet leaves out."""
+    Python's integers, wrapped as the type wraps), max and min (which round nothing; not
+    where the spec lets ``dtype``'s subnormals flush, which a compare-and-select may return
+    unflushed) and the outputs the exactness certificate holds to it."""
     family = get_operator(spec["op"]).family
     return (as_dtype(dtype).kind in "iub" and family in ("sum", "product")
+            or family == "order" and dtype not in flushed_dtypes(spec.get("subnormals", "keep"))
             or prop == "certified exact")
 
 
@@ -383,15 +400,20 @@ def _exact_of(op: str, inclusive: bool, dtype: str, k: int, reverse: bool = Fals
     if nans != "propagate":  # 'ignore' and 'skip' leave the NaN inputs out of the scan
         vals += "vals = vals[~np.isnan(vals)]  # the spec's NaN rule leaves NaN inputs out\n"
     family = get_operator(op).family
+    if family == "order":  # no prefix (an exclusive scan's output 0): the identity
+        ident = get_operator(op).identity(dtype).item()
     if family == "order" and as_dtype(dtype).kind in "iub":  # Python's integers: no rounding
-        return f"exact = {op}((int(v) for v in {prefix}), default=None)\n"
+        return f"exact = {op}((int(v) for v in {prefix}), default={int(ident)})\n"
     if family == "order" and zeros == "ordered":
         return vals + (f"exact = float('nan') if np.isnan(vals).any() else {op}(vals.tolist(), "
-                       f"key=lambda v: (v, math.copysign(1.0, v)), default=None)"
-                       f"  # -0 < +0, as the spec's zeros='ordered' declares\n")
+                       f"key=lambda v: (v, math.copysign(1.0, v)), default=float("
+                       f"{str(float(ident))!r}))  # -0 < +0, as the spec's zeros='ordered' "
+                       f"declares\n")
     if family == "order":
         return vals + (f"exact = float('nan') if np.isnan(vals).any() else {op}(vals.tolist(), "
-                       f"default=None)  # -0 and +0 tie: either is right (zeros='either')\n")
+                       f"default=float({str(float(ident))!r}))\n"
+                       f"signs = {{math.copysign(1.0, v) for v in vals.tolist() if v == 0}}"
+                       f"  # -0 and +0 tie (zeros='either'): a zero of a sign the prefix has\n")
     fold = "math.prod" if family == "product" else "sum"
     if as_dtype(dtype).kind in "iu" and not wraps:
         return f"exact = {fold}(int(v) for v in {prefix})  # in Python's integers: no wrapping\n"
@@ -587,7 +609,8 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
                      f'float(exact) if isinstance(exact, Fraction) else exact)\n')
         lines.append(_still(case, f"got_row[{k}]",
                             index_of or _exact_rule(spec, out_dtype, verdict.source), again,
-                            signed_zero=_signed_zero(spec, out_dtype) and not index_of))
+                            zero="" if index_of else _zero_rule(spec, out_dtype),
+                            family=get_operator(spec["op"]).family))
     elif "returned dtype" in case:  # the output's shape or dtype is what failed
         seen = (tuple(case["returned shape"]), case["returned dtype"])
         lines.append(

@@ -215,8 +215,7 @@ def test_a_snippet_reads_a_mend_as_mended_where_only_one_answer_is_right(user_mo
                                                                          op):
     """A zero of the other sign, where the spec orders zeros, is not the value seen, and a
     call that raises where overflow='raise' is declared and a prefix leaves the type is the
-    right answer: each mend reads "does not reproduce"; another wrong product "still wrong",
-    another max is left to a check (the snippet leaves max's identity rules out)."""
+    right answer: each mend reads "does not reproduce", another wrong answer "still wrong"."""
     spec, buggy, other, mended = _MENDS[op]
     module = user_module / "mendable.py"
     module.write_text(f"import numpy as np\n\ndef scan(x):\n    {buggy}\n")
@@ -227,9 +226,7 @@ def test_a_snippet_reads_a_mend_as_mended_where_only_one_answer_is_right(user_mo
                         re.S).group(1)
     assert _run_snippet(snippet, user_module) == (1, "still reproduces")
     module.write_text(f"import numpy as np\n\ndef scan(x):\n    {other}\n")
-    assert _run_snippet(snippet, user_module) == (
-        (1, "still wrong, with another value") if op != "max" else
-        (125, "another value, not the exact one: check the target again to judge it"))
+    assert _run_snippet(snippet, user_module) == (1, "still wrong, with another value")
     module.write_text(f"import numpy as np\n\ndef scan(x):\n    {mended}\n")
     assert _run_snippet(snippet, user_module) == (0, "does not reproduce")
     if op != "max":  # a raise for another reason, on any input, mends nothing
@@ -411,10 +408,9 @@ def test_a_crash_is_reproduced_on_the_input_it_crashed_on(tmp_path, budget):
     assert out.returncode == -signal.SIGABRT, out.stderr
 
 
-def test_a_snippet_without_a_criterion_of_its_own_does_not_call_a_mended_scan_wrong(
-        user_module, budget):
-    """An exclusive max whose output 0 is x[0]: the snippet's exact max of no values has no
-    identity, so the mended scan is "another value" (125, skipped by git bisect), not wrong."""
+def test_an_exclusive_max_snippet_holds_output_0_to_the_identity(user_module, budget):
+    """An exclusive max whose output 0 is x[0]: the snippet's max of no values is the type's
+    identity, so the mend reads "does not reproduce" and another value "still wrong"."""
     (user_module / "maxes.py").write_text(
         "import numpy as np\n\ndef excl(x):\n"
         "    out = np.r_[x[:1], np.maximum.accumulate(x)[:-1]].astype(x.dtype)\n"
@@ -422,16 +418,78 @@ def test_a_snippet_without_a_criterion_of_its_own_does_not_call_a_mended_scan_wr
     spec = TargetSpec(op="max", inclusive=False, dtypes=("int64",))
     rep = check(load_import_path("maxes:excl", spec), properties=("integers exact",),
                 budget=budget)
-    assert not rep.passed
+    assert not rep.passed and rep.verdict.smallest_case["index"] == 0
     snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
                         re.S).group(1)
     assert "exact = max((int(v) for v in" in snippet  # integers compared as integers
+    for first, told in (("np.iinfo(x.dtype).min", (0, "does not reproduce")),
+                        ("np.iinfo(x.dtype).min + 1", (1, "still wrong, with another value"))):
+        (user_module / "maxes.py").write_text(
+            f"import numpy as np\n\ndef excl(x):\n    lo = {first}\n"
+            "    return np.r_[[lo], np.maximum.accumulate(x)[:-1]].astype(x.dtype)\n")
+        sys.modules.pop("maxes", None)
+        assert _run_snippet(snippet, user_module) == told
+
+
+def test_a_max_snippet_takes_only_a_zero_its_prefix_holds(tmp_path):
+    """Under zeros='either' a max returns one of its operands: +0 where the prefix holds
+    only -0 is still wrong, -0 there is right."""
+    from scancheck.faces.reports.markdown import _exact_of, _still
+
+    lines = _exact_of("max", True, "float64", 2) + _still({"got": -1.0}, "got_row[2]", True,
+                                                           zero="held")
+    for now, told in ((0.0, (1, "still wrong, with another value")),
+                      (-0.0, (0, "does not reproduce")), (-1.0, (1, "still reproduces"))):
+        script = ("import math\nimport numpy as np\n"
+                  f"row = np.array([-0.0, -3.0, -0.0])\ngot_row = np.array([-0.0, -0.0, {now!r}])\n"
+                  + lines)
+        (tmp_path / "held.py").write_text(script)
+        assert _run_snippet(f"exec(open({str(tmp_path / 'held.py')!r}).read())", tmp_path) == told
+
+
+def test_a_snippet_without_a_criterion_of_its_own_does_not_call_a_mended_scan_wrong(
+        user_module, budget):
+    """A max whose float32 subnormals may flush (a flushed answer is right, the unflushed
+    exact one too): the snippet has no criterion for another value, which it leaves to a
+    check (125, skipped by git bisect), not wrong."""
     (user_module / "maxes.py").write_text(
-        "import numpy as np\n\ndef excl(x):\n    lo = np.iinfo(x.dtype).min\n"
-        "    return np.r_[[lo], np.maximum.accumulate(x)[:-1]].astype(x.dtype)\n")
+        "import numpy as np\n\ndef restart(x):\n    out = np.maximum.accumulate(x)\n"
+        "    out[64:] = np.maximum.accumulate(x[64:])\n    return out\n")
+    spec = TargetSpec(op="max", dtypes=("float32",), subnormals="flush")
+    rep = check(load_import_path("maxes:restart", spec), properties=("floats within bound",),
+                budget=budget)
+    assert not rep.passed
+    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
+                        re.S).group(1)
+    (user_module / "maxes.py").write_text(
+        "import numpy as np\n\ndef restart(x):\n    return np.maximum.accumulate(x) + 1\n")
     sys.modules.pop("maxes", None)
-    status, last = _run_snippet(snippet, user_module)
-    assert status in (0, 125) and last != "still wrong, with another value", last
+    assert _run_snippet(snippet, user_module) == (
+        125, "another value, not the exact one: check the target again to judge it")
+
+
+def test_a_logsumexp_snippet_holds_a_mend_to_the_checks_bound(user_module, budget):
+    """A log-cumsum-exp that counts the term at 64 twice: its snippet reads the value seen,
+    a float64 scan rounded once (within the bound, not the exact answer's rounding) as
+    mended, another value as still wrong."""
+    module = user_module / "lse.py"
+
+    def write(body: str) -> None:
+        module.write_text(f"import numpy as np\n\ndef scan(x):\n    {body}\n")
+        sys.modules.pop("lse", None)
+
+    write("y = np.r_[x[:65], x[64:]]\n    out = np.logaddexp.accumulate(y)\n"
+          "    return np.r_[out[:64], out[65:]].astype(x.dtype)")
+    rep = check(load_import_path("lse:scan", TargetSpec(op="logaddexp", dtypes=("float32",))),
+                properties=("logsumexp within bound",), budget=budget)
+    assert not rep.passed and rep.verdict.smallest_case.get("allowed error") is not None
+    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
+                        re.S).group(1)
+    assert _run_snippet(snippet, user_module) == (1, "still reproduces")
+    write("return (np.logaddexp.accumulate(x.astype(np.float64)) + 1e-3).astype(x.dtype)")
+    assert _run_snippet(snippet, user_module) == (1, "still wrong, with another value")
+    write("return np.logaddexp.accumulate(x.astype(np.float64)).astype(x.dtype)")
+    assert _run_snippet(snippet, user_module) == (0, "does not reproduce")
 
 
 @pytest.mark.parametrize("fn, reverse", [("padded_max", False), ("padded_max_reverse", True)])
