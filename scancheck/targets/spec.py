@@ -252,8 +252,14 @@ class TargetSpec:
 
     def output_dtype(self, dtype: Any) -> str:
         """The dtype the scan returns for input of ``dtype`` (its own, unless promoted)."""
-        name = dtype_name(dtype)
-        return dict(self.promote).get(name, name)
+        return output_dtype(self.promote, dtype)
+
+
+def output_dtype(promote: Any, dtype: Any) -> str:
+    """The dtype a scan declaring the (input, output) pairs ``promote`` returns for input of
+    ``dtype`` (its own, unless promoted); ``promote`` as a spec or its JSON holds it."""
+    name = dtype_name(dtype)
+    return dict(map(tuple, promote)).get(name, name)
 
 
 def monoid_of(spec: TargetSpec) -> Monoid | None:

@@ -31,6 +31,7 @@ from ...core.rules import flushed_dtypes
 from ...engine.cases import Case
 from ...engine.diagnosis import Finding
 from ...engine.report import ConformanceReport
+from ...targets.spec import output_dtype
 
 #: Inputs up to this many bytes are written into the snippet; larger ones beside the report.
 INLINE_BYTES = 1 << 16
@@ -205,8 +206,7 @@ def _segmented_reproducer(report: ConformanceReport, verdict: Any, files: Path,
     p, col = int(case["index"]), int(case.get("column", 0))
     zeros = spec.get("zeros", "either")
     imports, fn, args, get = _segmented_fn(report)
-    promoted = dict(map(tuple, spec.get("promote", ())))
-    out_dtype = promoted.get(x.dtype.name, x.dtype.name)  # the type the target returns
+    out_dtype = output_dtype(spec.get("promote", ()), x.dtype)  # the type the target returns
     from ...oracle.segmented import segment_ids
 
     ids = segment_ids(kind, np.array(desc["values"], dtype=desc["dtype"]), x.shape[0])
@@ -581,8 +581,7 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
         return _snippet(lines)
     k = case.get("index")
     spec = report.spec
-    promoted = dict(map(tuple, spec.get("promote", ())))
-    out_dtype = promoted.get(x.dtype.name, x.dtype.name)  # the type the target returns
+    out_dtype = output_dtype(spec.get("promote", ()), x.dtype)  # the type the target returns
     initial = bool(spec.get("initial"))  # x holds the initial value first: inclusive
     zeros = spec.get("zeros", "either")
     if k is not None:
