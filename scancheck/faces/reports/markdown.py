@@ -26,6 +26,7 @@ from ...adapters import reproducer_call
 from ...core.arrays import as_dtype
 from ...core.dtypes import is_float
 from ...core.loading import is_file_form, shadowed_beside
+from ...core.monoids import Monoid, monoid_locator
 from ...core.operators import get_operator
 from ...core.rules import flushed_dtypes
 from ...engine.cases import Case
@@ -499,30 +500,59 @@ def _raise_expected(case: dict[str, Any], call: str, row_x: str, row_got: str, k
 
 def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: str) -> str:
     """The failing case of a target over tuples of arrays: its elements drawn again from the
-    monoid and the seed (a monoid's draw is its own: no literal), and the call."""
-    op = report.spec.get("op")
+    monoid and the seed (a monoid's draw is its own: no literal), the call, and its output k
+    judged against the one the check saw and the exact scan (as :func:`_still` judges a
+    scan of arrays; 125 where the monoid rounds and has no exact scan)."""
+    spec = report.spec
+    op = spec.get("op")
+    if isinstance(op, Monoid):  # a report made in this process: the name it loads back by
+        op = monoid_locator(op)
     if case["data"] in ("drawn", "declared monoid"):
         monoid = f"load_monoid({op!r})"
     else:
         monoid = f"PROBES[{case['data']!r}]"
     head = ("import numpy as np\nfrom scancheck.core.monoids import PROBES, load_monoid\n"
-            f"from scancheck.targets.resolve import resolve\n\nmonoid = {monoid}\n")
+            f"\nmonoid = {monoid}\n")
     if prop == "operator laws":
         return head + ("from scancheck.oracle.monoid_scan import broken_law\n"
                        f"print(broken_law(monoid, {case['n']}, {case['seed']}))\n")
     shape = tuple(case.get("shape") or (case["n"],))
-    axis = case.get("axis", 0)
-    args = ", monoid.bound" if report.spec.get("combine") else ""
-    if report.spec.get("axis") == "arg":
+    axis, row, k = case.get("axis", 0), case.get("row", 0), case.get("index")
+    args = ", monoid.bound" if spec.get("combine") else ""
+    if spec.get("axis") == "arg":
         args += f", {axis}"
     laid = ("from scancheck.engine.layouts import laid_out\n"
             f"elems = tuple(laid_out(v, m) for v, m in zip(elems, {case['memory']!r}))"
             f"  # each leaf's memory layout\n" if case.get("memory") else "")
+    path = report.target[len("import:"):] if report.target.startswith("import:") else \
+        report.target
+    if ":" in path and not path.startswith(("kernel:", "model:", "cu:", "scancheck:")):
+        load, fn = _imported(path)[0], path.rsplit(":", 1)[1].split(".")[0]
+    else:  # a built-in: scancheck's resolver finds its function
+        load, fn = "from scancheck.targets.resolve import resolve\n", f"resolve({path!r}).fn"
+    reverse = spec.get("reverse")
+    conv = None if not reverse else ("flip" if reverse is True else reverse)
+    judge = "" if "got" not in case else (
+        "from scancheck.oracle.monoid_scan import exact_monoid_scan\n\n\n"
+        "def at(leaves):\n    \"\"\"Output k of the row the check names, one value a leaf.\"\"\"\n"
+        "    return tuple(np.moveaxis(np.asarray(v.get() if hasattr(v, 'get') else v), "
+        f"{axis}, -1).reshape(-1, {shape[axis]})[{row}, {k}].item() for v in leaves)\n\n\n"
+        "def same(a, b):\n    return all(u == v or (u != u and v != v) for u, v in zip(a, b))\n\n\n"
+        f"now = at(got)\nseen = {tuple(case['got'])!r}  # what the check saw there\n"
+        f"want = exact_monoid_scan(monoid, elems, {bool(spec.get('inclusive', True))}, "
+        f"{conv!r}, {axis})\n"
+        f"exact = None if want is None else at(want)\n"
+        f"print('output {k}: got', now, 'exact', exact)\n"
+        "if same(now, seen):\n    verdict, status = 'still reproduces', 1\n"
+        "elif exact is not None and same(now, exact):\n"
+        "    verdict, status = 'does not reproduce', 0\n"
+        "elif exact is not None:\n    verdict, status = 'still wrong, with another value', 1\n"
+        "else:  # a rounding monoid: the check judges it within its orders' spread\n"
+        "    verdict, status = 'another value, not the one seen: check the target again to "
+        "judge it', 125\n"
+        "print(verdict)\nraise SystemExit(status)\n")
     return head + (f"elems = monoid.draw(np.random.default_rng({case['seed']}), {shape})\n"
-                   + laid + f"target = resolve({report.target!r}).fn\n"
-                   f"got = target(elems{args})\n"
-                   f"print('output {case.get('index')}:', [np.moveaxis(v, {axis}, -1)"
-                   f"[..., {case.get('index')}] for v in got])\n")
+                   + laid + load + f"got = {fn}(elems{args})\n" + judge)
 
 
 def rebuilds(report: ConformanceReport, finding: Finding | None = None) -> bool:

@@ -534,8 +534,8 @@ def test_a_large_input_is_written_beside_the_report(user_module, budget, monkeyp
 
 
 def test_a_failure_under_a_probe_monoid_is_reproduced_by_drawing_it_again(tmp_path, budget):
-    """The snippet draws the case again from its monoid and seed and calls the target: the
-    wrong output it prints is the one the report names."""
+    """The snippet draws the case again from its monoid and seed, calls the target and holds
+    the output the report names to the value seen: "still reproduces", exit status 1."""
     target = load_import_path("scancheck.controls.tuples:combines_later_first", None)
     rep = check(target, properties=("probe monoids",), budget=budget)
     text = markdown([rep], tmp_path / "report.md")
@@ -543,9 +543,60 @@ def test_a_failure_under_a_probe_monoid_is_reproduced_by_drawing_it_again(tmp_pa
     snippet = text.split("```python\n")[1].split("```")[0]
     out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
                          timeout=120, cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    got = [int(v) for v in re.findall(r"array\((\d+)", out.stdout)]
-    assert got == rep.verdict.smallest_case["got"]
+    assert (out.returncode, out.stdout.splitlines()[-1]) == (1, "still reproduces"), out
+    got = re.search(r"got \(([^)]*)\)", out.stdout).group(1)
+    assert [int(v) for v in got.split(",") if v.strip()] == rep.verdict.smallest_case["got"]
+
+
+_MATRICES = textwrap.dedent('''
+    import numpy as np
+    from scancheck import Monoid, TargetSpec
+
+    def matmul2(a, b):
+        """2x2 matrices mod 2**32, row-major leaves."""
+        a0, a1, a2, a3 = a
+        b0, b1, b2, b3 = b
+        return (a0 * b0 + a1 * b2, a0 * b1 + a1 * b3, a2 * b0 + a3 * b2, a2 * b1 + a3 * b3)
+
+    one = np.uint32(1)
+    MAT2 = Monoid(matmul2, (one, np.uint32(0), np.uint32(0), one), name="2x2 mod 2**32")
+
+    def scan(elems):
+        leaves = [np.array(v) for v in elems]
+        for k in range(1, len(leaves[0])):
+            a, b = (tuple(v[k - 1] for v in leaves), tuple(v[k] for v in leaves))
+            for v, w in zip(leaves, matmul2(*ORDER(a, b))):
+                v[k] = w
+        return tuple(leaves)
+
+    scan.scan_spec = TargetSpec(op=MAT2)
+''')
+
+
+def test_a_monoid_snippet_judges_a_mend_from_any_folder(tmp_path, budget):
+    """A user's monoid scan in a file, its operands swapped: the snippet, run from another
+    folder, says "still reproduces" (1), then "does not reproduce" (0) once the file is
+    mended, "still wrong, with another value" (1) for another wrong scan."""
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    home.mkdir(), elsewhere.mkdir()
+    module = home / "mats.py"
+
+    def write(order: str) -> None:
+        module.write_text(_MATRICES.replace("ORDER(a, b)", order))
+
+    write("(b, a)")
+    rep = check(load_import_path(f"{module}:scan", None), properties=("monoid scan",),
+                budget=budget)
+    assert not rep.passed
+    snippet = re.search(r"```python\n(.*?)```", markdown([rep], home / "report.md"),
+                        re.S).group(1)
+    assert _run_snippet(snippet, elsewhere) == (1, "still reproduces")
+    # Each body of a length of its own: a module's cached bytecode is checked by its
+    # source's size and mtime, which a rewrite within the same second leaves as it was.
+    write("(a, a)[:2]")
+    assert _run_snippet(snippet, elsewhere) == (1, "still wrong, with another value")
+    write("tuple((a, b))")
+    assert _run_snippet(snippet, elsewhere) == (0, "does not reproduce")
 
 
 _SEGMENTED_SCANS = textwrap.dedent('''
