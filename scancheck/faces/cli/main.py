@@ -297,7 +297,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=positive(int),
                    help="child processes per target at once (default: half the cores)")
     p.add_argument("--repeat", type=positive(int), metavar="N", help="check each TARGET (or "
-                   "control) N times with fresh seeds and print how stable its diagnosis is: "
+                   "control) N times, the search's draws fresh each time (the ladder's fixed), "
+                   "and print how stable its diagnosis is: "
                    "caught k of N, the primary diagnoses seen, the smallest n of each run "
                    "(exit 1 where one was missed or got two, or a TARGET failed, as check exits); --json "
                    "writes a line per run")

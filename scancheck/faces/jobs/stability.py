@@ -1,6 +1,7 @@
 """How stable a diagnosis is: each negative control (and each target) checked ``repeat``
-times, each check with fresh seeds (Hypothesis and the residue sweep draw from the operating
-system's entropy), several at once; per item, how many checks caught it, the distinct
+times, each check's search drawing fresh (Hypothesis and the residue sweep seeded from the
+operating system's entropy; the ladder's sizes and seeds are fixed, so a bug the ladder
+meets comes back with the same case), several at once; per item, how many checks caught it, the distinct
 primary diagnoses seen and the smallest failing n of each run (``scancheck check --repeat``).
 
 A control is stable where every run caught it with its expected diagnosis; any item is
@@ -192,7 +193,7 @@ def table(results: Sequence[Stability], repeat: int) -> tuple[str, int]:
         rows = [{k: v for k, v in r.items() if k != "caught"} for r in rows]
     rows = fit_columns(rows, {"item": 34, "primary diagnoses": 34, "smallest n": 40})
     unstable = [s.name for s in results if not s.stable]
-    runs = f"{repeat} runs each, fresh seeds" if repeat > 1 else "1 run"
+    runs = f"{repeat} runs each, the search's draws fresh" if repeat > 1 else "1 run"
     text = format_table(rows, title=f"\nstability over {runs}")
     text += (f"\n{len(results) - len(unstable)} of {len(results)} stable"
              + (f"; not: {', '.join(unstable)}" if unstable else ""))
