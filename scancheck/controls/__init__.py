@@ -418,6 +418,11 @@ CONTROLS: tuple[Control, ...] = (
     Control("chunked scan dropping the carry of a chunk whose last segment is empty",
             _SEG + "chunked_dropping_carry_after_empty_last_segment", Cause.LOGIC, "segment",
             "segments, on an empty segment just before a segment that spans a chunk of 64"),
+    Control("segmented sum reading offsets where flags are declared",
+            _SEG + "offsets_where_flags_are_declared", Cause.CONTRACT,
+            "declare --segments offsets", "segments, which hands the same segments as each "
+            "other kind of description where the declared one fails (it was told a logic "
+            "error in a segment)"),
     Control("segmented (T, H) scan reading its input as C-contiguous",
             _SEG + "strides_ignored_along_segments", Cause.LOGIC, "segment", "segments, whose "
             "(T, H, ...) inputs come in the rows' memory layouts (they came C-contiguous)"),

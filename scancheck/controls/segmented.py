@@ -1,6 +1,6 @@
-"""Broken segmented scans (``segments='offsets'``): each wrong only at a seam of its segments
-(an empty segment, a segment starting on a tile or chunk boundary, a reversed description,
-an int32 index past 2**31)."""
+"""Broken segmented scans (most ``segments='offsets'``): each wrong only at a seam of its
+segments (an empty segment, a segment starting on a tile or chunk boundary, a reversed
+description, an int32 index past 2**31), or reading its description as another kind."""
 
 from __future__ import annotations
 
@@ -135,6 +135,12 @@ def heads_past_the_first_tile_never_reset(x: np.ndarray, offsets: np.ndarray) ->
     return out.reshape(x.shape)
 
 
+def offsets_where_flags_are_declared(x: np.ndarray, flags: np.ndarray) -> np.ndarray:
+    """A right segmented sum that takes its segments as offsets, declared to take head flags:
+    a flag array read as offsets names no segments that flags name."""
+    return _runs(x, _heads(np.asarray(flags, np.int64), x.shape[0]))
+
+
 def keys_narrowed_to_int8(x: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """A by-key sum (a segment ends where the key changes) that narrows its keys to int8
     first: keys that differ only past their low 8 bits become one segment."""
@@ -212,6 +218,7 @@ for fn, spec in (
                                                        dtypes=_SEG.dtypes)),
     (group_labels_narrowed_to_int32, TargetSpec(segments="groups", dtypes=("int32", "int64"))),
     (keys_narrowed_to_int8, TargetSpec(segments="keys", dtypes=_SEG.dtypes)),
+    (offsets_where_flags_are_declared, TargetSpec(segments="flags", dtypes=_SEG.dtypes)),
     (offsets_times_heads_in_32_bits, TargetSpec(segments="offsets", axis=0,
                                                 dtypes=_SEG.dtypes)),
 ):

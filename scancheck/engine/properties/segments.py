@@ -21,7 +21,7 @@ from ..diagnosis import Cause, Reason
 from ..layouts import LAYOUTS, laid_out, memory_of
 from ..segments import Layout, draw_layout, shrunk_layouts
 from ..strategies import generate_data
-from .base import Failure
+from .base import Contract, Failure
 from .rows import row_verdicts
 from .running import promoted, runs_differ
 
@@ -57,6 +57,10 @@ def segments_check(target: Target, case: Case) -> Failure | None:
         failure.at["memory"] = memory
         if memory["layout"] != "C":
             failure.diagnosis += f" (input of shape {list(x.shape)}, {memory['layout']} layout)"
+    if failure.cause == Cause.LOGIC and failure.reason != Reason.SHAPE:
+        otherwise = _described_otherwise(target, x, layout, memory)
+        if otherwise is not None:
+            return _sized(otherwise, x, case)
     if _special(x, failure):
         # As 'nan and inf' tells it of an unsegmented scan, unless finite data in the same
         # segments fail too: then the NaN or infinity only carried a logic error.
@@ -140,6 +144,47 @@ def call(target: Target, x: np.ndarray, desc: np.ndarray) -> Any:
 
 class DescriptionWritten(Exception):
     """The target changed the segment description it was handed."""
+
+
+#: The kinds of segment description one set of segments can be handed as (groups' labels
+#: need not be contiguous, so no other kind describes them, nor they another's).
+DESCRIBED_AS = ("offsets", "flags", "keys")
+
+
+def _described_otherwise(target: Target, x: np.ndarray, layout: Layout,
+                         memory: dict[str, Any]) -> Failure | None:
+    """A contract difference where the target, wrong on ``x`` in ``layout``'s segments, is
+    right on the same segments handed as another kind of description (offsets where flags
+    are declared, say): it reads its second argument as that kind.  CPU targets only, and
+    not one that declares its offsets' dtype: a kernel handed an array of another length or
+    type than it takes may read past it, and a target pinned to one offsets dtype is handed
+    no other."""
+    kind = layout.kind
+    if kind not in DESCRIBED_AS or target.spec.device != "cpu" or ":" in str(
+            target.spec.segments):
+        return None
+    live = tuple(n for n in layout.lengths if n > 0)  # flags and keys have no empty segments
+    for other in DESCRIBED_AS:
+        if other == kind:
+            continue
+        described = Layout(layout.lengths if other == "offsets" else live, other,
+                           layout.shape_class, keys=tuple(i % 2 for i in range(len(live)))
+                           if other == "keys" else None)
+        declared = replace(target, spec=replace(target.spec, segments=other))
+        try:
+            wrong = judge(declared, laid_out(x, memory), described)
+        except Exception:  # noqa: BLE001 - a description it refuses is not the one it reads
+            continue
+        if wrong is None:
+            flag = f"--segments {other}"
+            return Failure(Cause.CONTRACT, f"reads its segments as {other}: wrong on these "
+                           f"{kind}, right on the same segments handed as {other}; declare "
+                           f"{flag}", detail={"contract": flag},
+                           at={**layout.describe(), "shape": list(x.shape)},
+                           contract=Contract(f"reads its segments as {other}", flag,
+                                             (("segments", other),)),
+                           reason=Reason.UNDECLARED)
+    return None
 
 
 def judge(target: Target, x: np.ndarray, layout: Layout, again: bool = False) -> Failure | None:
