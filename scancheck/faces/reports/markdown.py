@@ -238,16 +238,20 @@ def _segmented_reproducer(report: ConformanceReport, verdict: Any, files: Path,
 def _segmented_fn(report: ConformanceReport) -> tuple[str, str, str, str]:
     """A segmented target's imports, its function, the arguments ``fn(x, seg)`` is called
     with and the function that brings its output to the host."""
-    path = report.target[len("import:"):] if report.target.startswith("import:") else \
-        report.target
-    if ":" in path and not path.startswith(("kernel:", "model:", "cu:", "scancheck:")):
-        imports, fn = (*_imported(path), path.rsplit(":", 1)[1])
-    else:  # a built-in: scancheck's resolver finds its function
-        imports = "from scancheck.targets.resolve import resolve\n"
-        fn = f"resolve({report.target!r}).fn"
+    imports, fn = _loaded(report.target)
     if report.spec.get("device") == "gpu":
         return imports + "import cupy as cp\n", fn, "cp.asarray(x), cp.asarray(seg)", "cp.asnumpy"
     return imports, fn, "x, seg", "np.asarray"
+
+
+def _loaded(target: str) -> tuple[str, str]:
+    """Lines that load ``target``'s function, and the expression that names it: a user's
+    module or file imported as :func:`_imported` does, a built-in found by scancheck's
+    resolver."""
+    path = target[len("import:"):] if target.startswith("import:") else target
+    if ":" in path and not path.startswith(("kernel:", "model:", "cu:", "scancheck:")):
+        return _imported(path)[0], path.rsplit(":", 1)[1]
+    return "from scancheck.targets.resolve import resolve\n", f"resolve({target!r}).fn"
 
 
 def _segmented_call(report: ConformanceReport, verdict: Any, files: Path, name: str) -> str:
@@ -524,15 +528,10 @@ def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: st
     laid = ("from scancheck.engine.layouts import laid_out\n"
             f"elems = tuple(laid_out(v, m) for v, m in zip(elems, {case['memory']!r}))"
             f"  # each leaf's memory layout\n" if case.get("memory") else "")
-    path = report.target[len("import:"):] if report.target.startswith("import:") else \
-        report.target
-    if ":" in path and not path.startswith(("kernel:", "model:", "cu:", "scancheck:")):
-        load, fn = _imported(path)[0], path.rsplit(":", 1)[1].split(".")[0]
-    else:  # a built-in: scancheck's resolver finds its function
-        load, fn = "from scancheck.targets.resolve import resolve\n", f"resolve({path!r}).fn"
+    load, fn = _loaded(report.target)
     reverse = spec.get("reverse")
     conv = None if not reverse else ("flip" if reverse is True else reverse)
-    judge = "" if "got" not in case else (
+    judge = "" if "got" not in case or k is None else (
         "from scancheck.oracle.monoid_scan import exact_monoid_scan\n\n\n"
         "def at(leaves):\n    \"\"\"Output k of the row the check names, one value a leaf.\"\"\"\n"
         "    return tuple(np.moveaxis(np.asarray(v.get() if hasattr(v, 'get') else v), "
