@@ -116,14 +116,17 @@ def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str
         return imports, call.replace("AXIS", ax)
     path = target[len("import:"):] if target.startswith("import:") else target
     if ":" in path and not path.startswith(("kernel:", "model:", "cu:")) and not path.endswith(".cu"):
-        args = f"x, {ax}" if spec.get("axis") == "arg" else "x"
+        args, note = (f"x, {ax}" if spec.get("axis") == "arg" else "x"), ""
         if spec.get("initial"):  # x[0] is the initial value, the rest the data
             # An exclusive scan never reads its last element: the check put a value there
             # other than the initial value, as this does.
             args = ("x[1:], initial=x[0]" if spec.get("inclusive") else
                     "np.concatenate([x[1:], x[-1:] if x.size > 1 and x[-1] != x[0] else "
                     "(1 - 2 * x[:1] if x.dtype.kind == 'f' else ~x[:1])]), initial=x[0]")
-        return _imported(path) + (f"{path.rsplit(':', 1)[1]}({args})",)
+            note = "# x below: x[0] is the initial value, x[1:] the data" + (
+                "\n" if spec.get("inclusive") else "; the call appends one element\n# (an "
+                "exclusive scan never reads its last input: one other than the initial value)\n")
+        return _imported(path)[0] + note, f"{path.rsplit(':', 1)[1]}({args})"
     # scancheck's own kernels and .cu files need its launcher: the one line that does.
     return ("from scancheck.targets.resolve import resolve  # the target needs scancheck's harness\n",
             f'resolve("{target}")(x{", " + ax if axis is not None else ""})')

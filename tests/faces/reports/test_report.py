@@ -408,6 +408,17 @@ def test_a_crash_is_reproduced_on_the_input_it_crashed_on(tmp_path, budget):
     assert out.returncode == -signal.SIGABRT, out.stderr
 
 
+def test_an_initial_value_snippet_says_how_x_splits(user_module, budget):
+    """A target called as fn(x[1:], initial=x[0]): the snippet says what x holds."""
+    rep = check(load_import_path("userscans:initial_added_twice",
+                                 TargetSpec(initial=True, dtypes=("int64",))),
+                properties=("integers exact",), budget=budget)
+    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
+                        re.S).group(1)
+    assert "# x below: x[0] is the initial value, x[1:] the data\n" in snippet
+    assert _run_snippet(snippet, user_module) == (1, "still reproduces")
+
+
 def test_an_exclusive_max_snippet_holds_output_0_to_the_identity(user_module, budget):
     """An exclusive max whose output 0 is x[0]: the snippet's max of no values is the type's
     identity, so the mend reads "does not reproduce" and another value "still wrong"."""
