@@ -144,6 +144,19 @@ def test_each_failure_comes_with_a_snippet_that_reproduces_it(user_module, budge
     assert float(exact) == want or np.isnan(float(exact)) and np.isnan(want)
 
 
+def _snippet_of(rep, path) -> str:
+    """The first snippet of the Markdown report of ``rep`` written to ``path``."""
+    return re.search(r"```python\n(.*?)```", markdown([rep], path), re.S).group(1)
+
+
+def _told_after(snippet: str, where, write, steps) -> None:
+    """The snippet's verdict after each rewrite of its target: ``steps`` of (what ``write``
+    makes the target, (exit status, last line))."""
+    for body, told in steps:
+        write(body)
+        assert _run_snippet(snippet, where) == told, body
+
+
 def _run_snippet(snippet: str, where) -> tuple[int, str]:
     out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=str(where)), cwd=where, timeout=120)
@@ -168,8 +181,7 @@ def test_a_snippet_tells_a_mended_target_from_one_wrong_with_another_value(
     spec = TargetSpec(dtypes=(dtype,))
     rep = check(load_import_path("userscans:blocked", spec), properties=(prop,), budget=budget)
     assert not rep.passed
-    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
-                        re.S).group(1)
+    snippet = _snippet_of(rep, user_module / "report.md")
     assert ("allowed = " in snippet) == (dtype == "float64")
     assert _run_snippet(snippet, user_module) == (1, "still reproduces")
     body = "def blocked(x):\n    return np.cumsum(x, dtype=x.dtype) + x.dtype.type(7)\n"
@@ -222,8 +234,7 @@ def test_a_snippet_reads_a_mend_as_mended_where_only_one_answer_is_right(user_mo
     rep = check(load_import_path("mendable:scan", spec), budget=budget)
     sys.modules.pop("mendable", None)
     assert not rep.passed
-    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
-                        re.S).group(1)
+    snippet = _snippet_of(rep, user_module / "report.md")
     assert _run_snippet(snippet, user_module) == (1, "still reproduces")
     module.write_text(f"import numpy as np\n\ndef scan(x):\n    {other}\n")
     assert _run_snippet(snippet, user_module) == (1, "still wrong, with another value")
@@ -273,8 +284,7 @@ def test_a_snippet_judges_an_index_or_a_dtype_as_the_check_did(user_module, budg
                 budget=replace(budget, seconds=max(budget.seconds, 1.0)))
     sys.modules.pop("judged", None)
     assert not rep.passed
-    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
-                        re.S).group(1)
+    snippet = _snippet_of(rep, user_module / "report.md")
     assert _run_snippet(snippet, user_module) == (1, "still reproduces")
     write("mended")
     assert _run_snippet(snippet, user_module) == (0, "does not reproduce")
@@ -309,8 +319,7 @@ def test_a_failure_right_in_another_run_is_called_again_until_it_shows(user_modu
     rep = check(load_import_path("now_and_then:scan", TargetSpec(dtypes=("int64",))),
                 properties=("integers exact",), budget=budget)
     assert rep.verdict.smallest_case["reruns right"].endswith(" of 4"), rep.verdict.smallest_case
-    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
-                        re.S).group(1)
+    snippet = _snippet_of(rep, user_module / "report.md")
     out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=str(user_module)), cwd=user_module,
                          timeout=120)
@@ -337,8 +346,7 @@ def test_a_file_targets_snippet_runs_from_any_folder_and_skips_where_the_file_is
     rep = check(load_import_path("scans.py:blocked", TargetSpec(dtypes=("int64",))),
                 properties=("integers exact",), budget=budget)
     assert not rep.passed
-    snippet = re.search(r"```python\n(.*?)```", markdown([rep], tmp_path / "report.md"),
-                        re.S).group(1)
+    snippet = _snippet_of(rep, tmp_path / "report.md")
     assert "mpmath" not in snippet
     numpy_alone = "import sys; sys.modules['mpmath'] = None\n" + snippet
     assert _run_snippet(numpy_alone, tmp_path / "other") == (1, "still reproduces")
@@ -360,8 +368,7 @@ def test_a_file_targets_snippet_runs_beside_a_clone_named_as_a_package_it_import
     rep = check(load_import_path(f"{tmp_path / 'mine.py'}:blocked", TargetSpec(dtypes=("int64",))),
                 properties=("integers exact",), budget=budget)
     assert not rep.passed
-    snippet = re.search(r"```python\n(.*?)```", markdown([rep], tmp_path / "report.md"),
-                        re.S).group(1)
+    snippet = _snippet_of(rep, tmp_path / "report.md")
     assert "import scancheck\n" in snippet
     assert _run_snippet(snippet, tmp_path) == (1, "still reproduces")
 
@@ -401,8 +408,7 @@ def test_a_crash_is_reproduced_on_the_input_it_crashed_on(tmp_path, budget):
     rep = check_isolated("scancheck.testing:crashing_scan", properties=("integers exact",),
                          budget=budget, timeout=30)
     assert rep.verdict.findings[0].status == "fault"
-    snippet = re.search(r"```python\n(.*?)```", markdown([rep], tmp_path / "report.md"),
-                        re.S).group(1)
+    snippet = _snippet_of(rep, tmp_path / "report.md")
     assert "# In the check this call did not return: fault in 'integers exact'" in snippet
     out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, timeout=120)
     assert out.returncode == -signal.SIGABRT, out.stderr
@@ -413,8 +419,7 @@ def test_an_initial_value_snippet_says_how_x_splits(user_module, budget):
     rep = check(load_import_path("userscans:initial_added_twice",
                                  TargetSpec(initial=True, dtypes=("int64",))),
                 properties=("integers exact",), budget=budget)
-    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
-                        re.S).group(1)
+    snippet = _snippet_of(rep, user_module / "report.md")
     assert "# x below: x[0] is the initial value, x[1:] the data\n" in snippet
     assert _run_snippet(snippet, user_module) == (1, "still reproduces")
 
@@ -430,8 +435,7 @@ def test_an_exclusive_max_snippet_holds_output_0_to_the_identity(user_module, bu
     rep = check(load_import_path("maxes:excl", spec), properties=("integers exact",),
                 budget=budget)
     assert not rep.passed and rep.verdict.smallest_case["index"] == 0
-    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
-                        re.S).group(1)
+    snippet = _snippet_of(rep, user_module / "report.md")
     assert "exact = max((int(v) for v in" in snippet  # integers compared as integers
     for first, told in (("np.iinfo(x.dtype).min", (0, "does not reproduce")),
                         ("np.iinfo(x.dtype).min + 1", (1, "still wrong, with another value"))):
@@ -470,8 +474,7 @@ def test_a_snippet_without_a_criterion_of_its_own_does_not_call_a_mended_scan_wr
     rep = check(load_import_path("maxes:restart", spec), properties=("floats within bound",),
                 budget=budget)
     assert not rep.passed
-    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
-                        re.S).group(1)
+    snippet = _snippet_of(rep, user_module / "report.md")
     (user_module / "maxes.py").write_text(
         "import numpy as np\n\ndef restart(x):\n    return np.maximum.accumulate(x) + 1\n")
     sys.modules.pop("maxes", None)
@@ -494,13 +497,13 @@ def test_a_logsumexp_snippet_holds_a_mend_to_the_checks_bound(user_module, budge
     rep = check(load_import_path("lse:scan", TargetSpec(op="logaddexp", dtypes=("float32",))),
                 properties=("logsumexp within bound",), budget=budget)
     assert not rep.passed and rep.verdict.smallest_case.get("allowed error") is not None
-    snippet = re.search(r"```python\n(.*?)```", markdown([rep], user_module / "report.md"),
-                        re.S).group(1)
+    snippet = _snippet_of(rep, user_module / "report.md")
     assert _run_snippet(snippet, user_module) == (1, "still reproduces")
-    write("return (np.logaddexp.accumulate(x.astype(np.float64)) + 1e-3).astype(x.dtype)")
-    assert _run_snippet(snippet, user_module) == (1, "still wrong, with another value")
-    write("return np.logaddexp.accumulate(x.astype(np.float64)).astype(x.dtype)")
-    assert _run_snippet(snippet, user_module) == (0, "does not reproduce")
+    _told_after(snippet, user_module, write, [
+        ("return (np.logaddexp.accumulate(x.astype(np.float64)) + 1e-3).astype(x.dtype)",
+         (1, "still wrong, with another value")),
+        ("return np.logaddexp.accumulate(x.astype(np.float64)).astype(x.dtype)",
+         (0, "does not reproduce"))])
 
 
 @pytest.mark.parametrize("fn, reverse", [("padded_max", False), ("padded_max_reverse", True)])
@@ -599,15 +602,13 @@ def test_a_monoid_snippet_judges_a_mend_from_any_folder(tmp_path, budget):
     rep = check(load_import_path(f"{module}:scan", None), properties=("monoid scan",),
                 budget=budget)
     assert not rep.passed
-    snippet = re.search(r"```python\n(.*?)```", markdown([rep], home / "report.md"),
-                        re.S).group(1)
+    snippet = _snippet_of(rep, home / "report.md")
     assert _run_snippet(snippet, elsewhere) == (1, "still reproduces")
     # Each body of a length of its own: a module's cached bytecode is checked by its
     # source's size and mtime, which a rewrite within the same second leaves as it was.
-    write("(a, a)[:2]")
-    assert _run_snippet(snippet, elsewhere) == (1, "still wrong, with another value")
-    write("tuple((a, b))")
-    assert _run_snippet(snippet, elsewhere) == (0, "does not reproduce")
+    _told_after(snippet, elsewhere, write, [
+        ("(a, a)[:2]", (1, "still wrong, with another value")),
+        ("tuple((a, b))", (0, "does not reproduce"))])
 
 
 _SEGMENTED_SCANS = textwrap.dedent('''
@@ -678,8 +679,7 @@ def test_a_segmented_snippet_orders_zeros_as_the_spec_declares(tmp_path, budget)
     rep = check(load_import_path(f"{tmp_path / 'segz.py'}:segmax", spec),
                 properties=("segments",), budget=budget)
     assert not rep.passed and rep.verdict.source == "segments"
-    snippet = re.search(r"```python\n(.*?)```", markdown([rep], tmp_path / "report.md"),
-                        re.S).group(1)
+    snippet = _snippet_of(rep, tmp_path / "report.md")
     out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
                          cwd=tmp_path, timeout=120)
     assert out.returncode == 1 and re.search(r"got -0\.0 exact 0\.0\nstill reproduces", out.stdout)
