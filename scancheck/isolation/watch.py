@@ -29,8 +29,9 @@ SMALL_N = 1024
 NEAR = 8
 
 #: A call past the timeout whose process grew by this many resident bytes meanwhile, and by
-#: half as many in its last half timeout, was allocating as it went, not stuck in a loop: a
-#: hang (a spin on a flag, a wait that never ends) holds its memory still at the end.
+#: half as many in the half timeout of grace the watcher then gives it, was allocating as it
+#: went, not stuck in a loop: a hang (a spin on a flag, a wait that never ends) holds its
+#: memory still at the end.
 GROWING = 128 * 2**20
 
 
@@ -68,8 +69,9 @@ class Memory:
         return 0 if self.at_call is None else max(0, self.last - self.at_call)
 
     def grew_late(self) -> int:
-        """Bytes the child grew by in the last half timeout of its last call (0 where no
-        call began): a call that allocated once, then spun, grew early only."""
+        """Bytes the child grew by in the last half timeout of its last call, the grace
+        where it had one (0 where no call began): a call that allocated once, then spun,
+        grew early only."""
         return 0 if self.mid_call is None else max(0, self.last - self.mid_call)
 
     def told(self) -> str:
@@ -195,7 +197,8 @@ class GrowingCall:
 def growing_call(events: list[dict]) -> GrowingCall | None:
     """The call a child killed for running past the timeout was in, where its memory grew
     by :data:`GROWING` or more since that call began and by half that in the call's last
-    half timeout, still growing as it was killed; None where it was in no call, at
+    half timeout (the grace :func:`watch` gives a call still growing at the timeout), still
+    growing as it was killed; None where it was in no call, at
     :data:`SMALL_N` elements or fewer, or held its memory at the end (a hang, also one that
     allocated its buffers first)."""
     memory = Memory.of(events)
@@ -220,7 +223,8 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
     """Run a child that writes JSON events to the file ``{out}`` stands for (each handed to
     ``on_event`` as it comes), and kill its
     whole process group where it hangs: when one call of the target's own code (between its
-    "call" and "return" events) runs ``timeout`` seconds, or when nothing at all happens for
+    "call" and "return" events) runs ``timeout`` seconds (half a timeout more, once, where
+    its memory grew by half :data:`GROWING` in the last half), or when nothing at all happens for
     ten times that (start-up gets at least two minutes).  Returns the events, with the
     child's resident memory read as it ran appended as one event "memory"
     (:meth:`Memory.of` reads it), "ok" / "died (...)" / "timeout", and the child's stderr.
@@ -234,6 +238,10 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
     since, limit = time.time(), quiet
     rss: dict[str, int | None] = {"peak": None, "last": None, "at call": None}
     in_call: list[tuple[float, int]] = []  # (time, reading) since the last call began
+    # (time, reading) where a call past the timeout, its memory still growing, was given
+    # half a timeout more: a hang's last allocation is done by its end (on a loaded machine
+    # it may still be paging in at the timeout), a call that allocates as it goes is not.
+    grace: tuple[float, int] | None = None
     with tempfile.NamedTemporaryFile("w+", suffix=".err") as err:
         proc = start_child(cmd, err, fork)
         with open(path) as progress:
@@ -266,6 +274,11 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
                         status = f"died ({exit_text(proc.returncode)})"
                     break
                 if time.time() - since > limit:
+                    if grace is None and limit == timeout and rss["at call"] is not None \
+                            and in_call and 2 * _grew_since(in_call, timeout / 2) >= GROWING:
+                        grace = in_call[-1]
+                        limit += timeout / 2
+                        continue
                     os.killpg(proc.pid, signal.SIGKILL)  # the whole group: a hung kernel's process included
                     proc.wait()
                     status = "timeout"
@@ -279,7 +292,9 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
         died_of = (-proc.returncode if status != "timeout" and proc.returncode is not None
                    and proc.returncode < 0 else None)  # a signal the watcher did not send
         mid = None
-        if rss["at call"] is not None and in_call:
+        if grace is not None:
+            mid = grace[1]  # the late growth is what came in the grace
+        elif rss["at call"] is not None and in_call:
             half = in_call[-1][0] - timeout / 2
             mid = next((r for t, r in reversed(in_call) if t <= half), rss["at call"])
         events.append({"event": "memory", "peak": rss["peak"], "last": rss["last"],
@@ -287,6 +302,14 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
                        "machine": machine_memory(), "signal": died_of})
     return events, status, stderr
 
+
+
+def _grew_since(readings: list[tuple[float, int]], seconds: float) -> int:
+    """Bytes the last of ``readings`` (time, resident bytes) holds past the last one at
+    least ``seconds`` older (the first one where none is)."""
+    at = readings[-1][0] - seconds
+    before = next((r for t, r in reversed(readings) if t <= at), readings[0][1])
+    return max(0, readings[-1][1] - before)
 
 
 def start_child(cmd: list[str], err: Any, fork: bool) -> Any:
