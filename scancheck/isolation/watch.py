@@ -249,7 +249,7 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
             pending = ""
 
             def read() -> None:
-                nonlocal since, limit, pending
+                nonlocal since, limit, pending, grace
                 # The child may be half-way through a line: parse whole lines only.
                 *lines, pending = (pending + progress.read()).split("\n")
                 for line in lines:
@@ -261,6 +261,7 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
                     if events[-1]["event"] == "call":
                         rss["at call"] = rss["last"]
                         in_call.clear()
+                        grace = None
 
             status = "ok"
             while True:
