@@ -6,6 +6,7 @@ the fewest segments and elements that still fail."""
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import replace
 from typing import Any
 
@@ -172,7 +173,9 @@ def _described_otherwise(target: Target, x: np.ndarray, layout: Layout,
                            if other == "keys" else None)
         declared = replace(target, spec=replace(target.spec, segments=other))
         try:
-            wrong = judge(declared, laid_out(x, memory), described)
+            with warnings.catch_warnings():  # what the target says of a kind it does not take
+                warnings.simplefilter("ignore")
+                wrong = judge(declared, laid_out(x, memory), described)
         except Exception:  # noqa: BLE001 - a description it refuses is not the one it reads
             continue
         if wrong is None:
