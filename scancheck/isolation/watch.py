@@ -296,8 +296,7 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
         if grace is not None:
             mid = grace[1]  # the late growth is what came in the grace
         elif rss["at call"] is not None and in_call:
-            half = in_call[-1][0] - timeout / 2
-            mid = next((r for t, r in reversed(in_call) if t <= half), rss["at call"])
+            mid = _reading_before(in_call, timeout / 2, rss["at call"])
         events.append({"event": "memory", "peak": rss["peak"], "last": rss["last"],
                        "at call": rss["at call"], "mid call": mid,
                        "machine": machine_memory(), "signal": died_of})
@@ -305,12 +304,17 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
 
 
 
-def _grew_since(readings: list[tuple[float, int]], seconds: float) -> int:
-    """Bytes the last of ``readings`` (time, resident bytes) holds past the last one at
-    least ``seconds`` older (the first one where none is)."""
+def _reading_before(readings: list[tuple[float, int]], seconds: float, first: int) -> int:
+    """The last of ``readings`` (time, resident bytes) at least ``seconds`` older than the
+    last one, or ``first`` where none is."""
     at = readings[-1][0] - seconds
-    before = next((r for t, r in reversed(readings) if t <= at), readings[0][1])
-    return max(0, readings[-1][1] - before)
+    return next((r for t, r in reversed(readings) if t <= at), first)
+
+
+def _grew_since(readings: list[tuple[float, int]], seconds: float) -> int:
+    """Bytes the last of ``readings`` holds past the one ``seconds`` before it (the first
+    one where none is)."""
+    return max(0, readings[-1][1] - _reading_before(readings, seconds, readings[0][1]))
 
 
 def start_child(cmd: list[str], err: Any, fork: bool) -> Any:

@@ -255,6 +255,12 @@ class TargetSpec:
         return output_dtype(self.promote, dtype)
 
 
+def reverse_convention(reverse: bool | str) -> str | None:
+    """The convention of a spec's ``reverse``: None forward; True (a commutative operator)
+    as 'flip'."""
+    return None if not reverse else ("flip" if reverse is True else reverse)
+
+
 def output_dtype(promote: Any, dtype: Any) -> str:
     """The dtype a scan declaring the (input, output) pairs ``promote`` returns for input of
     ``dtype`` (its own, unless promoted); ``promote`` as a spec or its JSON holds it."""

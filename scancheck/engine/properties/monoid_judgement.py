@@ -25,7 +25,7 @@ from ...oracle.monoid_scan import (
     rounding_bound,
     wrong_order_split,
 )
-from ...targets.spec import monoid_of
+from ...targets.spec import monoid_of, reverse_convention
 from ...targets.target import Target
 from ..diagnosis import Cause, Reason
 from .base import Failure
@@ -37,8 +37,7 @@ SPREAD_FACTOR = 4
 
 def convention(target: Target) -> str | None:
     """The spec's reverse convention: None forward; True (a commutative operator) as 'flip'."""
-    r = target.spec.reverse
-    return None if not r else ("flip" if r is True else r)
+    return reverse_convention(target.spec.reverse)
 
 
 def _same(monoid: Monoid, a: Leaves, b: Leaves) -> np.ndarray:
