@@ -32,7 +32,7 @@ from ...core.rules import flushed_dtypes
 from ...engine.cases import Case
 from ...engine.diagnosis import Finding
 from ...engine.report import ConformanceReport
-from ...targets.spec import output_dtype
+from ...targets.spec import output_dtype, reverse_convention
 
 #: Inputs up to this many bytes are written into the snippet; larger ones beside the report.
 INLINE_BYTES = 1 << 16
@@ -114,8 +114,8 @@ def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str
     if plain is not None:
         imports, call = plain
         return imports, call.replace("AXIS", ax)
-    path = target[len("import:"):] if target.startswith("import:") else target
-    if ":" in path and not path.startswith(("kernel:", "model:", "cu:")) and not path.endswith(".cu"):
+    path = _user_path(target)
+    if path is not None:
         args, note = (f"x, {ax}" if spec.get("axis") == "arg" else "x"), ""
         if spec.get("initial"):  # x[0] is the initial value, the rest the data
             # An exclusive scan never reads its last element: the check put a value there
@@ -247,12 +247,23 @@ def _segmented_fn(report: ConformanceReport) -> tuple[str, str, str, str]:
     return imports, fn, "x, seg", "np.asarray"
 
 
+def _user_path(target: str) -> str | None:
+    """``module:fn`` or ``path/to/file.py:fn`` where ``target`` names a user's function (a
+    script imports it), else None: scancheck's kernels, models, ``.cu`` files and built-in
+    ``scancheck:`` variants load through its resolver."""
+    path = target[len("import:"):] if target.startswith("import:") else target
+    if ":" not in path or path.endswith(".cu") or path.startswith(
+            ("kernel:", "model:", "cu:", "scancheck:")):
+        return None
+    return path
+
+
 def _loaded(target: str) -> tuple[str, str]:
     """Lines that load ``target``'s function, and the expression that names it: a user's
     module or file imported as :func:`_imported` does, a built-in found by scancheck's
     resolver."""
-    path = target[len("import:"):] if target.startswith("import:") else target
-    if ":" in path and not path.startswith(("kernel:", "model:", "cu:", "scancheck:")):
+    path = _user_path(target)
+    if path is not None:
         return _imported(path)[0], path.rsplit(":", 1)[1]
     return "from scancheck.targets.resolve import resolve\n", f"resolve({target!r}).fn"
 
@@ -532,8 +543,7 @@ def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: st
             f"elems = tuple(laid_out(v, m) for v, m in zip(elems, {case['memory']!r}))"
             f"  # each leaf's memory layout\n" if case.get("memory") else "")
     load, fn = _loaded(report.target)
-    reverse = spec.get("reverse")
-    conv = None if not reverse else ("flip" if reverse is True else reverse)
+    conv = reverse_convention(spec.get("reverse", False))
     judge = "" if "got" not in case or k is None else (
         "from scancheck.oracle.monoid_scan import exact_monoid_scan\n\n\n"
         "def at(leaves):\n    \"\"\"Output k of the row the check names, one value a leaf.\"\"\"\n"

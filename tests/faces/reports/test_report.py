@@ -414,6 +414,18 @@ def test_a_crash_is_reproduced_on_the_input_it_crashed_on(tmp_path, budget):
     assert out.returncode == -signal.SIGABRT, out.stderr
 
 
+def test_a_builtin_variant_is_called_through_the_resolver_not_imported():
+    """scancheck's own variants ("scancheck:NAME") have no module of that name to import
+    from: a script loads them as the check did, through the resolver."""
+    from scancheck.faces.reports.markdown import _call, _loaded
+
+    for name in ("scancheck:blelloch", "kernel:blelloch:256", "import:userscans:blocked"):
+        imports, call = _call(name, {}, None)
+        user = name.startswith("import:")
+        assert ("from scancheck.targets.resolve import resolve" in imports) != user, imports
+        assert ("from scancheck.targets.resolve import resolve" in _loaded(name)[0]) != user
+
+
 def test_an_initial_value_snippet_says_how_x_splits(user_module, budget):
     """A target called as fn(x[1:], initial=x[0]): the snippet says what x holds."""
     rep = check(load_import_path("userscans:initial_added_twice",
