@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.dtypes import is_float
 from ..targets.spec import TargetSpec
 
 #: The block of the blocked scans below.
@@ -90,9 +91,10 @@ def reverse_flipped_at_some_sizes(elems: tuple, combine: Any) -> tuple:
 def sum_reading_nan_as_zero_at_some_sizes(x: np.ndarray) -> np.ndarray:
     """A sum whose last, partial tile of 64 reads NaN as zero where n > 5000 and n % 64 == 7:
     seven elements of 1/64 of the sizes, where a NaN shows only if no special comes before
-    it.  On the sizes around, NaN propagates as IEEE arithmetic says."""
+    it.  On the sizes around, NaN propagates as IEEE arithmetic says; every float type
+    takes the broken path, bfloat16 (NumPy kind 'V') too."""
     with np.errstate(all="ignore"):
-        if x.dtype.kind == "f" and in_the_band(x.size):
+        if is_float(x.dtype) and in_the_band(x.size):
             x = x.copy()
             tail = x[x.size - x.size % BLOCK:]
             tail[np.isnan(tail)] = 0
