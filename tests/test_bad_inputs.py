@@ -4,6 +4,8 @@ gave: ``exact_scan(np.arange(5, dtype='>f4'))`` returned 4.6e-41 where 1 belongs
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import example, given
@@ -151,3 +153,39 @@ def test_bad_option_values_exit_2_with_one_line(option, value):
         assert text.count("\n") == 1 and option in text and "is not a positive" in text, text
     else:
         assert exc.value.code == 0 and float(value) > 0
+
+
+def _misuses():
+    from scancheck import CheckOptions, Target, TargetSpec, check, check_isolated
+
+    fine = Target("cumsum", np.cumsum)
+    return [
+        (lambda: check(np.cumsum), TypeError, "target=<function cumsum"),
+        (lambda: check(None), TypeError, "target=None must be a Target"),
+        (lambda: check(fine, options={"timeout": 1}), TypeError, "options={'timeout': 1} must"),
+        (lambda: check_isolated(None), TypeError, "locator=None must name the target"),
+        (lambda: check_isolated(42, CheckOptions()), TypeError, "locator=42 must name"),
+        (lambda: Target("x", 42), TypeError, "fn=42 is not callable"),
+        (lambda: Target("x", np.cumsum, "add"), TypeError, "spec='add' must be a TargetSpec"),
+        (lambda: TargetSpec(ndim=2, axis=0), ValueError, "ndim=2 must be a tuple of ranks"),
+    ]
+
+
+@pytest.mark.parametrize("k", range(8))
+def test_the_api_refuses_a_wrong_type_naming_the_argument(k):
+    call, kind, message = _misuses()[k]
+    with pytest.raises(kind, match=re.escape(message)):
+        call()
+
+
+def test_the_oracle_refuses_an_unknown_rule_or_a_flag_that_is_no_bool():
+    from scancheck import exact_scan
+    from scancheck.explain import explain
+
+    x = np.ones(5, dtype=np.float32)
+    with pytest.raises(ValueError, match=re.escape("nans='bogus' is unknown; allowed: propag")):
+        exact_scan(x, "add", nans="bogus")
+    for call in (lambda: exact_scan(x, "add", "no"),
+                 lambda: explain(x, np.cumsum(x), inclusive="no")):
+        with pytest.raises(ValueError, match=re.escape("inclusive='no' must be True or False")):
+            call()

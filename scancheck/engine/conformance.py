@@ -627,8 +627,13 @@ def check(target: Target, properties: tuple[str, ...] | None = None, large: bool
     target's spec; the fields of child processes play no part here).  An exception that
     ends a property (a GPU target's, or one raised outside a case) is reported as that
     property's fault; an unknown property's name is a ValueError naming it."""
+    if not isinstance(target, Target):
+        raise TypeError(f"target={target!r} must be a Target, as Target('mine', fn, "
+                        f"TargetSpec(...)); check_isolated() takes a target's name")
     if options is None:
         options = CheckOptions(properties=properties, large=large, budget=budget)
+    elif not isinstance(options, CheckOptions):
+        raise TypeError(f"options={options!r} must be a CheckOptions")
     elif (properties, large, budget) != (None, False, None):
         raise TypeError("check() takes properties, large and budget, or options holding "
                         "them, not both")

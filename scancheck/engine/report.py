@@ -27,9 +27,20 @@ class ConformanceReport:
     prepare_seconds: float = 0.0
 
     @property
+    def checked_nothing(self) -> bool:
+        """No property ran: none was named, or none named applies to the target."""
+        return all(r.status == "skip" for r in self.results)
+
+    @property
     def passed(self) -> bool:
-        """Every property checked to the top of its sizes, and none failed."""
-        return all(r.status in ("pass", "skip") for r in self.results)
+        """Some property checked, every one to the top of its sizes, and none failed."""
+        return not self.checked_nothing and all(r.status in ("pass", "skip")
+                                                for r in self.results)
+
+    @property
+    def failed(self) -> bool:
+        """Some property found the target wrong (or faulting)."""
+        return not (self.passed or self.checked_nothing or self.unfinished)
 
     @property
     def unfinished(self) -> list[PropertyResult]:
@@ -48,9 +59,12 @@ class ConformanceReport:
     @property
     def verdict_word(self) -> str:
         """"conforms", "slow" (the budget ran out, the target's own calls taking most of
-        it), "partial" (it ran out on checking the answers) or "DOES NOT CONFORM"."""
+        it), "partial" (it ran out on checking the answers), "nothing checked" (no property
+        applies) or "DOES NOT CONFORM"."""
         if self.passed:
             return "conforms"
+        if self.checked_nothing:
+            return "nothing checked"
         left = self.unfinished
         if not left:
             return "DOES NOT CONFORM"
@@ -58,14 +72,18 @@ class ConformanceReport:
 
     @property
     def exit_status(self) -> int:
-        """The command line's status for it: 0 where the target conforms, 1 where it fails, 3
-        where the budget ran out first with no failure found (neither a pass nor a failure:
-        nothing past the n reached was checked)."""
-        return 0 if self.passed else 3 if self.unfinished else 1
+        """The command line's status for it: 0 where the target conforms, 1 where it fails, 2
+        where no property was checked, 3 where the budget ran out first with no failure found
+        (neither a pass nor a failure: nothing past the n reached was checked)."""
+        return 0 if self.passed else 2 if self.checked_nothing else 3 if self.unfinished else 1
 
     @property
     def summary(self) -> str:
-        """One line: the diagnosis of a failure, or how far an unfinished check got."""
+        """One line: the diagnosis of a failure, how far an unfinished check got, or why no
+        property was checked."""
+        if self.checked_nothing:
+            why = "; ".join(f"{r.name}: {r.diagnosis}" for r in self.results)
+            return f"no property applies ({why})" if why else "no property was named"
         left = self.unfinished
         if not left:
             return self.diagnosis

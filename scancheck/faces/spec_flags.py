@@ -81,6 +81,24 @@ def positive(kind: type) -> Callable[[str], Any]:
     return parse
 
 
+def whole(lo: int, hi: int, why: str = "") -> Callable[[str], int]:
+    """An argparse type: a whole number from ``lo`` to ``hi``, else a one-line usage error
+    naming the range (and ``why`` it ends there, where given)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(
+                f"{text.strip()!r} is not a whole number from {lo} to {hi}"
+                + (f" ({why})" if why else ""))
+        return value
+
+    parse.__name__ = f"whole number from {lo} to {hi}"
+    return parse
+
+
 def _axis(text: str) -> str:
     """An --axis value: an integer, 'arg', or 'none' (the target scans 1-D arrays)."""
     if text in ("arg", "none") or text.lstrip("-").isdigit():
@@ -98,16 +116,23 @@ def _segments(text: str) -> str:
                                      f"{', '.join(map(repr, (*SEGMENT_KINDS, 'none')))})")
 
 
-def _promotion(text: str) -> tuple[str, str]:
-    """A --promote value: IN:OUT, an input dtype and the wider one returned for it."""
-    parts = tuple(text.split(":"))
-    if len(parts) != 2 or not all(parts):
-        raise argparse.ArgumentTypeError(f"{text!r} must be IN:OUT, as bool:int64")
-    if parts[0] not in INPUT_DTYPES or parts[1] not in DTYPES:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: IN must be one of {', '.join(INPUT_DTYPES)}; OUT one of "
-            f"{', '.join(DTYPES)}")
-    return parts  # type: ignore[return-value]
+def _dtype_pair(form: str, example: str) -> Callable[[str], tuple[str, str]]:
+    """An argparse type for a value of two dtypes, ``form`` (IN:OUT for --promote, IN:ACC
+    for --accumulates), the first an input dtype; an error shows ``example``."""
+    first, second = form.split(":")
+
+    def parse(text: str) -> tuple[str, str]:
+        parts = tuple(text.split(":"))
+        if len(parts) != 2 or not all(parts):
+            raise argparse.ArgumentTypeError(f"{text!r} must be {form}, as {example}")
+        if parts[0] not in INPUT_DTYPES or parts[1] not in DTYPES:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: {first} must be one of {', '.join(INPUT_DTYPES)}; {second} one "
+                f"of {', '.join(DTYPES)}")
+        return parts  # type: ignore[return-value]
+
+    parse.__name__ = form
+    return parse
 
 
 def _operator(text: str) -> str:
@@ -194,7 +219,7 @@ def add_spec_flags(p: argparse.ArgumentParser) -> None:
              "(read as zero, in every float dtype) or flush:DTYPE,... (the dtypes that flush: "
              "flush:float32 for -ftz=true on NVIDIA GPUs); add, mul, logaddexp and the "
              "recurrence may flush, max, min and cummax/cummin must flush every one")
-    add("promote", nargs="*", type=_promotion, metavar="IN:OUT",
+    add("promote", nargs="*", type=_dtype_pair("IN:OUT", "bool:int64"), metavar="IN:OUT",
         help="the target returns OUT for input of IN (bool:int64 int32:int64, as numpy.cumsum "
         "does without dtype=); the exact scan is taken in OUT; none given: no promotion")
     add("axis", type=_axis, metavar="AXIS", help="the target takes N-D arrays and scans this axis; 'arg': it "
@@ -222,7 +247,8 @@ def add_spec_flags(p: argparse.ArgumentParser) -> None:
         "complement) or raise (checked: raises exactly when some prefix overflows)")
     add("ndim", nargs="+", type=positive(int), metavar="RANK",
         help="with --axis: the ranks of array the target takes (2 for DataFrame.cumsum)")
-    add("accumulates", nargs="*", type=_promotion, metavar="IN:ACC",
+    add("accumulates", nargs="*", type=_dtype_pair("IN:ACC", "float32:float64"),
+        metavar="IN:ACC",
         help="float add, mul: input IN is accumulated in the wider ACC and each output "
         "rounded once (float32:float64 for polars); none given: not declared")
 

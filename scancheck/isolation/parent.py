@@ -136,6 +136,10 @@ def check_isolated(locator: str, options: CheckOptions | None = None, *, progres
     from ..engine.report import ConformanceReport
     from .sanitizer import find_sanitizer
 
+    if not isinstance(locator, str):
+        raise TypeError(f"locator={locator!r} must name the target, as 'numpy.cumsum', "
+                        f"'path/to/file.py:function' or 'kernel:blelloch'; check() takes a "
+                        f"Target object in this process")
     if options is not None and not isinstance(options, CheckOptions):
         raise TypeError(f"options={options!r} must be a CheckOptions; give properties and "
                         f"the other settings by name")

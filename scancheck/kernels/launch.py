@@ -8,6 +8,7 @@ cache), and returns the device result.
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any
 
 from ..core.cuda import (
@@ -95,12 +96,20 @@ def plan(
     launch raises :class:`LaunchError` and leaves the process able to launch again.
     ``narrow``: compile this instantiation alone (:func:`compiled_kernels`).
     """
-    import cupy as cp
-
     var = get_variant(variant)
     oper = get_operator(op)
     oper.check_elements(x)
     n = int(x.shape[0])
+    # Every limit but the device's shared memory first: a launch refused is told so where
+    # no CuPy or GPU is there to run it.
+    var.check(n, block, x.dtype.name, oper, params, smem_limit=sys.maxsize)
+    try:
+        import cupy as cp
+    except ImportError:
+        raise ModuleNotFoundError(
+            f"{var.name} is a CUDA kernel and runs through CuPy, which is not installed: pip "
+            f"install 'scancheck[cuda12]' (or cuda13 for a CUDA 13 driver)", name="cupy"
+        ) from None
     resolved = var.check(n, block, x.dtype.name, oper, params, smem_limit=device_smem_limit())
     xd = cp.ascontiguousarray(cp.asarray(x))
     out = cp.empty_like(xd) if out is None else out

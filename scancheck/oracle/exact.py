@@ -28,7 +28,7 @@ import numpy as np
 from ..core.arrays import KeptArrays, as_dtype, on_device
 from ..core.dtypes import FLOAT_DTYPES, SIGNIFICAND_BITS, is_float
 from ..core.operators import Operator, exclusive_of, get_operator
-from ..core.rules import extreme_scan
+from ..core.rules import check_rules, extreme_scan
 
 _EMIN = {"float32": -126, "float64": -1022, "float16": -14, "bfloat16": -126}
 _EMAX = {"float32": 127, "float64": 1023, "float16": 15, "bfloat16": 127}
@@ -178,6 +178,9 @@ def exact_scan(
     the recurrence pair goes through rationals.
     """
     oper = get_operator(op)
+    if not isinstance(inclusive, bool | np.bool_):  # "no" would read as True
+        raise ValueError(f"inclusive={inclusive!r} must be True or False")
+    check_rules(zeros, nans)
     if on_device(x):
         return _exact_scan_on_device(x, oper, inclusive, zeros, nans)
     x = oper.host_elements(x, allow_empty=True)

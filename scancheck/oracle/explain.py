@@ -162,6 +162,8 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     oper = get_operator(op)
     if oper.family not in ("sum", "order"):
         raise ValueError(f"op={op!r}: explain takes add, max or min")
+    if not isinstance(inclusive, bool | np.bool_):  # "no" would read as True
+        raise ValueError(f"inclusive={inclusive!r} must be True or False")
     # On the host once: the other conventions below read them again.
     x = oper.host_elements(x, "x", allow_empty=True)
     result = oper.host_elements(result, "result", allow_empty=True)

@@ -75,6 +75,8 @@ def check_contracts(spec: Any) -> None:
         raise ValueError(f"overflow='raise' with op={spec.op!r}, axis={spec.axis!r}, dtypes="
                          f"{spec.dtypes!r}: checked overflow is declared for 1-D integer add "
                          f"and mul scans (axis=None, an integer dtype)")
+    if not isinstance(spec.ndim, tuple | list):
+        raise ValueError(f"ndim={spec.ndim!r} must be a tuple of ranks, as ndim=(2, 3)")
     if spec.ndim:
         if spec.axis is None:
             raise ValueError(f"ndim={spec.ndim!r} with axis=None: ranks are declared for "

@@ -350,3 +350,20 @@ def test_a_logic_error_found_on_wrapping_data_is_shown_on_the_plainest_data():
     case = r.smallest_case
     assert (case["n"], case["index"], case["data"]) == (769, 768, "integers"), case
     assert abs(case["got"]) < 10**6 and abs(case["expected"]) < 10**6
+
+
+@pytest.mark.parametrize("properties", [(), ("rows",)])
+def test_a_check_that_checked_nothing_is_no_pass(properties, budget):
+    """A wrong 1-D scan checked by no property, or only by one that does not apply to it (the
+    N-D rows), is told that nothing was checked (exit status 2), never that it conforms."""
+    import numpy as np
+
+    from scancheck.targets.target import Target
+
+    wrong = Target("zeros", lambda x: np.zeros_like(x), TargetSpec(dtypes=("float32",)))
+    rep = check(wrong, properties, budget=replace(budget, max_n=64))
+    assert rep.checked_nothing and not rep.passed and not rep.failed
+    assert rep.verdict_word == "nothing checked" and rep.exit_status == 2
+    assert rep.summary.startswith("no property applies (rows: " if properties else
+                                  "no property was named")
+    assert json.loads(rep.to_json())["verdict"]["word"] == "nothing checked"

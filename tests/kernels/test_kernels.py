@@ -71,6 +71,26 @@ def test_bad_launches_are_refused_naming_the_limit(kwargs, message):
         get_variant("kogge_stone").check(**args)
 
 
+@pytest.mark.parametrize("variant, block, message", [
+    ("blelloch", 3, "block=3"), ("blelloch", 2048, "over the limit of 1024 threads"),
+    ("no_such_scan", 256, "no_such_scan"),
+])
+def test_scan_refuses_a_bad_launch_before_it_needs_cupy(variant, block, message, monkeypatch):
+    """The launch's own limits are told whether or not CuPy is there to run it (here made
+    unimportable), and a good launch without CuPy says what to install."""
+    import sys
+
+    from scancheck.kernels.launch import scan
+
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    x = np.ones(100, dtype=np.float32)
+    with pytest.raises(ValueError, match=message):
+        scan(x, variant, block=block)
+    with pytest.raises(ModuleNotFoundError, match=r"blelloch is a CUDA kernel and runs through "
+                                                  r"CuPy, which is not installed: pip install"):
+        scan(x, "blelloch", block=64)
+
+
 def test_shared_memory_over_the_limit_is_refused():
     var = get_variant("coarsened")
     with pytest.raises(LaunchError, match="shared memory"):

@@ -41,7 +41,8 @@ def output_path(path: str | None, flag: str) -> None:
     if os.path.isdir(path):
         raise ValueError(f"argument {flag}: {path} is a directory; give a file name in it")
     if not os.path.isdir(where):
-        raise ValueError(f"argument {flag}: {path}: the directory {where} does not exist")
+        what = "is a file, not a directory" if os.path.exists(where) else "does not exist"
+        raise ValueError(f"argument {flag}: {path}: {where} {what}")
     if os.path.exists(path) and not os.path.isfile(path):
         # A device or a pipe (/dev/stdout): opening it to try could block, or be the write.
         if not os.access(path, os.W_OK):
@@ -54,6 +55,20 @@ def output_path(path: str | None, flag: str) -> None:
     if not existed:
         os.unlink(path)
 
+
+
+def output_dir(path: str, flag: str) -> None:
+    """Make the folder ``path`` (and its parents) unless it is there, a ValueError naming
+    ``flag`` where it cannot be made or is a file: checked before a run, as
+    :func:`output_path` checks a file."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"argument {flag}: {path} is a file; give a folder (made where it is "
+                         f"not there)")
+    with writing(path, flag):
+        os.makedirs(path, exist_ok=True)
+        probe = os.path.join(path, f".scancheck-{os.getpid()}")
+        open(probe, "w").close()
+        os.unlink(probe)
 
 
 @contextlib.contextmanager
@@ -172,6 +187,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         return repeated(args.controls, args.only, args.targets, overrides, args.repeat or 1,
                         check_options(args), args.jobs, args.json)
     if args.controls:
+        if args.targets:
+            raise ValueError(f"argument --controls: it runs the negative controls alone "
+                             f"({', '.join(args.targets)} given); check TARGETs in a run of "
+                             f"their own, or give --repeat N to check both N times")
         return run_controls(args)
     if not args.targets:
         print("scancheck check: error: name at least one TARGET, or --controls", file=sys.stderr)
@@ -198,9 +217,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         print_report(rep, args.report)
         print_known(rep)
     statuses = {rep.exit_status for rep in reports}
-    # A failure outranks a target that could not be checked, which outranks an unfinished
-    # check (no budget would check it).
-    status = 1 if 1 in statuses else 2 if unchecked else max(statuses)
+    # A failure outranks a target that could not be checked (or had nothing checked), which
+    # outranks an unfinished check (no budget would check it).
+    status = 1 if 1 in statuses else 2 if unchecked or 2 in statuses else max(statuses)
     if reports:
         # Targets' names whole where they fit beside 20 columns of diagnosis, else their
         # ends: two names that differ at their ends stay told apart (the diagnoses are whole

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...core.arrays import as_dtype
 from ..tables import fit_columns, format_table
-from .check import TABLE_WIDTH, output_path, writing
+from .check import TABLE_WIDTH, output_dir, output_path, writing
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -40,6 +40,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     output_path(args.json, "--json")
     if args.oracle:
+        mixed = [f for f, v in (("--tune", args.tune), ("--log2-sizes", args.log2_sizes)) if v]
+        if mixed:
+            raise ValueError(f"{' and '.join(mixed)} time the look-back's launches; --oracle "
+                             f"times the exact oracle alone, at --oracle-sizes: give one or "
+                             f"the other")
         gpu, why = gpu_available()
         dists, cpu, on_device = bench.oracle_request(args.oracle_dists, args.oracle_sizes, gpu,
                                                      why)
@@ -59,7 +64,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not gpu:
         print(f"No GPU ({why}): the GPU benchmark needs one; try --oracle.")
         return 2
-    log2_sizes = tuple(int(k) for k in args.log2_sizes)
+    log2_sizes = tuple(args.log2_sizes or bench.LOG2_SIZES)
     # The oracle's flags checked before anything is timed: a mistyped name fails at once.
     odists, _, osizes = bench.oracle_request(args.oracle_dists or None, args.oracle_sizes,
                                              True)
@@ -131,14 +136,18 @@ def cmd_precision(args: argparse.Namespace) -> int:
 
         print(report())
         return 0
-    output_path(args.plot if args.sweep else None, "--plot")
-    if args.sweep and args.plot and importlib.util.find_spec("matplotlib") is None:
+    if not args.sweep and (args.plot or args.max_log2 is not None):
+        raise ValueError(f"{'--plot' if args.plot else '--max-log2'} applies to the sweep "
+                         f"alone: add --sweep")
+    output_path(args.plot, "--plot")
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise ValueError("--plot needs matplotlib, which is not installed (pip install "
                          "matplotlib, or scancheck's 'plot' extra)")
-    if args.sweep and args.max_log2 is not None and args.max_log2 < 10:
-        raise ValueError(f"--max-log2 {args.max_log2}: the sweep starts at 2**10; give 10 or "
-                         f"more")
     gpu, why = gpu_available()
+    top = args.max_log2 or (30 if gpu else 22)
+    too_large = None if gpu or not args.sweep else precision.cpu_sweep_limit(top)
+    if too_large:
+        raise ValueError(too_large)
     print(f"GPU: {why}" if gpu else
           f"No GPU ({why}): the multi-block scans run as their CPU models instead.")
     x = precision.practical_data(args.n, args.distribution, args.seed)
@@ -147,7 +156,6 @@ def cmd_precision(args: argparse.Namespace) -> int:
                        title=f"n = {args.n:,} float32 '{args.distribution}' values (seed {args.seed})"))
     print("\n" + text)
     if args.sweep:
-        top = args.max_log2 or (30 if gpu else 22)
         swept = precision.sweep(range(10, top + 1, 2), gpu, args.distribution)
         points = swept.points
         print(format_table([p.as_dict() for p in points], title="\nsweep: float32 error vs exact"))
@@ -250,6 +258,7 @@ def cmd_hunt(args: argparse.Namespace) -> int:
                              f"hunt-PART.json files the parts wrote)")
         found = merge([Path(p) for p in args.merge])
     else:
+        output_dir(args.out, "--out")
         found = hunt(args.part, Path(args.out), args.jobs, args.budget, args.only, args.timeout,
                      max_n=args.max_n)
     text = table(found)

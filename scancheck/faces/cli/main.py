@@ -29,6 +29,7 @@ from ..spec_flags import (
     pattern,
     positive,
     reverse_forms,
+    whole,
 )
 from .check import DEFAULT_BUDGET, cmd_check
 from .commands import (
@@ -205,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="GPU bandwidth table, or --oracle for the exact oracle")
     p.add_argument("--oracle", action="store_true",
                    help="exact-oracle throughput on the CPU, and on the GPU where there is one")
-    p.add_argument("--log2-sizes", nargs="+", default=["16", "20", "24", "28", "30"],
+    p.add_argument("--log2-sizes", nargs="+", type=whole(1, 34),
                    help="log2 of the sizes (default 16 20 24 28 30; those over free device "
                         "memory are skipped)")
     p.add_argument("--dtypes", nargs="+", default=["float32", "float64", "int32", "int64"],
@@ -234,11 +235,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the data, one of the check's distributions (default: integers, the "
                         "practical's integer-valued floats in [0, 1000); another name is "
                         "refused with the list)")
-    p.add_argument("--seed", type=int, default=8, help="seed of the data (default 8)")
+    p.add_argument("--seed", type=whole(0, 2**32 - 1), default=8,
+                   help="seed of the data (default 8)")
     p.add_argument("--practical", action="store_true",
                    help="the practical's own data, reference and RMS: its two figures judged")
     p.add_argument("--sweep", action="store_true", help="also sweep n from 2^10 up")
-    p.add_argument("--max-log2", type=positive(int), help="largest log2 n of the sweep (22 CPU, 30 GPU)")
+    p.add_argument("--max-log2", type=whole(10, 30, "the sweep's sizes run from 2**10 to "
+                                           "2**30"),
+                   help="largest log2 n of the sweep (default 22 on the CPU models, 30 on a GPU; "
+                        "the CPU models take about 150 bytes an element)")
     p.add_argument("--plot", help="write the sweep's log-log plot to this PNG")
     p.set_defaults(func=cmd_precision)
 
@@ -421,10 +426,15 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
     args, left = parser.parse_known_args(reverse_forms(argv))
+    misplaced = misplaced_convention(argv, left) if left else None
+    if (left and not misplaced and args.command == "check"
+            and not any(a.startswith("-") for a in left)):
+        # TARGETs after the options (argparse takes one run of positionals): checked too.
+        args.targets, left = [*args.targets, *left], []
     if left:  # as parse_args, but a convention mistyped after --reverse is told as such,
         # and either named as the command's own errors are
-        wrong = misplaced_convention(argv, left) or (f"unrecognized arguments: {' '.join(left)}"
-                                                     + _did_you_mean(parser, args.command, left))
+        wrong = misplaced or (f"unrecognized arguments: {' '.join(left)}"
+                              + _did_you_mean(parser, args.command, left))
         print(f"scancheck {args.command}: error: {wrong}", file=sys.stderr)
         return 2
     try:

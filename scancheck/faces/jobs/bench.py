@@ -30,6 +30,9 @@ from ..tables import fit_columns, format_table
 #: The variant whose launches are tuned and benchmarked against the libraries.
 TUNED_VARIANT = TUNED_VARIANTS[0]
 BENCH_DTYPES = TUNED_DTYPES
+#: The sizes (log2) the scans' table times unless told: past L2 and a launch's overhead from
+#: 2**24; those over free device memory are skipped.
+LOG2_SIZES = (16, 20, 24, 28, 30)
 #: The widest a printed table may be: a terminal's.
 WIDTH = 120
 #: Launches a tuning run times in full at each (dtype, size), the fastest of one screening run

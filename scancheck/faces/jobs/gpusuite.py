@@ -561,8 +561,8 @@ def _parts(args: argparse.Namespace, out: Path, env: dict[str, str], summary: li
         summary.append("bandwidth (the look-back at its tuned launch, torch, CUB: GB/s and x "
                        "memcpy; the exact oracle's time over torch's per distribution):")
         summary.extend(f"  {ln}" for ln in keep)
-        rc, text, _ = _run([py, "-m", "scancheck", "bench", "--oracle", "--log2-sizes",
-                            args.bench_sizes[-1]], out / "bench-oracle.log", env)
+        rc, text, _ = _run([py, "-m", "scancheck", "bench", "--oracle"],
+                           out / "bench-oracle.log", env)
         status |= rc
         table = text[text.find("exact oracle on"):] if "exact oracle on" in text else ""
         summary.append("exact oracle on the device (ms, elements/s, x memcpy, torch.cumsum):")

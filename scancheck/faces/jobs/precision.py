@@ -219,6 +219,27 @@ def _sweep_runs(gpu: bool, max_tree_log2: int, max_model_log2: int) -> list[Swee
     return runs
 
 
+#: Peak bytes of host memory per element of the sweep's largest size on the CPU models (its
+#: exact scans, magnitude sums and every algorithm's output): 2.4 GB at 2**24.
+CPU_SWEEP_BYTES = 150
+
+
+def cpu_sweep_limit(top: int) -> str | None:
+    """Why a sweep of the CPU models up to 2**``top`` would not fit this machine's memory
+    (the kernel kills a process past it, before Python can raise), naming the largest that
+    would; None where it fits, or the machine does not say its memory."""
+    from ...isolation.watch import machine_memory
+
+    have = machine_memory()
+    if have is None or CPU_SWEEP_BYTES << top <= have:
+        return None
+    fits = max((have // CPU_SWEEP_BYTES).bit_length() - 1, 10)
+    fits -= fits % 2  # the sweep's sizes are even powers
+    return (f"--max-log2 {top}: without a GPU the sweep runs the CPU models, about "
+            f"{CPU_SWEEP_BYTES} bytes an element, {(CPU_SWEEP_BYTES << top) / 2**30:.0f} GiB "
+            f"at 2**{top}, past this machine's {have / 2**30:.0f} GiB; give at most {fits}")
+
+
 def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",
           max_tree_log2: int = 18, max_model_log2: int = 22) -> Swept:
     """Max error against exact and the algorithm's bound, per algorithm and size (float32).

@@ -252,6 +252,19 @@ def table(found: list[Found]) -> str:
     return f"{len(found)} target{'' if len(found) == 1 else 's'}: {told}.\n\n" + head + body
 
 
+def _part_lines(path: Path) -> list[Found]:
+    """The lines of one part's JSON, a ValueError naming ``path`` where it holds none: not
+    JSON, or not the list of findings a part writes."""
+    try:
+        lines = json.loads(path.read_text())
+        if not isinstance(lines, list) or not all(isinstance(d, dict) for d in lines):
+            raise TypeError("it holds no list of findings (JSON objects)")
+        return [Found(**d) for d in lines]
+    except (ValueError, TypeError, OSError) as exc:
+        raise ValueError(f"argument --merge: {path} is no part's findings (the hunt-PART.json "
+                         f"a hunt writes): {exc}") from None
+
+
 def merge(paths: list[Path]) -> list[Found]:
     """The lines of several parts' JSON joined: each target's line of every part that ran
     it (JAX's run on the CPU and on a GPU), and where none did, one "not checked" (a part's
@@ -259,8 +272,7 @@ def merge(paths: list[Path]) -> list[Found]:
     replaces an earlier one's (a run again)."""
     by_part: dict[tuple[str, str], Found] = {}
     for path in paths:
-        for d in json.loads(path.read_text()):
-            f = Found(**d)
+        for f in _part_lines(path):
             by_part[f.target, f.part] = f
     lines: dict[str, list[Found]] = {}
     for f in by_part.values():

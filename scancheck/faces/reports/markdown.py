@@ -680,13 +680,13 @@ def markdown(reports: list[ConformanceReport], path: str | Path) -> str:
     out = ["# scancheck conformance report", ""]
     out += ["| target | verdict | largest n | seconds | diagnosis |", "|---|---|---|---|---|"]
     for r in reports:
-        word = r.verdict_word if r.passed or r.unfinished else "**does not conform**"
+        word = "**does not conform**" if r.failed else r.verdict_word
         out.append(f"| {r.target} | {word} | {r.reached:,} | {r.seconds:.0f} | "
                    f"{_cell(r.summary)} |")
     for i, r in enumerate(reports):
         out += ["", f"## {r.target}", ""]
         verdict = r.verdict
-        word = r.verdict_word.capitalize() if r.passed or r.unfinished else "Does not conform"
+        word = "Does not conform" if r.failed else r.verdict_word.capitalize()
         out.append(f"**{word}**" + (f": {r.summary}" if r.summary else "."))
         if verdict.findings:  # each cause once, the properties it explains folded under it
             out += ["", "Causes, primary first:", ""]
@@ -699,7 +699,7 @@ def markdown(reports: list[ConformanceReport], path: str | Path) -> str:
         out += [f"| {row['property']} | {row['verdict']} | {_cell(row['diagnosis / detail'])} | "
                 f"{_cell(row['smallest failing case'])} |" for row in r.rows()]
         out += _curve(r, files, f"bounds-{i}", path.parent)
-        causes = [] if r.passed or r.unfinished else verdict.findings or [None]
+        causes = verdict.findings or [None] if r.failed else []
         for k, finding in enumerate(causes):  # a snippet for each cause
             snippet = reproducer(r, files, f"case-{i}" + (f"-{k + 1}" if k else ""), finding)
             if snippet:

@@ -55,6 +55,8 @@ def test_bench_oracle_writes_its_json_without_a_gpu_too(capsys, monkeypatch, tmp
     (["check", "numpy.cumsum", "--sanitize", "leakcheck"], "argument --sanitize: invalid choice"),
     (["no-such-command"], "invalid choice: 'no-such-command'"),
     (["check", "numpy.cumsum", "--promote", "int8"], "argument --promote: 'int8' must be IN:OUT"),
+    (["check", "numpy.cumsum", "--accumulates", "float32"],
+     "argument --accumulates: 'float32' must be IN:ACC, as float32:float64"),
     # A model built at a block size that is no power of two computes no scan: refused, not
     # told as the reference kernels being wrong.
     (["verify", "--block", "96"], "argument --block: '96' is not a power of two from 1 to 1024"),
@@ -63,6 +65,11 @@ def test_bench_oracle_writes_its_json_without_a_gpu_too(capsys, monkeypatch, tmp
     (["sanitize", "kogge_stone", "--block", "100"], "argument --block: '100' is not a power"),
     (["hunt", "--only", "("], "argument --only: '(' is no regular expression: missing )"),
     (["explain", "x.txt", "y.txt", "--dtype", "floaty"], "argument --dtype: invalid choice"),
+    (["precision", "--sweep", "--max-log2", "8"], "argument --max-log2: '8' is not a whole "
+                                                  "number from 10 to 30 (the sweep's sizes run"),
+    (["precision", "--sweep", "--max-log2", "99"], "argument --max-log2: '99' is not a whole"),
+    (["precision", "--seed", "-1"], "argument --seed: '-1' is not a whole number from 0 to"),
+    (["bench", "--log2-sizes", "abc"], "argument --log2-sizes: 'abc' is not a whole number"),
 ])
 def test_bad_options_exit_2_with_one_line_naming_the_argument(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -99,11 +106,32 @@ def test_sanitize_refuses_a_launch_before_it_looks_for_the_tool(capsys):
     assert "n=5000 is over the single-block limit of kogge_stone" in capsys.readouterr().err
 
 
-def test_a_sweep_below_its_first_size_is_refused_naming_the_flag(capsys):
-    assert main(["precision", "--sweep", "--max-log2", "8"]) == 2
-    err = capsys.readouterr().err
-    assert "--max-log2 8: the sweep starts at 2**10; give 10 or more" in err
-    assert err.count("\n") == 1, err
+@pytest.mark.parametrize("argv, message", [
+    (["precision", "--plot", "p.png"], "--plot applies to the sweep alone: add --sweep"),
+    (["precision", "--max-log2", "12"], "--max-log2 applies to the sweep alone: add --sweep"),
+    (["bench", "--oracle", "--tune", "t.json"], "--tune time the look-back's launches; --oracle "
+                                                "times the exact oracle alone"),
+    (["bench", "--oracle", "--log2-sizes", "20"], "--log2-sizes time the look-back's launches"),
+])
+def test_a_flag_the_command_would_not_use_is_refused_naming_it(argv, message, capsys, tmp_path,
+                                                               monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert message in err and err.count("\n") == 1 and out == "", err
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_a_cpu_sweep_past_the_machines_memory_is_refused_before_it_runs(capsys, monkeypatch):
+    """The kernel kills a process out of memory before Python can raise: the sweep of the
+    CPU models is measured against the machine's memory first, and the largest that fits
+    named."""
+    monkeypatch.setattr("scancheck.core.devices.gpu_available", lambda: (False, "none here"))
+    monkeypatch.setattr("scancheck.isolation.watch.machine_memory", lambda: 2**30)
+    assert main(["precision", "--sweep", "--max-log2", "24"]) == 2
+    out, err = capsys.readouterr()
+    assert "--max-log2 24: without a GPU the sweep runs the CPU models" in err, err
+    assert "past this machine's 1 GiB; give at most 22" in err and out == ""
 
 
 @pytest.mark.parametrize("argv", [["check", "numpy.cumsum", "--budg", "1"],
@@ -401,6 +429,13 @@ def test_spec_flags_with_the_negative_controls_exit_2(capsys):
     err = capsys.readouterr().err
     assert "argument --controls: spec flags apply to TARGETs" in err
     assert "(--op, --deterministic given)" in err
+
+
+def test_targets_beside_the_negative_controls_are_refused_not_left_unchecked(capsys):
+    assert main(["check", "--controls", "numpy.cumsum"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --controls: it runs the negative controls alone (numpy.cumsum given)" in err
+    assert "give --repeat N to check both" in err and err.count("\n") == 1
 
 
 def test_an_unsafe_lock_directory_exits_2_not_a_traceback(capsys, monkeypatch):
@@ -815,12 +850,23 @@ def test_a_word_after_reverse_that_is_no_target_is_told_as_its_bad_value(word, c
 
 
 @pytest.mark.parametrize("argv, left", [
-    (["check", "numpy.cumsum", "--reverse", "flip", "sideways"], "sideways"),
-    (["check", "--bogus", "numpy.cumsum"], "--bogus"), (["verify", "--bogus"], "--bogus")])
+    (["check", "--bogus", "numpy.cumsum"], "--bogus"), (["verify", "--bogus"], "--bogus"),
+    (["verify", "numpy.cumsum"], "numpy.cumsum")])
 def test_other_words_left_over_are_unrecognized_by_the_subcommand(argv, left, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err == f"scancheck {argv[0]}: error: unrecognized arguments: {left}\n", err
+
+
+def test_targets_after_the_options_are_checked_as_those_before(capsys):
+    argv = ["check", "numpy.cumsum", "--budget", "1", "--max-n", "64", "numpy.cumprod"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^numpy\.cumsum +conforms", out, re.M), out
+    assert re.search(r"^numpy\.cumprod +conforms", out, re.M), out
+    # A word left after a convention is a target like any other: told as one not found.
+    assert main(["check", "numpy.cumsum", "--reverse", "flip", "sideways"]) == 2
+    assert "target 'sideways' is none of a built-in" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("flag, value, looks", [
@@ -1028,3 +1074,11 @@ def test_a_known_bug_is_told_on_its_targets_line_as_the_target_ends(monkeypatch,
     assert out[1].endswith("numpy.cumsum (1 s): new beside known (up/stream#1): logic error: "
                            "wrong at output 3")
     assert out[2].endswith("numpy.cumprod (1 s): logic error: wrong at output 3")
+
+
+def test_an_output_whose_folder_is_a_file_is_told_so(tmp_path, capsys):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    assert main(["check", "numpy.cumsum", "--json", str(afile / "out.json")]) == 2
+    err = capsys.readouterr().err
+    assert f"argument --json: {afile / 'out.json'}: {afile} is a file, not a directory" in err

@@ -222,3 +222,30 @@ def test_a_hunts_max_n_is_the_largest_n_each_targets_check_searches(tmp_path, mo
     main([*argv, "--max-n", "4097"])
     main(argv)
     assert [o.budget.max_n for o in given] == [4097, None]
+
+
+@pytest.mark.parametrize("held, told", [
+    ('{"a": 1}', "holds no list of findings"), ("[1, 2]", "holds no list of findings"),
+    ("not json", "Expecting value"), ('[{"target": "t"}]', "missing 4 required"),
+])
+def test_a_merge_of_a_file_that_is_no_parts_findings_is_refused_naming_it(held, told, tmp_path,
+                                                                           capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text(held)
+    assert main(["hunt", "--merge", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert f"argument --merge: {bad} is no part's findings" in err and told in err, err
+    assert err.count("\n") == 1, err
+
+
+def test_a_hunts_out_folder_that_cannot_be_made_is_refused_before_any_check(tmp_path, capsys,
+                                                                             monkeypatch):
+    monkeypatch.setattr("scancheck.faces.reports.hunt.hunt", lambda *a, **k: pytest.fail("ran"))
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    for out, told in ((afile, f"argument --out: {afile} is a file; give a folder"),
+                      (afile / "sub", f"argument --out: {afile / 'sub'} cannot be written")):
+        assert main(["hunt", "--part", "cpu", "--only", r"^numpy\.cumsum$", "--out",
+                     str(out)]) == 2
+        err = capsys.readouterr().err
+        assert told in err and err.count("\n") == 1, err
