@@ -117,6 +117,13 @@ def test_every_built_in_target_s_spec_declares_its_flags_as_bools():
         assert type(t.spec.reverse) is bool or t.spec.reverse in ("flip", "suffix"), name
 
 
+@pytest.mark.parametrize("op", ["add", "mul", "logaddexp"])
+def test_a_zero_order_is_declared_for_max_and_min_alone(op):
+    with pytest.raises(ValueError, match=f"zeros='ordered' with op='{op}': a zero order"):
+        TargetSpec(op=op, dtypes=("float32",), zeros="ordered")
+    assert TargetSpec(op="max", zeros="ordered").zeros == "ordered"
+
+
 def test_a_promotion_must_widen_and_name_known_dtypes():
     with pytest.raises(ValueError, match="no promotion"):
         TargetSpec(promote=(("int64", "int32"),))

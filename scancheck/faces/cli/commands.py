@@ -247,7 +247,7 @@ def cmd_hunt(args: argparse.Namespace) -> int:
     was made."""
     from pathlib import Path
 
-    from ..reports.hunt import NEW, hunt, merge, table, with_table
+    from ..reports.hunt import CANNOT, NEW, hunt, merge, table, with_table
 
     if args.write:
         output_path(args.write, "--write")
@@ -269,7 +269,13 @@ def cmd_hunt(args: argparse.Namespace) -> int:
         print(f"table written to {args.write}")
     else:
         print(text)
-    return 1 if any(f.verdict == NEW for f in found) else 0
+    if any(f.verdict == NEW for f in found):
+        return 1
+    if not args.merge and found and all(f.verdict == CANNOT for f in found):
+        # As check exits where nothing could be checked: no table of this part was made.
+        print(f"scancheck hunt: none of the {len(found)} targets can run here", file=sys.stderr)
+        return 2
+    return 0
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:

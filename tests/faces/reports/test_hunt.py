@@ -249,3 +249,11 @@ def test_a_hunts_out_folder_that_cannot_be_made_is_refused_before_any_check(tmp_
                      str(out)]) == 2
         err = capsys.readouterr().err
         assert told in err and err.count("\n") == 1, err
+
+
+def test_a_hunt_that_can_run_none_of_its_targets_here_exits_2(tmp_path, capsys, monkeypatch):
+    missing = replace(row("numpy.cumsum"), needs=("no_such_library",))
+    monkeypatch.setattr("scancheck.faces.reports.hunt._rows", lambda part, only: [missing])
+    status = main(["hunt", "--part", "cpu", "--out", str(tmp_path / "out"), "--budget", "1"])
+    out, err = capsys.readouterr()
+    assert status == 2 and "none of the 1 targets can run here" in err, (out, err)
