@@ -258,6 +258,10 @@ CONTROLS: tuple[Control, ...] = (
             "'declare --nans propagate' nor, under that, 'declare --nans ignore' fits it)"),
     Control("max writing zero for NaN", _CON + "max_writing_zero_for_nan", Cause.SPECIALS, "NaN",
             "nan and inf; no NaN rule explains it and the same data without NaNs pass"),
+    Control("max started from -1e30", _CON + "max_started_from_minus_1e30", Cause.LOGIC,
+            "differs from the exact scan", "floats within bound on values below -1e30; at -inf "
+            "(nan and inf) the twin that keeps the order, -inf made the most negative finite "
+            "value, is wrong too: one cause, not a second told as NaN handling"),
     Control("sum declaring skip that propagates", _CON + "sum_declaring_skip_that_propagates",
             Cause.CONTRACT, "declare --nans propagate",
             "nan and inf under nans='skip': the outputs after a NaN are judged as the scan of "

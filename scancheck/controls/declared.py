@@ -97,6 +97,14 @@ def max_writing_zero_for_nan(x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x), x.dtype.type(0), out).astype(x.dtype)
 
 
+def max_started_from_minus_1e30(x: np.ndarray) -> np.ndarray:
+    """A running maximum started from -1e30 where -inf is its identity: wrong wherever a
+    prefix lies below -1e30, at -inf as at a finite -3e38 -- one logic error, which a
+    wrong infinity must not make a second cause told as NaN handling."""
+    with np.errstate(all="ignore"):
+        return np.maximum(np.maximum.accumulate(x), x.dtype.type(-1e30)).astype(x.dtype)
+
+
 def sum_declaring_skip_that_propagates(x: np.ndarray) -> np.ndarray:
     """A running sum declared NaN-skipping (pandas' skipna) that propagates NaN as IEEE
     arithmetic does: NaN at each NaN input, as declared, but NaN after it too."""
@@ -369,6 +377,7 @@ for fn, spec in (
     (checked_sum, TargetSpec(dtypes=_INTS, overflow="raise")),
     (sum_refusing_long_int8, TargetSpec(dtypes=("int8", "int32"))),
     (max_writing_zero_for_nan, TargetSpec(op="max", dtypes=_FLOATS)),
+    (max_started_from_minus_1e30, TargetSpec(op="max", dtypes=_FLOATS)),
     (sum_reading_negative_nan_as_zero, TargetSpec(dtypes=_FLOATS)),
     (sum_ignoring_quiet_nans_only, TargetSpec(dtypes=_FLOATS, nans="ignore",
                                               nan_prefix="identity")),

@@ -32,7 +32,15 @@ from ..diagnosis import Cause, Reason
 from ..strategies import generate_data
 from .accumulation import accumulated_failure, accumulator
 from .base import Check, Contract, Failure, prefix_error, untold
-from .nan_rules import FINITE_TWIN, SPECIAL_PLACES, kept_rule_failure, longer_input, remade
+from .nan_rules import (
+    FINITE_TWIN,
+    SPECIAL_PLACES,
+    TWIN_VALUE,
+    kept_rule_failure,
+    longer_input,
+    made_from_specials,
+    remade,
+)
 from .running import agree, bits_differ, exact_answer, first_bad, on_outputs, promoted, run
 from .subnormals import flush_explains, flushes, scaled_out, subnormal_witness
 
@@ -545,8 +553,8 @@ def specials_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
             if spec.family == "sum" and spec.nans == "propagate" else
             f"NaN or infinity not where the spec puts them (nans={spec.nans!r}: "
             f"{NAN_RULES[spec.nans]}; infinities as IEEE arithmetic says)" if spec.family == "sum"
-            else f"NaN not handled as the spec declares (nans={spec.nans!r}: "
-            f"{NAN_RULES[spec.nans]})")
+            else f"NaN or infinity not handled as the spec declares (nans={spec.nans!r}: "
+            f"{NAN_RULES[spec.nans]}; an infinity orders beyond every number)")
     failure = first_bad(target, ok, got, want, rule, Cause.SPECIALS, Reason.SPECIALS)
     if failure is None or failure.reason == Reason.NEVER_WRITTEN:
         return failure
@@ -560,6 +568,16 @@ _TWINS = ((FINITE_TWIN, "the same input with its NaNs and infinities replaced by
           (SPECIAL_PLACES, "1 at each NaN or infinity of the input, 0 elsewhere"))
 
 
+def _order_twin(dtype: Any) -> tuple[dict[str, float | None], str]:
+    """The twin of a max or min scan's case that keeps its order: each infinity made the
+    largest finite value of its sign, so that a bug of the values beyond some finite one (an
+    identity of -1e30 where -inf is due) shows on it as it does on the infinity."""
+    big = float(finfo(dtype).max)
+    return (made_from_specials(TWIN_VALUE, big, -big),
+            f"the same input with its infinities made +-{big:.7g}, the largest finite "
+            f"{as_dtype(dtype).name} values, and its NaNs {TWIN_VALUE:g}")
+
+
 def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                       want: np.ndarray, failure: Failure) -> Failure:
     """Attribute a wrong NaN or infinity: a NaN rule the target keeps instead of its own, a
@@ -571,7 +589,8 @@ def _specials_failure(target: Target, case: Case, x: np.ndarray, got: np.ndarray
         return kept
     # A sum's twin keeps the case's finite values, whose rounding bound can hide a lost tile
     # of a long input; its count of specials cannot.
-    twins = _TWINS if target.spec.family == "sum" else _TWINS[:1]
+    twins = _TWINS if target.spec.family == "sum" else (
+        (_order_twin(x.dtype), *_TWINS[:1]) if target.spec.family == "order" else _TWINS[:1])
     for made, told in twins:
         twin = remade(x, made)
         twin_got, twin_bad = run(target, twin)

@@ -898,7 +898,7 @@ def test_a_target_taken_for_a_value_of_a_multi_value_flag_is_told_where_to_go(
 @pytest.mark.parametrize("flag, refusal, more", [
     ("--ndim", "is not a positive integer", ", or end --ndim's values with --"),
     ("--promote", "must be IN:OUT, as bool:int64", ", or end --promote's values with --"),
-    ("--accumulates", "must be IN:OUT, as bool:int64", ", or end --accumulates's values with --"),
+    ("--accumulates", "must be IN:ACC, as float32:float64", ", or end --accumulates's values with --"),
     ("--budget", "is not a positive, finite number", ""),
 ])
 def test_a_target_taken_for_a_flags_value_of_another_type_is_told_where_to_go(
