@@ -30,12 +30,16 @@ from ...core.monoids import Monoid, monoid_locator
 from ...core.operators import get_operator
 from ...core.rules import flushed_dtypes
 from ...engine.cases import Case
-from ...engine.diagnosis import Finding
+from ...engine.diagnosis import Cause, Finding
+from ...engine.options import CheckOptions
 from ...engine.report import ConformanceReport
 from ...targets.spec import output_dtype, reverse_convention
 
 #: Inputs up to this many bytes are written into the snippet; larger ones beside the report.
 INLINE_BYTES = 1 << 16
+#: Runs a snippet of a non-deterministic scan compares, bit for bit: the check saw bits
+#: differ within four.
+DIFFERING_RUNS = 50
 
 def environment() -> dict[str, str]:
     """What ran the check: Python, the platform, library versions, the GPUs and driver."""
@@ -615,6 +619,15 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
     if case.get("reversed"):  # checked as the forward scan of its input reversed
         made.append(f"x[...] = np.flip(x, {axis or 0}).copy()  # the input the call got\n")
     lines[2:2] = made
+    if verdict.cause == Cause.NONDETERMINISM:  # no value is wrong: runs are held to each other
+        lines[-1:] = [
+            f"runs = [np.asarray({call}).copy() for _ in range({DIFFERING_RUNS})]  # one input\n",
+            "differ = sum(r.tobytes() != runs[0].tobytes() for r in runs[1:])\n",
+            'print(differ, "of", len(runs) - 1, "runs differ from the first in their bits")\n',
+            'verdict, status = (("still reproduces", 1) if differ else\n'
+            f'                   ("does not reproduce in {DIFFERING_RUNS} runs", 0))\n'
+            "print(verdict)\nraise SystemExit(status)\n"]
+        return _snippet(lines)
     written = case.get("input index")
     if written is not None:  # the call changes x: show the element before and after
         at = ", ".join(map(str, written)) if isinstance(written, list) else str(written)
@@ -668,6 +681,13 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
         if verdict.status in ("fault", "hang"):
             # No value to hold the output to: the call itself is what the check saw fail.
             lines.insert(-1, f"# In the check this call did not return: {verdict.text}\n")
+        if verdict.status == "hang":
+            # A call that never returns ends the script with status 1 (a bad revision to
+            # git bisect run) once the check's timeout has passed.
+            held = next((r.timeout for r in report.results if r.name == verdict.source
+                         and r.timeout), None) or CheckOptions.timeout
+            lines.insert(-1, f"import faulthandler\nfaulthandler.dump_traceback_later({held:g}, "
+                             f"exit=True)  # a hang: exit 1 after the check's timeout\n")
         lines.append('print("got", got.shape, got.dtype)\n')
     return _snippet(lines)
 

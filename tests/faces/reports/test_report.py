@@ -852,3 +852,48 @@ def test_the_json_report_is_standard_json_its_infinities_named(tmp_path, budget,
     data = json.loads(text, parse_constant=refuse)
     assert '"-inf"' in text, text[:2000]
     assert data["verdict"]["word"] == "DOES NOT CONFORM"
+
+
+def test_a_snippet_of_a_non_deterministic_scan_holds_runs_to_each_other(user_module, budget):
+    """No value is wrong where bits differ between runs: the snippet compares runs of one
+    input, "still reproduces" while they differ and "does not reproduce" once they agree,
+    whatever value each run returns."""
+    module = user_module / "varying.py"
+    varying = ("import numpy as np\n_rng = np.random.default_rng()\n\ndef scan(x):\n"
+               "    b = {block}\n    out, carry = np.empty_like(x), x.dtype.type(0)\n"
+               "    for s in range(0, len(x), b):\n"
+               "        out[s:s + b] = np.cumsum(x[s:s + b], dtype=x.dtype) + carry\n"
+               "        carry = out[min(s + b, len(x)) - 1]\n    return out\n")
+    module.write_text(varying.format(block="int(_rng.choice([2, 3, 5, 7]))"))
+    rep = check(load_import_path("varying:scan", TargetSpec(dtypes=("float32",))),
+                properties=("deterministic",), budget=budget)
+    sys.modules.pop("varying", None)
+    assert rep.verdict.cause is not None and rep.verdict.cause.name == "NONDETERMINISM", rep.rows()
+    snippet = _snippet_of(rep, user_module / "report.md")
+    assert _run_snippet(snippet, user_module) == (1, "still reproduces")
+    module.write_text(varying.format(block="3"))  # one order every run, another rounding
+    assert _run_snippet(snippet, user_module) == (0, "does not reproduce in 50 runs")
+
+
+def test_a_snippet_of_a_hang_exits_1_once_the_checks_timeout_has_passed(user_module):
+    """A call that never returns ends the snippet with status 1 after the check's timeout
+    (git bisect run reads a bad revision), and a mended target's returns with 0."""
+    from scancheck.engine.diagnosis import PropertyResult
+    from scancheck.engine.report import ConformanceReport
+
+    module = user_module / "hanging.py"
+    module.write_text("import time\n\ndef scan(x):\n    while True:\n        time.sleep(1)\n")
+    rep = ConformanceReport("hanging:scan", {**vars(TargetSpec(dtypes=("int64",)))}, [
+        PropertyResult("integers exact", "hang", "the target gave no answer in 2 s at n = 5",
+                       {"n": 5, "dtype": "int64", "data": "integers", "seed": 1},
+                       cause="FAULT", timeout=2.0)])
+    snippet = _snippet_of(rep, user_module / "report.md")
+    assert "faulthandler.dump_traceback_later(2, exit=True)" in snippet
+    ran = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
+                         env=dict(os.environ, PYTHONPATH=str(user_module)), cwd=user_module,
+                         timeout=60)
+    assert ran.returncode == 1 and "Timeout" in ran.stderr, ran.stderr
+    module.write_text("import numpy as np\n\ndef scan(x):\n    return np.cumsum(x)\n")
+    assert subprocess.run([sys.executable, "-c", snippet], capture_output=True,
+                          env=dict(os.environ, PYTHONPATH=str(user_module)), cwd=user_module,
+                          timeout=60).returncode == 0
