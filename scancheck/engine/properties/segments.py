@@ -61,7 +61,10 @@ def segments_check(target: Target, case: Case) -> Failure | None:
     if failure.cause == Cause.LOGIC and failure.reason != Reason.SHAPE:
         otherwise = _described_otherwise(target, x, layout, memory)
         if otherwise is not None:
-            return _sized(otherwise, x, case)
+            # Where the declared kind gets a wrong output, told with it: a script rebuilds
+            # that output and holds it to the exact scan of its segment.
+            return _sized(replace(otherwise, at=failure.at, index=failure.index,
+                                  got=failure.got, expected=failure.expected), x, case)
     if _special(x, failure):
         # As 'nan and inf' tells it of an unsegmented scan, unless finite data in the same
         # segments fail too: then the NaN or infinity only carried a logic error.

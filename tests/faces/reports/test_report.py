@@ -897,3 +897,28 @@ def test_a_snippet_of_a_hang_exits_1_once_the_checks_timeout_has_passed(user_mod
     assert subprocess.run([sys.executable, "-c", snippet], capture_output=True,
                           env=dict(os.environ, PYTHONPATH=str(user_module)), cwd=user_module,
                           timeout=60).returncode == 0
+
+
+def test_a_snippet_of_a_segment_description_read_as_another_kind_judges_its_output(
+        user_module, budget):
+    """Told 'reads its segments as offsets' where flags are declared, the script rebuilds the
+    wrong output of the flags and holds it to the exact scan of its segment: "still
+    reproduces" (1) while the target reads offsets, "does not reproduce" (0) once it reads
+    its flags."""
+    module = user_module / "segscan.py"
+    runs = ("import numpy as np\n\ndef scan(x, seg):\n{heads}"
+            "    starts = [0, *(int(i) for i in np.flatnonzero(heads) if i > 0), len(x)]\n"
+            "    out = np.zeros_like(x)\n    for a, b in zip(starts, starts[1:]):\n"
+            "        out[a:b] = np.cumsum(x[a:b], axis=0, dtype=x.dtype)\n    return out\n")
+    as_offsets = ("    heads = np.zeros(len(x), bool)\n    o = np.asarray(seg, np.int64)\n"
+                  "    live = (o[:-1] < len(x)) & (np.diff(o) > 0)\n    heads[o[:-1][live]] = True\n")
+    module.write_text(runs.format(heads=as_offsets))
+    spec = TargetSpec(dtypes=("int64",), segments="flags")
+    rep = check(load_import_path("segscan:scan", spec), properties=("segments",), budget=budget)
+    sys.modules.pop("segscan", None)
+    assert rep.verdict.cause is not None and rep.verdict.cause.name == "CONTRACT", rep.rows()
+    assert "reads its segments as offsets" in rep.diagnosis
+    snippet = _snippet_of(rep, user_module / "report.md")
+    assert _run_snippet(snippet, user_module) == (1, "still reproduces")
+    module.write_text(runs.format(heads="    heads = np.asarray(seg, bool)\n"))
+    assert _run_snippet(snippet, user_module) == (0, "does not reproduce")
