@@ -304,7 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--repeat", type=positive(int), metavar="N", help="check each TARGET (or "
                    "control) N times, the search's draws fresh each time (the ladder's fixed), "
                    "and print how stable its diagnosis is: "
-                   "caught k of N, the primary diagnoses seen, the smallest n of each run "
+                   "the primary diagnoses seen, the smallest n of each run, and for a "
+                   "control how many runs caught it (k of N) "
                    "(exit 1 where one was missed or got two, or a TARGET failed, as check exits); --json "
                    "writes a line per run")
     p.add_argument("--only", action="append", metavar="NAME", help="with --controls: "
