@@ -85,6 +85,7 @@ def whole(lo: int, hi: int, why: str = "") -> Callable[[str], int]:
     """An argparse type: a whole number from ``lo`` to ``hi``, else a one-line usage error
     naming the range (and ``why`` it ends there, where given)."""
     def parse(text: str) -> int:
+        value: int | None
         try:
             value = int(text)
         except ValueError:

@@ -244,7 +244,7 @@ def cmd_known(args: argparse.Namespace) -> int:
 def cmd_hunt(args: argparse.Namespace) -> int:
     """Check every library target of a part this machine can run (or merge parts), write the
     table of every API and mode and each new finding's reproducer; 1 where a new finding
-    was made."""
+    was made, 2 where none of the part's targets can run here."""
     from pathlib import Path
 
     from ..reports.hunt import CANNOT, NEW, hunt, merge, table, with_table
@@ -272,7 +272,7 @@ def cmd_hunt(args: argparse.Namespace) -> int:
     if any(f.verdict == NEW for f in found):
         return 1
     if not args.merge and found and all(f.verdict == CANNOT for f in found):
-        # As check exits where nothing could be checked: no table of this part was made.
+        # As check exits where nothing could be checked: the table holds no verdict.
         print(f"scancheck hunt: none of the {len(found)} targets can run here", file=sys.stderr)
         return 2
     return 0
