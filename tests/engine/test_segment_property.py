@@ -190,3 +190,33 @@ def test_a_nan_or_infinity_failure_is_told_by_whether_finite_data_fail_too(fn, c
             told.add(failure.cause)
             assert "precision lost" not in failure.diagnosis, failure.diagnosis
     assert told == {cause}, told
+
+
+def _offsets_over_the_last_output():
+    """A segmented sum that reads its description as offsets, and starts each output from
+    the last one of that shape (memory a freed output left): handed flags, it writes the
+    first element alone, so its first call is wrong and a call after a right one is right."""
+    last: dict[tuple, np.ndarray] = {}
+
+    def scan(x, seg):
+        key = (x.shape, x.dtype.str)
+        out = last.get(key, np.zeros_like(x)).copy()
+        o = np.asarray(seg, np.int64)
+        for a, b in zip(o[:-1], o[1:]):
+            out[a:b] = np.cumsum(x[a:b], axis=0, dtype=x.dtype)
+        last[key] = out.copy()
+        return out
+
+    return scan
+
+
+def test_a_description_read_as_another_kind_stays_a_contract_where_reruns_come_out_right(
+        budget):
+    """Right on the same segments handed as offsets, wrong on the flags declared: the rerun
+    of the flags, right by the memory the right answer left, refutes nothing; the verdict
+    is the declaration, not a logic error that comes and goes."""
+    t = Target("offsets_over_last", _offsets_over_the_last_output(),
+               TargetSpec(dtypes=("int64",), segments="flags"))
+    rep = check(t, properties=("segments",), budget=budget)
+    assert rep.verdict.cause == Cause.CONTRACT, rep.rows()
+    assert "declare --segments offsets" in rep.diagnosis and "some runs" not in rep.diagnosis
