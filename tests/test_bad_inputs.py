@@ -11,6 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from scancheck import CheckOptions, Target, check, check_isolated
 from scancheck.core.dtypes import DTYPES, INPUT_DTYPES
 from scancheck.core.operators import sequential_scan
 from scancheck.engine.cases import Budget
@@ -155,25 +156,32 @@ def test_bad_option_values_exit_2_with_one_line(option, value):
         assert exc.value.code == 0 and float(value) > 0
 
 
-def _misuses():
-    from scancheck import CheckOptions, Target, TargetSpec, check, check_isolated
-
-    fine = Target("cumsum", np.cumsum)
-    return [
-        (lambda: check(np.cumsum), TypeError, "target=<function cumsum"),
-        (lambda: check(None), TypeError, "target=None must be a Target"),
-        (lambda: check(fine, options={"timeout": 1}), TypeError, "options={'timeout': 1} must"),
-        (lambda: check_isolated(None), TypeError, "locator=None must name the target"),
-        (lambda: check_isolated(42, CheckOptions()), TypeError, "locator=42 must name"),
-        (lambda: Target("x", 42), TypeError, "fn=42 is not callable"),
-        (lambda: Target("x", np.cumsum, "add"), TypeError, "spec='add' must be a TargetSpec"),
-        (lambda: TargetSpec(ndim=2, axis=0), ValueError, "ndim=2 must be a tuple of ranks"),
-    ]
+def _fine():
+    return Target("cumsum", np.cumsum)
 
 
-@pytest.mark.parametrize("k", range(8))
-def test_the_api_refuses_a_wrong_type_naming_the_argument(k):
-    call, kind, message = _misuses()[k]
+#: Calls of the public API with an argument of the wrong type, the error each must raise and
+#: the words that name the argument.
+_MISUSES = {
+    "check of a function": (lambda: check(np.cumsum), TypeError, "target=<function cumsum"),
+    "check of None": (lambda: check(None), TypeError, "target=None must be a Target"),
+    "options as a dict": (lambda: check(_fine(), options={"timeout": 1}), TypeError,
+                          "options={'timeout': 1} must"),
+    "check_isolated of None": (lambda: check_isolated(None), TypeError,
+                               "locator=None must name the target"),
+    "check_isolated of a number": (lambda: check_isolated(42, CheckOptions()), TypeError,
+                                   "locator=42 must name"),
+    "fn not callable": (lambda: Target("x", 42), TypeError, "fn=42 is not callable"),
+    "spec as a string": (lambda: Target("x", np.cumsum, "add"), TypeError,
+                         "spec='add' must be a TargetSpec"),
+    "ndim as an int": (lambda: TargetSpec(ndim=2, axis=0), ValueError,
+                       "ndim=2 must be a tuple of ranks"),
+}
+
+
+@pytest.mark.parametrize("name", _MISUSES)
+def test_the_api_refuses_a_wrong_type_naming_the_argument(name):
+    call, kind, message = _MISUSES[name]
     with pytest.raises(kind, match=re.escape(message)):
         call()
 

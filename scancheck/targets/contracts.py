@@ -51,8 +51,9 @@ def viewed(spec: Any) -> bool:
 
 
 def check_contracts(spec: Any) -> None:
-    """Raise a ValueError naming the field and what is allowed unless ``spec``'s NaN rule,
-    NaN prefix, overflow rule, ranks and accumulations fit its operator and dtypes."""
+    """Raise a ValueError naming the field and what is allowed unless ``spec``'s zero order,
+    NaN rule, NaN prefix, overflow rule, ranks and accumulations fit its operator and
+    dtypes."""
     if spec.zeros != "either" and spec.op not in ("max", "min"):
         raise ValueError(f"zeros={spec.zeros!r} with op={spec.op!r}: a zero order (which of "
                          f"-0.0 and +0.0 is the larger) is declared for max and min")

@@ -138,16 +138,18 @@ class Target:
     #: The spec its user declared, where this target is a view of it under another spec
     #: (:func:`seeded`, :func:`forward`): a flag a diagnosis suggests must fit that one.
     declared: TargetSpec | None = None
+    #: Cases each property checks first: where a known bug showed (:class:`Witness`).
+    witnesses: tuple[Witness, ...] = ()
 
     def __post_init__(self) -> None:
+        """Raise a TypeError naming the field unless ``fn`` is callable and ``spec`` is a
+        :class:`TargetSpec`."""
         if not callable(self.fn):
             raise TypeError(f"Target {self.name!r}: fn={self.fn!r} is not callable; give the "
                             f"function that scans")
         if not isinstance(self.spec, TargetSpec):
             raise TypeError(f"Target {self.name!r}: spec={self.spec!r} must be a TargetSpec, "
                             f"as TargetSpec(op='max', dtypes=('float32',))")
-    #: Cases each property checks first: where a known bug showed (:class:`Witness`).
-    witnesses: tuple[Witness, ...] = ()
 
     def uncharged(self) -> float:
         """Seconds so far that the first call of each kind took beyond the second

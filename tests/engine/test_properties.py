@@ -120,18 +120,12 @@ def test_a_lost_tile_is_a_logic_error_where_the_finite_twin_hides_it_within_the_
     assert told.index == 262_400 and "1 at each NaN or infinity" in told.diagnosis
 
 
-def _cummax_from_minus_1e30(x):
-    """A running max started from -1e30 where -inf is due: wrong wherever a prefix lies below
-    -1e30, an infinity or a finite value alike."""
-    return np.maximum(np.maximum.accumulate(x), x.dtype.type(-1e30)).astype(x.dtype)
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_a_max_wrong_below_some_finite_value_is_a_logic_error_at_an_infinity_too(dtype):
     """-inf gets -1e30: the twin with NaN and infinities made 1 is right, but the twin that
     keeps their order (-inf made the most negative finite value) is wrong too, so the wrong
     infinity is that logic error, not a second cause told as the NaN rule."""
-    t = _target(_cummax_from_minus_1e30, TargetSpec(op="max", dtypes=(dtype,)))
+    t = _target(declared.max_started_from_minus_1e30, TargetSpec(op="max", dtypes=(dtype,)))
     # The first case of 'specials' data that opens with -inf: its first output is wrong at
     # the infinity alone.
     case = next(c for c in (Case(8, dtype, "specials", seed) for seed in range(10_000))

@@ -20,6 +20,11 @@ from ..tables import fit_columns, format_table
 from .check import TABLE_WIDTH, output_dir, output_path, writing
 
 
+def _apply(flags: list[str]) -> str:
+    """``flags`` named as the subject of "apply": "--a applies", "--a and --b apply"."""
+    return f"{' and '.join(flags)} {'applies' if len(flags) == 1 else 'apply'}"
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     from ...core.devices import gpu_available
     from ..jobs.verify import verify_all
@@ -40,11 +45,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     output_path(args.json, "--json")
     if args.oracle:
-        mixed = [f for f, v in (("--tune", args.tune), ("--log2-sizes", args.log2_sizes)) if v]
+        mixed = [f for f, v in (("--tune", args.tune), ("--log2-sizes", args.log2_sizes),
+                                ("--dtypes", args.dtypes), ("--reps", args.reps))
+                 if v is not None]
         if mixed:
-            raise ValueError(f"{' and '.join(mixed)} time the look-back's launches; --oracle "
-                             f"times the exact oracle alone, at --oracle-sizes: give one or "
-                             f"the other")
+            raise ValueError(f"{_apply(mixed)} to the look-back's table; --oracle "
+                             f"times the exact oracle alone (--oracle-dists, --oracle-sizes): "
+                             f"give one or the other")
         gpu, why = gpu_available()
         dists, cpu, on_device = bench.oracle_request(args.oracle_dists, args.oracle_sizes, gpu,
                                                      why)
@@ -65,6 +72,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(f"No GPU ({why}): the GPU benchmark needs one; try --oracle.")
         return 2
     log2_sizes = tuple(args.log2_sizes or bench.LOG2_SIZES)
+    dtypes = tuple(args.dtypes or bench.BENCH_DTYPES)
+    reps = args.reps or bench.REPS
     # The oracle's flags checked before anything is timed: a mistyped name fails at once.
     odists, _, osizes = bench.oracle_request(args.oracle_dists or None, args.oracle_sizes,
                                              True)
@@ -72,7 +81,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from ...kernels.tune import write_sweep_table
 
         output_path(args.tune, "--tune")
-        sweep = bench.tune_sweep(log2_sizes, tuple(args.dtypes), reps=args.reps)
+        sweep = bench.tune_sweep(log2_sizes, dtypes, reps=reps)
         with writing(args.tune, "--tune"), open(args.tune, "w") as fh:
             json.dump(sweep, fh, indent=1)
         path, _ = write_sweep_table(sweep, Path(args.tune).resolve().parent)
@@ -88,10 +97,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from ...kernels.tune import device_table
 
     table = device_table()
-    scans = bench.speed_table(log2_sizes, table, tuple(args.dtypes), reps=args.reps)
+    scans = bench.speed_table(log2_sizes, table, dtypes, reps=reps)
     print(bench.scans_text(scans, table.source))
     oracle: list[dict] = []
-    floats = tuple(d for d in args.dtypes if d.startswith("float"))
+    floats = tuple(d for d in dtypes if d.startswith("float"))
     if floats and args.oracle_dists != []:  # none given: no oracle table
         oracle = bench.oracle_table(osizes, odists, floats)
         print()
@@ -131,14 +140,19 @@ def cmd_precision(args: argparse.Namespace) -> int:
     from ...core.devices import gpu_available
     from ..jobs import precision
 
+    sweep_flags = [f for f, v in (("--plot", args.plot), ("--max-log2", args.max_log2))
+                   if v is not None]
+    if args.practical and (args.sweep or sweep_flags):
+        raise ValueError(f"--practical prints the practical's own figures alone; "
+                         f"{_apply(['--sweep'] * args.sweep + sweep_flags)} to the sweep: "
+                         f"give one or the other")
     if args.practical:
         from ..jobs.practical import report
 
         print(report())
         return 0
-    if not args.sweep and (args.plot or args.max_log2 is not None):
-        raise ValueError(f"{'--plot' if args.plot else '--max-log2'} applies to the sweep "
-                         f"alone: add --sweep")
+    if not args.sweep and sweep_flags:
+        raise ValueError(f"{_apply(sweep_flags)} to the sweep alone: add --sweep")
     output_path(args.plot, "--plot")
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise ValueError("--plot needs matplotlib, which is not installed (pip install "
@@ -273,7 +287,8 @@ def cmd_hunt(args: argparse.Namespace) -> int:
         return 1
     if not args.merge and found and all(f.verdict == CANNOT for f in found):
         # As check exits where nothing could be checked: the table holds no verdict.
-        print(f"scancheck hunt: none of the {len(found)} targets can run here", file=sys.stderr)
+        print(f"scancheck hunt: no target of part {args.part!r} can run here (of "
+              f"{len(found)} tried)", file=sys.stderr)
         return 2
     return 0
 

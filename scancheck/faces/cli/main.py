@@ -209,10 +209,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log2-sizes", nargs="+", type=whole(1, 34),
                    help="log2 of the sizes (default 16 20 24 28 30; those over free device "
                         "memory are skipped)")
-    p.add_argument("--dtypes", nargs="+", default=["float32", "float64", "int32", "int64"],
-                   choices=["float32", "float64", "int32", "int64"],
+    p.add_argument("--dtypes", nargs="+", choices=["float32", "float64", "int32", "int64"],
                    help="element types of the scans' table (default: all four)")
-    p.add_argument("--reps", type=positive(int), default=20,
+    p.add_argument("--reps", type=positive(int),
                    help="timed runs of each scan after its warm-up, the median kept "
                         "(default 20)")
     p.add_argument("--json", help="also write the rows to this file")

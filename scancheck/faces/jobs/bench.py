@@ -30,6 +30,8 @@ from ..tables import fit_columns, format_table
 #: The variant whose launches are tuned and benchmarked against the libraries.
 TUNED_VARIANT = TUNED_VARIANTS[0]
 BENCH_DTYPES = TUNED_DTYPES
+#: Timed runs of each scan after its warm-up, the median kept, unless told.
+REPS = 20
 #: The sizes (log2) the scans' table times unless told: past L2 and a launch's overhead from
 #: 2**24; those over free device memory are skipped.
 LOG2_SIZES = (16, 20, 24, 28, 30)
@@ -96,7 +98,7 @@ def _fits(n: int, dtype: str) -> bool:
 
 
 def measure(n: int, dtype: str, configs: list[tuple[int, dict[str, int]]],
-            reps: int = 20, keep: int | None = None) -> dict[str, Any]:
+            reps: int = REPS, keep: int | None = None) -> dict[str, Any]:
     """Median ms of memcpy, torch.cumsum, CuPy's CUB scan and :data:`TUNED_VARIANT` at each
     (block, params) in ``configs``, all on one array in one run; a launch the device
     refuses, or a library that fails, is timed as None with the reason.  With ``keep``,
@@ -177,7 +179,7 @@ def check_launches(configs: list[tuple[int, dict[str, int]]],
 
 
 def tune_sweep(log2_sizes: tuple[int, ...], dtypes: tuple[str, ...] = BENCH_DTYPES,
-               reps: int = 20, keep: int | None = SWEEP_KEEP) -> dict[str, Any]:
+               reps: int = REPS, keep: int | None = SWEEP_KEEP) -> dict[str, Any]:
     """Every candidate launch of :data:`TUNED_VARIANT` checked against its model
     (:func:`check_launches`), then timed at each (dtype, size) that fits, the fastest
     ``keep`` of a screening run in full, with memcpy, torch and CUB beside them: the input of
@@ -252,7 +254,7 @@ def speed_row(res: dict[str, Any]) -> dict[str, Any]:
 
 
 def speed_table(log2_sizes: tuple[int, ...], table: LaunchTable,
-                dtypes: tuple[str, ...] = BENCH_DTYPES, reps: int = 20) -> list[dict[str, Any]]:
+                dtypes: tuple[str, ...] = BENCH_DTYPES, reps: int = REPS) -> list[dict[str, Any]]:
     """Per (dtype, size) that fits: the look-back at ``table``'s launch, torch, CUB and
     memcpy (:func:`speed_row`)."""
     return [speed_row(measure(2**k, dtype, [table.launch(TUNED_VARIANT, dtype, 2**k)], reps))

@@ -220,7 +220,7 @@ def _sweep_runs(gpu: bool, max_tree_log2: int, max_model_log2: int) -> list[Swee
 
 
 #: Peak bytes of host memory per element of the sweep's largest size on the CPU models (its
-#: exact scans, magnitude sums and every algorithm's output): 2.4 GB at 2**24.
+#: exact scans, magnitude sums and every algorithm's output), rounded up: 2.4 GB at 2**24.
 CPU_SWEEP_BYTES = 150
 
 
@@ -237,7 +237,7 @@ def cpu_sweep_limit(top: int) -> str | None:
     fits -= fits % 2  # the sweep's sizes are even powers
     return (f"--max-log2 {top}: without a GPU the sweep runs the CPU models, about "
             f"{CPU_SWEEP_BYTES} bytes an element, {(CPU_SWEEP_BYTES << top) / 2**30:.0f} GiB "
-            f"at 2**{top}, past this machine's {have / 2**30:.0f} GiB; give at most {fits}")
+            f"at 2**{top}, past this machine's {have / 2**30:.1f} GiB; give at most {fits}")
 
 
 def sweep(log2_sizes: Iterable[int], gpu: bool, distribution: str = "integers",

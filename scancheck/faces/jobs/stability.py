@@ -198,7 +198,9 @@ def table(results: Sequence[Stability], repeat: int) -> tuple[str, int]:
     text += (f"\n{len(results) - len(unstable)} of {len(results)} stable"
              + (f"; not: {', '.join(unstable)}" if unstable else ""))
     targets = {r.status for s in results if not s.control for r in s.runs}
-    return text, 1 if unstable or 1 in targets else max(targets, default=0)
+    # As check ranks them: a failure, then nothing checked, then an unfinished check.
+    return text, (1 if unstable or 1 in targets else 2 if 2 in targets
+                  else max(targets, default=0))
 
 
 def repeated(controls: bool, only: Sequence[str] | None, targets: Sequence[str],

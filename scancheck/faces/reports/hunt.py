@@ -148,7 +148,7 @@ def hunt(part: str, out: Path, jobs: int, budget: float, only: str | None = None
         elif known:
             line.verdict = KNOWN if any(b.link for b, _ in known) else KNOWN_HERE
             line.detail = "; ".join(f"{b.told} ({hit.name})" for b, hit in known)
-        elif rep.unfinished:
+        elif rep.unfinished or rep.checked_nothing:
             line.verdict, line.detail = UNFINISHED, rep.summary
         gone = unseen(rep, bugs)
         if gone:

@@ -109,9 +109,12 @@ def test_sanitize_refuses_a_launch_before_it_looks_for_the_tool(capsys):
 @pytest.mark.parametrize("argv, message", [
     (["precision", "--plot", "p.png"], "--plot applies to the sweep alone: add --sweep"),
     (["precision", "--max-log2", "12"], "--max-log2 applies to the sweep alone: add --sweep"),
-    (["bench", "--oracle", "--tune", "t.json"], "--tune time the look-back's launches; --oracle "
+    (["precision", "--practical", "--sweep"], "--practical prints the practical's own figures "
+                                              "alone; --sweep applies to the sweep"),
+    (["bench", "--oracle", "--tune", "t.json"], "--tune applies to the look-back's table; --oracle "
                                                 "times the exact oracle alone"),
-    (["bench", "--oracle", "--log2-sizes", "20"], "--log2-sizes time the look-back's launches"),
+    (["bench", "--oracle", "--log2-sizes", "20", "--reps", "3"],
+     "--log2-sizes and --reps apply to the look-back's table"),
 ])
 def test_a_flag_the_command_would_not_use_is_refused_naming_it(argv, message, capsys, tmp_path,
                                                                monkeypatch):
@@ -131,7 +134,7 @@ def test_a_cpu_sweep_past_the_machines_memory_is_refused_before_it_runs(capsys, 
     assert main(["precision", "--sweep", "--max-log2", "24"]) == 2
     out, err = capsys.readouterr()
     assert "--max-log2 24: without a GPU the sweep runs the CPU models" in err, err
-    assert "past this machine's 1 GiB; give at most 22" in err and out == ""
+    assert "past this machine's 1.0 GiB; give at most 22" in err and out == ""
 
 
 @pytest.mark.parametrize("argv", [["check", "numpy.cumsum", "--budg", "1"],

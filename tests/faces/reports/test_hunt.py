@@ -256,4 +256,4 @@ def test_a_hunt_that_can_run_none_of_its_targets_here_exits_2(tmp_path, capsys, 
     monkeypatch.setattr("scancheck.faces.reports.hunt._rows", lambda part, only: [missing])
     status = main(["hunt", "--part", "cpu", "--out", str(tmp_path / "out"), "--budget", "1"])
     out, err = capsys.readouterr()
-    assert status == 2 and "none of the 1 targets can run here" in err, (out, err)
+    assert status == 2 and "no target of part 'cpu' can run here (of 1 tried)" in err, err
