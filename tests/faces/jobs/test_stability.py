@@ -30,11 +30,13 @@ def _control(name: str):
 def _scripted(outcomes: dict[str, list[tuple[bool | None, str, int | None]]]):
     """A check that answers each item's runs from ``outcomes`` (caught, primary, n), in
     the order of its runs, without any child process: a run with a primary diagnosis failed
-    (exit status 1), one without conformed, unless its n is -1 (the budget ran out: 3)."""
+    (exit status 1), one without conformed, unless its n is -1 (the budget ran out: 3) or
+    -2 (no property applied: 2)."""
     def check(item: Item, run: int, options: CheckOptions) -> Run:
         caught, primary, n = outcomes[item.name][run]
-        status = 3 if n == -1 else 1 if primary else 0
-        word = ("DOES NOT CONFORM", "conforms", "slow")[(1, 0, 3).index(status)]
+        status = {-1: 3, -2: 2}.get(n, 1 if primary else 0)
+        word = ("DOES NOT CONFORM", "conforms", "slow", "nothing checked")[
+            (1, 0, 3, 2).index(status)]
         return Run(item.name, run, caught, word, primary, primary, n, True,
                    None if n is None else {"n": n}, 0.0, status=status)
     return check
@@ -95,6 +97,7 @@ def test_a_target_with_two_primary_diagnoses_is_unstable():
     ([(None, "logic error", 9)] * 2, 1),  # stable, and wrong every run: fails as check does
     ([(None, "", None)] * 2, 0),
     ([(None, "", None), (None, "", -1)], 3),  # once out of budget with no failure found
+    ([(None, "", -1), (None, "", -2)], 2),  # nothing checked outranks out of budget
 ])
 def test_repeated_targets_exit_as_check_does(runs, status):
     found = measure([Item("t")], 2, CheckOptions(), said=None, check=_scripted({"t": runs}))

@@ -257,3 +257,17 @@ def test_a_hunt_that_can_run_none_of_its_targets_here_exits_2(tmp_path, capsys, 
     status = main(["hunt", "--part", "cpu", "--out", str(tmp_path / "out"), "--budget", "1"])
     out, err = capsys.readouterr()
     assert status == 2 and "no target of part 'cpu' can run here (of 1 tried)" in err, err
+
+
+def test_a_hunt_line_of_a_check_that_ran_no_property_is_unfinished_not_conforms(tmp_path,
+                                                                               monkeypatch):
+    from scancheck.engine.diagnosis import PropertyResult
+    from scancheck.engine.report import ConformanceReport
+    from scancheck.faces.reports.hunt import UNFINISHED
+
+    skipped = ConformanceReport("numpy.cumsum", {}, [
+        PropertyResult("rows", "skip", "the target scans 1-D arrays")])
+    monkeypatch.setattr("scancheck.isolation.parent.check_isolated", lambda *a, **k: skipped)
+    (line,) = hunt("cpu", tmp_path, jobs=1, budget=1, only=r"^numpy\.cumsum$",
+                   log=lambda *a, **k: None)
+    assert line.verdict == UNFINISHED and "no property applies (rows: " in line.detail
