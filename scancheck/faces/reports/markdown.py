@@ -688,8 +688,28 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
                          and r.timeout), None) or CheckOptions.timeout
             lines.insert(-1, f"import faulthandler\nfaulthandler.dump_traceback_later({held:g}, "
                              f"exit=True)  # a hang: exit 1 after the check's timeout\n")
+        if verdict.status == "fault":
+            lines[-1:] = _in_a_child(lines[-1])
+            return _snippet(lines)
         lines.append('print("got", got.shape, got.dtype)\n')
     return _snippet(lines)
+
+
+def _in_a_child(call: str) -> list[str]:
+    """Lines that make the ``call`` line in a child process and end with "still reproduces"
+    (1) where it raised or its process died, "does not reproduce" (0) where it returned: a
+    signal's own status (128 + n, an abort's 134) would stop ``git bisect run``."""
+    return ["import os\nimport sys\nimport traceback\n",
+            "pid = os.fork()  # the call in a child process: its crash is told, not this one's\n",
+            "if pid == 0:\n    try:\n        " + call +
+            "    except BaseException:\n        traceback.print_exc()\n        sys.stderr.flush()\n"
+            "        os._exit(1)\n    os._exit(0)\n",
+            "_, ended = os.waitpid(pid, 0)\n",
+            "if os.WIFSIGNALED(ended):\n"
+            '    print("the call\'s process was killed by signal", os.WTERMSIG(ended))\n',
+            "failed = os.WIFSIGNALED(ended) or os.WEXITSTATUS(ended) != 0\n",
+            'verdict, status = ("still reproduces", 1) if failed else ("does not reproduce", 0)\n',
+            "print(verdict)\nraise SystemExit(status)\n"]
 
 
 def markdown(reports: list[ConformanceReport], path: str | Path) -> str:

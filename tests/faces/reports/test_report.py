@@ -402,7 +402,9 @@ def test_each_cause_of_a_report_comes_with_a_snippet_of_its_own(tmp_path, budget
 
 def test_a_crash_is_reproduced_on_the_input_it_crashed_on(tmp_path, budget):
     """A target that aborts: its report's snippet rebuilds the case the process died in (its
-    data drawn again, not n alone), says so, and the call aborts again."""
+    data drawn again, not n alone), says so, and the call aborts again in a child process:
+    the script exits 1, "still reproduces", which git bisect run reads as a bad revision
+    (the abort's own 134 would stop it)."""
     from scancheck.isolation.parent import check_isolated
 
     rep = check_isolated("scancheck.testing:crashing_scan", properties=("integers exact",),
@@ -410,8 +412,26 @@ def test_a_crash_is_reproduced_on_the_input_it_crashed_on(tmp_path, budget):
     assert rep.verdict.findings[0].status == "fault"
     snippet = _snippet_of(rep, tmp_path / "report.md")
     assert "# In the check this call did not return: fault in 'integers exact'" in snippet
-    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, timeout=120)
-    assert out.returncode == -signal.SIGABRT, out.stderr
+    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 1 and out.stdout.splitlines()[-1] == "still reproduces", out
+    assert f"killed by signal {int(signal.SIGABRT)}" in out.stdout
+
+
+def test_a_crash_mended_reads_as_not_reproduced(tmp_path, budget):
+    """The child that made the call returned: "does not reproduce", exit 0."""
+    from scancheck.isolation.parent import check_isolated
+
+    module = tmp_path / "aborting.py"
+    module.write_text("import os\nimport numpy as np\n\ndef scan(x):\n    if len(x) > 3:\n"
+                      "        os.abort()\n    return np.cumsum(x, dtype=x.dtype)\n")
+    rep = check_isolated(f"{module}:scan", properties=("integers exact",), budget=budget,
+                         timeout=30, spec=TargetSpec(dtypes=("int64",)))
+    assert rep.verdict.findings[0].status == "fault", rep.rows()
+    snippet = _snippet_of(rep, tmp_path / "report.md")
+    assert _run_snippet(snippet, tmp_path) == (1, "still reproduces")
+    module.write_text("import numpy as np\n\ndef scan(x):\n    return np.cumsum(x, dtype=x.dtype)\n")
+    assert _run_snippet(snippet, tmp_path) == (0, "does not reproduce")
 
 
 def test_a_builtin_variant_is_called_through_the_resolver_not_imported():
