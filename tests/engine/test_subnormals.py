@@ -148,6 +148,12 @@ def test_a_declared_flush_of_max_must_flush_every_subnormal(budget):
     assert r.status == "fail" and r.cause == "PRECISION" and "subnormals kept" in r.diagnosis
     assert check_property(_target(kept.fn, op="max"), "floats within bound",
                           budget).status == "pass"
+    # Declared for float32 alone and keeping them there: 'keep' is the one declaration that
+    # fits, not the one already made.
+    one = _target(kept.fn, op="max", dtypes=("float32",), subnormals="flush:float32")
+    r = check_property(one, "floats within bound", budget)
+    assert r.status == "fail" and "declares subnormals='keep';" in r.diagnosis, r.diagnosis
+    assert "names them" not in r.diagnosis
 
     def half(x):  # DAZ on the inputs at even places only
         odd = np.arange(x.shape[0]) % 2 == 1

@@ -47,10 +47,13 @@ def flush_attributed(target: Target, x: np.ndarray, failure: Failure, ok_flush: 
         return failure
     other = ok_keep if declared else ok_flush
     dt, rule = dtype_name(x.dtype), target.spec.subnormals
+    # The declared dtypes but this one: what a scan that flushes those others declares.
+    rest = ",".join(d for d in flushed_dtypes(rule) if d != dt)
     if other.all():
         text = (f"subnormals kept (IEEE gradual underflow) where the spec declares every "
                 f"{dt} subnormal read as zero (subnormals={rule!r}); a scan that keeps them "
-                f"declares subnormals='keep', or names the dtypes it flushes ('flush:float32')"
+                f"declares subnormals='keep'" + (f", or where it flushes the other types, "
+                                                 f"names them ('flush:{rest}')" if rest else "")
                 if declared else
                 f"subnormals read as zero (DAZ or FTZ): every output is right once subnormal "
                 f"inputs and results read as zeros of their sign; a target that flushes by "
