@@ -13,6 +13,7 @@ import numpy as np
 
 from .checks import LARGE
 from .diagnosis import UNFINISHED, Diagnosis, PropertyResult, Reason, cause_of, diagnose
+from .properties import MONOID_DATA
 
 
 @dataclass
@@ -183,8 +184,11 @@ class ConformanceReport:
 
 def case_text(case: dict[str, Any] | None) -> str:
     """A smallest case as ``key=value, ...`` (n, dtype, data, seed, and where and what it
-    got); the input and a segment description whole are a reproducer's, not a line's."""
-    return ", ".join(f"{k}={v}" for k, v in (case or {}).items() if k not in ("x", "description"))
+    got); the input and a segment description whole are a reproducer's, not a line's, and a
+    monoid's case has no dtype of its own (its leaves have theirs)."""
+    case = case or {}
+    hidden = ("x", "description", *(("dtype",) if case.get("data") in MONOID_DATA else ()))
+    return ", ".join(f"{k}={v}" for k, v in case.items() if k not in hidden)
 
 
 def _detail(d: dict[str, Any]) -> str:

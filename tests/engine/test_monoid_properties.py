@@ -685,3 +685,17 @@ def test_a_bug_the_ladder_misses_is_met_on_the_case_it_was_seen_on():
                   Witness("probe monoids", 9, "int64", "uniform", 0)):
         assert check_property(replace(target, witnesses=(other,)), "probe monoids",
                               short).status == "pass"
+
+
+def test_a_monoids_smallest_case_is_told_without_the_label_dtype(budget):
+    """A monoid's case carries dtype int64 as a label only (its leaves have their own): the
+    line that tells the smallest case leaves it out; any other case keeps its dtype."""
+    from scancheck.engine.report import case_text
+
+    rep = check(resolve("scancheck.controls.tuples:combines_later_first"),
+                properties=("probe monoids",), budget=budget)
+    case = rep.verdict.smallest_case
+    assert case["data"] in PROBES and case["dtype"] == "int64"  # kept in the JSON
+    assert "dtype=" not in case_text(case) and f"data={case['data']}" in case_text(case)
+    assert case_text({"n": 3, "dtype": "float32", "data": "integers"}).startswith(
+        "n=3, dtype=float32, data=integers")

@@ -142,6 +142,9 @@ TABLE: dict[str, Property] = {p.name: p for p in (
 #: The properties of targets over tuples of arrays, and which spec each applies to.
 MONOID_PROPERTIES: dict[str, str] = {"operator laws": "declared", "monoid scan": "monoid",
                                      "probe monoids": "combine"}
+#: The data of their cases: monoids, whose leaves have dtypes of their own (the case's dtype
+#: is a label).
+MONOID_DATA = frozenset(d for p in MONOID_PROPERTIES for d in TABLE[p].distributions)
 
 
 PROPERTIES: tuple[str, ...] = tuple(TABLE)
