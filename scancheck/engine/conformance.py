@@ -446,13 +446,8 @@ def _failed(prop: str, found: Any, check: Callable[[Case], Failure | None],
             failure, minimal = last.get(case.n) or failure, case.n <= PREFIX_WALK
     assert failure is not None
     right = 0
-    # A segment description read as another kind is shown by the call handed that kind,
-    # right where the declared one is wrong: the outputs such a reading leaves unwritten
-    # may come out right in a rerun (memory the right answer left), which refutes nothing.
-    read_otherwise = failure.contract is not None and any(
-        name == "segments" for name, _ in failure.contract.fields)
     if (prop != "deterministic" and not isinstance(failure, NoAnswer)
-            and failure.cause in _RERUN_CAUSES and not read_otherwise):
+            and failure.cause in _RERUN_CAUSES and failure.rerun_refutes):
         right = sum(check(case) is None for _ in range(RERUNS))
     if right:
         failure = _intermittent(failure, right)

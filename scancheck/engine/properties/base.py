@@ -48,6 +48,10 @@ class Failure:
     #: The absolute error the property allows at ``index``, where it judges by a bound (a
     #: reproducer then tells a mended output from one still wrong with another value).
     allowed: float | None = None
+    #: Whether a rerun of the same input that comes out right refutes it (a contract read
+    #: off a call under another declaration is not refuted so: the outputs the declared
+    #: call leaves unwritten may come out right where a right answer left its memory).
+    rerun_refutes: bool = True
     #: What the failure shows: the criterion broken, or why no answer came.
     reason: Reason = field(kw_only=True)
 

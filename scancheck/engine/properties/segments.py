@@ -59,12 +59,9 @@ def segments_check(target: Target, case: Case) -> Failure | None:
         if memory["layout"] != "C":
             failure.diagnosis += f" (input of shape {list(x.shape)}, {memory['layout']} layout)"
     if failure.cause == Cause.LOGIC and failure.reason != Reason.SHAPE:
-        otherwise = _described_otherwise(target, x, layout, memory)
+        otherwise = _described_otherwise(target, x, layout, memory, failure)
         if otherwise is not None:
-            # Where the declared kind gets a wrong output, told with it: a script rebuilds
-            # that output and holds it to the exact scan of its segment.
-            return _sized(replace(otherwise, at=failure.at, index=failure.index,
-                                  got=failure.got, expected=failure.expected), x, case)
+            return otherwise
     if _special(x, failure):
         # As 'nan and inf' tells it of an unsegmented scan, unless finite data in the same
         # segments fail too: then the NaN or infinity only carried a logic error.
@@ -156,10 +153,12 @@ DESCRIBED_AS = ("offsets", "flags", "keys")
 
 
 def _described_otherwise(target: Target, x: np.ndarray, layout: Layout,
-                         memory: dict[str, Any]) -> Failure | None:
-    """A contract difference where the target, wrong on ``x`` in ``layout``'s segments, is
-    right on the same segments handed as another kind of description (offsets where flags
-    are declared, say): it reads its second argument as that kind.  CPU targets only, and
+                         memory: dict[str, Any], wrong_here: Failure) -> Failure | None:
+    """A contract difference where the target, wrong on ``x`` in ``layout``'s segments
+    (``wrong_here``, whose output it is told with: a script rebuilds that output and holds
+    it to the exact scan of its segment), is right on the same segments handed as another
+    kind of description (offsets where flags are declared, say): it reads its second
+    argument as that kind.  CPU targets only, and
     not one that declares its offsets' dtype: a kernel handed an array of another length or
     type than it takes may read past it, and a target pinned to one offsets dtype is handed
     no other."""
@@ -185,11 +184,11 @@ def _described_otherwise(target: Target, x: np.ndarray, layout: Layout,
             flag = f"--segments {other}"
             return Failure(Cause.CONTRACT, f"reads its segments as {other}: wrong on these "
                            f"{kind}, right on the same segments handed as {other}; declare "
-                           f"{flag}", detail={"contract": flag},
-                           at={**layout.describe(), "shape": list(x.shape)},
+                           f"{flag}", wrong_here.index, wrong_here.got, wrong_here.expected,
+                           detail={"contract": flag}, at=wrong_here.at,
                            contract=Contract(f"reads its segments as {other}", flag,
                                              (("segments", other),)),
-                           reason=Reason.UNDECLARED)
+                           rerun_refutes=False, reason=Reason.UNDECLARED)
     return None
 
 
