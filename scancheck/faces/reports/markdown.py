@@ -698,16 +698,22 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
 def _in_a_child(call: str) -> list[str]:
     """Lines that make the ``call`` line in a child process and end with "still reproduces"
     (1) where it raised or its process died, "does not reproduce" (0) where it returned: a
-    signal's own status (128 + n, an abort's 134) would stop ``git bisect run``."""
-    return ["import os\nimport sys\nimport traceback\n",
-            "pid = os.fork()  # the call in a child process: its crash is told, not this one's\n",
-            "if pid == 0:\n    try:\n        " + call +
-            "    except BaseException:\n        traceback.print_exc()\n        sys.stderr.flush()\n"
-            "        os._exit(1)\n    os._exit(0)\n",
-            "_, ended = os.waitpid(pid, 0)\n",
-            "if os.WIFSIGNALED(ended):\n"
-            '    print("the call\'s process was killed by signal", os.WTERMSIG(ended))\n',
-            "failed = os.WIFSIGNALED(ended) or os.WEXITSTATUS(ended) != 0\n",
+    signal's own status (128 + n, an abort's 134) would stop ``git bisect run``.  Where the
+    platform has no fork the call is made in the script's own process."""
+    return ["import os\nimport sys\nimport traceback\n\n\n",
+            "def call():\n    " + call + "\n\n",
+            "def raised():\n    try:\n        call()\n    except BaseException:\n"
+            "        traceback.print_exc()\n        sys.stderr.flush()\n        return True\n"
+            "    return False\n\n\n",
+            'if hasattr(os, "fork"):  # the call in a child process: its crash is told, not '
+            "this one's\n    pid = os.fork()\n    if pid == 0:\n"
+            "        os._exit(int(raised()))\n"
+            "    _, ended = os.waitpid(pid, 0)\n"
+            "    if os.WIFSIGNALED(ended):\n"
+            '        print("the call\'s process was killed by signal", os.WTERMSIG(ended))\n'
+            "    failed = os.WIFSIGNALED(ended) or os.WEXITSTATUS(ended) != 0\n"
+            "else:  # no fork (Windows): a crash here ends the script with its own status\n"
+            "    failed = raised()\n",
             'verdict, status = ("still reproduces", 1) if failed else ("does not reproduce", 0)\n',
             "print(verdict)\nraise SystemExit(status)\n"]
 

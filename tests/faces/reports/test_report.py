@@ -434,6 +434,24 @@ def test_a_crash_mended_reads_as_not_reproduced(tmp_path, budget):
     assert _run_snippet(snippet, tmp_path) == (0, "does not reproduce")
 
 
+def test_a_crash_script_without_fork_makes_the_call_in_its_own_process(tmp_path, budget):
+    """Where the platform has no fork (Windows) the script makes the call itself: one that
+    raises still reads "still reproduces" (1), one that returns "does not reproduce" (0)."""
+    from scancheck.isolation.parent import check_isolated
+
+    module = tmp_path / "aborting.py"
+    module.write_text("import os\nimport numpy as np\n\ndef scan(x):\n    if len(x) > 3:\n"
+                      "        os.abort()\n    return np.cumsum(x, dtype=x.dtype)\n")
+    rep = check_isolated(f"{module}:scan", properties=("integers exact",), budget=budget,
+                         timeout=30, spec=TargetSpec(dtypes=("int64",)))
+    no_fork = "import os\ndel os.fork\n" + _snippet_of(rep, tmp_path / "report.md")
+    module.write_text("import numpy as np\n\ndef scan(x):\n    if len(x) > 3:\n"
+                      "        raise MemoryError('out of memory')\n    return np.cumsum(x)\n")
+    assert _run_snippet(no_fork, tmp_path) == (1, "still reproduces")
+    module.write_text("import numpy as np\n\ndef scan(x):\n    return np.cumsum(x, dtype=x.dtype)\n")
+    assert _run_snippet(no_fork, tmp_path) == (0, "does not reproduce")
+
+
 def test_a_builtin_variant_is_called_through_the_resolver_not_imported():
     """scancheck's own variants ("scancheck:NAME") have no module of that name to import
     from: a script loads them as the check did, through the resolver."""
