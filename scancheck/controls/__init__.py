@@ -295,6 +295,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("least integer read as zero", _SUMS + "least_integer_read_as_zero", Cause.LOGIC,
             "differs from the exact", "integers exact, on data holding the type's limits: a "
             "uniform draw makes the least int32 once in 2**32 elements"),
+    Control("sum reset at -0.0", _SUMS + "sum_reset_at_negative_zero", Cause.LOGIC,
+            "treats -0.0 unlike +0.0", "floats within bound on data holding -0.0: right on "
+            "the same input with each -0.0 made +0.0 (it was told an error growing with the "
+            "values)", misread="grows with the values"),
     Control("overflow guard set too low", _CON + "overflow_guard_too_low", Cause.PRECISION,
             "no summation order can overflow", "floats within bound on 'overflow' data: an "
             "infinity is rounding only where the prefix's magnitudes reach the threshold"),

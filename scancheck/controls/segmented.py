@@ -9,21 +9,11 @@ from typing import Any
 import numpy as np
 
 from ..targets.spec import TargetSpec
+from .sums import runs
 
 #: The tile and chunk of the segmented controls: a segment starting on one is a seam.
 SEG_TILE = 128
 SEG_CHUNK = 64
-
-
-def _runs(x: np.ndarray, heads: np.ndarray) -> np.ndarray:
-    """The inclusive sum of each run of ``x`` that starts at a True of ``heads`` (element 0
-    starts one whatever its flag), each run scanned alone, along axis 0."""
-    out = np.empty_like(x)
-    starts = [0, *(int(i) for i in np.flatnonzero(heads) if i > 0), x.shape[0]]
-    for a, b in zip(starts, starts[1:]):
-        if b > a:
-            out[a:b] = np.add.accumulate(x[a:b], axis=0, dtype=x.dtype)
-    return out
 
 
 def _heads(offsets: np.ndarray, n: int, keep: np.ndarray | None = None) -> np.ndarray:
@@ -43,7 +33,7 @@ def carry_not_reset_after_empty_segment(x: np.ndarray, offsets: np.ndarray) -> n
     lengths = np.diff(np.asarray(offsets, np.int64))
     after_empty = np.concatenate([[False], lengths[:-1] == 0])
     with np.errstate(all="ignore"):
-        return _runs(x, _heads(offsets, x.shape[0], ~after_empty))
+        return runs(x, _heads(offsets, x.shape[0], ~after_empty))
 
 
 def reset_one_late_on_a_tile_boundary(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -55,14 +45,14 @@ def reset_one_late_on_a_tile_boundary(x: np.ndarray, offsets: np.ndarray) -> np.
     heads[on_tile] = False
     heads[on_tile[on_tile + 1 < x.shape[0]] + 1] = True
     with np.errstate(all="ignore"):
-        return _runs(x, heads)
+        return runs(x, heads)
 
 
 def reverse_flipping_data_not_offsets(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """A reverse segmented scan as the forward scan of the data flipped, the offsets not:
     right only where the segments are symmetric about the middle."""
     with np.errstate(all="ignore"):
-        return _runs(x[::-1], _heads(offsets, x.shape[0]))[::-1]
+        return runs(x[::-1], _heads(offsets, x.shape[0]))[::-1]
 
 
 def chunked_dropping_carry_after_empty_last_segment(x: np.ndarray, offsets: np.ndarray
@@ -74,7 +64,7 @@ def chunked_dropping_carry_after_empty_last_segment(x: np.ndarray, offsets: np.n
     off = np.asarray(offsets, np.int64)
     cuts = np.zeros(n, bool)
     cuts[::SEG_CHUNK] = True
-    out = _runs(x, _heads(offsets, n) | cuts)
+    out = runs(x, _heads(offsets, n) | cuts)
     with np.errstate(all="ignore"):
         for end in range(SEG_CHUNK, n, SEG_CHUNK):
             last = int(np.searchsorted(off, end - 1, "right")) - 1  # its segment
@@ -91,9 +81,9 @@ def infinity_plus_finite_as_nan(x: np.ndarray, offsets: np.ndarray) -> np.ndarra
     finite total is right."""
     heads = _heads(offsets, x.shape[0])
     with np.errstate(all="ignore"):
-        out = _runs(x, heads)
+        out = runs(x, heads)
         turned = np.concatenate([[False], np.isinf(out[:-1]) & np.isfinite(x[1:])]) & ~heads
-    out[_runs(turned.astype(np.int64), heads) > 0] = np.nan  # NaN to its segment's end
+    out[runs(turned.astype(np.int64), heads) > 0] = np.nan  # NaN to its segment's end
     return out
 
 
@@ -121,7 +111,7 @@ def strides_ignored_along_segments(x: np.ndarray, offsets: np.ndarray) -> np.nda
     from .rows import read_as_c_contiguous
 
     with np.errstate(all="ignore"):
-        return _runs(read_as_c_contiguous(x), _heads(offsets, x.shape[0]))
+        return runs(read_as_c_contiguous(x), _heads(offsets, x.shape[0]))
 
 
 def heads_past_the_first_tile_never_reset(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
@@ -130,7 +120,7 @@ def heads_past_the_first_tile_never_reset(x: np.ndarray, offsets: np.ndarray) ->
     flat = x.reshape(x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64)))
     out = np.empty_like(flat)
     with np.errstate(all="ignore"):
-        out[:, :8] = _runs(flat[:, :8], _heads(offsets, x.shape[0]))
+        out[:, :8] = runs(flat[:, :8], _heads(offsets, x.shape[0]))
         out[:, 8:] = np.add.accumulate(flat[:, 8:], axis=0, dtype=x.dtype)
     return out.reshape(x.shape)
 
@@ -138,7 +128,7 @@ def heads_past_the_first_tile_never_reset(x: np.ndarray, offsets: np.ndarray) ->
 def offsets_where_flags_are_declared(x: np.ndarray, flags: np.ndarray) -> np.ndarray:
     """A right segmented sum that takes its segments as offsets, declared to take head flags:
     a flag array read as offsets names no segments that flags name."""
-    return _runs(x, _heads(np.asarray(flags, np.int64), x.shape[0]))
+    return runs(x, _heads(np.asarray(flags, np.int64), x.shape[0]))
 
 
 def keys_narrowed_to_int8(x: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -147,7 +137,7 @@ def keys_narrowed_to_int8(x: np.ndarray, keys: np.ndarray) -> np.ndarray:
     narrow = np.asarray(keys).astype(np.int8)
     heads = np.r_[True, narrow[1:] != narrow[:-1]] if narrow.size else np.zeros(0, bool)
     with np.errstate(all="ignore"):
-        return _runs(x, heads)
+        return runs(x, heads)
 
 
 def group_labels_narrowed_to_int32(x: np.ndarray, labels: np.ndarray) -> np.ndarray:

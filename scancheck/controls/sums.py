@@ -27,6 +27,17 @@ def tiles(x: np.ndarray, tile: int, ufunc: np.ufunc = np.add) -> np.ndarray:
     return ufunc.accumulate(pad.reshape(-1, tile), axis=1, dtype=x.dtype)
 
 
+def runs(x: np.ndarray, heads: np.ndarray) -> np.ndarray:
+    """The inclusive sum of each run of ``x`` that starts at a True of ``heads`` (element 0
+    starts one whatever its flag), each run scanned alone, along axis 0."""
+    out = np.empty_like(x)
+    starts = [0, *(int(i) for i in np.flatnonzero(heads) if i > 0), x.shape[0]]
+    for a, b in zip(starts, starts[1:]):
+        if b > a:
+            out[a:b] = np.add.accumulate(x[a:b], axis=0, dtype=x.dtype)
+    return out
+
+
 def blocked(x: np.ndarray, carries: Callable, block: int = BLOCK) -> np.ndarray:
     """Scan each block of ``block`` elements, then add the offset ``carries`` says came before
     it: ``carries(local, xs)``, of the last local prefix and the last input of every block but
@@ -245,6 +256,14 @@ def least_integer_read_as_zero(x: np.ndarray) -> np.ndarray:
         x = np.where(x == np.iinfo(x.dtype).min, x.dtype.type(0), x)
     with np.errstate(all="ignore"):
         return np.add.accumulate(x, dtype=x.dtype)
+
+
+def sum_reset_at_negative_zero(x: np.ndarray) -> np.ndarray:
+    """A running sum that starts again at each -0.0 (a reset read off a zero's sign bit):
+    wrong where a -0.0 follows a nonzero prefix, right on the same input with each -0.0
+    made +0.0, an equal value that no rounding or summation order tells apart."""
+    with np.errstate(all="ignore"):
+        return runs(x, (x == 0) & np.signbit(x))
 
 
 def scan_gold(x: np.ndarray) -> np.ndarray:

@@ -147,6 +147,9 @@ def _float_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
             f"at most 3 ('steps' data, n={case.n}, {where}), so no rounding explains it")
         return Failure(Cause.LOGIC, text, k, got[k], want[k], detail,
                        reason=probe.reason if unwritten else failure.reason)
+    signed = _signed_zero_told(target, case, x, failure, detail)
+    if signed is not None:
+        return signed
     p = SIGNIFICAND_BITS[x.dtype.name]
     if not np.isfinite(got[k]):
         reach = abs_sums(x, target.spec.inclusive)[k] / overflow_threshold(x.dtype.name)
@@ -185,6 +188,30 @@ def _float_told(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
                    f"bits ({x.dtype.name} has {p}), and data with tiny partial sums are "
                    f"exact{_narrower_words(x, got, want, target.spec.inclusive)}", k, got[k],
                    want[k], detail, reason=failure.reason)
+
+
+def _signed_zero_told(target: Target, case: Case, x: np.ndarray, failure: Failure,
+                      detail: dict[str, Any]) -> Failure | None:
+    """A logic error told as a sign-of-zero test where the case's input holds -0.0, the
+    target is wrong on it again, and right on the same input with each -0.0 made +0.0 (an
+    equal value, so no rounding or order tells them apart)."""
+    mine = x.astype(case.dtype)  # the input as the target got it (promotion is exact)
+    minus = (mine == 0) & np.signbit(mine)
+    if not minus.any():
+        return None
+    plus = np.where(minus, mine.dtype.type(0), mine)
+    again, bad = run(target, mine)
+    if bad is not None or judge_output(target, case, mine, again, attribute=False) is None:
+        return None  # right when run again: not a test of the sign
+    got, bad = run(target, plus)
+    if bad is not None or judge_output(target, case, plus, got, attribute=False) is not None:
+        return None
+    k = failure.index
+    return Failure(Cause.LOGIC, f"{failure.diagnosis}; right on the same input with each -0.0 "
+                   f"made +0.0, an equal value: the scan treats -0.0 unlike +0.0 (a test of "
+                   f"the sign bit or of the bits where one of value is due)", k,
+                   failure.got, failure.expected, {**detail, "negative zeros": int(minus.sum())},
+                   reason=failure.reason)
 
 
 def _narrower_words(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive: bool) -> str:
