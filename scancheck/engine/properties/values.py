@@ -195,7 +195,7 @@ def _signed_zero_told(target: Target, case: Case, x: np.ndarray, failure: Failur
     """A logic error told as a sign-of-zero test where the case's input holds -0.0, the
     target is wrong on it again, and right on the same input with each -0.0 made +0.0 (an
     equal value, so no rounding or order tells them apart)."""
-    mine = x.astype(case.dtype)  # the input as the target got it (promotion is exact)
+    mine = x.astype(as_dtype(case.dtype))  # as the target got it: the promotion is exact
     minus = (mine == 0) & np.signbit(mine)
     if not minus.any():
         return None
