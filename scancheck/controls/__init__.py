@@ -228,7 +228,7 @@ CONTROLS: tuple[Control, ...] = (
     Control("matrix scan refusing rank 3", _CON + "matrix_scan_refusing_rank_3", Cause.FAULT,
             "raised ValueError", "rows, on the 3-D arrays its declared ndim=(2, 3) allows"),
     Control("sum compensated past infinity", _CON + "sum_compensated_past_infinity",
-            Cause.SPECIALS, "inf - inf inside a compensated (Kahan) sum",
+            Cause.SPECIALS, "inf - inf, the running sum taken from itself",
             "floats within bound and nan and inf: NaN where the exact prefix is an infinity "
             "that inputs of one sign reach"),
     Control("checked sum missing the limit by one", _CON + "checked_sum_missing_the_limit_by_one",

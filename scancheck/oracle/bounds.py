@@ -204,9 +204,11 @@ NARROWER: dict[str, tuple[str, ...]] = {"float32": ("bfloat16", "float16"),
 def narrower_type(x: np.ndarray, got: np.ndarray, want: np.ndarray,
                   inclusive: bool = True) -> str | None:
     """The narrower float type (:data:`NARROWER`) every output ``got`` of a sum of ``x`` is a
-    value of, where some input is not one and each infinity ``got`` holds for a finite exact
-    prefix ``want`` has a prefix whose magnitudes sum past that type's largest value: what
-    the sum was kept in.  None where no such type fits (or ``x`` is empty)."""
+    value of, where each infinity ``got`` holds for a finite exact prefix ``want`` has a
+    prefix whose magnitudes sum past that type's largest value, and either some input is
+    not a value of it, or some finite exact prefix is not while every output lies within
+    the bound of a sum in that type: what the sum was kept in.  None where no such type
+    fits (or ``x`` is empty)."""
     if x.size < 1:
         return None
     reach = abs_sums(x.astype(np.float64), inclusive)
@@ -215,10 +217,25 @@ def narrower_type(x: np.ndarray, got: np.ndarray, want: np.ndarray,
         t = as_dtype(name)
         with np.errstate(over="ignore", invalid="ignore"):
             holds = np.array_equal(got.astype(t).astype(got.dtype), got, equal_nan=True)
-            needs = not np.array_equal(x.astype(t).astype(x.dtype), x, equal_nan=True)
+            needs = (not np.array_equal(x.astype(t).astype(x.dtype), x, equal_nan=True)
+                     or _rounded_in(name, got, want, reach, inclusive))
         if holds and needs and bool(np.all(reach[lost] > float(finfo(name).max))):
             return name
     return None
+
+
+def _rounded_in(name: str, got: np.ndarray, want: np.ndarray, reach: np.ndarray,
+                inclusive: bool) -> bool:
+    """Whether a sum of inputs that are all values of ``name`` was rounded in it: some finite
+    exact prefix is not a value of it, and every finite output lies within the bound of a
+    sum in it (outputs that copy inputs, as a running max's, are far from the sums)."""
+    fin = np.isfinite(want) & np.isfinite(got)
+    exact = want[fin]
+    if np.array_equal(exact.astype(as_dtype(name)).astype(exact.dtype), exact):
+        return False
+    err = np.abs(got[fin].astype(np.float64) - exact.astype(np.float64))
+    allowed = gamma(sequential_depths(want.shape[-1], inclusive), name)[fin] * reach[fin]
+    return bool(np.all(err <= allowed))
 
 
 def abs_sums(x: np.ndarray, inclusive: bool = True) -> np.ndarray:

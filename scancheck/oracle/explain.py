@@ -186,8 +186,9 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     # A NaN rule first: where the input holds NaN it is the likelier convention.
     e.hint = _nan_rule_hint(x, result, oper.name, inclusive)
     if not e.hint and e.kept_in:
-        e.hint = (f"every output is a {e.kept_in} value where some inputs are not: rounded "
-                  f"in {e.kept_in}, as if summed or stored in it, not in {x.dtype.name}")
+        e.hint = (f"every output is a {e.kept_in} value where some inputs or exact prefixes "
+                  f"are not: rounded in {e.kept_in}, as if summed or stored in it, not in "
+                  f"{x.dtype.name}")
     other = "exclusive" if inclusive else "inclusive"
     tries = [(f"as the {other} scan", "pass --exclusive" if inclusive else "leave --exclusive out",
               x, result, not inclusive, op),

@@ -5,6 +5,8 @@ told the flag that declares it.  Real libraries, where installed, are checked as
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -407,6 +409,8 @@ def test_inf_minus_inf_of_a_compensated_sum_has_its_own_diagnosis(budget):
     fn = controls.sum_compensated_past_infinity
     rep = check(Target(fn.__name__, fn, fn.scan_spec), budget=budget)
     assert rep.verdict.cause.name == "SPECIALS" and "compensated (Kahan) sum" in rep.diagnosis
+    # The infinity no input may be is named with its sign: "inf" read as either one.
+    assert re.search(r"no input is NaN or [+-]inf:", rep.diagnosis), rep.diagnosis
     assert "narrower type" not in rep.diagnosis
 
 

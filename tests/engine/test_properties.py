@@ -531,6 +531,40 @@ def test_accumulation_precision_is_proved_not_guessed():
     assert accumulation_precision(double, "float32")["accumulation float32"].startswith("float64")
 
 
+def _kahan(x):
+    """A compensated (Kahan) sum in the input's own type: correctly rounded wherever every
+    partial sum is exact in float64, off by the type's precision where large terms cancel."""
+    out, s, c = np.empty_like(x), x.dtype.type(0), x.dtype.type(0)
+    with np.errstate(all="ignore"):
+        for k, v in enumerate(x):
+            y = v - c
+            t = s + y
+            c, s = (t - s) - y, t
+            out[k] = s
+    return out
+
+
+def test_a_compensated_sum_is_not_told_to_declare_a_wider_accumulator(budget):
+    """A Kahan sum in float32 is correctly rounded on the accumulation probe, as a float64
+    accumulation is, but only the float64 one is told to declare --accumulates: declared,
+    the Kahan sum fails the bound of a float64 accumulation on cancelling data."""
+    from scancheck.engine.conformance import declared_accumulation
+    from scancheck.engine.properties.summaries import Accumulation, accumulation_precision
+
+    spec = TargetSpec(dtypes=("float32",))
+    double = _target(lambda x: np.cumsum(x, dtype=np.float64).astype(x.dtype), spec)
+    for fn, outcome in ((_kahan, Accumulation.CORRECTED), (double.fn, Accumulation.WIDER)):
+        found = accumulation_precision(_target(fn, spec), "float32", top=2**16)
+        assert found.outcome == outcome, found
+        declared_accumulation(spec, "float32", found)
+        advised = "declare --accumulates float32:float64" in found["accumulation float32"]
+        assert advised == (outcome == Accumulation.WIDER), found
+        followed = _target(fn, replace(spec, accumulates=(("float32", "float64"),),
+                                       max_n=4096))
+        result = check_property(followed, "floats within bound", budget)
+        assert (result.status == "pass") == advised, result
+
+
 def test_product_accumulation_precision_is_proved_on_factors_of_small_odd_parts():
     """A cumprod rounding every partial product to the type is told apart; one that
     multiplies in the wider type and rounds once is correctly rounded everywhere, and so is
@@ -856,10 +890,26 @@ def test_a_sum_kept_in_a_narrower_type_is_told_which(dtype, narrow):
     budget = Budget(seconds=2)
     told = check_property(_target(kept_narrow, spec), "floats within bound", budget)
     assert told.cause == "PRECISION" and (
-        f"every output is a {narrow} value where some inputs are not: as if summed or "
-        f"stored in {narrow}") in told.diagnosis, told
+        f"every output is a {narrow} value where some inputs or exact prefixes are not: as "
+        f"if summed or stored in {narrow}") in told.diagnosis, told
     other = check_property(_target(narrow_carry, spec), "floats within bound", budget)
     assert other.status == "fail" and "every output is a" not in other.diagnosis, other
+
+
+def test_a_sum_kept_in_a_narrower_type_is_named_on_inputs_of_that_type_too():
+    """Integers below 2048 are float16 values, their sums past 2048 mostly not: a float32 sum
+    kept in float16 returns float16 values where the exact prefixes are not, and is named
+    so; the right float32 sum of the same input is exact, and a running max (float16
+    values too, copied from the inputs, far from the sums) names nothing."""
+    from scancheck.oracle.bounds import narrower_type
+    from scancheck.oracle.exact import exact_scan
+
+    x = np.random.default_rng(5).integers(0, 2048, 64).astype(np.float32)
+    want = exact_scan(x)
+    kept = np.cumsum(x.astype(np.float16), dtype=np.float16).astype(np.float32)
+    assert narrower_type(x, kept, want) == "float16"
+    assert narrower_type(x, np.cumsum(x, dtype=np.float32), want) is None
+    assert narrower_type(x, np.maximum.accumulate(x), want) is None
 
 
 def test_a_failure_at_an_output_with_no_values_there_names_the_output_alone():

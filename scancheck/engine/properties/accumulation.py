@@ -23,13 +23,14 @@ def accumulator(target: Target, dtype: str) -> str | None:
     return dict(target.spec.accumulates).get(dtype)
 
 
-def accumulated_beyond(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray] | None:
-    """Per output of a sum of ``x`` along its last axis declared accumulated in a wider type:
-    whether it lies beyond ``ulp/2 + gamma_d(wider) * sum|x|`` of the exact prefix (d its
-    depth in a sequential order, the deepest any order has), and its error as a multiple of
-    that; None where no accumulator is declared for ``x``'s dtype."""
-    wider = accumulator(target, dtype_name(x.dtype))
+def accumulated_beyond(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray,
+                       wider: str | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per output of a sum of ``x`` along its last axis accumulated in a wider type (the
+    declared one, or ``wider``): whether it lies beyond ``ulp/2 + gamma_d(wider) * sum|x|``
+    of the exact prefix (d its depth in a sequential order, the deepest any order has), and
+    its error as a multiple of that; None where no accumulator is declared for ``x``'s
+    dtype and none is given."""
+    wider = wider or accumulator(target, dtype_name(x.dtype))
     if wider is None or target.spec.family != "sum":
         return None
     inc = target.spec.inclusive

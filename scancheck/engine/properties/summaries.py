@@ -25,6 +25,7 @@ from ...oracle.logsumexp import judge_logsumexp
 from ...oracle.products import judge_products
 from ...targets.target import Target
 from ..cases import Case
+from .accumulation import accumulated_beyond
 from .running import exact_answer, promoted
 from .values import bound_fractions
 
@@ -79,6 +80,9 @@ class Accumulation(enum.Enum):
 
     WIDER = "every output correctly rounded: it accumulates in the wider type or wider"
     NARROWER = "some partial results rounded to the type itself"
+    #: Correctly rounded where every partial result is exact in the wider type, yet beyond
+    #: that type's accumulation bound on cancelling data: a compensated sum (Kahan's).
+    CORRECTED = "rounded in the type itself and corrected: no wider accumulator fits"
     UNDETERMINED = "every order exact at the sizes allowed: nothing to tell"
 
 
@@ -146,12 +150,38 @@ def accumulation_precision(target: Target, dtype: str, top: int = 2**30) -> Accu
     err = np.abs(got.astype(np.float64) - want.astype(np.float64)) / units
     err_seq = np.abs(narrow.astype(np.float64) - want.astype(np.float64)) / units
     off = int((got != want).sum())
-    return AccumulationFound(Accumulation.NARROWER if off else Accumulation.WIDER, {
-        ACCUMULATION_KEY.format(dtype): f"{wider} or wider (all {n} outputs correctly rounded)"
-        if not off else f"some partial {family}s rounded to {dtype} ({off} of {n} outputs "
-                        f"not correctly rounded)",
+    times = None if off or family != "sum" else _cancelling_beyond(target, dtype, wider)
+    outcome = (Accumulation.NARROWER if off else Accumulation.WIDER if times is None
+               else Accumulation.CORRECTED)
+    if outcome == Accumulation.WIDER:
+        told = f"{wider} or wider (all {n} outputs correctly rounded)"
+    elif outcome == Accumulation.NARROWER:
+        told = (f"some partial {family}s rounded to {dtype} ({off} of {n} outputs not "
+                f"correctly rounded)")
+    else:
+        told = (f"not {wider}: all {n} outputs correctly rounded where every partial sum is "
+                f"exact in {wider}, yet {times:.3g}x the bound of a sum accumulated in {wider} "
+                f"on cancelling data: rounded in {dtype} and corrected (a compensated sum, as "
+                f"Kahan's), which no --accumulates declaration fits")
+    return AccumulationFound(outcome, {
+        ACCUMULATION_KEY.format(dtype): told,
         f"max err {dtype} (ulps)": float(err.max()),
         f"max err {dtype}, sequential in {dtype} (ulps)": float(err_seq.max())})
+
+
+def _cancelling_beyond(target: Target, dtype: str, wider: str) -> float | None:
+    """The most a sum correct on the accumulation probe passes the bound of one accumulated
+    in ``wider`` on cancelling data (seeds 0 to 3, 4 to 1024 elements), None where it stays
+    within: a compensated sum in the type itself is right wherever every partial sum is
+    exact in ``wider``, and off by its own type's precision where large terms cancel."""
+    worst = None
+    for n in (4, 64, 1024):
+        for seed in range(4):
+            x = Case(min(n, target.spec.max_n or n), dtype, "cancellation", seed).data("add")
+            beyond = accumulated_beyond(target, x, target(x), exact_answer(target, x), wider)
+            if beyond is not None and beyond[0].any():
+                worst = max(worst or 0.0, float(beyond[1][beyond[0]].max()))
+    return worst
 
 
 def passing_probes(target: Target, prop: str, dtypes: tuple[str, ...], top: int

@@ -219,8 +219,8 @@ def _narrower_words(x: np.ndarray, got: np.ndarray, want: np.ndarray, inclusive:
     none fits."""
     name = narrower_type(x, got, want, inclusive)
     return "" if name is None else (
-        f"; every output is a {name} value where some inputs are not: as if summed or stored "
-        f"in {name} (largest finite value {float(finfo(name).max):,.0f})")
+        f"; every output is a {name} value where some inputs or exact prefixes are not: as if "
+        f"summed or stored in {name} (largest finite value {float(finfo(name).max):,.0f})")
 
 
 def _sum_failure(target: Target, x: np.ndarray) -> Failure | None:
@@ -327,9 +327,9 @@ def _compensated_inf(target: Target, x: np.ndarray, got: np.ndarray, want: np.nd
     if np.isnan(upto).any() or (upto == -want[k]).any():
         return None
     return Failure(Cause.SPECIALS, f"NaN where the exact prefix is {want[k]} and no input is "
-                   f"NaN or {-want[k]}: inf - inf inside a compensated (Kahan) sum, whose "
-                   f"correction term subtracts the running sum from itself once it is "
-                   f"infinite", k, got[k], want[k], {"compensated sum": "inf - inf"},
+                   f"NaN or {-want[k]:+}: inf - inf, the running sum taken from itself once "
+                   f"it is infinite (as inside a compensated (Kahan) sum, whose correction "
+                   f"term does so)", k, got[k], want[k], {"compensated sum": "inf - inf"},
                    reason=Reason.SPECIALS)
 
 
