@@ -31,7 +31,7 @@ from .diagnosis import INTERMITTENT, Cause, PropertyResult, Reason
 from .large import LARGE_SIZES, check_large
 from .large_batches import BATCH_CHECKS, check_batch
 from .large_segments import SEGMENT_CHECKS, check_segments_large
-from .no_answer import NoAnswer, raised, size_limit
+from .no_answer import NoAnswer, own_error, raised, size_limit
 from .options import CheckOptions, Plan
 from .properties import (
     ACCUMULATION_KEY,
@@ -583,7 +583,9 @@ def run_plan(target: Target, plan: Plan, on_event: Callable[..., None] | None = 
     ``dtype``, ``data``, ``seed``, before each case: a heartbeat for watchdogs) and ``"result"`` (``result``,
     the PropertyResult).  With ``contain``, an exception that ends a property (a GPU
     target's, or one raised outside a case) is that property's fault; without, it ends the
-    loop (a child's parent reports it and goes on in a fresh process)."""
+    loop (a child's parent reports it and goes on in a fresh process).  One that scancheck's
+    own code raised on a CPU target (:func:`~.no_answer.own_error`) is neither: that
+    property is "partial", claiming nothing, and the loop goes on."""
     if not plan.empty:  # n = 0 broke the target in an earlier run: from n = 1
         target = replace(target, spec=replace(target.spec, allows_empty=False))
     last: dict[str, Any] = {}  # the case the property is in: a fault that ends it was there
@@ -606,10 +608,19 @@ def run_plan(target: Target, plan: Plan, on_event: Callable[..., None] | None = 
             result = check_property(
                 target, p, plan.share(k, start - (target.uncharged() - uncharged0)), on_case)
         except Exception as exc:  # a target that raises is a verdict, not a crash of ours
-            if not contain:
+            where = own_error(target, exc)
+            if where is not None:  # ours: nothing claimed either way, the next property runs
+                at = f" at n = {last['n']:,}" if "n" in last else ""
+                result = PropertyResult(
+                    p, "partial", f"scancheck's own code raised {type(exc).__name__} "
+                    f"({str(exc)[:200]}) at {where}{at}: a bug in scancheck, not in the "
+                    f"target; nothing is claimed for this property (please report it)",
+                    detail={"largest n": 0, "raised at": where}, reason=Reason.OWN_ERROR.name)
+            elif not contain:
                 raise
-            result = PropertyResult(p, "fault", f"{type(exc).__name__}: {str(exc)[:300]}",
-                                    dict(last) or None, cause=Cause.FAULT.name)
+            else:
+                result = PropertyResult(p, "fault", f"{type(exc).__name__}: {str(exc)[:300]}",
+                                        dict(last) or None, cause=Cause.FAULT.name)
         result.seconds = round(time.time() - start, 2)
         results.append(result)
         if on_event is not None:

@@ -90,6 +90,8 @@ class Reason(enum.Enum):
     OUT_OF_MEMORY = "out of memory"
     #: Out of memory on a GPU whose memory other processes held: no evidence either way.
     MEMORY_TAKEN = "the GPU's memory taken by others"
+    #: scancheck's own code raised, no code of the target's on the way: nothing is claimed.
+    OWN_ERROR = "scancheck's own code raised"
     REFUSED_AXIS = "a negative axis refused"
     EMPTY_BATCH = "wrong on an empty batch"
     INPUT_WRITTEN = "wrote into its input"

@@ -5,13 +5,17 @@ answers instead of ending it.
 
 from __future__ import annotations
 
+import sys
+import sysconfig
+import traceback
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 from ..core.devices import gpu_memory
 from ..targets.spec import spec_flag
-from ..targets.target import Target, raised_by_target
+from ..targets.target import InputWritten, NotAnArray, Target, raised_by_target
 from .cases import Case
 from .diagnosis import Cause, Reason, is_device_memory_error, is_resource_error
 from .properties import Failure
@@ -113,3 +117,46 @@ def ranks_taken(target: Target) -> tuple[int, ...]:
             continue
         took.append(rank)
     return tuple(took) if took and len(took) < held else ()
+
+
+#: The folders of scancheck's package that hold targets' code (built-in adapters, the
+#: negative controls and the testing targets): a frame there may be the target's.
+_TARGET_CODE = ("adapters", "controls", "targets", "testing.py")
+#: The libraries scancheck's own checks call: a frame in them is not the target's.
+_OWN_LIBRARIES = ("numpy", "mpmath", "hypothesis", "ml_dtypes")
+
+
+def own_error(target: Target, exc: BaseException) -> str | None:
+    """Where scancheck's own code raised ``exc`` on a CPU target (``file:line`` of the raise),
+    None where the target may have: the target's own call marked it, it says what the target
+    returned or wrote, or some frame of it or of the exceptions it chains is outside
+    scancheck's checks and the libraries they call (a user's monoid, say).  A GPU target's
+    exception may be its device's error surfacing later: never scancheck's."""
+    if target.spec.device != "cpu":
+        return None
+    package = Path(__file__).resolve().parents[1]
+    paths = sysconfig.get_paths()
+    stdlib = {Path(paths[k]).resolve() for k in ("stdlib", "platstdlib")}
+    installed = {Path(paths[k]).resolve() for k in ("purelib", "platlib")}
+    libraries = [Path(m.__file__).resolve().parent for name in _OWN_LIBRARIES
+                 if (m := sys.modules.get(name)) is not None and getattr(m, "__file__", None)]
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if raised_by_target(link) or isinstance(link, InputWritten | NotAnArray):
+            return None
+        for frame in traceback.extract_tb(link.__traceback__):
+            path = Path(frame.filename).resolve()
+            if path.is_relative_to(package):
+                if path.relative_to(package).parts[0] in _TARGET_CODE:
+                    return None
+            elif not (any(path.is_relative_to(p) for p in libraries) or (
+                    any(path.is_relative_to(p) for p in stdlib)
+                    and not any(path.is_relative_to(p) for p in installed))):
+                return None
+        link = link.__cause__ or link.__context__
+    last = traceback.extract_tb(exc.__traceback__)[-1:]
+    return (f"{Path(last[0].filename).relative_to(package.parent)}:{last[0].lineno}"
+            if last and Path(last[0].filename).resolve().is_relative_to(package)
+            else "scancheck")

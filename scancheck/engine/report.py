@@ -89,11 +89,14 @@ class ConformanceReport:
         if not left:
             return self.diagnosis
         taken = [r for r in left if r.why == Reason.MEMORY_TAKEN]
+        ours = [r for r in left if r.why == Reason.OWN_ERROR]
         slow = [r for r in left if r.timeout is not None]
-        short = [r for r in left if r.why != Reason.MEMORY_TAKEN and r.timeout is None]
+        short = [r for r in left if r.why not in (Reason.MEMORY_TAKEN, Reason.OWN_ERROR)
+                 and r.timeout is None]
         told = [f"out of memory in {', '.join(r.name for r in taken)} from n = "
                 f"{min(r.detail['largest n'] for r in taken) + 1:,}, "
                 f"{taken[0].detail['memory taken']}"] if taken else []
+        told += [f"in '{r.name}' {r.diagnosis}" for r in ours]
         # One slow call told whole (the smallest n): the others' are the same story.
         if slow:
             first = min(slow, key=lambda r: r.detail.get("timed out at n", 0))

@@ -182,6 +182,8 @@ def main(argv: list[str]) -> int:
 
         # An exception that ends a property ends this child: the parent reports it as the
         # target's fault and goes on in a fresh child, below the size where it happened.
+        # One raised by scancheck's own code alone is a result (partial), and the next
+        # property runs here.
         run_plan(target, plan, told, contain=False)
     return 0
 

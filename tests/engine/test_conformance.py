@@ -367,3 +367,69 @@ def test_a_check_that_checked_nothing_is_no_pass(properties, budget):
     assert rep.summary.startswith("no property applies (rows: " if properties else
                                   "no property was named")
     assert json.loads(rep.to_json())["verdict"]["word"] == "nothing checked"
+
+
+def _probe_raising_in_scancheck(monkeypatch):
+    """The accumulation probe, made to raise inside scancheck's own code (a TypeError of
+    its arithmetic on a table entry set to None)."""
+    from scancheck.engine.properties import summaries
+
+    monkeypatch.setitem(summaries.ACCUMULATION_PROBE, "float32", ("float64", None))
+
+
+def _numpy_cumsum(x):
+    import numpy as np
+
+    return np.cumsum(x, dtype=x.dtype)
+
+
+def test_scanchecks_own_error_is_no_verdict_on_the_target(monkeypatch, budget):
+    """An exception raised by scancheck's own code alone, on a right target, is not the
+    target's fault: that property claims nothing (partial, exit 3), says where scancheck
+    raised, and the properties after it run; in a child's loop too (no containment)."""
+    from scancheck.engine.conformance import run_plan
+    from scancheck.engine.options import Plan
+    from scancheck.targets.target import Target
+
+    _probe_raising_in_scancheck(monkeypatch)
+    t = Target("cumsum", _numpy_cumsum, TargetSpec(dtypes=("float32",)))
+    rep = check(t, properties=("floats within bound", "certified exact"), budget=budget)
+    assert not rep.failed and rep.verdict_word == "partial" and rep.exit_status == 3, rep.rows()
+    assert "scancheck's own code raised TypeError" in rep.summary
+    assert "scancheck/engine/properties/summaries.py:" in rep.summary
+    assert [r.status for r in rep.results] == ["partial", "pass"]
+    child = run_plan(t, Plan(("floats within bound",), budget), contain=False)
+    assert [r.reason for r in child] == ["OWN_ERROR"]
+
+
+def test_an_exception_through_code_outside_scancheck_stays_a_fault(monkeypatch, budget):
+    """Where the traceback passes through code outside scancheck's checks (here a function
+    of this test module in the probe's place: a user's monoid, say), the exception may be
+    the target's, and stays a fault."""
+    from scancheck.engine.properties import summaries
+    from scancheck.targets.target import Target
+
+    def raising(*args, **kwargs):
+        raise TypeError("raised outside scancheck")
+
+    monkeypatch.setattr(summaries, "accumulation_precision", raising)
+    t = Target("cumsum", _numpy_cumsum, TargetSpec(dtypes=("float32",)))
+    rep = check(t, properties=("floats within bound",), budget=budget)
+    assert rep.failed and rep.verdict.findings[0].status == "fault", rep.rows()
+
+
+def test_scanchecks_own_error_in_a_child_is_no_verdict_on_the_target(tmp_path, budget):
+    """The same in a child process of an isolated check (its module sets the probe's table
+    entry to None when the child imports it): partial, not a fault of the target."""
+    from scancheck.isolation.parent import check_isolated
+
+    module = tmp_path / "right_sum.py"
+    module.write_text(
+        "import numpy as np\n"
+        "from scancheck.engine.properties import summaries\n\n"
+        "summaries.ACCUMULATION_PROBE['float32'] = ('float64', None)\n\n\n"
+        "def scan(x):\n    return np.cumsum(x, dtype=x.dtype)\n")
+    rep = check_isolated(f"{module}:scan", properties=("floats within bound",), budget=budget,
+                         spec=TargetSpec(dtypes=("float32",)))
+    assert not rep.failed and rep.exit_status == 3, rep.rows()
+    assert "scancheck's own code raised TypeError" in rep.summary
