@@ -157,6 +157,6 @@ def own_error(target: Target, exc: BaseException) -> str | None:
                 return None
         link = link.__cause__ or link.__context__
     last = traceback.extract_tb(exc.__traceback__)[-1:]
-    return (f"{Path(last[0].filename).relative_to(package.parent)}:{last[0].lineno}"
-            if last and Path(last[0].filename).resolve().is_relative_to(package)
-            else "scancheck")
+    raised_in = Path(last[0].filename).resolve() if last else None
+    return (f"{raised_in.relative_to(package.parent)}:{last[0].lineno}"
+            if raised_in is not None and raised_in.is_relative_to(package) else "scancheck")
