@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -183,6 +184,14 @@ class ConformanceReport:
                                      for f in verdict.findings]}
         return json.dumps(strict_json(d), default=jsonable, indent=1, allow_nan=False)
 
+
+
+def ranked_exit(statuses: Iterable[int]) -> int:
+    """One exit status for several checks' (:attr:`ConformanceReport.exit_status`): a failure
+    (1) outranks nothing checked (2), which outranks an unfinished check (3), which
+    outranks conforming (0)."""
+    seen = set(statuses)
+    return 1 if 1 in seen else 2 if 2 in seen else max(seen, default=0)
 
 
 def case_text(case: dict[str, Any] | None) -> str:

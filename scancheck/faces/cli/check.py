@@ -216,10 +216,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     for rep in reports:
         print_report(rep, args.report)
         print_known(rep)
-    statuses = {rep.exit_status for rep in reports}
-    # A failure outranks a target that could not be checked (or had nothing checked), which
-    # outranks an unfinished check (no budget would check it).
-    status = 1 if 1 in statuses else 2 if unchecked or 2 in statuses else max(statuses)
+    from ...engine.report import ranked_exit
+
+    # A target that could not be checked ranks as one with nothing checked.
+    status = ranked_exit([rep.exit_status for rep in reports] + [2] * bool(unchecked))
     if reports:
         # Targets' names whole where they fit beside 20 columns of diagnosis, else their
         # ends: two names that differ at their ends stay told apart (the diagnoses are whole

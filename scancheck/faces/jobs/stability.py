@@ -183,9 +183,10 @@ def select(names: Sequence[str] | None, gpu: bool) -> list[Control]:
 
 def table(results: Sequence[Stability], repeat: int) -> tuple[str, int]:
     """The table of every item's stability and a closing line, and the exit status: 1 where
-    any control was missed, any item got two primary diagnoses or any run of a target failed
-    (as ``scancheck check`` exits), else 3 where a target's run ran out of budget with no
-    failure found, else 0."""
+    any control was missed or any item got two primary diagnoses, else the targets' runs'
+    statuses ranked as ``scancheck check`` ranks them (:func:`~scancheck.engine.report.
+    ranked_exit`)."""
+    from ...engine.report import ranked_exit
     from ..tables import fit_columns, format_table
 
     rows = [s.row() for s in results]
@@ -198,9 +199,7 @@ def table(results: Sequence[Stability], repeat: int) -> tuple[str, int]:
     text += (f"\n{len(results) - len(unstable)} of {len(results)} stable"
              + (f"; not: {', '.join(unstable)}" if unstable else ""))
     targets = {r.status for s in results if not s.control for r in s.runs}
-    # As check ranks them: a failure, then nothing checked, then an unfinished check.
-    return text, (1 if unstable or 1 in targets else 2 if 2 in targets
-                  else max(targets, default=0))
+    return text, 1 if unstable else ranked_exit(targets)
 
 
 def repeated(controls: bool, only: Sequence[str] | None, targets: Sequence[str],

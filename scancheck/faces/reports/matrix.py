@@ -31,6 +31,7 @@ from ...adapters import builtin_targets, row
 from ...engine.cases import Budget
 from ...engine.checks import PROPERTIES, not_applicable
 from ...engine.conformance import check
+from ...engine.report import ranked_exit
 from ...targets.resolve import resolve
 from ...targets.spec import contract_flags
 from ..tables import fit_columns, format_table
@@ -55,7 +56,8 @@ class Cell:
     largest_n: int
     #: The dtype the scan returns (the input's, unless the target promotes it).
     returns: str = ""
-    #: The check's exit status: 0 conforms, 1 fails, 3 the budget ran out first.
+    #: The check's exit status: 0 conforms, 1 fails, 2 nothing checked, 3 the budget ran out
+    #: first.
     status: int = 0
 
 
@@ -158,7 +160,8 @@ class LibraryCell:
     largest_n: int
     seconds: float
     diagnosis: str = ""
-    #: The check's exit status: 0 conforms, 1 fails, 3 the budget ran out first.
+    #: The check's exit status: 0 conforms, 1 fails, 2 nothing checked, 3 the budget ran out
+    #: first.
     status: int = 0
 
 
@@ -240,10 +243,9 @@ def library_table(cells: list[LibraryCell], missing: list[str] | None = None) ->
 
 
 def matrix_status(cells: list[Cell] | list[LibraryCell]) -> int:
-    """The exit status of a matrix, as ``check``'s of several targets: 1 where a cell fails,
-    else 3 where a cell's budget ran out first, else 0."""
-    statuses = {c.status for c in cells}
-    return 1 if 1 in statuses else 3 if 3 in statuses else 0
+    """The exit status of a matrix, as ``check``'s of several targets
+    (:func:`~scancheck.engine.report.ranked_exit` of its cells')."""
+    return ranked_exit(c.status for c in cells)
 
 
 def run_matrix(args: argparse.Namespace) -> int:

@@ -105,3 +105,5 @@ def test_a_matrix_exits_as_check_does_a_cell_out_of_budget_is_no_failure():
     assert wrong.status == 1, wrong
     assert matrix_status([short]) == 3 and matrix_status([short, wrong]) == 1
     assert matrix_status([]) == 0
+    # A cell with nothing checked is no conforming one: 2, as check exits for it.
+    assert matrix_status([dataclasses.replace(short, status=2), short]) == 2
