@@ -54,8 +54,10 @@ class ConformanceReport:
 
     @property
     def reached(self) -> int:
-        """The n up to which every property was checked (the largest n where all finished)."""
-        left = self.unfinished
+        """The n up to which every property that claims anything was checked (the largest n
+        where all finished); a property scancheck's own error ended claims nothing and is
+        told apart, not counted as checked up to 0."""
+        left = [r for r in self.unfinished if r.why != Reason.OWN_ERROR]
         return min(int(r.detail.get("largest n", 0)) for r in left) if left else self.largest_n
 
     @property
@@ -107,7 +109,11 @@ class ConformanceReport:
             told.append(f"the budget ran out before the top in "
                         f"{', '.join(r.name for r in short)}: give --budget more seconds, or "
                         f"--max-n {self.reached} for a verdict there")
-        return f"no failure up to n = {self.reached:,}; " + "; ".join(told)
+        if not ours:
+            return f"no failure up to n = {self.reached:,}; " + "; ".join(told)
+        if all(r.why == Reason.OWN_ERROR or r.status == "skip" for r in self.results):
+            return "; ".join(told)
+        return f"no failure up to n = {self.reached:,} in the other properties; " + "; ".join(told)
 
     @property
     def verdict(self) -> Diagnosis:

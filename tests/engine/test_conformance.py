@@ -398,6 +398,9 @@ def test_scanchecks_own_error_is_no_verdict_on_the_target(monkeypatch, budget):
     assert "scancheck's own code raised TypeError" in rep.summary
     assert "scancheck/engine/properties/summaries.py:" in rep.summary
     assert [r.status for r in rep.results] == ["partial", "pass"]
+    # The property that claims nothing does not pull the n the others reached down to 0.
+    assert rep.reached == rep.results[1].detail["largest n"] > 0
+    assert rep.summary.startswith(f"no failure up to n = {rep.reached:,} in the other")
     child = run_plan(t, Plan(("floats within bound",), budget), contain=False)
     assert [r.reason for r in child] == ["OWN_ERROR"]
 
