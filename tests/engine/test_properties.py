@@ -386,8 +386,8 @@ def test_an_output_left_holding_the_fill_is_named_never_written(budget):
 def test_an_undeclared_promotion_is_named_with_its_flag(budget):
     r = check_property(_target(lambda x: np.cumsum(x)), "integers exact", budget)  # int32 -> int64
     assert r.cause == "CONTRACT" and r.smallest_case["n"] == 1  # the ladder's first case
-    assert "returns int64 for int32 input: it promotes; declare --promote int32:int64" in (
-        r.diagnosis)
+    assert ("returns int64 for int32 input: it promotes; declare --promote int32:int64, "
+            "or return int32") in r.diagnosis
     declared = TargetSpec(promote=(("int32", "int64"),))
     assert check_property(_target(lambda x: np.cumsum(x), declared), "integers exact",
                           budget).status == "pass"

@@ -70,7 +70,7 @@ def dtype_failure(target: Target, given: str, returned: str) -> Failure:
         if spec is not None and spec.output_dtype(given) == returned:
             flag = f"--promote {given}:{returned}"
             return Failure(Cause.CONTRACT, f"returns {returned} for {given} input: it promotes; "
-                           f"declare {flag}", detail={"contract": flag},
+                           f"declare {flag}, or return {out}", detail={"contract": flag},
                            contract=Contract(f"returns {returned} for {given} input", flag,
                                              (("promote", spec.promote),)),
                            reason=Reason.UNDECLARED)
