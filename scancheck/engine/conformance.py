@@ -584,8 +584,8 @@ def run_plan(target: Target, plan: Plan, on_event: Callable[..., None] | None = 
     the PropertyResult).  With ``contain``, an exception that ends a property (a GPU
     target's, or one raised outside a case) is that property's fault; without, it ends the
     loop (a child's parent reports it and goes on in a fresh process).  One that scancheck's
-    own code raised on a CPU target (:func:`~.no_answer.own_error`) is neither: that
-    property is "partial", claiming nothing, and the loop goes on."""
+    own code raised (:func:`~.no_answer.own_error`) is neither: that property is
+    "partial", claiming nothing, and the loop goes on."""
     if not plan.empty:  # n = 0 broke the target in an earlier run: from n = 1
         target = replace(target, spec=replace(target.spec, allows_empty=False))
     last: dict[str, Any] = {}  # the case the property is in: a fault that ends it was there

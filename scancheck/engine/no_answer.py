@@ -127,12 +127,12 @@ _OWN_LIBRARIES = ("numpy", "mpmath", "hypothesis", "ml_dtypes")
 
 
 def own_error(target: Target, exc: BaseException) -> str | None:
-    """Where scancheck's own code raised ``exc`` on a CPU target (``file:line`` of the raise),
-    None where the target may have: the target's own call marked it, it says what the target
-    returned or wrote, or some frame of it or of the exceptions it chains is outside
-    scancheck's checks and the libraries they call (a user's monoid, say).  A GPU target's
-    exception may be its device's error surfacing later: never scancheck's."""
-    if target.spec.device != "cpu":
+    """Where scancheck's own code raised ``exc`` (``file:line`` of the raise), None where the
+    target may have: the target's own call marked it, it says what the target returned or
+    wrote, some frame of it or of the exceptions it chains is outside scancheck's checks and
+    the libraries they call (a user's monoid, say; CuPy too, where a device error of the
+    target's may surface), or, on a GPU target, the device holds an error."""
+    if target.spec.device != "cpu" and _device_faulted():
         return None
     package = Path(__file__).resolve().parents[1]
     paths = sysconfig.get_paths()
@@ -160,3 +160,16 @@ def own_error(target: Target, exc: BaseException) -> str | None:
     raised_in = Path(last[0].filename).resolve() if last else None
     return (f"{raised_in.relative_to(package.parent)}:{last[0].lineno}"
             if raised_in is not None and raised_in.is_relative_to(package) else "scancheck")
+
+
+def _device_faulted() -> bool:
+    """Whether the GPU's context holds an error a kernel left there (a sticky one, which
+    every later call raises): True where that cannot be asked (no CuPy imported)."""
+    cp = sys.modules.get("cupy")
+    if cp is None:
+        return True
+    try:
+        cp.cuda.Device().synchronize()
+    except Exception:  # noqa: BLE001 - any error of the device's is one it holds
+        return True
+    return False

@@ -4,6 +4,7 @@ serialize, and name one diagnosis."""
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import replace
 
 import pytest
@@ -403,6 +404,52 @@ def test_scanchecks_own_error_is_no_verdict_on_the_target(monkeypatch, budget):
     assert rep.summary.startswith(f"no failure up to n = {rep.reached:,} in the other")
     child = run_plan(t, Plan(("floats within bound",), budget), contain=False)
     assert [r.reason for r in child] == ["OWN_ERROR"]
+
+
+@pytest.mark.gpu
+def test_scanchecks_own_error_on_a_gpu_target_is_no_verdict_on_it(monkeypatch, budget):
+    """On a GPU target (CuPy's CUB scan) too, where no CuPy code is on the way and the
+    device holds no error afterwards: partial, the next property checked."""
+    target = resolve("cupy.cumsum (CUB)")
+    if target.unavailable:
+        pytest.skip(target.unavailable)
+    _probe_raising_in_scancheck(monkeypatch)
+    rep = check(replace(target, spec=replace(target.spec, dtypes=("float32",))),
+                properties=("floats within bound", "integers exact"), budget=budget)
+    assert [r.status for r in rep.results] == ["partial", "pass"], rep.rows()
+    assert rep.exit_status == 3 and "scancheck's own code raised TypeError" in rep.summary
+
+
+def test_an_error_on_a_gpu_target_is_scanchecks_only_where_the_device_holds_none(monkeypatch):
+    """The same exception, raised in scancheck's code alone, is told as scancheck's on a
+    GPU target only where the device, asked afterwards, holds no error: not where its
+    synchronize raises (a kernel's fault left there), nor where CuPy is not there to ask."""
+    from types import SimpleNamespace
+
+    from scancheck.engine.no_answer import own_error
+    from scancheck.engine.properties import summaries
+    from scancheck.targets.target import Target
+
+    def device(error: Exception | None) -> SimpleNamespace:
+        def synchronize() -> None:
+            if error is not None:
+                raise error
+        return SimpleNamespace(cuda=SimpleNamespace(
+            Device=lambda: SimpleNamespace(synchronize=synchronize)))
+
+    _probe_raising_in_scancheck(monkeypatch)
+    cpu = Target("cumsum", _numpy_cumsum, TargetSpec(dtypes=("float32",)))
+    with pytest.raises(TypeError) as raised:
+        summaries.accumulation_precision(cpu, "float32")
+    # As run_plan catches it: the traceback from the call into scancheck, not this test's.
+    raised = raised.value.with_traceback(raised.value.__traceback__.tb_next)
+    gpu = replace(cpu, spec=replace(cpu.spec, device="gpu"))
+    monkeypatch.setitem(sys.modules, "cupy", device(None))
+    assert own_error(gpu, raised).startswith("scancheck/engine/properties/summaries.py:")
+    monkeypatch.setitem(sys.modules, "cupy", device(RuntimeError("an illegal address")))
+    assert own_error(gpu, raised) is None
+    monkeypatch.delitem(sys.modules, "cupy")
+    assert own_error(gpu, raised) is None
 
 
 def test_an_exception_through_code_outside_scancheck_stays_a_fault(monkeypatch, budget):
