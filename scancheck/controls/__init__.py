@@ -417,6 +417,12 @@ CONTROLS: tuple[Control, ...] = (
             _SEG + "carry_not_reset_after_empty_segment", Cause.LOGIC, "segment",
             "segments, on layouts with empty segments (repeated offsets): without one it is "
             "right"),
+    Control("segment walk stuck at an empty segment",
+            _SEG + "walk_stuck_at_an_empty_segment", Cause.LOGIC, "differs from the exact",
+            "segments, on layouts with an empty segment: handed the same segments as flags, "
+            "read as offsets, it can come out right by chance on a small layout, which was "
+            "told a contract kept on some inputs only ('keeps neither'); a reading of another "
+            "kind is held to the same segments twice over too"),
     Control("segment reset one element late on a tile boundary",
             _SEG + "reset_one_late_on_a_tile_boundary", Cause.LOGIC, "segment",
             "segments, on layouts whose segments start exactly on tiles of 128"),

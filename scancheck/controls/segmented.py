@@ -36,6 +36,19 @@ def carry_not_reset_after_empty_segment(x: np.ndarray, offsets: np.ndarray) -> n
         return runs(x, _heads(offsets, x.shape[0], ~after_empty))
 
 
+def walk_stuck_at_an_empty_segment(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """A sequential walk over the offsets that steps to the next one at most once an element
+    (``if k == offsets[j]: j += 1``, where ``while`` is meant): at an empty segment (two equal
+    offsets) it falls one behind for good, and no segment after it is reset."""
+    off = np.asarray(offsets, np.int64)
+    equal = np.flatnonzero(off[1:] == off[:-1])
+    reset = off[:(equal[0] + 1 if equal.size else len(off))]
+    heads = np.zeros(x.shape[0], bool)
+    heads[reset[reset < x.shape[0]]] = True
+    with np.errstate(all="ignore"):
+        return runs(x, heads)
+
+
 def reset_one_late_on_a_tile_boundary(x: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """A segment that starts exactly on a tile of 128 is reset one element late: its first
     element is added to the previous segment's total."""
@@ -196,6 +209,7 @@ def starts_times_heads_wrapping(x: Any, offsets: Any, limit: int) -> Any:
 _SEG = TargetSpec(segments="offsets", dtypes=("int32", "float32", "float64"))
 for fn, spec in (
     (carry_not_reset_after_empty_segment, _SEG),
+    (walk_stuck_at_an_empty_segment, _SEG),
     (reset_one_late_on_a_tile_boundary, _SEG),
     (reverse_flipping_data_not_offsets, TargetSpec(segments="offsets", reverse=True,
                                                    dtypes=_SEG.dtypes)),

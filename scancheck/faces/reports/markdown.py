@@ -17,6 +17,7 @@ import platform
 import subprocess
 import textwrap
 import zlib
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -205,7 +206,7 @@ def _segmented_reproducer(report: ConformanceReport, verdict: Any, files: Path,
     desc = case.get("description")
     if case.get("index") is None:
         return _segmented_call(report, verdict, files, name)
-    kind = spec["segments"].partition(":")[0]
+    kind = _segments_kind(report, case)
     x = np.array(case["x"], dtype=as_dtype(case["dtype"])).reshape(case["shape"])
     if "memory" in case:  # handed in that memory layout, which the literal keeps
         from ...engine.layouts import laid_out
@@ -282,16 +283,25 @@ def _segmented_call(report: ConformanceReport, verdict: Any, files: Path, name: 
     from ...targets.spec import spec_from_json
 
     c = Case(int(case.get("drawn") or case["n"]), case["dtype"], case["data"], int(case["seed"]))
-    x, layout, memory = drawn(spec_from_json(report.spec), c)
+    kind = _segments_kind(report, case)
+    spec = spec_from_json(report.spec)
+    if kind != spec.segments.partition(":")[0]:
+        spec = replace(spec, segments=kind)
+    x, layout, memory = drawn(spec, c)
     desc = layout.description()
     imports, fn, args, get = _segmented_fn(report)
-    kind = report.spec["segments"].partition(":")[0]
     note = verdict.text if verdict.status in ("fault", "hang") else ""
     return _snippet([imports, _literal(laid_out(x, memory), files, name),
                      f"seg = np.array({desc.tolist()!r}, dtype=np.{desc.dtype})  # {kind}\n",
                      f"# In the check this call did not return: {note}\n" if note else "",
                      f"got = {get}({fn}({args}))\n",
                      'print("got", got.shape, got.dtype)\n'])
+
+
+def _segments_kind(report: ConformanceReport, case: dict[str, Any]) -> str:
+    """The kind of segment description the case was handed: the spec's, or the one a
+    contract the check tried declared (a case told under it is rebuilt as it was run)."""
+    return str(case.get("segments") or report.spec["segments"]).partition(":")[0]
 
 
 #: Calls a snippet makes at most of a case the check saw right in another run, until one

@@ -717,6 +717,21 @@ def test_a_segmented_failure_is_reproduced_with_its_segments(tmp_path, budget, f
     _same_as_case(rep, *told)
 
 
+def test_a_segmented_case_handed_as_another_kind_is_rebuilt_as_it_was_handed(tmp_path, budget):
+    """A smallest case the check handed as another kind of description than the spec's (as
+    it does under a contract it tries, flags where offsets are declared) is rebuilt as
+    that kind: the snippet reproduces it (read as the spec's kind, it raised)."""
+    (tmp_path / "segscans.py").write_text(_SEGMENTED_SCANS)
+    rep = check(load_import_path(f"{tmp_path / 'segscans.py'}:ignores",
+                                 TargetSpec(segments="flags", dtypes=("int64",))),
+                properties=("segments",), budget=budget)
+    assert rep.verdict.smallest_case["segments"] == "flags"
+    rep = replace(rep, spec={**rep.spec, "segments": "offsets"})
+    snippet, told = _segment_snippet_run(markdown([rep], tmp_path / "report.md"), tmp_path)
+    assert "dtype=np.bool)  # flags" in snippet, snippet
+    _same_as_case(rep, *told)
+
+
 def test_a_segmented_snippet_orders_zeros_as_the_spec_declares(tmp_path, budget):
     """A segmented max declared zeros='ordered' that keeps -0 over a later +0: the exact
     answer printed is +0, and the mended target does not reproduce."""
