@@ -125,6 +125,14 @@ CONTROLS: tuple[Control, ...] = (
             reach=2**19),
     Control("wrong first output of an exclusive scan", _SUMS + "exclusive_scan_with_wrong_first_output",
             Cause.LOGIC, "logic error", "every property at n = 1; one diagnosis, not three"),
+    Control("reverse sum leaving out its first input", _SUMS +
+            "reverse_sum_leaving_out_its_first_input", Cause.LOGIC, "leaves out its own input",
+            "integers exact at n = 1: the one wrong output holds the scan of the inputs before "
+            "it in scan order (it was told only 'differs from the exact scan')"),
+    Control("exclusive max starting from 0", _OPS + "exclusive_max_starting_from_zero",
+            Cause.LOGIC, "the identity of add", "integers exact at n = 1: the first output of "
+            "an exclusive scan holds another operator's identity (it was told only 'differs "
+            "from the exact scan')"),
     Control("empty input refused", _SUMS + "scan_refusing_empty_input", Cause.LOGIC, "empty input",
             "n = 0, which every property tries first where the spec allows it"),
     Control("empty input refused, wrong from n = 100",

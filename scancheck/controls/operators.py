@@ -180,6 +180,15 @@ def cumprod_losing_its_carry_past_256(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def exclusive_max_starting_from_zero(x: np.ndarray) -> np.ndarray:
+    """An exclusive running max whose first output is 0, the identity of a sum (a buffer
+    zeroed for it), where the identity of max belongs: every other output is right."""
+    out = np.empty_like(x)
+    out[1:] = np.maximum.accumulate(x[:-1])
+    out[:1] = 0
+    return out
+
+
 for fn, spec in (
     (block_sums_in_the_wrong_order, TargetSpec(op="recurrence", dtypes=_FLOATS)),
     (long_blocks_in_the_wrong_order, TargetSpec(op="recurrence", dtypes=_FLOATS)),
@@ -190,6 +199,8 @@ for fn, spec in (
     (product_carried_in_8_bits, TargetSpec(op="mul", dtypes=_FLOATS)),
     (product_in_8_bits_zero_absorbing_infinities, TargetSpec(op="mul", dtypes=_FLOATS)),
     (logcumsumexp_through_exp, TargetSpec(op="logaddexp", dtypes=_FLOATS)),
+    (exclusive_max_starting_from_zero, TargetSpec(op="max", inclusive=False,
+                                                  dtypes=(*_FLOATS, "int32"))),
     (cummax_first_index, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), indices=True)),
     (cumprod_losing_its_carry_past_256, TargetSpec(op="mul", dtypes=("int32", "int64",
                                                                      "uint8"))),

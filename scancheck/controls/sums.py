@@ -144,6 +144,15 @@ def exclusive_scan_with_wrong_first_output(x: np.ndarray) -> np.ndarray:
         return np.concatenate([x[:1], inc[:-1]])
 
 
+def reverse_sum_leaving_out_its_first_input(x: np.ndarray) -> np.ndarray:
+    """A reverse running sum whose loop stops one short (``for k in range(n - 1, 0, -1)``),
+    then copies its total to output 0: that output leaves out x[0], every other is right."""
+    with np.errstate(all="ignore"):
+        out = np.add.accumulate(x[::-1], dtype=x.dtype)[::-1].copy()
+        out[:1] = out[1:2] if x.shape[0] > 1 else 0
+    return out
+
+
 def scan_refusing_empty_input(x: np.ndarray) -> np.ndarray:
     """A correct scan that raises on an empty input instead of returning an empty scan."""
     if x.size == 0:
@@ -349,6 +358,7 @@ for fn, spec in (
     (carry_8_bits_short, TargetSpec(dtypes=_FLOATS)),
     (block_sums_scanned_by_one_block, TargetSpec()),
     (exclusive_scan_with_wrong_first_output, TargetSpec(inclusive=False)),
+    (reverse_sum_leaving_out_its_first_input, TargetSpec(reverse=True)),
     (scan_refusing_empty_input, TargetSpec()),
     (empty_input_refused_and_wrong_from_100, TargetSpec()),
     (quadratic_workspace, TargetSpec()),

@@ -64,9 +64,10 @@ class Failure:
     def where(self) -> dict[str, Any]:
         if self.index is None:
             return dict(self.at)
-        # A refusal read off an output (a checked overflow raised) has no values there.
-        values = {} if self.got is None and self.expected is None else {
-            "got": short(self.got), "expected": short(self.expected)}
+        # A refusal read off an output (a checked overflow raised) has no values there, and
+        # a wrap where a raise is declared no value it owed.
+        values = {k: short(v) for k, v in (("got", self.got), ("expected", self.expected))
+                  if v is not None}
         return {**self.at, "index": self.index, **values,
                 **({} if self.allowed is None else {"allowed error": self.allowed})}
 

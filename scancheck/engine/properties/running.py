@@ -175,8 +175,10 @@ def bits_differ(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
                  ) -> Failure | None:
     """The first output that differs from the exact answer under the spec's rules, with
     flushing named where it explains the difference."""
-    failure = first_bad(target, agree(target, x, got, want), got, want,
-                         "differs from the exact scan")
+    ok = agree(target, x, got, want)
+    failure = first_bad(target, ok, got, want, "differs from the exact scan")
+    if failure is not None and failure.reason == Reason.WRONG_VALUE:
+        _one_output_told(target, x, got, want, ok, failure)
     if failure is not None and target.spec.family == "sum" and got.dtype.kind in "iu":
         return _saturated(target.spec, x, failure)
     if failure is None or target.spec.family != "order" or not is_float(x.dtype):
@@ -195,6 +197,47 @@ def bits_differ(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray
         failure.diagnosis += (f": {failure.got} where the spec's zero order (zeros='ordered', "
                               f"-0 < +0) gives {failure.expected}")
     return failure
+
+
+#: Operators whose identity a wrong first output of an exclusive scan may hold in place of
+#: its own (0 for a max, say).
+_IDENTITIES = ("add", "mul", "max", "min")
+
+
+def _one_output_told(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray,
+                     ok: np.ndarray, failure: Failure) -> None:
+    """Says what the one wrong output of a 1-D scan holds, where it is one of two slips: an
+    exclusive scan's first output (the identity) holding another operator's identity or the
+    first input, or an inclusive output leaving out its own input (the exclusive value).
+    In scan order, told without its index: a reverse scan is judged as a forward view."""
+    spec, k = target.spec, failure.index
+    if (x.ndim != 1 or k is None or np.count_nonzero(~ok) != 1 or (target.declared or spec).initial
+            or spec.family == "sum" and is_float(x.dtype)):  # judged by its bound
+        return
+    oper = get_operator(spec.op)
+    try:
+        own = oper.identity(got.dtype.name)
+    except ValueError:
+        return
+    if not spec.inclusive and k == 0:
+        for name in _IDENTITIES:
+            try:
+                other = get_operator(name).identity(got.dtype.name)
+            except ValueError:
+                continue
+            if name != oper.name and same_bits(got[:1], other.reshape(1))[0]:
+                failure.diagnosis += (f": the first output of an exclusive scan is {got[0]}, "
+                                      f"the identity of {name}, where {oper.name}'s is {own}")
+                return
+        if same_bits(got[:1], x[:1].astype(got.dtype))[0]:
+            failure.diagnosis += (f": the first output of an exclusive scan is the first "
+                                  f"input, {got[0]}, where it holds {oper.name}'s identity, "
+                                  f"{own}")
+    elif spec.inclusive:
+        before = want[k - 1:k] if k else own.reshape(1)
+        if same_bits(got[k:k + 1], before)[0]:
+            failure.diagnosis += (f": it leaves out its own input, holding the scan of the "
+                                  f"inputs before it ({got[k]}); every other output is right")
 
 
 def _saturated(spec: TargetSpec, x: np.ndarray, failure: Failure) -> Failure:

@@ -243,13 +243,15 @@ def test_check_says_how_far_it_looked_and_the_one_diagnosis(capsys):
                    "--budget", "1", "--max-n", "4096", "--quick"])
     out = capsys.readouterr().out
     assert status == 1
-    assert "verdict: DOES NOT CONFORM - logic error: differs from the exact scan (smallest case n=1" in out
+    flat = " ".join(out.split())  # the verdict and causes are wrapped to 100 columns
+    told = ("logic error: differs from the exact scan: the first output of an exclusive scan is "
+            "the first input, ")
+    assert f"verdict: DOES NOT CONFORM - {told}" in flat
     assert "largest n checked" in out
     # One cause, once, with every property it explains folded under it.
-    flat = " ".join(out.split())  # the causes are wrapped to 100 columns
-    assert ("causes, primary first: 1. logic error: differs from the exact scan (smallest "
-            "case n=1, index 0) -- explains: integers exact, certified exact, floats within "
-            "bound") in flat and "\n  2. " not in out
+    assert f"causes, primary first: 1. {told}" in flat and "\n  2. " not in out
+    assert ("(smallest case n=1, index 0) -- explains: integers exact, certified exact, floats "
+            "within bound") in flat
     table = out[out.index("property"):out.index("verdict:")]
     assert all(len(line) <= 100 for line in table.splitlines())
 
