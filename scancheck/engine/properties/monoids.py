@@ -281,9 +281,10 @@ def laws_check(target: Target, case: Case) -> Failure | None:
                        independent=True, reason=Reason.MONOID_LAW)
     if broken is None:
         return None
-    return Failure(Cause.OPERATOR, broken.line(monoid.name), broken.index,
-                   list(broken.sides[0]), list(broken.sides[1]), independent=True,
-                   reason=Reason.MONOID_LAW)
+    # The law's two sides are in its line: neither is an output owed, as got and expected
+    # would read, and the case's n counts triples, not elements.
+    return Failure(Cause.OPERATOR, broken.line(monoid.name), at={"triple": broken.index},
+                   independent=True, reason=Reason.MONOID_LAW)
 
 
 def monoid_check(target: Target, case: Case) -> Failure | None:
