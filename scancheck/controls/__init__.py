@@ -345,6 +345,10 @@ CONTROLS: tuple[Control, ...] = (
             _CON + "recurrence_reading_subnormals_as_zero", Cause.PRECISION,
             "subnormals read as zero", "recurrence on 'subnormal' pairs, past the allowance of "
             "gradual underflow; declared flush, it conforms"),
+    Control("leading axis of 3-D put back in C order (N-D)",
+            _ROWS + "leading_axis_restored_in_c_order", Cause.LOGIC, "at other places",
+            "rows along axis 0 of 3-D input: every value of the exact scan comes back at "
+            "another place (it was told only 'differs from its exact scan')"),
     Control("strides ignored (N-D)", _ROWS + "strides_ignored", Cause.LOGIC, "layout",
             "rows only: every 1-D input is contiguous; a transposed, strided, reversed or "
             "Fortran-order view is not"),

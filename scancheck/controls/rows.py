@@ -32,6 +32,17 @@ def reverse_strides_ignored(x: np.ndarray, axis: int) -> np.ndarray:
         return np.flip(np.cumsum(misread, axis=axis, dtype=x.dtype), axis)
 
 
+def leading_axis_restored_in_c_order(x: np.ndarray, axis: int) -> np.ndarray:
+    """A scan along axis 0 of a 3-D input that flattens the two trailing axes in Fortran
+    order and puts the result back in C order: each value is a right row scan's, at the
+    place of another column wherever both trailing axes are longer than 1."""
+    with np.errstate(all="ignore"):
+        if x.ndim == 3 and axis % 3 == 0:
+            flat = np.cumsum(x.reshape(x.shape[0], -1, order="F"), axis=0, dtype=x.dtype)
+            return flat.reshape(x.shape)
+        return np.cumsum(x, axis=axis, dtype=x.dtype)
+
+
 def read_as_c_contiguous(x: np.ndarray) -> np.ndarray:
     """What a kernel indexing ``row * n + i`` from ``x``'s data pointer reads: ``x`` itself
     where it is C-contiguous."""
@@ -166,6 +177,7 @@ def row_offsets_in_32_bits(x: Any, axis: int) -> Any:
 
 for fn, spec in (
     (strides_ignored, TargetSpec(axis="arg")),
+    (leading_axis_restored_in_c_order, TargetSpec(axis="arg")),
     (reverse_strides_ignored, TargetSpec(axis="arg", reverse=True)),
     (initial_value_in_the_first_tile_only, TargetSpec(inclusive=False, initial=True)),
     (initial_value_from_the_last_element, TargetSpec(inclusive=False, initial=True)),

@@ -171,6 +171,10 @@ def _judged_rows(target: Target, case: Case, b: Batch, got: Any, at: dict[str, A
     fresh = _Fresh(target, b.x.dtype)
     other = _axis_scanned(target, b.x, got, b.axis, fresh)
     if other is None:
+        if _permuted(target, b, got):
+            failure.diagnosis += ("; every value of the exact scan is there, at other places: "
+                                  "the outputs are written in another order than the input is "
+                                  "read (a layout or index misread)")
         return failure
     fixed = target.spec.axis
     # Rows of one element are right along any axis: then the fresh input is the evidence.
@@ -184,6 +188,21 @@ def _judged_rows(target: Target, case: Case, b: Batch, got: Any, at: dict[str, A
                                  f" (of {b.x.ndim} axes), not {fixed}"))
         return failure
     return told
+
+
+def _permuted(target: Target, b: Batch, got: Any) -> bool:
+    """Whether ``got``, wrong, holds the exact scan's values of the batch's rows, each as
+    often, at other places: of an exact scan only (integers, or max and min), with no NaN."""
+    spec = target.spec
+    if spec.op not in ("add", "max", "min") or spec.family == "sum" and is_float(b.x.dtype):
+        return False
+    x = promoted(target, b.x)
+    g = np.asarray(got)
+    if g.shape != x.shape or g.dtype != x.dtype or is_float(x.dtype) and np.isnan(x).any():
+        return False
+    kw = dict(zeros=spec.zeros, nans=spec.nans) if spec.family == "order" else {}
+    want = exact_scan_axis(x, spec.op, b.axis, spec.inclusive, **kw)
+    return bool(np.array_equal(np.sort(g, axis=None), np.sort(want, axis=None)))
 
 
 #: What a wrong answer shows where another axis may explain it: a value, not a shape or rule.
