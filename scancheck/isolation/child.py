@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -109,12 +111,26 @@ def _handed(path: str) -> Plan | None:
     return None if data is None else PLAN.load(data)
 
 
+def _end_with_parent() -> None:
+    """End this child's session once the process that started it is gone (a check killed
+    from outside): a hung target left running would hold its CPU, GPU and memory for good."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os.killpg(0, signal.SIGKILL)  # a session of its own: the target's subprocesses too
+
+    threading.Thread(target=watch, daemon=True, name="scancheck-parent-watch").start()
+
+
 def main(argv: list[str]) -> int:
     """Run the child of ``python -m scancheck.isolation.child OUT ORDER``; its exit code."""
     if len(argv) != 2:
         print("usage: python -m scancheck.isolation.child OUT ORDER", file=sys.stderr)
         return 2
     out, order = argv[0], ORDER.load(json.loads(argv[1]))
+    _end_with_parent()
     options = order.options
     if options.gpu is not None:  # before CUDA starts
         os.environ["CUDA_VISIBLE_DEVICES"] = options.gpu

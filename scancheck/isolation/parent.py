@@ -34,7 +34,15 @@ from ..engine.diagnosis import Cause, PropertyResult, Reason
 from ..engine.options import CheckOptions, Plan
 from ..targets.spec import TargetSpec, spec_from_json
 from .child import ORDER, SIZE_MARK, Order, python_command
-from .watch import Memory, fault_message, growing_call, largest_returned, slow_call, watch
+from .watch import (
+    Memory,
+    fault_message,
+    growing_call,
+    largest_returned,
+    quiet_limit,
+    slow_call,
+    watch,
+)
 
 if TYPE_CHECKING:
     from ..engine.report import ConformanceReport
@@ -191,7 +199,7 @@ def check_isolated(locator: str, options: CheckOptions | None = None, *, progres
                 resolving.result()
                 raise told["error"]
             if "spec" not in told:
-                raise _refusal(*resolving.result(), locator)
+                raise _refusal(*resolving.result(), locator, options.timeout)
             name, declared = told["name"], told["spec"]
             prepared = told["at"] - t0
             tasks, groups, skipped = told["tasks"], told["groups"], told["skipped"]
@@ -342,7 +350,8 @@ def child_command(order: Order, out: str = "{out}") -> list[str]:
     return [*python_command("scancheck.isolation.child"), out, text]
 
 
-def _refusal(events: list[dict], status: str, err: str, locator: str) -> UsageError:
+def _refusal(events: list[dict], status: str, err: str, locator: str, timeout: float
+             ) -> UsageError:
     """Why the child that was to resolve and prepare (compile) the target told no target: a
     :class:`UsageError` where it could not, an :class:`EnvironmentProblem` where the target
     cannot run here."""
@@ -351,6 +360,10 @@ def _refusal(events: list[dict], status: str, err: str, locator: str) -> UsageEr
             return UsageError(ev["message"])
         if ev["event"] == "unavailable":
             return EnvironmentProblem(ev["message"])
+    if status == "timeout":
+        return UsageError(f"target {locator!r} could not be loaded: loading it gave no sign of "
+                          f"life in {quiet_limit(timeout):.0f} s (does its module hang when "
+                          f"imported?); loading may take ten times --timeout, 120 s at least")
     return UsageError(f"target {locator!r} could not be loaded: {fault_message(err, status)}")
 
 

@@ -218,6 +218,12 @@ def largest_returned(events: list[dict], prop: str) -> int:
 
 
 
+def quiet_limit(timeout: float) -> float:
+    """Seconds a child may give no sign of life (no event at all) before it is taken for
+    hung: ten call timeouts, and two minutes at least for a start-up that imports much."""
+    return max(10 * timeout, 120.0)
+
+
 def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | None = None,
            fork: bool = False) -> tuple[list[dict], str, str]:
     """Run a child that writes JSON events to the file ``{out}`` stands for (each handed to
@@ -234,7 +240,7 @@ def watch(cmd: list[str], timeout: float, on_event: Callable[[dict], None] | Non
         path = fh.name
     cmd = [path if c == "{out}" else c for c in cmd]
     events: list[dict] = []
-    quiet = max(10 * timeout, 120.0)
+    quiet = quiet_limit(timeout)
     since, limit = time.time(), quiet
     rss: dict[str, int | None] = {"peak": None, "last": None, "at call": None}
     in_call: list[tuple[float, int]] = []  # (time, reading) since the last call began

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import threading
@@ -38,16 +39,19 @@ def serve() -> None:
     out.flush()
     stdin = sys.stdin.fileno()
     buffered = b""
+    live: set[int] = set()
     while True:
         ready, _, _ = select.select([stdin], [], [], 0.02)
         if ready:
             chunk = os.read(stdin, 1 << 16)
-            if not chunk:
+            if not chunk:  # the parent is gone (killed, say): so are the children it ran
+                _kill(live)
                 return
             buffered += chunk
             *lines, buffered = buffered.split(b"\n")
             for line in lines:
                 pid = _fork(json.loads(line))
+                live.add(pid)
                 out.write(json.dumps({"pid": pid}) + "\n")
                 out.flush()
         while True:  # every child that has ended, reaped and told
@@ -57,8 +61,19 @@ def serve() -> None:
                 break
             if pid == 0:
                 break
+            live.discard(pid)
             out.write(json.dumps({"exit": pid, "code": os.waitstatus_to_exitcode(status)}) + "\n")
             out.flush()
+
+
+def _kill(pids: set[int]) -> None:
+    """Kill each child's whole session (a hung target's subprocesses too)."""
+    for pid in pids:
+        for kill in (os.killpg, os.kill):  # killpg before the child's setsid has run fails
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def _fork(request: dict[str, Any]) -> int:

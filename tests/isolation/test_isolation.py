@@ -473,3 +473,61 @@ def test_a_control_gets_the_same_verdict_in_a_child_as_in_this_process(budget):
 
     assert told(there) == told(here)
     assert there.verdict.line == here.verdict.line
+
+
+def _ended(pid: int) -> bool:
+    """Whether process ``pid`` is gone (or a zombie no one has reaped yet)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("zygote", [True, False], ids=["forked by the zygote", "started afresh"])
+def test_a_hung_target_ends_with_the_check_killed_from_outside(tmp_path, zygote):
+    """A check killed while its target hangs (before --timeout) leaves no child running: the
+    zygote kills the children it forked when its parent goes, and a child whose parent is
+    gone ends its own session."""
+    import signal
+    import subprocess
+    import time
+
+    pidfile = tmp_path / "pid"
+    (tmp_path / "hangs.py").write_text(
+        "import os, time\n\n\ndef scan(x):\n"
+        f"    open({str(pidfile)!r}, 'w').write(str(os.getpid()))\n"
+        "    time.sleep(1000)\n")
+    env = {**os.environ, "SCANCHECK_NO_ZYGOTE": "" if zygote else "1"}
+    check_ = subprocess.Popen([sys.executable, "-m", "scancheck", "check",
+                               f"{tmp_path / 'hangs.py'}:scan", "--timeout", "300"],
+                              env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not pidfile.exists() or not pidfile.read_text():
+            assert check_.poll() is None and time.monotonic() < deadline, "the target never ran"
+            time.sleep(0.1)
+        hung = int(pidfile.read_text())
+        assert not _ended(hung)
+        check_.send_signal(signal.SIGKILL)  # only the check's own process
+        check_.wait()
+        deadline = time.monotonic() + 15
+        while not _ended(hung) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _ended(hung), f"the hung target's process {hung} outlived its check"
+    finally:
+        if check_.poll() is None:
+            os.killpg(check_.pid, signal.SIGKILL)
+
+
+def test_a_target_whose_loading_never_ends_is_told_so_with_the_time_it_was_given():
+    """A child that resolves the target and gives no sign of life (a module that hangs when
+    imported) is refused as not loaded, saying how long loading was given and why."""
+    from scancheck.isolation.parent import _refusal
+    from scancheck.isolation.watch import quiet_limit
+
+    told = str(_refusal([], "timeout", "", "hangs.py:scan", 3.0))
+    assert f"gave no sign of life in {quiet_limit(3.0):.0f} s" in told and "imported" in told
+    assert quiet_limit(3.0) == 120 and quiet_limit(30.0) == 300
