@@ -69,11 +69,12 @@ def library_targets() -> list[str]:
             and not t.spec.combine]
 
 
-def check_cell(name: str, dtype: str, seconds: float) -> Cell:
-    """``name`` checked at ``dtype`` alone, every property within ``seconds``."""
+def check_cell(name: str, dtype: str, seconds: float, max_n: int | None = None) -> Cell:
+    """``name`` checked at ``dtype`` alone, every property within ``seconds``, up to
+    ``max_n`` elements (None: the default largest n)."""
     target = resolve(name)
     target = replace(target, spec=replace(target.spec, dtypes=(dtype,)))
-    rep = check(target, PROPERTIES, budget=Budget(seconds=seconds))
+    rep = check(target, PROPERTIES, budget=Budget(seconds=seconds, max_n=max_n))
     rows = next((r.status for r in rep.results if r.name == "rows"), "skip")
     one_d = [r for r in rep.results if r.name != "rows"]
     failing = [r for r in one_d if r.status not in ("pass", "skip")]
@@ -97,14 +98,15 @@ def check_cell(name: str, dtype: str, seconds: float) -> Cell:
                 rep.exit_status)
 
 
-def _cell(args: tuple[str, str, float]) -> Cell:
+def _cell(args: tuple[str, str, float, int | None]) -> Cell:
     return check_cell(*args)
 
 
-def matrix(names: list[str], seconds: float, workers: int) -> list[Cell]:
+def matrix(names: list[str], seconds: float, workers: int, max_n: int | None = None
+           ) -> list[Cell]:
     """Every (target, declared dtype) cell of ``names``, ``workers`` checked at once in
-    processes of their own (spawned: CUDA does not survive a fork)."""
-    jobs = [(n, dt, seconds) for n in names for dt in resolve(n).spec.dtypes]
+    processes of their own (spawned: CUDA does not survive a fork), up to ``max_n``."""
+    jobs = [(n, dt, seconds, max_n) for n in names for dt in resolve(n).spec.dtypes]
     with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
         return list(pool.map(_cell, jobs))
 
@@ -251,7 +253,8 @@ def matrix_status(cells: list[Cell] | list[LibraryCell]) -> int:
 def run_matrix(args: argparse.Namespace) -> int:
     """Print the matrix ``args`` ask for; its status as :func:`matrix_status` says."""
     if args.markdown:
-        cells = matrix(args.targets or library_targets(), args.budget or 3.0, args.workers)
+        cells = matrix(args.targets or library_targets(), args.budget or 3.0, args.workers,
+                       args.max_n)
         print(markdown(cells))
         return matrix_status(cells)
     if args.targets:

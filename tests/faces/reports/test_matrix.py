@@ -107,3 +107,18 @@ def test_a_matrix_exits_as_check_does_a_cell_out_of_budget_is_no_failure():
     assert matrix_status([]) == 0
     # A cell with nothing checked is no conforming one: 2, as check exits for it.
     assert matrix_status([dataclasses.replace(short, status=2), short]) == 2
+
+
+def test_the_markdown_matrix_checks_up_to_the_max_n_it_is_given(capsys, tmp_path):
+    """`matrix --markdown --max-n N` checks each cell up to N elements, no further (it took
+    the default largest n whatever N was)."""
+    from scancheck.faces.cli.main import main
+
+    (tmp_path / "one.py").write_text(
+        "import numpy as np\nfrom scancheck import TargetSpec\n\n\n"
+        "def scan(x):\n    return np.cumsum(x, dtype=x.dtype)\n\n\n"
+        "scan.scan_spec = TargetSpec(dtypes=('int32',))\n")
+    assert main(["matrix", "--markdown", f"{tmp_path / 'one.py'}:scan", "--max-n", "256",
+                 "--budget", "1", "--workers", "1"]) == 0
+    table = capsys.readouterr().out
+    assert "256" in table and "1,048,576" not in table and "1048576" not in table, table
