@@ -246,9 +246,13 @@ def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
         if target is None and name.startswith(prefix):
             parts = name[len(prefix):].split(":")
             built = (parts[2:3] or [op])[0]
+            if len(parts) > 3:
+                raise ValueError(f"target {name!r}: {len(parts)} fields where "
+                                 f"{prefix}VARIANT[:BLOCK[:OP]] has 3 at most")
             if len(parts) > 1 and not parts[1].isdigit():
                 raise ValueError(f"target {name!r}: the block size {parts[1]!r} is no "
-                                 f"whole number ({prefix}VARIANT[:BLOCK[:OP]])")
+                                 f"whole number; allowed: a power of two from 1 to 1024 "
+                                 f"({prefix}VARIANT[:BLOCK[:OP]])")
             try:
                 target = make(parts[0], *(int(parts[1]),) if len(parts) > 1 else (),
                               **({"op": built} if built else {}))

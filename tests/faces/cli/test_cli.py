@@ -192,7 +192,9 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
                    "'cupy.cumsum (no CUB)'"),
     ("myscans.py", "names a file but no function in it: give myscans.py:FUNCTION"),
     ("kernel:nosuch", "target 'kernel:nosuch': variant='nosuch' is unknown"),
-    ("kernel:blelloch:abc", "the block size 'abc' is no whole number"),
+    ("kernel:blelloch:abc", "the block size 'abc' is no whole number; allowed: a power of two"),
+    ("model:kogge_stone:-64", "the block size '-64' is no whole number; allowed: a power of two"),
+    ("model:kogge_stone:64:max:extra", "4 fields where model:VARIANT[:BLOCK[:OP]] has 3 at most"),
     # A model is held to its kernel's launches: Blelloch's tree at 100 threads computes no
     # scan, and was called a logic error; a kernel's launch refused at its first call, a fault.
     ("model:blelloch:100", "target 'model:blelloch:100': block=100 must be a power of two"),
