@@ -642,7 +642,11 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
     if written is not None:  # the call changes x: show the element before and after
         at = ", ".join(map(str, written)) if isinstance(written, list) else str(written)
         lines[-1] = "before = x.copy()\n" + lines[-1]
-        lines.append(f'print("x[{at}] was", before[{at}], "is", x[{at}], "after the call")\n')
+        lines.append(f'print("x[{at}] was", before[{at}], "is", x[{at}], "after the call")\n'
+                     "changed = before.tobytes() != x.tobytes()  # bit for bit, -0.0 and NaNs "
+                     "too\n"
+                     'verdict, status = ("still reproduces", 1) if changed else ("does not '
+                     'reproduce", 0)\nprint(verdict)\nraise SystemExit(status)\n')
         return _snippet(lines)
     k = case.get("index")
     spec = report.spec
@@ -700,6 +704,13 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
                              f"exit=True)  # a hang: exit 1 after the check's timeout\n")
         if verdict.status == "fault":
             lines[-1:] = _in_a_child(lines[-1])
+            return _snippet(lines)
+        if verdict.reason == "NOT_AN_ARRAY":  # what it returns is the failure: kept as it is
+            lines[-1] = (f"got = {call}\n"
+                         'print("got", type(got).__name__)\n'
+                         'array = hasattr(got, "shape") and hasattr(got, "dtype")\n'
+                         'verdict, status = ("does not reproduce", 0) if array else ("still '
+                         'reproduces", 1)\nprint(verdict)\nraise SystemExit(status)\n')
             return _snippet(lines)
         lines.append('print("got", got.shape, got.dtype)\n')
     return _snippet(lines)

@@ -105,7 +105,7 @@ def _snippet_output(report_text: str, where) -> str:
 def _reproduced(snippet: str, out: subprocess.CompletedProcess) -> None:
     """A snippet holding the output to what the check saw says "still reproduces" last and
     exits 1; one with no value to hold (a shape, say) exits 0."""
-    if "seen = " in snippet:
+    if "seen = " in snippet or "raise SystemExit(status)" in snippet:
         assert out.returncode == 1, out.stderr
         assert out.stdout.strip().splitlines()[-1] == "still reproduces", out.stdout
     else:
@@ -161,6 +161,26 @@ def _run_snippet(snippet: str, where) -> tuple[int, str]:
     out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
                          env=dict(os.environ, PYTHONPATH=str(where)), cwd=where, timeout=120)
     return out.returncode, out.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("wrong", ["np.cumsum(x, dtype=x.dtype, out=x)", "None"],
+                         ids=["writes its input", "returns None"])
+def test_a_snippet_of_a_call_that_writes_its_input_or_returns_no_array_holds_it(
+        tmp_path, budget, wrong):
+    """The snippet of a target that writes into its input, or returns no array, says "still
+    reproduces" and exits 1 while it does (git bisect run's bad), 0 once mended."""
+    path = tmp_path / "written.py"
+
+    def write(body: str) -> None:
+        path.write_text(f"import numpy as np\n\n\ndef scan(x):\n    return {body}\n")
+
+    write(wrong)
+    rep = check(load_import_path(f"{path}:scan", TargetSpec(dtypes=("int32",))),
+                properties=("integers exact",), budget=budget)
+    assert rep.failed, rep.rows()
+    _told_after(_snippet_of(rep, tmp_path / "report.md"), tmp_path, write,
+                [(wrong, (1, "still reproduces")),
+                 ("np.cumsum(x, dtype=x.dtype)", (0, "does not reproduce"))])
 
 
 _MENDED = {
