@@ -140,8 +140,8 @@ class PropertyResult:
     #: Of those, the seconds a first call of each kind took beyond the second (a library's
     #: compile), which the property's budget was not charged.
     uncharged: float = 0.0
-    #: The per-call timeout, in seconds, that a call of this property's ran past where the
-    #: calls before it predict that time (status "slow": no hang); None otherwise.
+    #: The per-call timeout, in seconds, that a call of this property's ran past: a hang's,
+    #: or where the calls before it predict that time (status "slow"); None otherwise.
     timeout: float | None = None
     #: Whether no n smaller than the smallest case's fails on its data: every smaller n was
     #: checked (False: the smallest failing n found, smaller ones not all checked).

@@ -432,7 +432,7 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
                     "target slower than --timeout allows at any n)")
             results.append(PropertyResult(stuck, "hang", f"the target gave no answer in "
                                           f"{timeout:g} s{at}{hint}", case,
-                                          cause=Cause.FAULT.name))
+                                          cause=Cause.FAULT.name, timeout=timeout))
         else:
             memory = Memory.of(events)
             held = (f", holding {memory.told()} (a SIGKILL not sent by scancheck is most often "

@@ -81,6 +81,7 @@ def test_a_target_that_never_returns_is_a_hang_at_the_size_it_hung(budget):
     # The case names the dtype it hung in: 'integers exact' draws int32 first.
     assert hang.status == "hang" and _size(hang.smallest_case) == {"n": 5, "dtype": "int32"}
     assert hang.diagnosis.startswith("the target gave no answer in 1 s at n = 5")
+    assert hang.timeout == 1  # the report's script waits as long before it calls it a hang
     # The next property goes on in a new child to the largest size that returned, and says
     # so: the target hangs from n = 4, and every size between 2 and 5 could have cost another
     # whole timeout.  The hang's n is the smallest found, not every smaller one checked.

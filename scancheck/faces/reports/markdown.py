@@ -31,7 +31,7 @@ from ...core.monoids import Monoid, monoid_locator
 from ...core.operators import get_operator
 from ...core.rules import flushed_dtypes
 from ...engine.cases import Case
-from ...engine.diagnosis import Cause, Finding
+from ...engine.diagnosis import Cause, Diagnosis, Finding
 from ...engine.options import CheckOptions
 from ...engine.report import ConformanceReport
 from ...targets.spec import output_dtype, reverse_convention
@@ -603,6 +603,10 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
     case = verdict.smallest_case or {}
     if not rebuilds(report, verdict):
         return None
+    # What the failure shows: a Finding's own, a whole verdict's its primary finding's.
+    primary = verdict.findings[0] if isinstance(verdict, Diagnosis) and verdict.findings \
+        else verdict
+    reason = getattr(primary, "reason", "")
     if report.spec.get("segments"):
         return _segmented_reproducer(report, verdict, files, name)
     if verdict.source in ("operator laws", "monoid scan", "probe monoids"):
@@ -610,7 +614,7 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
     x, axis = _input_of(report, case, verdict.source)
     imports, call = _call(report.target, report.spec, axis)
     # A cummax/cummin with indices returns (values, indices): the part the failure is in.
-    index_of = bool(report.spec.get("indices")) and verdict.reason == "INDICES"
+    index_of = bool(report.spec.get("indices")) and reason == "INDICES"
     if report.spec.get("indices"):
         call += f"[{int(index_of)}]"
     part = (f"  # of (values, indices), the {'indices' if index_of else 'values'}"
@@ -705,7 +709,7 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
         if verdict.status == "fault":
             lines[-1:] = _in_a_child(lines[-1])
             return _snippet(lines)
-        if verdict.reason == "NOT_AN_ARRAY":  # what it returns is the failure: kept as it is
+        if reason == "NOT_AN_ARRAY":  # what it returns is the failure: kept as it is
             lines[-1] = (f"got = {call}\n"
                          'print("got", type(got).__name__)\n'
                          'array = hasattr(got, "shape") and hasattr(got, "dtype")\n'
