@@ -376,3 +376,13 @@ def test_a_sum_kept_in_a_narrower_type_is_named_in_the_hint(dtype, narrow):
     carried = np.cumsum(x, dtype=dtype)
     carried[1000:] += (carried[999].astype(as_dtype(narrow)).astype(dtype) - carried[999]) * 64
     assert "value where some inputs" not in (explain(x, carried).hint or "")
+
+
+def test_a_ratio_to_the_tree_floor_is_not_worded_as_one_to_the_roughest_order():
+    """Where every real order tried rounds less than a tree's floor (one ulp a level), the
+    headline's ratio is to that floor and says so, not to "the roughest real order"."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(1000).astype(np.float32)
+    e = explain(x, np.cumsum(x, dtype=np.float32))
+    assert "the rounding floor of a tree" in e.headline and "roughest" not in e.headline, (
+        e.headline)

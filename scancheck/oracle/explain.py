@@ -321,20 +321,23 @@ def _explain(x: np.ndarray, result: np.ndarray, reference: Any | None, op: str,
     n = x.shape[0]
     with np.errstate(invalid="ignore"):
         floor = _rms(ulp(want, x.dtype.name) * np.ceil(np.log2(np.arange(1, n + 1) + 1)))
-    typical = max(max(o["rms"] for o in e.orders.values()), floor)
+    roughest = max(o["rms"] for o in e.orders.values())
+    typical = max(roughest, floor)
     ratio = rep.rms / typical if typical else np.inf
+    against = ("the rounding of the roughest real order tried" if roughest >= floor else
+               "the rounding floor of a tree (one ulp a level; every real order tried rounds "
+               "less here)")
     over = (f"; {_outputs(rep.overflowed.size)} overflowed where some summation order can"
             if rep.overflowed.size else "")
     if ratio > SUSPICIOUS_FACTOR:
         e.verdict = SUSPICIOUS
         e.headline = (f"inside the worst-case bound ({e.error['bound fraction']:.3g} of it), but "
-                      f"{_times(ratio)} the rounding of the roughest real order tried (RMS "
+                      f"{_times(ratio)} {against} (RMS "
                       f"{rep.rms:.4g} against {typical:.4g}): no proof, but few correct scans "
                       f"round like this{over}")
     else:
         e.headline = (f"within the rigorous bound of any summation order ({e.error['bound fraction']:.3g} "
-                      f"of it at worst), and {ratio:.3g}x the rounding of the roughest real order "
-                      f"tried{over}")
+                      f"of it at worst), and {ratio:.3g}x {against}{over}")
     return e
 
 
