@@ -119,7 +119,9 @@ def _end_with_parent() -> None:
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(0.5)
-        os.killpg(0, signal.SIGKILL)  # a session of its own: the target's subprocesses too
+        if os.getpgrp() == os.getpid():  # a session of its own: its subprocesses too
+            os.killpg(0, signal.SIGKILL)
+        os.kill(os.getpid(), signal.SIGKILL)  # run by hand, in another's group: itself alone
 
     threading.Thread(target=watch, daemon=True, name="scancheck-parent-watch").start()
 
