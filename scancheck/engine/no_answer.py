@@ -132,8 +132,6 @@ def own_error(target: Target, exc: BaseException) -> str | None:
     wrote, some frame of it or of the exceptions it chains is outside scancheck's checks and
     the libraries they call (a user's monoid, say; CuPy too, where a device error of the
     target's may surface), or, on a GPU target, the device holds an error."""
-    if target.spec.device != "cpu" and _device_faulted():
-        return None
     package = Path(__file__).resolve().parents[1]
     paths = sysconfig.get_paths()
     stdlib = {Path(paths[k]).resolve() for k in ("stdlib", "platstdlib")}
@@ -156,6 +154,10 @@ def own_error(target: Target, exc: BaseException) -> str | None:
                     and not any(path.is_relative_to(p) for p in installed))):
                 return None
         link = link.__cause__ or link.__context__
+    # The device is asked last, where the traceback alone says scancheck's: a synchronize
+    # on every exception of a GPU target's own would wait on its work for nothing.
+    if target.spec.device != "cpu" and _device_faulted():
+        return None
     last = traceback.extract_tb(exc.__traceback__)[-1:]
     raised_in = Path(last[0].filename).resolve() if last else None
     return (f"{raised_in.relative_to(package.parent)}:{last[0].lineno}"
