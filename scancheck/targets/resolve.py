@@ -279,6 +279,12 @@ def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,
         _check_callable_as(target.fn, merged, name)
     elif merged.axis != target.spec.axis:
         raise ValueError(_fixed_axis(target.name, target.spec.axis, merged.axis))
+    if kernel and not set(merged.dtypes) <= set(target.spec.dtypes):
+        # A model is held to its kernel's types: it is checked as what the kernel computes.
+        extra = [d for d in merged.dtypes if d not in target.spec.dtypes]
+        raise ValueError(f"--dtypes {' '.join(extra)}: {target.name}'s kernels are built for "
+                         f"{', '.join(target.spec.dtypes)} under {merged.op}; allowed: any of "
+                         f"those")
     # Every dtype a check may hand the target made now, as the whole table of built-ins
     # once made them here: ml_dtypes' bfloat16 takes about 0.9 s to load on a 2-core CPU,
     # which the first property's budget would otherwise spend.

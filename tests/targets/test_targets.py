@@ -509,6 +509,25 @@ def test_an_op_override_builds_the_kernel_for_that_operator():
     assert t(np.array([3, 1, 2], np.int32)).tolist()[1:] == [3, 3]
 
 
+def test_a_model_is_held_to_the_types_its_kernels_are_built_for():
+    """A model checked at a type no kernel of its variant takes would conform for a launch
+    that cannot happen."""
+    with pytest.raises(ValueError, match=r"--dtypes uint8: model:blelloch's kernels are built "
+                       r"for float32, float64, int32, int64 under add"):
+        resolve("model:blelloch", overrides={"dtypes": ("uint8", "int32")})
+    assert resolve("model:blelloch", overrides={"dtypes": ("int32",)}).spec.dtypes == ("int32",)
+
+
+@pytest.mark.parametrize("prefix", ["model", "kernel"])
+def test_launches_of_one_kernel_are_told_apart_by_name(prefix):
+    """Checked together, two blocks or operators of one variant are two rows of a summary."""
+    names = [resolve(f"{prefix}:kogge_stone{tail}").name
+             for tail in ("", ":128", ":128:max", ":64", ":256")]
+    assert len(set(names[:3])) == 3
+    assert names[3] != names[4]  # one of them is the default block, named bare
+    assert min(names, key=len) in (names[3], names[4])
+
+
 def test_device_gpu_on_a_cpu_target_without_a_gpu_leaves_it_unavailable():
     from scancheck.core.devices import gpu_available
 
