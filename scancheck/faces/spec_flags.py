@@ -40,17 +40,19 @@ def spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return given
 
 
-def block_size(text: str) -> int:
-    """An argparse type: threads per block, a power of two of at most ``MAX_THREADS``, else a
-    one-line usage error (a model built at another size computes no scan)."""
+def block_size(text: str, least: int = 1) -> int:
+    """An argparse type: threads per block, a power of two from ``least`` to ``MAX_THREADS``,
+    else a one-line usage error (a model built at another size computes no scan)."""
     from ..core.cuda import MAX_THREADS, check_block
 
     try:
         value = int(text)
         check_block(value)  # the launcher's rule; a LaunchError is a ValueError
+        if value < least:
+            raise ValueError(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text.strip()!r} is not a power of two from 1 to {MAX_THREADS} threads") from None
+        raise argparse.ArgumentTypeError(f"{text.strip()!r} is not a power of two from "
+                                         f"{least} to {MAX_THREADS} threads") from None
     return value
 
 

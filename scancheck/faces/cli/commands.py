@@ -27,8 +27,9 @@ def _apply(flags: list[str]) -> str:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     from ...core.devices import gpu_available
-    from ..jobs.verify import verify_all
+    from ..jobs.verify import check_verify_block, verify_all
 
+    check_verify_block(args.block)  # before anything is printed or run
     gpu, why = gpu_available()
     print(f"GPU: {why}" if gpu else f"No GPU ({why}): checking the CPU models only.")
     results = verify_all(block=args.block, gpu=gpu)

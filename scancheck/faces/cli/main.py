@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import shutil
@@ -198,9 +199,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("verify", help="verify every registered scan variant")
-    p.add_argument("--block", type=block_size, default=64,
-                   help="threads per block, a power of two (default 64; a variant that needs "
-                        "more runs at its least)")
+    p.add_argument("--block", type=functools.partial(block_size, least=2), default=64,
+                   help="threads per block, a power of two from 2 (at one, no threads "
+                        "combine; default 64; a variant that needs more runs at its least)")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("bench", help="GPU bandwidth table, or --oracle for the exact oracle")

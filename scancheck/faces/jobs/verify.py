@@ -89,12 +89,22 @@ def _candidate_sizes(var: Variant, block: int, params: dict[str, int]) -> list[i
     return [tile - 1, 2 * tile + 3]
 
 
+def check_verify_block(block: int) -> None:
+    """A LaunchError naming the limit unless ``block`` is a power of two from 2 to 1024."""
+    check_block(block)
+    if block < 2:
+        raise LaunchError(f"block={block}: at one thread a block no two threads combine, and a "
+                          f"one-block variant scans 2 elements at most, so verify proves "
+                          f"nothing of its schedule; allowed: a power of two from 2 to 1024")
+
+
 def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantResult:
     """Check one variant's model (and kernel, with ``gpu``) at a few hard sizes, at ``block``
     and default params, and at every candidate launch its tuned table may choose.  A
-    ``block`` that is no power of two up to 1024 is refused (LaunchError): its models compute
-    no scan; one below the variant's least runs at that least."""
-    check_block(block)
+    ``block`` that is no power of two from 2 to 1024 is refused (LaunchError): its models
+    compute no scan, or at one thread a block no combine of threads; one below the variant's
+    least runs at that least."""
+    check_verify_block(block)
     block = max(block, var.min_block)
     proof, hazards, worst, verdict = True, 0, 0.0, Verdict.EXACT
     kernel = ("not run (no GPU)" if not gpu else "not run (racy; racecheck's job)" if var.racy

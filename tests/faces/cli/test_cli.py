@@ -59,9 +59,12 @@ def test_bench_oracle_writes_its_json_without_a_gpu_too(capsys, monkeypatch, tmp
      "argument --accumulates: 'float32' must be IN:ACC, as float32:float64"),
     # A model built at a block size that is no power of two computes no scan: refused, not
     # told as the reference kernels being wrong.
-    (["verify", "--block", "96"], "argument --block: '96' is not a power of two from 1 to 1024"),
+    (["verify", "--block", "96"], "argument --block: '96' is not a power of two from 2 to 1024"),
     (["verify", "--block", "0"], "argument --block: '0' is not a power of two"),
-    (["verify", "--block", "2048"], "argument --block: '2048' is not a power of two from 1 to"),
+    (["verify", "--block", "2048"], "argument --block: '2048' is not a power of two from 2 to"),
+    # At one thread a block no threads combine: verify would prove nothing of a schedule.
+    (["verify", "--block", "1"], "argument --block: '1' is not a power of two from 2 to 1024"),
+    (["sanitize", "kogge_stone", "--block", "2048"], "'2048' is not a power of two from 1 to"),
     (["sanitize", "kogge_stone", "--block", "100"], "argument --block: '100' is not a power"),
     (["hunt", "--only", "("], "argument --only: '(' is no regular expression: missing )"),
     (["explain", "x.txt", "y.txt", "--dtype", "floaty"], "argument --dtype: invalid choice"),
@@ -85,6 +88,9 @@ def test_verify_refuses_a_block_that_is_no_power_of_two():
 
     with pytest.raises(LaunchError, match="block=96 must be a power of two"):
         verify_variant(VARIANTS["blelloch"], 96)
+    with pytest.raises(LaunchError, match="block=1: at one thread a block no two threads "
+                       "combine.*allowed: a power of two from 2 to 1024"):
+        verify_variant(VARIANTS["blelloch"], 1)
 
 
 @pytest.mark.parametrize("gpu, sanitizer, message", [
