@@ -234,12 +234,12 @@ def _segmented_reproducer(report: ConformanceReport, verdict: Any, files: Path,
              "row = x.reshape(len(x), -1)[members, col]  # the segment alone, in scan order\n",
              f"k = int(np.flatnonzero(members == p)[0])  # {k}: its place in the segment\n",
              _expected(spec["op"], spec["inclusive"], out_dtype, k, zeros=zeros),
-             'print(f"output {p}' + (', column {col}' if x.ndim > 1 else '') +
-             ': got", got[p, col], "exact", float(exact) if isinstance(exact, Fraction) else '
-             'exact)\n',
              _still(case, "got[p, col]", _exact_rule(spec, out_dtype, verdict.source),
                     again=got, zero=_zero_rule(spec, out_dtype),
-                    family=get_operator(spec["op"]).family)]
+                    family=get_operator(spec["op"]).family,
+                    show='print(f"output {p}' + (', column {col}' if x.ndim > 1 else '') +
+                    ': got", got[p, col], "exact", float(exact) if isinstance(exact, '
+                    'Fraction) else exact)\n')]
     return _snippet(lines)
 
 
@@ -310,7 +310,7 @@ REPRODUCER_RUNS = 200
 
 
 def _still(case: dict[str, Any], output: str, exact_rule: bool, again: str = "",
-           zero: str = "", family: str = "sum") -> str:
+           zero: str = "", family: str = "sum", show: str = "") -> str:
     """Lines that judge ``output`` as it is now against what the check saw there and against
     ``exact``: "still reproduces" and exit status 1 (as ``git bisect run`` reads a bad
     revision) while the call gives the value seen, a zero's sign included; "does not
@@ -323,9 +323,10 @@ def _still(case: dict[str, Any], output: str, exact_rule: bool, again: str = "",
     check judged by its own rules), "another value" and 125, which ``git bisect run`` skips:
     a check of that revision judges it.  Where the check saw the case right in another run,
     ``again`` (lines that call the target anew) runs until the output is wrong,
-    :data:`REPRODUCER_RUNS` calls at most."""
+    :data:`REPRODUCER_RUNS` calls at most; ``show``, the line printing the output, runs
+    after the last call, so that what it prints is what is judged."""
     if "got" not in case:
-        return ""
+        return show
     got = case["got"]
     seen = f"float({str(got)!r})" if isinstance(got, float) and not math.isfinite(got) \
         else repr(got)
@@ -361,6 +362,7 @@ def _still(case: dict[str, Any], output: str, exact_rule: bool, again: str = "",
                      f"runs: wrong in some runs only, it is called until it shows wrong.\n"
                      f"while right and runs < {REPRODUCER_RUNS}:\n{body}    runs += 1\n"
                      f'print("calls:", runs)\n')
+    lines.append(show)
     other = ('"still wrong, with another value", 1' if allowed is not None or exact_rule else
              '"another value, not the exact one: check the target again to judge it", 125')
     return "".join(lines) + (
@@ -677,12 +679,12 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
         again = lines[-1] + rows  # the call, and the row it judges
         lines.append(rows)
         lines.append(exact)
-        lines.append(f'print("output {k}: got", got_row[{k}], "exact", '
-                     f'float(exact) if isinstance(exact, Fraction) else exact)\n')
         lines.append(_still(case, f"got_row[{k}]",
                             index_of or _exact_rule(spec, out_dtype, verdict.source), again,
                             zero="" if index_of else _zero_rule(spec, out_dtype),
-                            family=get_operator(spec["op"]).family))
+                            family=get_operator(spec["op"]).family,
+                            show=f'print("output {k}: got", got_row[{k}], "exact", '
+                                 f'float(exact) if isinstance(exact, Fraction) else exact)\n'))
     elif "returned dtype" in case:  # the output's shape or dtype is what failed
         seen = (tuple(case["returned shape"]), case["returned dtype"])
         lines.append(
