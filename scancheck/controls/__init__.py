@@ -463,11 +463,17 @@ CONTROLS: tuple[Control, ...] = (
             # 'specials' draws meet it, not the ladder's few cases.
             seconds=5.0),
     Control("segment keys narrowed to int8", _SEG + "keys_narrowed_to_int8", Cause.LOGIC,
-            "segment", "segments, on keys whose neighbours differ only past their low 8, 16 "
-            "or 24 bits (they were drawn in -3..10)"),
+            "differ only past their low", "segments, on keys whose neighbours differ only "
+            "past their low 8, 16 or 24 bits, and which reads the keys narrowed where it "
+            "fails (it was told only that a segment differs)"),
     Control("group labels narrowed to int32", _SEG + "group_labels_narrowed_to_int32",
-            Cause.LOGIC, "group", "segments, on labels that differ only past their low 32 "
-            "bits (and int64's extremes): with labels that fit, it is right"),
+            Cause.LOGIC, "differ only past their low 32 bits", "segments, on labels that "
+            "differ only past their low 32 bits, and which reads the labels narrowed where "
+            "it fails (it was told only that a group differs)"),
+    Control("groups summed after an unstable sort", _SEG + "groups_after_an_unstable_sort",
+            Cause.LOGIC, "in another order than its elements'", "segments, which reads the "
+            "order a failing group was scanned in from its outputs (it was told only that a "
+            "group differs)"),
     Control("Blelloch down-sweep with swapped operands", _TUP + "blelloch_down_sweep_swapped",
             Cause.LOGIC, "operand order", "probe monoids: add, max and min forgive the swap"),
     Control("reverse scan in the wrong convention", _TUP + "reverse_in_the_flip_convention",

@@ -169,6 +169,22 @@ def group_labels_narrowed_to_int32(x: np.ndarray, labels: np.ndarray) -> np.ndar
     return out
 
 
+def groups_after_an_unstable_sort(x: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """A groups sum that orders the elements by label with an unstable sort (heapsort) and
+    scans each group in that order: right where no group's elements come out of the sort
+    reordered.  Integers only: a float group summed in another order stays within its
+    rounding bound."""
+    order = np.argsort(np.asarray(labels), kind="heapsort")
+    ranked = np.asarray(labels)[order]
+    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
+    with np.errstate(all="ignore"):
+        sums = np.add.accumulate(x[order], dtype=x.dtype)
+        before = np.r_[x.dtype.type(0), sums[:-1]][starts]
+        out = np.empty_like(x)
+        out[order] = sums - np.repeat(before, np.diff(np.r_[starts, x.size]))
+    return out
+
+
 def offsets_times_heads_in_32_bits(x: Any, offsets: Any) -> Any:
     """NumPy or CuPy: a (T, H) segmented scan that addresses segment starts as ``bos * H``
     in int32, as kernels given int32 cu_seqlens do: right until some start times H reaches
@@ -222,6 +238,7 @@ for fn, spec in (
                                                        dtypes=_SEG.dtypes)),
     (group_labels_narrowed_to_int32, TargetSpec(segments="groups", dtypes=("int32", "int64"))),
     (keys_narrowed_to_int8, TargetSpec(segments="keys", dtypes=_SEG.dtypes)),
+    (groups_after_an_unstable_sort, TargetSpec(segments="groups", dtypes=("int32", "int64"))),
     (offsets_where_flags_are_declared, TargetSpec(segments="flags", dtypes=_SEG.dtypes)),
     (offsets_times_heads_in_32_bits, TargetSpec(segments="offsets", axis=0,
                                                 dtypes=_SEG.dtypes)),

@@ -45,7 +45,8 @@ class TargetSpec:
     deterministic: bool = True
     #: "cpu": takes and returns NumPy arrays; "gpu": CuPy arrays.
     device: str = "cpu"
-    #: Largest n it accepts (None: no limit of its own).
+    #: Largest n it accepts (None: no limit of its own); on the command line
+    #: ``--accepts-max-n``, since ``--max-n`` bounds the search's n, not the target's.
     max_n: int | None = None
     #: Whether it takes an empty input (and must return an empty scan).
     allows_empty: bool = True

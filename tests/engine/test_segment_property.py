@@ -59,8 +59,10 @@ def test_a_segmented_control_shrinks_to_a_few_segments(control):
     # verdict tells no other size.
     size = int(np.prod(case["shape"]))
     assert size == case["n"] and "shrunk to" not in rep.verdict.line, rep.verdict.line
-    if case.get("segments") == "groups":  # the fewest labels and elements that still merge
-        assert len(set(case["groups"])) <= 2 and case["shape"][0] <= 4, case
+    if case.get("segments") == "groups":  # the fewest labels and elements that still fail
+        # A heapsort reorders equal labels only among a few more elements than two.
+        most = 6 if "unstable sort" in control.name else 4
+        assert len(set(case["groups"])) <= 2 and case["shape"][0] <= most, case
         return
     if case.get("segments") == "flags":  # a description of another kind: a few elements
         assert case["shape"][0] <= 4, case

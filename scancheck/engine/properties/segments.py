@@ -62,6 +62,8 @@ def segments_check(target: Target, case: Case) -> Failure | None:
         otherwise = _described_otherwise(target, x, layout, memory, failure)
         if otherwise is not None:
             return otherwise
+        failure.diagnosis += _read_narrowed(target, x, layout, memory) or _out_of_order(
+            target, x, layout, memory, failure)
     if _special(x, failure):
         # As 'nan and inf' tells it of an unsegmented scan, unless finite data in the same
         # segments fail too: then the NaN or infinity only carried a logic error.
@@ -171,10 +173,12 @@ def _described_otherwise(target: Target, x: np.ndarray, layout: Layout,
         return Layout(lengths if other == "offsets" else live, other, layout.shape_class,
                       keys=tuple(i % 2 for i in range(len(live))) if other == "keys" else None)
 
-    # The same segments twice over, where the target takes that length: a few flags read as
-    # offsets (True as 1) can come out right by chance on one small layout, seldom on the
-    # same layout after itself.
-    twice = [(np.concatenate([x, x]), layout.lengths * 2)] if 2 * layout.t <= (
+    # The same segments, then all of them as one, where the target takes that length: a few
+    # flags read as offsets (True as 1) can come out right by chance on one small layout,
+    # seldom on a longer one; and segments of one element each read alike under every kind
+    # whose values all differ (keys narrowed to int8 handed 0, 1, 2 as keys), a segment of
+    # them all does not.
+    twice = [(np.concatenate([x, x]), layout.lengths + (layout.t,))] if 2 * layout.t <= (
         target.spec.max_n or 2 * layout.t) else []
     for other in DESCRIBED_AS:
         if other == kind:
@@ -198,6 +202,130 @@ def _described_otherwise(target: Target, x: np.ndarray, layout: Layout,
                                              (("segments", other),)),
                            rerun_refutes=False, reason=Reason.UNDECLARED)
     return None
+
+
+#: Integer types a target may narrow its keys or labels to, widest first: keys that differ
+#: only past such a type's bits become one segment.
+NARROWED = ("int32", "int16", "int8")
+
+
+def _narrowed(layout: Layout, narrow: str) -> tuple[Layout, tuple[int, int]] | None:
+    """``layout``'s segments as its keys or labels make them narrowed to ``narrow`` (wrapping
+    as a cast does), and two that it joins; None where it joins none."""
+    desc = layout.description()
+    if np.dtype(narrow).itemsize >= desc.dtype.itemsize:
+        return None
+    read = desc.astype(narrow).astype(np.int64)
+    if layout.kind == "groups":
+        labels = {}
+        for wide, low in zip(desc.tolist(), read.tolist()):
+            if labels.setdefault(low, wide) != wide:
+                return replace(layout, labels=tuple(read.tolist())), (labels[low], wide)
+        return None
+    starts = np.flatnonzero(np.r_[True, read[1:] != read[:-1]])
+    if starts.size == len(layout.keys or ()):
+        return None
+    joined = next(k for k in range(len(layout.keys) - 1)
+                  if np.int64(layout.keys[k]).astype(narrow) == np.int64(
+                      layout.keys[k + 1]).astype(narrow))
+    lengths = np.diff(np.r_[starts, read.size])
+    return (replace(layout, lengths=tuple(lengths.tolist()), keys=tuple(read[starts].tolist())),
+            (layout.keys[joined], layout.keys[joined + 1]))
+
+
+#: Steps the search for a group's scan order may take (a zero or a repeated value lets
+#: several elements come next, and only some of them lead on), and the most elements of a
+#: group it is searched in.
+ORDER_STEPS, ORDER_MEMBERS = 10_000, 64
+
+
+def _order_of(out: np.ndarray, vals: np.ndarray, members: list[int], combine: np.ufunc,
+              inclusive: bool) -> list[int] | None:
+    """An order of ``members`` in which each output is, bit for bit in the output's type, the
+    running combine up to its element (inclusive) or before it; None where no order is
+    found within :data:`ORDER_STEPS` steps."""
+    steps = 0
+
+    def extend(order: list[int], total: Any) -> list[int] | None:
+        nonlocal steps
+        if len(order) == len(members):
+            return order
+        for p in members:
+            steps += 1
+            if steps > ORDER_STEPS:
+                return None
+            if p in order:
+                continue
+            after = combine(total, vals[p])
+            if same_bits(out[p:p + 1], np.asarray([after if inclusive else total],
+                                                   out.dtype))[0]:
+                found = extend([*order, p], after)
+                if found is not None:
+                    return found
+        return None
+
+    return extend([], out.dtype.type(1 if combine is np.multiply else 0))
+
+
+def _read_narrowed(target: Target, x: np.ndarray, layout: Layout,
+                   memory: dict[str, Any]) -> str:
+    """Words for a keys or groups target whose output, wrong, is bit for bit its output on
+    the keys or labels narrowed to a smaller integer type, and right for the segments those
+    make: it joins keys that differ only past that type's bits.  "" where no such type
+    explains it (or a call raises)."""
+    if layout.kind not in ("keys", "groups"):
+        return ""
+    data = laid_out(x, memory)
+    try:
+        seen = call(target, data, layout.description())
+        for narrow in NARROWED:
+            made = _narrowed(layout, narrow)
+            if made is None:
+                continue
+            read, (a, b) = made
+            if same_bits(call(target, data, read.description()), seen).all() and judge(
+                    target, data, read) is None:
+                what = "labels" if layout.kind == "groups" else "keys"
+                bits = 8 * np.dtype(narrow).itemsize
+                return (f"; {what} {a} and {b} differ only past their low {bits} bits, and it "
+                        f"joins them: its output is the exact scan of the "
+                        f"{'groups' if what == 'labels' else 'segments'} its {what} make "
+                        f"narrowed to {narrow}")
+    except Exception:  # noqa: BLE001 - a description it refuses is not the one it reads
+        return ""
+    return ""
+
+
+def _out_of_order(target: Target, x: np.ndarray, layout: Layout, memory: dict[str, Any],
+                  failure: Failure) -> str:
+    """Words for a groups sum or product whose failing group's outputs are its running
+    combines in another order than its elements' (each output the combine of the one before
+    it in that order with its own element, bit for bit in the output type): the group was
+    scanned out of order, as after an unstable sort by label.  "" where no order is found."""
+    if layout.kind != "groups" or target.spec.family not in ("sum", "product") or (
+            "group" not in failure.at):
+        return ""
+    spec = target.spec
+    try:
+        got = call(target, laid_out(x, memory), layout.description())
+    except Exception:  # noqa: BLE001 - no output to read an order from
+        return ""
+    col = int(failure.at.get("column", 0))
+    out = got.reshape(got.shape[0], -1)[:, col]
+    vals = promoted(target, x).reshape(x.shape[0], -1)[:, col].astype(out.dtype)
+    members = np.flatnonzero(np.asarray(layout.labels) == failure.at["group"])
+    if members.size > ORDER_MEMBERS:  # a case the shrinking left long: its words stay plain
+        return ""
+    with np.errstate(all="ignore"):
+        order = _order_of(out, vals, members.tolist(), np.add if spec.family == "sum"
+                          else np.multiply, spec.inclusive)
+    scan_order = members[::-1] if spec.reverse else members
+    if order is None or order == scan_order.tolist():
+        return ""
+    shown = ", ".join(map(str, order[:8])) + (", ..." if len(order) > 8 else "")
+    return (f"; its outputs are the group's running {spec.family}s in another order than its "
+            f"elements' (positions {shown}): the group is scanned out of order, as after an "
+            f"unstable sort by label")
 
 
 def judge(target: Target, x: np.ndarray, layout: Layout, again: bool = False) -> Failure | None:
