@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..core.counts import is_count
+from ..core.counts import check_flag, is_count
 
 if TYPE_CHECKING:
     from ..targets.spec import TargetSpec
@@ -182,8 +182,7 @@ class Plan:
         object.__setattr__(self, "properties", _names(self.properties, "properties"))
         if self.until is not None and not (_is_number(self.until) and math.isfinite(self.until)):
             raise ValueError(f"until={self.until!r} must be a time.time() or None")
-        if not isinstance(self.empty, bool):
-            raise ValueError(f"empty={self.empty!r} must be True or False")
+        check_flag("empty", self.empty)
 
     def share(self, k: int, now: float) -> Budget:
         """The budget of the ``k``-th property, starting at ``now``."""

@@ -26,6 +26,7 @@ import mpmath
 import numpy as np
 
 from ..core.arrays import KeptArrays, as_dtype, on_device
+from ..core.counts import check_flag
 from ..core.dtypes import FLOAT_DTYPES, SIGNIFICAND_BITS, is_float
 from ..core.operators import Operator, exclusive_of, get_operator
 from ..core.rules import check_rules, extreme_scan
@@ -178,8 +179,7 @@ def exact_scan(
     the recurrence pair goes through rationals.
     """
     oper = get_operator(op)
-    if not isinstance(inclusive, bool | np.bool_):  # "no" would read as True
-        raise ValueError(f"inclusive={inclusive!r} must be True or False")
+    check_flag("inclusive", inclusive, np.bool_)
     check_rules(zeros, nans)
     if on_device(x):
         return _exact_scan_on_device(x, oper, inclusive, zeros, nans)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.counts import check_flag
 from ..core.dtypes import is_float
 from ..core.operators import exclusive_of, get_operator
 from .bounds import Verdict, certified, classify, narrower_type, sequential_depths, ulp
@@ -162,8 +163,7 @@ def explain(x: Any, result: Any, reference: Any | None = None, op: str = "add",
     oper = get_operator(op)
     if oper.family not in ("sum", "order"):
         raise ValueError(f"op={op!r}: explain takes add, max or min")
-    if not isinstance(inclusive, bool | np.bool_):  # "no" would read as True
-        raise ValueError(f"inclusive={inclusive!r} must be True or False")
+    check_flag("inclusive", inclusive, np.bool_)
     # On the host once: the other conventions below read them again.
     x = oper.host_elements(x, "x", allow_empty=True)
     result = oper.host_elements(result, "result", allow_empty=True)

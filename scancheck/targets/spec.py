@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.arrays import as_dtype, dtype_name
-from ..core.counts import is_count
+from ..core.counts import check_flag, is_count
 from ..core.dtypes import DTYPES, INPUT_DTYPES, KERNEL_DTYPES, is_float
 from ..core.monoids import Monoid, load_monoid, monoid_locator
 from ..core.operators import TARGET_OPERATORS, builtin_operator, get_operator
@@ -99,10 +99,7 @@ class TargetSpec:
             raise ValueError(f"dtypes={self.dtypes!r} must be a tuple of dtype names, as "
                              f"dtypes=({self.dtypes!r},)")
         for name in _BOOL_FIELDS:
-            # Strictly bool: inclusive="no" or 0 would read as a truth value and be
-            # checked, and reported, as a declaration never made.
-            if not isinstance(getattr(self, name), bool):
-                raise ValueError(f"{name}={getattr(self, name)!r} must be True or False")
+            check_flag(name, getattr(self, name))
         if not (isinstance(self.reverse, bool) or (isinstance(self.reverse, str)
                                                    and self.reverse in REVERSE_CONVENTIONS)):
             raise ValueError(f"reverse={self.reverse!r}; allowed: False, True, 'flip' "
