@@ -329,41 +329,29 @@ def test_a_must_raise_case_right_in_other_runs_is_called_until_it_returns(tmp_pa
     assert out.returncode == 1 and "calls: 3\noutput 1: got -2\nstill reproduces" in out.stdout, out
 
 
-def test_a_failure_right_in_another_run_is_called_again_until_it_shows(user_module, budget):
+#: A scan whose fifth call in a process adds 7 to its last output: 1-D, and by offsets.
+_NOW_AND_THEN = {
+    "integers exact": ("def scan(x):\n    out = np.cumsum(x, dtype=x.dtype)\n",
+                       TargetSpec(dtypes=("int64",))),
+    "segments": ("def scan(x, offsets):\n    out = np.empty_like(x)\n"
+                 "    for a, b in zip(offsets[:-1], offsets[1:]):\n"
+                 "        out[a:b] = np.cumsum(x[a:b], dtype=x.dtype)\n",
+                 TargetSpec(segments="offsets", dtypes=("int64",))),
+}
+
+
+@pytest.mark.parametrize("prop", list(_NOW_AND_THEN))
+def test_a_failure_right_in_another_run_is_called_again_until_it_shows(user_module, budget,
+                                                                       prop):
     """A case the check saw right in another run: its snippet calls the target until the
-    output is wrong (here the fifth call of a process, one wrong value), then prints and
-    judges that output, not the first call's right one."""
+    output is wrong (the fifth call of a process, one wrong value), then prints and judges
+    that output, not the first call's right one."""
+    head, spec = _NOW_AND_THEN[prop]
     (user_module / "now_and_then.py").write_text(
-        "import itertools\nimport numpy as np\n\n_calls = itertools.count(1)\n\n\n"
-        "def scan(x):\n    out = np.cumsum(x, dtype=x.dtype)\n"
+        "import itertools\nimport numpy as np\n\n_calls = itertools.count(1)\n\n\n" + head +
         "    if next(_calls) % 5 == 0:\n        out[-1:] += x.dtype.type(7)\n    return out\n")
-    rep = check(load_import_path("now_and_then:scan", TargetSpec(dtypes=("int64",))),
-                properties=("integers exact",), budget=budget)
-    assert rep.verdict.smallest_case["reruns right"].endswith(" of 4"), rep.verdict.smallest_case
-    snippet = _snippet_of(rep, user_module / "report.md")
-    out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=str(user_module)), cwd=user_module,
-                         timeout=120)
-    shown = re.search(r"calls: 5\noutput \d+: got (\S+) exact (\S+)\nstill reproduces\n$",
-                      out.stdout)
-    assert out.returncode == 1 and shown, out
-    assert int(shown[1]) == int(shown[2]) + 7, out.stdout
+    rep = check(load_import_path("now_and_then:scan", spec), properties=(prop,), budget=budget)
     sys.modules.pop("now_and_then", None)
-
-
-def test_a_segmented_failure_right_in_another_run_prints_the_call_it_judges(user_module,
-                                                                             budget):
-    """A segmented case seen right in another run: the snippet prints the output of the call
-    that showed it wrong, after calling again, not the first call's right one."""
-    (user_module / "seg_now_and_then.py").write_text(
-        "import itertools\nimport numpy as np\n\n_calls = itertools.count(1)\n\n\n"
-        "def scan(x, offsets):\n    out = np.empty_like(x)\n"
-        "    for a, b in zip(offsets[:-1], offsets[1:]):\n"
-        "        out[a:b] = np.cumsum(x[a:b], dtype=x.dtype)\n"
-        "    if next(_calls) % 5 == 0:\n        out[-1:] += x.dtype.type(7)\n    return out\n")
-    rep = check(load_import_path("seg_now_and_then:scan",
-                                 TargetSpec(segments="offsets", dtypes=("int64",))),
-                properties=("segments",), budget=budget)
     assert rep.verdict.smallest_case["reruns right"].endswith(" of 4"), rep.verdict.smallest_case
     snippet = _snippet_of(rep, user_module / "report.md")
     out = subprocess.run([sys.executable, "-c", snippet], capture_output=True, text=True,
@@ -373,7 +361,6 @@ def test_a_segmented_failure_right_in_another_run_prints_the_call_it_judges(user
                       out.stdout)
     assert out.returncode == 1 and shown, out
     assert int(shown[1]) == int(shown[2]) + 7, out.stdout
-    sys.modules.pop("seg_now_and_then", None)
 
 
 def test_a_file_targets_snippet_runs_from_any_folder_and_skips_where_the_file_is_gone(
