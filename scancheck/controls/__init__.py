@@ -51,6 +51,8 @@ class Control:
     #: Words its primary diagnosis must not contain: the wrong reading it guards against,
     #: where that reading has the expected cause too ('' where the cause tells them apart).
     misread: str = ""
+    #: It kills its process: the tests check it in child processes only.
+    dies: bool = False
 
     @property
     def expected(self) -> str:
@@ -193,6 +195,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("hung past 3000 elements", _BAND + "hung_past_some_size", Cause.FAULT, "hang",
             "the ladder's first size past 3000, where the calls before it took microseconds: "
             "a hang, not a slow call", timeout=1.0),
+    Control("aborting past 5000 elements", _BAND + "aborting_past_some_size", Cause.FAULT,
+            "SIGABRT) at n = 5,001, called once in a fresh process", "the death bisected in "
+            "fresh processes, each calling it once (it was told at the first size past 5000 "
+            "of each property, 8,192 and down)", dies=True),
     Control("hung after allocating", _BAND + "hung_after_allocating", Cause.FAULT, "hang",
             "its memory, grown by 256 MiB as its call past 3000 elements began and still as "
             "it is killed: a hang, not a call that allocates as it goes", timeout=1.0),

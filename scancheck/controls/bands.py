@@ -1,8 +1,8 @@
 """Broken scans whose bug only a narrow band of sizes shows, each of which one contract
 (a NaN rule, a promotion, subnormals read as zero, checked overflow, a reverse convention)
 may seem to explain on some case; and scans that give no answer in time: two slow (one whose
-calls' times predict it, one whose memory grows meanwhile) and two hung (one of them after
-taking its buffers).  Each must be told
+calls' times predict it, one whose memory grows meanwhile), two hung (one of them after
+taking its buffers) and one that kills its process.  Each must be told
 what it is, whichever property meets it first (:mod:`scancheck.controls`).
 """
 
@@ -155,6 +155,22 @@ def hung_past_some_size(x: np.ndarray) -> np.ndarray:
         return np.add.accumulate(x, dtype=x.dtype)
 
 
+#: Sizes from which :func:`aborting_past_some_size` kills its process.
+ABORT_FROM = 5001
+
+
+def aborting_past_some_size(x: np.ndarray) -> np.ndarray:
+    """A sum that kills its process from 5001 elements on (a native library's abort), and
+    answers rightly below: each property meets the death at the first size of its own past
+    5000, none of them at 5001 itself."""
+    import os
+
+    if x.size >= ABORT_FROM:
+        os.abort()
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(x, dtype=x.dtype)
+
+
 #: Sizes from which :func:`allocating_but_right` keeps buffers as it goes.
 ALLOCATE_FROM = 3000
 
@@ -191,6 +207,7 @@ for fn, spec in (
     (underflow_guard_too_high, TargetSpec(dtypes=("float32", "float64"))),
     (slow_but_right, TargetSpec(dtypes=("float32",))),
     (hung_past_some_size, TargetSpec(dtypes=("float32",))),
+    (aborting_past_some_size, TargetSpec()),
     (allocating_but_right, TargetSpec(dtypes=("float32",))),
     (hung_after_allocating, TargetSpec(dtypes=("float32",))),
     (sum_raising_on_overflow_at_some_sizes, TargetSpec(dtypes=("int32", "int64"))),

@@ -239,15 +239,15 @@ def _run_groups(job: IsolatedCheck, pool: ThreadPoolExecutor, resolving: Any, to
                 if progress is not None:
                     progress.finish(names[0], out[0].status)
                 return out
-            return run_properties(job, Plan(names, budget, until))
+            return run_properties(job, Plan(names, budget, until), declared)
 
     futures = [pool.submit(run, g) for g in (groups[1:] if first else groups)]
     out = []
     if first:  # in this thread: the pool's threads are the children's, one of them its
         events, status, err = resolving.result()
         began = next(i for i, ev in enumerate(events) if ev["event"] == "target")
-        out.append(run_properties(job, first, ran=(events[began + 1:], status, err,
-                                                   time.time() - told_at)))
+        out.append(run_properties(job, first, declared, ran=(events[began + 1:], status, err,
+                                                             time.time() - told_at)))
     out += [future.result() for future in futures]
     return {what: r for (_, names), results in zip(groups, out) for what, r in zip(names, results)}
 
@@ -367,8 +367,8 @@ def _refusal(events: list[dict], status: str, err: str, locator: str, timeout: f
     return UsageError(f"target {locator!r} could not be loaded: {fault_message(err, status)}")
 
 
-def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, str, float] | None = None
-                   ) -> list[PropertyResult]:
+def run_properties(job: IsolatedCheck, plan: Plan, spec: TargetSpec,
+                   ran: tuple[list[dict], str, str, float] | None = None) -> list[PropertyResult]:
     """The properties of ``plan`` in order in one child, each within its share.  The one
     running when the child hangs or dies is reported so, at the size it reached; the others
     go on in a new child below that size, where the target may work, and say so (after n =
@@ -442,9 +442,20 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
                                           case, cause=Cause.FAULT.name))
         returned = largest_returned(events, stuck)
         if slow is None and growing is None:
-            # The size reached is not shrunk: each try at a hang costs a whole --timeout.
+            # A hang's size is not shrunk: each try at it costs a whole --timeout.
             results[-1].detail["largest n"] = returned
             results[-1].minimal = not (case and case["n"] > 1)
+        bisected = None
+        if status.startswith("died") and case and stuck not in LARGE and job.forkable:
+            start = time.time()
+            bisected = bisect_death(job, spec, case["n"], returned, status)
+            spent += time.time() - start
+        if bisected is not None:  # the later properties run below it, where it may work
+            least, below = bisected
+            last, case = {"n": least}, smoke_case(spec, least)
+            results[-1].diagnosis = (f"{fault_message(err, status)} at n = {least:,}, called "
+                                     f"once in a fresh process on uniform data{below}")
+            results[-1].smallest_case = case
         results[-1].seconds = round(max(0.0, spent - sum(r.seconds for r in done)), 2)
         if broke:
             results[-1].detail["checked"] = broke
@@ -474,6 +485,52 @@ def run_properties(job: IsolatedCheck, plan: Plan, ran: tuple[list[dict], str, s
                 if progress is not None:
                     progress.finish(p, "skip")
     return results
+
+
+#: Fresh processes a death's size may be bisected with, each calling the target once.
+BISECT_PROBES = 24
+
+
+def smoke_case(spec: TargetSpec, n: int) -> dict[str, Any]:
+    """The case of a one-call child's input at ``n`` (:func:`~.child.smoke`): the spec's
+    first dtype, uniform data, its seed n."""
+    return {"n": n, "dtype": spec.dtypes[0], "data": "uniform", "seed": n}
+
+
+def bisect_death(job: IsolatedCheck, spec: TargetSpec, died: int, returned: int | None,
+                 status: str) -> tuple[int, str] | None:
+    """The least n found at which the target, called once in a fresh process on the data
+    of :func:`smoke_case`, dies as it died at ``died`` (``status``), bisected from the
+    largest n it returned at (``returned``, where that call returns too), and words on the
+    size below it.  None where the call at ``died`` does not die so (the death needs its
+    case's data), or the target is no plain 1-D scan of numbers (one such call is what a
+    report's script makes of the case)."""
+    if spec.segments or spec.axis is not None or spec.combine or died < 2:
+        return None
+
+    def dies(n: int) -> bool:
+        _, how, _ = watch(job.command(smoke=(n,)), job.options.timeout, fork=job.forkable)
+        return how == status
+
+    if not dies(died):
+        return None
+    lo, hi, fine = 0, died, None  # fine: the largest n seen to return
+    if returned and returned < died:
+        if dies(returned):
+            hi = returned
+        else:
+            lo = fine = returned
+    for _ in range(BISECT_PROBES):
+        if hi - lo <= 1:
+            break
+        mid = (lo + hi) // 2
+        if dies(mid):
+            hi = mid
+        else:
+            lo = fine = mid
+    words = (f"; n = {fine:,} returned there" if fine == hi - 1 else
+             f"; sizes below it not all tried ({BISECT_PROBES} calls)" if hi - lo > 1 else "")
+    return hi, words
 
 
 def _told(progress: Any, event: dict) -> None:

@@ -47,8 +47,8 @@ def test_cpu_negative_controls_are_caught(control, budget):
     if settings._current_profile == "ci":
         budget = replace(budget, max_n=control.reach)
     # A control with a timeout of its own passes it: only a child can be killed there.
-    rep = _caught(control, isolated=control.process_state or control.timeout is not None,
-                  budget=budget)
+    rep = _caught(control, isolated=control.process_state or control.dies
+                  or control.timeout is not None, budget=budget)
     failing = [r for r in rep.results if r.status == "fail"]
     assert all(r.smallest_case for r in failing)
 

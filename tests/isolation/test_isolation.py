@@ -30,6 +30,7 @@ from scancheck.isolation.parent import (
     first_share,
     plan,
     run_properties,
+    smoke_case,
 )
 from scancheck.isolation.watch import (
     GROWING,
@@ -191,27 +192,44 @@ def test_gpu_targets_get_the_sanitizers_and_the_large_checks_by_default():
 
 
 def test_after_a_fault_the_other_properties_go_on_below_its_size_and_say_so(budget):
-    """A crash at n = 4 leaves n <= 3 to check: properties after it run there, in new children;
-    the checks past 2**31 and 2**32 have nothing below their size and are not retried."""
+    """A crash from n = 4 on, met at n = 5, is bisected in fresh processes to n = 4 (n = 3
+    returned there) and leaves n <= 3 to check: the properties after it run there, in new
+    children; the checks past 2**31 and 2**32 have nothing below their size and are not
+    retried."""
     crash, exact, det = run_properties(
         IsolatedCheck("scancheck.testing:crashing_scan", CheckOptions(timeout=30)),
-        Plan(("integers exact", "certified exact", "deterministic"), budget))
-    assert crash.status == "fault" and _size(crash.smallest_case) == {"n": 5, "dtype": "int32"}
-    assert "SIGABRT" in crash.diagnosis
-    # The ladder's next size, in the dtype 'certified exact' draws first.
-    assert exact.status == "fault" and _size(exact.smallest_case) == {"n": 4, "dtype": "float32"}
-    assert det.status == "pass" and det.detail["largest n"] == 3
-    assert det.detail["checked"] == "below n = 4 (the target's fault in 'certified exact' was there)"
+        Plan(("integers exact", "certified exact", "deterministic"), budget), TargetSpec())
+    assert crash.status == "fault" and crash.smallest_case == smoke_case(TargetSpec(), 4)
+    assert crash.diagnosis == ("the process died (killed by SIGABRT) at n = 4, called once in "
+                               "a fresh process on uniform data; n = 3 returned there")
+    for r in (exact, det):
+        assert r.status == "pass" and r.detail["largest n"] == 3, r
+        assert r.detail["checked"] == ("below n = 4 (the target's fault in 'integers exact' "
+                                       "was there)")
     big = run_properties(IsolatedCheck("scancheck.testing:crashing_scan",
                                        CheckOptions(timeout=30)),
-                         Plan(("past 2**31", "past 2**32"), budget))
+                         Plan(("past 2**31", "past 2**32"), budget), TargetSpec())
     assert [r.status for r in big][1:] == ["skip"]
+
+
+def test_a_death_its_cases_data_alone_shows_is_not_bisected(tmp_path, budget):
+    """A target that dies on a NaN: one call on uniform data at the size it died at returns,
+    so the death stays at the case that showed it, with that case's data."""
+    (tmp_path / "dies.py").write_text(
+        "import os\nimport numpy as np\n\ndef scan(x):\n    if np.isnan(x).any():\n"
+        "        os.abort()\n    return np.cumsum(x, dtype=x.dtype)\n")
+    spec = TargetSpec(dtypes=("float64",))
+    (nans,) = run_properties(IsolatedCheck(f"{tmp_path / 'dies.py'}:scan",
+                                           CheckOptions(timeout=30, spec=spec)),
+                             Plan(("nan and inf",), budget), spec)
+    assert nans.status == "fault" and nans.smallest_case["data"] != "uniform", nans
+    assert "fresh process" not in nans.diagnosis
 
 
 def test_a_target_that_breaks_only_on_empty_input_is_checked_from_n_1(budget):
     empty, other = run_properties(
         IsolatedCheck("scancheck.testing:crashing_on_empty_scan", CheckOptions(timeout=30)),
-        Plan(("integers exact", "certified exact"), budget))
+        Plan(("integers exact", "certified exact"), budget), TargetSpec())
     assert empty.status == "fault" and _size(empty.smallest_case) == {"n": 0, "dtype": "int32"}
     assert other.status == "pass" and other.detail["checked"].startswith("from n = 1")
 
@@ -326,7 +344,7 @@ def test_an_exception_in_a_child_fails_its_case_and_the_search_goes_on_below(bud
     from scancheck.engine.diagnosis import diagnose
     results = run_properties(
         IsolatedCheck("scancheck.testing:raising_scan", CheckOptions(timeout=30)),
-        Plan(("integers exact", "deterministic"), budget))
+        Plan(("integers exact", "deterministic"), budget), TargetSpec())
     for r in results:
         assert r.status == "fault" and r.smallest_case["n"] == 4, r
         assert r.diagnosis == ("raised ValueError (too long); it answered every case of "
