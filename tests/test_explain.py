@@ -174,6 +174,28 @@ def test_bad_arguments_name_what_is_wrong(tmp_path):
     assert load_array(str(tmp_path / "two.npz") + ":b").size == 5
 
 
+@pytest.mark.parametrize("name, content, message", [
+    ("text.npy", b"1 2 3", r"RESULT: .*text.npy is no .npy file \(it does not begin as "
+                           r"np.save writes one\)"),
+    ("text.npz", b"1 2 3", r"RESULT: .*text.npz is no .npz file"),
+    ("cut.npy", b"\x93NUMPY\x09\x09", r"RESULT: .*cut.npy is a damaged .npy file \(format "
+                                       r"version \(9, 9\)"),
+    ("objects.npy", None, r"RESULT: .*objects.npy holds Python objects, which explain does not "
+                          r"load"),
+])
+def test_a_file_that_is_no_saved_array_of_numbers_is_named_as_such(tmp_path, name, content,
+                                                                    message):
+    """NumPy's own words for these (an object array's "allow_pickle" advice, say) name
+    neither the file nor anything explain takes."""
+    path = tmp_path / name
+    if content is None:
+        np.save(path, np.array([1, "a"], dtype=object), allow_pickle=True)
+    else:
+        path.write_bytes(content)
+    with pytest.raises(ValueError, match=message):
+        load_array(str(path), argname="RESULT")
+
+
 def test_the_command_line_exit_status_follows_the_verdict(tmp_path, capsys):
     x = _data(3000, "float32", "integers")
     np.save(tmp_path / "x.npy", x)

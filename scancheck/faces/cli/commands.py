@@ -313,6 +313,39 @@ _DTYPE_RULES = {
 }
 
 
+#: How the files ``np.save`` and ``np.savez`` write begin.
+_MAGIC = {".npy": b"\x93NUMPY", ".npz": b"PK"}
+
+
+def _check_saved(p: Path, argname: str) -> None:
+    """A ValueError naming ``argname`` and the file unless it begins as NumPy's ``.npy`` or
+    ``.npz`` files do, and holds no Python objects (which loading would unpickle)."""
+    with p.open("rb") as fh:
+        head = fh.read(len(_MAGIC[p.suffix]))
+    if head != _MAGIC[p.suffix]:
+        raise ValueError(f"{argname}: {p} is no {p.suffix} file (it does not begin as "
+                         f"np.save{'z' * (p.suffix == '.npz')} writes one); give one, or "
+                         f"numbers as text in a file of another suffix")
+    if p.suffix == ".npy":
+        fmt = np.lib.format
+        with p.open("rb") as fh:
+            readers = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0,
+                       (3, 0): None}  # 3.0's header np.load reads itself
+            try:
+                version = fmt.read_magic(fh)
+                if version not in readers:
+                    raise ValueError(f"format version {version}; NumPy writes "
+                                     f"{', '.join(map(str, readers))}")
+                read = readers[version]
+                dtype = read(fh)[2] if read is not None else None
+            except ValueError as exc:
+                raise ValueError(f"{argname}: {p} is a damaged .npy file ({exc})") from None
+        if dtype is not None and dtype.hasobject:
+            raise ValueError(f"{argname}: {p} holds Python objects, which explain does not "
+                             f"load (loading them would run pickled code); save an array of "
+                             f"numbers")
+
+
 def load_array(path: str, dtype: str | None = None, argname: str = "INPUT") -> np.ndarray:
     """A 1-D array from ``.npy``, ``.npz`` (its only array, or ``file.npz:key``) or text
     (whitespace or comma separated; ``dtype``, float32 by default, must hold every value
@@ -324,6 +357,8 @@ def load_array(path: str, dtype: str | None = None, argname: str = "INPUT") -> n
     p = Path(file)
     if not p.is_file():
         raise ValueError(f"{argname}: {file} is not a file")
+    if p.suffix in (".npy", ".npz"):
+        _check_saved(p, argname)
     if p.suffix == ".npy":
         a = np.load(p, allow_pickle=False)
     elif p.suffix == ".npz":
