@@ -201,20 +201,22 @@ def unknown_name(name: str) -> str | None:
 
 
 def _check_callable_as(fn: Any, spec: TargetSpec, name: str) -> None:
-    """Raise a ValueError naming the signature and the flags unless a 1-D or N-D scan of
-    numbers can call ``fn`` as ``spec`` says (fn(x), fn(x, axis), fn(x, initial=v), fn(x,
-    offsets) and the other segment descriptions); a function it cannot inspect, or over
-    tuples, is left to its first call."""
-    if over_tuples(spec):
-        return
+    """Raise a ValueError naming the signature and the flags unless a check can call ``fn``
+    as ``spec`` says (fn(x), fn(x, axis), fn(x, initial=v), fn(x, offsets) and the other
+    segment descriptions; over tuples fn(elems), fn(elems, combine), each with axis after
+    it under --axis arg); a function it cannot inspect is left to its first call."""
     try:
         signature = inspect.signature(fn)
     except (TypeError, ValueError):
         return
-    args: tuple[str, ...] = ("x", "axis") if spec.axis == "arg" else ("x",)
-    if spec.segments is not None:
+    args: tuple[str, ...] = ("x",)
+    if over_tuples(spec):
+        args = ("elems", "combine") if spec.combine else ("elems",)
+    elif spec.segments is not None:
         args = ("x", spec.segments.partition(":")[0])
-    kwargs = {"initial": "v"} if spec.initial else {}
+    if spec.axis == "arg":
+        args += ("axis",)
+    kwargs = {"initial": "v"} if spec.initial and not over_tuples(spec) else {}
     try:
         signature.bind(*args, **kwargs)
     except TypeError as exc:
@@ -223,7 +225,8 @@ def _check_callable_as(fn: Any, spec: TargetSpec, name: str) -> None:
                          f"{signature} cannot be called as {call} ({exc}); scancheck calls "
                          f"fn(x), fn(x, axis) with --axis arg, fn(x, initial=v) with "
                          f"--initial, fn(x, offsets) with --segments offsets (flags, keys, "
-                         f"groups alike; tuples: --op MODULE:MONOID, --combine)") from None
+                         f"groups alike), fn(elems) with --op MODULE:MONOID, fn(elems, "
+                         f"combine) with --combine") from None
 
 
 def resolve(name: str, spec: TargetSpec | None = None, block: int = 256,

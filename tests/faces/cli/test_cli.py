@@ -222,14 +222,18 @@ def test_a_target_that_cannot_be_loaded_exits_2_not_1(target, message, capsys):
     assert target not in out, out
 
 
-def test_a_function_that_takes_no_segment_description_is_told_so_not_faulted(tmp_path, capsys):
-    """--segments hands fn(x, offsets): a one-argument function is a usage error naming its
-    signature, not a fault of the target on its first segmented call."""
+@pytest.mark.parametrize("flags, call", [
+    (["--segments", "flags"], "fn(x, flags)"), (["--combine"], "fn(elems, combine)"),
+    (["--combine", "--axis", "arg"], "fn(elems, combine, axis)")])
+def test_a_function_that_takes_not_what_its_flags_hand_is_told_so_not_faulted(
+        tmp_path, capsys, flags, call):
+    """--segments hands fn(x, offsets), --combine fn(elems, combine): a one-argument function
+    is a usage error naming its signature, not a fault of the target on its first call."""
     (tmp_path / "one.py").write_text("import numpy as np\n\ndef scan(x):\n    return np.cumsum(x)\n")
     target = f"{tmp_path / 'one.py'}:scan"
-    assert main(["check", target, "--segments", "flags", "--quick", "--budget", "1"]) == 2
+    assert main(["check", target, *flags, "--quick", "--budget", "1"]) == 2
     err = capsys.readouterr().err
-    assert "scan(x) cannot be called as fn(x, flags) (too many positional arguments)" in err, err
+    assert f"scan(x) cannot be called as {call} (too many positional arguments)" in err, err
     assert err.count("\n") == 1, err
 
 
