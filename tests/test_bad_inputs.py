@@ -171,6 +171,10 @@ _MISUSES = {
                                "locator=None must name the target"),
     "check_isolated of a number": (lambda: check_isolated(42, CheckOptions()), TypeError,
                                    "locator=42 must name"),
+    # Named by its name, not by a repr that holds its whole spec.
+    "check_isolated of a Target": (lambda: check_isolated(_fine()), TypeError,
+                                   "locator=<Target 'cumsum'> must name the target, as "
+                                   "'numpy.cumsum'"),
     "fn not callable": (lambda: Target("x", 42), TypeError, "fn=42 is not callable"),
     "spec as a string": (lambda: Target("x", np.cumsum, "add"), TypeError,
                          "spec='add' must be a TargetSpec"),

@@ -145,8 +145,13 @@ def check_isolated(locator: str, options: CheckOptions | None = None, *, progres
     from .sanitizer import find_sanitizer
 
     if not isinstance(locator, str):
-        raise TypeError(f"locator={locator!r} must name the target, as 'numpy.cumsum', "
-                        f"'path/to/file.py:function' or 'kernel:blelloch'; check() takes a "
+        # A child loads the target by its name: an object (a Target, a function) cannot go.
+        # A Target's repr holds its whole spec: it is named by its type and name.
+        shown = repr(locator) if len(repr(locator)) <= 60 else (
+            f"<{type(locator).__name__} {getattr(locator, 'name', '')!r}>")
+        raise TypeError(f"locator={shown} must name the target, as 'numpy.cumsum', "
+                        f"'path/to/file.py:function' or 'kernel:blelloch': check_isolated "
+                        f"loads it by name in its child processes; scancheck.check takes a "
                         f"Target object in this process")
     if options is not None and not isinstance(options, CheckOptions):
         raise TypeError(f"options={options!r} must be a CheckOptions; give properties and "
