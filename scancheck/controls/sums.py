@@ -96,6 +96,13 @@ def lower_precision_intermediate(x: np.ndarray) -> np.ndarray:
         return blocked(x, lambda local, xs: running_offsets(local, np.float16).astype(x.dtype))
 
 
+def integers_accumulated_in_float32(x: np.ndarray) -> np.ndarray:
+    """An integer sum that converts its input to float32 and accumulates there (a kernel
+    templated on the float path), cast back: right while every prefix fits 24 bits."""
+    with np.errstate(all="ignore"):
+        return np.add.accumulate(x.astype(np.float32), dtype=np.float32).astype(x.dtype)
+
+
 def round_to_bits(v: Any, bits: int) -> float:
     """The scalar ``v`` rounded to ``bits`` significand bits (to nearest, ties to even)."""
     # Python's floats, not NumPy's scalars: a carry is rounded once a block, 2048 times at
@@ -356,6 +363,7 @@ for fn, spec in (
     # Float dtypes only: the diagnosis "precision lost" must not need an integer run beside it.
     (lower_precision_intermediate, TargetSpec(dtypes=_FLOATS)),
     (carry_8_bits_short, TargetSpec(dtypes=_FLOATS)),
+    (integers_accumulated_in_float32, TargetSpec(dtypes=("int32", "int64"))),
     (block_sums_scanned_by_one_block, TargetSpec()),
     (exclusive_scan_with_wrong_first_output, TargetSpec(inclusive=False)),
     (reverse_sum_leaving_out_its_first_input, TargetSpec(reverse=True)),
