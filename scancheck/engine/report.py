@@ -151,8 +151,8 @@ class ConformanceReport:
             parts.append(f"{phase} {sum(r.seconds for r in rs):.1f} s ({each})")
         uncharged = sum(r.uncharged for r in self.results)
         if uncharged >= 0.1:
-            parts.append(f"first calls beyond the second, not charged to the budget (a "
-                         f"compile) {uncharged:.1f} s")
+            parts.append(f"first calls of a kind beyond the second, not charged to the "
+                         f"budget (a compile or a warm-up, as a JIT's) {uncharged:.1f} s")
         return f"time: {'; '.join(parts)}; wall {self.seconds:.1f} s"
 
     def rows(self) -> list[dict[str, object]]:

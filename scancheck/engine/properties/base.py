@@ -66,8 +66,11 @@ class Failure:
             return dict(self.at)
         # A refusal read off an output (a checked overflow raised) has no values there, and
         # a wrap where a raise is declared no value it owed.
-        values = {k: short(v) for k, v in (("got", self.got), ("expected", self.expected))
-                  if v is not None}
+        # Runs of one input held to each other: no value there is expected, each is a run's.
+        named = ((("run 1", self.expected), ("run 2", self.got))
+                 if self.reason == Reason.NONDETERMINISTIC else
+                 (("got", self.got), ("expected", self.expected)))
+        values = {k: short(v) for k, v in named if v is not None}
         return {**self.at, "index": self.index, **values,
                 **({} if self.allowed is None else {"allowed error": self.allowed})}
 

@@ -215,6 +215,10 @@ def _segmented_reproducer(report: ConformanceReport, verdict: Any, files: Path,
     p, col = int(case["index"]), int(case.get("column", 0))
     zeros = spec.get("zeros", "either")
     imports, fn, args, get = _segmented_fn(report)
+    seg = f"seg = np.array({desc['values']!r}, dtype=np.{desc['dtype']})  # {kind}\n"
+    if verdict.cause == Cause.NONDETERMINISM:  # no value is wrong: runs are held to each other
+        return _snippet([imports, _literal(x, files, name), seg,
+                         *_runs_compared(f"{get}({fn}({args}))")])
     out_dtype = output_dtype(spec.get("promote", ()), x.dtype)  # the type the target returns
     from ...oracle.segmented import segment_ids
 
@@ -222,9 +226,7 @@ def _segmented_reproducer(report: ConformanceReport, verdict: Any, files: Path,
     members = np.flatnonzero(ids == ids[p])
     k = int(np.flatnonzero((members[::-1] if spec.get("reverse") else members) == p)[0])
     got = f"got = {get}({fn}({args})).reshape(len(x), -1)\n"
-    lines = [imports, _literal(x, files, name),
-             f"seg = np.array({desc['values']!r}, dtype=np.{desc['dtype']})  # {kind}\n",
-             got,
+    lines = [imports, _literal(x, files, name), seg, got,
              f"p, col = {p}, {col}  # the failing output: row p, column col of (T, -1)\n"
              if x.ndim > 1 else f"p, col = {p}, 0  # the failing output p (one column: x is "
              f"1-D)\n",
@@ -241,6 +243,18 @@ def _segmented_reproducer(report: ConformanceReport, verdict: Any, files: Path,
                     ': got", got[p, col], "exact", float(exact) if isinstance(exact, '
                     'Fraction) else exact)\n')]
     return _snippet(lines)
+
+
+def _runs_compared(call: str) -> list[str]:
+    """Lines that run ``call`` :data:`DIFFERING_RUNS` times on one input and end with "still
+    reproduces" (1) where the bits of some run differ from the first's, else "does not
+    reproduce" (0): a non-deterministic scan's runs held to each other."""
+    return [f"runs = [{call}.copy() for _ in range({DIFFERING_RUNS})]  # one input\n",
+            "differ = sum(r.tobytes() != runs[0].tobytes() for r in runs[1:])\n",
+            'print(differ, "of", len(runs) - 1, "runs differ from the first in their bits")\n',
+            'verdict, status = (("still reproduces", 1) if differ else\n'
+            f'                   ("does not reproduce in {DIFFERING_RUNS} runs", 0))\n'
+            "print(verdict)\nraise SystemExit(status)\n"]
 
 
 def _segmented_fn(report: ConformanceReport) -> tuple[str, str, str, str]:
@@ -636,13 +650,7 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
         made.append(f"x[...] = np.flip(x, {axis or 0}).copy()  # the input the call got\n")
     lines[2:2] = made
     if verdict.cause == Cause.NONDETERMINISM:  # no value is wrong: runs are held to each other
-        lines[-1:] = [
-            f"runs = [np.asarray({call}).copy() for _ in range({DIFFERING_RUNS})]  # one input\n",
-            "differ = sum(r.tobytes() != runs[0].tobytes() for r in runs[1:])\n",
-            'print(differ, "of", len(runs) - 1, "runs differ from the first in their bits")\n',
-            'verdict, status = (("still reproduces", 1) if differ else\n'
-            f'                   ("does not reproduce in {DIFFERING_RUNS} runs", 0))\n'
-            "print(verdict)\nraise SystemExit(status)\n"]
+        lines[-1:] = _runs_compared(f"np.asarray({call})")
         return _snippet(lines)
     written = case.get("input index")
     if written is not None:  # the call changes x: show the element before and after

@@ -943,21 +943,37 @@ def test_the_json_report_is_standard_json_its_infinities_named(tmp_path, budget,
     assert data["verdict"]["word"] == "DOES NOT CONFORM"
 
 
-def test_a_snippet_of_a_non_deterministic_scan_holds_runs_to_each_other(user_module, budget):
+#: A float sum in blocks of ``{block}`` elements, each block's total carried on: 1-D, and
+#: each segment alike under offsets.
+_VARYING = {
+    "deterministic": ("def scan(x):\n    return _blocked(x)\n", TargetSpec(dtypes=("float32",))),
+    "segments": ("def scan(x, offsets):\n    out = np.empty_like(x)\n"
+                 "    for a, b in zip(offsets[:-1], offsets[1:]):\n"
+                 "        out[a:b] = _blocked(x[a:b])\n    return out\n",
+                 TargetSpec(segments="offsets", dtypes=("float32",))),
+}
+
+
+@pytest.mark.parametrize("prop", list(_VARYING))
+def test_a_snippet_of_a_non_deterministic_scan_holds_runs_to_each_other(user_module, budget,
+                                                                        prop):
     """No value is wrong where bits differ between runs: the snippet compares runs of one
-    input, "still reproduces" while they differ and "does not reproduce" once they agree,
-    whatever value each run returns."""
+    input (and segments), "still reproduces" while they differ and "does not reproduce"
+    once they agree, whatever value each run returns; the case names each run's value, none
+    of them expected."""
     module = user_module / "varying.py"
-    varying = ("import numpy as np\n_rng = np.random.default_rng()\n\ndef scan(x):\n"
+    body, spec = _VARYING[prop]
+    varying = ("import numpy as np\n_rng = np.random.default_rng()\n\ndef _blocked(x):\n"
                "    b = {block}\n    out, carry = np.empty_like(x), x.dtype.type(0)\n"
                "    for s in range(0, len(x), b):\n"
                "        out[s:s + b] = np.cumsum(x[s:s + b], dtype=x.dtype) + carry\n"
-               "        carry = out[min(s + b, len(x)) - 1]\n    return out\n")
+               "        carry = out[min(s + b, len(x)) - 1]\n    return out\n\n" + body)
     module.write_text(varying.format(block="int(_rng.choice([2, 3, 5, 7]))"))
-    rep = check(load_import_path("varying:scan", TargetSpec(dtypes=("float32",))),
-                properties=("deterministic",), budget=budget)
+    rep = check(load_import_path("varying:scan", spec), properties=(prop,), budget=budget)
     sys.modules.pop("varying", None)
     assert rep.verdict.cause is not None and rep.verdict.cause.name == "NONDETERMINISM", rep.rows()
+    case = rep.verdict.smallest_case
+    assert {"run 1", "run 2"} <= set(case) and "expected" not in case, case
     snippet = _snippet_of(rep, user_module / "report.md")
     assert _run_snippet(snippet, user_module) == (1, "still reproduces")
     module.write_text(varying.format(block="3"))  # one order every run, another rounding
