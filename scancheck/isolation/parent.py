@@ -513,28 +513,29 @@ def bisect_death(job: IsolatedCheck, spec: TargetSpec, died: int, returned: int 
     if spec.segments or spec.axis is not None or spec.combine or died < 2:
         return None
 
-    def dies(n: int) -> bool:
+    def dies(n: int) -> bool | None:
+        """True where the call at n dies as the case did, False where it returns, None where
+        it does neither (a hang, another death): no evidence either way."""
         _, how, _ = watch(job.command(smoke=(n,)), job.options.timeout, fork=job.forkable)
-        return how == status
+        return True if how == status else False if how == "ok" else None
 
     if not dies(died):
         return None
     lo, hi, fine = 0, died, None  # fine: the largest n seen to return
-    if returned and returned < died:
-        if dies(returned):
-            hi = returned
-        else:
-            lo = fine = returned
-    for _ in range(BISECT_PROBES):
+    for probe in range(BISECT_PROBES + 1):
         if hi - lo <= 1:
             break
-        mid = (lo + hi) // 2
-        if dies(mid):
+        # The largest size that returned in the check first: most often the death's edge.
+        mid = returned if probe == 0 and returned and lo < returned < hi else (lo + hi) // 2
+        fate = dies(mid)
+        if fate is None:
+            break
+        if fate:
             hi = mid
         else:
             lo = fine = mid
     words = (f"; n = {fine:,} returned there" if fine == hi - 1 else
-             f"; sizes below it not all tried ({BISECT_PROBES} calls)" if hi - lo > 1 else "")
+             "; sizes below it not all tried" if hi - lo > 1 else "")
     return hi, words
 
 
