@@ -656,4 +656,5 @@ def check(target: Target, properties: tuple[str, ...] | None = None, large: bool
     names = options.checked_properties() + (LARGE if large else ())
     until = None if options.seconds is None else t0 + options.seconds
     results = run_plan(target, Plan(names, options.budget, until))
-    return ConformanceReport(target.name, asdict(target.spec), results, time.time() - t0)
+    return ConformanceReport(target.name, asdict(target.spec), results, time.time() - t0,
+                             locator=target.locator)

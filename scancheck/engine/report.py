@@ -27,6 +27,9 @@ class ConformanceReport:
     seconds: float = 0.0
     #: Seconds spent loading and compiling the target before any property ran.
     prepare_seconds: float = 0.0
+    #: The name the target was loaded by, where its shown name is none (a kernel at another
+    #: block, ``kernel:kogge_stone:128:max``): what a report's script resolves.
+    locator: str | None = None
 
     @property
     def checked_nothing(self) -> bool:

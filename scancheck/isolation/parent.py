@@ -212,7 +212,8 @@ def check_isolated(locator: str, options: CheckOptions | None = None, *, progres
                               declared, until)
     ran.update(skipped)
     results = [ran[what] for _, what in tasks]
-    return ConformanceReport(name, asdict(declared), results, time.time() - t0, prepared)
+    return ConformanceReport(name, asdict(declared), results, time.time() - t0, prepared,
+                             locator=locator)
 
 
 def _hand(path: str, plan: Plan | None) -> None:

@@ -112,8 +112,10 @@ def _literal(x: np.ndarray, files: Path, name: str) -> str:
     return f'{head}x = np.load("{path}"){view}  # {x.size:,} elements\n'
 
 
-def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str]:
-    """Imports and the expression that runs ``target`` on ``x``."""
+def _call(target: str, spec: dict[str, Any], axis: int | None, locator: str | None = None
+          ) -> tuple[str, str]:
+    """Imports and the expression that runs ``target`` on ``x`` (scancheck's own kernels
+    and ``.cu`` files resolved by ``locator`` where given: their shown name may be none)."""
     ax = str(axis if axis is not None else 0)
     plain = reproducer_call(target)
     if plain is not None:
@@ -134,7 +136,7 @@ def _call(target: str, spec: dict[str, Any], axis: int | None) -> tuple[str, str
         return _imported(path)[0] + note, f"{path.rsplit(':', 1)[1]}({args})"
     # scancheck's own kernels and .cu files need its launcher: the one line that does.
     return ("from scancheck.targets.resolve import resolve  # the target needs scancheck's harness\n",
-            f'resolve("{target}")(x{", " + ax if axis is not None else ""})')
+            f'resolve("{_resolved_by(target, locator)}")(x{", " + ax if axis is not None else ""})')
 
 
 def _imported(path: str) -> tuple[str]:
@@ -260,7 +262,7 @@ def _runs_compared(call: str) -> list[str]:
 def _segmented_fn(report: ConformanceReport) -> tuple[str, str, str, str]:
     """A segmented target's imports, its function, the arguments ``fn(x, seg)`` is called
     with and the function that brings its output to the host."""
-    imports, fn = _loaded(report.target)
+    imports, fn = _loaded(report.target, report.locator)
     if report.spec.get("device") == "gpu":
         return imports + "import cupy as cp\n", fn, "cp.asarray(x), cp.asarray(seg)", "cp.asnumpy"
     return imports, fn, "x, seg", "np.asarray"
@@ -277,14 +279,24 @@ def _user_path(target: str) -> str | None:
     return path
 
 
-def _loaded(target: str) -> tuple[str, str]:
+def _loaded(target: str, locator: str | None = None) -> tuple[str, str]:
     """Lines that load ``target``'s function, and the expression that names it: a user's
     module or file imported as :func:`_imported` does, a built-in found by scancheck's
-    resolver."""
+    resolver (by ``locator`` where given)."""
     path = _user_path(target)
     if path is not None:
         return _imported(path)[0], path.rsplit(":", 1)[1]
-    return "from scancheck.targets.resolve import resolve\n", f"resolve({target!r}).fn"
+    return ("from scancheck.targets.resolve import resolve\n",
+            f"resolve({_resolved_by(target, locator)!r}).fn")
+
+
+def _resolved_by(target: str, locator: str | None) -> str:
+    """The name scancheck's resolver loads ``target`` by: its locator where that names one of
+    scancheck's kernels or models (a name such as ``scancheck:kogge_stone (block 128)`` says
+    the block, which only the locator holds in a form the resolver reads), else its name."""
+    if locator and locator.startswith(("kernel:", "model:")):
+        return locator
+    return target
 
 
 def _segmented_call(report: ConformanceReport, verdict: Any, files: Path, name: str) -> str:
@@ -572,7 +584,7 @@ def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: st
     laid = ("from scancheck.engine.layouts import laid_out\n"
             f"elems = tuple(laid_out(v, m) for v, m in zip(elems, {case['memory']!r}))"
             f"  # each leaf's memory layout\n" if case.get("memory") else "")
-    load, fn = _loaded(report.target)
+    load, fn = _loaded(report.target, report.locator)
     conv = reverse_convention(spec.get("reverse", False))
     judge = "" if "got" not in case or k is None else (
         "from scancheck.oracle.monoid_scan import exact_monoid_scan\n\n\n"
@@ -628,7 +640,7 @@ def reproducer(report: ConformanceReport, files: Path, name: str,
     if verdict.source in ("operator laws", "monoid scan", "probe monoids"):
         return _monoid_reproducer(report, case, verdict.source)
     x, axis = _input_of(report, case, verdict.source)
-    imports, call = _call(report.target, report.spec, axis)
+    imports, call = _call(report.target, report.spec, axis, report.locator)
     # A cummax/cummin with indices returns (values, indices): the part the failure is in.
     index_of = bool(report.spec.get("indices")) and reason == "INDICES"
     if report.spec.get("indices"):

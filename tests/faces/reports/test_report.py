@@ -17,7 +17,7 @@ import pytest
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check
 from scancheck.faces.reports.markdown import markdown
-from scancheck.targets.resolve import load_import_path
+from scancheck.targets.resolve import load_import_path, resolve
 from scancheck.targets.spec import TargetSpec
 
 _USER_SCANS = textwrap.dedent('''
@@ -978,6 +978,26 @@ def test_a_snippet_of_a_non_deterministic_scan_holds_runs_to_each_other(user_mod
     assert _run_snippet(snippet, user_module) == (1, "still reproduces")
     module.write_text(varying.format(block="3"))  # one order every run, another rounding
     assert _run_snippet(snippet, user_module) == (0, "does not reproduce in 50 runs")
+
+
+@pytest.mark.parametrize("locator", ["model:kogge_stone:128:add", "model:kogge_stone:64:max"])
+def test_a_snippet_of_a_kernel_at_another_block_or_operator_loads_that_launch(tmp_path,
+                                                                               locator):
+    """Its shown name says the block and operator in words the resolver does not read: the
+    script loads it by the name it was checked by, and holds its output (right: a model) to
+    the case."""
+    from scancheck.engine.diagnosis import PropertyResult
+    from scancheck.engine.report import ConformanceReport
+
+    target = resolve(locator)
+    assert target.name != locator.rsplit(":", 2)[0]  # named by its block or operator
+    rep = ConformanceReport(target.name, {**vars(target.spec)}, [
+        PropertyResult("integers exact", "fail", "differs from the exact scan",
+                       {"n": 5, "dtype": "int32", "data": "integers", "seed": 1, "index": 4,
+                        "got": 7, "expected": 8}, cause="LOGIC", reason="WRONG_VALUE")],
+        locator=locator)
+    assert _run_snippet(_snippet_of(rep, tmp_path / "report.md"), tmp_path) == (
+        0, "does not reproduce")
 
 
 def test_a_snippet_of_a_hang_exits_1_once_the_checks_timeout_has_passed(user_module):
