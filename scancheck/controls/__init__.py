@@ -123,8 +123,8 @@ CONTROLS: tuple[Control, ...] = (
     Control("carry kept 8 significand bits short", _SUMS + "carry_8_bits_short", Cause.PRECISION,
             "precision lost", "certified exact only: the error stays inside the any-order bound"),
     Control("integers accumulated in float32", _SUMS + "integers_accumulated_in_float32",
-            Cause.LOGIC, "as if accumulated in float32", "integers exact, which names the float "
-            "type every wrong output is a value of (it was told only that the scan differs)"),
+            Cause.LOGIC, "as if accumulated in float32", "integers exact, which holds a wrong "
+            "integer sum to the running sums of its inputs in float32 and float64"),
     Control("block sums scanned by one block", _SUMS + "block_sums_scanned_by_one_block",
             Cause.LOGIC, "logic error", "sizes past 262,144: the default largest n, not 5000",
             reach=2**19),

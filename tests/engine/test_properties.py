@@ -13,9 +13,9 @@ from scancheck.core.arrays import as_dtype
 from scancheck.core.rules import arg_extreme_scan, extreme_scan
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check_property
-from scancheck.engine.diagnosis import Cause
+from scancheck.engine.diagnosis import Cause, Reason
 from scancheck.engine.properties import TABLE, values
-from scancheck.engine.properties.base import prefix_error
+from scancheck.engine.properties.base import Failure, prefix_error
 from scancheck.engine.properties.extremes import extreme_agree
 from scancheck.engine.properties.nan_rules import finite_twin
 from scancheck.targets.resolve import resolve
@@ -602,6 +602,24 @@ def test_a_promotion_is_declared_or_refused(budget):
     wraps = _target(lambda x: np.cumsum(x, dtype=x.dtype).astype(np.int64), declared)
     r = check_property(wraps, "integers exact", budget)
     assert r.status == "fail" and "promotion must come before the first add" in r.diagnosis
+
+
+def test_an_integer_sum_is_told_accumulated_in_a_float_type_only_where_it_is_that_sum():
+    """The words hold the output to the float running sum bit for bit: a sum that leaves out
+    an input, whose outputs are float32 values near 2**24 too, is not told so."""
+    spec = TargetSpec(dtypes=("int32",))
+    x = np.array([2**24, 2, 2, 3], np.int32)
+    want = np.cumsum(x, dtype=np.int32)
+
+    def told(got):
+        failure = Failure(Cause.LOGIC, "differs from the exact scan", 3, got[3], want[3],
+                          reason=Reason.WRONG_VALUE)
+        values._kept_in_float(_target(np.cumsum, spec), x, got, want, failure)
+        return failure.diagnosis
+
+    floated = np.cumsum(x.astype(np.float32)).astype(np.int32)
+    assert "as if accumulated in float32" in told(floated)
+    assert told(np.r_[want[:3], want[2]].astype(np.int32)) == "differs from the exact scan"
 
 
 def test_bool_sums_are_taken_in_the_promoted_type_and_bool_extremes_in_bool(budget):

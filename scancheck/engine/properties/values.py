@@ -529,31 +529,23 @@ INT_ACCUMULATORS = ("float32", "float64")
 
 def _kept_in_float(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray,
                    failure: Failure) -> None:
-    """Names the cause of a wrong integer sum of ``x`` that no prefix wraps, whose every
-    output is a value of a float type (:data:`INT_ACCUMULATORS`) where some exact prefix is
-    not, each within the rounding bound of a sum in that type: it was accumulated in it."""
+    """Names the cause of a wrong integer sum of ``x`` whose every output is, bit for bit,
+    the running sum of its inputs in a float type (:data:`INT_ACCUMULATORS`) cast back to
+    its own: it was accumulated in that type."""
     if target.spec.family != "sum" or x.dtype.kind not in "iu" or not x.size:
         return
-    wide = np.cumsum(x.astype(np.float64))
-    if not target.spec.inclusive:
-        wide = np.r_[0.0, wide[:-1]]
-    info = np.iinfo(got.dtype)
-    if wide.min() < float(info.min) or wide.max() > float(info.max) * (1 - 2.0**-40):
-        return  # a prefix that wraps is no float type's rounding
-    reach = abs_sums(x, target.spec.inclusive)
-    depth = np.arange(1, x.size + 1, dtype=np.float64)  # a conversion, then each add
-    err = np.abs(got.astype(np.float64) - want.astype(np.float64))
     for name in INT_ACCUMULATORS:
         t = as_dtype(name)
-        with np.errstate(invalid="ignore", over="ignore"):
-            held = got.astype(t).astype(got.dtype) == got
-            exact_held = want.astype(t).astype(want.dtype) == want
-        bound = depth * 2.0 ** -SIGNIFICAND_BITS[name] * reach
-        if held.all() and not exact_held.all() and bool((err <= bound).all()):
-            failure.diagnosis += (f"; every output is a {name} value where some exact prefixes "
-                                  f"are not, each within the rounding bound of a {name} sum: "
-                                  f"as if accumulated in {name} (integers past "
-                                  f"2**{SIGNIFICAND_BITS[name]} are not all {name} values)")
+        with np.errstate(all="ignore"):  # a float past the type's range casts to anything
+            run = np.add.accumulate(x.astype(t), dtype=t)
+            if not target.spec.inclusive:
+                run = np.r_[t.type(0), run[:-1]]
+            back = run.astype(got.dtype)
+        if np.array_equal(back, got) and not np.array_equal(back, want):
+            failure.diagnosis += (f"; every output is the running sum of its inputs in {name}, "
+                                  f"cast back to {got.dtype}: as if accumulated in {name} "
+                                  f"(integers past 2**{SIGNIFICAND_BITS[name]} are not all "
+                                  f"{name} values)")
             return
 
 
