@@ -61,8 +61,7 @@ def test_a_segmented_control_shrinks_to_a_few_segments(control):
     assert size == case["n"] and "shrunk to" not in rep.verdict.line, rep.verdict.line
     if case.get("segments") == "groups":  # the fewest labels and elements that still fail
         # A heapsort reorders equal labels only among a few more elements than two.
-        most = 6 if "unstable sort" in control.name else 4
-        assert len(set(case["groups"])) <= 2 and case["shape"][0] <= most, case
+        assert len(set(case["groups"])) <= 2 and case["shape"][0] <= 6, case
         return
     if case.get("segments") == "flags":  # a description of another kind: a few elements
         assert case["shape"][0] <= 4, case
@@ -156,6 +155,41 @@ def test_a_segmented_case_names_its_segment_from_1_and_n_as_its_shape():
     assert case["segment"] == told and offsets[told - 1] <= case["index"] < offsets[told], (
         case, result.diagnosis)
     assert f"(smallest case n={case['n']}, index {case['index']})" in rep.verdict.line
+
+
+def _groups_scan(order):
+    """A groups sum scanning each group's elements in ``order(members)``."""
+    def scan(x, labels):
+        out = np.empty_like(x)
+        for label in np.unique(labels):
+            members = order(np.flatnonzero(labels == label))
+            out[members] = np.cumsum(x[members], dtype=x.dtype)
+        return out
+    return scan
+
+
+def _offset_groups(x, labels):
+    """A groups sum in order, each group after the first started from 1: no order of a
+    group's elements gives its outputs."""
+    out = _groups_scan(lambda m: m)(x, labels)
+    first = labels == labels[0]
+    out[~first] += x.dtype.type(1)
+    return out
+
+
+@pytest.mark.parametrize("fn, told", [
+    (_groups_scan(lambda m: m[::-1]), "): from its last element to its first"),
+    (_offset_groups, None)])
+def test_a_groups_scan_is_told_out_of_order_only_where_its_outputs_show_an_order(fn, told):
+    """A group scanned from its end is told so, each output holding the running sum in that
+    order; a group wrong otherwise is not told any order."""
+    t = Target("groups", fn, TargetSpec(segments="groups", dtypes=("int64",)))
+    seen = set()
+    for seed in range(30):
+        failure = segments_check(t, Case(12, "int64", "integers", seed))
+        if failure is not None:
+            seen.add(told in failure.diagnosis if told else "another order" in failure.diagnosis)
+    assert seen == {told is not None}, seen
 
 
 def test_a_group_is_named_by_its_label_in_the_case_too():

@@ -319,13 +319,15 @@ def _out_of_order(target: Target, x: np.ndarray, layout: Layout, memory: dict[st
     with np.errstate(all="ignore"):
         order = _order_of(out, vals, members.tolist(), np.add if spec.family == "sum"
                           else np.multiply, spec.inclusive)
-    scan_order = members[::-1] if spec.reverse else members
-    if order is None or order == scan_order.tolist():
+    scan_order = (members[::-1] if spec.reverse else members).tolist()
+    if order is None or order == scan_order:
         return ""
     shown = ", ".join(map(str, order[:8])) + (", ..." if len(order) > 8 else "")
+    how = ("from its last element to its first, as a scan in the other direction (or an "
+           "unstable sort of two elements) orders it" if order == scan_order[::-1] else
+           "the group is scanned out of order, as after an unstable sort by label")
     return (f"; its outputs are the group's running {spec.family}s in another order than its "
-            f"elements' (positions {shown}): the group is scanned out of order, as after an "
-            f"unstable sort by label")
+            f"elements' (positions {shown}): {how}")
 
 
 def judge(target: Target, x: np.ndarray, layout: Layout, again: bool = False) -> Failure | None:
