@@ -74,6 +74,12 @@ def python_command(module: str, safe_path: bool = sys.version_info >= (3, 11)) -
             f"runpy.run_module({module!r}, run_name='__main__', alter_sys=True)"]
 
 
+def smoke_case(spec: Any, n: int) -> dict[str, Any]:
+    """The case of a one-call child's input at ``n`` (:func:`smoke`): the spec's first
+    dtype, uniform data, its seed n."""
+    return {"n": n, "dtype": spec.dtypes[0], "data": "uniform", "seed": n}
+
+
 def smoke(target: Any, sizes: tuple[int, ...] | list[int]) -> None:
     """Launch the target once per size, each after a marker line, so that a sanitizer's
     report can be traced to the size that showed it."""
@@ -82,7 +88,8 @@ def smoke(target: Any, sizes: tuple[int, ...] | list[int]) -> None:
 
     for n in sizes:
         print(f"{SIZE_MARK}{n}", flush=True)
-        x = Case(n, target.spec.dtypes[0], "uniform", n).data(target.spec.op)
+        case = smoke_case(target.spec, n)
+        x = Case(n, case["dtype"], case["data"], case["seed"]).data(target.spec.op)
         with contextlib.suppress(InputWritten):  # the value properties' verdict, not a fault
             if target.spec.segments is None:
                 target(x)
@@ -96,6 +103,16 @@ def smoke(target: Any, sizes: tuple[int, ...] | list[int]) -> None:
             layout = draw_layout(np.random.default_rng(n), n, kind, index_dtype or None)
             call(target, x if target.spec.axis is None else x.reshape(n, 1),
                  layout.description())
+
+
+def _no_core_files() -> None:
+    """Let this process write no core file when it dies (where the platform has limits)."""
+    try:
+        import resource
+    except ImportError:  # Windows: no core files
+        return
+    hard = resource.getrlimit(resource.RLIMIT_CORE)[1]
+    resource.setrlimit(resource.RLIMIT_CORE, (0, hard))
 
 
 def _handed(path: str) -> Plan | None:
@@ -187,6 +204,8 @@ def main(argv: list[str]) -> int:
         # call from a hung one by the times of the calls before it.
         target.watch = lambda what, n: emit(event=what, n=n, t=round(time.monotonic(), 4))
         if order.smoke is not None:
+            # A call expected to die, perhaps many times over: no core file for each.
+            _no_core_files()
             smoke(target, order.smoke)
             return 0
         if plan is None or not plan.properties:  # resolved: done, without loading the engine

@@ -25,15 +25,15 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..core.devices import usable_cores
 from ..engine.diagnosis import Cause, PropertyResult, Reason
 from ..engine.options import CheckOptions, Plan
-from ..targets.spec import TargetSpec, spec_from_json
-from .child import ORDER, SIZE_MARK, Order, python_command
+from ..targets.spec import TargetSpec, over_tuples, spec_from_json
+from .child import ORDER, SIZE_MARK, Order, python_command, smoke_case
 from .watch import (
     Memory,
     fault_message,
@@ -92,6 +92,12 @@ class IsolatedCheck:
     locator: str
     options: CheckOptions
     progress: Any = None
+    #: Each death bisected (:func:`bisect_death`), by how it died: the children of one check
+    #: that meet it share one bisection.
+    deaths: dict[tuple[str, str], tuple[int, str, str] | None] = field(
+        default_factory=dict, compare=False, repr=False)
+    bisecting: threading.Lock = field(default_factory=threading.Lock, compare=False,
+                                      repr=False)
 
     def command(self, out: str = "{out}", **order: Any) -> list[str]:
         """The command of a child told ``order`` (the fields of an :class:`Order` beyond
@@ -452,15 +458,19 @@ def run_properties(job: IsolatedCheck, plan: Plan, spec: TargetSpec,
             results[-1].detail["largest n"] = returned
             results[-1].minimal = not (case and case["n"] > 1)
         bisected = None
-        if status.startswith("died") and case and stuck not in LARGE and job.forkable:
+        memory = Memory.of(events)
+        # Out of memory, the least size that dies is the machine's at that moment, not the
+        # target's: such a death is told where it happened.
+        if (status.startswith("died") and case and stuck not in LARGE and job.forkable
+                and not (memory is not None and memory.killed_from_outside)):
             start = time.time()
-            bisected = bisect_death(job, spec, case["n"], returned, status)
+            bisected = bisect_death(job, spec, case["n"], returned, status, err, plan.until)
             spent += time.time() - start
         if bisected is not None:  # the later properties run below it, where it may work
-            least, below = bisected
+            least, below, said = bisected
             last, case = {"n": least}, smoke_case(spec, least)
-            results[-1].diagnosis = (f"{fault_message(err, status)} at n = {least:,}, called "
-                                     f"once in a fresh process on uniform data{below}")
+            results[-1].diagnosis = (f"{said} at n = {least:,}, called once in a fresh "
+                                     f"process on uniform data{below}")
             results[-1].smallest_case = case
         results[-1].seconds = round(max(0.0, spent - sum(r.seconds for r in done)), 2)
         if broke:
@@ -497,34 +507,49 @@ def run_properties(job: IsolatedCheck, plan: Plan, spec: TargetSpec,
 BISECT_PROBES = 24
 
 
-def smoke_case(spec: TargetSpec, n: int) -> dict[str, Any]:
-    """The case of a one-call child's input at ``n`` (:func:`~.child.smoke`): the spec's
-    first dtype, uniform data, its seed n."""
-    return {"n": n, "dtype": spec.dtypes[0], "data": "uniform", "seed": n}
-
-
 def bisect_death(job: IsolatedCheck, spec: TargetSpec, died: int, returned: int | None,
-                 status: str) -> tuple[int, str] | None:
+                 status: str, err: str, until: float | None = None
+                 ) -> tuple[int, str, str] | None:
     """The least n found at which the target, called once in a fresh process on the data
-    of :func:`smoke_case`, dies as it died at ``died`` (``status``), bisected from the
-    largest n it returned at (``returned``, where that call returns too), and words on the
-    size below it.  None where the call at ``died`` does not die so (the death needs its
-    case's data), or the target is no plain 1-D scan of numbers (one such call is what a
-    report's script makes of the case)."""
-    if spec.segments or spec.axis is not None or spec.combine or died < 2:
+    of :func:`smoke_case`, dies as it died at ``died`` (``status``; for an exit status, with
+    the words of ``err``, its stderr), bisected from the largest n it returned at
+    (``returned``), until the time ``until``; with words on the size below it and the words
+    it died with there.  None where the call at ``died`` does not die so (the death needs
+    its case's data), or the target is no plain 1-D scan of numbers (one such call is what a
+    report's script makes of the case).  Children of one check share each bisection."""
+    if spec.segments or spec.axis is not None or over_tuples(spec) or died < 2:
         return None
+    said = fault_message(err, status)
+    # A signal is the death's own evidence; an exit status says little without its words.
+    key = (status, "" if "killed by" in status else said)
+    with job.bisecting:
+        known = job.deaths.get(key, ())
+        if known is None or (known and known[0] <= died):
+            return known or None
+        job.deaths[key] = found = _bisected(job, died, returned, key, until)
+        return found
+
+
+def _bisected(job: IsolatedCheck, died: int, returned: int | None, key: tuple[str, str],
+              until: float | None) -> tuple[int, str, str] | None:
+    """:func:`bisect_death`'s search, each call in a child of its own."""
+    last = {"said": ""}
 
     def dies(n: int) -> bool | None:
         """True where the call at n dies as the case did, False where it returns, None where
         it does neither (a hang, another death): no evidence either way."""
-        _, how, _ = watch(job.command(smoke=(n,)), job.options.timeout, fork=job.forkable)
-        return True if how == status else False if how == "ok" else None
+        _, how, err = watch(job.command(smoke=(n,)), job.options.timeout, fork=job.forkable)
+        said = fault_message(err, how)
+        if (how, "" if "killed by" in how else said) == key:
+            last["said"] = said
+            return True
+        return False if how == "ok" else None
 
     if not dies(died):
         return None
     lo, hi, fine = 0, died, None  # fine: the largest n seen to return
     for probe in range(BISECT_PROBES + 1):
-        if hi - lo <= 1:
+        if hi - lo <= 1 or (until is not None and time.time() > until):
             break
         # The largest size that returned in the check first: most often the death's edge.
         mid = returned if probe == 0 and returned and lo < returned < hi else (lo + hi) // 2
@@ -537,7 +562,7 @@ def bisect_death(job: IsolatedCheck, spec: TargetSpec, died: int, returned: int 
             lo = fine = mid
     words = (f"; n = {fine:,} returned there" if fine == hi - 1 else
              "; sizes below it not all tried" if hi - lo > 1 else "")
-    return hi, words
+    return hi, words, last["said"]
 
 
 def _told(progress: Any, event: dict) -> None:

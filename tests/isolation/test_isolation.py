@@ -20,9 +20,11 @@ import pytest
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check
 from scancheck.engine.options import CheckOptions, Plan
+from scancheck.isolation.child import smoke_case
 from scancheck.isolation.parent import (
     IsolatedCheck,
     UsageError,
+    bisect_death,
     check_isolated,
     deal_groups,
     device_turn,
@@ -30,7 +32,6 @@ from scancheck.isolation.parent import (
     first_share,
     plan,
     run_properties,
-    smoke_case,
 )
 from scancheck.isolation.watch import (
     GROWING,
@@ -224,6 +225,23 @@ def test_a_death_its_cases_data_alone_shows_is_not_bisected(tmp_path, budget):
                              Plan(("nan and inf",), budget), spec)
     assert nans.status == "fault" and nans.smallest_case["data"] != "uniform", nans
     assert "fresh process" not in nans.diagnosis
+
+
+def test_a_bisection_claims_nothing_of_a_size_whose_call_neither_returns_nor_dies(tmp_path):
+    """A target that hangs from 101 elements and aborts from 301: the call at 225 gives no
+    answer, so the bisection ends there, told at the size it died at with smaller sizes not
+    all tried; a second death of the check, at another size, reuses the first's bisection."""
+    (tmp_path / "hangs.py").write_text(
+        "import os, time\nimport numpy as np\n\ndef scan(x):\n    if x.size > 300:\n"
+        "        os.abort()\n    while x.size > 100:\n        time.sleep(1)\n"
+        "    return np.cumsum(x, dtype=x.dtype)\n")
+    job = IsolatedCheck(f"{tmp_path / 'hangs.py'}:scan", CheckOptions(timeout=2))
+    _, status, err = watch(job.command(smoke=(400,)), 30, fork=job.forkable)
+    assert status == "died (killed by SIGABRT)", (status, err)
+    assert bisect_death(job, TargetSpec(), 400, 50, status, err) == (
+        400, "; sizes below it not all tried", "the process died (killed by SIGABRT)")
+    assert len(job.deaths) == 1
+    assert bisect_death(job, TargetSpec(), 500, 50, status, err)[0] == 400  # the one found
 
 
 def test_a_target_that_breaks_only_on_empty_input_is_checked_from_n_1(budget):
