@@ -182,13 +182,17 @@ def test_bad_arguments_name_what_is_wrong(tmp_path):
                                        r"version \(9, 9\)"),
     ("objects.npy", None, r"RESULT: .*objects.npy holds Python objects, which explain does not "
                           r"load"),
+    ("objects.npz", None, r"RESULT: .*objects.npz:a holds Python objects"),
+    ("cut.npz", b"PK\x03\x04 no more", r"RESULT: .*cut.npz is a damaged .npz file"),
 ])
 def test_a_file_that_is_no_saved_array_of_numbers_is_named_as_such(tmp_path, name, content,
                                                                     message):
     """NumPy's own words for these (an object array's "allow_pickle" advice, say) name
     neither the file nor anything explain takes."""
     path = tmp_path / name
-    if content is None:
+    if content is None and name.endswith(".npz"):
+        np.savez(path, a=np.array([1, "a"], dtype=object), b=np.arange(3))
+    elif content is None:
         np.save(path, np.array([1, "a"], dtype=object), allow_pickle=True)
     else:
         path.write_bytes(content)

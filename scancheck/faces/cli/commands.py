@@ -12,6 +12,7 @@ import os
 import sys
 import textwrap
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -317,33 +318,51 @@ _DTYPE_RULES = {
 _MAGIC = {".npy": b"\x93NUMPY", ".npz": b"PK"}
 
 
+def _held_dtype(fh: BinaryIO, where: str, argname: str) -> np.dtype:
+    """The dtype of the ``.npy`` array ``fh`` is open at, read from its header alone; a
+    ValueError naming ``where`` where the header is damaged."""
+    fmt = np.lib.format
+    try:
+        version = fmt.read_magic(fh)
+        # Format 3.0 differs from 2.0 only in its header's encoding (utf-8).
+        read = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0,
+                (3, 0): fmt.read_array_header_2_0}.get(version)
+        if read is None:
+            raise ValueError(f"format version {version}; NumPy writes 1.0, 2.0 and 3.0")
+        return read(fh)[2]
+    except ValueError as exc:
+        raise ValueError(f"{argname}: {where} is a damaged .npy file ({exc})") from None
+
+
 def _check_saved(p: Path, argname: str) -> None:
-    """A ValueError naming ``argname`` and the file unless it begins as NumPy's ``.npy`` or
-    ``.npz`` files do, and holds no Python objects (which loading would unpickle)."""
+    """A ValueError naming ``argname`` and the file unless it is a ``.npy`` or ``.npz`` file
+    as NumPy writes them whose arrays hold no Python objects (which loading would unpickle)."""
     with p.open("rb") as fh:
         head = fh.read(len(_MAGIC[p.suffix]))
     if head != _MAGIC[p.suffix]:
         raise ValueError(f"{argname}: {p} is no {p.suffix} file (it does not begin as "
                          f"np.save{'z' * (p.suffix == '.npz')} writes one); give one, or "
                          f"numbers as text in a file of another suffix")
+    held: list[tuple[str, np.dtype]] = []
     if p.suffix == ".npy":
-        fmt = np.lib.format
         with p.open("rb") as fh:
-            readers = {(1, 0): fmt.read_array_header_1_0, (2, 0): fmt.read_array_header_2_0,
-                       (3, 0): None}  # 3.0's header np.load reads itself
-            try:
-                version = fmt.read_magic(fh)
-                if version not in readers:
-                    raise ValueError(f"format version {version}; NumPy writes "
-                                     f"{', '.join(map(str, readers))}")
-                read = readers[version]
-                dtype = read(fh)[2] if read is not None else None
-            except ValueError as exc:
-                raise ValueError(f"{argname}: {p} is a damaged .npy file ({exc})") from None
-        if dtype is not None and dtype.hasobject:
-            raise ValueError(f"{argname}: {p} holds Python objects, which explain does not "
-                             f"load (loading them would run pickled code); save an array of "
-                             f"numbers")
+            held.append((str(p), _held_dtype(fh, str(p), argname)))
+    else:
+        import zipfile
+
+        try:
+            with zipfile.ZipFile(p) as z:
+                for name in z.namelist():
+                    with z.open(name) as fh:
+                        held.append((f"{p}:{name.removesuffix('.npy')}",
+                                     _held_dtype(fh, f"{p}'s {name}", argname)))
+        except zipfile.BadZipFile as exc:
+            raise ValueError(f"{argname}: {p} is a damaged .npz file ({exc})") from None
+    for where, dtype in held:
+        if dtype.hasobject:
+            raise ValueError(f"{argname}: {where} holds Python objects, which explain does "
+                             f"not load (loading them would run pickled code); save an array "
+                             f"of numbers")
 
 
 def load_array(path: str, dtype: str | None = None, argname: str = "INPUT") -> np.ndarray:
