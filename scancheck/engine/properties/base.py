@@ -68,7 +68,7 @@ class Failure:
         # a wrap where a raise is declared no value it owed.
         # Runs of one input held to each other: no value there is expected, each is a run's.
         named = ((("run 1", self.expected), ("run 2", self.got))
-                 if self.reason == Reason.NONDETERMINISTIC else
+                 if self.cause == Cause.NONDETERMINISM else
                  (("got", self.got), ("expected", self.expected)))
         values = {k: short(v) for k, v in named if v is not None}
         return {**self.at, "index": self.index, **values,
