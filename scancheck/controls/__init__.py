@@ -200,8 +200,8 @@ CONTROLS: tuple[Control, ...] = (
             "a hang, not a slow call", timeout=1.0),
     Control("aborting past 5000 elements", _BAND + "aborting_past_some_size", Cause.FAULT,
             "SIGABRT) at n = 5,001, called once in a fresh process", "the death bisected in "
-            "fresh processes, each calling it once (it was told at the first size past 5000 "
-            "of each property, 8,192 and down)", dies=True),
+            "fresh processes, each calling it once: each property meets it at a size of its "
+            "own past 5000", dies=True),
     Control("hung after allocating", _BAND + "hung_after_allocating", Cause.FAULT, "hang",
             "its memory, grown by 256 MiB as its call past 3000 elements began and still as "
             "it is killed: a hang, not a call that allocates as it goes", timeout=1.0),
@@ -473,16 +473,16 @@ CONTROLS: tuple[Control, ...] = (
             seconds=5.0),
     Control("segment keys narrowed to int8", _SEG + "keys_narrowed_to_int8", Cause.LOGIC,
             "differ only past their low", "segments, on keys whose neighbours differ only "
-            "past their low 8, 16 or 24 bits, and which reads the keys narrowed where it "
-            "fails (it was told only that a segment differs)"),
+            "past their low 8, 16 or 24 bits, and which hands a failing case its keys "
+            "narrowed, holding the output to the same bits"),
     Control("group labels narrowed to int32", _SEG + "group_labels_narrowed_to_int32",
             Cause.LOGIC, "differ only past their low 32 bits", "segments, on labels that "
-            "differ only past their low 32 bits, and which reads the labels narrowed where "
-            "it fails (it was told only that a group differs)"),
+            "differ only past their low 32 bits, and which hands a failing case its labels "
+            "narrowed, holding the output to the same bits"),
     Control("groups summed after an unstable sort", _SEG + "groups_after_an_unstable_sort",
             Cause.LOGIC, "in another order than its elements'", "segments, which reads the "
-            "order a failing group was scanned in from its outputs (it was told only that a "
-            "group differs)"),
+            "order a failing group was scanned in from its outputs, each the running sum up "
+            "to it in that order"),
     Control("Blelloch down-sweep with swapped operands", _TUP + "blelloch_down_sweep_swapped",
             Cause.LOGIC, "operand order", "probe monoids: add, max and min forgive the swap"),
     Control("reverse scan in the wrong convention", _TUP + "reverse_in_the_flip_convention",

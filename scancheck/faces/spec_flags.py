@@ -48,11 +48,12 @@ def block_size(text: str, least: int = 1) -> int:
     try:
         value = int(text)
         check_block(value)  # the launcher's rule; a LaunchError is a ValueError
-        if value < least:
-            raise ValueError(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text.strip()!r} is not a power of two from "
                                          f"{least} to {MAX_THREADS} threads") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{text.strip()!r} is below {least}; allowed: a "
+                                         f"power of two from {least} to {MAX_THREADS} threads")
     return value
 
 

@@ -93,9 +93,10 @@ def check_verify_block(block: int) -> None:
     """A LaunchError naming the limit unless ``block`` is a power of two from 2 to 1024."""
     check_block(block)
     if block < 2:
-        raise LaunchError(f"block={block}: at one thread a block no two threads combine, and a "
-                          f"one-block variant scans 2 elements at most, so verify proves "
-                          f"nothing of its schedule; allowed: a power of two from 2 to 1024")
+        raise LaunchError(f"block={block}: with one thread a block no two threads combine, "
+                          f"and a one-block variant scans 2 elements at most, so verify "
+                          f"proves nothing of its schedule; allowed: a power of two from 2 to "
+                          f"1024")
 
 
 def verify_variant(var: Variant, block: int = 64, gpu: bool = False) -> VariantResult:

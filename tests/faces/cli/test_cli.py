@@ -63,7 +63,8 @@ def test_bench_oracle_writes_its_json_without_a_gpu_too(capsys, monkeypatch, tmp
     (["verify", "--block", "0"], "argument --block: '0' is not a power of two"),
     (["verify", "--block", "2048"], "argument --block: '2048' is not a power of two from 2 to"),
     # At one thread a block no threads combine: verify would prove nothing of a schedule.
-    (["verify", "--block", "1"], "argument --block: '1' is not a power of two from 2 to 1024"),
+    (["verify", "--block", "1"], "argument --block: '1' is below 2; allowed: a power of two "
+                                 "from 2 to 1024"),
     (["sanitize", "kogge_stone", "--block", "2048"], "'2048' is not a power of two from 1 to"),
     (["sanitize", "kogge_stone", "--block", "100"], "argument --block: '100' is not a power"),
     (["hunt", "--only", "("], "argument --only: '(' is no regular expression: missing )"),
@@ -88,7 +89,7 @@ def test_verify_refuses_a_block_that_is_no_power_of_two():
 
     with pytest.raises(LaunchError, match="block=96 must be a power of two"):
         verify_variant(VARIANTS["blelloch"], 96)
-    with pytest.raises(LaunchError, match="block=1: at one thread a block no two threads "
+    with pytest.raises(LaunchError, match="block=1: with one thread a block no two threads "
                        "combine.*allowed: a power of two from 2 to 1024"):
         verify_variant(VARIANTS["blelloch"], 1)
 
