@@ -269,9 +269,11 @@ def exact_reference(monoid: Monoid, elems: Leaves, inclusive: bool = True,
                                        zip(elems, monoid.dtypes) if is_float(d)):
         return None
     exact = monoid_scan(monoid, elems, inclusive, reverse, exact=True)
-    return tuple(np.asarray([float(Fraction(e)) for e in np.asarray(v).ravel()]).reshape(
-        np.shape(v)) if is_float(d) else np.asarray(v).astype(d)
-        for v, d in zip(exact, monoid.dtypes))
+    # Rounded once, an infinity of its sign past float64's range (which float() refuses).
+    return tuple(np.asarray([round_fraction(Fraction(e), "float64")
+                             for e in np.asarray(v).ravel()]).reshape(np.shape(v))
+                 if is_float(d) else np.asarray(v).astype(d)
+                 for v, d in zip(exact, monoid.dtypes))
 
 
 class _Magnitude:
@@ -340,8 +342,10 @@ def rounding_bound(monoid: Monoid, elems: Leaves, inclusive: bool = True,
     """Per output and float leaf of a 1-D scan: how far any association order, evaluated in
     the leaf's dtype, may lie from the exact answer -- gamma(D) times the magnitudes of its
     terms (every subtraction an addition), D the longest chain of operations any order has
-    (the sequential one's), plus D smallest subnormals for underflow.  None where the
-    combine is not built from + - * max min alone (a division, a function)."""
+    (the sequential one's), plus D smallest subnormals for underflow; infinite where those
+    magnitudes reach past the dtype's largest value, so that some order may overflow, and
+    at each output the scan reaches after such a one.  None where the combine is not built
+    from + - * max min alone (a division, a function)."""
     x = tuple(_as_magnitudes(v) if is_float(d) else np.asarray(v)
               for v, d in zip(elems, monoid.dtypes))
     mag = Monoid(monoid.combine, monoid.identity, name=monoid.name)
@@ -367,7 +371,14 @@ def rounding_bound(monoid: Monoid, elems: Leaves, inclusive: bool = True,
         with np.errstate(all="ignore"):
             gamma = np.where(depth * u < 1, depth * u / (1 - depth * u), np.inf)
             tiny = float(finfo(d).smallest_subnormal)
-            bounds.append((gamma * m * 1.01 + depth * tiny).reshape(np.shape(v)))
+            bound = gamma * m * 1.01 + depth * tiny
+            # An output past which the sequential order may overflow: it and every output
+            # after it (each combines it, inf * 0 a NaN) may hold anything.
+            over = m * (1 + gamma) * 1.01 >= float(finfo(d).max)
+            over = (np.logical_or.accumulate(over[::-1])[::-1] if reverse
+                    else np.logical_or.accumulate(over))
+            bound[over] = np.inf
+            bounds.append(bound.reshape(np.shape(v)))
     return tuple(bounds)
 
 

@@ -185,6 +185,35 @@ def test_a_rational_combine_outside_its_rounding_bound_is_proven_wrong():
     assert res.smallest_case["n"] == 1
 
 
+#: float32 sums of values from 1e38 to 3e38: from the second output on, every order
+#: overflows, as the exact answer's rounding to float32 does.
+BIG_SUM = Monoid(lambda a, b: (a[0] + b[0],), (np.float32(0),), name="float32 sum of big values",
+                 elements=lambda rng, shape: (rng.uniform(1e38, 3e38, shape).astype(np.float32),))
+#: float32 2x2 matrix products, row-major leaves, b after a: products that overflow, then
+#: meet a zero (inf * 0, a NaN), where the exact answer is finite.
+MAT2 = Monoid(lambda a, b: (b[0] * a[0] + b[1] * a[2], b[0] * a[1] + b[1] * a[3],
+                            b[2] * a[0] + b[3] * a[2], b[2] * a[1] + b[3] * a[3]),
+              tuple(np.float32(v) for v in (1, 0, 0, 1)), name="2x2 float32 matrices")
+
+
+@pytest.mark.parametrize("m", [BIG_SUM, MAT2], ids=lambda m: m.name)
+def test_a_float_scan_that_overflows_where_some_order_may_is_no_failure(m):
+    """An infinity (or a NaN after one) where the magnitudes of the terms reach past
+    float32's largest value is what some association order rounds to: no proven error; a
+    wrong finite output before that is still one."""
+    spec = TargetSpec(op=m)
+    res = check_property(Target("fold", _fold_of(m), spec), "monoid scan",
+                         Budget(1.0, max_n=512))
+    assert res.status == "pass", res
+
+    def off(elems):
+        out = tuple(v.copy() for v in sequential(elems, m.bound))
+        out[0][0] = out[0][0] * 2 + 1  # the first output: no order reaches it
+        return out
+    res = check_property(Target("off", off, spec), "monoid scan", Budget(1.0, max_n=512))
+    assert res.status == "fail" and "(proven)" in res.diagnosis, res
+
+
 def test_a_combine_that_divides_is_judged_around_its_exact_answer_not_proven(float_budget):
     m = Monoid(lambda a, b: (a[0] * b[0] / (a[0] * 0 + 1),), (np.float64(1),), name="ratio",
                elements=lambda rng, shape: (rng.uniform(0.5, 2, shape),))

@@ -196,7 +196,9 @@ def _outside(monoid: Monoid, x: Leaves, g: Leaves, inclusive: bool, conv: str | 
             bad = g[i] != sp.reference[i]
         elif bound is not None:  # proven: beyond what any order's rounding can reach
             with np.errstate(invalid="ignore"):
-                bad = ~(np.abs(g[i].astype(np.float64) - sp.reference[i]) <= bound[i])
+                # Where some order may overflow, inf - inf in another may give NaN.
+                bad = ~((np.abs(g[i].astype(np.float64) - sp.reference[i]) <= bound[i])
+                        | (np.isnan(g[i]) & np.isinf(bound[i])))
         else:
             ulp = np.spacing(np.abs(sp.reference[i]).astype(d)).astype(np.float64)
             ulp = np.where(np.isfinite(ulp), ulp, float(finfo(d).max))
