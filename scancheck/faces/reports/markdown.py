@@ -354,8 +354,7 @@ def _still(case: dict[str, Any], output: str, exact_rule: bool, again: str = "",
     if "got" not in case:
         return show
     got = case["got"]
-    seen = f"float({str(got)!r})" if isinstance(got, float) and not math.isfinite(got) \
-        else repr(got)
+    seen = _number_literal(got)
     lines = [f"seen = {seen}  # what the check saw there\n"]
     # -0.0 == 0.0: a mend that turns the zero seen into the other one is not the value seen.
     judge = [f"now = {output}\n", "same = bool(np.all(now == seen) and np.all(np.signbit(now) "
@@ -558,6 +557,18 @@ def _raise_expected(case: dict[str, Any], call: str, row_x: str, row_got: str, k
     ]
 
 
+def _number_literal(v: Any) -> str:
+    """``v`` as Python source: ``float('inf')`` and ``float('nan')`` for what repr writes as
+    names no script defines."""
+    return f"float({str(v)!r})" if isinstance(v, float) and not math.isfinite(v) else repr(v)
+
+
+def _tuple_literal(values: Any) -> str:
+    """A tuple of numbers as Python source (:func:`_number_literal` each)."""
+    items = [_number_literal(v) for v in values]
+    return f"({', '.join(items)}{',' if len(items) == 1 else ''})"
+
+
 def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: str) -> str:
     """The failing case of a target over tuples of arrays: its elements drawn again from the
     monoid and the seed (a monoid's draw is its own: no literal), the call, and its output k
@@ -568,14 +579,23 @@ def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: st
     if isinstance(op, Monoid):  # a report made in this process: the name it loads back by
         op = monoid_locator(op)
     if case["data"] in ("drawn", "declared monoid"):
-        monoid = f"load_monoid({op!r})"
+        if is_file_form(op):  # loaded from where the check loaded it, from any folder
+            path, attr = op.rsplit(":", 1)
+            op = f"{os.path.abspath(path)}:{attr}"
+        # As a target that cannot be loaded: exit 125, which git bisect run skips.
+        monoid = (f"try:\n    monoid = load_monoid({op!r})\nexcept Exception as exc:\n"
+                  f"    print('the monoid cannot be loaded:', repr(exc))\n"
+                  f"    raise SystemExit(125)\n")
     else:
-        monoid = f"PROBES[{case['data']!r}]"
-    head = ("import numpy as np\nfrom scancheck.core.monoids import PROBES, load_monoid\n"
-            f"\nmonoid = {monoid}\n")
+        monoid = f"monoid = PROBES[{case['data']!r}]\n"
+    head = ("import numpy as np\nfrom scancheck.core.monoids import PROBES, load_monoid\n\n"
+            + monoid)
     if prop == "operator laws":
-        return head + ("from scancheck.oracle.monoid_scan import broken_law\n"
-                       f"print(broken_law(monoid, {case['n']}, {case['seed']}))\n")
+        return head + ("from scancheck.oracle.monoid_scan import broken_law\n\n"
+                       f"broken = broken_law(monoid, {case['n']}, {case['seed']})\n"
+                       "print(broken.line(monoid.name) if broken else 'every law holds there')\n"
+                       'verdict, status = ("still reproduces", 1) if broken else ("does not '
+                       'reproduce", 0)\nprint(verdict)\nraise SystemExit(status)\n')
     shape = tuple(case.get("shape") or (case["n"],))
     axis, row, k = case.get("axis", 0), case.get("row", 0), case.get("index")
     args = ", monoid.bound" if spec.get("combine") else ""
@@ -592,7 +612,7 @@ def _monoid_reproducer(report: ConformanceReport, case: dict[str, Any], prop: st
         "    return tuple(np.moveaxis(np.asarray(v.get() if hasattr(v, 'get') else v), "
         f"{axis}, -1).reshape(-1, {shape[axis]})[{row}, {k}].item() for v in leaves)\n\n\n"
         "def same(a, b):\n    return all(u == v or (u != u and v != v) for u, v in zip(a, b))\n\n\n"
-        f"now = at(got)\nseen = {tuple(case['got'])!r}  # what the check saw there\n"
+        f"now = at(got)\nseen = {_tuple_literal(case['got'])}  # what the check saw there\n"
         f"want = exact_monoid_scan(monoid, elems, {bool(spec.get('inclusive', True))}, "
         f"{conv!r}, {axis})\n"
         f"exact = None if want is None else at(want)\n"

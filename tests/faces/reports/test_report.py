@@ -697,6 +697,39 @@ def test_a_monoid_snippet_judges_a_mend_from_any_folder(tmp_path, budget):
         ("tuple((a, b))", (0, "does not reproduce"))])
 
 
+def test_a_broken_law_snippet_exits_1_while_it_breaks_from_any_folder(tmp_path, budget,
+                                                                       monkeypatch):
+    """A user's operator that is no monoid, named by a path relative to the check's folder:
+    its snippet, run from another folder, loads the same file, prints the law and exits 1
+    while the law breaks, 0 once the operator is mended."""
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    home.mkdir(), elsewhere.mkdir()
+    module = home / "ops.py"
+    body = ("import numpy as np\nfrom scancheck import Monoid\n\n"
+            "OP = Monoid(lambda a, b: (a[0] {op} b[0],), (np.int64(0),), name='op')\n\n"
+            "def scan(elems):\n    return (np.cumsum(elems[0], dtype=elems[0].dtype),)\n")
+    module.write_text(body.format(op="-"))
+    monkeypatch.chdir(home)
+    rep = check(load_import_path("ops.py:scan", TargetSpec(op="ops.py:OP")),
+                properties=("operator laws",), budget=budget)
+    sys.modules.pop("ops", None)
+    assert rep.verdict.findings[0].source == "operator laws", rep.rows()
+    snippet = _snippet_of(rep, home / "report.md")
+    assert _run_snippet(snippet, elsewhere) == (1, "still reproduces")
+    module.write_text(body.format(op="+  "))
+    assert _run_snippet(snippet, elsewhere) == (0, "does not reproduce")
+    module.unlink()
+    assert _run_snippet(snippet, elsewhere)[0] == 125
+
+
+def test_a_seen_value_that_is_no_finite_number_is_written_as_one():
+    from scancheck.faces.reports.markdown import _tuple_literal
+
+    values = (float("inf"), -float("inf"), float("nan"), 1.5)
+    assert eval(_tuple_literal(values))[:2] == values[:2]  # noqa: S307 - our own literal
+    assert _tuple_literal((float("inf"),)) == "(float('inf'),)"
+
+
 _SEGMENTED_SCANS = textwrap.dedent('''
     import numpy as np
 
