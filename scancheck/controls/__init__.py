@@ -458,6 +458,10 @@ CONTROLS: tuple[Control, ...] = (
             "declare --segments offsets", "segments, which hands the same segments as each "
             "other kind of description where the declared one fails (it was told a logic "
             "error in a segment)"),
+    Control("segmented sum indexing by offsets where flags are declared",
+            _SEG + "offsets_as_indices_where_flags_are_declared", Cause.CONTRACT,
+            "raised IndexError on these flags", "segments, which hands a case the target "
+            "raised on the same segments as each other kind of description"),
     Control("segmented (T, H) scan reading its input as C-contiguous",
             _SEG + "strides_ignored_along_segments", Cause.LOGIC, "segment", "segments, whose "
             "(T, H, ...) inputs come in the rows' memory layouts (they came C-contiguous)"),

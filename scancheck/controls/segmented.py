@@ -144,6 +144,18 @@ def offsets_where_flags_are_declared(x: np.ndarray, flags: np.ndarray) -> np.nda
     return runs(x, _heads(np.asarray(flags, np.int64), x.shape[0]))
 
 
+def offsets_as_indices_where_flags_are_declared(x: np.ndarray, offsets: np.ndarray
+                                                ) -> np.ndarray:
+    """A right segmented sum that indexes its head flags by its offsets, declared to take
+    head flags: a flag array used as indices raises (an IndexError, of a bool index of
+    another length)."""
+    heads = np.zeros(x.shape[0], dtype=bool)
+    starts = np.asarray(offsets)[:-1]
+    heads[starts[starts < x.shape[0]]] = True
+    with np.errstate(all="ignore"):
+        return runs(x, heads)
+
+
 def keys_narrowed_to_int8(x: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """A by-key sum (a segment ends where the key changes) that narrows its keys to int8
     first: keys that differ only past their low 8 bits become one segment."""
@@ -240,6 +252,8 @@ for fn, spec in (
     (keys_narrowed_to_int8, TargetSpec(segments="keys", dtypes=_SEG.dtypes)),
     (groups_after_an_unstable_sort, TargetSpec(segments="groups", dtypes=("int32", "int64"))),
     (offsets_where_flags_are_declared, TargetSpec(segments="flags", dtypes=_SEG.dtypes)),
+    (offsets_as_indices_where_flags_are_declared, TargetSpec(segments="flags",
+                                                             dtypes=_SEG.dtypes)),
     (offsets_times_heads_in_32_bits, TargetSpec(segments="offsets", axis=0,
                                                 dtypes=_SEG.dtypes)),
 ):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from scancheck.adapters import builtin_targets
-from scancheck.controls import CONTROLS
+from scancheck.controls import CONTROLS, segmented
 from scancheck.controls.segmented import infinity_plus_finite_as_nan
 from scancheck.engine.cases import Budget, Case
 from scancheck.engine.conformance import check, check_property
@@ -155,6 +155,16 @@ def test_a_segmented_case_names_its_segment_from_1_and_n_as_its_shape():
     assert case["segment"] == told and offsets[told - 1] <= case["index"] < offsets[told], (
         case, result.diagnosis)
     assert f"(smallest case n={case['n']}, index {case['index']})" in rep.verdict.line
+
+
+def test_a_target_that_raises_on_the_declared_kind_and_reads_another_is_told_its_contract():
+    """Raising on flags where the same segments as offsets are right is the description's
+    kind, not a largest n of its own."""
+    t = Target("idx", segmented.offsets_as_indices_where_flags_are_declared,
+               TargetSpec(segments="flags", dtypes=("int32",)))
+    r = check_property(t, "segments", Budget(2, max_n=256))
+    assert r.cause == "CONTRACT" and r.detail["contract"] == "--segments offsets", r
+    assert "reads its segments as offsets: raised IndexError on these flags" in r.diagnosis
 
 
 def _groups_scan(order):

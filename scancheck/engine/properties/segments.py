@@ -16,7 +16,7 @@ from ...core.arrays import dtype_name, same_bits
 from ...core.dtypes import is_float
 from ...oracle.segmented import gather_rows, segment_ids, segment_rows
 from ...targets.spec import TargetSpec
-from ...targets.target import Target
+from ...targets.target import Target, raised_by_target
 from ..cases import Case
 from ..diagnosis import Cause, Reason
 from ..layouts import LAYOUTS, laid_out, memory_of
@@ -44,8 +44,20 @@ def segments_check(target: Target, case: Case) -> Failure | None:
     spec = target.spec
     x, layout, memory = drawn(spec, case)
     heads = x.shape[1:]
-    failure = judge(target, laid_out(x, memory), layout,
-                    again=spec.deterministic and is_float(x.dtype))
+    try:
+        failure = judge(target, laid_out(x, memory), layout,
+                        again=spec.deterministic and is_float(x.dtype))
+    except Exception as exc:
+        # A description of another kind than it reads may make it raise (flags as indices):
+        # right on the same segments handed as that kind, the raise is the contract's.
+        if not raised_by_target(exc):
+            raise
+        raised = Failure(Cause.LOGIC, f"raised {type(exc).__name__}",
+                         at={**layout.describe(), "shape": list(x.shape)}, reason=Reason.RAISED)
+        told = _described_otherwise(target, x, layout, memory, raised)
+        if told is None:
+            raise
+        return _sized(told, x, case)
     if failure is None:
         return None
     if heads:
@@ -194,8 +206,10 @@ def _described_otherwise(target: Target, x: np.ndarray, layout: Layout,
             continue
         if wrong is None:
             flag = f"--segments {other}"
-            return Failure(Cause.CONTRACT, f"reads its segments as {other}: wrong on these "
-                           f"{kind}, right on the same segments handed as {other}; declare "
+            how = (f"{wrong_here.diagnosis} on these" if wrong_here.reason == Reason.RAISED
+                   else "wrong on these")
+            return Failure(Cause.CONTRACT, f"reads its segments as {other}: {how} {kind}, "
+                           f"right on the same segments handed as {other}; declare "
                            f"{flag}", wrong_here.index, wrong_here.got, wrong_here.expected,
                            detail={"contract": flag}, at=wrong_here.at,
                            contract=Contract(f"reads its segments as {other}", flag,
