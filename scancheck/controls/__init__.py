@@ -516,6 +516,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("identity dropped on one leaf of a tuple", _TUP + "identity_on_the_first_leaf_only",
             Cause.LOGIC, "identity's role dropped", "probe monoids: the sequence hash, whose "
             "second leaf's identity is 1"),
+    Control("generic exclusive scan declared inclusive", _TUP + "exclusive_declared_inclusive",
+            Cause.CONTRACT, "declare --exclusive", "probe monoids, which hold a wrong scan to "
+            "the other inclusivity's exact scan too, on the case and a longer one"),
     Control("an operator that is no monoid", _TUP + "fold_of_the_declared_monoid", Cause.OPERATOR,
             "is no monoid", "operator laws, before any scan is judged"),
     Control("missing barrier", f"cu:{_CU / 'missing_barrier.cu'}:1024", Cause.RACE, "data race",

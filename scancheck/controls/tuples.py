@@ -46,6 +46,16 @@ def identity_on_the_first_leaf_only(elems: tuple, combine: Any) -> tuple:
     return tuple(out)
 
 
+def exclusive_declared_inclusive(elems: tuple, combine: Any) -> tuple:
+    """A right exclusive scan over tuples (the identity, then each prefix before its own
+    element), declared inclusive."""
+    from ..kernels.generic_scans import sequential
+
+    incl = sequential(elems, combine)
+    return tuple(np.concatenate([np.full(v[:1].shape, e, dtype=v.dtype), v[:-1]])
+                 for v, e in zip(incl, combine.identity))
+
+
 def _carried_in(elems: tuple, combine: Any, store: Any) -> tuple:
     """A sequential inclusive scan whose running value passes through ``store`` (a leaf to
     the workspace's type) after each combine, cast back to the leaf's own dtype."""
@@ -163,6 +173,7 @@ for fn, spec in (
     (reverse_refusing_a_negative_axis, TargetSpec(combine=True, axis="arg", reverse="flip")),
     (rows_stacked, TargetSpec(combine=True, axis="arg")),
     (identity_on_the_first_leaf_only, TargetSpec(combine=True, inclusive=False)),
+    (exclusive_declared_inclusive, TargetSpec(combine=True)),
     (fold_of_the_declared_monoid,
      TargetSpec(op="scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE")),
 ):

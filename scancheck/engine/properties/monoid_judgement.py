@@ -28,7 +28,8 @@ from ...oracle.monoid_scan import (
 from ...targets.spec import monoid_of, reverse_convention
 from ...targets.target import Target
 from ..diagnosis import Cause, Reason
-from .base import Failure
+from .base import Contract, Failure
+from .values import CONVENTIONS
 
 #: How far past the spread of the association orders tried a float output may lie: other
 #: orders (a target's tiles) round differently again.
@@ -91,6 +92,9 @@ def judge(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
                            f"associative on these elements (a law 'operator laws' did not meet "
                            f"on its draws)", k, list(s), list(w), independent=True,
                            reason=Reason.MONOID_LAW)
+    other = _other_inclusivity(target, monoid, elems, got, axis, rerun)
+    if other is not None:
+        return other
     text = (f"{monoid.name}: output {k} is {g}, the {'inclusive' if spec.inclusive else 'exclusive'}"
             f" {'forward' if not conv else repr(conv)} scan gives {w}")
     why = _told(target, monoid, elems, got, want, axis, row, k, g, rerun)
@@ -99,6 +103,28 @@ def judge(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
     detail = {"monoid": monoid.name, "n": n}
     return Failure(Cause.LOGIC, text + (f": {why}" if why else ""), k, list(g), list(w),
                    detail=detail, at=at, reason=Reason.WRONG_VALUE)
+
+
+def _other_inclusivity(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
+                       rerun: Rerun | None) -> Failure | None:
+    """The contract failure of a target whose every output, and every output of ``rerun``'s
+    longer case, is the scan of the other inclusivity than its spec's (an exclusive scan
+    declared inclusive): None where not."""
+    spec, conv = target.spec, convention(target)
+    if not _same(monoid, got, exact_monoid_scan(monoid, elems, not spec.inclusive, conv,
+                                                 axis)).all():
+        return None
+    longer = rerun() if rerun is not None else None
+    if rerun is not None and (longer is None or not _same(monoid, longer[1], exact_monoid_scan(
+            monoid, longer[0], not spec.inclusive, conv, axis)).all()):
+        return None
+    # The words and the flag are the 1-D conventions' own.
+    _, _, behaviour, flag, _ = next(c for c in CONVENTIONS
+                                    if c[:2] == ("inclusive", not spec.inclusive))
+    return Failure(Cause.CONTRACT, f"{monoid.name}: {behaviour}, where its spec declares "
+                   f"inclusive={spec.inclusive}: declare {flag}", detail={"contract": flag},
+                   contract=Contract(behaviour, flag, (("inclusive", not spec.inclusive),)),
+                   reason=Reason.UNDECLARED)
 
 
 def _pick(leaves: Leaves, axis: int, row: int, k: int) -> tuple:
