@@ -136,7 +136,7 @@ def _arguments(parser: argparse.ArgumentParser) -> str:
 
 def cli_page() -> str:
     """Every ``scancheck`` command with its usage, description and arguments."""
-    from scancheck.faces.cli.main import build_parser
+    from scancheck.faces.cli.main import build_parser, builtin_availability
 
     with columns(USAGE_COLUMNS):
         parser = build_parser()
@@ -148,17 +148,20 @@ def cli_page() -> str:
                       for name in sub.choices])]
         for name, p in sub.choices.items():
             out.append(f"## scancheck {name}\n")
-            out.append(f"{helps.get(name, '')}.\n" if not p.description else f"{p.description}\n")
+            said = helps.get(name, "")
+            out.append(f"{said}{'' if said.endswith(('.', '?', '!')) else '.'}\n"
+                       if not p.description else f"{p.description}\n")
             out.append(f"```text\n{p.format_usage().strip()}\n```\n")
             out.append(_arguments(p))
-            epilog = getattr(p, "epilog_from", None)
-            if epilog is not None:
-                text = epilog()
-                title, _, body = text.partition("\n")
-                names = [n.strip().strip("'") for n in body.replace("\n", " ").split(",")
-                         if n.strip()]
-                out.append(f"{title.rstrip(':').capitalize()}:\n")
-                out.append(", ".join(code(n) for n in names) + "\n")
+            if getattr(p, "epilog_from", None) is not None:  # the built-ins, from their table
+                here, lacked = builtin_availability()
+                out.append("Built-in targets the machine that built this page can run:\n")
+                out.append(", ".join(code(n) for n in here) + "\n")
+                if lacked:
+                    need = ", ".join(f"{what} ({count})" for what, count in lacked.items())
+                    out.append(f"And more that need what it lacked, by what they need: {need}; "
+                               f"[the conformance matrix](../conformance-matrix.md) lists "
+                               f"every one.\n")
     return "\n".join(out)
 
 

@@ -177,8 +177,9 @@ def _described_otherwise(target: Target, x: np.ndarray, layout: Layout,
     type than it takes may read past it, and a target pinned to one offsets dtype is handed
     no other."""
     kind = layout.kind
+    # No element: every kind describes it alike, and shows nothing of how one is read.
     if kind not in DESCRIBED_AS or target.spec.device != "cpu" or ":" in str(
-            target.spec.segments):
+            target.spec.segments) or layout.t < 1:
         return None
     def described(other: str, lengths: tuple[int, ...]) -> Layout:
         live = tuple(n for n in lengths if n > 0)  # flags and keys have no empty segments

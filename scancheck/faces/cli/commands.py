@@ -275,7 +275,8 @@ def cmd_hunt(args: argparse.Namespace) -> int:
         found = merge([Path(p) for p in args.merge])
     else:
         output_dir(args.out, "--out")
-        found = hunt(args.part, Path(args.out), args.jobs, args.budget, args.only, args.timeout,
+        jobs = args.jobs or max(1, (os.cpu_count() or 2) - 2)  # this machine's, at run time
+        found = hunt(args.part, Path(args.out), jobs, args.budget, args.only, args.timeout,
                      max_n=args.max_n)
     text = table(found)
     if args.write:

@@ -161,10 +161,9 @@ def _formatter(prog: str) -> argparse.HelpFormatter:
     return _Help(prog, width=min(_HELP_WIDTH, shutil.get_terminal_size().columns) - 2)
 
 
-def _builtin_epilog() -> str:
+def builtin_availability() -> tuple[list[str], dict[str, int]]:
     """The built-in target names this machine can run, read from the table of built-in
-    targets, quoted where the shell needs it and never broken across lines; then how many
-    more need each package (or a GPU) it lacks."""
+    targets, and how many more need each package (or a GPU) it lacks."""
     from collections import Counter
 
     from ...adapters import all_rows
@@ -175,6 +174,13 @@ def _builtin_epilog() -> str:
         lacked.update(lacks)
         if not lacks and not r.refused:
             here.append(r.name)
+    return here, dict(sorted(lacked.items()))
+
+
+def _builtin_epilog() -> str:
+    """:func:`builtin_availability` as ``check --help`` ends: each name quoted where the
+    shell needs it and never broken across lines."""
+    here, lacked = builtin_availability()
     lines = ["built-in targets this machine can run:", ""]
     for name in here:
         item = f"'{name}'" if " " in name or "(" in name else name
@@ -185,7 +191,7 @@ def _builtin_epilog() -> str:
     if lacked:
         import textwrap
 
-        need = ", ".join(f"{what} ({count})" for what, count in sorted(lacked.items()))
+        need = ", ".join(f"{what} ({count})" for what, count in lacked.items())
         lines += ["", *textwrap.wrap(f"and more that need what this machine lacks, by what they "
                                      f"need: {need}; docs/conformance-matrix.md lists every one",
                                      _HELP_WIDTH - 2)]
@@ -340,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--part", choices=["cpu", "gpu", "all"], default="all",
                    help="the targets that need no GPU (cpu), those that do (gpu), or both "
                    "(default; those that cannot run here are listed so)")
-    p.add_argument("--jobs", type=positive(int), default=max(1, (os.cpu_count() or 2) - 2),
+    p.add_argument("--jobs", type=positive(int), default=None,
                    help="targets checked at once, each in a process of its own (default: "
                    "the cores less two, at least 1)")
     p.add_argument("--budget", type=positive(float), default=20.0, metavar="SECONDS",
