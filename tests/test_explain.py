@@ -157,6 +157,15 @@ def test_max_and_min_round_nothing():
     assert e.verdict == PROVEN and e.first_wrong == 1
 
 
+def test_the_bound_fraction_is_told_only_where_some_order_rounds():
+    """Where every output is certified exact the bound holds only underflow's slack: its
+    fraction would be a number without meaning, and the line says the certificate instead."""
+    x = np.array([1, 2, 3], np.float32)
+    e = explain(x, np.array([1, 3, 7], np.float32))
+    assert e.error["bound fraction"] is None
+    assert any("every output certified exact" in line for line in e.lines()), e.lines()
+
+
 def test_bad_arguments_name_what_is_wrong(tmp_path):
     x = np.arange(5, dtype=np.float32)
     with pytest.raises(ValueError, match="result has shape"):
