@@ -175,9 +175,15 @@ def select(names: Sequence[str] | None, gpu: bool) -> list[Control]:
         return runnable
     unmatched = [n for n in names if not any(n in c.name for c in CONTROLS)]
     if unmatched:
+        import difflib
+
+        every = [c.name for c in CONTROLS]
+        close = list(dict.fromkeys(m for n in unmatched
+                                   for m in difflib.get_close_matches(n, every, 3, 0.5)))
+        hint = (f"; did you mean {' or '.join(map(repr, close))}?" if close else "")
         raise ValueError(f"argument --only: no control's name contains "
-                         f"{', '.join(map(repr, unmatched))}; see the table of "
-                         f"'scancheck check --controls'")
+                         f"{', '.join(map(repr, unmatched))}{hint} (docs/reference/"
+                         f"diagnoses.md lists all {len(every)}, each with its cause)")
     return [c for c in runnable if any(n in c.name for n in names)]
 
 

@@ -82,6 +82,13 @@ def test_bad_options_exit_2_with_one_line_naming_the_argument(argv, message, cap
     assert exc.value.code == 2 and message in err and err.count("\n") == 1, err
 
 
+def test_a_control_name_matching_none_is_answered_with_the_closest(capsys):
+    assert main(["check", "--controls", "--only", "keys narrowd"]) == 2
+    err = capsys.readouterr().err
+    assert ("argument --only: no control's name contains 'keys narrowd'; did you mean "
+            "'segment keys narrowed to int8'?") in err and err.count("\n") == 1, err
+
+
 def test_verify_refuses_a_block_that_is_no_power_of_two():
     from scancheck.core.cuda import LaunchError
     from scancheck.faces.jobs.verify import verify_variant
