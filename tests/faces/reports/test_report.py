@@ -329,13 +329,19 @@ def test_a_must_raise_case_right_in_other_runs_is_called_until_it_returns(tmp_pa
     assert out.returncode == 1 and "calls: 3\noutput 1: got -2\nstill reproduces" in out.stdout, out
 
 
+def _per_offsets(scan_of: str) -> str:
+    """The source of ``scan(x, offsets)`` filling ``out`` segment by segment with the
+    expression ``scan_of`` of each segment (``{}`` stands for it), ``out`` not returned."""
+    return ("def scan(x, offsets):\n    out = np.empty_like(x)\n"
+            "    for a, b in zip(offsets[:-1], offsets[1:]):\n"
+            f"        out[a:b] = {scan_of.format('x[a:b]')}\n")
+
+
 #: A scan whose fifth call in a process adds 7 to its last output: 1-D, and by offsets.
 _NOW_AND_THEN = {
     "integers exact": ("def scan(x):\n    out = np.cumsum(x, dtype=x.dtype)\n",
                        TargetSpec(dtypes=("int64",))),
-    "segments": ("def scan(x, offsets):\n    out = np.empty_like(x)\n"
-                 "    for a, b in zip(offsets[:-1], offsets[1:]):\n"
-                 "        out[a:b] = np.cumsum(x[a:b], dtype=x.dtype)\n",
+    "segments": (_per_offsets("np.cumsum({}, dtype=x.dtype)"),
                  TargetSpec(segments="offsets", dtypes=("int64",))),
 }
 
@@ -980,9 +986,7 @@ def test_the_json_report_is_standard_json_its_infinities_named(tmp_path, budget,
 #: each segment alike under offsets.
 _VARYING = {
     "deterministic": ("def scan(x):\n    return _blocked(x)\n", TargetSpec(dtypes=("float32",))),
-    "segments": ("def scan(x, offsets):\n    out = np.empty_like(x)\n"
-                 "    for a, b in zip(offsets[:-1], offsets[1:]):\n"
-                 "        out[a:b] = _blocked(x[a:b])\n    return out\n",
+    "segments": (_per_offsets("_blocked({})") + "    return out\n",
                  TargetSpec(segments="offsets", dtypes=("float32",))),
 }
 
