@@ -289,8 +289,8 @@ def _explain(x: np.ndarray, result: np.ndarray, reference: Any | None, op: str,
     with np.errstate(invalid="ignore"):  # inf - inf: NaN, which the checks below skip
         diff = result.astype(np.float64) - want.astype(np.float64)
     if x.size:
-        # Past the certificate's outputs, where the bound holds only underflow's slack, a
-        # fraction of it tells nothing the certificate does not.
+        # Over the outputs the certificate holds exact the bound is only underflow's slack:
+        # a fraction of it there means nothing.
         fraction = np.where(~where & np.isfinite(rep.bound_fraction), rep.bound_fraction,
                             -1.0)
         worst = int(np.argmax(fraction))
