@@ -148,11 +148,22 @@ def cmd_precision(args: argparse.Namespace) -> int:
         raise ValueError(f"--practical prints the practical's own figures alone; "
                          f"{_apply(['--sweep'] * args.sweep + sweep_flags)} to the sweep: "
                          f"give one or the other")
+    data_flags = [f for f, v in (("--n", args.n), ("--distribution", args.distribution),
+                                 ("--seed", args.seed)) if v is not None]
     if args.practical:
+        if data_flags:
+            raise ValueError(f"{_apply(data_flags)} to the data of precision's own table; "
+                             f"--practical judges the practical's data: give one or the other")
         from ..jobs.practical import report
 
         print(report())
         return 0
+    n = 1_000_000 if args.n is None else args.n
+    distribution = args.distribution or "integers"
+    seed = 8 if args.seed is None else args.seed
+    if distribution not in precision.DISTRIBUTIONS:  # before anything is printed
+        raise ValueError(f"argument --distribution: {distribution!r} is unknown; allowed: "
+                         f"{', '.join(precision.DISTRIBUTIONS)}")
     if not args.sweep and sweep_flags:
         raise ValueError(f"{_apply(sweep_flags)} to the sweep alone: add --sweep")
     output_path(args.plot, "--plot")
@@ -166,13 +177,13 @@ def cmd_precision(args: argparse.Namespace) -> int:
         raise ValueError(too_large)
     print(f"GPU: {why}" if gpu else
           f"No GPU ({why}): the multi-block scans run as their CPU models instead.")
-    x = precision.practical_data(args.n, args.distribution, args.seed)
+    x = precision.practical_data(n, distribution, seed)
     rows, text = precision.precision_table(x, gpu)
     print(format_table([r.as_dict() for r in rows],
-                       title=f"n = {args.n:,} float32 '{args.distribution}' values (seed {args.seed})"))
+                       title=f"n = {n:,} float32 '{distribution}' values (seed {seed})"))
     print("\n" + text)
     if args.sweep:
-        swept = precision.sweep(range(10, top + 1, 2), gpu, args.distribution)
+        swept = precision.sweep(range(10, top + 1, 2), gpu, distribution)
         points = swept.points
         print(format_table([p.as_dict() for p in points], title="\nsweep: float32 error vs exact"))
         if swept.stopped:

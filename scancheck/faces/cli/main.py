@@ -235,13 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("precision", help="seed 004's float32 'bug', reproduced and explained")
-    p.add_argument("--n", type=positive(int), default=1_000_000,
+    p.add_argument("--n", type=positive(int),
                    help="elements of the scan (default: the practical's 1,000,000)")
-    p.add_argument("--distribution", default="integers", metavar="DIST",
+    p.add_argument("--distribution", metavar="DIST",
                    help="the data, one of the check's distributions (default: integers, the "
                         "practical's integer-valued floats in [0, 1000); another name is "
                         "refused with the list)")
-    p.add_argument("--seed", type=whole(0, 2**32 - 1), default=8,
+    p.add_argument("--seed", type=whole(0, 2**32 - 1),
                    help="seed of the data (default 8)")
     p.add_argument("--practical", action="store_true",
                    help="the practical's own data, reference and RMS: its two figures judged")

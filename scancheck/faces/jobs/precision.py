@@ -116,7 +116,8 @@ def precision_table(x32: np.ndarray, gpu: bool) -> tuple[list[PrecisionRow], str
         if name not in depth_cache:
             depth_cache[name] = _depths(name, x.size)
         rep = classify(x, out, depth_cache[name], name=name, exact=exact[dt], sums=sums[dt])
-        diff = out.astype(np.float64) - ref32
+        with np.errstate(invalid="ignore"):  # inf - inf: NaN, what the column then shows
+            diff = out.astype(np.float64) - ref32
         rows.append(PrecisionRow(
             name, where, dt, rep.rms, rep.l2, rep.max_abs,
             float(np.sqrt(np.mean(diff**2))), float(np.abs(diff).max()),

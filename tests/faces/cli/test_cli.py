@@ -82,6 +82,18 @@ def test_bad_options_exit_2_with_one_line_naming_the_argument(argv, message, cap
     assert exc.value.code == 2 and message in err and err.count("\n") == 1, err
 
 
+@pytest.mark.parametrize("argv, message", [
+    (["precision", "--practical", "--n", "5"], "--n applies to the data of precision's own "
+                                               "table; --practical judges the practical's data"),
+    (["precision", "--distribution", "normal"], "argument --distribution: 'normal' is unknown; "
+                                                "allowed: integers,"),
+])
+def test_precision_refuses_data_it_would_not_use_before_it_prints(argv, message, capsys):
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert message in err and err.count("\n") == 1 and not out, (out, err)
+
+
 def test_a_control_name_matching_none_is_answered_with_the_closest(capsys):
     assert main(["check", "--controls", "--only", "keys narrowd"]) == 2
     err = capsys.readouterr().err
