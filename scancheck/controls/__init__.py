@@ -519,6 +519,10 @@ CONTROLS: tuple[Control, ...] = (
     Control("generic exclusive scan declared inclusive", _TUP + "exclusive_declared_inclusive",
             Cause.CONTRACT, "declare --exclusive", "probe monoids, which hold a wrong scan to "
             "the other inclusivity's exact scan too, on the case and a longer one"),
+    Control("generic Hillis-Steele scan one step short", _TUP +
+            "hillis_steele_skipping_its_last_step", Cause.LOGIC, "none of the elements before "
+            "it combined in", "probe monoids, which hold an output that is its own element "
+            "alone to that element"),
     Control("an operator that is no monoid", _TUP + "fold_of_the_declared_monoid", Cause.OPERATOR,
             "is no monoid", "operator laws, before any scan is judged"),
     Control("missing barrier", f"cu:{_CU / 'missing_barrier.cu'}:1024", Cause.RACE, "data race",

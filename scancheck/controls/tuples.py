@@ -46,6 +46,20 @@ def identity_on_the_first_leaf_only(elems: tuple, combine: Any) -> tuple:
     return tuple(out)
 
 
+def hillis_steele_skipping_its_last_step(elems: tuple, combine: Any) -> tuple:
+    """An inclusive Hillis-Steele scan over tuples that stops one step short (its loop bound
+    off by one): the outputs past the last step's distance miss the elements that far back,
+    and at two elements output 1 is element 1 alone."""
+    n = elems[0].shape[0]
+    distances = [1 << j for j in range(max(n - 1, 0).bit_length())]
+    out = tuple(np.array(v, copy=True) for v in elems)
+    for d in distances[:-1]:
+        later = combine(tuple(v[:-d] for v in out), tuple(v[d:] for v in out))
+        out = tuple(np.concatenate([v[:d], np.asarray(w, dtype=v.dtype)])
+                    for v, w in zip(out, later))
+    return out
+
+
 def exclusive_declared_inclusive(elems: tuple, combine: Any) -> tuple:
     """A right exclusive scan over tuples (the identity, then each prefix before its own
     element), declared inclusive."""
@@ -174,6 +188,7 @@ for fn, spec in (
     (rows_stacked, TargetSpec(combine=True, axis="arg")),
     (identity_on_the_first_leaf_only, TargetSpec(combine=True, inclusive=False)),
     (exclusive_declared_inclusive, TargetSpec(combine=True)),
+    (hillis_steele_skipping_its_last_step, TargetSpec(combine=True)),
     (fold_of_the_declared_monoid,
      TargetSpec(op="scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE")),
 ):

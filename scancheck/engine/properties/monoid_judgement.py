@@ -196,6 +196,11 @@ def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, due: Leave
                 f"x[{n - j}:{n}]", f"x[{n - 1 - kk}:{n - j}]")
             return (f"it is combine({hi}, {lo}): the partial results of {lo} and {hi} were "
                     f"combined later-first (operand order)")
+    mine = tuple(v[k].item() for v in x)
+    if spec.inclusive and k != first_out and _same(monoid, tuple(np.asarray([u]) for u in g),
+                                                     tuple(np.asarray([u]) for u in mine)).all():
+        return (f"output {k} is element {k} itself, none of the elements before it combined "
+                f"in (a step of the scan skipped?)")
     if len(wrong) == 1 and len(monoid.dtypes) > 1:
         i = wrong[0]
         w = _pick(due, axis, row, k)[i]
