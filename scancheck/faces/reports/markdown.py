@@ -114,8 +114,8 @@ def _literal(x: np.ndarray, files: Path, name: str) -> str:
 
 def _call(target: str, spec: dict[str, Any], axis: int | None, locator: str | None = None
           ) -> tuple[str, str]:
-    """Imports and the expression that runs ``target`` on ``x`` (scancheck's own kernels
-    and ``.cu`` files resolved by ``locator`` where given: their shown name may be none)."""
+    """Imports and the expression that runs ``target`` on ``x`` (scancheck's own kernels and
+    models resolved by ``locator`` where given: their shown name may be none)."""
     ax = str(axis if axis is not None else 0)
     plain = reproducer_call(target)
     if plain is not None:
