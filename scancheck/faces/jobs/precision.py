@@ -146,9 +146,15 @@ def conclusion(rows: list[PrecisionRow], finite: bool = True) -> str:
             f"{worst_tree.rms:.3g} ({best.scan}: {best.rms:.3g}): the disagreement is the "
             f"sequential reference's rounding ({seq.rms / max(worst_tree.rms, 1e-300):.0f}x larger), "
             f"not a bug in the parallel scan.")
+    elif seq.rms == worst_tree.rms == 0:
+        lines.append("Every float32 scan is exact at this n: there is no rounding to tell "
+                     "apart.")
+    elif worst_tree.rms > 10 * seq.rms:
+        lines.append(f"The tree scans round more than the sequential one at this n: RMS up to "
+                     f"{worst_tree.rms:.3g} against {seq.rms:.3g}.")
     else:
         lines.append(f"Sequential RMS {seq.rms:.3g} and tree-scan RMS up to {worst_tree.rms:.3g} are "
-                     f"of similar size at this n: neither dominates.")
+                     f"within a factor of 10 of each other at this n: neither dominates.")
     exact64 = [r for r in f64 if r.max_err == 0]
     if exact64:
         lines.append(f"In float64 {len(exact64)} of {len(f64)} scans are exact on this data "

@@ -44,6 +44,19 @@ def test_conclusion_reports_a_scan_beyond_its_bound():
     assert "logic errors" in conclusion(rows)
 
 
+def test_the_conclusion_compares_the_rmss_it_measured_both_ways():
+    """Exact scans are said to be exact, and tree scans rounding ten times more than the
+    sequential one are not called of similar size."""
+    from dataclasses import replace
+
+    rows, _ = precision_table(practical_data(10), gpu=False)
+    assert "Every float32 scan is exact at this n" in conclusion(rows)
+    seq = next(r for r in rows if r.scan == "sequential" and r.dtype == "float32")
+    rounded = [replace(r, rms=(1.0 if r is seq else 20.0) if r.dtype == "float32" else r.rms)
+               for r in rows]
+    assert "The tree scans round more than the sequential one" in conclusion(rounded)
+
+
 def test_float64_exactness_is_claimed_of_the_finite_prefixes_alone_on_data_with_specials():
     _, plain = precision_table(practical_data(4096), gpu=False)
     assert "(every prefix fits in 53 bits)" in plain
