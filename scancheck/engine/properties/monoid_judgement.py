@@ -92,12 +92,13 @@ def judge(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
                            f"associative on these elements (a law 'operator laws' did not meet "
                            f"on its draws)", k, list(s), list(w), independent=True,
                            reason=Reason.MONOID_LAW)
-    other = _other_inclusivity(target, monoid, elems, got, axis, rerun)
+    fits = _fitting(monoid, elems, got, axis, rerun)
+    other = _other_inclusivity(target, monoid, fits)
     if other is not None:
         return other
     text = (f"{monoid.name}: output {k} is {g}, the {'inclusive' if spec.inclusive else 'exclusive'}"
             f" {'forward' if not conv else repr(conv)} scan gives {w}")
-    why = _told(target, monoid, elems, got, want, axis, row, k, g, rerun)
+    why = _told(target, monoid, elems, got, want, axis, row, k, g, fits)
     at = {} if len(elems[0].shape) == 1 else {
         "row": row, "shape": list(elems[0].shape), "axis": axis}
     detail = {"monoid": monoid.name, "n": n}
@@ -105,18 +106,39 @@ def judge(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
                    detail=detail, at=at, reason=Reason.WRONG_VALUE)
 
 
-def _other_inclusivity(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, axis: int,
-                       rerun: Rerun | None) -> Failure | None:
-    """The contract failure of a target whose every output, and every output of ``rerun``'s
-    longer case, is the scan of the other inclusivity than its spec's (an exclusive scan
-    declared inclusive): None where not."""
-    spec, conv = target.spec, convention(target)
-    if not _same(monoid, got, exact_monoid_scan(monoid, elems, not spec.inclusive, conv,
-                                                 axis)).all():
-        return None
-    longer = rerun() if rerun is not None else None
-    if rerun is not None and (longer is None or not _same(monoid, longer[1], exact_monoid_scan(
-            monoid, longer[0], not spec.inclusive, conv, axis)).all()):
+#: Whether a target's outputs are every output of the scan by a monoid, inclusive or not,
+#: in a reverse convention (None: forward): :func:`_fitting`'s answer.
+Fits = Callable[[Monoid, bool, "str | None"], bool]
+
+
+def _fitting(monoid: Monoid, elems: Leaves, got: Leaves, axis: int, rerun: Rerun | None
+             ) -> Fits:
+    """Whether ``got`` is every output of a scan of ``elems`` (in ``monoid``'s leaves), and
+    so is the output of ``rerun``'s longer case (a short case fits a wrong story by chance),
+    which is run once, when a scan first fits."""
+    longer: list[tuple[Leaves, Leaves] | None] = []
+
+    def fits(m: Monoid, inclusive: bool, c: str | None) -> bool:
+        if not _same(monoid, got, monoid_scan(m, elems, inclusive, c, axis)).all():
+            return False
+        if rerun is None:
+            return True
+        if not longer:
+            longer.append(rerun())
+        if longer[0] is None:
+            return False
+        more, out = longer[0]
+        return bool(_same(monoid, out, monoid_scan(m, more, inclusive, c, axis)).all())
+
+    return fits
+
+
+def _other_inclusivity(target: Target, monoid: Monoid, fits: Fits) -> Failure | None:
+    """The contract failure of a target whose outputs are the scan of the other inclusivity
+    than its spec's (an exclusive scan declared inclusive), as ``fits`` holds them: None
+    where not."""
+    spec = target.spec
+    if not fits(monoid, not spec.inclusive, convention(target)):
         return None
     # The words and the flag are the 1-D conventions' own.
     _, _, behaviour, flag, _ = next(c for c in CONVENTIONS
@@ -144,37 +166,23 @@ def _row(leaves: Leaves, axis: int, row: int) -> Leaves:
 
 
 def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, due: Leaves, axis: int,
-          row: int, k: int, g: tuple, rerun: Rerun | None = None) -> str:
+          row: int, k: int, g: tuple, fits: Fits) -> str:
     """What the target did (``due`` the scan it owes), where one of the usual mistakes
-    explains every output (and every output of ``rerun``'s longer case: a short case fits a
-    wrong story by chance), or the wrong output alone; '' where none does."""
+    explains every output as ``fits`` holds them, or the wrong output alone; '' where none
+    does."""
     spec = target.spec
     conv = convention(target)
-    longer: list[tuple[Leaves, Leaves] | None] = []
-
-    def fits(m: Monoid, c: str | None) -> bool:
-        if not _same(monoid, got, monoid_scan(m, elems, spec.inclusive, c, axis)).all():
-            return False
-        if rerun is None:
-            return True
-        if not longer:
-            longer.append(rerun())
-        if longer[0] is None:
-            return False
-        more, out = longer[0]
-        return bool(_same(monoid, out, monoid_scan(m, more, spec.inclusive, c, axis)).all())
-
     if conv is not None:
         other = "suffix" if conv == "flip" else "flip"
-        if fits(monoid, other):
+        if fits(monoid, spec.inclusive, other):
             return (f"the target follows reverse={other!r} ({REVERSE_CONVENTIONS[other]}), "
                     f"not the declared reverse={conv!r}")
     for other in ([None] if conv else list(REVERSE_CONVENTIONS)):
-        if fits(monoid, other):
+        if fits(monoid, spec.inclusive, other):
             return (f"the target scans {'forward' if other is None else 'in reverse'} "
                     f"({'out[k] combines x[:k+1]' if other is None else REVERSE_CONVENTIONS[other]})"
                     f", not {'forward' if conv is None else f'in reverse ({conv!r})'} as declared")
-    if not monoid.commutative and fits(_swapped(monoid), conv):
+    if not monoid.commutative and fits(_swapped(monoid), spec.inclusive, conv):
         return ("every output is the scan with combine's operands swapped, combine(b, a) "
                 "where combine(a, b) is due, a the earlier elements (operand order)")
     wrong = [i for i, (u, v) in enumerate(zip(got, due)) if not np.array_equal(u, v)]
