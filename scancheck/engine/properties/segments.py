@@ -74,8 +74,7 @@ def segments_check(target: Target, case: Case) -> Failure | None:
         otherwise = _described_otherwise(target, x, layout, memory, failure)
         if otherwise is not None:
             return otherwise
-        failure.diagnosis += _read_narrowed(target, x, layout, memory) or _out_of_order(
-            target, x, layout, memory, failure)
+        failure.diagnosis += _how_read(target, x, layout, memory, failure)
     if _special(x, failure):
         # As 'nan and inf' tells it of an unsegmented scan, unless finite data in the same
         # segments fail too: then the NaN or infinity only carried a logic error.
@@ -282,24 +281,35 @@ def _order_of(out: np.ndarray, vals: np.ndarray, members: list[int], combine: np
     return extend([], out.dtype.type(1 if combine is np.multiply else 0))
 
 
-def _read_narrowed(target: Target, x: np.ndarray, layout: Layout,
-                   memory: dict[str, Any]) -> str:
-    """Words for a keys or groups target whose output, wrong, is bit for bit its output on
-    the keys or labels narrowed to a smaller integer type, and right for the segments those
-    make: it joins keys that differ only past that type's bits.  "" where no such type
-    explains it (or a call raises)."""
+def _how_read(target: Target, x: np.ndarray, layout: Layout, memory: dict[str, Any],
+              failure: Failure) -> str:
+    """Words for a keys or groups target's logic error where its output shows how it read
+    the description (:func:`_read_narrowed`, :func:`_out_of_order`); "" where it does not, or
+    where the call raises."""
     if layout.kind not in ("keys", "groups"):
         return ""
     data = laid_out(x, memory)
     try:
         seen = call(target, data, layout.description())
+    except Exception:  # noqa: BLE001 - no output to read it from
+        return ""
+    return (_read_narrowed(target, data, layout, seen)
+            or _out_of_order(target, x, layout, seen, failure))
+
+
+def _read_narrowed(target: Target, data: np.ndarray, layout: Layout, seen: Any) -> str:
+    """Words for a keys or groups target whose output ``seen`` on ``data``, wrong, is bit for
+    bit its output on the keys or labels narrowed to a smaller integer type, and right for
+    the segments those make: it joins keys that differ only past that type's bits.  "" where
+    no such type explains it (or a call raises)."""
+    try:
         for narrow in NARROWED:
             made = _narrowed(layout, narrow)
             if made is None:
                 continue
             read, (a, b) = made
             if same_bits(call(target, data, read.description()), seen).all() and judge(
-                    target, data, read) is None:
+                    target, data, read, seen=seen) is None:
                 what = "labels" if layout.kind == "groups" else "keys"
                 bits = 8 * np.dtype(narrow).itemsize
                 return (f"; {what} {a} and {b} differ only past their low {bits} bits, and it "
@@ -311,20 +321,17 @@ def _read_narrowed(target: Target, x: np.ndarray, layout: Layout,
     return ""
 
 
-def _out_of_order(target: Target, x: np.ndarray, layout: Layout, memory: dict[str, Any],
+def _out_of_order(target: Target, x: np.ndarray, layout: Layout, got: Any,
                   failure: Failure) -> str:
-    """Words for a groups sum or product whose failing group's outputs are its running
-    combines in another order than its elements' (each output the combine of the one before
-    it in that order with its own element, bit for bit in the output type): the group was
-    scanned out of order, as after an unstable sort by label.  "" where no order is found."""
+    """Words for a groups sum or product whose failing group's outputs (of ``got``) are its
+    running combines in another order than its elements' (each output the combine of the
+    one before it in that order with its own element, bit for bit in the output type): the
+    group was scanned out of order, as after an unstable sort by label.  "" where no order
+    is found."""
     if layout.kind != "groups" or target.spec.family not in ("sum", "product") or (
             "group" not in failure.at):
         return ""
     spec = target.spec
-    try:
-        got = call(target, laid_out(x, memory), layout.description())
-    except Exception:  # noqa: BLE001 - no output to read an order from
-        return ""
     col = int(failure.at.get("column", 0))
     out = got.reshape(got.shape[0], -1)[:, col]
     vals = promoted(target, x).reshape(x.shape[0], -1)[:, col].astype(out.dtype)
@@ -345,11 +352,13 @@ def _out_of_order(target: Target, x: np.ndarray, layout: Layout, memory: dict[st
             f"elements' (positions {shown}): {how}")
 
 
-def judge(target: Target, x: np.ndarray, layout: Layout, again: bool = False) -> Failure | None:
-    """The target's scan of ``x`` (segments along axis 0 as ``layout`` says) against the
-    exact scan of every segment alone, by the 1-D criteria of its operator; the first wrong
-    output in element order (None where none is).  With ``again``, a right scan is run once
-    more and must give the same bits (a segmented target's ``deterministic``)."""
+def judge(target: Target, x: np.ndarray, layout: Layout, again: bool = False,
+          seen: Any = None) -> Failure | None:
+    """The target's scan of ``x`` (segments along axis 0 as ``layout`` says; ``seen``, where
+    given, an output of it already in hand) against the exact scan of every segment alone,
+    by the 1-D criteria of its operator; the first wrong output in element order (None
+    where none is).  With ``again``, a right scan is run once more and must give the same
+    bits (a segmented target's ``deterministic``)."""
     spec = target.spec
     desc = layout.description()
     at = {**layout.describe(), "shape": list(x.shape)}
@@ -357,7 +366,7 @@ def judge(target: Target, x: np.ndarray, layout: Layout, again: bool = False) ->
         at["x"] = x.tolist()
         at["description"] = {"dtype": desc.dtype.name, "values": desc.tolist()}
     try:
-        got = call(target, x, desc)
+        got = call(target, x, desc) if seen is None else seen
     except DescriptionWritten as exc:
         return Failure(Cause.INPUT_WRITTEN, str(exc), at=at, independent=True,
                        reason=Reason.INPUT_WRITTEN)
