@@ -527,6 +527,19 @@ def integers_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
 INT_ACCUMULATORS = ("float32", "float64")
 
 
+def _scanned_in(spec: TargetSpec, x: np.ndarray, dtype: np.dtype, out: np.dtype
+                ) -> np.ndarray:
+    """The scan ``spec`` declares of ``x`` carried out in ``dtype`` (its operator's ufunc,
+    wrapping or rounding there; an exclusive one shifted in the identity, 0 or 1, also in
+    bool), cast to ``out``."""
+    ufunc = get_operator(spec.op).ufunc
+    with np.errstate(all="ignore"):  # a wrap, or a float past ``out``'s range cast to it
+        run = ufunc.accumulate(x.astype(dtype), dtype=dtype)
+        if not spec.inclusive:
+            run = shifted(run, ufunc.identity)
+        return run.astype(out)
+
+
 def _kept_in_float(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray,
                    failure: Failure) -> None:
     """Names the cause of a wrong integer sum of ``x`` whose every output is, bit for bit,
@@ -535,12 +548,7 @@ def _kept_in_float(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndar
     if target.spec.family != "sum" or x.dtype.kind not in "iu" or not x.size:
         return
     for name in INT_ACCUMULATORS:
-        t = as_dtype(name)
-        with np.errstate(all="ignore"):  # a float past the type's range casts to anything
-            run = np.add.accumulate(x.astype(t), dtype=t)
-            if not target.spec.inclusive:
-                run = np.r_[t.type(0), run[:-1]]
-            back = run.astype(got.dtype)
+        back = _scanned_in(target.spec, x, as_dtype(name), got.dtype)
         if np.array_equal(back, got) and not np.array_equal(back, want):
             failure.diagnosis += (f"; every output is the running sum of its inputs in {name}, "
                                   f"cast back to {got.dtype}: as if accumulated in {name} "
@@ -556,12 +564,7 @@ def _narrow_first(target: Target, x: np.ndarray, got: np.ndarray, failure: Failu
     spec = target.spec
     if spec.family not in ("sum", "product") or not x.size:
         return
-    ufunc = get_operator(spec.op).ufunc
-    with np.errstate(over="ignore"):
-        narrow = ufunc.accumulate(x, dtype=x.dtype)
-    if not spec.inclusive:
-        narrow = shifted(narrow, ufunc.identity)  # 0 or 1, also in bool
-    if np.array_equal(narrow.astype(got.dtype), got):
+    if np.array_equal(_scanned_in(spec, x, x.dtype, got.dtype), got):
         kept = {"sum": "a logical or", "product": "a logical and"}[spec.family] \
             if x.dtype == np.bool_ else f"wrapping modulo 2**{8 * x.dtype.itemsize}"
         failure.diagnosis += (f"; every output is the scan in {x.dtype.name} ({kept}), widened "
