@@ -425,6 +425,8 @@ def run_properties(job: IsolatedCheck, plan: Plan, spec: TargetSpec,
         # past 2**31 a call writes gigabytes before it may spin.
         growing = (growing_call(events) if status == "timeout" and slow is None
                    and not job.on_gpu and stuck not in LARGE else None)
+        memory = Memory.of(events)
+        killed_from_outside = memory is not None and memory.killed_from_outside
         if slow is not None:
             results.append(PropertyResult(stuck, "slow", slow.told(timeout), detail={
                 "largest n": largest_returned(events, stuck), "timed out at n": slow.n,
@@ -446,10 +448,8 @@ def run_properties(job: IsolatedCheck, plan: Plan, spec: TargetSpec,
                                           f"{timeout:g} s{at}{hint}", case,
                                           cause=Cause.FAULT.name, timeout=timeout))
         else:
-            memory = Memory.of(events)
             held = (f", holding {memory.told()} (a SIGKILL not sent by scancheck is most often "
-                    f"the kernel's, out of memory)"
-                    if memory is not None and memory.killed_from_outside else "")
+                    f"the kernel's, out of memory)" if killed_from_outside else "")
             results.append(PropertyResult(stuck, "fault", fault_message(err, status) + at + held,
                                           case, cause=Cause.FAULT.name))
         returned = largest_returned(events, stuck)
@@ -458,11 +458,10 @@ def run_properties(job: IsolatedCheck, plan: Plan, spec: TargetSpec,
             results[-1].detail["largest n"] = returned
             results[-1].minimal = not (case and case["n"] > 1)
         bisected = None
-        memory = Memory.of(events)
         # Out of memory, the least size that dies is the machine's at that moment, not the
         # target's: such a death is told where it happened.
         if (status.startswith("died") and case and stuck not in LARGE and job.forkable
-                and not (memory is not None and memory.killed_from_outside)):
+                and not killed_from_outside):
             start = time.time()
             bisected = bisect_death(job, spec, case["n"], returned, status, err, plan.until)
             spent += time.time() - start
