@@ -390,3 +390,25 @@ def test_float16_block_totals_underflowing_are_lost_precision_not_a_flush(seed):
                      seed)
     assert failure.cause == Cause.PRECISION and "significand bits" in failure.diagnosis
     assert "subnormals read as zero (DAZ" not in failure.diagnosis
+
+
+def test_a_zero_is_no_subnormal_to_a_failure_within_the_any_order_bound():
+    """Exact sums rounded to bfloat16 through float32, declared accumulated in float64: the
+    tie below misses the declared accumulator's bound while inside the any-order bound,
+    which a scan reading subnormals as zero may also reach.  A zero among the inputs is no
+    subnormal: the failure is told as the cast, not sent to the scalings that tell flushing
+    (where an input without subnormals scales by 2**0 and is told again, without end)."""
+    from ml_dtypes import bfloat16
+
+    from scancheck.engine.properties.values import judge_output
+
+    def cast_back(x, axis=-1):
+        return np.add.accumulate(x, axis=axis, dtype=np.float64).astype(np.float32).astype(
+            x.dtype)
+
+    target = Target("cast back", cast_back, TargetSpec(dtypes=("bfloat16",),
+                                                       accumulates=(("bfloat16", "float64"),)))
+    x = np.array([0.0, 1.0, 2.0**-8, 2.0**-30], dtype=bfloat16)
+    failure = judge_output(target, Case(4, "bfloat16", "integers", 0), x, cast_back(x))
+    assert failure is not None and failure.cause == Cause.PRECISION, failure
+    assert "rounded twice" in failure.diagnosis and "subnormal" not in failure.diagnosis
