@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
+from scancheck.controls import sums
 from scancheck.core.dtypes import finfo
 from scancheck.engine.strategies import (
     CONFIRMING,
@@ -27,6 +30,7 @@ from scancheck.engine.strategies import (
     sizes_and_blocks,
 )
 from scancheck.kernels.registry import get_variant
+from scancheck.oracle.bounds import classify, sequential_depths
 
 
 def test_hard_sizes_hold_the_classic_failure_points():
@@ -101,6 +105,28 @@ def test_lone_specials_are_one_to_three_specials_the_first_mostly_a_nan_in_a_las
         far += first < 0.9 * n
         several += special.size > 1
     assert tail / 400 > 0.35 and far / 400 > 0.05 and several / 400 > 0.3, (tail, far, several)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_roundoff_data_round_every_addition_one_way_and_part_a_doubled_rounding(dtype, seed):
+    """Every addition of a running sum in the type after the first two rounds, all in one
+    direction, and that sum stays within half the any-order bound; a compensated sum whose correction has its
+    sign flipped passes the bound (random data of each other distribution keep it within:
+    the negative control's table row)."""
+    n = 200
+    x = generate_data(np.random.default_rng(seed), n, dtype, "roundoff")
+    plain = np.zeros_like(x)
+    acc = x.dtype.type(0)
+    for i, v in enumerate(x):
+        acc = plain[i] = x.dtype.type(acc + v)
+    p, v = ([Fraction(float(e)) for e in a] for a in (plain, x))
+    rounded = [p[i] - (p[i - 1] + v[i]) for i in range(2, n)]  # each addition's, exactly
+    assert all(r != 0 and (r > 0) == (rounded[0] > 0) for r in rounded)
+    depths = sequential_depths(n, True)
+    assert classify(x, plain, depths).bound_fraction.max() < 0.65
+    flipped = sums.compensated_sum_with_its_correction_flipped(x)
+    assert classify(x, flipped, depths).bound_fraction.max() > 1.1
 
 
 @given(finite_floats("float32"))

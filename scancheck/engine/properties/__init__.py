@@ -101,7 +101,7 @@ TABLE: dict[str, Property] = {p.name: p for p in (
              ("dyadic", "integers"), ("add",)),
     Property("floats within bound", float_check(bound_failure), FLOAT_DTYPES,
              ("integers", "uniform", "wide", "cancellation", "dyadic", "overflow", "zeros",
-              "subnormal"), ORDERED),
+              "subnormal", "roundoff"), ORDERED),
     Property("nan and inf", _specials_by_op, FLOAT_DTYPES, ("specials",),
              (*ORDERED, "mul", "logaddexp")),
     # Any operator: a run compared with runs of the same input, bit for bit (products on
