@@ -111,6 +111,12 @@ class Monoid:
         ``exact`` (otherwise its scan in its own arithmetic is the exact answer)."""
         return self.floats and not self.exact
 
+    @property
+    def has_elements(self) -> bool:
+        """Whether its elements are a domain of its own (``elements``), not every value of
+        each leaf's dtype."""
+        return self._elements is not None
+
     def identity_like(self, shape: tuple[int, ...]) -> Leaves:
         """The identity, each leaf an array of ``shape``."""
         return tuple(np.full(shape, v, dtype=v.dtype) for v in self.identity)

@@ -11,6 +11,7 @@ values and rounded once per output; any other float combine has no exact answer 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -384,7 +385,8 @@ def rounding_bound(monoid: Monoid, elems: Leaves, inclusive: bool = True,
 
 @dataclass
 class LawBroken:
-    """A monoid law that fails, on which drawn elements, with both sides."""
+    """A monoid law that fails at drawn triple ``index``, with the simplest operands found
+    on which it fails (shrunk from that triple's) and both sides there."""
 
     law: str
     index: int
@@ -432,40 +434,178 @@ def _magnitude(monoid: Monoid, *operands: Leaves) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class _Law:
+    """One monoid law: its words, the operands it names, and its two sides from the
+    checked combine ``ap`` and the identity ``e``."""
+
+    words: str
+    names: str
+    sides: Callable[..., tuple[Leaves, Leaves]]
+
+
+_LAWS = (
+    _Law("associativity combine(combine(a, b), c) == combine(a, combine(b, c))", "abc",
+         lambda ap, e, a, b, c: (ap(ap(a, b), c), ap(a, ap(b, c)))),
+    _Law("the identity on the left: combine(identity, a) == a", "a",
+         lambda ap, e, a, b, c: (ap(e, a), a)),
+    _Law("the identity on the right: combine(a, identity) == a", "a",
+         lambda ap, e, a, b, c: (ap(a, e), a)),
+)
+_COMMUTATIVITY = _Law("commutativity (declared): combine(a, b) == combine(b, a)", "ab",
+                      lambda ap, e, a, b, c: (ap(a, b), ap(b, a)))
+
+#: The values a law's operands are shrunk to, simplest first, leaf by leaf, where the
+#: monoid's leaves range over their dtypes (no element strategy of its own): each lies in
+#: what :meth:`Monoid.draw` draws there.
+_SIMPLE = (0, 1, -1, 2, -2, 3, -3, 4, -4, 5, -5, 6, -6, 7, -7, 8, -8, 0.5, -0.5, 1.5, -1.5)
+
+
+class _Laws:
+    """The laws of one monoid, judged on triples (a, b, c) of equal-length leaves: exactly
+    (``exact``: float leaves as Fractions), in its own arithmetic bit for bit where declared
+    exact, or else within 64 units of roundoff of the largest magnitude (:func:`_differ`)."""
+
+    def __init__(self, monoid: Monoid, exact: bool) -> None:
+        self.monoid, self.exact = monoid, exact
+        self.strict = exact or monoid.exact
+        self.laws = _LAWS + ((_COMMUTATIVITY,) if monoid.commutative else ())
+
+    def sides(self, law: _Law, triple: tuple[Leaves, Leaves, Leaves]) -> tuple[Leaves, Leaves]:
+        lift = (lambda t: tuple(_as_exact(v) for v in t)) if self.exact else (lambda t: t)
+        e = lift(self.monoid.identity_like(np.shape(triple[0][0])))
+
+        def ap(p: Leaves, q: Leaves) -> Leaves:
+            return self.monoid.apply(p, q, self.exact)
+
+        return law.sides(ap, e, *(lift(t) for t in triple))
+
+    def fails(self, law: _Law, triple: tuple[Leaves, Leaves, Leaves]) -> np.ndarray:
+        """Per element of the triple: whether ``law`` fails there."""
+        scale = np.zeros(np.shape(triple[0][0])) if self.strict else _magnitude(self.monoid,
+                                                                               *triple)
+        return _differ(self.monoid, *self.sides(law, triple), self.strict, scale)
+
+    def shrunk(self, law: _Law, triple: tuple[Leaves, ...]) -> tuple[Leaves, ...]:
+        """The triple (one element each) with the operands ``law`` names made simpler while
+        it still fails: each leaf in turn set to the simplest of :data:`_SIMPLE` that keeps
+        it failing, or, for a monoid with elements of its own, each operand to the simplest
+        of :data:`POOL_SHRINK` of them that does, until none changes."""
+        pool = None
+        if self.monoid.has_elements:
+            drawn = self.monoid.draw(np.random.default_rng(0), (POOL_SHRINK,))
+            pool = tuple(v[np.argsort(_costs(drawn), kind="stable")] for v in drawn)
+        triple = list(triple)
+        for _ in range(8):  # each pass simpler, or the last
+            before = _costs(tuple(np.concatenate(v) for v in zip(*triple))).sum()
+            for k in ("abc".index(name) for name in law.names):
+                leaves = range(len(triple[k])) if pool is None else (None,)
+                for j in leaves:
+                    cands = self._candidates(triple[k], j, pool)
+                    if cands is None:
+                        continue
+                    m = cands[0].shape[0]
+                    trial = [tuple(np.repeat(v, m) for v in t) for t in triple]
+                    trial[k] = cands
+                    bad = self._failing(law, trial, k)
+                    if bad.any():
+                        i = int(np.argmax(bad))
+                        triple[k] = tuple(v[i:i + 1] for v in cands)
+            if _costs(tuple(np.concatenate(v) for v in zip(*triple))).sum() >= before:
+                break
+        return tuple(triple)
+
+    def _failing(self, law: _Law, trial: list[Leaves], k: int) -> np.ndarray:
+        """Per candidate of operand ``k`` of ``trial``: whether ``law`` fails there; one by
+        one where the combine raises on the batch (a division by a candidate 0), and False
+        for those it raises on."""
+        try:
+            return self.fails(law, tuple(trial))
+        except Exception:
+            pass
+        out = np.zeros(trial[k][0].shape[0], dtype=bool)
+        for i in range(out.size):
+            try:
+                out[i] = self.fails(law, tuple(tuple(v[i:i + 1] for v in t) for t in trial))[0]
+            except Exception:  # a candidate the combine refuses: not taken
+                pass
+        return out
+
+    def _candidates(self, element: Leaves, leaf: int | None, pool: Leaves | None
+                    ) -> Leaves | None:
+        """Elements simpler than ``element``, simplest first: ``leaf`` set to the simpler of
+        :data:`_SIMPLE` its dtype holds, or (``leaf`` None) the simpler elements of ``pool``."""
+        now = _costs(element)[0]
+        if pool is not None:
+            keep = _costs(pool) < now
+            return tuple(v[keep] for v in pool) if keep.any() else None
+        dt = np.dtype(element[leaf].dtype)
+        values = [v for v in _SIMPLE if _holds(dt, v)]
+        vals = np.array(values, dtype=dt)
+        vals = vals[_costs((vals,)) < _costs((element[leaf],))[0]]
+        if not vals.size:
+            return None
+        return tuple(vals if i == leaf else np.repeat(v, vals.size) for i, v in enumerate(element))
+
+
+#: Elements a monoid with an element strategy of its own offers its shrinking.
+POOL_SHRINK = 256
+
+
+def _holds(dt: np.dtype, v: float) -> bool:
+    """Whether ``dt`` holds ``v`` exactly (no bool but 0 and 1, no unsigned negative)."""
+    if dt == np.bool_:
+        return v in (0, 1)
+    if not is_float(dt):
+        info = np.iinfo(dt)
+        return float(v).is_integer() and info.min <= v <= info.max
+    return True
+
+
+def _costs(leaves: Leaves) -> np.ndarray:
+    """Per element: how far from simple, summed over the leaves: 0 for zero, then small
+    integers by magnitude, then other values by their significand bits and magnitude."""
+    total = np.zeros(np.shape(leaves[0]))
+    for v in leaves:
+        w = np.abs(np.asarray(v, np.float64))
+        with np.errstate(all="ignore"):
+            frac = np.where(np.isfinite(w), w - np.floor(w), 1.0)
+            mant = np.frexp(np.where(np.isfinite(w), w, 1.0))[0]
+            bits = np.array([_bits(float(f)) for f in mant.ravel()]).reshape(w.shape)
+            total += np.where(~np.isfinite(w), 1e6,
+                              np.where(frac == 0, np.log2(1 + w), 64 + bits + np.log2(1 + w)))
+    return total
+
+
+def _bits(mantissa: float) -> int:
+    """Significand bits of a value in [0.5, 1): its numerator's, in lowest terms."""
+    return Fraction(mantissa).numerator.bit_length()
+
+
 def broken_law(monoid: Monoid, count: int, seed: int) -> LawBroken | None:
     """The first of ``count`` drawn triples on which associativity, the identity (on either
-    side) or a declared commutativity fails; None where all hold.  Exact for integer leaves,
-    rational float combines and a monoid declared exact (in its own arithmetic); other float
-    combines within 64 units of roundoff of the largest magnitude in the law
+    side) or a declared commutativity fails, its operands shrunk to the simplest values on
+    which that law still fails (:meth:`_Laws.shrunk`); None where all hold.  Exact for integer
+    leaves, rational float combines and a monoid declared exact (in its own arithmetic);
+    other float combines within 64 units of roundoff of the largest magnitude in the law
     (:func:`_differ`)."""
     rng = np.random.default_rng(seed)
-    a, b, c = (monoid.draw(rng, (count,)) for _ in range(3))
+    drawn = tuple(monoid.draw(rng, (count,)) for _ in range(3))
     # A monoid declared exact is held to its own arithmetic: a law that rounds breaks it.
-    exact = monoid.rounds and rational(monoid, a)
-    if exact:
-        a, b, c = (tuple(_as_exact(v) for v in t) for t in (a, b, c))
-    e = tuple(_as_exact(v) if exact else v for v in monoid.identity_like((count,)))
-
-    def ap(p: Leaves, q: Leaves) -> Leaves:
-        return monoid.apply(p, q, exact)
-
-    checks = [("associativity combine(combine(a, b), c) == combine(a, combine(b, c))",
-               ap(ap(a, b), c), ap(a, ap(b, c)), {"a": a, "b": b, "c": c}),
-              ("the identity on the left: combine(identity, a) == a", ap(e, a), a, {"a": a}),
-              ("the identity on the right: combine(a, identity) == a", ap(a, e), a, {"a": a})]
-    if monoid.commutative:
-        checks.append(("commutativity (declared): combine(a, b) == combine(b, a)",
-                       ap(a, b), ap(b, a), {"a": a, "b": b}))
-    strict = exact or monoid.exact  # in rationals, or in its own arithmetic bit for bit
-    scale = np.zeros(count) if strict else _magnitude(monoid, a, b, c)
-    found = []
-    for law, left, right, ops in checks:
-        bad = _differ(monoid, left, right, strict, scale)
-        if bad.any():
-            i = int(np.argmax(bad))
-            found.append(LawBroken(law, i, {k: _shown(_at(v, i)) for k, v in ops.items()},
-                                   (_shown(_at(left, i)), _shown(_at(right, i)))))
-    return min(found, key=lambda f: f.index) if found else None
+    laws = _Laws(monoid, bool(monoid.rounds and rational(monoid, drawn[0])))
+    first = None
+    for law in laws.laws:
+        bad = laws.fails(law, drawn)
+        if bad.any() and (first is None or int(np.argmax(bad)) < first[1]):
+            first = (law, int(np.argmax(bad)))
+    if first is None:
+        return None
+    law, i = first
+    triple = laws.shrunk(law, tuple(tuple(v[i:i + 1] for v in t) for t in drawn))
+    sides = laws.sides(law, triple)
+    return LawBroken(law.words, i,
+                     {k: _shown(_at(triple["abc".index(k)], 0)) for k in law.names},
+                     (_shown(_at(sides[0], 0)), _shown(_at(sides[1], 0))))
 
 
 def _shown(t: tuple) -> tuple:

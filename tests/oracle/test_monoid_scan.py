@@ -121,6 +121,59 @@ def test_a_rational_float_law_that_fails_is_shown_in_numbers():
     assert ((a + b) / 2 + c) / 2 != (a + (b + c) / 2) / 2
 
 
+#: Monoids that break associativity on drawn leaves of their dtypes: one leaf, two, a float.
+_NOT_ASSOCIATIVE = (
+    Monoid(lambda a, b: (a[0] - b[0],), (np.int64(0),), name="difference"),
+    Monoid(lambda a, b: (a[0] + b[0], a[1] * b[1] + a[0]), (np.int32(0), np.int32(1)),
+           name="sum and a skewed product"),
+    Monoid(lambda a, b: ((a[0] + b[0]) / 2,), (np.float64(0),), name="average"),
+)
+
+
+def _associates(m, ops):
+    a, b, c = (tuple(np.array([v], e.dtype) for v, e in zip(ops[k], m.identity)) for k in "abc")
+    return all(np.array_equal(u, v) for u, v in zip(m.apply(m.apply(a, b), c),
+                                                    m.apply(a, m.apply(b, c))))
+
+
+@pytest.mark.parametrize("m", _NOT_ASSOCIATIVE, ids=lambda m: m.name)
+@pytest.mark.parametrize("seed", range(4))
+def test_a_broken_law_is_shown_on_the_simplest_operands_that_break_it(m, seed):
+    """The operands shown break the law, are small integers or halves (drawn leaves are any
+    int64, or floats of a normal distribution), and none but a zero leaf can be made zero
+    with the law still broken: the simplest value was tried first."""
+    broken = broken_law(m, 256, seed)
+    assert broken is not None and broken.law.startswith("associativity")
+    ops = broken.operands
+    assert not _associates(m, ops)
+    leaves = [v for k in "abc" for v in ops[k]]
+    assert all(float(2 * v).is_integer() and abs(v) <= 8 for v in leaves), ops
+    for k in "abc":
+        for j, v in enumerate(ops[k]):
+            if v != 0:
+                zeroed = {**ops, k: ops[k][:j] + (0,) + ops[k][j + 1:]}
+                assert _associates(m, zeroed), (k, j, ops)
+
+
+@pytest.mark.parametrize("kind", ["strategy", "function"])
+def test_a_broken_law_of_a_monoid_with_a_domain_is_shrunk_within_it(kind):
+    """Elements of its own (at least 10 here, where 0 would be simpler): the operands shown
+    are some of them, and no simpler ones of them break the law the same way."""
+    def combine(a, b):
+        return (a[0] * 2 + b[0],)
+
+    def drawn(rng, shape):
+        return (rng.integers(10, 10**6, shape),)
+
+    elements = st.tuples(st.integers(10, 10**6)) if kind == "strategy" else drawn
+    m = Monoid(combine, (np.int64(0),), name="skewed", elements=elements, commutative=True)
+    broken = broken_law(m, 64, 0)
+    assert broken is not None
+    assert all(v >= 10 for k in broken.operands for v in broken.operands[k]), broken.operands
+    first = broken_law(m, 64, 0)
+    assert first.operands == broken.operands  # the same line on every call (a report's script)
+
+
 def test_an_infinite_identity_is_judged_in_floats():
     """max's identity -inf is no rational: the laws hold within roundoff, and the exact
     answer of a scan is not claimed."""
