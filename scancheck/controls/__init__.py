@@ -124,9 +124,9 @@ CONTROLS: tuple[Control, ...] = (
             "precision lost", "certified exact only: the error stays inside the any-order bound"),
     Control("compensated sum with its correction flipped",
             _SUMS + "compensated_sum_with_its_correction_flipped", Cause.PRECISION,
-            "precision lost", "floats within bound on 'roundoff' data, where every addition "
-            "rounds the same way; without them it was caught in 2 of 4 runs, on three "
-            "elements the search happened upon"),
+            "precision lost", "floats within bound on 'roundoff' data, where a running sum "
+            "rounds the same way at every addition but the first; without them it was "
+            "caught in 2 of 4 runs, on three elements the search happened upon"),
     Control("integers accumulated in float32", _SUMS + "integers_accumulated_in_float32",
             Cause.LOGIC, "as if accumulated in float32", "integers exact, which holds a wrong "
             "integer sum to the running sums of its inputs in float32 and float64"),

@@ -31,7 +31,7 @@ DISTRIBUTIONS: tuple[str, ...] = (
     "factors",  # products' data: magnitudes near 1 of both signs, some zeros, some huge or tiny
     "powers",  # signed powers of two (a few times 3) whose products dip below the normal numbers
     "odd",  # odd integers (mostly +-1 and +-3; floats +-1): products never wrap to 0, as even do
-    "roundoff",  # a head, then fractions of its ulp: every running sum rounds, all one way
+    "roundoff",  # a head, then fractions of its ulp: a running sum rounds at each, one way
 )
 
 #: Data no search draws, that confirms a contract found on the key's data: the same data
@@ -310,11 +310,12 @@ def _dyadic(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
 
 def _roundoff(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     """A head h in [1, 1.125) times 2**e, then a * ulp(h) with a = k/64 in [0.09, 0.3],
-    the first of them (1 + a)/2 * ulp(h), one sign for all: every element is exact, and
-    every addition of a running sum rounds, all the same way.  Any order of additions
-    stays within the any-order bound (a running sum at 2a of it); one that counts each
-    rounding twice, as a compensated sum whose correction has its sign flipped, passes it
-    from the third output on (1.6x at a = 0.2), where on random data it does now and then."""
+    the first of them (1 + a)/2 * ulp(h), one sign for all: every element is exact, and a
+    running sum rounds at every addition, up by (1 - a)/2 ulp at the first and down by
+    a ulp at each later one.  Any order of additions stays within the any-order bound (a
+    running sum at about 2a of it); one that counts each rounding twice, as a compensated
+    sum whose correction has its sign flipped, passes it from output 4 or 6 on (toward 1.6x
+    at a = 0.2), where on random data it does now and then."""
     e = int(rng.integers(0, 4))
     head = np.ldexp(1 + np.floor(rng.uniform(0, 16)) / 128, e)  # 4 bits: exact in bfloat16
     k = int(rng.integers(6, 20))

@@ -471,20 +471,36 @@ class _Laws:
         self.strict = exact or monoid.exact
         self.laws = _LAWS + ((_COMMUTATIVITY,) if monoid.commutative else ())
 
-    def sides(self, law: _Law, triple: tuple[Leaves, Leaves, Leaves]) -> tuple[Leaves, Leaves]:
-        lift = (lambda t: tuple(_as_exact(v) for v in t)) if self.exact else (lambda t: t)
-        e = lift(self.monoid.identity_like(np.shape(triple[0][0])))
+    def lifted(self, triple: tuple[Leaves, ...]) -> tuple[Leaves, ...]:
+        """The triple as the laws are evaluated on it: float leaves as Fractions where exact."""
+        return tuple(tuple(_as_exact(v) for v in t) for t in triple) if self.exact else triple
+
+    def sides(self, law: _Law, triple: tuple[Leaves, ...],
+              lifted: tuple[Leaves, ...] | None = None) -> tuple[Leaves, Leaves]:
+        """Both sides of ``law`` per element of the triple (``lifted``: the triple already
+        through :meth:`lifted`, which a search over every law converts once)."""
+        e = self.lifted((self.monoid.identity_like(np.shape(triple[0][0])),))[0]
 
         def ap(p: Leaves, q: Leaves) -> Leaves:
             return self.monoid.apply(p, q, self.exact)
 
-        return law.sides(ap, e, *(lift(t) for t in triple))
+        return law.sides(ap, e, *(lifted or self.lifted(triple)))
 
-    def fails(self, law: _Law, triple: tuple[Leaves, Leaves, Leaves]) -> np.ndarray:
+    def fails(self, law: _Law, triple: tuple[Leaves, ...],
+              lifted: tuple[Leaves, ...] | None = None) -> np.ndarray:
         """Per element of the triple: whether ``law`` fails there."""
         scale = np.zeros(np.shape(triple[0][0])) if self.strict else _magnitude(self.monoid,
                                                                                *triple)
-        return _differ(self.monoid, *self.sides(law, triple), self.strict, scale)
+        return _differ(self.monoid, *self.sides(law, triple, lifted), self.strict, scale)
+
+    def fails_alone(self, law: _Law, triple: tuple[Leaves, ...]) -> bool:
+        """Whether ``law`` fails on the one-element ``triple`` evaluated by itself (a combine
+        that is not elementwise can tell a batch apart from its elements); False where the
+        combine raises on it."""
+        try:
+            return bool(self.fails(law, triple)[0])
+        except Exception:
+            return False
 
     def shrunk(self, law: _Law, triple: tuple[Leaves, ...]) -> tuple[Leaves, ...]:
         """The triple (one element each) with the operands ``law`` names made simpler while
@@ -510,7 +526,10 @@ class _Laws:
                     bad = self._failing(law, trial, k)
                     if bad.any():
                         i = int(np.argmax(bad))
-                        triple[k] = tuple(v[i:i + 1] for v in cands)
+                        simpler = [*triple[:k], tuple(v[i:i + 1] for v in cands),
+                                   *triple[k + 1:]]
+                        if self.fails_alone(law, tuple(simpler)):
+                            triple = simpler
             if _costs(tuple(np.concatenate(v) for v in zip(*triple))).sum() >= before:
                 break
         return tuple(triple)
@@ -548,7 +567,8 @@ class _Laws:
         return tuple(vals if i == leaf else np.repeat(v, vals.size) for i, v in enumerate(element))
 
 
-#: Elements a monoid with an element strategy of its own offers its shrinking.
+#: How many of its own elements a monoid with a domain of its own offers the shrinking of a
+#: broken law.
 POOL_SHRINK = 256
 
 
@@ -593,19 +613,24 @@ def broken_law(monoid: Monoid, count: int, seed: int) -> LawBroken | None:
     drawn = tuple(monoid.draw(rng, (count,)) for _ in range(3))
     # A monoid declared exact is held to its own arithmetic: a law that rounds breaks it.
     laws = _Laws(monoid, bool(monoid.rounds and rational(monoid, drawn[0])))
+    lifted = laws.lifted(drawn)
     first = None
     for law in laws.laws:
-        bad = laws.fails(law, drawn)
+        bad = laws.fails(law, drawn, lifted)
         if bad.any() and (first is None or int(np.argmax(bad)) < first[1]):
             first = (law, int(np.argmax(bad)))
     if first is None:
         return None
     law, i = first
-    triple = laws.shrunk(law, tuple(tuple(v[i:i + 1] for v in t) for t in drawn))
-    sides = laws.sides(law, triple)
+    triple = tuple(tuple(v[i:i + 1] for v in t) for t in drawn)
+    if laws.fails_alone(law, triple):
+        triple = laws.shrunk(law, triple)
+        shown, at = laws.sides(law, triple), 0
+    else:  # a combine that is not elementwise: the drawn triple, its sides in the batch
+        shown, at = laws.sides(law, drawn, lifted), i
     return LawBroken(law.words, i,
                      {k: _shown(_at(triple["abc".index(k)], 0)) for k in law.names},
-                     (_shown(_at(sides[0], 0)), _shown(_at(sides[1], 0))))
+                     (_shown(_at(shown[0], at)), _shown(_at(shown[1], at))))
 
 
 def _shown(t: tuple) -> tuple:

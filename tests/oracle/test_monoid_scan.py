@@ -174,6 +174,16 @@ def test_a_broken_law_of_a_monoid_with_a_domain_is_shrunk_within_it(kind):
     assert first.operands == broken.operands  # the same line on every call (a report's script)
 
 
+def test_a_combine_that_is_not_elementwise_is_shown_as_drawn_with_sides_that_differ():
+    """Where one element alone does not break the law the batch broke (np.max over the
+    operands' arrays, not their elements), the line shows the drawn operands and the sides
+    the batch gave them, which differ: no shrunk operands on which the law holds."""
+    m = Monoid(lambda a, b: (np.max([a[0], b[0]]),), (np.int64(np.iinfo(np.int64).min),),
+               name="np.max of the arrays", commutative=True)
+    broken = broken_law(m, 256, 0)
+    assert broken is not None and broken.sides[0] != broken.sides[1], broken
+
+
 def test_an_infinite_identity_is_judged_in_floats():
     """max's identity -inf is no rational: the laws hold within roundoff, and the exact
     answer of a scan is not claimed."""
