@@ -409,7 +409,9 @@ def _differ(monoid: Monoid, a: Leaves, b: Leaves, exact: bool, scale: np.ndarray
             ) -> np.ndarray:
     """Per element: whether the leaves of ``a`` and ``b`` differ: exactly, or for floats that
     are not rational by more than 64 units of roundoff of the largest magnitude among both
-    sides and ``scale`` (the operands': a law's two sides round differently), NaN equal to NaN."""
+    sides and ``scale`` (the operands': a law's two sides round differently), NaN equal to NaN;
+    an infinity against a finite value is within it (one association may overflow where the
+    other does not), against the opposite infinity not."""
     bad = np.zeros(np.shape(a[0]), dtype=bool)
     for u, v, d in zip(a, b, monoid.dtypes):
         if exact or not is_float(d):
@@ -419,7 +421,8 @@ def _differ(monoid: Monoid, a: Leaves, b: Leaves, exact: bool, scale: np.ndarray
         with np.errstate(invalid="ignore"):
             big = np.fmax(np.fmax(np.abs(u64), np.abs(v64)), scale)
             tol = 64 * float(finfo(d).eps) * big
-            bad |= ~((np.abs(u64 - v64) <= tol) | (np.isnan(u64) & np.isnan(v64)) | (u64 == v64))
+            within = (np.abs(u64 - v64) <= tol) & ~(np.isinf(u64) & np.isinf(v64))
+            bad |= ~(within | (np.isnan(u64) & np.isnan(v64)) | (u64 == v64))
     return bad
 
 

@@ -184,6 +184,19 @@ def test_a_combine_that_is_not_elementwise_is_shown_as_drawn_with_sides_that_dif
     assert broken is not None and broken.sides[0] != broken.sides[1], broken
 
 
+def test_opposite_infinities_are_two_sides_that_differ():
+    """A combine that answers +inf or -inf by a comparison: (a.b).c is +inf where a.(b.c)
+    is -inf.  The roundoff a law's sides may differ by is a multiple of their magnitude,
+    infinite here, and no rounding takes +inf to -inf."""
+    def sign_of_order(a, b):
+        return (np.where(a[0] > b[0], np.inf, -np.inf),)
+
+    m = Monoid(sign_of_order, (np.float64(0),), name="sign of order")
+    broken = broken_law(m, 64, 0)
+    assert broken is not None and broken.law.startswith("associativity"), broken
+    assert sorted(broken.sides) == [(-np.inf,), (np.inf,)]
+
+
 def test_an_infinite_identity_is_judged_in_floats():
     """max's identity -inf is no rational: the laws hold within roundoff, and the exact
     answer of a scan is not claimed."""
