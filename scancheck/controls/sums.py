@@ -135,7 +135,7 @@ def carry_8_bits_short(x: np.ndarray) -> np.ndarray:
 def compensated_sum_with_its_correction_flipped(x: np.ndarray) -> np.ndarray:
     """A compensated (Kahan) running sum that adds its correction where it should subtract
     it: each rounding counts twice.  On random data the doubled errors, of either sign, stay
-    inside the any-order bound; where every addition rounds the same way they pass it."""
+    inside the any-order bound; where every addition rounds the same way they exceed it."""
     out = np.empty_like(x)
     s = c = x.dtype.type(0)
     with np.errstate(all="ignore"):

@@ -314,7 +314,7 @@ def _roundoff(rng: np.random.Generator, n: int, dt: np.dtype) -> np.ndarray:
     running sum rounds at every addition, up by (1 - a)/2 ulp at the first and down by
     a ulp at each later one.  Any order of additions stays within the any-order bound (a
     running sum at about 2a of it); one that counts each rounding twice, as a compensated
-    sum whose correction has its sign flipped, passes it from output 4 or 6 on (toward 1.6x
+    sum whose correction has its sign flipped, exceeds it from output 4 or 6 on (toward 1.6x
     at a = 0.2), where on random data it does now and then."""
     e = int(rng.integers(0, 4))
     head = np.ldexp(1 + np.floor(rng.uniform(0, 16)) / 128, e)  # 4 bits: exact in bfloat16

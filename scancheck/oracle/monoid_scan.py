@@ -11,6 +11,7 @@ values and rounded once per output; any other float combine has no exact answer 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -392,11 +393,18 @@ class LawBroken:
     index: int
     operands: dict[str, Any]
     sides: tuple[Any, Any]
+    #: Where a float combine's sides differ by rounding alone in size (under 2**20 units of
+    #: roundoff of their magnitude, more than the 64 allowed): how many.
+    roundoffs: float | None = None
 
     def line(self, name: str) -> str:
         ops = ", ".join(f"{k}={v}" for k, v in self.operands.items())
+        near = "" if self.roundoffs is None else (
+            f" (the sides differ by {self.roundoffs:.0f} units of roundoff of their magnitude, "
+            f"64 allowed: the combine's rounding grown where its terms cancel; operands "
+            f"outside the monoid's domain are left out by declaring elements=)")
         return (f"the operator {name!r} is no monoid: {self.law} fails at {ops}: "
-                f"{self.sides[0]} != {self.sides[1]}")
+                f"{self.sides[0]} != {self.sides[1]}{near}")
 
 
 def _at(leaves: Leaves, i: int) -> tuple:
@@ -631,9 +639,30 @@ def broken_law(monoid: Monoid, count: int, seed: int) -> LawBroken | None:
         shown, at = laws.sides(law, triple), 0
     else:  # a combine that is not elementwise: the drawn triple, its sides in the batch
         shown, at = laws.sides(law, drawn, lifted), i
+    sides = (_at(shown[0], at), _at(shown[1], at))
     return LawBroken(law.words, i,
                      {k: _shown(_at(triple["abc".index(k)], 0)) for k in law.names},
-                     (_shown(_at(shown[0], at)), _shown(_at(shown[1], at))))
+                     (_shown(sides[0]), _shown(sides[1])),
+                     None if laws.strict else _roundoffs(monoid, *sides))
+
+
+def _roundoffs(monoid: Monoid, left: tuple, right: tuple) -> float | None:
+    """How many units of roundoff of their magnitude the float leaves of two sides differ by
+    at most, where every leaf is finite, the integer leaves equal, and that is under 2**20
+    (a law broken by rounding in size); else None."""
+    worst = 0.0
+    for u, v, d in zip(left, right, monoid.dtypes):
+        if not is_float(d):
+            if u != v:
+                return None
+            continue
+        u, v = float(u), float(v)
+        if not (math.isfinite(u) and math.isfinite(v)):
+            return None
+        big = max(abs(u), abs(v))
+        if big:
+            worst = max(worst, abs(u - v) / (float(finfo(d).eps) * big))
+    return worst if 0 < worst < 2**20 else None
 
 
 def _shown(t: tuple) -> tuple:

@@ -112,7 +112,7 @@ def test_lone_specials_are_one_to_three_specials_the_first_mostly_a_nan_in_a_las
 def test_roundoff_data_round_every_addition_one_way_and_part_a_doubled_rounding(dtype, seed):
     """A running sum in the type rounds at every addition past the head, the same way at
     all but the first, and stays below 0.65 of the any-order bound (about 2a, a at most
-    0.3); a compensated sum whose correction has its sign flipped passes the bound."""
+    0.3); a compensated sum whose correction has its sign flipped exceeds the bound."""
     n = 200
     x = generate_data(np.random.default_rng(seed), n, dtype, "roundoff")
     plain = np.zeros_like(x)

@@ -184,6 +184,21 @@ def test_a_combine_that_is_not_elementwise_is_shown_as_drawn_with_sides_that_dif
     assert broken is not None and broken.sides[0] != broken.sides[1], broken
 
 
+def test_a_law_broken_by_rounding_in_size_says_so_and_an_exact_one_does_not():
+    """The sum of cubes, cbrt(a**3 + b**3), is associative over the reals; in floats its
+    rounding grows where the cubes cancel, past the 64 units of roundoff a law's sides may
+    differ by: the line says by how many and how the domain may leave such operands out.
+    An integer law broken exactly says nothing of rounding."""
+    cubes = Monoid(lambda a, b: (np.cbrt(a[0] ** 3 + b[0] ** 3),), (np.float64(0),),
+                   name="sum of cubes", commutative=True)
+    broken = broken_law(cubes, 4096, 0)
+    assert broken is not None and 64 < broken.roundoffs < 2**20, broken
+    assert "units of roundoff" in broken.line("sum of cubes") and "elements=" in (
+        broken.line("sum of cubes"))
+    diff = Monoid(lambda a, b: (a[0] - b[0],), (np.int64(0),), name="difference")
+    assert broken_law(diff, 64, 0).roundoffs is None
+
+
 def test_opposite_infinities_are_two_sides_that_differ():
     """A combine that answers +inf or -inf by a comparison: (a.b).c is +inf where a.(b.c)
     is -inf.  The roundoff a law's sides may differ by is a multiple of their magnitude,
