@@ -728,3 +728,22 @@ def test_a_monoids_smallest_case_is_told_without_the_label_dtype(budget):
     assert "dtype=" not in case_text(case) and f"data={case['data']}" in case_text(case)
     assert case_text({"n": 3, "dtype": "float32", "data": "integers"}).startswith(
         "n=3, dtype=float32, data=integers")
+
+
+def test_a_wrong_output_of_uint64_leaves_is_shown_in_whole_integers(budget):
+    """An affine map over uint64 scanned wrong: the case's got and expected are the leaves'
+    integers, those past int64 too (one array of both would hold them only as floats)."""
+    affine = Monoid(lambda a, b: (b[0] * a[0], b[0] * a[1] + b[1]),
+                    (np.uint64(1), np.uint64(0)), name="affine u64")
+
+    def wrong(elems):
+        a, b = (np.array(v) for v in elems)
+        with np.errstate(over="ignore"):
+            a[1:] = a[1:] * a[:-1]  # each map composed with its predecessor only
+        return a, b
+
+    rep = check(Target("wrong", wrong, TargetSpec(op=affine)), budget=budget)
+    case = rep.verdict.smallest_case
+    assert case is not None and rep.verdict.cause == Cause.LOGIC, rep.verdict.line
+    for side in ("got", "expected"):
+        assert all(isinstance(v, int) for v in case[side]), case

@@ -132,7 +132,11 @@ def prefix_error(bits: int) -> str:
 
 
 def short(v: Any) -> Any:
-    """``v`` as a Python number or nested list, as a report shows it."""
+    """``v`` as a Python number or nested list, as a report shows it: each element of a list
+    or tuple as itself (a tuple of a monoid's leaves may hold int64 and uint64 values past
+    int64, which one array would hold only as floats)."""
+    if isinstance(v, list | tuple):
+        return [short(e) for e in v]
     v = np.asarray(v)
     return v.item() if v.ndim == 0 else v.tolist()
 
