@@ -284,6 +284,8 @@ def _where(case: dict[str, Any] | None, minimal: bool = True) -> str:
     checked, the smallest failing n found."""
     if not case or "n" not in case:
         return ""
+    if "triple" in case:  # a monoid law's: its n counts triples drawn, no scan's elements
+        return f" (first broken at drawn triple {case['triple']} of {case['n']})"
     index = f", index {case['index']}" if "index" in case else ""
     if "shape" in case and "row" in case:
         # An N-D case's n is the size its shape was drawn at, not its number of elements.

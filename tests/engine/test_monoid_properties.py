@@ -283,6 +283,9 @@ def test_a_float_user_monoid_that_is_no_monoid_or_raises_is_told_as_its_operator
     for m, words in ((avg, "is no monoid: associativity"), (raising, "raised ValueError")):
         rep = check(Target("fold", _fold_of(m), TargetSpec(op=m)), budget=budget)
         assert rep.verdict.cause == Cause.OPERATOR and words in rep.verdict.line, rep.rows()
+    # Where the law broke: the case's n counts the triples drawn, not a scan's elements.
+    line = check(Target("fold", _fold_of(avg), TargetSpec(op=avg)), budget=budget).verdict.line
+    assert "(first broken at drawn triple 0 of 1)" in line and "smallest case" not in line
 
 
 def test_only_what_the_combine_raised_is_the_operators():
