@@ -519,9 +519,11 @@ class _Laws:
         it failing, or, for a monoid with elements of its own, each operand to the simplest
         of :data:`POOL_SHRINK` of them that does, until none changes."""
         pool = None
-        if self.monoid.has_elements:
+        if self.monoid.has_elements:  # its elements, simplest first, with their costs
             drawn = self.monoid.draw(np.random.default_rng(0), (POOL_SHRINK,))
-            pool = tuple(v[np.argsort(_costs(drawn), kind="stable")] for v in drawn)
+            costs = _costs(drawn)
+            order = np.argsort(costs, kind="stable")
+            pool = (tuple(v[order] for v in drawn), costs[order])
         triple = list(triple)
         for _ in range(8):  # each pass simpler, or the last
             before = _costs(tuple(np.concatenate(v) for v in zip(*triple))).sum()
@@ -553,22 +555,19 @@ class _Laws:
             return self.fails(law, tuple(trial))
         except Exception:
             pass
-        out = np.zeros(trial[k][0].shape[0], dtype=bool)
-        for i in range(out.size):
-            try:
-                out[i] = self.fails(law, tuple(tuple(v[i:i + 1] for v in t) for t in trial))[0]
-            except Exception:  # a candidate the combine refuses: not taken
-                pass
-        return out
+        return np.array([self.fails_alone(law, tuple(tuple(v[i:i + 1] for v in t)
+                                                       for t in trial))
+                         for i in range(trial[k][0].shape[0])], dtype=bool)
 
-    def _candidates(self, element: Leaves, leaf: int | None, pool: Leaves | None
-                    ) -> Leaves | None:
+    def _candidates(self, element: Leaves, leaf: int | None,
+                    pool: tuple[Leaves, np.ndarray] | None) -> Leaves | None:
         """Elements simpler than ``element``, simplest first: ``leaf`` set to the simpler of
-        :data:`_SIMPLE` its dtype holds, or (``leaf`` None) the simpler elements of ``pool``."""
-        now = _costs(element)[0]
+        :data:`_SIMPLE` its dtype holds, or (``leaf`` None) the simpler elements of ``pool``
+        (elements sorted by their costs, and those costs)."""
         if pool is not None:
-            keep = _costs(pool) < now
-            return tuple(v[keep] for v in pool) if keep.any() else None
+            elements, costs = pool
+            keep = int(np.searchsorted(costs, _costs(element)[0]))  # those of lower cost
+            return tuple(v[:keep] for v in elements) if keep else None
         dt = np.dtype(element[leaf].dtype)
         values = [v for v in _SIMPLE if _holds(dt, v)]
         vals = np.array(values, dtype=dt)
