@@ -518,15 +518,20 @@ def bisect_death(job: IsolatedCheck, spec: TargetSpec, died: int, returned: int 
     report's script makes of the case).  Children of one check share each bisection."""
     if spec.segments or spec.axis is not None or over_tuples(spec) or died < 2:
         return None
-    said = fault_message(err, status)
-    # A signal is the death's own evidence; an exit status says little without its words.
-    key = (status, "" if "killed by" in status else said)
+    key = _death(status, fault_message(err, status))
     with job.bisecting:
         known = job.deaths.get(key, ())
         if known is None or (known and known[0] <= died):
             return known or None
         job.deaths[key] = found = _bisected(job, died, returned, key, until)
         return found
+
+
+def _death(status: str, said: str) -> tuple[str, str]:
+    """How a child died, as deaths are matched and their bisections shared: a signal by
+    itself, the death's own evidence; an exit status with its words (``said``), without
+    which it says little."""
+    return status, "" if "killed by" in status else said
 
 
 def _bisected(job: IsolatedCheck, died: int, returned: int | None, key: tuple[str, str],
@@ -539,7 +544,7 @@ def _bisected(job: IsolatedCheck, died: int, returned: int | None, key: tuple[st
         it does neither (a hang, another death): no evidence either way."""
         _, how, err = watch(job.command(smoke=(n,)), job.options.timeout, fork=job.forkable)
         said = fault_message(err, how)
-        if (how, "" if "killed by" in how else said) == key:
+        if _death(how, said) == key:
             last["said"] = said
             return True
         return False if how == "ok" else None
