@@ -1,38 +1,49 @@
 """Plain-text tables for a terminal: the rows of a report aligned in columns, and columns
-cut to a width so that a table fits."""
+cut or wrapped to a width so that a table fits."""
 
 from __future__ import annotations
+
+import textwrap
 
 import numpy as np
 
 
 def format_table(rows: list[dict[str, object]], title: str | None = None) -> str:
-    """Render report rows as an aligned plain-text table (floats in 3 significant digits)."""
+    """Render report rows as an aligned plain-text table (floats in 3 significant digits); a
+    cell of several lines makes its row that many lines high."""
     if not rows:
         return "(no rows)"
     cols = list(rows[0])
 
-    def cell(v: object) -> str:
+    def cell(v: object) -> list[str]:
         if isinstance(v, float | np.floating):
-            return f"{v:.3g}"
-        return str(v)
+            return [f"{v:.3g}"]
+        return str(v).split("\n")
 
     body = [[cell(r.get(c, "")) for c in cols] for r in rows]
-    widths = [max(len(c), *(len(b[i]) for b in body)) for i, c in enumerate(cols)]
+    widths = [max(len(c), *(len(ln) for b in body for ln in b[i])) for i, c in enumerate(cols)]
     lines = [title] if title else []
     lines.append("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
     lines.append("  ".join("-" * w for w in widths))
-    lines.extend("  ".join(v.ljust(w) for v, w in zip(b, widths)) for b in body)
+    for b in body:
+        for k in range(max(map(len, b))):
+            lines.append("  ".join((v[k] if k < len(v) else "").ljust(w)
+                                   for v, w in zip(b, widths)))
     return "\n".join(lines)
 
 
-def fit_columns(rows: list[dict], widths: dict[str, int], ends: tuple[str, ...] = ()
-                ) -> list[dict]:
+def fit_columns(rows: list[dict], widths: dict[str, int], ends: tuple[str, ...] = (),
+                wrap: tuple[str, ...] = ()) -> list[dict]:
     """``rows`` with the named columns cut to their widths (an ellipsis where cut), so that
     a :func:`format_table` of them fits a terminal; the columns in ``ends`` keep their ends
-    (a target's function, not the start of its path)."""
+    (a target's function, not the start of its path), and those in ``wrap`` are kept whole,
+    each of their lines wrapped at spaces onto lines of the width (a line after the first
+    of one line indented)."""
     def cut(k: str, v: object, w: int) -> object:
         text = str(v)
+        if k in wrap:
+            return "\n".join(part for line in text.split("\n")
+                             for part in textwrap.wrap(line, w, subsequent_indent="  ") or [""])
         if len(text) <= w:
             return text
         return "…" + text[len(text) - w + 1:] if k in ends else text[:w - 1] + "…"

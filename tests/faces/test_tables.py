@@ -12,3 +12,10 @@ def test_format_table_aligns_columns():
 def test_fit_columns_cuts_only_the_named_columns_with_an_ellipsis():
     rows = fit_columns([{"a": "abcdef", "b": "abcdef"}], {"a": 4})
     assert rows == [{"a": "abc…", "b": "abcdef"}]
+
+
+def test_fit_columns_wraps_the_named_columns_whole_and_rows_grow_to_fit():
+    rows = fit_columns([{"a": "one two three\nfour", "b": "x"}], {"a": 7}, wrap=("a",))
+    assert rows == [{"a": "one two\n  three\nfour", "b": "x"}]
+    lines = format_table(rows).splitlines()
+    assert [ln.rstrip() for ln in lines[2:]] == ["one two  x", "  three", "four"]

@@ -92,7 +92,7 @@ class Stability:
         # A target given by its file's path: the file's name and what follows.
         return {"item": self.name.rsplit("/", 1)[-1],
                 "caught": f"{self.caught} of {len(self.runs)}" if self.control else "-",
-                "primary diagnoses": "; ".join(p or "none" for p in self.primaries),
+                "primary diagnoses": "\n".join(p or "none" for p in self.primaries),
                 "smallest n": ("-" if not sizes else f"{sizes[0]:,} every run" if same else
                                ", ".join("-" if n is None else f"{n:,}" for n in self.sizes)),
                 "stable": "yes" if self.stable else "NO"}
@@ -198,7 +198,9 @@ def table(results: Sequence[Stability], repeat: int) -> tuple[str, int]:
     rows = [s.row() for s in results]
     if not any(s.control for s in results):  # "caught" is a control's alone
         rows = [{k: v for k, v in r.items() if k != "caught"} for r in rows]
-    rows = fit_columns(rows, {"item": 34, "primary diagnoses": 34, "smallest n": 40})
+    # The diagnoses whole, a line each, since telling them apart is the table's point.
+    rows = fit_columns(rows, {"item": 34, "primary diagnoses": 40, "smallest n": 40},
+                       wrap=("primary diagnoses",))
     unstable = [s.name for s in results if not s.stable]
     runs = f"{repeat} runs each, the search's draws fresh" if repeat > 1 else "1 run"
     text = format_table(rows, title=f"\nstability over {runs}")

@@ -93,6 +93,21 @@ def test_a_target_with_two_primary_diagnoses_is_unstable():
     assert table(found, 2)[1] == 1
 
 
+def test_the_table_shows_every_primary_diagnosis_whole():
+    """Two diagnoses past the column's width are told apart in the table, each whole."""
+    long = ["precision lost as if accumulated in float16 --accumulate float16",
+            "precision lost as if accumulated in bfloat16 --accumulate bfloat16"]
+    found = measure([Item("t")], 2, CheckOptions(), said=None, check=_scripted(
+        {"t": [(None, long[0], 9), (None, long[1], 9)]}))
+    lines = table(found, 2)[0].splitlines()
+    head = next(k for k, line in enumerate(lines) if "primary diagnoses" in line)
+    start = lines[head].index("primary diagnoses")
+    width = len(lines[head + 1][start:].split("  ")[0])  # the column's dashes
+    column = " ".join(line[start:start + width] for line in lines[head + 2:])
+    assert all(d in " ".join(column.split()) for d in long)
+    assert max(map(len, lines)) <= 100
+
+
 @pytest.mark.parametrize("runs, status", [
     ([(None, "logic error", 9)] * 2, 1),  # stable, and wrong every run: fails as check does
     ([(None, "", None)] * 2, 0),
