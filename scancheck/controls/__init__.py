@@ -423,6 +423,9 @@ CONTROLS: tuple[Control, ...] = (
     Control("integer cumprod losing its carry past 256", _OPS + "cumprod_losing_its_carry_past_256",
             Cause.LOGIC, "differs from the exact", "integers exact on odd factors: even ones "
             "wrap to 0 within 64 factors, where writing zeros agrees"),
+    Control("integer cumprod kept in int16", _OPS + "integer_product_kept_in_int16",
+            Cause.LOGIC, "as if accumulated in int16", "integers exact, which holds a wrong "
+            "integer sum or product to its scan in each narrower integer type"),
     Control("sum promoted after it is taken", _CON + "promoted_after_the_sum", Cause.LOGIC,
             "the promotion must come before", "integers exact, scanned in the promoted type: "
             "the dtype is right, and the same scan of int64 input conforms"),

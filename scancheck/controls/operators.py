@@ -180,6 +180,14 @@ def cumprod_losing_its_carry_past_256(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def integer_product_kept_in_int16(x: np.ndarray) -> np.ndarray:
+    """An integer product whose running value is an int16 (a kernel's workspace sized for
+    the narrowest type it was written for), widened back: right while every input and
+    prefix fits 16 bits."""
+    with np.errstate(all="ignore"):
+        return np.multiply.accumulate(x.astype(np.int16), dtype=np.int16).astype(x.dtype)
+
+
 def exclusive_max_starting_from_zero(x: np.ndarray) -> np.ndarray:
     """An exclusive running max whose first output is 0, the identity of a sum (a buffer
     zeroed for it), where the identity of max belongs: every other output is right."""
@@ -199,6 +207,7 @@ for fn, spec in (
     (product_carried_in_8_bits, TargetSpec(op="mul", dtypes=_FLOATS)),
     (product_in_8_bits_zero_absorbing_infinities, TargetSpec(op="mul", dtypes=_FLOATS)),
     (logcumsumexp_through_exp, TargetSpec(op="logaddexp", dtypes=_FLOATS)),
+    (integer_product_kept_in_int16, TargetSpec(op="mul", dtypes=("int32", "int64"))),
     (exclusive_max_starting_from_zero, TargetSpec(op="max", inclusive=False,
                                                   dtypes=(*_FLOATS, "int32"))),
     (cummax_first_index, TargetSpec(op="max", dtypes=(*_FLOATS, "int32"), indices=True)),

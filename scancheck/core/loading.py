@@ -127,11 +127,13 @@ def module_from_file(file: str, what: str) -> Any:
     """The module of the Python file ``file``, loaded once per process under a name of its
     own (its stem and a hash of its absolute path), so that it shadows no importable module
     and two files of one stem stay apart; the modules beside it importable as it loads, as
-    under ``python file``.  A ValueError starting with ``what`` (the argument that named the
-    file) where it is no file or cannot be imported."""
-    where = Path(file).resolve()
+    under ``python file``; a leading ``~`` is the home folder.  A ValueError starting with
+    ``what`` (the argument that named the file) where it is no file or cannot be imported."""
+    where = Path(file).expanduser().resolve()
     if not where.is_file():
-        raise ValueError(f"{what}: {file} is not a file")
+        # A path relative to the current folder is told whole: it is where the file was sought.
+        looked = f" (looked for {where})" if str(where) != file else ""
+        raise ValueError(f"{what}: {file} is not a file{looked}")
     stem = "".join(c if c.isalnum() else "_" for c in where.stem)
     name = f"{FILE_MODULE}{stem}_{hashlib.sha256(str(where).encode()).hexdigest()[:12]}"
     if name in sys.modules:

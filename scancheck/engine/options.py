@@ -86,6 +86,9 @@ class CheckOptions:
     overrides: tuple[tuple[str, Any], ...] = ()
     #: The one GPU (an id CUDA_VISIBLE_DEVICES takes) the check's children may see.
     gpu: str | None = None
+    #: How the caller's user sets :attr:`timeout`, as a verdict that suggests another names
+    #: it (the pytest plugin's ``--scan-timeout``).
+    timeout_flag: str = "--timeout"
 
     def __post_init__(self) -> None:
         from .cases import Budget
@@ -106,6 +109,9 @@ class CheckOptions:
             raise ValueError(f"seconds={self.seconds!r} must be positive")
         if not (_is_number(self.timeout) and self.timeout > 0):
             raise ValueError(f"timeout={self.timeout!r} seconds must be positive")
+        if not (isinstance(self.timeout_flag, str) and self.timeout_flag):
+            raise ValueError(f"timeout_flag={self.timeout_flag!r} must be a flag's name, "
+                             f"such as '--timeout'")
         if self.sanitize is not None:
             put("sanitize", _names(self.sanitize, "sanitize"))
             for tool in self.sanitize:
@@ -297,4 +303,4 @@ OPTIONS = Schema("CheckOptions", CheckOptions, {
     "properties": optional(NAMES), "large": optional(FLAG), "budget": BUDGET.nested(),
     "seconds": optional(NUMBER), "timeout": NUMBER, "sanitize": optional(NAMES),
     "workers": optional(INTEGER), "spec": optional(SPEC), "overrides": OVERRIDES,
-    "gpu": optional(TEXT)})
+    "gpu": optional(TEXT), "timeout_flag": TEXT})

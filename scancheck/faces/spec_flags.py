@@ -40,6 +40,20 @@ def spec_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return given
 
 
+def did_you_mean(parser: argparse.ArgumentParser, left: list[str]) -> str:
+    """" (did you mean --budget?)" for the flags among ``left`` that begin one of
+    ``parser``'s own flags alone (an abbreviation) or are a typo away from one, or ""."""
+    import difflib
+
+    flags = [f for a in parser._actions for f in a.option_strings if f.startswith("--")]
+    near = []
+    for arg in (a.partition("=")[0] for a in left if a.startswith("--")):
+        begun = [f for f in flags if f.startswith(arg)]
+        near += begun if len(begun) == 1 else difflib.get_close_matches(arg, flags, n=1,
+                                                                         cutoff=0.8)
+    return f" (did you mean {' or '.join(dict.fromkeys(near))}?)" if near else ""
+
+
 def block_size(text: str, least: int = 1) -> int:
     """An argparse type: threads per block, a power of two from ``least`` to ``MAX_THREADS``,
     else a one-line usage error (a model built at another size computes no scan)."""
@@ -199,10 +213,12 @@ def add_spec_flags(p: argparse.ArgumentParser) -> None:
     add("op", type=_operator, metavar="OP", help=f"the operator it scans with: "
         f"{', '.join(TARGET_OPERATORS)}, or module:ATTR naming a scancheck.Monoid (the target "
         f"then takes and returns tuples of arrays)")
-    add("inclusive", action=argparse.BooleanOptionalAction,
-        help="inclusive (out[k] includes x[k]) or exclusive scan")
-    g.add_argument("--exclusive", dest=_SPEC_DEST + "inclusive", action="store_const",
-                   const=False, default=argparse.SUPPRESS, help="the same as --no-inclusive")
+    # A field's two flags together are refused, not settled by their order.
+    one = g.add_mutually_exclusive_group()
+    _spec_flag(one, "inclusive", action=argparse.BooleanOptionalAction,
+               help="inclusive (out[k] includes x[k]) or exclusive scan")
+    one.add_argument("--exclusive", dest=_SPEC_DEST + "inclusive", action="store_const",
+                     const=False, default=argparse.SUPPRESS, help="the same as --no-inclusive")
     add("dtypes", nargs="+", choices=INPUT_DTYPES, metavar="DTYPE",
         help=f"input dtypes it takes: {', '.join(INPUT_DTYPES)}")
     add("deterministic", action=argparse.BooleanOptionalAction,
@@ -228,12 +244,13 @@ def add_spec_flags(p: argparse.ArgumentParser) -> None:
         "does without dtype=); the exact scan is taken in OUT; none given: no promotion")
     add("axis", type=_axis, metavar="AXIS", help="the target takes N-D arrays and scans this axis; 'arg': it "
         "is called as fn(x, axis); 'none': it scans 1-D arrays")
-    add("reverse", nargs="?", const=True, type=_reverse, metavar="flip|suffix",
-        help="the target scans from the end; for a non-commutative operator in which "
-             "convention: flip (flip(scan(flip(x))), JAX's and Triton's) or suffix "
-             "(out[k] = x[k] + ... + x[n-1])")
-    g.add_argument("--no-reverse", dest=_SPEC_DEST + "reverse", action="store_const",
-                   const=False, default=argparse.SUPPRESS, help="the target scans from the start")
+    one = g.add_mutually_exclusive_group()
+    _spec_flag(one, "reverse", nargs="?", const=True, type=_reverse, metavar="flip|suffix",
+               help="the target scans from the end; for a non-commutative operator in which "
+                    "convention: flip (flip(scan(flip(x))), JAX's and Triton's) or suffix "
+                    "(out[k] = x[k] + ... + x[n-1])")
+    one.add_argument("--no-reverse", dest=_SPEC_DEST + "reverse", action="store_const",
+                     const=False, default=argparse.SUPPRESS, help="the target scans from the start")
     add("indices", action=argparse.BooleanOptionalAction,
         help="max or min: the target returns (values, indices), as cummax and cummin do")
     add("combine", action=argparse.BooleanOptionalAction,

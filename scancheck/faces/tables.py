@@ -23,12 +23,12 @@ def format_table(rows: list[dict[str, object]], title: str | None = None) -> str
     body = [[cell(r.get(c, "")) for c in cols] for r in rows]
     widths = [max(len(c), *(len(ln) for b in body for ln in b[i])) for i, c in enumerate(cols)]
     lines = [title] if title else []
-    lines.append("  ".join(c.ljust(w) for c, w in zip(cols, widths)))
+    lines.append("  ".join(c.ljust(w) for c, w in zip(cols, widths)).rstrip())
     lines.append("  ".join("-" * w for w in widths))
     for b in body:
         for k in range(max(map(len, b))):
             lines.append("  ".join((v[k] if k < len(v) else "").ljust(w)
-                                   for v, w in zip(b, widths)))
+                                   for v, w in zip(b, widths)).rstrip())
     return "\n".join(lines)
 
 
@@ -49,3 +49,13 @@ def fit_columns(rows: list[dict], widths: dict[str, int], ends: tuple[str, ...] 
         return "…" + text[len(text) - w + 1:] if k in ends else text[:w - 1] + "…"
 
     return [{k: cut(k, v, widths[k]) if k in widths else v for k, v in r.items()} for r in rows]
+
+
+#: The width of a line told as work goes on (a check's end, a run's): a terminal's of 120
+#: columns, where the tables keep to 100 for their own cuts.
+LINE_WIDTH = 120
+
+
+def cut_words(text: str, width: int = LINE_WIDTH) -> str:
+    """``text`` cut to ``width`` characters at a word's end, an ellipsis where cut."""
+    return text if len(text) <= width else text[:width - 1].rsplit(" ", 1)[0] + " …"

@@ -210,7 +210,8 @@ def check_isolated(locator: str, options: CheckOptions | None = None, *, progres
                 resolving.result()
                 raise told["error"]
             if "spec" not in told:
-                raise _refusal(*resolving.result(), locator, options.timeout)
+                raise _refusal(*resolving.result(), locator, options.timeout,
+                               options.timeout_flag)
             name, declared = told["name"], told["spec"]
             prepared = told["at"] - t0
             tasks, groups, skipped = told["tasks"], told["groups"], told["skipped"]
@@ -362,8 +363,8 @@ def child_command(order: Order, out: str = "{out}") -> list[str]:
     return [*python_command("scancheck.isolation.child"), out, text]
 
 
-def _refusal(events: list[dict], status: str, err: str, locator: str, timeout: float
-             ) -> UsageError:
+def _refusal(events: list[dict], status: str, err: str, locator: str, timeout: float,
+             flag: str = "--timeout") -> UsageError:
     """Why the child that was to resolve and prepare (compile) the target told no target: a
     :class:`UsageError` where it could not, an :class:`EnvironmentProblem` where the target
     cannot run here."""
@@ -375,7 +376,7 @@ def _refusal(events: list[dict], status: str, err: str, locator: str, timeout: f
     if status == "timeout":
         return UsageError(f"target {locator!r} could not be loaded: loading it gave no sign of "
                           f"life in {quiet_limit(timeout):.0f} s (does its module hang when "
-                          f"imported?); loading may take ten times --timeout, 120 s at least")
+                          f"imported?); loading may take ten times {flag}, 120 s at least")
     return UsageError(f"target {locator!r} could not be loaded: {fault_message(err, status)}")
 
 
@@ -390,6 +391,7 @@ def run_properties(job: IsolatedCheck, plan: Plan, spec: TargetSpec,
     from ..engine.checks import LARGE
 
     props, timeout, progress = plan.properties, job.options.timeout, job.progress
+    flag = job.options.timeout_flag
     results: list[PropertyResult] = []
     cap, empty, broke = plan.budget.max_n, plan.empty, ""  # what later children keep clear of
     while len(results) < len(props):
@@ -428,11 +430,11 @@ def run_properties(job: IsolatedCheck, plan: Plan, spec: TargetSpec,
         memory = Memory.of(events)
         killed_from_outside = memory is not None and memory.killed_from_outside
         if slow is not None:
-            results.append(PropertyResult(stuck, "slow", slow.told(timeout), detail={
+            results.append(PropertyResult(stuck, "slow", slow.told(timeout, flag), detail={
                 "largest n": largest_returned(events, stuck), "timed out at n": slow.n,
                 "seconds predicted": round(slow.predicted, 1)}, timeout=timeout))
         elif growing is not None:
-            results.append(PropertyResult(stuck, "slow", growing.told(timeout), detail={
+            results.append(PropertyResult(stuck, "slow", growing.told(timeout, flag), detail={
                 "largest n": largest_returned(events, stuck), "timed out at n": growing.n,
                 "memory grown": growing.memory.grew_in_call()}, timeout=timeout))
         elif status == "timeout":
@@ -440,10 +442,10 @@ def run_properties(job: IsolatedCheck, plan: Plan, spec: TargetSpec,
             returned_any = any(ev["event"] == "return" for ev in events) or any(
                 r.status == "pass" for r in results)
             hint = (" (a block waiting on one never scheduled?)" if job.on_gpu
-                    else " (one call ran past --timeout where the calls before it were fast: "
+                    else f" (one call ran past {flag} where the calls before it were fast: "
                     "a loop that never ends)" if returned_any
-                    else " (its first call ran past --timeout: a loop that never ends, or a "
-                    "target slower than --timeout allows at any n)")
+                    else f" (its first call ran past {flag}: a loop that never ends, or a "
+                    f"target slower than {flag} allows at any n)")
             results.append(PropertyResult(stuck, "hang", f"the target gave no answer in "
                                           f"{timeout:g} s{at}{hint}", case,
                                           cause=Cause.FAULT.name, timeout=timeout))

@@ -129,13 +129,13 @@ class SlowCall:
     smaller: tuple[int, float]
     predicted: float
 
-    def told(self, timeout: float) -> str:
-        """What happened, and the timeout that would let the call finish."""
+    def told(self, timeout: float, flag: str = "--timeout") -> str:
+        """What happened, and the timeout (set by ``flag``) that would let the call finish."""
         (m2, d2), (m1, d1) = self.larger, self.smaller
         give = math.ceil(max(2 * timeout, 2 * self.predicted))
         return (f"a call at n = {self.n:,} ran past the {timeout:g} s timeout, where the calls "
                 f"at n = {m2:,} and {m1:,} took {d2:.3g} s and {d1:.3g} s: at that growth it "
-                f"takes about {self.predicted:.3g} s, slow, not hung; give --timeout {give} for "
+                f"takes about {self.predicted:.3g} s, slow, not hung; give {flag} {give} for "
                 f"a verdict there")
 
 
@@ -185,13 +185,13 @@ class GrowingCall:
     n: int
     memory: Memory
 
-    def told(self, timeout: float) -> str:
-        """What happened, and the timeout that would give a verdict there."""
+    def told(self, timeout: float, flag: str = "--timeout") -> str:
+        """What happened, and the timeout (set by ``flag``) that would give a verdict there."""
         grown = self.memory.grew_in_call()
         return (f"a call at n = {self.n:,} ran past the {timeout:g} s timeout, its memory "
                 f"growing by {gib(grown)} meanwhile (to {gib(self.memory.last)}): a call that "
                 f"allocates as it goes, slow or short of memory, not one stuck in a loop; give "
-                f"--timeout {math.ceil(4 * timeout)} for a verdict there")
+                f"{flag} {math.ceil(4 * timeout)} for a verdict there")
 
 
 def growing_call(events: list[dict]) -> GrowingCall | None:

@@ -123,9 +123,10 @@ def cu_prelude(dtype: str) -> str:
 
 def cuda_file_target(path: str | Path, block: int = 256, spec: TargetSpec | None = None) -> Target:
     """A target from a ``.cu`` file with the documented ``scan`` signature (see module doc)."""
-    path = Path(path)
+    given, path = str(path), Path(path).expanduser()
     if not path.is_file():
-        raise ValueError(f"{path} is not a file")
+        looked = f" (looked for {path.resolve()})" if str(path.resolve()) != given else ""
+        raise ValueError(f"{given} is not a file{looked}")
     from ..core.cuda import IeeeModule, check_block, expand_source
 
     check_block(block)

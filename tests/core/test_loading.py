@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import textwrap
@@ -31,6 +32,17 @@ def test_a_file_imports_the_modules_beside_it_from_any_working_folder(tmp_path, 
 def test_a_file_that_is_not_there_is_named(tmp_path):
     with pytest.raises(ValueError, match=r"^target: .*nowhere\.py is not a file$"):
         module_from_file(str(tmp_path / "nowhere.py"), "target")
+
+
+def test_a_relative_path_not_there_names_where_it_was_sought_and_a_tilde_is_home(
+        tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=r"^target: nowhere\.py is not a file \(looked for "
+                                         + re.escape(str((tmp_path / "nowhere.py").resolve()))):
+        module_from_file("nowhere.py", "target")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "mine.py").write_text("def fn(x):\n    return x\n")
+    assert module_from_file("~/mine.py", "target").fn(3) == 3
 
 
 def test_a_directory_beside_named_as_an_installed_package_it_imports_is_found(tmp_path):

@@ -24,7 +24,7 @@ FULL = CheckOptions(
     properties=("rows", "integers exact"), large=True, budget=Budget(2.5, 77, 4096, True),
     seconds=9.5, timeout=12.0, sanitize=("memcheck", "racecheck"), workers=3,
     spec=TargetSpec(dtypes=("int8", "bool"), promote=(("int8", "int64"), ("bool", "int64"))),
-    overrides={"op": "max", "dtypes": ["float32"]}, gpu="1")
+    overrides={"op": "max", "dtypes": ["float32"]}, gpu="1", timeout_flag="--scan-timeout")
 
 
 def _trip(value):
@@ -77,6 +77,7 @@ def test_a_field_left_out_of_the_json_takes_its_default():
                                   "positive number"),
     ({"sanitize": ["leakcheck"]}, "sanitize='leakcheck' is unknown; allowed: racecheck"),
     ({"timeout": 0}, "timeout=0 seconds must be positive"),
+    ({"timeout_flag": ""}, "timeout_flag='' must be a flag's name"),
     ([], r"CheckOptions: \[\] is not a JSON object"),
 ])
 def test_an_unknown_or_malformed_field_is_an_error_naming_it(data, message):

@@ -520,6 +520,8 @@ def integers_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
         _narrow_first(target, x.astype(as_dtype(case.dtype)), got, failure)
     if failure is not None and failure.contract is None:
         _kept_in_float(target, x, got, want, failure)
+        if case.dtype == x.dtype.name:  # a promotion's narrowing is _narrow_first's
+            _kept_in_narrower(target, x, got, want, failure)
     return failure
 
 
@@ -554,6 +556,25 @@ def _kept_in_float(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndar
                                   f"cast back to {got.dtype}: as if accumulated in {name} "
                                   f"(integers past 2**{SIGNIFICAND_BITS[name]} are not all "
                                   f"{name} values)")
+            return
+
+
+def _kept_in_narrower(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray,
+                      failure: Failure) -> None:
+    """Names the cause of a wrong integer sum or product of ``x`` whose every output is, bit
+    for bit, its scan in a narrower integer type of the same signedness (inputs and running
+    value wrapping there) widened back: it was accumulated in that type."""
+    if target.spec.family not in ("sum", "product") or x.dtype.kind not in "iu" or not x.size:
+        return
+    for bits in (8, 16, 32):
+        if bits >= 8 * x.dtype.itemsize:
+            return
+        name = f"{'u' if x.dtype.kind == 'u' else ''}int{bits}"
+        back = _scanned_in(target.spec, x, as_dtype(name), got.dtype)
+        if np.array_equal(back, got) and not np.array_equal(back, want):
+            failure.diagnosis += (f"; every output is the running {target.spec.family} of its "
+                                  f"inputs in {name} (wrapping modulo 2**{bits}), widened to "
+                                  f"{got.dtype}: as if accumulated in {name}")
             return
 
 

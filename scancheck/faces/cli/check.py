@@ -17,7 +17,7 @@ from typing import Any
 from ...engine.options import CheckOptions
 from ..progress import Progress
 from ..spec_flags import spec_overrides
-from ..tables import fit_columns, format_table
+from ..tables import cut_words, fit_columns, format_table
 
 
 def print_known(rep) -> None:
@@ -103,8 +103,13 @@ NOT_SEARCH = 1.5
 def print_report(rep, report: str | None = None) -> None:
     """A target's report on the terminal: its properties' table, the verdict and causes, and
     the smallest case, said to be rebuilt by the script in ``report`` (the --report file)."""
-    rows = fit_columns(rep.rows(), {"property": 22, "diagnosis / detail": 40,
-                                    "smallest failing case": 21})
+    rows = rep.rows()
+    case = "smallest failing case"
+    # Where nothing failed the detail takes the case column's width too.
+    widths = ({"property": 22, "diagnosis / detail": 40, case: 21}
+              if any(r[case] for r in rows) else {"property": 22, "diagnosis / detail": 63})
+    rows = fit_columns([{k: v for k, v in r.items() if k in widths or k != case} for r in rows],
+                       widths)
     # The n the summary says too: every property checked to it (one cut short by its
     # budget reached less than the others).
     print(format_table(rows, title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
@@ -139,11 +144,6 @@ def print_report(rep, report: str | None = None) -> None:
     print(textwrap.fill(rep.time_spent(), TABLE_WIDTH, subsequent_indent="  ",
                         break_on_hyphens=False))
 
-
-
-def _cut(text: str, width: int) -> str:
-    """``text`` cut to ``width`` characters at a word's end, an ellipsis where cut."""
-    return text if len(text) <= width else text[:width - 1].rsplit(" ", 1)[0] + " …"
 
 
 def check_options(args: argparse.Namespace) -> CheckOptions:
@@ -210,9 +210,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         results = each(args.targets, check, args.jobs)
     unchecked = [(name, str(r)) for name, r in zip(args.targets, results)
                  if isinstance(r, UsageError)]
-    ran = [(name, r) for name, r in zip(args.targets, results)
-           if not isinstance(r, UsageError)]
-    reports = [r for _, r in ran]
+    reports = [r for r in results if not isinstance(r, UsageError)]
     for rep in reports:
         print_report(rep, args.report)
         print_known(rep)
@@ -223,16 +221,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     if reports:
         # Targets' names whole where they fit beside 20 columns of diagnosis, else their
         # ends: two names that differ at their ends stay told apart (the diagnoses are whole
-        # above).
+        # above, and the reasons a target was not checked below).  Every target named has
+        # its row, in the order named.
         name = min(max(26, *(len(r.target) for r in reports)), 48)
         rows = fit_columns([{"target": r.target,
                              "verdict": r.verdict_word.replace("DOES NOT CONFORM", "FAILS"),
                              "largest n": f"{r.reached:,}", "seconds": round(r.seconds),
-                             "diagnosis": r.summary} for r in reports],
+                             "diagnosis": r.summary} if not isinstance(r, UsageError) else
+                            {"target": target, "verdict": "not checked", "largest n": "-",
+                             "seconds": "-", "diagnosis": "usage error (below)"}
+                            for target, r in zip(args.targets, results)],
                            {"target": name, "diagnosis": min(36, 68 - name)}, ends=("target",))
         if gpu:  # which GPU ran what
-            for row, (name, _) in zip(rows, ran):
-                row["GPU"] = gpu[name]
+            for row, target in zip(rows, args.targets):
+                row["GPU"] = gpu[target]
         print(format_table(rows, title="\nsummary"))
     for _, why in unchecked:
         print(f"scancheck check: error: {why}", file=sys.stderr)
@@ -287,13 +289,15 @@ def each(items: list, check: Callable[[Any], Any], jobs: int) -> list:
         for done, future in enumerate(as_completed(futures), 1):
             result = future.result()
             reports[futures[future]] = result
+            # A line each, cut to fit a terminal: the reports and errors come whole later.
             if isinstance(result, Exception):  # a check that could not run, said so
                 if len(items) > 1:  # one target's is the error printed at the end, alone
-                    print(f"[{done}/{len(items)}] {result}", flush=True)
+                    print(cut_words(f"[{done}/{len(items)}] {result}"), flush=True)
                 continue
             rep = result[0] if isinstance(result, tuple) else result
-            verdict = "conforms" if rep.passed else _cut(known_first(rep) + rep.summary, 100)
-            print(f"[{done}/{len(items)}] {rep.target} ({rep.seconds:.0f} s): {verdict}", flush=True)
+            verdict = "conforms" if rep.passed else known_first(rep) + rep.summary
+            print(cut_words(f"[{done}/{len(items)}] {rep.target} ({rep.seconds:.0f} s): {verdict}"),
+                  flush=True)
     return reports
 
 

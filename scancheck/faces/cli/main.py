@@ -26,6 +26,7 @@ from ...core.dtypes import DTYPES
 from ..spec_flags import (
     add_spec_flags,
     block_size,
+    did_you_mean,
     misplaced_convention,
     pattern,
     positive,
@@ -406,18 +407,10 @@ def add_matrix_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _did_you_mean(parser: argparse.ArgumentParser, command: str, left: list[str]) -> str:
-    """" (did you mean --budget?)" for the flags among ``left`` that begin one of
-    ``command``'s own flags alone (an abbreviation) or are a typo away from one, or ""."""
-    import difflib
-
+    """" (did you mean --budget?)" for the flags among ``left`` near ``command``'s own
+    (:func:`~scancheck.faces.spec_flags.did_you_mean`), or ""."""
     sub = parser._subparsers._group_actions[0].choices[command]  # type: ignore[union-attr]
-    flags = [f for a in sub._actions for f in a.option_strings if f.startswith("--")]
-    near = []
-    for arg in (a.partition("=")[0] for a in left if a.startswith("--")):
-        begun = [f for f in flags if f.startswith(arg)]
-        near += begun if len(begun) == 1 else difflib.get_close_matches(arg, flags, n=1,
-                                                                         cutoff=0.8)
-    return f" (did you mean {' or '.join(dict.fromkeys(near))}?)" if near else ""
+    return did_you_mean(sub, left)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 from ...controls import Control
 from ...core.counts import is_count
 from ...engine.options import CheckOptions
+from ..tables import cut_words
 
 
 @dataclass(frozen=True)
@@ -159,8 +160,8 @@ def measure(items: Sequence[Item], repeat: int, options: CheckOptions, jobs: int
                     fh.write(json.dumps(asdict(got)) + "\n")
             if said is not None:
                 mark = "" if got.caught is None else " caught" if got.caught else " MISSED"
-                said(f"[{done}/{len(todo)}] {got.name} run {got.run + 1} ({got.seconds:.0f} s)"
-                     f"{mark}: {(got.line or got.verdict)[:100]}")
+                said(cut_words(f"[{done}/{len(todo)}] {got.name} run {got.run + 1} "
+                               f"({got.seconds:.0f} s){mark}: {got.line or got.verdict}"))
     return [found[item.name] for item in items]
 
 

@@ -217,7 +217,7 @@ def spec_overrides(config: pytest.Config) -> dict[str, Any]:
     saying what was wrong with it."""
     import shlex
 
-    from ..spec_flags import add_spec_flags
+    from ..spec_flags import add_spec_flags, did_you_mean
     from ..spec_flags import spec_overrides as overrides
 
     if _SPEC in config.stash:  # each test's options ask again
@@ -226,9 +226,19 @@ def spec_overrides(config: pytest.Config) -> dict[str, Any]:
     parser = _SpecFlags(prog="--scan-spec", add_help=False, allow_abbrev=False)
     add_spec_flags(parser)
     try:
-        given = overrides(parser.parse_args(shlex.split(text))) if text.strip() else {}
+        flags, extra = parser.parse_known_args(shlex.split(text))
     except argparse.ArgumentError as exc:
         raise ValueError(f"--scan-spec: {exc}") from None
+    if extra:
+        # check's options that are not spec flags are options of pytest's own here.
+        own = {f"--{name}": f"--scan-{name}" for name in
+               ("budget", "timeout", "max-n", "examples", "large", "sanitize")}
+        moved = [f"{flag} is {own[flag]}" for flag in
+                 dict.fromkeys(a.partition("=")[0] for a in extra) if flag in own]
+        raise ValueError(f"--scan-spec: unrecognized arguments: {' '.join(extra)}"
+                         + (f" (not spec flags: under pytest {', '.join(moved)})" if moved
+                            else did_you_mean(parser, extra)))
+    given = overrides(flags)
     config.stash[_SPEC] = given
     return given
 
@@ -263,6 +273,7 @@ def _known_skips(locator: str, timeout: float, overrides: dict[str, Any]
         try:  # resolved and prepared, nothing run
             report = check_isolated(locator, CheckOptions(properties=(), large=False,
                                                           sanitize=(), timeout=timeout,
+                                                          timeout_flag="--scan-timeout",
                                                           overrides=overrides))
         except EnvironmentProblem as exc:
             unavailable, spec = str(exc), None
@@ -362,7 +373,7 @@ def check_options(config: pytest.Config, check: str) -> CheckOptions:
         dict(properties=(), large=False, sanitize=(check,)) if check in TOOLS else
         dict(properties=(check,), large=False, sanitize=()))
     return CheckOptions(budget=budget, timeout=config.getoption("scan_timeout"),
-                        overrides=spec_overrides(config), **what)
+                        timeout_flag="--scan-timeout", overrides=spec_overrides(config), **what)
 
 
 def _shown_case(case: dict[str, Any] | None) -> str:

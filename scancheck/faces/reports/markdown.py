@@ -38,6 +38,8 @@ from ...targets.spec import output_dtype, reverse_convention
 
 #: Inputs up to this many bytes are written into the snippet; larger ones beside the report.
 INLINE_BYTES = 1 << 16
+#: Inputs of this many elements or fewer are written out as values a reader can read.
+SHOWN_ELEMENTS = 32
 #: Runs a snippet of a non-deterministic scan compares, bit for bit: the check saw bits
 #: differ within four.
 DIFFERING_RUNS = 50
@@ -83,9 +85,35 @@ def _input_of(report: ConformanceReport, case: dict[str, Any], prop: str
     return c.data(report.spec["op"]), None
 
 
+def _shown(x: np.ndarray) -> str | None:
+    """An expression a reader reads as ``x``'s values -- ``np.array([...], dtype=...)`` --
+    where ``x`` is contiguous, holds at most :data:`SHOWN_ELEMENTS` and the expression
+    rebuilds it bit for bit (no NaN, whose payload a literal loses; no bfloat16); else None."""
+    if x.size > SHOWN_ELEMENTS or x.dtype.name == "bfloat16" or not x.flags.c_contiguous:
+        return None
+    flat = x.ravel()
+    if flat.dtype.kind != "f":
+        items = [repr(v) for v in flat.tolist()]
+    elif np.isnan(flat).any():
+        return None
+    else:
+        # Each value's shortest digits in its own type, unless a value read from them as a
+        # Python float rounds to another (a double rounding): then the float64 digits.
+        for items in ([str(v) for v in flat], [repr(v) for v in flat.tolist()]):
+            with np.errstate(all="ignore"):
+                back = np.array([float(t) for t in items], dtype=x.dtype)
+            if back.tobytes() == flat.tobytes():
+                break
+        else:
+            return None
+        items = [t.replace("inf", "np.inf") for t in items]
+    shape = f".reshape({tuple(x.shape)})" if x.ndim != 1 else ""
+    return f'np.array([{", ".join(items)}], dtype=np.dtype("{x.dtype.name}")){shape}'
+
+
 def _literal(x: np.ndarray, files: Path, name: str) -> str:
-    """Python lines that rebuild ``x`` as ``x``, its memory layout included: inline (zlib,
-    base64) or from a .npy file."""
+    """Python lines that rebuild ``x`` as ``x``, its memory layout included: its values
+    written out (:func:`_shown`), inline (zlib, base64) or from a .npy file."""
     if x.ndim > 1 and not x.flags.c_contiguous:
         root = x
         while isinstance(root.base, np.ndarray):
@@ -99,6 +127,9 @@ def _literal(x: np.ndarray, files: Path, name: str) -> str:
     dtype = x.dtype.name
     make = f'np.dtype("{dtype}")' if dtype != "bfloat16" else "ml_dtypes.bfloat16"
     head = "import ml_dtypes\n" if dtype == "bfloat16" else ""
+    shown = _shown(x)
+    if shown is not None:
+        return f"{head}x = {shown}\n"
     if x.nbytes <= INLINE_BYTES:
         blob = base64.b64encode(zlib.compress(x.tobytes(), 9)).decode()
         lines = [f'{blob[i:i + 88]}' for i in range(0, len(blob), 88)] or [""]

@@ -413,6 +413,11 @@ def test_rule_flags_take_the_operator_vocabularys_names(flag, table, capsys):
     (["--segments", "ragged"], "argument --segments: invalid choice: 'ragged' (choose from "
                                "'offsets', 'offsets:int32', 'offsets:int64', 'flags', 'keys', "
                                "'groups', 'none')"),
+    # A field's two flags together contradict each other: refused, whichever comes last.
+    (["--exclusive", "--inclusive"], "argument --inclusive/--no-inclusive: not allowed with "
+                                     "argument --exclusive"),
+    (["--reverse=flip", "--no-reverse"], "argument --no-reverse: not allowed with argument "
+                                         "--reverse"),
 ])
 def test_a_bad_spec_flag_value_exits_2_naming_it(argv, message, capsys):
     with pytest.raises(SystemExit) as exc:
@@ -828,6 +833,11 @@ def test_a_target_that_could_not_be_checked_outranks_an_unfinished_one(tmp_path,
     records = json.loads(report.read_text())
     assert [r["target"] for r in records] == ["numpy.cumsum", "nosuch.module:fn"]
     assert "cannot be imported" in records[1]["not checked"]
+    # The summary has a row for every target named, the one not checked said to be so.
+    summary = capsys.readouterr().out.split("\nsummary\n")[1].splitlines()
+    rows = {line.split()[0]: line for line in summary[2:4]}
+    assert list(rows) == ["numpy.cumsum", "nosuch.module:fn"]
+    assert "not checked" in rows["nosuch.module:fn"]
 
 
 # -- what the command line says of itself and of its own misuse --------------------------
@@ -1119,3 +1129,21 @@ def test_an_output_whose_folder_is_a_file_is_told_so(tmp_path, capsys):
     assert main(["check", "numpy.cumsum", "--json", str(afile / "out.json")]) == 2
     err = capsys.readouterr().err
     assert f"argument --json: {afile / 'out.json'}: {afile} is a file, not a directory" in err
+
+
+def test_each_line_told_as_a_check_ends_fits_the_tables_width(capsys):
+    """A long target's line, a long diagnosis's and a long error's are cut at a word's end
+    with an ellipsis, to fit a terminal (the reports and errors come whole later)."""
+    from types import SimpleNamespace
+
+    from scancheck.faces.cli.check import each
+    from scancheck.faces.tables import LINE_WIDTH
+    from scancheck.isolation.parent import UsageError
+
+    long = "/a/folder/" + "deep/" * 12 + "scans.py:fn"
+    rep = SimpleNamespace(target=long, seconds=3.0, passed=False, findings=[],
+                          summary="logic error: " + "output 7 differs from the exact scan " * 5)
+    each([0, 1], lambda k: rep if k == 0 else UsageError(f"target {long!r}: " + "why " * 60), 1)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 and all(len(line) <= LINE_WIDTH for line in lines)
+    assert all(line.endswith(" …") for line in lines)

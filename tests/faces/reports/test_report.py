@@ -13,6 +13,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from scancheck.engine.cases import Budget
 from scancheck.engine.conformance import check
@@ -632,11 +635,43 @@ def test_what_a_passing_property_found_is_stated_whole_beside_the_verdict(tmp_pa
 
 def test_a_large_input_is_written_beside_the_report(user_module, budget, monkeypatch):
     monkeypatch.setattr("scancheck.faces.reports.markdown.INLINE_BYTES", 64)
+    monkeypatch.setattr("scancheck.faces.reports.markdown.SHOWN_ELEMENTS", 0)
     rep = check(load_import_path("userscans:blocked", TargetSpec(dtypes=("float32",))),
                 properties=("certified exact",), budget=budget)
     text = markdown([rep], user_module / "report.md")
     assert "np.load(" in text and list((user_module / "report-inputs").glob("case-0.npy"))
     assert "output" in _snippet_output(text, user_module)
+
+
+def test_a_small_input_is_written_as_its_values(user_module, budget):
+    rep = check(load_import_path("userscans:initial_added_twice",
+                                 TargetSpec(initial=True, dtypes=("int64",))),
+                properties=("integers exact",), budget=budget)
+    n = rep.verdict.smallest_case["n"]
+    text = markdown([rep], user_module / "report.md")
+    values = r"(-?\d+, ){" + str(n - 1) + r"}-?\d+"
+    assert n <= 32 and re.search(r"x = np\.array\(\[" + values + r'\], dtype=np\.dtype\("int64"\)\)',
+                                 text), text
+    assert "base64" not in text and "output" in _snippet_output(text, user_module)
+
+
+_SHOWN_DTYPES = ("float16", "float32", "float64", "int8", "uint16", "int64", "uint64", "bool")
+
+
+@given(st.sampled_from(_SHOWN_DTYPES).flatmap(lambda d: hnp.arrays(
+    np.dtype(d), hnp.array_shapes(min_dims=1, max_dims=2, max_side=6))))
+def test_values_written_out_rebuild_the_input_bit_for_bit(x):
+    """Every value, -0.0, infinities and subnormals included; none where a NaN's payload
+    would be lost."""
+    from scancheck.faces.reports.markdown import _shown
+
+    shown = _shown(x)
+    has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    assert (shown is None) == has_nan
+    if shown is not None:
+        back = eval(shown, {"np": np})
+        assert back.dtype == x.dtype and back.shape == x.shape
+        assert back.tobytes() == x.tobytes()
 
 
 def test_a_failure_under_a_probe_monoid_is_reproduced_by_drawing_it_again(tmp_path, budget):
