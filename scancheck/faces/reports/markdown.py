@@ -88,13 +88,16 @@ def _input_of(report: ConformanceReport, case: dict[str, Any], prop: str
 def _shown(x: np.ndarray) -> str | None:
     """An expression a reader reads as ``x``'s values -- ``np.array([...], dtype=...)`` --
     where ``x`` is contiguous, holds at most :data:`SHOWN_ELEMENTS` and the expression
-    rebuilds it bit for bit (no NaN, whose payload a literal loses; no bfloat16); else None."""
-    if x.size > SHOWN_ELEMENTS or x.dtype.name == "bfloat16" or not x.flags.c_contiguous:
+    rebuilds it bit for bit (booleans, integers and NumPy's floats without NaN, whose payload
+    a literal loses); else None."""
+    if x.size > SHOWN_ELEMENTS or not x.flags.c_contiguous:
         return None
     flat = x.ravel()
-    if flat.dtype.kind != "f":
+    if flat.dtype.kind in "biu":
         items = [repr(v) for v in flat.tolist()]
-    elif np.isnan(flat).any():
+        if np.array(flat.tolist(), dtype=x.dtype).tobytes() != flat.tobytes():
+            return None
+    elif flat.dtype.kind != "f" or np.isnan(flat).any():
         return None
     else:
         # Each value's shortest digits in its own type, unless a value read from them as a

@@ -662,12 +662,12 @@ _SHOWN_DTYPES = ("float16", "float32", "float64", "int8", "uint16", "int64", "ui
     np.dtype(d), hnp.array_shapes(min_dims=1, max_dims=2, max_side=6))))
 def test_values_written_out_rebuild_the_input_bit_for_bit(x):
     """Every value, -0.0, infinities and subnormals included; none where a NaN's payload
-    would be lost."""
-    from scancheck.faces.reports.markdown import _shown
+    would be lost or the input is past the size a reader reads."""
+    from scancheck.faces.reports.markdown import SHOWN_ELEMENTS, _shown
 
     shown = _shown(x)
     has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
-    assert (shown is None) == has_nan
+    assert (shown is None) == (has_nan or x.size > SHOWN_ELEMENTS)
     if shown is not None:
         back = eval(shown, {"np": np})
         assert back.dtype == x.dtype and back.shape == x.shape
