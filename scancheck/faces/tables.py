@@ -59,3 +59,15 @@ LINE_WIDTH = 120
 def cut_words(text: str, width: int = LINE_WIDTH) -> str:
     """``text`` cut to ``width`` characters at a word's end, an ellipsis where cut."""
     return text if len(text) <= width else text[:width - 1].rsplit(" ", 1)[0] + " …"
+
+
+def around(text: str, words: str, width: int) -> str:
+    """``text`` cut to ``width`` characters about its first ``words`` where it holds them
+    and is longer (an ellipsis at each end cut), else as :func:`fit_columns` cuts it."""
+    at = text.find(words) if words else -1
+    if len(text) <= width or at < 0 or len(words) > width - 2:
+        return text if len(text) <= width else text[:width - 1] + "…"
+    start = max(0, min(at - (width - len(words)) // 2, len(text) - width))
+    end = start + width
+    head, tail = "…" if start else "", "…" if end < len(text) else ""
+    return head + text[start + len(head):end - len(tail)] + tail

@@ -1,4 +1,4 @@
-from scancheck.faces.tables import fit_columns, format_table
+from scancheck.faces.tables import around, fit_columns, format_table
 
 
 def test_format_table_aligns_columns():
@@ -19,3 +19,13 @@ def test_fit_columns_wraps_the_named_columns_whole_and_rows_grow_to_fit():
     assert rows == [{"a": "one two\n  three\nfour", "b": "x"}]
     lines = format_table(rows).splitlines()
     assert [ln.rstrip() for ln in lines[2:]] == ["one two  x", "  three", "four"]
+
+
+def test_around_keeps_the_words_sought_in_view_within_the_width():
+    text = "logic error: differs from the exact scan; every output is " + "x " * 40 + \
+        "as if accumulated in int16 (smallest case n=1, index 0)"
+    for words in ("as if accumulated in int16", "logic error", "index 0)"):
+        cut = around(text, words, 30)
+        assert len(cut) == 30 and words in cut
+    assert around(text, "nowhere", 30) == text[:29] + "…"
+    assert around("short", "short", 30) == "short"

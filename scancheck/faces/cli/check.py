@@ -17,7 +17,7 @@ from typing import Any
 from ...engine.options import CheckOptions
 from ..progress import Progress
 from ..spec_flags import spec_overrides
-from ..tables import cut_words, fit_columns, format_table
+from ..tables import around, cut_words, fit_columns, format_table
 
 
 def print_known(rep) -> None:
@@ -344,15 +344,17 @@ def run_controls(args: argparse.Namespace) -> int:
             args.jobs)))
     rows, caught = [], 0
     for c in CONTROLS:
+        # Each about the words the diagnosis was to hold, which then show in both.
+        expected = around(c.expected, c.expect, 30)
         if c.name not in checked:
-            rows.append({"control": c.name, "expected": c.expected,
+            rows.append({"control": c.name, "expected": expected,
                          "diagnosis": "skipped: no GPU", "caught": "-"})
             continue
         rep, ok = checked[c.name]
         caught += ok
-        rows.append({"control": c.name, "expected": c.expected,
-                     "diagnosis": rep.diagnosis or rep.summary or rep.verdict_word.lower(),
-                     "seconds": round(rep.seconds),
+        told = rep.diagnosis or rep.summary or rep.verdict_word.lower()
+        rows.append({"control": c.name, "expected": expected,
+                     "diagnosis": around(told, c.expect, 30), "seconds": round(rep.seconds),
                      "caught": "yes" if ok else "NO"})
     run = len(checked)
     for name, (rep, ok) in checked.items():

@@ -1073,6 +1073,9 @@ def test_the_controls_score_names_what_it_left_out_and_a_miss_its_verdict(capsys
     out = capsys.readouterr().out
     row = next(ln for ln in out.splitlines() if ln.startswith("a right sum  "))
     assert "conforms" in row and row.rstrip().endswith("NO"), row
+    # A caught control's diagnosis is shown about the words it was expected to hold.
+    row = next(ln for ln in out.splitlines() if ln.startswith("max declared a sum  "))
+    assert row.count("declare --op max") == 2 and row.rstrip().endswith("yes"), row
     assert ("score: 1 of 2 negative controls caught with the right diagnosis (1 not run: no GPU)"
             in out), out
     assert "(at --budget 1, below check's default of 30 s at which the controls are scored" in \
