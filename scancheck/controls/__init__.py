@@ -531,6 +531,11 @@ CONTROLS: tuple[Control, ...] = (
             "hillis_steele_skipping_its_last_step", Cause.LOGIC, "none of the elements before "
             "it combined in", "probe monoids, which hold an output that is its own element "
             "alone to that element"),
+    Control("running argmax taking the later of equal maxima", _TUP +
+            "running_argmax_taking_the_later_of_equal_maxima", Cause.LOGIC,
+            "a tie taken by the later element", "monoid scan, on the monoid's own elements: "
+            "the output at a tie is its own element, as a skipped step's is; the result "
+            "before it, which the monoid keeps, and the element share their maximum"),
     Control("an operator that is no monoid", _TUP + "fold_of_the_declared_monoid", Cause.OPERATOR,
             "is no monoid", "operator laws, before any scan is judged"),
     Control("missing barrier", f"cu:{_CU / 'missing_barrier.cu'}:1024", Cause.RACE, "data race",

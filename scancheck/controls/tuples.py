@@ -168,6 +168,42 @@ def _monoids() -> Any:
 ONLINE_SOFTMAX_FORGETTING_A_RESCALE = _monoids()
 
 
+def _first_of_equal_maxima(a: tuple, b: tuple) -> tuple:
+    # (max, index): of equal maxima the one of the smaller index, wherever it stands.
+    from ..core.monoids import namespace
+
+    xp = namespace(a[0])
+    later = (b[0] > a[0]) | ((b[0] == a[0]) & (b[1] < a[1]))
+    return (xp.where(later, b[0], a[0]), xp.where(later, b[1], a[1]))
+
+
+def _argmax_elements(rng: np.random.Generator, shape: tuple) -> tuple:
+    # Few values, so that equal maxima are common.
+    return (rng.integers(0, 4, shape).astype(np.int32), rng.integers(0, 1000, shape).astype(np.int64))
+
+
+def _argmax_first() -> Any:
+    from ..core.monoids import Monoid
+
+    return Monoid(_first_of_equal_maxima, (np.int32(np.iinfo(np.int32).min),
+                                           np.int64(np.iinfo(np.int64).max)),
+                  name="max and its first index", elements=_argmax_elements)
+
+
+#: A user's (max, argmax) monoid: of equal maxima, the smaller index.
+ARGMAX_FIRST = _argmax_first()
+
+
+def running_argmax_taking_the_later_of_equal_maxima(elems: tuple) -> tuple:
+    """A sequential scan of :data:`ARGMAX_FIRST` that compares with ``>=``: of equal maxima
+    it keeps the later element, where the monoid keeps the smaller index."""
+    m, i = (np.array(v, copy=True) for v in elems)
+    for k in range(1, m.shape[0]):
+        if not m[k] >= m[k - 1]:
+            m[k], i[k] = m[k - 1], i[k - 1]
+    return m, i
+
+
 def fold_of_the_declared_monoid(elems: tuple) -> tuple:
     """A correct sequential scan of the spec's own monoid (the fault is the operator's)."""
     from ..core.monoids import BoundCombine
@@ -191,5 +227,7 @@ for fn, spec in (
     (hillis_steele_skipping_its_last_step, TargetSpec(combine=True)),
     (fold_of_the_declared_monoid,
      TargetSpec(op="scancheck.controls.tuples:ONLINE_SOFTMAX_FORGETTING_A_RESCALE")),
+    (running_argmax_taking_the_later_of_equal_maxima,
+     TargetSpec(op="scancheck.controls.tuples:ARGMAX_FIRST")),
 ):
     fn.scan_spec = spec  # type: ignore[attr-defined]

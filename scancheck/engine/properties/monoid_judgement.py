@@ -207,6 +207,17 @@ def _told(target: Target, monoid: Monoid, elems: Leaves, got: Leaves, due: Leave
     mine = tuple(v[k].item() for v in x)
     if spec.inclusive and k != first_out and _same(monoid, tuple(np.asarray([u]) for u in g),
                                                      tuple(np.asarray([u]) for u in mine)).all():
+        before = k + 1 if conv == "flip" else k - 1
+        if conv != "suffix" and _pick(due, axis, row, before) == _pick(due, axis, row, k):
+            # combine keeps the earlier result here: a selection made the other way (a max
+            # with its index taking the later of equal values) looks the same as a skip.
+            ties = [i for i, (u, v) in enumerate(zip(mine, _pick(due, axis, row, before)))
+                    if u == v]
+            tie = (f" (x[{k}] and that result agree on leaf {', '.join(map(str, ties))}: a "
+                   f"tie taken by the later element?)" if ties else "")
+            return (f"output {k} is element {k} itself where combine keeps the result before "
+                    f"it: none of the elements before it combined in, or combine's choice made "
+                    f"the other way{tie}")
         return (f"output {k} is element {k} itself, none of the elements before it combined "
                 f"in (a step of the scan skipped?)")
     if len(wrong) == 1 and len(monoid.dtypes) > 1:
