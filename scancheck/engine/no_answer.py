@@ -70,12 +70,17 @@ def raised(target: Target, exc: Exception, n: int) -> Failure | None:
 def size_limit(check: Callable[[Case], Failure | None], raised_at: Case) -> str:
     """A hint for a target that raised at ``raised_at`` and answered every n below it: where
     it raises at n + 1 and 2n on the same data too, the flag that declares the largest n it
-    takes; "" where it answers at either (it raises at some sizes only: n % 7 == 3, say)."""
+    takes (past one element: at one, a scan combines nothing); "" where it answers at either
+    (it raises at some sizes only: n % 7 == 3, say)."""
     for m in (raised_at.n + 1, 2 * raised_at.n):
         f = check(Case(m, raised_at.dtype, raised_at.distribution, raised_at.seed))
         if not (isinstance(f, NoAnswer) and f.reason == Reason.RAISED):
             return ""
     cap = raised_at.n - 1
+    if cap < 2:
+        # One element combines nothing: what raises is the first combine, not a size.
+        return ("; it answered one element, where a scan combines nothing, and raised at "
+                "each larger n tried: the first combine raises")
     return (f"; it answered every case of 1 to {cap:,} elements and raised at each larger n "
             f"tried: where that is its limit, declare {spec_flag('max_n')} {cap}")
 

@@ -136,6 +136,17 @@ def test_raising_at_every_size_past_some_n_names_the_flag_that_declares_that_lim
     assert check(replace(target, spec=spec), ("integers exact",), budget=SMALL).passed
 
 
+def test_raising_past_one_element_is_told_the_first_combine_not_a_limit():
+    """A scan of one element combines nothing: raising at every n past it is no size limit
+    to declare (a combine handed operands of another shape raises so)."""
+    (r,) = check(_scan(raises=ValueError("not enough values to unpack"), at=2),
+                 ("integers exact",), budget=SMALL).results
+    assert r.status == "fault" and r.smallest_case["n"] == 2
+    assert r.diagnosis == ("raised ValueError (not enough values to unpack); it answered one "
+                           "element, where a scan combines nothing, and raised at each larger n "
+                           "tried: the first combine raises"), r.diagnosis
+
+
 def test_raising_at_some_sizes_only_is_told_no_limit():
     def fn(x: np.ndarray) -> np.ndarray:
         if x.size > 1 and x.size % 2:  # every tile edge 2**k + 1 of the ladder raises

@@ -380,5 +380,9 @@ def _shown_case(case: dict[str, Any] | None) -> str:
     """A smallest case on one line, its data cut short (the report holds it whole)."""
     if not case:
         return "none recorded"
-    text = ", ".join(f"{k}={v}" for k, v in case.items())
+    from ...engine.properties import MONOID_DATA
+
+    # A monoid's leaves have dtypes of their own: the case's is none of theirs.
+    hidden = ("dtype",) if case.get("data") in MONOID_DATA else ()
+    text = ", ".join(f"{k}={v}" for k, v in case.items() if k not in hidden)
     return text if len(text) <= 400 else text[:400] + " ..."

@@ -246,3 +246,14 @@ def test_a_failure_carries_a_standalone_script_that_reproduces_it(pytester, engi
                           timeout=120)
     assert done.returncode == 1 and done.stdout.splitlines()[-1] == "still reproduces", (
         done.stdout, done.stderr)
+
+
+def test_a_monoid_case_is_shown_without_the_dtype_none_of_its_leaves_has():
+    from scancheck.engine.properties import MONOID_DATA
+    from scancheck.faces.plugin.hooks import _shown_case
+
+    data = sorted(MONOID_DATA)[0]
+    shown = _shown_case({"n": 7, "dtype": "int64", "data": data, "seed": 3})
+    assert shown == f"n=7, data={data}, seed=3"
+    assert _shown_case({"n": 7, "dtype": "int64", "data": "integers"}).startswith(
+        "n=7, dtype=int64")
