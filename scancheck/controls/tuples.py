@@ -179,7 +179,8 @@ def _first_of_equal_maxima(a: tuple, b: tuple) -> tuple:
 
 def _argmax_elements(rng: np.random.Generator, shape: tuple) -> tuple:
     # Few values, so that equal maxima are common.
-    return (rng.integers(0, 4, shape).astype(np.int32), rng.integers(0, 1000, shape).astype(np.int64))
+    return (rng.integers(0, 4, shape).astype(np.int32),
+            rng.integers(0, 1000, shape).astype(np.int64))
 
 
 def _argmax_first() -> Any:

@@ -114,7 +114,8 @@ class Explanation:
                f"certified exact ({why})"]
         if self.error:
             e = self.error
-            share = ("none allowed: every output certified exact" if e["bound fraction"] is None else
+            share = ("none allowed: every output certified exact"
+                     if e["bound fraction"] is None else
                      f"{e['bound fraction']:.3g} of the any-order bound at worst where some "
                      f"order rounds (output {int(e['worst'])})")
             out.append(f"  error against the exact scan: RMS {e['rms']:.4g}, max {e['max']:.4g}; "
