@@ -61,6 +61,7 @@ def test_the_library_table_fits_100_columns_however_long_its_cells():
     table = text.split("\n\n")[0].splitlines()
     assert sum(line.startswith(("pyarrow ", "jax ")) for line in table) == 2
     assert "diagnosis far longer" in text  # below the table, wrapped
+    assert "scancheck hunt --part cpu" in text  # where the further modes are checked
     assert "pip install -e '.[libs]'" in library_table([])
     assert "pandas" not in text
     named = library_table(cells, ["pandas", "dask"]).splitlines()[-1]
