@@ -614,7 +614,7 @@ def test_an_integer_sum_is_told_accumulated_in_a_float_type_only_where_it_is_tha
     def told(got):
         failure = Failure(Cause.LOGIC, "differs from the exact scan", 3, got[3], want[3],
                           reason=Reason.WRONG_VALUE)
-        values._kept_in_float(_target(np.cumsum, spec), x, got, want, failure)
+        values._kept_in(_target(np.cumsum, spec), x, got, want, failure, narrower=False)
         return failure.diagnosis
 
     floated = np.cumsum(x.astype(np.float32)).astype(np.int32)

@@ -519,9 +519,8 @@ def integers_check(target: Target, case: Case, x: np.ndarray, got: np.ndarray,
         # The widening was exact: the promoted input goes back to the input's type as it was.
         _narrow_first(target, x.astype(as_dtype(case.dtype)), got, failure)
     if failure is not None and failure.contract is None:
-        _kept_in_float(target, x, got, want, failure)
-        if case.dtype == x.dtype.name:  # a promotion's narrowing is _narrow_first's
-            _kept_in_narrower(target, x, got, want, failure)
+        # A promotion's narrowing is _narrow_first's.
+        _kept_in(target, x, got, want, failure, narrower=case.dtype == x.dtype.name)
     return failure
 
 
@@ -542,39 +541,28 @@ def _scanned_in(spec: TargetSpec, x: np.ndarray, dtype: np.dtype, out: np.dtype
         return run.astype(out)
 
 
-def _kept_in_float(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray,
-                   failure: Failure) -> None:
-    """Names the cause of a wrong integer sum of ``x`` whose every output is, bit for bit,
-    the running sum of its inputs in a float type (:data:`INT_ACCUMULATORS`) cast back to
-    its own: it was accumulated in that type."""
-    if target.spec.family != "sum" or x.dtype.kind not in "iu" or not x.size:
+def _kept_in(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray,
+             failure: Failure, narrower: bool) -> None:
+    """Names the cause of a wrong integer scan of ``x`` whose every output is, bit for bit,
+    its scan in another type cast back to its own: for a sum, a float type
+    (:data:`INT_ACCUMULATORS`); with ``narrower``, for a sum or a product, a narrower integer
+    type of the same signedness (inputs and running value wrapping there).  It was
+    accumulated in the first that fits."""
+    family = target.spec.family
+    if family not in ("sum", "product") or x.dtype.kind not in "iu" or not x.size:
         return
-    for name in INT_ACCUMULATORS:
+    # Each accumulator with the words that say what it does to the integers it carries.
+    kept = [(name, f", cast back to {got.dtype}",
+             f" (integers past 2**{SIGNIFICAND_BITS[name]} are not all {name} values)")
+            for name in INT_ACCUMULATORS if family == "sum"]
+    sign = "u" if x.dtype.kind == "u" else ""
+    kept += [(f"{sign}int{bits}", f" (wrapping modulo 2**{bits}), widened to {got.dtype}", "")
+             for bits in (8, 16, 32) if narrower and bits < 8 * x.dtype.itemsize]
+    for name, back_to, why in kept:
         back = _scanned_in(target.spec, x, as_dtype(name), got.dtype)
         if np.array_equal(back, got) and not np.array_equal(back, want):
-            failure.diagnosis += (f"; every output is the running sum of its inputs in {name}, "
-                                  f"cast back to {got.dtype}: as if accumulated in {name} "
-                                  f"(integers past 2**{SIGNIFICAND_BITS[name]} are not all "
-                                  f"{name} values)")
-            return
-
-
-def _kept_in_narrower(target: Target, x: np.ndarray, got: np.ndarray, want: np.ndarray,
-                      failure: Failure) -> None:
-    """Names the cause of a wrong integer sum or product of ``x`` whose every output is, bit
-    for bit, its scan in a narrower integer type of the same signedness (inputs and running
-    value wrapping there) widened back: it was accumulated in that type."""
-    if target.spec.family not in ("sum", "product") or x.dtype.kind not in "iu" or not x.size:
-        return
-    for bits in (8, 16, 32):
-        if bits >= 8 * x.dtype.itemsize:
-            return
-        name = f"{'u' if x.dtype.kind == 'u' else ''}int{bits}"
-        back = _scanned_in(target.spec, x, as_dtype(name), got.dtype)
-        if np.array_equal(back, got) and not np.array_equal(back, want):
-            failure.diagnosis += (f"; every output is the running {target.spec.family} of its "
-                                  f"inputs in {name} (wrapping modulo 2**{bits}), widened to "
-                                  f"{got.dtype}: as if accumulated in {name}")
+            failure.diagnosis += (f"; every output is the running {family} of its inputs in "
+                                  f"{name}{back_to}: as if accumulated in {name}{why}")
             return
 
 

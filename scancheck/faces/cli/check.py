@@ -103,13 +103,12 @@ NOT_SEARCH = 1.5
 def print_report(rep, report: str | None = None) -> None:
     """A target's report on the terminal: its properties' table, the verdict and causes, and
     the smallest case, said to be rebuilt by the script in ``report`` (the --report file)."""
-    rows = rep.rows()
-    case = "smallest failing case"
-    # Where nothing failed the detail takes the case column's width too.
-    widths = ({"property": 22, "diagnosis / detail": 40, case: 21}
-              if any(r[case] for r in rows) else {"property": 22, "diagnosis / detail": 63})
-    rows = fit_columns([{k: v for k, v in r.items() if k in widths or k != case} for r in rows],
-                       widths)
+    rows, case = rep.rows(), "smallest failing case"
+    widths = {"property": 22, "diagnosis / detail": 40, case: 21}
+    if not any(r[case] for r in rows):  # the detail takes the empty case column's width too
+        rows = [{k: v for k, v in r.items() if k != case} for r in rows]
+        widths = {"property": 22, "diagnosis / detail": 63}
+    rows = fit_columns(rows, widths)
     # The n the summary says too: every property checked to it (one cut short by its
     # budget reached less than the others).
     print(format_table(rows, title=f"\n{rep.target}  ({rep.seconds:.1f} s, largest n "
